@@ -1,0 +1,25 @@
+#!/bin/bash
+# Installs, from Debian 12's archive, everything ohio needs to build, test and run its demo.
+# Idempotent: packages already present are left alone, and apt is not even asked then.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  bazel-bootstrap g++ protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
+  libspdlog-dev libfmt-dev libhwloc-dev libibverbs-dev librdmacm-dev libsystemd-dev libcli11-dev
+  # tests
+  libgtest-dev libgmock-dev python3 procps iproute2
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,104 @@
+#include "client/control_connection.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/framed_socket.h"
+#include "common/version.h"
+
+namespace ohio {
+namespace {
+
+constexpr size_t kMaxReplyBytes = 1 << 20;
+
+Code CodeOf(control::Error::Code c) {
+  switch (c) {
+    case control::Error::INVALID_ARGUMENT: return Code::kInvalidArgument;
+    case control::Error::GROUP_MISMATCH:
+    case control::Error::PERMISSION:
+    case control::Error::STATE: return Code::kRefused;
+    case control::Error::NO_MEMORY: return Code::kNoMemory;
+    case control::Error::NOT_SUPPORTED: return Code::kNotSupported;
+    default: return Code::kProtocol;
+  }
+}
+
+}  // namespace
+
+ControlConnection::~ControlConnection() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Result<std::unique_ptr<ControlConnection>> ControlConnection::Connect(const std::string& socket_path) {
+  std::unique_ptr<ControlConnection> c(new ControlConnection());
+  struct sockaddr_un addr = {};
+  if (socket_path.size() >= sizeof(addr.sun_path)) {
+    return Status(Code::kInvalidArgument, "socket path '" + socket_path + "' is too long");
+  }
+  c->fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (c->fd_ < 0) return SystemError("socket", errno);
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
+  if (connect(c->fd_, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return Status(Code::kNoDaemon, "cannot reach ohiod at " + socket_path + ": " + std::strerror(errno));
+  }
+  control::ClientMessage hello;
+  hello.mutable_hello()->set_protocol_version(kControlProtocolVersion);
+  hello.mutable_hello()->set_client_version(kVersion);
+  std::vector<int> fds;
+  auto reply = c->Call(hello, &fds);
+  if (!reply.ok()) return reply.status();
+  if (!reply->has_hello()) return Status(Code::kProtocol, "ohiod did not answer Hello");
+  c->node_name_ = reply->hello().node_name();
+  return c;
+}
+
+Result<control::DaemonMessage> ControlConnection::Call(const control::ClientMessage& request,
+                                                       std::vector<int>* fds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Status s = SendFrame(fd_, request.SerializeAsString());
+  if (!s.ok()) return Status(Code::kDaemonLost, s.message());
+  std::string payload;
+  s = ReceiveFrame(fd_, kMaxReplyBytes, &payload, fds);
+  if (!s.ok()) return Status(s.code() == Code::kDaemonLost ? Code::kDaemonLost : Code::kProtocol,
+                             "ohiod: " + s.message());
+  control::DaemonMessage reply;
+  if (!reply.ParseFromString(payload)) return Status(Code::kProtocol, "unparseable reply from ohiod");
+  if (reply.has_error()) {
+    for (int fd : *fds) close(fd);
+    fds->clear();
+    return Status(CodeOf(reply.error().code()), reply.error().message());
+  }
+  return reply;
+}
+
+Result<JoinedGroup> ControlConnection::Join(const control::JoinGroup& join) {
+  control::ClientMessage m;
+  *m.mutable_join() = join;
+  std::vector<int> fds;
+  auto reply = Call(m, &fds);
+  if (!reply.ok()) return reply.status();
+  if (!reply->has_join() || fds.size() != 2) {
+    for (int fd : fds) close(fd);
+    return Status(Code::kProtocol, "ohiod answered a join without a segment and a doorbell");
+  }
+  JoinedGroup g;
+  g.reply = reply->join();
+  g.segment_fd = fds[0];
+  g.doorbell_fd = fds[1];
+  return g;
+}
+
+Status ControlConnection::Leave(const std::string& key) {
+  control::ClientMessage m;
+  m.mutable_leave()->set_key(key);
+  std::vector<int> fds;
+  auto reply = Call(m, &fds);
+  return reply.status();
+}
+
+}  // namespace ohio

@@ -1,0 +1,161 @@
+#include "client/group_handle.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "shm/copy_plan.h"
+#include "shm/futex.h"
+#include "shm/staging.h"
+
+namespace ohio {
+namespace {
+
+// While a collective waits, the daemon gets this long past its own timeout to say what went
+// wrong before the rank gives up on it.
+constexpr std::chrono::milliseconds kDaemonGrace{10000};
+// Sleeps are cut into slices so that a dead daemon is noticed promptly.
+constexpr std::chrono::milliseconds kSleepSlice{100};
+
+std::chrono::microseconds SpinFromEnvironment() {
+  const char* v = std::getenv("OHIO_SPIN_US");
+  if (v == nullptr) return std::chrono::microseconds(20);
+  return std::chrono::microseconds(std::strtoul(v, nullptr, 10));
+}
+
+inline void CpuRelax() { __builtin_ia32_pause(); }
+
+void RunCopies(const std::vector<CopySpan>& spans, const uint8_t* src, uint8_t* dst) {
+  for (const CopySpan& s : spans) std::memcpy(dst + s.dst, src + s.src, s.len);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connection,
+                                                       const control::JoinGroup& join) {
+  auto joined = connection->Join(join);
+  if (!joined.ok()) return joined.status();
+  std::unique_ptr<GroupHandle> g(new GroupHandle());
+  g->connection_ = connection;
+  g->key_ = join.key();
+  g->doorbell_fd_ = joined->doorbell_fd;
+  auto segment = Segment::Attach(joined->segment_fd);
+  if (!segment.ok()) return segment.status();
+  g->segment_ = std::move(segment).value();
+  auto shape = GroupShape::Make(static_cast<uint32_t>(join.node_names_size()),
+                                std::vector<uint32_t>(join.rank_node().begin(), join.rank_node().end()));
+  if (!shape.ok()) return shape.status();
+  g->shape_ = std::move(shape).value();
+  g->node_ = join.rank_node(static_cast<int>(join.rank()));
+  g->local_ = joined->reply.local_rank();
+  const SegmentHeader* h = g->segment_.header();
+  if (h->local_ranks != g->shape_.ppn(g->node_) || g->local_ >= h->local_ranks ||
+      g->local_ != g->shape_.local_index(join.rank())) {
+    return Status(Code::kProtocol, "ohiod's view of the group's placement differs from this rank's");
+  }
+  auto algo = ParseAlgorithm(joined->reply.algorithm());
+  if (!algo) return Status(Code::kProtocol, "ohiod chose an unknown algorithm '" + joined->reply.algorithm() + "'");
+  g->algorithm_ = *algo;
+  g->spin_ = SpinFromEnvironment();
+  g->deadline_ = std::chrono::milliseconds(h->timeout_ms) + kDaemonGrace;
+  // Rounds completed before this rank joined (none unless the group is in use: a late join).
+  g->next_round_ = h->ready_round.load(std::memory_order_acquire);
+  return g;
+}
+
+GroupHandle::~GroupHandle() {
+  if (doorbell_fd_ >= 0) close(doorbell_fd_);
+}
+
+Status GroupHandle::GroupError() const {
+  const SegmentHeader* h = segment_.header();
+  return Status(static_cast<Code>(h->group_error_code.load(std::memory_order_relaxed)),
+                std::string(h->group_error, strnlen(h->group_error, kErrorMessageBytes)));
+}
+
+bool GroupHandle::DaemonGone() const {
+  struct pollfd p = {connection_->fd(), POLLIN | POLLRDHUP, 0};
+  // The daemon never writes while a collective runs: readable means closed.
+  return poll(&p, 1, 0) > 0;
+}
+
+void GroupHandle::RingIfSleeping() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (segment_.header()->daemon_sleeping.load(std::memory_order_relaxed) != 0) {
+    uint64_t one = 1;
+    (void)!write(doorbell_fd_, &one, sizeof(one));
+  }
+}
+
+template <typename Ready>
+Status GroupHandle::WaitFor(Ready ready, const char* what) {
+  SegmentHeader* h = segment_.header();
+  auto failed = [h] { return h->state.load(std::memory_order_acquire) != static_cast<uint32_t>(GroupState::kOpen); };
+  const auto start = std::chrono::steady_clock::now();
+  // Spin first: on the fast path the daemon answers within microseconds.
+  while (std::chrono::steady_clock::now() - start < spin_) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return Status::Ok();
+      CpuRelax();
+    }
+    if (failed()) return GroupError();
+  }
+  for (;;) {
+    const uint32_t seen = h->event_count.load(std::memory_order_acquire);
+    if (ready()) return Status::Ok();
+    if (failed()) return GroupError();
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (waited > deadline_) {
+      return Status(Code::kTimeout, std::string("ohiod did not ") + what + " within " +
+                                        std::to_string(deadline_.count()) + " ms");
+    }
+    FutexWait(&h->event_count, seen, kSleepSlice);
+    if (!ready() && DaemonGone()) return Status(Code::kDaemonLost, "the connection to ohiod closed");
+  }
+}
+
+Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_rank) {
+  if (!broken_.ok()) return broken_;
+  if (bytes_per_rank > 0 && (send == nullptr || recv == nullptr)) {
+    return Status(Code::kInvalidArgument, "send and recv must not be NULL");
+  }
+  SegmentHeader* h = segment_.header();
+  auto staging = PlanStaging(shape_, h->ssb_bytes, bytes_per_rank);
+  if (!staging.ok()) return staging.status();
+  RankSlot* slot = segment_.slot(local_);
+  const auto* src = static_cast<const uint8_t*>(send);
+  auto* dst = static_cast<uint8_t*>(recv);
+  for (uint64_t round = 0; round < staging->rounds; ++round) {
+    const uint32_t k = next_round_;
+    Status s = WaitFor([h, k] { return h->ready_round.load(std::memory_order_acquire) == k; },
+                       "open the shared send buffer");
+    if (!s.ok()) return broken_ = s;
+    RunCopies(PlanCopyIn(shape_, algorithm_, node_, local_, staging.value(), round), src, segment_.ssb());
+    slot->bytes_per_rank.store(bytes_per_rank, std::memory_order_relaxed);
+    slot->round_in_call.store(static_cast<uint32_t>(round), std::memory_order_relaxed);
+    slot->rounds_in_call.store(static_cast<uint32_t>(staging->rounds), std::memory_order_relaxed);
+    slot->arrived_round.store(k, std::memory_order_release);
+    RingIfSleeping();
+    s = WaitFor([h, k] { return h->released_round.load(std::memory_order_acquire) == k; },
+                "complete the alltoall");
+    if (!s.ok()) return broken_ = s;
+    Status round_error;
+    if (h->failed_round.load(std::memory_order_relaxed) == k) {
+      round_error = Status(static_cast<Code>(h->round_error_code.load(std::memory_order_relaxed)),
+                           std::string(h->round_error, strnlen(h->round_error, kErrorMessageBytes)));
+    } else {
+      RunCopies(PlanCopyOutLocal(shape_, algorithm_, node_, local_, staging.value(), round), segment_.ssb(), dst);
+    }
+    slot->done_round.store(k, std::memory_order_release);
+    RingIfSleeping();
+    ++next_round_;
+    if (!round_error.ok()) return round_error;
+  }
+  return Status::Ok();
+}
+
+Status GroupHandle::Leave() { return connection_->Leave(key_); }
+
+}  // namespace ohio

@@ -1,0 +1,49 @@
+// A group as one rank sees it: the mapped segment, the doorbell, and the alltoall data path.
+// Per collective the rank talks to the daemon only through its slot and the header, never
+// through the socket: copy in, mark arrival, wait for release, copy out, mark done.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "client/control_connection.h"
+#include "common/status.h"
+#include "shm/algorithm.h"
+#include "shm/group_shape.h"
+#include "shm/segment.h"
+
+namespace ohio {
+
+class GroupHandle {
+ public:
+  static Result<std::unique_ptr<GroupHandle>> Join(ControlConnection* connection, const control::JoinGroup& join);
+  ~GroupHandle();
+
+  Status Alltoall(const void* send, void* recv, uint64_t bytes_per_rank);
+  Status Leave();
+
+ private:
+  GroupHandle() = default;
+  // Waits until `ready()` holds, the group fails, the daemon goes away or the deadline passes.
+  template <typename Ready>
+  Status WaitFor(Ready ready, const char* what);
+  Status GroupError() const;
+  bool DaemonGone() const;
+  void RingIfSleeping();
+
+  ControlConnection* connection_ = nullptr;
+  std::string key_;
+  GroupShape shape_;
+  uint32_t node_ = 0;
+  uint32_t local_ = 0;
+  Algorithm algorithm_ = Algorithm::kV3;
+  Segment segment_;
+  int doorbell_fd_ = -1;
+  uint32_t next_round_ = 1;
+  std::chrono::microseconds spin_{20};
+  std::chrono::milliseconds deadline_{0};
+  Status broken_;  // set once the group can no longer be used by this rank
+};
+
+}  // namespace ohio

@@ -1,0 +1,71 @@
+/* libohio: a rank's side of ohio, the node-level alltoall service.
+ *
+ * A process connects to the ohiod of its node, joins a group (the ranks of one
+ * communicator, named by a 16-byte key they agree on), then calls ohio_alltoall as often as
+ * it likes. Every function returns OHIO_OK or an OHIO_ERR_* code; ohio_last_error() then
+ * describes the failure for a person. Functions may be called from several threads, but a
+ * group must not be used by two threads at once. */
+#ifndef OHIO_H_
+#define OHIO_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OHIO_KEY_BYTES 16
+#define OHIO_DEFAULT_SOCKET "/run/ohio/ohiod.sock"
+
+enum {
+  OHIO_OK = 0,
+  OHIO_ERR_INVALID_ARGUMENT = 1,
+  OHIO_ERR_NO_DAEMON = 2,     /* nothing answers on the socket */
+  OHIO_ERR_PROTOCOL = 3,      /* ohiod and libohio do not understand each other */
+  OHIO_ERR_REFUSED = 4,       /* join refused: another user's group, or a different view of it */
+  OHIO_ERR_NO_MEMORY = 5,     /* the group does not fit in the daemon's configured memory */
+  OHIO_ERR_SIZE_MISMATCH = 6, /* ranks passed different bytes_per_rank; the group stays usable */
+  OHIO_ERR_GROUP_FAILED = 7,  /* a rank died or left; the group is closed: leave it */
+  OHIO_ERR_TIMEOUT = 8,       /* the group did not complete in time; the group is closed */
+  OHIO_ERR_DAEMON_LOST = 9,   /* the connection to ohiod broke; the group is closed */
+  OHIO_ERR_SYSTEM = 10,
+  OHIO_ERR_NOT_SUPPORTED = 11
+};
+
+typedef struct ohio_client ohio_client;
+typedef struct ohio_group ohio_group;
+
+typedef struct ohio_group_spec {
+  unsigned char key[OHIO_KEY_BYTES];
+  uint32_t size;                 /* ranks in the group */
+  uint32_t rank;                 /* this process's rank */
+  uint32_t num_nodes;
+  const char* const* node_names; /* num_nodes distinct node names, as the daemons call themselves */
+  const uint32_t* rank_node;     /* size entries: node index of every rank */
+  const char* algorithm;         /* NULL for the daemon's default, else "v1", "v2" or "v3" */
+} ohio_group_spec;
+
+/* Connects to ohiod at socket_path; NULL means $OHIO_SOCKET, else OHIO_DEFAULT_SOCKET. */
+int ohio_connect(const char* socket_path, ohio_client** out);
+/* The daemon's node name: what this process passes in node_names for its own node. */
+const char* ohio_node_name(const ohio_client* client);
+/* Closes the connection; groups still joined through it are left first. */
+void ohio_disconnect(ohio_client* client);
+
+int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out);
+/* Every rank sends bytes_per_rank bytes to every rank: send holds size blocks in rank
+ * order, recv receives them in rank order. send == recv is allowed (in place). */
+int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank);
+/* Leaves the group and frees it, whatever state it is in. */
+int ohio_leave(ohio_group* group);
+
+const char* ohio_strerror(int code);
+/* What went wrong in this thread's last failed call, for a person. */
+const char* ohio_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OHIO_H_ */

@@ -1,0 +1,138 @@
+#include "common/framed_socket.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ohio {
+namespace {
+
+uint32_t DecodeLength(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return uint32_t{u[0]} | uint32_t{u[1]} << 8 | uint32_t{u[2]} << 16 | uint32_t{u[3]} << 24;
+}
+
+void EncodeLength(uint32_t n, char* p) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+}
+
+void CloseAll(std::vector<int>* fds) {
+  for (int fd : *fds) close(fd);
+  fds->clear();
+}
+
+// Reads exactly n bytes; collects any descriptors that arrive with them.
+Status ReadFull(int fd, char* buf, size_t n, std::vector<int>* fds) {
+  size_t got = 0;
+  while (got < n) {
+    struct iovec iov = {buf + got, n - got};
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerFrame)];
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    ssize_t r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return SystemError("reading from ohiod", errno);
+    }
+    for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; ++i) {
+          int received;
+          std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+          fds->push_back(received);
+        }
+      }
+    }
+    if (msg.msg_flags & MSG_CTRUNC) return Status(Code::kProtocol, "too many descriptors in one frame");
+    if (r == 0) return Status(Code::kDaemonLost, "connection closed by peer");
+    got += static_cast<size_t>(r);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status SendFrame(int fd, const std::string& payload, const std::vector<int>& fds) {
+  if (payload.size() > UINT32_MAX) return Status(Code::kInvalidArgument, "frame too large");
+  if (fds.size() > kMaxFdsPerFrame) return Status(Code::kInvalidArgument, "too many descriptors");
+  char header[kFrameHeaderBytes];
+  EncodeLength(static_cast<uint32_t>(payload.size()), header);
+  struct iovec iov[2] = {{header, sizeof(header)}, {const_cast<char*>(payload.data()), payload.size()}};
+  size_t total = sizeof(header) + payload.size();
+  size_t sent = 0;
+  bool fds_sent = fds.empty();
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerFrame)];
+  while (sent < total) {
+    struct iovec rest[2];
+    int n = 0;
+    size_t skip = sent;
+    for (auto& v : iov) {
+      if (skip >= v.iov_len) {
+        skip -= v.iov_len;
+        continue;
+      }
+      rest[n++] = {static_cast<char*>(v.iov_base) + skip, v.iov_len - skip};
+      skip = 0;
+    }
+    struct msghdr msg = {};
+    msg.msg_iov = rest;
+    msg.msg_iovlen = n;
+    if (!fds_sent) {
+      std::memset(control, 0, sizeof(control));
+      msg.msg_control = control;
+      msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+      struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+      std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    }
+    ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return SystemError("sending on the control socket", errno);
+    }
+    fds_sent = true;
+    sent += static_cast<size_t>(w);
+  }
+  return Status::Ok();
+}
+
+Status ReceiveFrame(int fd, size_t max_bytes, std::string* payload, std::vector<int>* fds) {
+  char header[kFrameHeaderBytes];
+  Status s = ReadFull(fd, header, sizeof(header), fds);
+  if (s.ok()) {
+    uint32_t n = DecodeLength(header);
+    if (n > max_bytes) {
+      s = Status(Code::kProtocol, "frame of " + std::to_string(n) + " bytes exceeds the limit of " +
+                                      std::to_string(max_bytes));
+    } else {
+      payload->resize(n);
+      s = ReadFull(fd, payload->data(), n, fds);
+    }
+  }
+  if (!s.ok()) CloseAll(fds);
+  return s;
+}
+
+FrameReader::Next FrameReader::Take(std::string* payload) {
+  if (buffer_.size() < kFrameHeaderBytes) return Next::kNeedMore;
+  uint32_t n = DecodeLength(buffer_.data());
+  if (n > max_bytes_) return Next::kTooLarge;
+  if (buffer_.size() < kFrameHeaderBytes + n) return Next::kNeedMore;
+  payload->assign(buffer_, kFrameHeaderBytes, n);
+  buffer_.erase(0, kFrameHeaderBytes + n);
+  return Next::kFrame;
+}
+
+uint32_t FrameReader::announced() const {
+  return buffer_.size() < kFrameHeaderBytes ? 0 : DecodeLength(buffer_.data());
+}
+
+}  // namespace ohio

@@ -1,0 +1,45 @@
+// Length-prefixed messages over a unix stream socket, with file descriptors riding along
+// (SCM_RIGHTS). Frame: 4-byte little-endian payload length, then the payload. Descriptors are
+// attached to the frame's first byte, so a reader that takes whole frames sees them with the
+// frame they belong to.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace ohio {
+
+constexpr size_t kFrameHeaderBytes = 4;
+constexpr size_t kMaxFdsPerFrame = 4;
+
+// Blocking send of one frame on a socket. EAGAIN on a non-blocking socket is an error: the
+// peer is not reading its replies.
+Status SendFrame(int fd, const std::string& payload, const std::vector<int>& fds = {});
+
+// Blocking receive of one whole frame (client side, where one reply is awaited at a time).
+// Received descriptors are returned in *fds and owned by the caller. A frame longer than
+// max_bytes is refused without reading it.
+Status ReceiveFrame(int fd, size_t max_bytes, std::string* payload, std::vector<int>* fds);
+
+// Incremental parsing for a non-blocking server: feed bytes as they come, take frames out.
+class FrameReader {
+ public:
+  explicit FrameReader(size_t max_bytes) : max_bytes_(max_bytes) {}
+
+  void Append(const char* data, size_t n) { buffer_.append(data, n); }
+  enum class Next { kFrame, kNeedMore, kTooLarge };
+  // On kFrame, *payload holds the next frame and it is consumed.
+  Next Take(std::string* payload);
+  bool empty() const { return buffer_.empty(); }
+  // Length the peer announced for the frame that is too large.
+  uint32_t announced() const;
+
+ private:
+  size_t max_bytes_;
+  std::string buffer_;
+};
+
+}  // namespace ohio

@@ -1,0 +1,9 @@
+#pragma once
+
+namespace ohio {
+
+constexpr char kVersion[] = "0.1.0";
+// Bumped whenever the control messages or the segment layout change incompatibly.
+constexpr unsigned kControlProtocolVersion = 1;
+
+}  // namespace ohio

@@ -1,0 +1,167 @@
+#include "daemon/config.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "common/version.h"
+#include "shm/algorithm.h"
+
+namespace ohio {
+namespace {
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
+  return buf;
+}
+
+std::string EnvName(const std::string& key) {
+  std::string env = "OHIOD_";
+  for (char c : key) env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return env;
+}
+
+void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
+  app.add_option("--config", config_file,
+                 std::string("Config file (key = value lines; default ") + kDefaultConfigFile + " if present)");
+  app.add_option("--node-name", c.node_name, "This node's name as peers and groups know it (default: host name)");
+  app.add_option("--socket", c.socket, "Unix socket where MPI ranks reach the daemon")->capture_default_str();
+  app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  app.add_option("--ssb-bytes", c.ssb_bytes,
+                 "Shared send buffer per group and node; larger alltoalls are staged in rounds (e.g. 16MiB)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  app.add_option("--srb-bytes", c.srb_bytes, "Shared receive buffer per group and node (multi-node groups)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  app.add_option("--memory-limit", c.memory_limit, "Shared memory all groups of this node may use together")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  app.add_option("--timeout-ms", c.timeout_ms,
+                 "How long a collective waits for every rank of the group before the group is failed")
+      ->check(CLI::Range(1u, 86400000u))
+      ->capture_default_str();
+  app.add_option("--spin-us", c.spin_us, "How long the progress engine spins for new work before sleeping")
+      ->check(CLI::Range(0u, 100000u))
+      ->capture_default_str();
+  app.add_option("--algorithm", c.algorithm, "Default node-level algorithm: v1, v2 or v3")
+      ->check(CLI::IsMember({"v1", "v2", "v3"}))
+      ->capture_default_str();
+  app.add_option("--max-message-bytes", c.max_message_bytes, "Largest control message accepted from a client")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(uint64_t{1024}, uint64_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("--max-group-ranks", c.max_group_ranks, "Largest group (ranks in all) a client may join")
+      ->check(CLI::Range(1u, 1u << 24))
+      ->capture_default_str();
+  app.add_option("--max-clients", c.max_clients, "Most client connections served at once")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+}
+
+// "--config FILE" or "--config=FILE" on the command line, else the default file if present.
+Result<std::string> FindConfigFile(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--config") {
+      if (i + 1 >= argc) return Status(Code::kInvalidArgument, "--config needs a file name");
+      return std::string(argv[i + 1]);
+    }
+    if (a.rfind("--config=", 0) == 0) return a.substr(9);
+  }
+  if (access(kDefaultConfigFile, F_OK) == 0) return std::string(kDefaultConfigFile);
+  return std::string();
+}
+
+Status ReadConfigFile(const CLI::App& app, const std::string& path, std::vector<std::string>* args) {
+  std::ifstream in(path);
+  if (!in) return Status(Code::kInvalidArgument, "cannot read config file " + path);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    auto trim = [](std::string s) {
+      s.erase(0, s.find_first_not_of(" \t\r"));
+      s.erase(s.find_last_not_of(" \t\r") + 1);
+      return s;
+    };
+    line = trim(line);
+    if (line.empty()) continue;
+    auto eq = line.find('=');
+    const std::string where = path + ":" + std::to_string(lineno);
+    if (eq == std::string::npos) return Status(Code::kInvalidArgument, where + ": expected 'key = value'");
+    std::string key = trim(line.substr(0, eq));
+    std::string value = trim(line.substr(eq + 1));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+    std::replace(key.begin(), key.end(), '_', '-');
+    if (key == "config" || app.get_option_no_throw("--" + key) == nullptr) {
+      return Status(Code::kInvalidArgument, where + ": unknown key '" + key + "'");
+    }
+    args->push_back("--" + key + "=" + value);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
+  ConfigOutcome out;
+  CLI::App app("ohiod: node-level alltoall daemon. Settings come from the config file, then OHIOD_<KEY> "
+               "environment variables, then these flags; the last one wins.",
+               "ohiod");
+  std::string config_file;
+  Bind(app, out.config, config_file);
+  app.set_version_flag("--version", std::string("ohiod ") + kVersion);
+  for (CLI::Option* opt : app.get_options()) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+  auto fail = [&](const std::string& message) {
+    out.exit_now = true;
+    out.exit_code = 2;
+    out.output = "ohiod: " + message + "\n";
+    return out;
+  };
+
+  std::vector<std::string> args;
+  auto file = FindConfigFile(argc, argv);
+  if (!file.ok()) return fail(file.status().message());
+  if (!file.value().empty()) {
+    Status s = ReadConfigFile(app, file.value(), &args);
+    if (!s.ok()) return fail(s.message());
+  }
+  for (CLI::Option* opt : app.get_options()) {
+    std::string key = opt->get_single_name();
+    if (key.empty() || key == "config" || key == "help" || key == "version") continue;
+    if (const char* v = std::getenv(EnvName(key).c_str())) args.push_back("--" + key + "=" + v);
+  }
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    out.exit_now = true;
+    out.output = app.help();
+    return out;
+  } catch (const CLI::CallForVersion& v) {
+    out.exit_now = true;
+    out.output = std::string("ohiod ") + kVersion + "\n";
+    return out;
+  } catch (const CLI::ParseError& e) {
+    return fail(e.what());
+  }
+  out.config.config_file = file.value();
+  if (out.config.node_name.empty()) out.config.node_name = HostName();
+  return out;
+}
+
+}  // namespace ohio

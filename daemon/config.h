@@ -1,0 +1,40 @@
+// ohiod's settings. Sources, later winning: the config file (key = value, the keys are the
+// long flag names), OHIOD_<KEY> environment variables, command-line flags.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace ohio {
+
+struct DaemonConfig {
+  std::string config_file;  // the file actually read, "" if none
+  std::string node_name;    // default: the host name
+  std::string socket = "/run/ohio/ohiod.sock";
+  std::string log_level = "info";
+  uint64_t ssb_bytes = 16u << 20;
+  uint64_t srb_bytes = 8u << 20;
+  uint64_t memory_limit = 1ull << 30;
+  uint32_t timeout_ms = 60000;
+  uint32_t spin_us = 50;
+  std::string algorithm = "v3";
+  uint64_t max_message_bytes = 4u << 20;
+  uint32_t max_group_ranks = 1u << 20;
+  uint32_t max_clients = 4096;
+};
+
+struct ConfigOutcome {
+  DaemonConfig config;
+  bool exit_now = false;  // --help or --version was answered
+  int exit_code = 0;
+  std::string output;     // what to print (help text, version, or the error)
+};
+
+// Never exits the process: the caller prints `output` and exits when asked.
+ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv);
+
+constexpr char kDefaultConfigFile[] = "/etc/ohio/ohiod.conf";
+
+}  // namespace ohio

@@ -1,0 +1,189 @@
+#include "daemon/group.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "shm/futex.h"
+
+namespace ohio {
+namespace {
+
+void CopyMessage(char* dst, const std::string& message) {
+  const size_t n = std::min(message.size(), kErrorMessageBytes - 1);
+  std::memcpy(dst, message.data(), n);
+  dst[n] = '\0';
+}
+
+}  // namespace
+
+std::string KeyHex(const GroupKey& key) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : key) {
+    s += kHex[b >> 4];
+    s += kHex[b & 15];
+  }
+  return s;
+}
+
+Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, uid_t owner,
+                                             uint64_t ssb_bytes, uint64_t srb_bytes, uint32_t timeout_ms) {
+  std::unique_ptr<Group> g(new Group());
+  g->spec_ = std::move(spec);
+  g->shape_ = std::move(shape);
+  g->key_hex_ = KeyHex(g->spec_.key);
+  g->owner_ = owner;
+  g->timeout_ = std::chrono::milliseconds(timeout_ms);
+  const uint32_t locals = g->shape_.ppn(g->spec_.node);
+  g->members_.resize(locals);
+  auto segment = Segment::Create("ohio-group-" + g->key_hex_.substr(0, 8),
+                                 ComputeSegmentLayout(locals, ssb_bytes, srb_bytes));
+  if (!segment.ok()) return segment.status();
+  g->segment_ = std::move(segment).value();
+  g->doorbell_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (g->doorbell_fd_ < 0) return SystemError("eventfd for the group doorbell", errno);
+  SegmentHeader* h = g->segment_.header();
+  h->group_size = g->shape_.size();
+  h->local_ranks = locals;
+  h->timeout_ms = timeout_ms;
+  h->algorithm = static_cast<uint32_t>(g->spec_.algorithm);
+  h->ready_round.store(1, std::memory_order_release);
+  return g;
+}
+
+Group::~Group() {
+  if (doorbell_fd_ >= 0) close(doorbell_fd_);
+}
+
+uint64_t Group::rounds_completed() const {
+  uint32_t ready = segment_.header()->ready_round.load(std::memory_order_acquire);
+  return ready - 1;
+}
+
+bool Group::failed() const {
+  return segment_.header()->state.load(std::memory_order_acquire) == static_cast<uint32_t>(GroupState::kFailed);
+}
+
+void Group::Notify() {
+  SegmentHeader* h = segment_.header();
+  h->event_count.fetch_add(1, std::memory_order_acq_rel);
+  FutexWakeAll(&h->event_count);
+}
+
+std::string Group::DescribeRanks(const std::vector<uint32_t>& locals) const {
+  std::string s = locals.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < locals.size(); ++i) {
+    if (i == 16) {
+      s += " and " + std::to_string(locals.size() - i) + " more";
+      break;
+    }
+    if (i > 0) s += ",";
+    s += std::to_string(group_rank(locals[i]));
+  }
+  return s;
+}
+
+void Group::PublishRoundError(Code code, const std::string& message) {
+  SegmentHeader* h = segment_.header();
+  CopyMessage(h->round_error, message);
+  h->round_error_code.store(static_cast<uint32_t>(code), std::memory_order_relaxed);
+  h->failed_round.store(round_, std::memory_order_relaxed);
+  h->released_round.store(round_, std::memory_order_release);
+  round_failed_ = true;
+  Notify();
+}
+
+void Group::Fail(Code code, const std::string& message, DaemonCounters* counters) {
+  SegmentHeader* h = segment_.header();
+  if (failed()) return;
+  CopyMessage(h->group_error, message);
+  h->group_error_code.store(static_cast<uint32_t>(code), std::memory_order_relaxed);
+  h->state.store(static_cast<uint32_t>(GroupState::kFailed), std::memory_order_release);
+  counters->groups_failed.fetch_add(1, std::memory_order_relaxed);
+  Notify();
+}
+
+bool Group::RankIdle(uint32_t l) const {
+  const RankSlot* s = segment_.slot(l);
+  if (phase_ == Phase::kFilling) return s->arrived_round.load(std::memory_order_acquire) != round_;
+  return s->done_round.load(std::memory_order_acquire) == round_;
+}
+
+bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
+  if (failed()) return false;
+  const uint32_t n = local_ranks();
+  if (phase_ == Phase::kFilling) {
+    std::vector<uint32_t> missing;
+    for (uint32_t l = 0; l < n; ++l) {
+      if (segment_.slot(l)->arrived_round.load(std::memory_order_acquire) != round_) missing.push_back(l);
+    }
+    if (missing.size() == n) return false;
+    if (!missing.empty()) {
+      if (!waiting_since_) waiting_since_ = now;
+      if (now - *waiting_since_ < timeout_) return false;
+      Fail(Code::kTimeout,
+           DescribeRanks(missing) + " did not enter the alltoall within " + std::to_string(timeout_.count()) +
+               " ms of the first rank (round " + std::to_string(round_) + "); the group is closed",
+           counters);
+      counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+    // Every local rank is in: they must agree on the message size before anything moves.
+    std::map<uint64_t, std::vector<uint32_t>> by_bytes;
+    for (uint32_t l = 0; l < n; ++l) {
+      by_bytes[segment_.slot(l)->bytes_per_rank.load(std::memory_order_relaxed)].push_back(l);
+    }
+    if (by_bytes.size() > 1) {
+      std::string message = "ranks disagree on the bytes per rank of this alltoall:";
+      for (const auto& [bytes, locals] : by_bytes) {
+        message += " " + std::to_string(bytes) + " from " + DescribeRanks(locals) + ";";
+      }
+      message.pop_back();
+      PublishRoundError(Code::kSizeMismatch, message);
+      counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      segment_.header()->released_round.store(round_, std::memory_order_release);
+      Notify();
+    }
+    phase_ = Phase::kReleased;
+    released_at_ = now;
+    waiting_since_.reset();
+    return true;
+  }
+
+  std::vector<uint32_t> copying;
+  for (uint32_t l = 0; l < n; ++l) {
+    if (segment_.slot(l)->done_round.load(std::memory_order_acquire) != round_) copying.push_back(l);
+  }
+  if (!copying.empty()) {
+    if (now - released_at_ < timeout_) return false;
+    Fail(Code::kTimeout,
+         DescribeRanks(copying) + " did not finish copying out round " + std::to_string(round_) + " within " +
+             std::to_string(timeout_.count()) + " ms; the group is closed",
+         counters);
+    return true;
+  }
+  if (!round_failed_) {
+    const RankSlot* s0 = segment_.slot(0);
+    if (s0->round_in_call.load(std::memory_order_relaxed) + 1 ==
+        s0->rounds_in_call.load(std::memory_order_relaxed)) {
+      const uint64_t m = s0->bytes_per_rank.load(std::memory_order_relaxed);
+      counters->collectives_served.fetch_add(1, std::memory_order_relaxed);
+      counters->bytes_local.fetch_add(uint64_t{n} * n * m, std::memory_order_relaxed);
+    }
+    counters->rounds.fetch_add(1, std::memory_order_relaxed);
+  }
+  round_failed_ = false;
+  ++round_;
+  phase_ = Phase::kFilling;
+  segment_.header()->ready_round.store(round_, std::memory_order_release);
+  Notify();
+  return true;
+}
+
+}  // namespace ohio

@@ -1,0 +1,103 @@
+// One group (communicator) as this node's daemon sees it: the shared segment its local ranks
+// map, the doorbell they ring, who is attached, and the round state machine that the progress
+// engine drives. Membership is changed by the control thread under the registry's lock; the
+// round state and every store into the segment belong to the progress engine thread alone.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "daemon/counters.h"
+#include "shm/algorithm.h"
+#include "shm/group_shape.h"
+#include "shm/segment.h"
+
+namespace ohio {
+
+using GroupKey = std::array<uint8_t, 16>;
+std::string KeyHex(const GroupKey& key);
+
+struct GroupSpec {
+  GroupKey key{};
+  std::vector<std::string> node_names;
+  std::vector<uint32_t> rank_node;
+  uint32_t node = 0;  // this daemon's index in node_names
+  Algorithm algorithm = Algorithm::kV3;
+};
+
+struct Member {
+  bool attached = false;
+  bool departed = false;
+  pid_t pid = 0;
+};
+
+class Group {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Creates the segment and the doorbell; the group is ready for round 1.
+  static Result<std::unique_ptr<Group>> Create(GroupSpec spec, GroupShape shape, uid_t owner,
+                                               uint64_t ssb_bytes, uint64_t srb_bytes,
+                                               uint32_t timeout_ms);
+  ~Group();
+
+  const GroupSpec& spec() const { return spec_; }
+  const GroupShape& shape() const { return shape_; }
+  const std::string& key_hex() const { return key_hex_; }
+  uid_t owner() const { return owner_; }
+  uint32_t local_ranks() const { return shape_.ppn(spec_.node); }
+  uint32_t group_rank(uint32_t local) const { return shape_.rank_at(spec_.node, local); }
+  int segment_fd() const { return segment_.fd(); }
+  int doorbell_fd() const { return doorbell_fd_; }
+  uint64_t segment_bytes() const { return segment_.bytes(); }
+  SegmentHeader* header() const { return segment_.header(); }
+  // Rounds fully completed so far (readable from any thread).
+  uint64_t rounds_completed() const;
+  bool failed() const;
+
+  // Guarded by the registry's lock.
+  std::vector<Member>& members() { return members_; }
+
+  // --- progress engine thread only ---
+  // Moves the round state machine as far as the ranks allow; true if anything changed.
+  bool Advance(Clock::time_point now, DaemonCounters* counters);
+  // Whether a round is under way, so that its timeout must be watched.
+  bool busy() const { return !failed() && (phase_ == Phase::kReleased || waiting_since_.has_value()); }
+  // Closes the group for good: every waiting and every later call gets this error.
+  void Fail(Code code, const std::string& message, DaemonCounters* counters);
+  // Whether local rank l has nothing in flight (so its departure interrupts no collective).
+  bool RankIdle(uint32_t l) const;
+
+ private:
+  enum class Phase { kFilling, kReleased };
+
+  Group() = default;
+  void Notify();
+  void PublishRoundError(Code code, const std::string& message);
+  std::string DescribeRanks(const std::vector<uint32_t>& locals) const;
+
+  GroupSpec spec_;
+  GroupShape shape_;
+  std::string key_hex_;
+  uid_t owner_ = 0;
+  Segment segment_;
+  int doorbell_fd_ = -1;
+  std::chrono::milliseconds timeout_{0};
+  std::vector<Member> members_;
+
+  uint32_t round_ = 1;
+  Phase phase_ = Phase::kFilling;
+  bool round_failed_ = false;
+  std::optional<Clock::time_point> waiting_since_;  // first arrival of the current round
+  Clock::time_point released_at_;
+};
+
+}  // namespace ohio

@@ -1,0 +1,180 @@
+#include "daemon/group_registry.h"
+
+#include <algorithm>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "shm/staging.h"
+
+namespace ohio {
+namespace {
+
+std::string Who(const PeerCredentials& c) {
+  return "pid " + std::to_string(c.pid) + ", uid " + std::to_string(c.uid);
+}
+
+}  // namespace
+
+Result<GroupSpec> GroupRegistry::ValidateJoin(const control::JoinGroup& join,
+                                              control::Error::Code* refusal) const {
+  *refusal = control::Error::INVALID_ARGUMENT;
+  auto invalid = [](const std::string& m) { return Status(Code::kInvalidArgument, m); };
+  if (join.key().size() != 16) return invalid("the group key must be 16 bytes, got " + std::to_string(join.key().size()));
+  if (join.size() == 0) return invalid("the group size must be at least 1");
+  if (join.size() > config_.max_group_ranks) {
+    return invalid("a group of " + std::to_string(join.size()) + " ranks exceeds max_group_ranks = " +
+                   std::to_string(config_.max_group_ranks));
+  }
+  if (join.rank() >= join.size()) {
+    return invalid("rank " + std::to_string(join.rank()) + " is outside a group of " + std::to_string(join.size()));
+  }
+  if (static_cast<uint32_t>(join.rank_node_size()) != join.size()) {
+    return invalid("rank_node lists " + std::to_string(join.rank_node_size()) + " ranks for a group of " +
+                   std::to_string(join.size()));
+  }
+  if (join.node_names_size() == 0) return invalid("the group names no nodes");
+  std::set<std::string> names(join.node_names().begin(), join.node_names().end());
+  if (names.size() != static_cast<size_t>(join.node_names_size())) return invalid("node_names lists a node twice");
+  GroupSpec spec;
+  std::copy(join.key().begin(), join.key().end(), spec.key.begin());
+  spec.node_names.assign(join.node_names().begin(), join.node_names().end());
+  spec.rank_node.assign(join.rank_node().begin(), join.rank_node().end());
+  auto me = std::find(spec.node_names.begin(), spec.node_names.end(), config_.node_name);
+  if (me == spec.node_names.end()) {
+    return invalid("this daemon is node '" + config_.node_name + "', which is not among the group's nodes");
+  }
+  spec.node = static_cast<uint32_t>(me - spec.node_names.begin());
+  if (join.rank_node(static_cast<int>(join.rank())) != spec.node) {
+    return invalid("rank " + std::to_string(join.rank()) + " is placed on node '" +
+                   (join.rank_node(static_cast<int>(join.rank())) < spec.node_names.size()
+                        ? spec.node_names[join.rank_node(static_cast<int>(join.rank()))]
+                        : std::string("?")) +
+                   "' but asked the daemon of node '" + config_.node_name + "'");
+  }
+  const std::string algo = join.algorithm().empty() ? config_.algorithm : join.algorithm();
+  auto parsed = ParseAlgorithm(algo);
+  if (!parsed) return invalid("unknown algorithm '" + algo + "' (v1, v2 or v3)");
+  spec.algorithm = *parsed;
+  if (spec.node_names.size() > 1) {
+    *refusal = control::Error::NOT_SUPPORTED;
+    return Status(Code::kNotSupported, "groups spanning several nodes are not supported by this ohiod yet");
+  }
+  return spec;
+}
+
+Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const PeerCredentials& who,
+                                       control::Error::Code* refusal) {
+  auto spec = ValidateJoin(join, refusal);
+  if (!spec.ok()) return spec.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<Group> group;
+  auto it = groups_.find(spec->key);
+  if (it != groups_.end()) {
+    group = it->second;
+    if (group->owner() != who.uid) {
+      *refusal = control::Error::PERMISSION;
+      return Status(Code::kRefused, "group " + group->key_hex() + " belongs to another user");
+    }
+    const GroupSpec& have = group->spec();
+    if (have.node_names != spec->node_names || have.rank_node != spec->rank_node) {
+      *refusal = control::Error::GROUP_MISMATCH;
+      return Status(Code::kRefused, "rank " + std::to_string(join.rank()) +
+                                        " describes group " + group->key_hex() +
+                                        " differently (size or rank placement) from the ranks that joined before");
+    }
+    if (have.algorithm != spec->algorithm) {
+      *refusal = control::Error::GROUP_MISMATCH;
+      return Status(Code::kRefused, std::string("rank ") + std::to_string(join.rank()) + " asks for algorithm " +
+                                        AlgorithmName(spec->algorithm) + " but the group uses " +
+                                        AlgorithmName(have.algorithm));
+    }
+    if (group->failed()) {
+      *refusal = control::Error::STATE;
+      return Status(Code::kGroupFailed, "group " + group->key_hex() + " has failed; its ranks must leave before the key is reused");
+    }
+  } else {
+    auto shape = GroupShape::Make(static_cast<uint32_t>(spec->node_names.size()), spec->rank_node);
+    if (!shape.ok()) return shape.status();
+    *refusal = control::Error::NO_MEMORY;
+    const uint64_t min_ssb = MinSsbBytes(shape.value());
+    if (config_.ssb_bytes < min_ssb) {
+      return Status(Code::kNoMemory, "a group of " + std::to_string(join.size()) + " ranks with up to " +
+                                         std::to_string(shape->max_ppn()) + " per node needs an SSB of at least " +
+                                         std::to_string(min_ssb) + " bytes; ohiod is configured with ssb_bytes = " +
+                                         std::to_string(config_.ssb_bytes));
+    }
+    const uint64_t srb = spec->node_names.size() > 1 ? config_.srb_bytes : 0;
+    const uint64_t need = ComputeSegmentLayout(shape->ppn(spec->node), config_.ssb_bytes, srb).segment_bytes;
+    if (bytes_in_use_ + need > config_.memory_limit) {
+      return Status(Code::kNoMemory, "the group needs " + std::to_string(need) + " bytes of shared memory but " +
+                                         std::to_string(bytes_in_use_) + " of memory_limit = " +
+                                         std::to_string(config_.memory_limit) + " are in use by " +
+                                         std::to_string(groups_.size()) + " groups");
+    }
+    auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, config_.ssb_bytes, srb,
+                                 config_.timeout_ms);
+    if (!created.ok()) return created.status();
+    group = std::move(created).value();
+    bytes_in_use_ += group->segment_bytes();
+    groups_[spec->key] = group;
+    engine_->AddGroup(group);
+    spdlog::info("group {}: created for {} ranks, {} on this node, {} bytes of shared memory (uid {})",
+                 group->key_hex(), join.size(), group->local_ranks(), group->segment_bytes(), who.uid);
+  }
+  const uint32_t local = group->shape().local_index(join.rank());
+  Member& m = group->members()[local];
+  if (m.attached || m.departed) {
+    *refusal = control::Error::INVALID_ARGUMENT;
+    return Status(Code::kInvalidArgument, "rank " + std::to_string(join.rank()) + " of group " + group->key_hex() +
+                                              " has already joined (pid " + std::to_string(m.pid) + ")");
+  }
+  m.attached = true;
+  m.pid = who.pid;
+  spdlog::debug("group {}: rank {} joined ({})", group->key_hex(), join.rank(), Who(who));
+  return Membership{group, local};
+}
+
+void GroupRegistry::Depart(const Membership& m, bool clean, const PeerCredentials& who) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Member& member = m.group->members()[m.local];
+  member.attached = false;
+  member.departed = true;
+  engine_->MemberGone(m.group, m.local, clean, Who(who));
+  const auto& members = m.group->members();
+  const bool anyone_left = std::any_of(members.begin(), members.end(), [](const Member& x) { return x.attached; });
+  if (anyone_left) return;
+  auto it = groups_.find(m.group->spec().key);
+  if (it != groups_.end() && it->second == m.group) {
+    groups_.erase(it);
+    bytes_in_use_ -= m.group->segment_bytes();
+    engine_->RemoveGroup(m.group);
+    spdlog::info("group {}: closed, all local ranks gone", m.group->key_hex());
+  }
+}
+
+std::vector<GroupInfo> GroupRegistry::Snapshot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<GroupInfo> out;
+  for (const auto& [key, g] : groups_) {
+    GroupInfo i;
+    i.key_hex = g->key_hex();
+    i.size = g->shape().size();
+    i.local_ranks = g->local_ranks();
+    for (const Member& m : g->members()) i.attached += m.attached ? 1 : 0;
+    i.owner = g->owner();
+    i.rounds = g->rounds_completed();
+    i.segment_bytes = g->segment_bytes();
+    i.failed = g->failed();
+    i.algorithm = AlgorithmName(g->spec().algorithm);
+    out.push_back(i);
+  }
+  return out;
+}
+
+uint64_t GroupRegistry::bytes_in_use() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_in_use_;
+}
+
+}  // namespace ohio

@@ -1,0 +1,69 @@
+// The thread that drives every group's collectives. It owns all stores into group segments:
+// the control thread hands it groups and membership changes through a queue. It spins for a
+// short while after work, then sleeps in epoll on the groups' doorbells, waking at least every
+// kTimeoutTick while a round is under way so that round timeouts fire.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+#include "daemon/counters.h"
+#include "daemon/group.h"
+
+namespace ohio {
+
+class ProgressEngine {
+ public:
+  ProgressEngine(std::chrono::microseconds spin, DaemonCounters* counters)
+      : spin_(spin), counters_(counters) {}
+  ~ProgressEngine();
+
+  Status Start();
+  // Fails every group still open with `reason`, then stops the thread.
+  void Stop(const std::string& reason);
+
+  void AddGroup(std::shared_ptr<Group> group);
+  // Local rank `local` of the group went away: `clean` for a LeaveGroup, false for a
+  // connection that closed without one.
+  void MemberGone(std::shared_ptr<Group> group, uint32_t local, bool clean, std::string who);
+  void RemoveGroup(std::shared_ptr<Group> group);
+
+ private:
+  struct Command {
+    enum class Kind { kAdd, kMemberGone, kRemove } kind = Kind::kAdd;
+    std::shared_ptr<Group> group;
+    uint32_t local = 0;
+    bool clean = false;
+    std::string who;
+  };
+
+  void Post(Command c);
+  void Run();
+  bool Drain();  // applies queued commands; true if any
+  bool AdvanceAll();
+  void SetSleeping(uint32_t value);
+  int NextWakeMs() const;
+
+  static constexpr std::chrono::milliseconds kTimeoutTick{100};
+
+  const std::chrono::microseconds spin_;
+  DaemonCounters* counters_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::thread thread_;
+  bool stopping_ = false;  // guarded by mu_
+  std::string stop_reason_;
+
+  std::mutex mu_;
+  std::deque<Command> queue_;
+
+  std::vector<std::shared_ptr<Group>> groups_;  // engine thread only
+};
+
+}  // namespace ohio

@@ -1,0 +1,19 @@
+// The node-level alltoall designs of the OHIO paper (seeds/000), as the daemon and the
+// planner name them.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace ohio {
+
+enum class Algorithm {
+  kV1,  // SSB holds each rank's send buffer as is: one send per (local rank, remote node)
+  kV2,  // SSB coalesced per destination node: one send per remote node; SRB holds all blocks
+  kV3,  // as V2, but the SRB is two block-sized halves reused step after step
+};
+
+const char* AlgorithmName(Algorithm a);
+std::optional<Algorithm> ParseAlgorithm(const std::string& name);
+
+}  // namespace ohio

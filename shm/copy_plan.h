@@ -1,0 +1,47 @@
+// Where every byte of a round goes: offsets into the SSB for each (local rank, destination)
+// pair, and the memcpy lists a rank runs to copy in and copy out. Pure functions; adjacent
+// pieces are merged, so a rank whose destinations are laid out contiguously does one copy.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "shm/algorithm.h"
+#include "shm/group_shape.h"
+#include "shm/staging.h"
+
+namespace ohio {
+
+struct CopySpan {
+  uint64_t src = 0;
+  uint64_t dst = 0;
+  uint64_t len = 0;
+  bool operator==(const CopySpan& o) const { return src == o.src && dst == o.dst && len == o.len; }
+};
+
+// Offset in node `node`'s SSB, for a round whose slice is `slice`, of the bytes that the
+// node's local rank `l` sends to group rank `dest`.
+//   v1:     rows as the ranks' send buffers are: [l][dest]
+//   v2, v3: block per destination node j, rows inside: [j][l][local index of dest]
+uint64_t SsbOffset(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l,
+                   uint32_t dest, uint64_t slice);
+
+// Offset and length of block j (everything node `node` sends to node j) in a coalesced SSB.
+uint64_t SsbBlockOffset(const GroupShape& shape, uint32_t node, uint32_t j, uint64_t slice);
+uint64_t BlockBytes(const GroupShape& shape, uint32_t from, uint32_t to, uint64_t slice);
+
+// Bytes of SSB a round occupies on `node`.
+uint64_t SsbRoundBytes(const GroupShape& shape, uint32_t node, uint64_t slice);
+
+// Copy-in of round `round` by local rank l of `node`: src is an offset into the rank's send
+// buffer (P messages of M bytes), dst an offset into the SSB.
+std::vector<CopySpan> PlanCopyIn(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l,
+                                 const Staging& staging, uint64_t round);
+
+// Copy-out, by local rank r of `node`, of what the node's own ranks sent it: src is an offset
+// into the SSB, dst an offset into the rank's receive buffer. Intra-node data never leaves
+// the SSB.
+std::vector<CopySpan> PlanCopyOutLocal(const GroupShape& shape, Algorithm algo, uint32_t node,
+                                       uint32_t r, const Staging& staging, uint64_t round);
+
+}  // namespace ohio

@@ -1,0 +1,97 @@
+#include "shm/segment.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <new>
+#include <utility>
+
+namespace ohio {
+namespace {
+
+constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+
+}  // namespace
+
+Segment::~Segment() { Reset(); }
+
+Segment::Segment(Segment&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      base_(std::exchange(other.base_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
+
+Segment& Segment::operator=(Segment&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    fd_ = std::exchange(other.fd_, -1);
+    base_ = std::exchange(other.base_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void Segment::Reset() {
+  if (base_ != nullptr) munmap(base_, bytes_);
+  if (fd_ >= 0) close(fd_);
+  base_ = nullptr;
+  fd_ = -1;
+  bytes_ = 0;
+}
+
+Result<Segment> Segment::Create(const std::string& name, const SegmentLayout& layout) {
+  Segment s;
+  s.fd_ = memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (s.fd_ < 0) return SystemError("memfd_create", errno);
+  if (ftruncate(s.fd_, static_cast<off_t>(layout.segment_bytes)) != 0) {
+    return SystemError("ftruncate of the group segment", errno);
+  }
+  if (fcntl(s.fd_, F_ADD_SEALS, kSeals) != 0) return SystemError("sealing the group segment", errno);
+  void* p = mmap(nullptr, layout.segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s.fd_, 0);
+  if (p == MAP_FAILED) return SystemError("mmap of the group segment", errno);
+  s.base_ = static_cast<uint8_t*>(p);
+  s.bytes_ = layout.segment_bytes;
+  // The memfd is zero-filled; construct the atomics in place (zero is their initial value).
+  SegmentHeader* h = new (s.base_) SegmentHeader();
+  h->magic = kSegmentMagic;
+  h->version = kSegmentVersion;
+  h->segment_bytes = layout.segment_bytes;
+  h->slots_offset = layout.slots_offset;
+  h->ssb_offset = layout.ssb_offset;
+  h->ssb_bytes = layout.ssb_bytes;
+  h->srb_offset = layout.srb_offset;
+  h->srb_bytes = layout.srb_bytes;
+  return s;
+}
+
+Result<Segment> Segment::Attach(int fd) {
+  Segment s;
+  s.fd_ = fd;
+  struct stat st;
+  if (fstat(fd, &st) != 0) return SystemError("fstat of the group segment", errno);
+  if ((fcntl(fd, F_GET_SEALS) & kSeals) != kSeals) {
+    return Status(Code::kProtocol, "the group segment received from ohiod is not sealed");
+  }
+  const uint64_t bytes = static_cast<uint64_t>(st.st_size);
+  if (bytes < sizeof(SegmentHeader)) {
+    return Status(Code::kProtocol, "the group segment received from ohiod is too small");
+  }
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return SystemError("mmap of the group segment", errno);
+  s.base_ = static_cast<uint8_t*>(p);
+  s.bytes_ = bytes;
+  const SegmentHeader* h = s.header();
+  const bool consistent = h->magic == kSegmentMagic && h->version == kSegmentVersion &&
+                          h->segment_bytes == bytes && h->ssb_offset + h->ssb_bytes <= bytes &&
+                          h->srb_offset + h->srb_bytes <= bytes &&
+                          h->slots_offset + uint64_t{h->local_ranks} * sizeof(RankSlot) <= h->ssb_offset;
+  if (!consistent) {
+    return Status(Code::kProtocol, "the group segment received from ohiod has an unexpected layout "
+                                   "(daemon and library versions differ?)");
+  }
+  return s;
+}
+
+}  // namespace ohio

@@ -1,0 +1,46 @@
+// A group's shared segment as a sealed memfd: created and sized by the daemon, handed to the
+// ranks as a file descriptor, mapped by both. Seals stop a client from shrinking the file
+// under the daemon (which would turn the daemon's next access into SIGBUS).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "shm/segment_layout.h"
+
+namespace ohio {
+
+class Segment {
+ public:
+  Segment() = default;
+  ~Segment();
+  Segment(Segment&& other) noexcept;
+  Segment& operator=(Segment&& other) noexcept;
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+
+  // Daemon side: a new zeroed memfd of layout.segment_bytes, sealed against resizing, mapped.
+  static Result<Segment> Create(const std::string& name, const SegmentLayout& layout);
+  // Client side: maps a received memfd after checking it is a sealed segment of this version
+  // whose header agrees with its size. Takes ownership of fd.
+  static Result<Segment> Attach(int fd);
+
+  int fd() const { return fd_; }
+  uint64_t bytes() const { return bytes_; }
+  SegmentHeader* header() const { return reinterpret_cast<SegmentHeader*>(base_); }
+  RankSlot* slot(uint32_t local_rank) const {
+    return reinterpret_cast<RankSlot*>(base_ + header()->slots_offset) + local_rank;
+  }
+  uint8_t* ssb() const { return base_ + header()->ssb_offset; }
+  uint8_t* srb() const { return base_ + header()->srb_offset; }
+
+ private:
+  void Reset();
+
+  int fd_ = -1;
+  uint8_t* base_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace ohio

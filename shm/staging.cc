@@ -1,0 +1,33 @@
+#include "shm/staging.h"
+
+#include <string>
+
+namespace ohio {
+
+uint64_t MinSsbBytes(const GroupShape& shape) {
+  return uint64_t{shape.max_ppn()} * shape.size();
+}
+
+Result<Staging> PlanStaging(const GroupShape& shape, uint64_t ssb_bytes, uint64_t bytes_per_rank) {
+  const uint64_t messages = MinSsbBytes(shape);
+  if (ssb_bytes < messages) {
+    return Status(Code::kNoMemory,
+                  "an SSB of " + std::to_string(ssb_bytes) + " bytes cannot hold one byte of each of the " +
+                      std::to_string(messages) + " messages of a node (max PPN " +
+                      std::to_string(shape.max_ppn()) + " x " + std::to_string(shape.size()) + " ranks)");
+  }
+  Staging s;
+  s.bytes_per_rank = bytes_per_rank;
+  const uint64_t fits = ssb_bytes / messages;
+  if (bytes_per_rank <= fits) {
+    s.slice = bytes_per_rank;
+    s.rounds = 1;
+    return s;
+  }
+  constexpr uint64_t kLine = 64;
+  s.slice = fits >= kLine ? fits - fits % kLine : fits;
+  s.rounds = (bytes_per_rank + s.slice - 1) / s.slice;
+  return s;
+}
+
+}  // namespace ohio

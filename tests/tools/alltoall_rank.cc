@@ -1,0 +1,128 @@
+// One rank of a test job: joins a group through a real ohiod, runs alltoalls and checks every
+// received byte. Prints one line per outcome and exits 0 only if everything matched what the
+// test expected (including an expected error code).
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "client/ohio.hpp"
+
+namespace {
+
+uint8_t Pattern(uint32_t src, uint32_t dst, uint64_t i, uint32_t iteration) {
+  return static_cast<uint8_t>(src * 131u + dst * 31u + i * 7u + iteration * 13u + (i >> 8));
+}
+
+bool ParseKey(const std::string& hex, unsigned char (&key)[OHIO_KEY_BYTES]) {
+  if (hex.size() != 2 * OHIO_KEY_BYTES) return false;
+  for (int i = 0; i < OHIO_KEY_BYTES; ++i) key[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("alltoall_rank: one verified rank of a test job");
+  std::string socket, key_hex, algorithm, expect;
+  uint32_t size = 1, rank = 0, iterations = 1;
+  std::vector<uint64_t> sizes = {64};
+  std::vector<uint32_t> rank_node;
+  std::vector<std::string> nodes;
+  uint64_t my_bytes = 0;
+  bool stall = false, in_place = false;
+  app.add_option("--socket", socket)->required();
+  app.add_option("--key", key_hex, "32 hex digits")->required();
+  app.add_option("--size", size)->required();
+  app.add_option("--rank", rank)->required();
+  app.add_option("--nodes", nodes, "node names (default: the daemon's own)");
+  app.add_option("--rank-node", rank_node, "node index per rank (default: all on node 0)");
+  app.add_option("--bytes", sizes, "bytes per rank, one alltoall series per value");
+  app.add_option("--iterations", iterations);
+  app.add_option("--algorithm", algorithm);
+  app.add_option("--my-bytes", my_bytes, "use this bytes per rank instead (to provoke a mismatch)");
+  app.add_option("--expect", expect, "expected outcome of the first alltoall: an ohio_strerror() text");
+  app.add_flag("--stall", stall, "join, say 'joined', then sleep instead of calling alltoall");
+  app.add_flag("--in-place", in_place, "send == recv");
+  CLI11_PARSE(app, argc, argv);
+
+  unsigned char key[OHIO_KEY_BYTES];
+  if (!ParseKey(key_hex, key)) {
+    std::fprintf(stderr, "bad --key\n");
+    return 2;
+  }
+  ohio::Client client;
+  ohio::CallResult r = ohio::Client::Connect(socket, &client);
+  if (!r.ok()) {
+    std::printf("rank %u: connect error code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
+    return expect == ohio_strerror(r.code) ? 0 : 1;
+  }
+  if (nodes.empty()) nodes = {client.node_name()};
+  if (rank_node.empty()) rank_node.assign(size, 0);
+  ohio::Group group;
+  r = client.Join(key, rank, nodes, rank_node, algorithm, &group);
+  if (!r.ok()) {
+    std::printf("rank %u: join error code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
+    std::fflush(stdout);
+    return expect == ohio_strerror(r.code) ? 0 : 1;
+  }
+  std::printf("rank %u: joined\n", rank);
+  std::fflush(stdout);
+  if (stall) {
+    for (;;) pause();
+  }
+
+  for (uint64_t m_agreed : sizes) {
+    const uint64_t m = my_bytes != 0 ? my_bytes : m_agreed;
+    std::vector<uint8_t> send(m * size), recv(m * size);
+    for (uint32_t it = 0; it < iterations; ++it) {
+      for (uint32_t d = 0; d < size; ++d) {
+        for (uint64_t i = 0; i < m; ++i) send[d * m + i] = Pattern(rank, d, i, it);
+      }
+      std::fill(recv.begin(), recv.end(), 0xEE);
+      uint8_t* out = in_place ? send.data() : recv.data();
+      r = group.Alltoall(send.data(), out, m);
+      if (!r.ok()) {
+        std::printf("rank %u: alltoall error code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code),
+                    r.message.c_str());
+        std::fflush(stdout);
+        if (expect == ohio_strerror(r.code)) {
+          if (r.code == OHIO_ERR_SIZE_MISMATCH) {
+            // The group must stay usable: one more alltoall at the agreed size must work.
+            std::vector<uint8_t> s2(m_agreed * size, 1), r2(m_agreed * size);
+            ohio::CallResult again = group.Alltoall(s2.data(), r2.data(), m_agreed);
+            std::printf("rank %u: after mismatch %s %s\n", rank, again.ok() ? "ok" : "error", again.message.c_str());
+            return again.ok() ? 0 : 1;
+          }
+          return 0;
+        }
+        return 1;
+      }
+      if (!expect.empty()) {
+        std::printf("rank %u: expected '%s' but the alltoall succeeded\n", rank, expect.c_str());
+        return 1;
+      }
+      for (uint32_t s = 0; s < size; ++s) {
+        for (uint64_t i = 0; i < m; ++i) {
+          if (out[s * m + i] != Pattern(s, rank, i, it)) {
+            std::printf("rank %u: WRONG byte %lu from rank %u, bytes %lu iteration %u: got %u want %u\n", rank,
+                        static_cast<unsigned long>(i), s, static_cast<unsigned long>(m), it, out[s * m + i],
+                        Pattern(s, rank, i, it));
+            return 1;
+          }
+        }
+      }
+    }
+    std::printf("rank %u: ok bytes=%lu iterations=%u\n", rank, static_cast<unsigned long>(m), iterations);
+  }
+  r = group.Leave();
+  if (!r.ok()) {
+    std::printf("rank %u: leave error %s\n", rank, r.message.c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -245,7 +245,7 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
   if (msg.has_leave()) {
     for (auto it = c.memberships.begin(); it != c.memberships.end(); ++it) {
       const GroupKey& key = it->group->spec().key;
-      if (msg.leave().key().size() == key.size() && std::equal(key.begin(), key.end(), msg.leave().key().begin())) {
+      if (msg.leave().key().size() == key.size() && std::memcmp(key.data(), msg.leave().key().data(), key.size()) == 0) {
         registry_->Depart(*it, /*clean=*/true, c.cred);
         c.memberships.erase(it);
         control::DaemonMessage reply;

@@ -1,0 +1,70 @@
+#include "tests/harness/daemon_fixture.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <functional>
+#include <thread>
+
+namespace ohio::testing {
+namespace {
+
+bool Accepts(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  bool ok = connect(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+Daemon::Daemon(const TempDir& dir, std::vector<std::string> flags, const std::string& name)
+    : socket_(dir.file(name + ".sock")), log_(dir.file(name + ".log")), flags_(std::move(flags)) {}
+
+Daemon::~Daemon() {
+  if (running()) Stop();
+}
+
+bool Daemon::Start() {
+  std::vector<std::string> argv = {RunfilePath("daemon/ohiod"), "--socket", socket_, "--log-level", "debug"};
+  argv.insert(argv.end(), flags_.begin(), flags_.end());
+  process_ = std::make_unique<Process>(argv, log_);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < end) {
+    if (!process_->Running()) return false;
+    if (Accepts(socket_)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+int Daemon::Stop() {
+  if (!process_) return -1;
+  process_->Signal(SIGTERM);
+  return process_->Wait(std::chrono::seconds(20));
+}
+
+void Daemon::Kill() {
+  if (!process_) return;
+  process_->Signal(SIGKILL);
+  process_->Wait(std::chrono::seconds(20));
+}
+
+std::string KeyHex(const std::string& seed) {
+  static const char kHex[] = "0123456789abcdef";
+  size_t h = std::hash<std::string>()(seed);
+  std::string out;
+  for (int i = 0; i < 32; ++i) {
+    out += kHex[(h >> ((i % 16) * 4)) & 15];
+    if (i == 15) h = std::hash<std::string>()(seed + "/second half");
+  }
+  return out;
+}
+
+}  // namespace ohio::testing

@@ -1,0 +1,39 @@
+// A real ohiod for a test: its own socket in a temp dir, started with the flags given,
+// ready once its socket accepts, stopped with SIGTERM (and its exit code checked).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/harness/process.h"
+
+namespace ohio::testing {
+
+class Daemon {
+ public:
+  explicit Daemon(const TempDir& dir, std::vector<std::string> flags = {}, const std::string& name = "ohiod");
+  ~Daemon();
+
+  // False if the daemon did not come up (its log tells why).
+  bool Start();
+  // SIGTERM, then wait; returns the exit code (-1 if it had to be killed).
+  int Stop();
+  void Kill();
+
+  const std::string& socket() const { return socket_; }
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
+  bool running() { return process_ && process_->Running(); }
+  std::string Log() const { return process_ ? process_->Output() : ""; }
+
+ private:
+  std::string socket_;
+  std::string log_;
+  std::vector<std::string> flags_;
+  std::unique_ptr<Process> process_;
+};
+
+// A group key (32 hex digits) derived from a name, so each test uses its own groups.
+std::string KeyHex(const std::string& seed);
+
+}  // namespace ohio::testing

@@ -1,0 +1,38 @@
+#include "tests/harness/rank_job.h"
+
+#include "tests/harness/daemon_fixture.h"
+
+namespace ohio::testing {
+
+RankJob::RankJob(const TempDir& dir, const std::string& socket, const std::string& name, uint32_t size,
+                 const std::vector<std::string>& common,
+                 const std::function<std::vector<std::string>(uint32_t)>& extra) {
+  for (uint32_t r = 0; r < size; ++r) {
+    std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket", socket, "--key",
+                                     KeyHex(name), "--size", std::to_string(size), "--rank", std::to_string(r)};
+    argv.insert(argv.end(), common.begin(), common.end());
+    if (extra) {
+      auto more = extra(r);
+      argv.insert(argv.end(), more.begin(), more.end());
+    }
+    ranks_.push_back(std::make_unique<Process>(argv, dir.file(name + ".rank" + std::to_string(r) + ".out")));
+  }
+}
+
+std::vector<int> RankJob::Wait(std::chrono::milliseconds deadline) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  std::vector<int> codes;
+  for (auto& p : ranks_) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+    codes.push_back(p->Wait(std::max(left, std::chrono::milliseconds(1))));
+  }
+  return codes;
+}
+
+std::string RankJob::Outputs() const {
+  std::string s;
+  for (const auto& p : ranks_) s += p->Output();
+  return s;
+}
+
+}  // namespace ohio::testing

@@ -1,0 +1,30 @@
+// A test job: `size` real rank processes (the alltoall_rank tool) of one group on one daemon.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/harness/process.h"
+
+namespace ohio::testing {
+
+class RankJob {
+ public:
+  // Every rank gets --socket, --key, --size, --rank and `common`; `extra(r)` adds more.
+  RankJob(const TempDir& dir, const std::string& socket, const std::string& name, uint32_t size,
+          const std::vector<std::string>& common,
+          const std::function<std::vector<std::string>(uint32_t)>& extra = nullptr);
+
+  Process& rank(uint32_t r) { return *ranks_[r]; }
+  // Waits for every rank; returns their exit codes (-1 for one killed at the deadline).
+  std::vector<int> Wait(std::chrono::milliseconds deadline);
+  // Every rank's output, for failure messages.
+  std::string Outputs() const;
+
+ private:
+  std::vector<std::unique_ptr<Process>> ranks_;
+};
+
+}  // namespace ohio::testing

@@ -8,6 +8,11 @@ namespace ohio {
 Result<GroupShape> GroupShape::Make(uint32_t nodes, std::vector<uint32_t> rank_node) {
   if (rank_node.empty()) return Status(Code::kInvalidArgument, "a group needs at least one rank");
   if (nodes == 0) return Status(Code::kInvalidArgument, "a group needs at least one node");
+  // Checked before anything is sized by `nodes`: every node needs a rank of its own.
+  if (nodes > rank_node.size()) {
+    return Status(Code::kInvalidArgument, "a group of " + std::to_string(rank_node.size()) + " ranks cannot span " +
+                                              std::to_string(nodes) + " nodes");
+  }
   GroupShape shape;
   shape.node_ranks_.resize(nodes);
   shape.local_index_.resize(rank_node.size());

@@ -26,7 +26,8 @@ Result<Staging> PlanStaging(const GroupShape& shape, uint64_t ssb_bytes, uint64_
   }
   constexpr uint64_t kLine = 64;
   s.slice = fits >= kLine ? fits - fits % kLine : fits;
-  s.rounds = (bytes_per_rank + s.slice - 1) / s.slice;
+  // Not (M + slice - 1) / slice: that wraps for M near 2^64 and would give zero rounds.
+  s.rounds = bytes_per_rank / s.slice + (bytes_per_rank % s.slice != 0 ? 1 : 0);
   return s;
 }
 

@@ -15,6 +15,7 @@ struct Staging {
   uint64_t slice = 0;           // bytes of each message carried by a full round
   uint64_t rounds = 0;          // at least 1, even for M = 0, so every call synchronises
 
+  // For round < rounds.
   uint64_t offset(uint64_t round) const { return round * slice; }
   uint64_t length(uint64_t round) const {
     uint64_t rest = bytes_per_rank - offset(round);
@@ -26,10 +27,10 @@ struct Staging {
 // each message of the node with the most ranks).
 uint64_t MinSsbBytes(const GroupShape& shape);
 
-// Splits M so that node `node`'s SSB of ssb_bytes holds one round. A slice shorter than M is
-// rounded down to a multiple of 64 bytes (when at least 64) so copies stay cache-line sized.
-// Every node of a group must arrive at the same rounds: callers pass the SSB size shared by
-// the group and the largest PPN.
+// Splits M so that an SSB of ssb_bytes holds one round on the node with the most ranks, so
+// every node of the group arrives at the same rounds. A slice shorter than M is rounded down
+// to a multiple of 64 bytes (when at least 64) so copies stay cache-line sized. The last
+// round may be shorter; its layout is computed with its own length (see copy_plan.h).
 Result<Staging> PlanStaging(const GroupShape& shape, uint64_t ssb_bytes, uint64_t bytes_per_rank);
 
 }  // namespace ohio

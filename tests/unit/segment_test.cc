@@ -1,0 +1,217 @@
+#include "shm/segment.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "shm/segment_layout.h"
+
+namespace ohio {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(SegmentLayout, AlignedDisjointAndCovered) {
+  static_assert(sizeof(RankSlot) == kCacheLine, "one cache line per rank");
+  static_assert(alignof(SegmentHeader) == kCacheLine, "header is cache-line aligned");
+  const std::vector<uint64_t> sizes = {0, 1, 63, 4095, 4096, 4097, 100000, 1ull << 30};
+  for (uint32_t ranks = 0; ranks <= 200; ++ranks) {
+    for (uint64_t ssb : sizes) {
+      for (uint64_t srb : sizes) {
+        SCOPED_TRACE("ranks " + std::to_string(ranks) + " ssb " + std::to_string(ssb) + " srb " +
+                     std::to_string(srb));
+        const SegmentLayout l = ComputeSegmentLayout(ranks, ssb, srb);
+        EXPECT_GE(l.slots_offset, sizeof(SegmentHeader));
+        EXPECT_EQ(l.slots_offset % kCacheLine, 0u);
+        EXPECT_LE(l.slots_offset + uint64_t{ranks} * sizeof(RankSlot), l.ssb_offset);
+        EXPECT_EQ(l.ssb_offset % kPage, 0u);
+        EXPECT_EQ(l.ssb_bytes, ssb);
+        EXPECT_LE(l.ssb_offset + l.ssb_bytes, l.srb_offset);
+        EXPECT_EQ(l.srb_offset % kPage, 0u);
+        EXPECT_EQ(l.srb_bytes, srb);
+        EXPECT_LE(l.srb_offset + l.srb_bytes, l.segment_bytes);
+        EXPECT_EQ(l.segment_bytes % kPage, 0u);
+        // No more padding than page alignment needs.
+        EXPECT_LT(l.ssb_offset, l.slots_offset + uint64_t{ranks} * sizeof(RankSlot) + kPage);
+        EXPECT_LT(l.srb_offset, l.ssb_offset + ssb + kPage);
+        EXPECT_LT(l.segment_bytes, l.srb_offset + srb + kPage);
+      }
+    }
+  }
+}
+
+class SegmentTest : public ::testing::Test {
+ protected:
+  static constexpr uint32_t kRanks = 5;
+  SegmentLayout layout_ = ComputeSegmentLayout(kRanks, 3 * 4096 + 100, 2 * 4096);
+
+  Segment MakeSegment() {
+    Result<Segment> r = Segment::Create("ohio-unit-test", layout_);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    if (!r.ok()) return Segment();
+    Segment s = std::move(r).value();
+    s.header()->local_ranks = kRanks;
+    return s;
+  }
+};
+
+TEST_F(SegmentTest, CreateIsSealedZeroedAndDescribed) {
+  Segment s = MakeSegment();
+  ASSERT_GE(s.fd(), 0);
+  EXPECT_EQ(s.bytes(), layout_.segment_bytes);
+
+  const int seals = fcntl(s.fd(), F_GET_SEALS);
+  ASSERT_GE(seals, 0);
+  EXPECT_EQ(seals & (F_SEAL_SHRINK | F_SEAL_GROW), F_SEAL_SHRINK | F_SEAL_GROW);
+  EXPECT_NE(seals & F_SEAL_SEAL, 0) << "seals could be removed again";
+  EXPECT_NE(ftruncate(s.fd(), static_cast<off_t>(layout_.segment_bytes / 2)), 0);
+  EXPECT_NE(ftruncate(s.fd(), static_cast<off_t>(layout_.segment_bytes * 2)), 0);
+  EXPECT_NE(ftruncate(s.fd(), 0), 0);
+  EXPECT_EQ(lseek(s.fd(), 0, SEEK_END), static_cast<off_t>(layout_.segment_bytes));
+
+  const SegmentHeader* h = s.header();
+  EXPECT_EQ(h->magic, kSegmentMagic);
+  EXPECT_EQ(h->version, kSegmentVersion);
+  EXPECT_EQ(h->segment_bytes, layout_.segment_bytes);
+  EXPECT_EQ(h->slots_offset, layout_.slots_offset);
+  EXPECT_EQ(h->ssb_offset, layout_.ssb_offset);
+  EXPECT_EQ(h->ssb_bytes, layout_.ssb_bytes);
+  EXPECT_EQ(h->srb_offset, layout_.srb_offset);
+  EXPECT_EQ(h->srb_bytes, layout_.srb_bytes);
+  EXPECT_EQ(h->event_count.load(), 0u);
+  EXPECT_EQ(h->state.load(), static_cast<uint32_t>(GroupState::kOpen));
+  EXPECT_EQ(s.ssb(), reinterpret_cast<uint8_t*>(s.header()) + layout_.ssb_offset);
+  EXPECT_EQ(s.srb(), reinterpret_cast<uint8_t*>(s.header()) + layout_.srb_offset);
+  EXPECT_EQ(reinterpret_cast<uint8_t*>(s.slot(0)), reinterpret_cast<uint8_t*>(s.header()) + layout_.slots_offset);
+  for (uint64_t i = 0; i < layout_.ssb_bytes; ++i) ASSERT_EQ(s.ssb()[i], 0) << i;
+  for (uint64_t i = 0; i < layout_.srb_bytes; ++i) ASSERT_EQ(s.srb()[i], 0) << i;
+}
+
+TEST_F(SegmentTest, AttachMapsTheSameMemory) {
+  Segment daemon = MakeSegment();
+  ASSERT_GE(daemon.fd(), 0);
+  const int fd = dup(daemon.fd());
+  ASSERT_GE(fd, 0);
+  Result<Segment> attached = Segment::Attach(fd);
+  ASSERT_TRUE(attached.ok()) << attached.status().message();
+  Segment& client = attached.value();
+  EXPECT_EQ(client.fd(), fd);
+  EXPECT_EQ(client.bytes(), daemon.bytes());
+  EXPECT_NE(client.header(), daemon.header()) << "expected a second mapping";
+  EXPECT_EQ(client.header()->local_ranks, kRanks);
+
+  // Daemon -> client, through every region.
+  std::memcpy(daemon.ssb(), "ssb data", 8);
+  daemon.srb()[layout_.srb_bytes - 1] = 0x5a;
+  daemon.header()->ready_round.store(7);
+  EXPECT_EQ(std::memcmp(client.ssb(), "ssb data", 8), 0);
+  EXPECT_EQ(client.srb()[layout_.srb_bytes - 1], 0x5a);
+  EXPECT_EQ(client.header()->ready_round.load(), 7u);
+
+  // Client -> daemon.
+  client.slot(kRanks - 1)->arrived_round.store(42);
+  client.ssb()[layout_.ssb_bytes - 1] = 0xa5;
+  EXPECT_EQ(daemon.slot(kRanks - 1)->arrived_round.load(), 42u);
+  EXPECT_EQ(daemon.ssb()[layout_.ssb_bytes - 1], 0xa5);
+}
+
+TEST_F(SegmentTest, MovedSegmentKeepsMapping) {
+  Segment a = MakeSegment();
+  ASSERT_GE(a.fd(), 0);
+  SegmentHeader* h = a.header();
+  Segment b(std::move(a));
+  EXPECT_EQ(a.fd(), -1);
+  EXPECT_EQ(b.header(), h);
+  Segment c;
+  c = std::move(b);
+  EXPECT_EQ(c.header(), h);
+  EXPECT_EQ(c.header()->magic, kSegmentMagic);
+}
+
+// A memfd holding a copy of a valid segment's bytes, with the given seals added.
+int CopyIntoMemfd(const Segment& from, bool allow_sealing, int seals) {
+  const int fd = memfd_create("ohio-unit-copy", MFD_CLOEXEC | (allow_sealing ? MFD_ALLOW_SEALING : 0));
+  if (fd < 0) return -1;
+  if (ftruncate(fd, static_cast<off_t>(from.bytes())) != 0) return -1;
+  void* p = mmap(nullptr, from.bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return -1;
+  std::memcpy(p, from.header(), from.bytes());
+  munmap(p, from.bytes());
+  if (seals != 0 && fcntl(fd, F_ADD_SEALS, seals) != 0) return -1;
+  return fd;
+}
+
+TEST_F(SegmentTest, AttachAcceptsAnIdenticalSealedCopy) {
+  Segment s = MakeSegment();
+  const int fd = CopyIntoMemfd(s, true, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+  ASSERT_GE(fd, 0);
+  Result<Segment> r = Segment::Attach(fd);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+}
+
+TEST_F(SegmentTest, AttachRejectsUnsealedMemfd) {
+  Segment s = MakeSegment();
+  for (int seals : {0, F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_SHRINK | F_SEAL_GROW}) {
+    for (bool allow : {false, true}) {
+      if (!allow && seals != 0) continue;
+      SCOPED_TRACE("seals " + std::to_string(seals) + " allow " + std::to_string(allow));
+      const int fd = CopyIntoMemfd(s, allow, seals);
+      ASSERT_GE(fd, 0);
+      Result<Segment> r = Segment::Attach(fd);
+      ASSERT_FALSE(r.ok());
+      EXPECT_EQ(r.status().code(), Code::kProtocol);
+      EXPECT_THAT(r.status().message(), HasSubstr("sealed"));
+    }
+  }
+}
+
+TEST_F(SegmentTest, AttachRejectsWrongMagicVersionOrLayout) {
+  struct Case {
+    const char* what;
+    void (*corrupt)(SegmentHeader*);
+  };
+  const Case cases[] = {
+      {"magic", [](SegmentHeader* h) { h->magic ^= 1; }},
+      {"version", [](SegmentHeader* h) { h->version = kSegmentVersion + 1; }},
+      {"size", [](SegmentHeader* h) { h->segment_bytes += kPage; }},
+      {"ssb past end", [](SegmentHeader* h) { h->ssb_bytes = h->segment_bytes; }},
+      {"srb past end", [](SegmentHeader* h) { h->srb_bytes += kPage; }},
+      {"slots overlap ssb", [](SegmentHeader* h) { h->local_ranks = 1000; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    Segment s = MakeSegment();
+    ASSERT_GE(s.fd(), 0);
+    c.corrupt(s.header());
+    Result<Segment> r = Segment::Attach(dup(s.fd()));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), Code::kProtocol);
+  }
+}
+
+TEST(SegmentAttach, RejectsTooSmallSealedMemfd) {
+  const int fd = memfd_create("ohio-unit-small", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 16), 0);
+  ASSERT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+  Result<Segment> r = Segment::Attach(fd);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kProtocol);
+}
+
+TEST(SegmentAttach, RejectsSomethingThatIsNotAFile) {
+  Result<Segment> r = Segment::Attach(-1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kSystem);
+}
+
+}  // namespace
+}  // namespace ohio

@@ -1,0 +1,40 @@
+#!/bin/bash
+# Runs every test twice: a normal build, then an AddressSanitizer build (daemon, library and
+# tools included). Prints last "N passed, N failed" over both runs; exits non-zero on failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+targets=$(bazel query 'tests(//...)' 2>/dev/null | sort)
+if [ -z "$targets" ]; then
+  echo "no test targets found (bazel query failed?)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+summary=()
+status=0
+run() {  # run NAME [bazel flags...]
+  local name=$1; shift
+  echo "=== $name: bazel test $* //..."
+  bazel test --curses=no --color=no "$@" -- $targets
+  local testlogs
+  testlogs=$(bazel info "$@" bazel-testlogs 2>/dev/null)
+  local counted
+  counted=$(python3 tests/count_results.py "$testlogs" $targets) || status=1
+  echo "$counted"
+  summary+=("$(echo "$counted" | tail -1)")
+}
+
+run default
+run asan --config=asan
+
+passed=0; failed=0
+for line in "${summary[@]}"; do
+  p=${line%% passed*}; f=${line#*, }; f=${f%% failed*}
+  passed=$((passed + p)); failed=$((failed + f))
+done
+[ "$failed" = 0 ] || status=1
+# A line of its own, whatever Bazel left unterminated above.
+echo
+echo "${passed} passed, ${failed} failed"
+exit $status

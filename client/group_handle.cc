@@ -1,6 +1,7 @@
 #include "client/group_handle.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -94,13 +95,16 @@ Status GroupHandle::WaitFor(Ready ready, const char* what) {
   SegmentHeader* h = segment_.header();
   auto failed = [h] { return h->state.load(std::memory_order_acquire) != static_cast<uint32_t>(GroupState::kOpen); };
   const auto start = std::chrono::steady_clock::now();
-  // Spin first: on the fast path the daemon answers within microseconds.
+  // Spin first: on the fast path the daemon answers within microseconds. Yield between
+  // bursts so that, with more ranks than cores, a spinning rank hands its core to the rank
+  // (or the daemon) that has work instead of burning its time slice.
   while (std::chrono::steady_clock::now() - start < spin_) {
     for (int i = 0; i < 64; ++i) {
       if (ready()) return Status::Ok();
       CpuRelax();
     }
     if (failed()) return GroupError();
+    sched_yield();
   }
   for (;;) {
     const uint32_t seen = h->event_count.load(std::memory_order_acquire);

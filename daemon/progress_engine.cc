@@ -1,5 +1,6 @@
 #include "daemon/progress_engine.h"
 
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -171,7 +172,9 @@ void ProgressEngine::Run() {
       continue;
     }
     if (now - last_work < spin_) {
-      CpuRelax();
+      // Between polls, let a rank that shares this core run: it is what we wait for.
+      for (int i = 0; i < 64; ++i) CpuRelax();
+      sched_yield();
       continue;
     }
     SetSleeping(1);

@@ -76,7 +76,7 @@ Result<std::string> FindConfigFile(int argc, const char* const* argv) {
       if (i + 1 >= argc) return Status(Code::kInvalidArgument, "--config needs a file name");
       return std::string(argv[i + 1]);
     }
-    if (a.rfind("--config=", 0) == 0) return a.substr(9);
+    if (a.rfind("--config=", 0) == 0) return a.substr(9);  // empty: no file at all
   }
   if (access(kDefaultConfigFile, F_OK) == 0) return std::string(kDefaultConfigFile);
   return std::string();
@@ -144,7 +144,16 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
     if (key.empty() || key == "config" || key == "help" || key == "version") continue;
     if (const char* v = std::getenv(EnvName(key).c_str())) args.push_back("--" + key + "=" + v);
   }
-  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  // --config was resolved above; CLI11 would read an empty "--config=" as wanting the next word.
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--config") {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--config=", 0) == 0) continue;
+    args.push_back(a);
+  }
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
   try {
     app.parse(args);

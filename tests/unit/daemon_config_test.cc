@@ -1,0 +1,132 @@
+// ohiod's settings: config file, then OHIOD_* environment, then flags; errors name the key.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "daemon/config.h"
+
+namespace ohio {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ohio-config-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    for (const char* v : {"OHIOD_SSB_BYTES", "OHIOD_NODE_NAME", "OHIOD_TIMEOUT_MS", "OHIOD_LOG_LEVEL"}) unsetenv(v);
+  }
+  void TearDown() override {
+    unlink(file_.c_str());
+    rmdir(dir_.c_str());
+    for (const char* v : {"OHIOD_SSB_BYTES", "OHIOD_NODE_NAME", "OHIOD_TIMEOUT_MS", "OHIOD_LOG_LEVEL"}) unsetenv(v);
+  }
+  std::string WriteFile(const std::string& text) {
+    file_ = dir_ + "/ohiod.conf";
+    std::ofstream(file_) << text;
+    return file_;
+  }
+  ConfigOutcome Load(std::vector<std::string> args) {
+    args.insert(args.begin(), "ohiod");
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    return LoadDaemonConfig(static_cast<int>(argv.size()), argv.data());
+  }
+
+  std::string dir_;
+  std::string file_;
+};
+
+TEST_F(ConfigTest, FileThenEnvironmentThenFlags) {
+  const std::string f = WriteFile(
+      "# comment\n"
+      "node_name = from-file\n"
+      "ssb-bytes = 2MiB   # both spellings of a key work\n"
+      "timeout_ms = 1234\n"
+      "log_level = \"warn\"\n");
+  auto only_file = Load({"--config", f});
+  ASSERT_FALSE(only_file.exit_now) << only_file.output;
+  EXPECT_EQ(only_file.config.node_name, "from-file");
+  EXPECT_EQ(only_file.config.ssb_bytes, 2u << 20);
+  EXPECT_EQ(only_file.config.timeout_ms, 1234u);
+  EXPECT_EQ(only_file.config.log_level, "warn");
+  EXPECT_EQ(only_file.config.config_file, f);
+
+  setenv("OHIOD_NODE_NAME", "from-env", 1);
+  setenv("OHIOD_SSB_BYTES", "3MiB", 1);
+  auto with_env = Load({"--config", f});
+  ASSERT_FALSE(with_env.exit_now) << with_env.output;
+  EXPECT_EQ(with_env.config.node_name, "from-env");
+  EXPECT_EQ(with_env.config.ssb_bytes, 3u << 20);
+  EXPECT_EQ(with_env.config.timeout_ms, 1234u);
+
+  auto with_flags = Load({"--config", f, "--node-name", "from-flag"});
+  ASSERT_FALSE(with_flags.exit_now) << with_flags.output;
+  EXPECT_EQ(with_flags.config.node_name, "from-flag");
+  EXPECT_EQ(with_flags.config.ssb_bytes, 3u << 20);
+}
+
+TEST_F(ConfigTest, DefaultsWithoutAnySource) {
+  auto c = Load({"--config="});
+  ASSERT_FALSE(c.exit_now) << c.output;
+  EXPECT_EQ(c.config.socket, "/run/ohio/ohiod.sock");
+  EXPECT_EQ(c.config.algorithm, "v3");
+  EXPECT_FALSE(c.config.node_name.empty());  // the host name
+}
+
+TEST_F(ConfigTest, UnknownKeyInFileNamesKeyAndLine) {
+  const std::string f = WriteFile("socket = /tmp/x.sock\nssb_bytez = 1MiB\n");
+  auto c = Load({"--config", f});
+  EXPECT_TRUE(c.exit_now);
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_THAT(c.output, HasSubstr(f + ":2: unknown key 'ssb-bytez'"));
+}
+
+TEST_F(ConfigTest, LineWithoutEqualsIsAnError) {
+  const std::string f = WriteFile("socket /tmp/x.sock\n");
+  auto c = Load({"--config", f});
+  EXPECT_TRUE(c.exit_now);
+  EXPECT_THAT(c.output, HasSubstr(":1: expected 'key = value'"));
+}
+
+TEST_F(ConfigTest, BadValuesNameTheOption) {
+  auto algo = Load({"--config=", "--algorithm", "v9"});
+  EXPECT_TRUE(algo.exit_now);
+  EXPECT_EQ(algo.exit_code, 2);
+  EXPECT_THAT(algo.output, HasSubstr("--algorithm"));
+
+  setenv("OHIOD_TIMEOUT_MS", "soon", 1);
+  auto timeout = Load({"--config="});
+  EXPECT_TRUE(timeout.exit_now);
+  EXPECT_THAT(timeout.output, HasSubstr("--timeout-ms"));
+  unsetenv("OHIOD_TIMEOUT_MS");
+
+  const std::string f = WriteFile("ssb_bytes = lots\n");
+  auto size = Load({"--config", f});
+  EXPECT_TRUE(size.exit_now);
+  EXPECT_THAT(size.output, HasSubstr("--ssb-bytes"));
+
+  auto missing = Load({"--config", dir_ + "/absent.conf"});
+  EXPECT_TRUE(missing.exit_now);
+  EXPECT_THAT(missing.output, HasSubstr("cannot read config file"));
+}
+
+TEST_F(ConfigTest, HelpListsEverySettingAndItsEnvironmentName) {
+  auto c = Load({"--help"});
+  EXPECT_TRUE(c.exit_now);
+  EXPECT_EQ(c.exit_code, 0);
+  for (const char* key : {"--socket", "--node-name", "--ssb-bytes", "--srb-bytes", "--memory-limit", "--timeout-ms",
+                          "--spin-us", "--algorithm", "--log-level", "--config", "OHIOD_<KEY>"}) {
+    EXPECT_THAT(c.output, HasSubstr(key));
+  }
+}
+
+}  // namespace
+}  // namespace ohio

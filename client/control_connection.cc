@@ -1,13 +1,10 @@
 #include "client/control_connection.h"
 
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 
 #include "common/framed_socket.h"
+#include "common/unix_socket.h"
 #include "common/version.h"
 
 namespace ohio {
@@ -35,17 +32,9 @@ ControlConnection::~ControlConnection() {
 
 Result<std::unique_ptr<ControlConnection>> ControlConnection::Connect(const std::string& socket_path) {
   std::unique_ptr<ControlConnection> c(new ControlConnection());
-  struct sockaddr_un addr = {};
-  if (socket_path.size() >= sizeof(addr.sun_path)) {
-    return Status(Code::kInvalidArgument, "socket path '" + socket_path + "' is too long");
-  }
-  c->fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (c->fd_ < 0) return SystemError("socket", errno);
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
-  if (connect(c->fd_, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) != 0) {
-    return Status(Code::kNoDaemon, "cannot reach ohiod at " + socket_path + ": " + std::strerror(errno));
-  }
+  auto fd = ConnectUnix(socket_path);
+  if (!fd.ok()) return fd.status();
+  c->fd_ = fd.value();
   control::ClientMessage hello;
   hello.mutable_hello()->set_protocol_version(kControlProtocolVersion);
   hello.mutable_hello()->set_client_version(kVersion);

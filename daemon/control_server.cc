@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/unix_socket.h"
 #include "common/version.h"
 
 namespace ohio {
@@ -28,14 +29,10 @@ Status MakeParentDir(const std::string& path) {
 
 // True if some process accepts connections on the socket at `path`.
 bool SomeoneListens(const std::string& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  struct sockaddr_un addr = {};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  bool ok = connect(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return ok;
+  auto fd = ConnectUnix(path);
+  if (!fd.ok()) return false;
+  close(fd.value());
+  return true;
 }
 
 constexpr uint64_t kStopTag = ~uint64_t{0};
@@ -47,11 +44,8 @@ ControlServer::~ControlServer() { Stop(); }
 
 Status ControlServer::Start() {
   const std::string& path = config_.socket;
-  struct sockaddr_un addr = {};
-  if (path.size() >= sizeof(addr.sun_path)) {
-    return Status(Code::kInvalidArgument, "socket path '" + path + "' is longer than " +
-                                              std::to_string(sizeof(addr.sun_path) - 1) + " bytes");
-  }
+  auto addr = UnixAddress(path);
+  if (!addr.ok()) return addr.status();
   Status s = MakeParentDir(path);
   if (!s.ok()) return s;
   if (SomeoneListens(path)) {
@@ -60,9 +54,7 @@ Status ControlServer::Start() {
   unlink(path.c_str());  // a stale socket of a daemon that died
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0) return SystemError("socket", errno);
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  if (bind(listen_fd_, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) != 0) {
+  if (bind(listen_fd_, reinterpret_cast<const struct sockaddr*>(&addr.value()), sizeof(struct sockaddr_un)) != 0) {
     return SystemError("binding " + path, errno);
   }
   // Ranks of every user connect here; what they may do is decided per client by its uid.

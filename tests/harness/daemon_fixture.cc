@@ -1,8 +1,8 @@
 #include "tests/harness/daemon_fixture.h"
 
+#include "common/unix_socket.h"
+
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -13,13 +13,10 @@ namespace ohio::testing {
 namespace {
 
 bool Accepts(const std::string& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_un addr = {};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  bool ok = connect(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return ok;
+  auto fd = ConnectUnix(path);
+  if (!fd.ok()) return false;
+  close(fd.value());
+  return true;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/framed_socket.h"
+#include "common/unix_socket.h"
 #include "common/version.h"
 #include "proto/control.pb.h"
 #include "tests/harness/daemon_fixture.h"
@@ -221,14 +222,9 @@ TEST(SingleNodeFaults, AnotherUserCannotJoinTheGroup) {
 // --- raw bytes on the control socket ---
 
 int ConnectRaw(const std::string& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_un addr = {};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  if (connect(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
+  auto connected = ConnectUnix(path);
+  if (!connected.ok()) return -1;
+  const int fd = connected.value();
   struct timeval tv = {10, 0};  // no read may hang the test
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   return fd;

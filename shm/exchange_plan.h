@@ -1,0 +1,80 @@
+// The inter-node half of an alltoall, as pure functions: the pairwise schedule, where every
+// block (or chunk of one) lands in the receiving node's SRB ("deliveries"), what each node
+// posts to the wire ("puts"), and how a rank copies a delivery out. The daemon, the client
+// library and ohio-plan all compute the same plan from the same inputs, so nothing of it
+// travels over the wire but a delivery index.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "shm/algorithm.h"
+#include "shm/copy_plan.h"
+#include "shm/group_shape.h"
+#include "shm/staging.h"
+
+namespace ohio {
+
+struct Step {
+  uint32_t send_to = 0;
+  uint32_t recv_from = 0;
+};
+
+// Steps 1..N-1 for `node`: partner n XOR s when N is a power of two, else send to n+s and
+// receive from n-s (mod N). Each step pairs a send with the matching peer's receive.
+std::vector<Step> PairwiseSchedule(uint32_t nodes, uint32_t node);
+
+// v3's SRB is two halves; a half is rounded down to a cache line.
+uint64_t SrbHalfBytes(uint64_t srb_bytes);
+
+// Smallest SRB a group can work with: v1/v2 hold one byte of every remote message of the node
+// receiving the most; v3 needs two halves of at least a cache line.
+uint64_t MinSrbBytes(const GroupShape& shape, Algorithm algo);
+
+// Staging for a group of any number of nodes: the SSB bounds every algorithm's slice; the SRB
+// also bounds v1's and v2's, which keep every remote block of a round at once.
+Result<Staging> PlanGroupStaging(const GroupShape& shape, Algorithm algo, uint64_t ssb_bytes, uint64_t srb_bytes,
+                                 uint64_t bytes_per_rank);
+
+// One transfer landing in node n's SRB during a round whose slice length is `slice`. The
+// source's block for n is laid [source local rank][n's local rank] x slice; a delivery holds
+// bytes [block_offset, block_offset + bytes) of it, at srb_offset.
+struct Delivery {
+  uint32_t source = 0;
+  uint32_t step = 0;  // 0-based index into the schedule
+  uint64_t block_offset = 0;
+  uint64_t bytes = 0;
+  uint64_t srb_offset = 0;
+  uint32_t puts = 1;  // transfers that make it up (v1: one per row and run of ranks)
+};
+std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, uint32_t node, uint64_t slice,
+                                     uint64_t srb_bytes);
+
+// One transfer node n posts: ssb_offset in its own SSB to srb_offset in dest's SRB, part of
+// dest's delivery `delivery`.
+struct Put {
+  uint32_t dest = 0;
+  uint32_t step = 0;
+  uint32_t delivery = 0;
+  uint64_t ssb_offset = 0;
+  uint64_t bytes = 0;
+  uint64_t srb_offset = 0;
+};
+std::vector<Put> PlanPuts(const GroupShape& shape, Algorithm algo, uint32_t node, uint64_t slice,
+                          uint64_t srb_bytes);
+
+// Copy-out by local rank r of `node` of one delivery: src is an offset into the SRB, dst into
+// the rank's receive buffer (P messages of staging.bytes_per_rank).
+std::vector<CopySpan> PlanCopyOutDelivery(const GroupShape& shape, uint32_t node, uint32_t r,
+                                          const Staging& staging, uint64_t round, const Delivery& d);
+
+// The 32-bit immediate of a put: the receiver's tag for the group and the delivery index.
+constexpr uint32_t kImmTagBits = 10;
+constexpr uint32_t kMaxGroupTags = 1u << kImmTagBits;
+constexpr uint32_t kMaxDeliveries = 1u << (32 - kImmTagBits);
+inline uint32_t EncodeImm(uint32_t tag, uint32_t delivery) { return tag << (32 - kImmTagBits) | delivery; }
+inline uint32_t ImmTag(uint32_t imm) { return imm >> (32 - kImmTagBits); }
+inline uint32_t ImmDelivery(uint32_t imm) { return imm & (kMaxDeliveries - 1); }
+
+}  // namespace ohio

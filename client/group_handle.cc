@@ -4,10 +4,12 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "shm/copy_plan.h"
+#include "shm/exchange_plan.h"
 #include "shm/futex.h"
 #include "shm/staging.h"
 
@@ -62,7 +64,7 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
   g->spin_ = SpinFromEnvironment();
   g->deadline_ = std::chrono::milliseconds(h->timeout_ms) + kDaemonGrace;
   // Rounds completed before this rank joined (none unless the group is in use: a late join).
-  g->next_round_ = h->ready_round.load(std::memory_order_acquire);
+  g->next_round_ = std::max<uint32_t>(1, h->ready_round.load(std::memory_order_acquire));
   return g;
 }
 
@@ -126,7 +128,14 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
     return Status(Code::kInvalidArgument, "send and recv must not be NULL");
   }
   SegmentHeader* h = segment_.header();
-  auto staging = PlanStaging(shape_, h->ssb_bytes, bytes_per_rank);
+  // Round 1 is published only once the daemons of every node have met: only then are the
+  // sizes every node plans with known.
+  if (next_round_ == 1 && h->ready_round.load(std::memory_order_acquire) == 0) {
+    Status s = WaitFor([h] { return h->ready_round.load(std::memory_order_acquire) != 0; },
+                       "bring the group's nodes together");
+    if (!s.ok()) return broken_ = s;
+  }
+  auto staging = PlanGroupStaging(shape_, algorithm_, h->plan_ssb_bytes, h->plan_srb_bytes, bytes_per_rank);
   if (!staging.ok()) return staging.status();
   RankSlot* slot = segment_.slot(local_);
   const auto* src = static_cast<const uint8_t*>(send);
@@ -137,6 +146,7 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
                        "open the shared send buffer");
     if (!s.ok()) return broken_ = s;
     RunCopies(PlanCopyIn(shape_, algorithm_, node_, local_, staging.value(), round), src, segment_.ssb());
+    slot->consumed.store(0, std::memory_order_relaxed);
     slot->bytes_per_rank.store(bytes_per_rank, std::memory_order_relaxed);
     slot->round_in_call.store(static_cast<uint32_t>(round), std::memory_order_relaxed);
     slot->rounds_in_call.store(static_cast<uint32_t>(staging->rounds), std::memory_order_relaxed);
@@ -145,17 +155,43 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
     s = WaitFor([h, k] { return h->released_round.load(std::memory_order_acquire) == k; },
                 "complete the alltoall");
     if (!s.ok()) return broken_ = s;
+    auto round_failed = [h, k] { return h->failed_round.load(std::memory_order_acquire) == k; };
+    if (!round_failed()) {
+      RunCopies(PlanCopyOutLocal(shape_, algorithm_, node_, local_, staging.value(), round), segment_.ssb(), dst);
+      if (shape_.nodes() > 1) {
+        s = CopyOutDeliveries(staging.value(), round, k, dst);
+        if (!s.ok()) return broken_ = s;
+      }
+    }
     Status round_error;
-    if (h->failed_round.load(std::memory_order_relaxed) == k) {
+    if (round_failed()) {
       round_error = Status(static_cast<Code>(h->round_error_code.load(std::memory_order_relaxed)),
                            std::string(h->round_error, strnlen(h->round_error, kErrorMessageBytes)));
-    } else {
-      RunCopies(PlanCopyOutLocal(shape_, algorithm_, node_, local_, staging.value(), round), segment_.ssb(), dst);
     }
     slot->done_round.store(k, std::memory_order_release);
     RingIfSleeping();
     ++next_round_;
     if (!round_error.ok()) return round_error;
+  }
+  return Status::Ok();
+}
+
+Status GroupHandle::CopyOutDeliveries(const Staging& staging, uint64_t round, uint32_t k, uint8_t* dst) {
+  SegmentHeader* h = segment_.header();
+  RankSlot* slot = segment_.slot(local_);
+  const auto deliveries =
+      PlanDeliveries(shape_, algorithm_, node_, staging.length(round), h->plan_srb_bytes);
+  for (uint32_t d = 0; d < deliveries.size(); ++d) {
+    Status s = WaitFor(
+        [h, d, k] {
+          return h->delivered.load(std::memory_order_acquire) > d || h->failed_round.load(std::memory_order_acquire) == k;
+        },
+        "receive the other nodes' blocks");
+    if (!s.ok()) return s;
+    if (h->failed_round.load(std::memory_order_acquire) == k) return Status::Ok();
+    RunCopies(PlanCopyOutDelivery(shape_, node_, local_, staging, round, deliveries[d]), segment_.srb(), dst);
+    slot->consumed.store(d + 1, std::memory_order_release);
+    RingIfSleeping();
   }
   return Status::Ok();
 }

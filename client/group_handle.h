@@ -12,6 +12,7 @@
 #include "shm/algorithm.h"
 #include "shm/group_shape.h"
 #include "shm/segment.h"
+#include "shm/staging.h"
 
 namespace ohio {
 
@@ -29,6 +30,8 @@ class GroupHandle {
   template <typename Ready>
   Status WaitFor(Ready ready, const char* what);
   Status GroupError() const;
+  // Copies out, in order, the blocks other nodes put into the SRB during round k.
+  Status CopyOutDeliveries(const Staging& staging, uint64_t round, uint32_t k, uint8_t* dst);
   bool DaemonGone() const;
   void RingIfSleeping();
 

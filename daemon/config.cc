@@ -66,6 +66,24 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--max-clients", c.max_clients, "Most client connections served at once")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
+  app.add_option("--peer", c.peers,
+                 "Another node's peer service as NAME=HOST:PORT (repeat, or comma-separate in the file); "
+                 "nodes not listed are looked up by DNS on port 7470")
+      ->delimiter(',')
+      ->check([](const std::string& v) {
+        auto eq = v.find('=');
+        auto colon = v.rfind(':');
+        return eq == std::string::npos || eq == 0 || colon == std::string::npos || colon < eq || colon + 1 == v.size()
+                   ? "expected NAME=HOST:PORT, got '" + v + "'"
+                   : std::string();
+      });
+  app.add_option("--listen", c.listen, "IPv4 address the peer service and the data port listen on")
+      ->capture_default_str();
+  app.add_option("--peer-port", c.peer_port, "TCP port of the peer service (gRPC)")->capture_default_str();
+  app.add_option("--data-port", c.data_port, "TCP port of the data transport")->capture_default_str();
+  app.add_option("--advertise", c.advertise, "Host other nodes reach this node's data port at (default: node name)");
+  app.add_option("--admin-socket", c.admin_socket, "Unix socket of the admin service (root only)")
+      ->capture_default_str();
 }
 
 // "--config FILE" or "--config=FILE" on the command line, else the default file if present.
@@ -123,7 +141,10 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
   std::string config_file;
   Bind(app, out.config, config_file);
   app.set_version_flag("--version", std::string("ohiod ") + kVersion);
-  for (CLI::Option* opt : app.get_options()) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  for (CLI::Option* opt : app.get_options()) {
+    // Later sources override earlier ones; only --peer accumulates.
+    if (opt->get_single_name() != "peer") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
 
   auto fail = [&](const std::string& message) {
     out.exit_now = true;
@@ -170,6 +191,7 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
   }
   out.config.config_file = file.value();
   if (out.config.node_name.empty()) out.config.node_name = HostName();
+  if (out.config.advertise.empty()) out.config.advertise = out.config.node_name;
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -23,6 +24,13 @@ struct DaemonConfig {
   uint64_t max_message_bytes = 4u << 20;
   uint32_t max_group_ranks = 1u << 20;
   uint32_t max_clients = 4096;
+  // Other nodes.
+  std::vector<std::string> peers;  // "name=host:port" of other nodes' peer services
+  std::string listen = "0.0.0.0";  // IPv4 address the peer service and the data port bind to
+  uint16_t peer_port = 7470;
+  uint16_t data_port = 7471;
+  std::string advertise;  // host other nodes reach this one's data port at (default: node name)
+  std::string admin_socket = "/run/ohio/admin.sock";
 };
 
 struct ConfigOutcome {

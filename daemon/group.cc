@@ -32,7 +32,8 @@ std::string KeyHex(const GroupKey& key) {
 }
 
 Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, uid_t owner,
-                                             uint64_t ssb_bytes, uint64_t srb_bytes, uint32_t timeout_ms) {
+                                             uint64_t ssb_bytes, uint64_t srb_bytes, uint32_t timeout_ms,
+                                             uint32_t tag, Transport* transport) {
   std::unique_ptr<Group> g(new Group());
   g->spec_ = std::move(spec);
   g->shape_ = std::move(shape);
@@ -52,12 +53,36 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   h->local_ranks = locals;
   h->timeout_ms = timeout_ms;
   h->algorithm = static_cast<uint32_t>(g->spec_.algorithm);
-  h->ready_round.store(1, std::memory_order_release);
+  h->plan_ssb_bytes = ssb_bytes;
+  h->plan_srb_bytes = srb_bytes;
+  if (g->shape_.nodes() == 1) {
+    h->ready_round.store(1, std::memory_order_release);
+    return g;
+  }
+  g->tag_ = tag;
+  g->transport_ = transport;
+  auto key = transport->RegisterRegion(g->segment_.srb(), srb_bytes);
+  if (!key.ok()) return key.status();
+  g->srb_key_ = key.value();
+  g->exchange_ = std::make_unique<Exchange>(g->shape_, g->spec_.node, g->spec_.algorithm, g->spec_.node_names,
+                                            g->spec_.key, ssb_bytes, srb_bytes, transport);
   return g;
 }
 
 Group::~Group() {
+  if (srb_key_ != 0) transport_->DeregisterRegion(srb_key_);
   if (doorbell_fd_ >= 0) close(doorbell_fd_);
+}
+
+void Group::SetPeer(uint32_t node, const PeerGroupInfo& info) {
+  if (!exchange_ || exchange_->bootstrapped()) return;
+  exchange_->SetPeer(node, info);
+  if (!exchange_->bootstrapped()) return;
+  SegmentHeader* h = segment_.header();
+  h->plan_ssb_bytes = exchange_->plan_ssb_bytes();
+  h->plan_srb_bytes = exchange_->plan_srb_bytes();
+  h->ready_round.store(1, std::memory_order_release);
+  Notify();
 }
 
 uint64_t Group::rounds_completed() const {
@@ -108,6 +133,17 @@ void Group::Fail(Code code, const std::string& message, DaemonCounters* counters
   Notify();
 }
 
+std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, DaemonCounters* counters) {
+  if (failed()) return std::nullopt;
+  departed_.resize(local_ranks());
+  departed_[l] = why;
+  if (RankIdle(l)) return std::nullopt;
+  const std::string message = why + " during an alltoall; the group is closed";
+  Fail(Code::kGroupFailed, message, counters);
+  counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+  return message;
+}
+
 bool Group::RankIdle(uint32_t l) const {
   const RankSlot* s = segment_.slot(l);
   if (phase_ == Phase::kFilling) return s->arrived_round.load(std::memory_order_acquire) != round_;
@@ -123,6 +159,13 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
       if (segment_.slot(l)->arrived_round.load(std::memory_order_acquire) != round_) missing.push_back(l);
     }
     if (missing.size() == n) return false;
+    for (uint32_t l : missing) {
+      if (l < departed_.size() && !departed_[l].empty()) {
+        Fail(Code::kGroupFailed, departed_[l] + "; the group is closed", counters);
+        counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+        return true;
+      }
+    }
     if (!missing.empty()) {
       if (!waiting_since_) waiting_since_ = now;
       if (now - *waiting_since_ < timeout_) return false;
@@ -138,7 +181,15 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
     for (uint32_t l = 0; l < n; ++l) {
       by_bytes[segment_.slot(l)->bytes_per_rank.load(std::memory_order_relaxed)].push_back(l);
     }
-    if (by_bytes.size() > 1) {
+    const bool disagree = by_bytes.size() > 1;
+    if (exchange_) {
+      segment_.header()->delivered.store(0, std::memory_order_relaxed);
+      published_delivered_ = 0;
+      const RankSlot* s0 = segment_.slot(0);
+      exchange_->BeginRound(round_, s0->bytes_per_rank.load(std::memory_order_relaxed), disagree,
+                            s0->round_in_call.load(std::memory_order_relaxed), segment_.ssb(), tag_);
+    }
+    if (disagree) {
       std::string message = "ranks disagree on the bytes per rank of this alltoall:";
       for (const auto& [bytes, locals] : by_bytes) {
         message += " " + std::to_string(bytes) + " from " + DescribeRanks(locals) + ";";
@@ -156,6 +207,7 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
     return true;
   }
 
+  if (exchange_) return AdvanceExchange(now, counters);
   std::vector<uint32_t> copying;
   for (uint32_t l = 0; l < n; ++l) {
     if (segment_.slot(l)->done_round.load(std::memory_order_acquire) != round_) copying.push_back(l);
@@ -168,6 +220,45 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
          counters);
     return true;
   }
+  return FinishRound(counters);
+}
+
+bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
+  bool changed = false;
+  if (exchange_->error() && !round_failed_) {
+    PublishRoundError(Code::kSizeMismatch, *exchange_->error());
+    counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+    changed = true;
+  }
+  const uint32_t n = local_ranks();
+  uint32_t consumed = UINT32_MAX;
+  bool all_done = true;
+  for (uint32_t l = 0; l < n; ++l) {
+    const RankSlot* s = segment_.slot(l);
+    consumed = std::min(consumed, s->consumed.load(std::memory_order_acquire));
+    all_done &= s->done_round.load(std::memory_order_acquire) == round_;
+  }
+  changed |= exchange_->Progress(consumed);
+  if (exchange_->delivered() != published_delivered_) {
+    published_delivered_ = exchange_->delivered();
+    segment_.header()->delivered.store(published_delivered_, std::memory_order_release);
+    Notify();
+    changed = true;
+  }
+  if (all_done && exchange_->complete()) return FinishRound(counters);
+  if (now - released_at_ >= timeout_) {
+    Fail(Code::kTimeout,
+         "round " + std::to_string(round_) + " did not complete within " + std::to_string(timeout_.count()) +
+             " ms: node " + exchange_->node_name(spec_.node) + " was waiting for " +
+             (!exchange_->complete() ? exchange_->Waiting() : "its own ranks to copy out") + "; the group is closed",
+         counters);
+    return true;
+  }
+  return changed;
+}
+
+bool Group::FinishRound(DaemonCounters* counters) {
+  const uint32_t n = local_ranks();
   if (!round_failed_) {
     const RankSlot* s0 = segment_.slot(0);
     if (s0->round_in_call.load(std::memory_order_relaxed) + 1 ==

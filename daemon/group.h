@@ -16,6 +16,8 @@
 
 #include "common/status.h"
 #include "daemon/counters.h"
+#include "daemon/exchange.h"
+#include "daemon/transport/transport.h"
 #include "shm/algorithm.h"
 #include "shm/group_shape.h"
 #include "shm/segment.h"
@@ -43,10 +45,12 @@ class Group {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Creates the segment and the doorbell; the group is ready for round 1.
+  // Creates the segment and the doorbell. A single-node group is ready for round 1 at once;
+  // a group spanning nodes registers its SRB with the transport under `tag` and is ready once
+  // every other node's daemon has told it its own tag and SRB (SetPeer).
   static Result<std::unique_ptr<Group>> Create(GroupSpec spec, GroupShape shape, uid_t owner,
                                                uint64_t ssb_bytes, uint64_t srb_bytes,
-                                               uint32_t timeout_ms);
+                                               uint32_t timeout_ms, uint32_t tag, Transport* transport);
   ~Group();
 
   const GroupSpec& spec() const { return spec_; }
@@ -54,6 +58,15 @@ class Group {
   const std::string& key_hex() const { return key_hex_; }
   uid_t owner() const { return owner_; }
   uint32_t local_ranks() const { return shape_.ppn(spec_.node); }
+  uint32_t tag() const { return tag_; }
+  uint64_t srb_key() const { return srb_key_; }
+  uint64_t ssb_bytes() const { return segment_.header()->ssb_bytes; }
+  uint64_t srb_bytes() const { return segment_.header()->srb_bytes; }
+  bool spans_nodes() const { return exchange_ != nullptr; }
+  // The inter-node side (progress engine thread only); null for a single-node group.
+  Exchange* exchange() { return exchange_.get(); }
+  // Records what another node's daemon said of the group; publishes round 1 once all did.
+  void SetPeer(uint32_t node, const PeerGroupInfo& info);
   uint32_t group_rank(uint32_t local) const { return shape_.rank_at(spec_.node, local); }
   int segment_fd() const { return segment_.fd(); }
   int doorbell_fd() const { return doorbell_fd_; }
@@ -73,13 +86,18 @@ class Group {
   bool busy() const { return !failed() && (phase_ == Phase::kReleased || waiting_since_.has_value()); }
   // Closes the group for good: every waiting and every later call gets this error.
   void Fail(Code code, const std::string& message, DaemonCounters* counters);
-  // Whether local rank l has nothing in flight (so its departure interrupts no collective).
-  bool RankIdle(uint32_t l) const;
+  // Local rank l left (clean) or its connection closed. If it is inside a round the group
+  // fails now; otherwise the round under way completes without it and the group fails when
+  // another rank starts a round that would need it. Returns the failure if it was immediate.
+  std::optional<std::string> Depart(uint32_t l, const std::string& why, DaemonCounters* counters);
 
  private:
   enum class Phase { kFilling, kReleased };
 
   Group() = default;
+  bool RankIdle(uint32_t l) const;
+  bool AdvanceExchange(Clock::time_point now, DaemonCounters* counters);
+  bool FinishRound(DaemonCounters* counters);
   void Notify();
   void PublishRoundError(Code code, const std::string& message);
   std::string DescribeRanks(const std::vector<uint32_t>& locals) const;
@@ -92,6 +110,12 @@ class Group {
   int doorbell_fd_ = -1;
   std::chrono::milliseconds timeout_{0};
   std::vector<Member> members_;
+  uint32_t tag_ = 0;
+  uint64_t srb_key_ = 0;
+  Transport* transport_ = nullptr;
+  std::unique_ptr<Exchange> exchange_;
+  uint32_t published_delivered_ = 0;
+  std::vector<std::string> departed_;  // why each local rank left, "" while it is here
 
   uint32_t round_ = 1;
   Phase phase_ = Phase::kFilling;

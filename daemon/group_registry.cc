@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "shm/exchange_plan.h"
 #include "shm/staging.h"
 
 namespace ohio {
@@ -56,10 +57,6 @@ Result<GroupSpec> GroupRegistry::ValidateJoin(const control::JoinGroup& join,
   auto parsed = ParseAlgorithm(algo);
   if (!parsed) return invalid("unknown algorithm '" + algo + "' (v1, v2 or v3)");
   spec.algorithm = *parsed;
-  if (spec.node_names.size() > 1) {
-    *refusal = control::Error::NOT_SUPPORTED;
-    return Status(Code::kNotSupported, "groups spanning several nodes are not supported by this ohiod yet");
-  }
   return spec;
 }
 
@@ -104,7 +101,27 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                          std::to_string(min_ssb) + " bytes; ohiod is configured with ssb_bytes = " +
                                          std::to_string(config_.ssb_bytes));
     }
-    const uint64_t srb = spec->node_names.size() > 1 ? config_.srb_bytes : 0;
+    const bool multinode = spec->node_names.size() > 1;
+    const uint64_t srb = multinode ? config_.srb_bytes : 0;
+    const uint64_t min_srb = MinSrbBytes(shape.value(), spec->algorithm);
+    if (srb < min_srb) {
+      return Status(Code::kNoMemory, std::string("with ") + AlgorithmName(spec->algorithm) + " a group of " +
+                                         std::to_string(join.size()) + " ranks needs an SRB of at least " +
+                                         std::to_string(min_srb) + " bytes per node; ohiod is configured with srb_bytes = " +
+                                         std::to_string(config_.srb_bytes));
+    }
+    uint32_t tag = 0;
+    if (multinode) {
+      uint32_t tries = 0;
+      while (tags_used_[next_tag_] && tries++ < kMaxGroupTags) next_tag_ = (next_tag_ + 1) % kMaxGroupTags;
+      if (tags_used_[next_tag_]) {
+        return Status(Code::kNoMemory, "ohiod serves at most " + std::to_string(kMaxGroupTags) +
+                                           " groups spanning several nodes at once");
+      }
+      // Round-robin, so a tag freed now is reused as late as possible.
+      tag = next_tag_;
+      next_tag_ = (next_tag_ + 1) % kMaxGroupTags;
+    }
     const uint64_t need = ComputeSegmentLayout(shape->ppn(spec->node), config_.ssb_bytes, srb).segment_bytes;
     if (bytes_in_use_ + need > config_.memory_limit) {
       return Status(Code::kNoMemory, "the group needs " + std::to_string(need) + " bytes of shared memory but " +
@@ -113,12 +130,14 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                          std::to_string(groups_.size()) + " groups");
     }
     auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, config_.ssb_bytes, srb,
-                                 config_.timeout_ms);
+                                 config_.timeout_ms, tag, transport_);
     if (!created.ok()) return created.status();
     group = std::move(created).value();
+    if (multinode) tags_used_[tag] = true;
     bytes_in_use_ += group->segment_bytes();
     groups_[spec->key] = group;
     engine_->AddGroup(group);
+    if (multinode) on_new_multinode_group_(group);
     spdlog::info("group {}: created for {} ranks, {} on this node, {} bytes of shared memory (uid {})",
                  group->key_hex(), join.size(), group->local_ranks(), group->segment_bytes(), who.uid);
   }
@@ -148,9 +167,45 @@ void GroupRegistry::Depart(const Membership& m, bool clean, const PeerCredential
   if (it != groups_.end() && it->second == m.group) {
     groups_.erase(it);
     bytes_in_use_ -= m.group->segment_bytes();
+    if (m.group->spans_nodes()) tags_used_[m.group->tag()] = false;
     engine_->RemoveGroup(m.group);
     spdlog::info("group {}: closed, all local ranks gone", m.group->key_hex());
   }
+}
+
+Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupRequest& req) {
+  if (req.key().size() != 16) return Status(Code::kRefused, "a group key is 16 bytes");
+  GroupKey key;
+  std::copy(req.key().begin(), req.key().end(), key.begin());
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = groups_.find(key);
+  if (it == groups_.end()) {
+    return Status(Code::kNoDaemon, "no rank of group " + KeyHex(key) + " has joined on node " + config_.node_name + " yet");
+  }
+  const Group& g = *it->second;
+  const GroupSpec& spec = g.spec();
+  const bool same = std::equal(spec.node_names.begin(), spec.node_names.end(), req.node_names().begin(),
+                               req.node_names().end()) &&
+                    std::equal(spec.rank_node.begin(), spec.rank_node.end(), req.rank_node().begin(),
+                               req.rank_node().end());
+  if (!same) {
+    return Status(Code::kRefused, "node " + config_.node_name + "'s ranks describe group " + g.key_hex() +
+                                      " differently (nodes or rank placement) from node " + req.from_node() + "'s");
+  }
+  if (req.algorithm() != AlgorithmName(spec.algorithm)) {
+    return Status(Code::kRefused, "node " + config_.node_name + " runs group " + g.key_hex() + " with " +
+                                      AlgorithmName(spec.algorithm) + ", node " + req.from_node() + " with " +
+                                      req.algorithm());
+  }
+  if (req.owner_uid() != g.owner()) {
+    return Status(Code::kRefused, "group " + g.key_hex() + " belongs to uid " + std::to_string(g.owner()) +
+                                      " on node " + config_.node_name + " but to uid " +
+                                      std::to_string(req.owner_uid()) + " on node " + req.from_node());
+  }
+  if (!g.spans_nodes() || g.failed()) {
+    return Status(Code::kRefused, "group " + g.key_hex() + " has failed on node " + config_.node_name);
+  }
+  return PeerGroupInfo{g.tag(), g.srb_key(), g.ssb_bytes(), g.srb_bytes()};
 }
 
 std::vector<GroupInfo> GroupRegistry::Snapshot() {

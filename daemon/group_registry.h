@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,9 +13,11 @@
 
 #include "common/status.h"
 #include "daemon/config.h"
+#include "daemon/exchange.h"
 #include "daemon/group.h"
 #include "daemon/progress_engine.h"
 #include "proto/control.pb.h"
+#include "proto/peer.pb.h"
 
 namespace ohio {
 
@@ -43,13 +46,24 @@ struct GroupInfo {
 
 class GroupRegistry {
  public:
-  GroupRegistry(const DaemonConfig& config, ProgressEngine* engine) : config_(config), engine_(engine) {}
+  // `on_new_multinode_group` is told of every new group that spans nodes (peer bootstrap).
+  GroupRegistry(const DaemonConfig& config, ProgressEngine* engine, Transport* transport,
+                std::function<void(std::shared_ptr<Group>)> on_new_multinode_group)
+      : config_(config),
+        engine_(engine),
+        transport_(transport),
+        on_new_multinode_group_(std::move(on_new_multinode_group)),
+        tags_used_(kMaxGroupTags, false) {}
 
   // The error's code maps to a control Error code; its message goes to the client verbatim.
   Result<Membership> Join(const control::JoinGroup& join, const PeerCredentials& who,
                           control::Error::Code* refusal);
   // `clean` for a LeaveGroup; false when the member's connection closed without one.
   void Depart(const Membership& m, bool clean, const PeerCredentials& who);
+
+  // What another node's daemon needs to send to this node's part of a group. kNoDaemon while
+  // none of this node's ranks has joined (ask again), kRefused if the peer sees it differently.
+  Result<PeerGroupInfo> DescribeForPeer(const peer::OpenGroupRequest& req);
 
   std::vector<GroupInfo> Snapshot();
   uint64_t bytes_in_use();
@@ -59,7 +73,11 @@ class GroupRegistry {
 
   const DaemonConfig& config_;
   ProgressEngine* engine_;
+  Transport* transport_;
+  std::function<void(std::shared_ptr<Group>)> on_new_multinode_group_;
   std::mutex mu_;
+  std::vector<bool> tags_used_;
+  uint32_t next_tag_ = 0;
   std::map<GroupKey, std::shared_ptr<Group>> groups_;
   uint64_t bytes_in_use_ = 0;
 };

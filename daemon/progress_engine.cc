@@ -40,6 +40,10 @@ Status ProgressEngine::Start() {
   ev.events = EPOLLIN;
   ev.data.ptr = nullptr;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
+  if (transport_ != nullptr) {
+    ev.data.ptr = transport_;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, transport_->event_fd(), &ev) != 0) return SystemError("epoll_ctl", errno);
+  }
   thread_ = std::thread([this] { Run(); });
   return Status::Ok();
 }
@@ -81,6 +85,23 @@ void ProgressEngine::MemberGone(std::shared_ptr<Group> group, uint32_t local, bo
   Post(std::move(c));
 }
 
+void ProgressEngine::PeerInfo(std::shared_ptr<Group> group, uint32_t node, PeerGroupInfo info) {
+  Command c;
+  c.kind = Command::Kind::kPeerInfo;
+  c.group = std::move(group);
+  c.local = node;
+  c.info = info;
+  Post(std::move(c));
+}
+
+void ProgressEngine::FailGroup(std::shared_ptr<Group> group, Status why) {
+  Command c;
+  c.kind = Command::Kind::kFail;
+  c.group = std::move(group);
+  c.why = std::move(why);
+  Post(std::move(c));
+}
+
 void ProgressEngine::RemoveGroup(std::shared_ptr<Group> group) {
   Command c;
   c.kind = Command::Kind::kRemove;
@@ -103,34 +124,103 @@ bool ProgressEngine::Drain() {
         if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c.group->doorbell_fd(), &ev) != 0) {
           spdlog::error("group {}: cannot watch its doorbell: errno {}", c.group->key_hex(), errno);
         }
+        if (c.group->spans_nodes()) by_tag_[c.group->tag()] = c.group.get();
         groups_.push_back(std::move(c.group));
         break;
       }
+      case Command::Kind::kPeerInfo:
+        c.group->SetPeer(c.local, c.info);
+        break;
+      case Command::Kind::kFail:
+        if (!c.group->failed()) {
+          spdlog::warn("group {}: {}", c.group->key_hex(), c.why.message());
+          c.group->Fail(c.why.code(), c.why.message() + "; the group is closed", counters_);
+        }
+        break;
       case Command::Kind::kMemberGone: {
         Group& g = *c.group;
-        const uint32_t rank = g.group_rank(c.local);
-        if (g.failed()) break;
-        const bool interrupts = !g.RankIdle(c.local) || g.busy();
-        const std::string how = c.clean ? "left the group" : "disconnected from ohiod without leaving the group";
-        const std::string message = "rank " + std::to_string(rank) + " (" + c.who + ") " + how +
-                                    (interrupts ? " during an alltoall" : "") + "; the group is closed";
-        if (interrupts || !c.clean) {
-          spdlog::warn("group {}: {}", g.key_hex(), message);
-          if (interrupts) counters_->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-        } else {
-          spdlog::debug("group {}: {}", g.key_hex(), message);
+        const std::string why = "rank " + std::to_string(g.group_rank(c.local)) + " (" + c.who + ") " +
+                                (c.clean ? "left the group" : "disconnected from ohiod without leaving the group");
+        if (auto failure = g.Depart(c.local, why, counters_)) {
+          spdlog::warn("group {}: {}", g.key_hex(), *failure);
+        } else if (!c.clean) {
+          spdlog::info("group {}: {}", g.key_hex(), why);
         }
-        g.Fail(Code::kGroupFailed, message, counters_);
         break;
       }
       case Command::Kind::kRemove: {
         epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.group->doorbell_fd(), nullptr);
         groups_.erase(std::remove(groups_.begin(), groups_.end(), c.group), groups_.end());
+        if (c.group->spans_nodes()) {
+          auto t = by_tag_.find(c.group->tag());
+          if (t != by_tag_.end() && t->second == c.group.get()) by_tag_.erase(t);
+          if (c.group->exchange()->puts_in_flight() > 0) draining_.push_back(std::move(c.group));
+        }
         break;
       }
     }
   }
   return !commands.empty();
+}
+
+Group* ProgressEngine::ByTag(uint32_t tag) {
+  auto it = by_tag_.find(tag);
+  return it == by_tag_.end() ? nullptr : it->second;
+}
+
+void ProgressEngine::ReleaseDrained() {
+  draining_.erase(std::remove_if(draining_.begin(), draining_.end(),
+                                 [](const std::shared_ptr<Group>& g) { return g->exchange()->puts_in_flight() == 0; }),
+                  draining_.end());
+}
+
+bool ProgressEngine::HandleTransport() {
+  if (transport_ == nullptr) return false;
+  std::vector<TransportEvent> events;
+  transport_->Poll(&events);
+  for (TransportEvent& e : events) {
+    switch (e.kind) {
+      case TransportEvent::Kind::kArrived:
+        if (Group* g = ByTag(ImmTag(e.imm))) g->exchange()->OnArrived(ImmDelivery(e.imm));
+        break;
+      case TransportEvent::Kind::kPutDone: {
+        const uint32_t tag = static_cast<uint32_t>(e.cookie >> 40);
+        const uint32_t round_low = static_cast<uint32_t>(e.cookie >> 32) & 0xff;
+        const uint32_t index = static_cast<uint32_t>(e.cookie);
+        Group* g = ByTag(tag);
+        for (auto& d : draining_) {
+          if (d->tag() == tag) g = d.get();
+        }
+        if (g != nullptr) g->exchange()->OnPutDone(round_low, index);
+        break;
+      }
+      case TransportEvent::Kind::kMessage: {
+        auto m = ExchangeMessage::Decode(e.payload);
+        if (!m) {
+          spdlog::warn("malformed exchange message from node {}", e.peer);
+          break;
+        }
+        Group* g = ByTag(m->tag);
+        if (g == nullptr || g->spec().key != m->key) break;  // a group that has closed here
+        if (auto from = g->exchange()->NodeIndex(e.peer)) g->exchange()->OnMessage(*from, *m);
+        break;
+      }
+      case TransportEvent::Kind::kPeerDown:
+        for (auto& g : groups_) {
+          if (!g->spans_nodes() || g->failed() || !g->exchange()->NodeIndex(e.peer)) continue;
+          const std::string message =
+              "lost the connection to node " + e.peer + "'s ohiod (" + e.payload + "); the group is closed";
+          spdlog::warn("group {}: {}", g->key_hex(), message);
+          g->Fail(Code::kGroupFailed, message, counters_);
+        }
+        // Its puts will never complete: nothing refers to the SSBs of removed groups any more.
+        for (auto& d : draining_) {
+          if (d->exchange()->NodeIndex(e.peer)) d->exchange()->ForgetPutsTo(e.peer);
+        }
+        break;
+    }
+  }
+  return !events.empty();
 }
 
 bool ProgressEngine::AdvanceAll() {
@@ -165,7 +255,9 @@ void ProgressEngine::Run() {
       if (stopping_) break;
     }
     bool progressed = Drain();
+    progressed |= HandleTransport();
     progressed |= AdvanceAll();
+    if (!draining_.empty()) ReleaseDrained();
     const auto now = std::chrono::steady_clock::now();
     if (progressed) {
       last_work = now;
@@ -188,6 +280,8 @@ void ProgressEngine::Run() {
     for (int i = 0; i < n; ++i) {
       if (events[i].data.ptr == nullptr) {
         DrainEventFd(wake_fd_);
+      } else if (events[i].data.ptr == transport_) {
+        // Taken by HandleTransport on the next pass.
       } else {
         DrainEventFd(static_cast<Group*>(events[i].data.ptr)->doorbell_fd());
       }

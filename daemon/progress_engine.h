@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,8 +21,9 @@ namespace ohio {
 
 class ProgressEngine {
  public:
-  ProgressEngine(std::chrono::microseconds spin, DaemonCounters* counters)
-      : spin_(spin), counters_(counters) {}
+  // `transport` carries multi-node groups' data; its completions are handled on this thread.
+  ProgressEngine(std::chrono::microseconds spin, DaemonCounters* counters, Transport* transport)
+      : spin_(spin), counters_(counters), transport_(transport) {}
   ~ProgressEngine();
 
   Status Start();
@@ -33,20 +35,28 @@ class ProgressEngine {
   // connection that closed without one.
   void MemberGone(std::shared_ptr<Group> group, uint32_t local, bool clean, std::string who);
   void RemoveGroup(std::shared_ptr<Group> group);
+  // From the peer bootstrap: what node `node` said of the group, or why it could not be opened.
+  void PeerInfo(std::shared_ptr<Group> group, uint32_t node, PeerGroupInfo info);
+  void FailGroup(std::shared_ptr<Group> group, Status why);
 
  private:
   struct Command {
-    enum class Kind { kAdd, kMemberGone, kRemove } kind = Kind::kAdd;
+    enum class Kind { kAdd, kMemberGone, kRemove, kPeerInfo, kFail } kind = Kind::kAdd;
     std::shared_ptr<Group> group;
-    uint32_t local = 0;
+    uint32_t local = 0;  // kMemberGone: local rank; kPeerInfo: node
     bool clean = false;
     std::string who;
+    PeerGroupInfo info;
+    Status why;
   };
 
   void Post(Command c);
   void Run();
   bool Drain();  // applies queued commands; true if any
   bool AdvanceAll();
+  bool HandleTransport();
+  Group* ByTag(uint32_t tag);
+  void ReleaseDrained();
   void SetSleeping(uint32_t value);
   int NextWakeMs() const;
 
@@ -54,6 +64,7 @@ class ProgressEngine {
 
   const std::chrono::microseconds spin_;
   DaemonCounters* counters_;
+  Transport* transport_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::thread thread_;
@@ -64,6 +75,9 @@ class ProgressEngine {
   std::deque<Command> queue_;
 
   std::vector<std::shared_ptr<Group>> groups_;  // engine thread only
+  std::map<uint32_t, Group*> by_tag_;            // multi-node groups, engine thread only
+  // Removed groups whose puts are still on the wire: their SSB must outlive them.
+  std::vector<std::shared_ptr<Group>> draining_;
 };
 
 }  // namespace ohio

@@ -40,6 +40,10 @@ struct alignas(kCacheLine) SegmentHeader {
   uint64_t srb_bytes;
   uint32_t timeout_ms;
   uint32_t algorithm;  // ohio::Algorithm
+  // The buffer sizes every node of the group plans with (the smallest over its nodes): set
+  // by the daemon before it publishes ready_round = 1.
+  uint64_t plan_ssb_bytes;
+  uint64_t plan_srb_bytes;
 
   // Daemon -> ranks. Ranks sleep on event_count, which the daemon bumps after every change
   // below, so a rank that read it before checking a condition never misses a wake-up.
@@ -50,6 +54,8 @@ struct alignas(kCacheLine) SegmentHeader {
   std::atomic<uint32_t> round_error_code;  // ohio::Code
   std::atomic<uint32_t> state;             // GroupState
   std::atomic<uint32_t> group_error_code;  // ohio::Code, once state is kFailed
+  // Deliveries of released_round (exchange_plan.h) that have landed in the SRB, in order.
+  std::atomic<uint32_t> delivered;
   char round_error[kErrorMessageBytes];
   char group_error[kErrorMessageBytes];
 
@@ -64,6 +70,7 @@ struct alignas(kCacheLine) RankSlot {
   std::atomic<uint64_t> bytes_per_rank;   // M of the call `arrived_round` belongs to
   std::atomic<uint32_t> round_in_call;    // which of the call's rounds `arrived_round` is
   std::atomic<uint32_t> rounds_in_call;   // how many rounds the call has
+  std::atomic<uint32_t> consumed;         // deliveries of arrived_round copied out so far
 };
 
 struct SegmentLayout {

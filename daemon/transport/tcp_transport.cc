@@ -175,9 +175,14 @@ Status TcpTransport::Send(const std::string& peer, const std::string& message) {
 }
 
 void TcpTransport::Poll(std::vector<TransportEvent>* out) {
+  // Called on every pass of a spinning engine: stay off syscalls and locks when idle.
+  if (!has_events_.load(std::memory_order_acquire)) return;
+  // The eventfd is written and drained under the lock, so it is readable exactly while
+  // events are pending (else an epoll waiting on it would spin).
+  std::lock_guard<std::mutex> lock(events_mu_);
   uint64_t v;
   (void)!read(events_fd_, &v, sizeof(v));
-  std::lock_guard<std::mutex> lock(events_mu_);
+  has_events_.store(false, std::memory_order_release);
   for (auto& e : events_) out->push_back(std::move(e));
   events_.clear();
 }
@@ -188,10 +193,9 @@ std::vector<std::string> TcpTransport::connected_peers() const {
 }
 
 void TcpTransport::Emit(TransportEvent e) {
-  {
-    std::lock_guard<std::mutex> lock(events_mu_);
-    events_.push_back(std::move(e));
-  }
+  std::lock_guard<std::mutex> lock(events_mu_);
+  events_.push_back(std::move(e));
+  has_events_.store(true, std::memory_order_release);
   uint64_t one = 1;
   (void)!write(events_fd_, &one, sizeof(one));
 }
@@ -361,7 +365,8 @@ bool TcpTransport::OnFrameDone(Conn* c) {
       Established(c, c->message);
       return true;
     case kPut:
-      Emit({TransportEvent::Kind::kArrived, c->peer, f.imm, 0, f.bytes, ""});
+      // A put whose region was gone (or out of bounds) was drained, not delivered.
+      if (!c->dropped) Emit({TransportEvent::Kind::kArrived, c->peer, f.imm, 0, f.bytes, ""});
       return true;
     case kMessage:
       Emit({TransportEvent::Kind::kMessage, c->peer, 0, 0, 0, std::move(c->message)});
@@ -383,6 +388,7 @@ bool TcpTransport::ReadPayload(Conn* c) {
         dst = it->second.base + f.offset + c->payload_got;
         r = read(c->fd, dst, want);
       } else {
+        c->dropped = true;
         // A region already closed (its group ended) or out of bounds: drain and drop.
         r = read(c->fd, discard_.data(), std::min<uint64_t>(want, discard_.size()));
       }
@@ -410,7 +416,8 @@ void TcpTransport::OnReadable(Conn* c) {
       const uint32_t word = Get32(c->header);
       Frame f{word & 0xffff, Get32(c->header + 4), Get64(c->header + 8), Get64(c->header + 16), Get64(c->header + 24)};
       const bool valid = (word & 0xffff0000) == kMagic &&
-                         ((f.type == kHello && f.bytes <= kMaxHello) || (f.type == kMessage && f.bytes <= kMaxMessage) ||
+                         ((f.type == kHello && f.bytes >= 1 && f.bytes <= kMaxHello) ||
+                          (f.type == kMessage && f.bytes <= kMaxMessage) ||
                           f.type == kPut) &&
                          (f.type == kHello || !c->peer.empty());
       if (!valid) return Close(c, "protocol error (not an ohio peer, or a version mismatch)");
@@ -418,6 +425,7 @@ void TcpTransport::OnReadable(Conn* c) {
       c->header_got = 0;
       c->payload_got = 0;
       c->message.clear();
+      c->dropped = false;
       c->in_payload = true;
     }
     const uint64_t before = c->payload_got;

@@ -67,6 +67,7 @@ class TcpTransport : public Transport {
     bool in_payload = false;
     Frame frame;
     uint64_t payload_got = 0;
+    bool dropped = false;  // some of this put's payload had nowhere to go
     std::string message;
   };
   struct Command {
@@ -106,6 +107,7 @@ class TcpTransport : public Transport {
 
   std::mutex events_mu_;
   std::vector<TransportEvent> events_;
+  std::atomic<bool> has_events_{false};
 
   // Held while a payload is read into a region, so a region is never freed under a read.
   std::mutex regions_mu_;

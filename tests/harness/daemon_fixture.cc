@@ -22,14 +22,19 @@ bool Accepts(const std::string& path) {
 }  // namespace
 
 Daemon::Daemon(const TempDir& dir, std::vector<std::string> flags, const std::string& name)
-    : socket_(dir.file(name + ".sock")), log_(dir.file(name + ".log")), flags_(std::move(flags)) {}
+    : socket_(dir.file(name + ".sock")),
+      admin_socket_(dir.file(name + ".admin.sock")),
+      log_(dir.file(name + ".log")),
+      flags_(std::move(flags)) {}
 
 Daemon::~Daemon() {
   if (running()) Stop();
 }
 
 bool Daemon::Start() {
-  std::vector<std::string> argv = {RunfilePath("daemon/ohiod"), "--socket", socket_, "--log-level", "debug"};
+  std::vector<std::string> argv = {RunfilePath("daemon/ohiod"), "--socket", socket_, "--admin-socket", admin_socket_,
+                                   "--log-level", "debug", "--peer-port", "0", "--data-port", "0",
+                                   "--listen", "127.0.0.1", "--advertise", "127.0.0.1"};
   argv.insert(argv.end(), flags_.begin(), flags_.end());
   process_ = std::make_unique<Process>(argv, log_);
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);

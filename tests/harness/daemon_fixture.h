@@ -1,5 +1,6 @@
-// A real ohiod for a test: its own socket in a temp dir, started with the flags given,
-// ready once its socket accepts, stopped with SIGTERM (and its exit code checked).
+// A real ohiod for a test: its own sockets in a temp dir and (unless the flags say otherwise)
+// ephemeral peer and data ports, started with the flags given, ready once its socket accepts,
+// stopped with SIGTERM (and its exit code checked).
 #pragma once
 
 #include <memory>
@@ -22,12 +23,14 @@ class Daemon {
   void Kill();
 
   const std::string& socket() const { return socket_; }
+  const std::string& admin_socket() const { return admin_socket_; }
   pid_t pid() const { return process_ ? process_->pid() : -1; }
   bool running() { return process_ && process_->Running(); }
   std::string Log() const { return process_ ? process_->Output() : ""; }
 
  private:
   std::string socket_;
+  std::string admin_socket_;
   std::string log_;
   std::vector<std::string> flags_;
   std::unique_ptr<Process> process_;

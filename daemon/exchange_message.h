@@ -1,0 +1,27 @@
+// The small messages daemons of a group send each other per round over the transport:
+// ROUND_READY (my ranks are in for this round with this M, my SRB is free for it) and CREDIT
+// (v3: the SRB half for this delivery is free again). Fixed 40-byte little-endian layout.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ohio {
+
+struct ExchangeMessage {
+  enum class Type : uint8_t { kRoundReady = 1, kCredit = 2 };
+  Type type = Type::kRoundReady;
+  bool sizes_disagree = false;  // ROUND_READY: the sender's own ranks already disagree on M
+  uint32_t tag = 0;             // the receiver's tag for the group
+  uint32_t round = 0;
+  uint32_t delivery = 0;        // CREDIT: the receiver may now put this delivery of the sender's
+  uint64_t bytes_per_rank = 0;  // ROUND_READY: M
+  std::array<uint8_t, 16> key{};
+
+  std::string Encode() const;
+  static std::optional<ExchangeMessage> Decode(const std::string& bytes);
+};
+
+}  // namespace ohio

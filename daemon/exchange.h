@@ -60,6 +60,9 @@ class Exchange {
   // Every put of the round has left and every delivery has landed (or the round failed).
   bool complete() const;
   size_t puts_in_flight() const { return posted_ - done_; }
+  // Puts of the current round not yet posted or not yet completed: a group whose ranks have
+  // all gone must still send them, or its peers would wait for them forever.
+  bool sends_pending() const { return active_ && !error_ && (posted_ < puts_.size() || done_ < posted_); }
   // The connection to `peer` broke: puts to it will never complete.
   void ForgetPutsTo(const std::string& peer);
   // Who this node still waits on, for timeout messages.

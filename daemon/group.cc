@@ -33,7 +33,8 @@ std::string KeyHex(const GroupKey& key) {
 
 Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, uid_t owner,
                                              uint64_t ssb_bytes, uint64_t srb_bytes, uint32_t timeout_ms,
-                                             uint32_t tag, Transport* transport) {
+                                             std::optional<uint32_t> tag, std::shared_ptr<TagPool> tags,
+                                             Transport* transport) {
   std::unique_ptr<Group> g(new Group());
   g->spec_ = std::move(spec);
   g->shape_ = std::move(shape);
@@ -59,7 +60,8 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
     h->ready_round.store(1, std::memory_order_release);
     return g;
   }
-  g->tag_ = tag;
+  g->tag_ = *tag;
+  g->tags_ = std::move(tags);
   g->transport_ = transport;
   auto key = transport->RegisterRegion(g->segment_.srb(), srb_bytes);
   if (!key.ok()) return key.status();
@@ -71,6 +73,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
 
 Group::~Group() {
   if (srb_key_ != 0) transport_->DeregisterRegion(srb_key_);
+  if (tags_) tags_->Release(tag_);
   if (doorbell_fd_ >= 0) close(doorbell_fd_);
 }
 

@@ -17,6 +17,7 @@
 #include "common/status.h"
 #include "daemon/counters.h"
 #include "daemon/exchange.h"
+#include "daemon/tag_pool.h"
 #include "daemon/transport/transport.h"
 #include "shm/algorithm.h"
 #include "shm/group_shape.h"
@@ -50,7 +51,8 @@ class Group {
   // every other node's daemon has told it its own tag and SRB (SetPeer).
   static Result<std::unique_ptr<Group>> Create(GroupSpec spec, GroupShape shape, uid_t owner,
                                                uint64_t ssb_bytes, uint64_t srb_bytes,
-                                               uint32_t timeout_ms, uint32_t tag, Transport* transport);
+                                               uint32_t timeout_ms, std::optional<uint32_t> tag,
+                                               std::shared_ptr<TagPool> tags, Transport* transport);
   ~Group();
 
   const GroupSpec& spec() const { return spec_; }
@@ -111,6 +113,7 @@ class Group {
   std::chrono::milliseconds timeout_{0};
   std::vector<Member> members_;
   uint32_t tag_ = 0;
+  std::shared_ptr<TagPool> tags_;  // the tag is returned when the group is destroyed
   uint64_t srb_key_ = 0;
   Transport* transport_ = nullptr;
   std::unique_ptr<Exchange> exchange_;

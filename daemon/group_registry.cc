@@ -110,17 +110,13 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                          std::to_string(min_srb) + " bytes per node; ohiod is configured with srb_bytes = " +
                                          std::to_string(config_.srb_bytes));
     }
-    uint32_t tag = 0;
+    std::optional<uint32_t> tag;
     if (multinode) {
-      uint32_t tries = 0;
-      while (tags_used_[next_tag_] && tries++ < kMaxGroupTags) next_tag_ = (next_tag_ + 1) % kMaxGroupTags;
-      if (tags_used_[next_tag_]) {
+      tag = tags_->Allocate();
+      if (!tag) {
         return Status(Code::kNoMemory, "ohiod serves at most " + std::to_string(kMaxGroupTags) +
                                            " groups spanning several nodes at once");
       }
-      // Round-robin, so a tag freed now is reused as late as possible.
-      tag = next_tag_;
-      next_tag_ = (next_tag_ + 1) % kMaxGroupTags;
     }
     const uint64_t need = ComputeSegmentLayout(shape->ppn(spec->node), config_.ssb_bytes, srb).segment_bytes;
     if (bytes_in_use_ + need > config_.memory_limit) {
@@ -130,10 +126,12 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                          std::to_string(groups_.size()) + " groups");
     }
     auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, config_.ssb_bytes, srb,
-                                 config_.timeout_ms, tag, transport_);
-    if (!created.ok()) return created.status();
+                                 config_.timeout_ms, tag, tags_, transport_);
+    if (!created.ok()) {
+      if (tag) tags_->Release(*tag);
+      return created.status();
+    }
     group = std::move(created).value();
-    if (multinode) tags_used_[tag] = true;
     bytes_in_use_ += group->segment_bytes();
     groups_[spec->key] = group;
     engine_->AddGroup(group);
@@ -167,7 +165,6 @@ void GroupRegistry::Depart(const Membership& m, bool clean, const PeerCredential
   if (it != groups_.end() && it->second == m.group) {
     groups_.erase(it);
     bytes_in_use_ -= m.group->segment_bytes();
-    if (m.group->spans_nodes()) tags_used_[m.group->tag()] = false;
     engine_->RemoveGroup(m.group);
     spdlog::info("group {}: closed, all local ranks gone", m.group->key_hex());
   }

@@ -16,6 +16,7 @@
 #include "daemon/exchange.h"
 #include "daemon/group.h"
 #include "daemon/progress_engine.h"
+#include "daemon/tag_pool.h"
 #include "proto/control.pb.h"
 #include "proto/peer.pb.h"
 
@@ -53,7 +54,7 @@ class GroupRegistry {
         engine_(engine),
         transport_(transport),
         on_new_multinode_group_(std::move(on_new_multinode_group)),
-        tags_used_(kMaxGroupTags, false) {}
+        tags_(std::make_shared<TagPool>(kMaxGroupTags)) {}
 
   // The error's code maps to a control Error code; its message goes to the client verbatim.
   Result<Membership> Join(const control::JoinGroup& join, const PeerCredentials& who,
@@ -76,8 +77,7 @@ class GroupRegistry {
   Transport* transport_;
   std::function<void(std::shared_ptr<Group>)> on_new_multinode_group_;
   std::mutex mu_;
-  std::vector<bool> tags_used_;
-  uint32_t next_tag_ = 0;
+  std::shared_ptr<TagPool> tags_;
   std::map<GroupKey, std::shared_ptr<Group>> groups_;
   uint64_t bytes_in_use_ = 0;
 };

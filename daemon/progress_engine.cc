@@ -152,9 +152,9 @@ bool ProgressEngine::Drain() {
         epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.group->doorbell_fd(), nullptr);
         groups_.erase(std::remove(groups_.begin(), groups_.end(), c.group), groups_.end());
         if (c.group->spans_nodes()) {
-          auto t = by_tag_.find(c.group->tag());
-          if (t != by_tag_.end() && t->second == c.group.get()) by_tag_.erase(t);
-          if (c.group->exchange()->puts_in_flight() > 0) draining_.push_back(std::move(c.group));
+          // Keeps its tag (and so its messages and completions) until its last sends are out.
+          draining_.push_back(std::move(c.group));
+          ReleaseDrained();
         }
         break;
       }
@@ -168,10 +168,22 @@ Group* ProgressEngine::ByTag(uint32_t tag) {
   return it == by_tag_.end() ? nullptr : it->second;
 }
 
-void ProgressEngine::ReleaseDrained() {
-  draining_.erase(std::remove_if(draining_.begin(), draining_.end(),
-                                 [](const std::shared_ptr<Group>& g) { return g->exchange()->puts_in_flight() == 0; }),
-                  draining_.end());
+bool ProgressEngine::ReleaseDrained() {
+  bool changed = false;
+  for (auto& g : draining_) {
+    // Its ranks are gone: whatever they consumed, nothing more will be; only sends remain.
+    if (!g->failed()) changed |= g->exchange()->Progress(UINT32_MAX);
+  }
+  auto done = [](const std::shared_ptr<Group>& g) {
+    return g->failed() ? g->exchange()->puts_in_flight() == 0 : !g->exchange()->sends_pending();
+  };
+  for (auto& g : draining_) {
+    if (!done(g)) continue;
+    auto t = by_tag_.find(g->tag());
+    if (t != by_tag_.end() && t->second == g.get()) by_tag_.erase(t);
+  }
+  draining_.erase(std::remove_if(draining_.begin(), draining_.end(), done), draining_.end());
+  return changed;
 }
 
 bool ProgressEngine::HandleTransport() {
@@ -187,11 +199,7 @@ bool ProgressEngine::HandleTransport() {
         const uint32_t tag = static_cast<uint32_t>(e.cookie >> 40);
         const uint32_t round_low = static_cast<uint32_t>(e.cookie >> 32) & 0xff;
         const uint32_t index = static_cast<uint32_t>(e.cookie);
-        Group* g = ByTag(tag);
-        for (auto& d : draining_) {
-          if (d->tag() == tag) g = d.get();
-        }
-        if (g != nullptr) g->exchange()->OnPutDone(round_low, index);
+        if (Group* g = ByTag(tag)) g->exchange()->OnPutDone(round_low, index);
         break;
       }
       case TransportEvent::Kind::kMessage: {
@@ -213,9 +221,11 @@ bool ProgressEngine::HandleTransport() {
           spdlog::warn("group {}: {}", g->key_hex(), message);
           g->Fail(Code::kGroupFailed, message, counters_);
         }
-        // Its puts will never complete: nothing refers to the SSBs of removed groups any more.
+        // Their puts to it will never complete, and nothing may wait for them.
         for (auto& d : draining_) {
-          if (d->exchange()->NodeIndex(e.peer)) d->exchange()->ForgetPutsTo(e.peer);
+          if (!d->exchange()->NodeIndex(e.peer)) continue;
+          d->Fail(Code::kGroupFailed, "lost the connection to node " + e.peer + "'s ohiod", counters_);
+          d->exchange()->ForgetPutsTo(e.peer);
         }
         break;
     }
@@ -243,6 +253,7 @@ int ProgressEngine::NextWakeMs() const {
   for (const auto& g : groups_) {
     if (g->busy()) return static_cast<int>(kTimeoutTick.count());
   }
+  if (!draining_.empty()) return static_cast<int>(kTimeoutTick.count());
   return -1;
 }
 
@@ -257,7 +268,7 @@ void ProgressEngine::Run() {
     bool progressed = Drain();
     progressed |= HandleTransport();
     progressed |= AdvanceAll();
-    if (!draining_.empty()) ReleaseDrained();
+    if (!draining_.empty()) progressed |= ReleaseDrained();
     const auto now = std::chrono::steady_clock::now();
     if (progressed) {
       last_work = now;

@@ -56,7 +56,8 @@ class ProgressEngine {
   bool AdvanceAll();
   bool HandleTransport();
   Group* ByTag(uint32_t tag);
-  void ReleaseDrained();
+  // Progresses removed groups' last sends; frees those that are done. True if anything moved.
+  bool ReleaseDrained();
   void SetSleeping(uint32_t value);
   int NextWakeMs() const;
 
@@ -76,7 +77,7 @@ class ProgressEngine {
 
   std::vector<std::shared_ptr<Group>> groups_;  // engine thread only
   std::map<uint32_t, Group*> by_tag_;            // multi-node groups, engine thread only
-  // Removed groups whose puts are still on the wire: their SSB must outlive them.
+  // Removed groups whose last round's sends are not all out: their SSB must outlive them.
   std::vector<std::shared_ptr<Group>> draining_;
 };
 

@@ -60,12 +60,17 @@ uint64_t MinSrbBytes(const GroupShape& shape, Algorithm algo) {
 
 Result<Staging> PlanGroupStaging(const GroupShape& shape, Algorithm algo, uint64_t ssb_bytes, uint64_t srb_bytes,
                                  uint64_t bytes_per_rank) {
-  if (shape.nodes() == 1 || algo == Algorithm::kV3) {
-    if (shape.nodes() > 1 && srb_bytes < MinSrbBytes(shape, algo)) {
+  if (shape.nodes() == 1) return PlanStaging(shape, ssb_bytes, bytes_per_rank);
+  if (algo == Algorithm::kV3) {
+    if (srb_bytes < MinSrbBytes(shape, algo)) {
       return Status(Code::kNoMemory, "an SRB of " + std::to_string(srb_bytes) + " bytes cannot hold two halves of " +
                                          "a cache line each");
     }
-    return PlanStaging(shape, ssb_bytes, bytes_per_rank);
+    // A node receives at most an SSB's worth per round, in chunks of a half plus one partial
+    // chunk per block: capping the SSB at kMaxDeliveries/2 halves keeps every delivery index
+    // within the immediate's bits.
+    const uint64_t cap = SrbHalfBytes(srb_bytes) * (kMaxDeliveries / 2);
+    return PlanStaging(shape, std::min(ssb_bytes, std::max(cap, MinSsbBytes(shape))), bytes_per_rank);
   }
   // v1/v2: one round's remote blocks must all fit the SRB too. An SSB of
   // ssb_bytes * max_ppn*P / max_remote bytes bounds the slice exactly as the SRB does.
@@ -85,7 +90,8 @@ std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, ui
                                      uint64_t srb_bytes) {
   std::vector<Delivery> out;
   const auto steps = PairwiseSchedule(shape.nodes(), node);
-  const uint64_t half = SrbHalfBytes(srb_bytes);
+  // At least a byte, so that the chunk loop ends even for an SRB no caller should pass.
+  const uint64_t half = std::max<uint64_t>(SrbHalfBytes(srb_bytes), 1);
   uint64_t srb_offset = 0;
   for (uint32_t s = 0; s < steps.size(); ++s) {
     const uint32_t p = steps[s].recv_from;

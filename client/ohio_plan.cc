@@ -1,0 +1,107 @@
+// ohio-plan: what an alltoall would cost each node (connections, posted sends, SSB/SRB bytes,
+// rounds, bytes on the wire) under v1, v2, v3 or flat, planned exactly as ohiod plans it,
+// without a daemon, a network or the memory of the cluster being planned for.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "client/plan_report.h"
+
+namespace {
+
+// Bad flags and plans the daemon would refuse share one exit code, so scripts tell "cannot
+// plan this" (2) from a crash.
+constexpr int kUsageError = 2;
+
+// CLI11 reads numbers with strtoull(base 0): "-1" would wrap to 2^64-1 and "010" be octal.
+// Runs before the size transform, so "1MiB" keeps its unit.
+CLI::Validator Decimal(bool unit_allowed) {
+  return CLI::Validator(
+      [unit_allowed](std::string& s) -> std::string {
+        const size_t end = std::min(s.find_first_not_of("0123456789"), s.size());
+        if (end == 0 || (!unit_allowed && end != s.size())) return "'" + s + "' is not a non-negative decimal number";
+        const size_t first = std::min(s.find_first_not_of('0'), end - 1);
+        const std::string digits = s.substr(first, end - first);
+        if (digits.size() > 20 || (digits.size() == 20 && digits > "18446744073709551615")) {
+          return "'" + s + "' does not fit in 64 bits";
+        }
+        s = digits + s.substr(end);
+        return "";
+      },
+      "", "decimal");
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "ohio-plan: " << message << "\n";
+  return kUsageError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "Dry-run planner: per-node connections, posted sends, SSB/SRB bytes, staging rounds and bytes on the wire "
+      "of one alltoall, computed by the same planners ohiod runs. Ranks are placed consecutively, node by node.",
+      "ohio-plan");
+  uint64_t nodes = 0, ppn = 0, bytes = 0, ssb = 0, srb = 0;
+  std::string algo, ppn_list;
+  bool json = false, per_node = false;
+  auto* nodes_opt = app.add_option("--nodes", nodes, "Nodes N in the group")->transform(Decimal(false));
+  auto* ppn_opt = app.add_option("--ppn", ppn, "Ranks per node (the same on every node)")->transform(Decimal(false));
+  auto* list_opt = app.add_option("--ppn-list", ppn_list,
+                                  "Ranks per node, node by node, e.g. 3,1,2 (uneven groups; overrides --nodes/--ppn)");
+  app.add_option("--bytes", bytes, "M: bytes every rank sends to every rank (e.g. 4096, 1MiB)")
+      ->required()
+      ->transform(CLI::AsSizeValue(false))
+      ->transform(Decimal(true));
+  app.add_option("--algo", algo,
+                 "v1 (SSB as the ranks' buffers), v2 (coalesced per node), v3 (v2 with a two-half SRB), "
+                 "flat (every rank to every remote rank, no daemon)")
+      ->required()
+      ->check(CLI::IsMember({"v1", "v2", "v3", "flat"}));
+  auto* ssb_opt = app.add_option("--ssb-bytes", ssb,
+                                 "Bound the SSB per group and node as ohiod's ssb_bytes does (default ohiod: 16MiB); "
+                                 "larger alltoalls are staged in rounds. Default here: unbounded (one round)")
+                      ->transform(CLI::AsSizeValue(false))
+                      ->transform(Decimal(true));
+  auto* srb_opt = app.add_option("--srb-bytes", srb,
+                                 "Bound the SRB per group and node as ohiod's srb_bytes does (default ohiod: 8MiB); "
+                                 "v3 then sends blocks larger than half of it in chunks. Default here: what the "
+                                 "algorithm needs for one unchunked round")
+                      ->transform(CLI::AsSizeValue(false))
+                      ->transform(Decimal(true));
+  app.add_flag("--json", json, "Print JSON: group, per_node figures and their maxima over the nodes");
+  app.add_flag("--per-node", per_node, "Text: one row per node instead of folding equal nodes into ranges");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kUsageError;
+  }
+
+  ohio::Result<std::vector<uint32_t>> counts = std::vector<uint32_t>{};
+  if (*list_opt) {
+    counts = ohio::ParsePpnList(ppn_list);
+  } else if (*nodes_opt && *ppn_opt) {
+    counts = ohio::UniformPpn(nodes, ppn);
+  } else {
+    return Fail("give --nodes and --ppn, or --ppn-list; run with --help for more information");
+  }
+  if (!counts.ok()) return Fail(counts.status().message());
+
+  ohio::PlanRequest request;
+  request.ppn = counts.value();
+  request.bytes_per_rank = bytes;
+  request.design = *ohio::ParseDesign(algo);
+  if (*ssb_opt) request.ssb_bytes = ssb;
+  if (*srb_opt) request.srb_bytes = srb;
+  ohio::Result<ohio::PlanReport> report = ohio::MakePlanReport(request);
+  if (!report.ok()) return Fail(report.status().message());
+  const std::string out = json ? ohio::RenderJson(report.value()) : ohio::RenderText(report.value(), per_node);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : Fail("cannot write the plan to stdout");
+}

@@ -19,6 +19,7 @@ constexpr char kDefaultPeerPort[] = "7470";
 struct PeerBootstrap::Channel {
   std::unique_ptr<peer::Peer::Stub> stub;
   bool greeted = false;
+  std::string data_address;
   std::string last_error;
 };
 
@@ -92,7 +93,7 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
                                                          " transport, this node " + transport_->name()));
       return true;
     }
-    transport_->Connect(name, reply.data_address());
+    ch->data_address = reply.data_address();
     ch->greeted = true;
   }
   grpc::ClientContext ctx;
@@ -117,6 +118,9 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
     on_failure_(job.group, Status(Code::kRefused, "node " + name + " refused the group: " + s.error_message()));
     return true;
   }
+  // Every time, not only after a hello: the connection may have broken since (a peer daemon
+  // that restarted), and connecting an existing one is a no-op.
+  transport_->Connect(name, ch->data_address);
   on_peer_(job.group, node, PeerGroupInfo{reply.tag(), reply.srb_key(), reply.ssb_bytes(), reply.srb_bytes()});
   return true;
 }

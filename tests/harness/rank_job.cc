@@ -19,6 +19,29 @@ RankJob::RankJob(const TempDir& dir, const std::string& socket, const std::strin
   }
 }
 
+RankJob::RankJob(const TempDir& dir, const std::vector<std::string>& sockets,
+                 const std::vector<std::string>& node_names, const std::vector<uint32_t>& rank_node,
+                 const std::string& name, const std::vector<std::string>& common,
+                 const std::function<std::vector<std::string>(uint32_t)>& extra) {
+  const uint32_t size = static_cast<uint32_t>(rank_node.size());
+  std::vector<std::string> placement = {"--nodes"};
+  placement.insert(placement.end(), node_names.begin(), node_names.end());
+  placement.push_back("--rank-node");
+  for (uint32_t n : rank_node) placement.push_back(std::to_string(n));
+  for (uint32_t r = 0; r < size; ++r) {
+    std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket", sockets[rank_node[r]],
+                                     "--key", KeyHex(name), "--size", std::to_string(size), "--rank",
+                                     std::to_string(r)};
+    argv.insert(argv.end(), placement.begin(), placement.end());
+    argv.insert(argv.end(), common.begin(), common.end());
+    if (extra) {
+      auto more = extra(r);
+      argv.insert(argv.end(), more.begin(), more.end());
+    }
+    ranks_.push_back(std::make_unique<Process>(argv, dir.file(name + ".rank" + std::to_string(r) + ".out")));
+  }
+}
+
 std::vector<int> RankJob::Wait(std::chrono::milliseconds deadline) {
   const auto end = std::chrono::steady_clock::now() + deadline;
   std::vector<int> codes;

@@ -16,8 +16,14 @@ class RankJob {
   RankJob(const TempDir& dir, const std::string& socket, const std::string& name, uint32_t size,
           const std::vector<std::string>& common,
           const std::function<std::vector<std::string>(uint32_t)>& extra = nullptr);
+  // A job across nodes: rank r talks to sockets[rank_node[r]] and joins with the node names
+  // and placement given.
+  RankJob(const TempDir& dir, const std::vector<std::string>& sockets, const std::vector<std::string>& node_names,
+          const std::vector<uint32_t>& rank_node, const std::string& name, const std::vector<std::string>& common,
+          const std::function<std::vector<std::string>(uint32_t)>& extra = nullptr);
 
   Process& rank(uint32_t r) { return *ranks_[r]; }
+  uint32_t size() const { return static_cast<uint32_t>(ranks_.size()); }
   // Waits for every rank; returns their exit codes (-1 for one killed at the deadline).
   std::vector<int> Wait(std::chrono::milliseconds deadline);
   // Every rank's output, for failure messages.

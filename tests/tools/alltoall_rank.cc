@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> rank_node;
   std::vector<std::string> nodes;
   uint64_t my_bytes = 0;
-  bool stall = false, in_place = false;
+  bool stall = false, stall_after = false, in_place = false;
   app.add_option("--socket", socket)->required();
   app.add_option("--key", key_hex, "32 hex digits")->required();
   app.add_option("--size", size)->required();
@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   app.add_option("--expect", expect,
                  "the run must end with this error (an ohio_strerror() text); calls before it are verified");
   app.add_flag("--stall", stall, "join, say 'joined', then sleep instead of calling alltoall");
+  app.add_flag("--stall-after", stall_after, "after the alltoalls, say 'stalling' and keep the group until killed");
   app.add_flag("--in-place", in_place, "send == recv");
   CLI11_PARSE(app, argc, argv);
 
@@ -119,6 +120,11 @@ int main(int argc, char** argv) {
   if (!expect.empty()) {
     std::printf("rank %u: expected '%s' but every alltoall succeeded\n", rank, expect.c_str());
     return 1;
+  }
+  if (stall_after) {
+    std::printf("rank %u: stalling\n", rank);
+    std::fflush(stdout);
+    for (;;) pause();
   }
   r = group.Leave();
   if (!r.ok()) {

@@ -1,0 +1,74 @@
+#include "tests/harness/cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <grpcpp/grpcpp.h>
+
+#include "proto/admin.grpc.pb.h"
+
+namespace ohio::testing {
+
+std::vector<int> FreePorts(int count) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < count; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in addr = {};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr));
+    socklen_t len = sizeof(addr);
+    getsockname(fd, reinterpret_cast<struct sockaddr*>(&addr), &len);
+    ports.push_back(ntohs(addr.sin_port));
+    fds.push_back(fd);  // held until all are chosen, so no port is handed out twice
+  }
+  for (int fd : fds) close(fd);
+  return ports;
+}
+
+Cluster::Cluster(const TempDir& dir, uint32_t nodes, std::vector<std::string> extra_flags) : dir_(dir) {
+  const auto ports = FreePorts(static_cast<int>(2 * nodes));
+  std::vector<std::string> peers;
+  for (uint32_t i = 0; i < nodes; ++i) {
+    names_.push_back("n" + std::to_string(i));
+    peers.push_back("--peer");
+    peers.push_back(names_[i] + "=127.0.0.1:" + std::to_string(ports[2 * i]));
+  }
+  for (uint32_t i = 0; i < nodes; ++i) {
+    std::vector<std::string> flags = {"--node-name", names_[i], "--peer-port", std::to_string(ports[2 * i]),
+                                      "--data-port", std::to_string(ports[2 * i + 1])};
+    flags.insert(flags.end(), peers.begin(), peers.end());
+    flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
+    daemons_.push_back(std::make_unique<Daemon>(dir, flags, names_[i]));
+  }
+}
+
+bool Cluster::Start() {
+  for (uint32_t i = 0; i < size(); ++i) {
+    if (!daemons_[i]->Start()) return false;
+  }
+  return true;
+}
+
+bool Cluster::StartNode(uint32_t i) { return daemons_[i]->Start(); }
+
+std::string Cluster::Logs() const {
+  std::string s;
+  for (uint32_t i = 0; i < daemons_.size(); ++i) s += "--- " + names_[i] + " ---\n" + daemons_[i]->Log();
+  return s;
+}
+
+StatusQuery QueryStatus(const std::string& admin_socket) {
+  StatusQuery q;
+  auto stub = admin::Admin::NewStub(grpc::CreateChannel("unix:" + admin_socket, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Status s = stub->Status(&ctx, admin::StatusRequest(), &q.reply);
+  q.ok = s.ok();
+  q.error = s.error_message();
+  return q;
+}
+
+}  // namespace ohio::testing

@@ -1,0 +1,46 @@
+// K real ohiods on this machine acting as K nodes ("n0".."nK-1") over loopback: each with
+// its own control and admin sockets, peer and data ports, and a peers table naming the
+// others. Ports are free ones found when the cluster is made and kept across restarts, so a
+// node can be killed and brought back as the same node.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proto/admin.pb.h"
+#include "tests/harness/daemon_fixture.h"
+#include "tests/harness/process.h"
+
+namespace ohio::testing {
+
+class Cluster {
+ public:
+  Cluster(const TempDir& dir, uint32_t nodes, std::vector<std::string> extra_flags = {});
+
+  bool Start();                // every node; false if one did not come up
+  bool StartNode(uint32_t i);  // (re)starts node i as the same node
+  Daemon& node(uint32_t i) { return *daemons_[i]; }
+  uint32_t size() const { return static_cast<uint32_t>(daemons_.size()); }
+  const std::string& name(uint32_t i) const { return names_[i]; }
+  std::string Logs() const;
+
+ private:
+  const TempDir& dir_;
+  std::vector<std::string> names_;
+  std::vector<std::string> flags_;  // per node
+  std::vector<std::unique_ptr<Daemon>> daemons_;
+};
+
+// The daemon's admin Status over its admin socket; ok=false with the reason in `error`.
+struct StatusQuery {
+  bool ok = false;
+  std::string error;
+  admin::StatusReply reply;
+};
+StatusQuery QueryStatus(const std::string& admin_socket);
+
+// Free TCP ports on 127.0.0.1, found by binding to port 0.
+std::vector<int> FreePorts(int count);
+
+}  // namespace ohio::testing

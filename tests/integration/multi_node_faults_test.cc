@@ -1,0 +1,155 @@
+// Groups across nodes when things go wrong, and what the daemons hold: exactly N-1 data
+// connections per daemon whatever the groups; ranks on different nodes that disagree on the
+// size; a peer daemon killed in the middle of collectives and brought back; groups too large
+// for the configured SRB.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "tests/harness/cluster.h"
+#include "tests/harness/rank_job.h"
+
+namespace ohio::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr auto kDeadline = seconds(120);
+
+bool Contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+std::vector<std::string> Sockets(Cluster& c, const std::vector<uint32_t>& nodes) {
+  std::vector<std::string> s;
+  for (uint32_t n : nodes) s.push_back(c.node(n).socket());
+  return s;
+}
+
+std::vector<std::string> Names(Cluster& c, const std::vector<uint32_t>& nodes) {
+  std::vector<std::string> s;
+  for (uint32_t n : nodes) s.push_back(c.name(n));
+  return s;
+}
+
+std::vector<uint32_t> AllNodes(Cluster& c) {
+  std::vector<uint32_t> n(c.size());
+  for (uint32_t i = 0; i < c.size(); ++i) n[i] = i;
+  return n;
+}
+
+std::vector<uint32_t> Consecutive(uint32_t nodes, uint32_t ppn) {
+  std::vector<uint32_t> rn;
+  for (uint32_t n = 0; n < nodes; ++n) rn.insert(rn.end(), ppn, n);
+  return rn;
+}
+
+TEST(MultiNodeCluster, EachDaemonHoldsOneConnectionPerPeerNodeWhateverTheGroups) {
+  TempDir dir;
+  Cluster cluster(dir, 4);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // Two jobs at once: 8 ranks on all four nodes, 3 ranks on nodes 0-2 (interleaved placement).
+  RankJob wide(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), Consecutive(4, 2), "wide",
+               {"--bytes", "1", "65536", "--iterations", "100", "--stall-after"});
+  RankJob narrow(dir, Sockets(cluster, {0, 1, 2}), Names(cluster, {0, 1, 2}), {2, 0, 1}, "narrow",
+                 {"--bytes", "7", "4096", "--iterations", "100", "--stall-after"});
+  // Both jobs finished their alltoalls and hold their groups: ask every daemon now.
+  for (uint32_t r = 0; r < wide.size(); ++r) ASSERT_TRUE(wide.rank(r).WaitForOutput("stalling", kDeadline)) << wide.Outputs();
+  for (uint32_t r = 0; r < narrow.size(); ++r) {
+    ASSERT_TRUE(narrow.rank(r).WaitForOutput("stalling", kDeadline)) << narrow.Outputs();
+  }
+  for (uint32_t i = 0; i < 4; ++i) {
+    StatusQuery q = QueryStatus(cluster.node(i).admin_socket());
+    ASSERT_TRUE(q.ok) << q.error;
+    EXPECT_EQ(q.reply.data_connections(), 3u) << cluster.name(i) << "\n" << q.reply.DebugString();
+    std::vector<std::string> peers(q.reply.connected_peers().begin(), q.reply.connected_peers().end());
+    std::sort(peers.begin(), peers.end());
+    std::vector<std::string> expected;
+    for (uint32_t j = 0; j < 4; ++j) {
+      if (j != i) expected.push_back(cluster.name(j));
+    }
+    EXPECT_EQ(peers, expected) << cluster.name(i);
+    EXPECT_EQ(q.reply.groups(), i < 3 ? 2u : 1u) << q.reply.DebugString();
+    EXPECT_GE(q.reply.collectives_served(), 200u) << q.reply.DebugString();
+  }
+}
+
+TEST(MultiNodeCluster, RanksOnDifferentNodesDisagreeOnTheSize) {
+  TempDir dir;
+  Cluster cluster(dir, 3);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), Consecutive(3, 2),
+              "cross-mismatch", {"--bytes", "64", "--expect", "size mismatch"}, [](uint32_t r) {
+                return r / 2 == 1 ? std::vector<std::string>{"--my-bytes", "128"} : std::vector<std::string>{};
+              });
+  auto codes = job.Wait(kDeadline);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+    const std::string out = job.rank(r).Output();
+    EXPECT_TRUE(Contains(out, "64 on nodes n0,n2; 128 on node n1")) << out;
+    EXPECT_TRUE(Contains(out, "after mismatch ok")) << out;
+  }
+}
+
+TEST(MultiNodeCluster, PeerDaemonKilledMidCollectiveThenBack) {
+  TempDir dir;
+  // The timeout is far away: the loss must be noticed from the broken connection.
+  Cluster cluster(dir, 3, {"--timeout-ms", "120000"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), Consecutive(3, 2),
+              "peer-killed", {"--bytes", "4096", "--iterations", "100000000"}, [](uint32_t r) {
+                return std::vector<std::string>{"--expect", r / 2 == 2 ? "daemon connection lost" : "group failed"};
+              });
+  for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("joined", kDeadline)) << job.Outputs();
+  std::this_thread::sleep_for(milliseconds(700));  // collectives are flowing
+  cluster.node(2).Kill();
+  auto codes = job.Wait(seconds(30));
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+    if (r / 2 != 2) {
+      EXPECT_TRUE(Contains(job.rank(r).Output(), "lost the connection to node n2")) << job.rank(r).Output();
+    }
+  }
+  // The same node comes back; a new group over all three nodes works, and each daemon is back
+  // to one connection per peer.
+  ASSERT_TRUE(cluster.StartNode(2)) << cluster.Logs();
+  RankJob again(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), Consecutive(3, 2),
+                "after-restart", {"--bytes", "1", "4096", "--iterations", "200", "--stall-after"});
+  for (uint32_t r = 0; r < again.size(); ++r) {
+    ASSERT_TRUE(again.rank(r).WaitForOutput("stalling", kDeadline)) << again.Outputs() << cluster.Logs();
+  }
+  for (uint32_t i = 0; i < 3; ++i) {
+    StatusQuery q = QueryStatus(cluster.node(i).admin_socket());
+    ASSERT_TRUE(q.ok) << q.error;
+    EXPECT_EQ(q.reply.data_connections(), 2u) << cluster.name(i) << "\n" << q.reply.DebugString();
+  }
+}
+
+TEST(MultiNodeCluster, GroupTooLargeForTheSrb) {
+  TempDir dir;
+  Cluster cluster(dir, 2, {"--srb-bytes", "4KiB"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // 65 ranks per node with v2: the SRB must hold one byte of each of 65 x 65 remote messages.
+  std::vector<std::string> placement = {"--nodes", "n0", "n1", "--rank-node"};
+  for (uint32_t g = 0; g < 130; ++g) placement.push_back(g < 65 ? "0" : "1");
+  std::vector<std::unique_ptr<Process>> ranks;
+  for (uint32_t r : {0u, 65u}) {
+    std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket",
+                                     cluster.node(r / 65).socket(), "--key", KeyHex("srb-too-small"), "--size", "130",
+                                     "--rank", std::to_string(r), "--algorithm", "v2", "--expect",
+                                     "not enough shared memory"};
+    argv.insert(argv.end(), placement.begin(), placement.end());
+    ranks.push_back(std::make_unique<Process>(argv, dir.file("srb-rank" + std::to_string(r) + ".out")));
+  }
+  for (auto& p : ranks) {
+    EXPECT_EQ(p->Wait(kDeadline), 0) << p->Output();
+    EXPECT_TRUE(Contains(p->Output(), "with v2 a group of 130 ranks needs an SRB of at least 4225 bytes per node; "
+                                      "ohiod is configured with srb_bytes = 4096"))
+        << p->Output();
+  }
+}
+
+}  // namespace
+}  // namespace ohio::testing

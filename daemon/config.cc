@@ -28,6 +28,15 @@ std::string EnvName(const std::string& key) {
   return env;
 }
 
+// CLI11 converts with strtoull, which turns "-1" into 2^64-1: refuse a sign before the size
+// transform sees the text.
+const CLI::Validator kNotNegative(
+    [](std::string& v) {
+      auto first = v.find_first_not_of(" \t");
+      return first != std::string::npos && v[first] == '-' ? "a size cannot be negative: " + v : std::string();
+    },
+    "SIZE");
+
 void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--config", config_file,
                  std::string("Config file (key = value lines; default ") + kDefaultConfigFile + " if present)");
@@ -38,12 +47,15 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
       ->capture_default_str();
   app.add_option("--ssb-bytes", c.ssb_bytes,
                  "Shared send buffer per group and node; larger alltoalls are staged in rounds (e.g. 16MiB)")
+      ->check(kNotNegative)
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   app.add_option("--srb-bytes", c.srb_bytes, "Shared receive buffer per group and node (multi-node groups)")
+      ->check(kNotNegative)
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   app.add_option("--memory-limit", c.memory_limit, "Shared memory all groups of this node may use together")
+      ->check(kNotNegative)
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   app.add_option("--timeout-ms", c.timeout_ms,
@@ -57,6 +69,7 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
       ->check(CLI::IsMember({"v1", "v2", "v3"}))
       ->capture_default_str();
   app.add_option("--max-message-bytes", c.max_message_bytes, "Largest control message accepted from a client")
+      ->check(kNotNegative)
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::Range(uint64_t{1024}, uint64_t{1} << 30))
       ->capture_default_str();

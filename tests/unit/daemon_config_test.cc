@@ -113,6 +113,17 @@ TEST_F(ConfigTest, BadValuesNameTheOption) {
   EXPECT_TRUE(size.exit_now);
   EXPECT_THAT(size.output, HasSubstr("--ssb-bytes"));
 
+  // CLI11 reads integers with strtoull: "-1" must not wrap to 2^64-1.
+  for (const char* v : {"--ssb-bytes=-1", "--memory-limit=-4096", "--srb-bytes=-1KiB"}) {
+    auto negative = Load({"--config=", v});
+    EXPECT_TRUE(negative.exit_now) << v;
+    EXPECT_EQ(negative.exit_code, 2) << v;
+    EXPECT_THAT(negative.output, HasSubstr(std::string(v).substr(0, std::string(v).find('=')))) << negative.output;
+  }
+  auto hex = Load({"--config=", "--ssb-bytes=0x10000"});
+  EXPECT_FALSE(hex.exit_now) << hex.output;
+  EXPECT_EQ(hex.config.ssb_bytes, 0x10000u);
+
   auto missing = Load({"--config", dir_ + "/absent.conf"});
   EXPECT_TRUE(missing.exit_now);
   EXPECT_THAT(missing.output, HasSubstr("cannot read config file"));

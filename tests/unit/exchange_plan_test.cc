@@ -36,11 +36,16 @@ std::string Describe(const RankMap& rm, Algorithm algo) {
   return std::string(AlgorithmName(algo)) + " " + MapName(rm.rank_node) + " over " + std::to_string(rm.nodes);
 }
 
-// Every placement of up to 5 ranks on up to 4 nodes (every node holding a rank), and a few
-// larger ones: 5 nodes (not a power of two) with 5 and 6 ranks, uneven 3+1+2 placements,
-// and 8 nodes so that the XOR schedule has more than two bits.
+// Every placement of up to 4 ranks on up to 4 nodes (every node holding a rank), every 7th of
+// the 5-rank ones (all of them made the suite take minutes under ASan in CI), and a few larger
+// ones: 5 nodes (not a power of two) with 5 and 6 ranks, uneven 3+1+2 placements, and 8 nodes
+// so that the XOR schedule has more than two bits.
 std::vector<RankMap> TestMaps() {
-  std::vector<RankMap> maps = AllValidMaps(5, 4);
+  std::vector<RankMap> maps = AllValidMaps(4, 4);
+  const std::vector<RankMap> five = AllValidMaps(5, 4);
+  for (size_t i = 0; i < five.size(); i += 7) {
+    if (five[i].rank_node.size() == 5) maps.push_back(five[i]);
+  }
   const std::vector<RankMap> extra = {
       {5, {0, 1, 2, 3, 4}},
       {5, {3, 0, 4, 1, 2}},

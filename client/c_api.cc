@@ -67,7 +67,9 @@ int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out
     join.add_node_names(spec->node_names[i]);
   }
   for (uint32_t g = 0; g < spec->size; ++g) join.add_rank_node(spec->rank_node[g]);
-  if (spec->algorithm != nullptr) join.set_algorithm(spec->algorithm);
+  // The program's choice, else the user's (OHIO_ALGORITHM), else the daemon's default.
+  const char* algorithm = spec->algorithm != nullptr ? spec->algorithm : std::getenv("OHIO_ALGORITHM");
+  if (algorithm != nullptr && *algorithm != '\0') join.set_algorithm(algorithm);
   auto handle = ohio::GroupHandle::Join(client->connection.get(), join);
   if (!handle.ok()) return Fail(handle.status());
   *out = new ohio_group{client, std::move(handle).value()};

@@ -43,7 +43,7 @@ typedef struct ohio_group_spec {
   uint32_t num_nodes;
   const char* const* node_names; /* num_nodes distinct node names, as the daemons call themselves */
   const uint32_t* rank_node;     /* size entries: node index of every rank */
-  const char* algorithm;         /* NULL for the daemon's default, else "v1", "v2" or "v3" */
+  const char* algorithm;         /* "v1", "v2" or "v3"; NULL: $OHIO_ALGORITHM, else the daemon's default */
 } ohio_group_spec;
 
 /* Connects to ohiod at socket_path; NULL means $OHIO_SOCKET, else OHIO_DEFAULT_SOCKET. */

@@ -127,6 +127,34 @@ TEST(MultiNodeCluster, PeerDaemonKilledMidCollectiveThenBack) {
   }
 }
 
+TEST(MultiNodeCluster, AlgorithmFromTheEnvironmentAndRefusedWhenRanksDiffer) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  setenv("OHIO_ALGORITHM", "v1", 1);  // inherited by the rank processes
+  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), Consecutive(2, 2), "env-v1",
+              {"--bytes", "1", "4096", "--iterations", "20", "--stall-after"});
+  unsetenv("OHIO_ALGORITHM");
+  for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("stalling", kDeadline)) << job.Outputs();
+  for (uint32_t i = 0; i < 2; ++i) {
+    StatusQuery q = QueryStatus(cluster.node(i).admin_socket());
+    ASSERT_TRUE(q.ok) << q.error;
+    ASSERT_EQ(q.reply.group_size(), 1);
+    EXPECT_EQ(q.reply.group(0).algorithm(), "v1");
+  }
+  // Nodes whose ranks ask for different algorithms refuse each other when they meet, and the
+  // ranks are told both.
+  RankJob odd(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), {0, 1}, "mixed",
+              {"--bytes", "8", "--stall-after"}, [](uint32_t r) {
+                return r == 0 ? std::vector<std::string>{"--algorithm", "v2"}
+                              : std::vector<std::string>{"--algorithm", "v3", "--expect", "refused"};
+              });
+  ASSERT_TRUE(odd.rank(0).WaitForOutput("joined", kDeadline)) << odd.Outputs();
+  EXPECT_EQ(odd.rank(1).Wait(kDeadline), 0) << odd.Outputs();
+  const std::string out = odd.rank(1).Output();
+  EXPECT_TRUE(Contains(out, "with v2") && Contains(out, "with v3")) << out;
+}
+
 TEST(MultiNodeCluster, GroupTooLargeForTheSrb) {
   TempDir dir;
   Cluster cluster(dir, 2, {"--srb-bytes", "4KiB"});

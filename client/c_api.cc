@@ -82,6 +82,17 @@ int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_
   return s.ok() ? OHIO_OK : Fail(s);
 }
 
+int ohio_alltoall_skip(ohio_group* group) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_alltoall_skip: group is NULL");
+  return Fail(group->handle->Skip());
+}
+
+int ohio_group_check(ohio_group* group) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_group_check: group is NULL");
+  ohio::Status s = group->handle->Check();
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
 int ohio_leave(ohio_group* group) {
   if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_leave: group is NULL");
   ohio::Status s = group->handle->Leave();

@@ -122,11 +122,63 @@ Status GroupHandle::WaitFor(Ready ready, const char* what) {
   }
 }
 
+template <typename CopyIn>
+Status GroupHandle::Arrive(uint32_t k, uint64_t bytes_per_rank, uint32_t round, uint32_t rounds, CopyIn copy_in) {
+  SegmentHeader* h = segment_.header();
+  RankSlot* slot = segment_.slot(local_);
+  Status s = WaitFor([h, k] { return h->ready_round.load(std::memory_order_acquire) == k; },
+                     "open the shared send buffer");
+  if (!s.ok()) return s;
+  copy_in();
+  slot->consumed.store(0, std::memory_order_relaxed);
+  slot->bytes_per_rank.store(bytes_per_rank, std::memory_order_relaxed);
+  slot->round_in_call.store(round, std::memory_order_relaxed);
+  slot->rounds_in_call.store(rounds, std::memory_order_relaxed);
+  slot->arrived_round.store(k, std::memory_order_release);
+  RingIfSleeping();
+  return WaitFor([h, k] { return h->released_round.load(std::memory_order_acquire) == k; }, "complete the alltoall");
+}
+
+Status GroupHandle::Check() const {
+  if (!broken_.ok()) return broken_;
+  if (segment_.header()->state.load(std::memory_order_acquire) != static_cast<uint32_t>(GroupState::kOpen)) {
+    return GroupError();
+  }
+  if (DaemonGone()) return Status(Code::kDaemonLost, "the connection to ohiod closed");
+  return Status::Ok();
+}
+
+Status GroupHandle::Skip() {
+  if (!broken_.ok()) return broken_;
+  SegmentHeader* h = segment_.header();
+  if (next_round_ == 1 && h->ready_round.load(std::memory_order_acquire) == 0) {
+    Status s = WaitFor([h] { return h->ready_round.load(std::memory_order_acquire) != 0; },
+                       "bring the group's nodes together");
+    if (!s.ok()) return broken_ = s;
+  }
+  const uint32_t k = next_round_;
+  Status s = Arrive(k, kSkipBytes, 0, 1, [] {});
+  if (!s.ok()) return broken_ = s;
+  Status result;
+  if (h->failed_round.load(std::memory_order_acquire) == k) {
+    result = Status(static_cast<Code>(h->round_error_code.load(std::memory_order_relaxed)),
+                    std::string(h->round_error, strnlen(h->round_error, kErrorMessageBytes)));
+  } else {
+    result = Status(Code::kProtocol, "ohiod released a round a rank had opted out of");
+  }
+  RankSlot* slot = segment_.slot(local_);
+  slot->done_round.store(k, std::memory_order_release);
+  RingIfSleeping();
+  ++next_round_;
+  return result;
+}
+
 Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_rank) {
   if (!broken_.ok()) return broken_;
   if (bytes_per_rank > 0 && (send == nullptr || recv == nullptr)) {
     return Status(Code::kInvalidArgument, "send and recv must not be NULL");
   }
+  if (bytes_per_rank == kSkipBytes) return Status(Code::kInvalidArgument, "bytes_per_rank is too large");
   SegmentHeader* h = segment_.header();
   // Round 1 is published only once the daemons of every node have met: only then are the
   // sizes every node plans with known.
@@ -142,18 +194,9 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
   auto* dst = static_cast<uint8_t*>(recv);
   for (uint64_t round = 0; round < staging->rounds; ++round) {
     const uint32_t k = next_round_;
-    Status s = WaitFor([h, k] { return h->ready_round.load(std::memory_order_acquire) == k; },
-                       "open the shared send buffer");
-    if (!s.ok()) return broken_ = s;
-    RunCopies(PlanCopyIn(shape_, algorithm_, node_, local_, staging.value(), round), src, segment_.ssb());
-    slot->consumed.store(0, std::memory_order_relaxed);
-    slot->bytes_per_rank.store(bytes_per_rank, std::memory_order_relaxed);
-    slot->round_in_call.store(static_cast<uint32_t>(round), std::memory_order_relaxed);
-    slot->rounds_in_call.store(static_cast<uint32_t>(staging->rounds), std::memory_order_relaxed);
-    slot->arrived_round.store(k, std::memory_order_release);
-    RingIfSleeping();
-    s = WaitFor([h, k] { return h->released_round.load(std::memory_order_acquire) == k; },
-                "complete the alltoall");
+    Status s = Arrive(k, bytes_per_rank, static_cast<uint32_t>(round), static_cast<uint32_t>(staging->rounds), [&] {
+      RunCopies(PlanCopyIn(shape_, algorithm_, node_, local_, staging.value(), round), src, segment_.ssb());
+    });
     if (!s.ok()) return broken_ = s;
     auto round_failed = [h, k] { return h->failed_round.load(std::memory_order_acquire) == k; };
     if (!round_failed()) {

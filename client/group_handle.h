@@ -22,6 +22,11 @@ class GroupHandle {
   ~GroupHandle();
 
   Status Alltoall(const void* send, void* recv, uint64_t bytes_per_rank);
+  // Takes part in the group's next call without data, so that it fails with kSkipped on every
+  // rank of every node (who may then all do the exchange some other way, together).
+  Status Skip();
+  // The group's standing: ok, or why no call can succeed any more (nothing is waited for).
+  Status Check() const;
   Status Leave();
 
  private:
@@ -30,6 +35,9 @@ class GroupHandle {
   template <typename Ready>
   Status WaitFor(Ready ready, const char* what);
   Status GroupError() const;
+  // Runs round k up to its release: waits for the SSB, copies in (copy_in), marks arrival.
+  template <typename CopyIn>
+  Status Arrive(uint32_t k, uint64_t bytes_per_rank, uint32_t round, uint32_t rounds, CopyIn copy_in);
   // Copies out, in order, the blocks other nodes put into the SRB during round k.
   Status CopyOutDeliveries(const Staging& staging, uint64_t round, uint32_t k, uint8_t* dst);
   bool DaemonGone() const;

@@ -30,7 +30,8 @@ enum {
   OHIO_ERR_TIMEOUT = 8,       /* the group did not complete in time; the group is closed */
   OHIO_ERR_DAEMON_LOST = 9,   /* the connection to ohiod broke; the group is closed */
   OHIO_ERR_SYSTEM = 10,
-  OHIO_ERR_NOT_SUPPORTED = 11
+  OHIO_ERR_NOT_SUPPORTED = 11,
+  OHIO_ERR_SKIPPED = 12       /* a rank opted out of this call (ohio_alltoall_skip); nothing moved */
 };
 
 typedef struct ohio_client ohio_client;
@@ -57,6 +58,13 @@ int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out
 /* Every rank sends bytes_per_rank bytes to every rank: send holds size blocks in rank
  * order, recv receives them in rank order. send == recv is allowed (in place). */
 int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank);
+/* Takes part in the group's next call without data: that call then returns OHIO_ERR_SKIPPED on
+ * every rank of the group, on every node, and nothing moves. A rank that cannot take part in
+ * a call (an MPI datatype libohio does not serve, say) uses this so that all ranks can do the
+ * call some other way together instead of waiting for each other. */
+int ohio_alltoall_skip(ohio_group* group);
+/* OHIO_OK while the group can still serve calls, else the error that closed it; never waits. */
+int ohio_group_check(ohio_group* group);
 /* Leaves the group and frees it, whatever state it is in. */
 int ohio_leave(ohio_group* group);
 

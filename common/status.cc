@@ -18,6 +18,7 @@ const char* CodeName(Code code) {
     case Code::kDaemonLost: return "daemon connection lost";
     case Code::kSystem: return "system error";
     case Code::kNotSupported: return "not supported";
+    case Code::kSkipped: return "skipped";
   }
   return "unknown error";
 }

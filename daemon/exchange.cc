@@ -39,12 +39,13 @@ void Exchange::SendTo(uint32_t node, ExchangeMessage m) {
   transport_->Send(node_names_[node], m.Encode());
 }
 
-void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, uint64_t round_in_call,
-                          const uint8_t* ssb, uint32_t tag) {
+void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_skip,
+                          uint64_t round_in_call, const uint8_t* ssb, uint32_t tag) {
   round_ = round;
   active_ = true;
   bytes_per_rank_ = bytes_per_rank;
   local_disagree_ = local_disagree;
+  local_skip_ = local_skip;
   ssb_ = ssb;
   tag_ = tag;
   agreed_ = false;
@@ -56,7 +57,7 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   for (auto it = credits_.begin(); it != credits_.end();) it = it->first < round ? credits_.erase(it) : std::next(it);
   readies_[round].resize(shape_.nodes());
   credits_[round].resize(shape_.nodes());
-  if (!local_disagree) {
+  if (!local_disagree && !local_skip) {
     auto staging = PlanGroupStaging(shape_, algo_, plan_ssb_, plan_srb_, bytes_per_rank);
     if (!staging.ok()) {
       error_ = staging.status().message();
@@ -74,6 +75,7 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
     ExchangeMessage m;
     m.type = ExchangeMessage::Type::kRoundReady;
     m.sizes_disagree = local_disagree;
+    m.skipped = local_skip;
     m.round = round;
     m.bytes_per_rank = bytes_per_rank;
     SendTo(n, m);
@@ -88,7 +90,7 @@ void Exchange::OnMessage(uint32_t from, const ExchangeMessage& m) {
   if (m.type == ExchangeMessage::Type::kRoundReady) {
     auto& r = readies_[m.round];
     r.resize(shape_.nodes());
-    r[from] = Ready{m.bytes_per_rank, m.sizes_disagree};
+    r[from] = Ready{m.bytes_per_rank, m.sizes_disagree, m.skipped};
     if (active_ && m.round == round_) CheckAgreement();
   } else {
     auto& c = credits_[m.round];
@@ -104,14 +106,24 @@ void Exchange::CheckAgreement() {
     if (n != node_ && !r[n]) return;
   }
   std::map<uint64_t, std::vector<uint32_t>> by_bytes;
-  std::vector<uint32_t> split;
+  std::vector<uint32_t> split, skipping;
   for (uint32_t n = 0; n < shape_.nodes(); ++n) {
     const uint64_t m = n == node_ ? bytes_per_rank_ : r[n]->bytes_per_rank;
     const bool disagree = n == node_ ? local_disagree_ : r[n]->disagree;
     by_bytes[m].push_back(n);
     if (disagree) split.push_back(n);
+    if (n == node_ ? local_skip_ : r[n]->skipped) skipping.push_back(n);
   }
   agreed_ = true;
+  if (!skipping.empty()) {
+    // Opting out wins over any size question: every rank falls back together.
+    std::string nodes;
+    for (uint32_t n : skipping) nodes += (nodes.empty() ? "" : ",") + node_names_[n];
+    error_code_ = Code::kSkipped;
+    error_ = "a rank on node" + std::string(skipping.size() > 1 ? "s " : " ") + nodes + " opted out of this alltoall";
+    return;
+  }
+  error_code_ = Code::kSizeMismatch;
   if (by_bytes.size() == 1 && split.empty()) return;
   if (error_) return;
   std::string message = "ranks disagree on the bytes per rank of this alltoall:";

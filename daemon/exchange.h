@@ -44,8 +44,8 @@ class Exchange {
   // --- rounds ---
   // This node's ranks are all in for `round`: M agreed locally unless local_disagree.
   // `tag` is this group's tag here (the one that peers' messages carry in their cookies).
-  void BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, uint64_t round_in_call,
-                  const uint8_t* ssb, uint32_t tag);
+  void BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_skip,
+                  uint64_t round_in_call, const uint8_t* ssb, uint32_t tag);
   void OnMessage(uint32_t from, const ExchangeMessage& m);
   void OnArrived(uint32_t delivery);
   void OnPutDone(uint32_t round_low, uint32_t index);
@@ -57,6 +57,7 @@ class Exchange {
   uint32_t delivered() const { return delivered_; }
   // Set once the round cannot succeed (ranks on different nodes disagree on M).
   const std::optional<std::string>& error() const { return error_; }
+  Code error_code() const { return error_code_; }
   // Every put of the round has left and every delivery has landed (or the round failed).
   bool complete() const;
   size_t puts_in_flight() const { return posted_ - done_; }
@@ -76,6 +77,7 @@ class Exchange {
   struct Ready {
     uint64_t bytes_per_rank;
     bool disagree;
+    bool skipped;
   };
   void CheckAgreement();
   void SendTo(uint32_t node, ExchangeMessage m);
@@ -95,6 +97,8 @@ class Exchange {
   bool active_ = false;
   uint64_t bytes_per_rank_ = 0;
   bool local_disagree_ = false;
+  bool local_skip_ = false;
+  Code error_code_ = Code::kSizeMismatch;
   const uint8_t* ssb_ = nullptr;
   uint32_t tag_ = 0;
   std::map<uint32_t, std::vector<std::optional<Ready>>> readies_;  // by round: this one and the next

@@ -29,7 +29,7 @@ uint64_t Get64(const std::string& s, size_t at) {
 std::string ExchangeMessage::Encode() const {
   std::string s(kBytes, '\0');
   s[0] = static_cast<char>(type);
-  s[1] = sizes_disagree ? 1 : 0;
+  s[1] = static_cast<char>((sizes_disagree ? 1 : 0) | (skipped ? 2 : 0));
   Put32(s, 4, tag);
   Put32(s, 8, round);
   Put32(s, 12, delivery);
@@ -43,7 +43,8 @@ std::optional<ExchangeMessage> ExchangeMessage::Decode(const std::string& s) {
   ExchangeMessage m;
   if (s[0] != static_cast<char>(Type::kRoundReady) && s[0] != static_cast<char>(Type::kCredit)) return std::nullopt;
   m.type = static_cast<Type>(s[0]);
-  m.sizes_disagree = s[1] != 0;
+  m.sizes_disagree = (s[1] & 1) != 0;
+  m.skipped = (s[1] & 2) != 0;
   m.tag = Get32(s, 4);
   m.round = Get32(s, 8);
   m.delivery = Get32(s, 12);

@@ -184,15 +184,19 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
     for (uint32_t l = 0; l < n; ++l) {
       by_bytes[segment_.slot(l)->bytes_per_rank.load(std::memory_order_relaxed)].push_back(l);
     }
-    const bool disagree = by_bytes.size() > 1;
+    const auto skipping = by_bytes.find(kSkipBytes);
+    const bool skip = skipping != by_bytes.end();
+    const bool disagree = !skip && by_bytes.size() > 1;
     if (exchange_) {
       segment_.header()->delivered.store(0, std::memory_order_relaxed);
       published_delivered_ = 0;
       const RankSlot* s0 = segment_.slot(0);
-      exchange_->BeginRound(round_, s0->bytes_per_rank.load(std::memory_order_relaxed), disagree,
+      exchange_->BeginRound(round_, s0->bytes_per_rank.load(std::memory_order_relaxed), disagree, skip,
                             s0->round_in_call.load(std::memory_order_relaxed), segment_.ssb(), tag_);
     }
-    if (disagree) {
+    if (skip) {
+      PublishRoundError(Code::kSkipped, DescribeRanks(skipping->second) + " opted out of this alltoall");
+    } else if (disagree) {
       std::string message = "ranks disagree on the bytes per rank of this alltoall:";
       for (const auto& [bytes, locals] : by_bytes) {
         message += " " + std::to_string(bytes) + " from " + DescribeRanks(locals) + ";";
@@ -229,8 +233,8 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
 bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
   bool changed = false;
   if (exchange_->error() && !round_failed_) {
-    PublishRoundError(Code::kSizeMismatch, *exchange_->error());
-    counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+    PublishRoundError(exchange_->error_code(), *exchange_->error());
+    if (exchange_->error_code() != Code::kSkipped) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
     changed = true;
   }
   const uint32_t n = local_ranks();

@@ -64,6 +64,10 @@ struct alignas(kCacheLine) SegmentHeader {
   alignas(kCacheLine) std::atomic<uint32_t> daemon_sleeping;
 };
 
+// bytes_per_rank of a rank that opts out of a call (ohio_alltoall_skip): the round then fails
+// with Code::kSkipped on every rank of every node, so that all of them can fall back together.
+constexpr uint64_t kSkipBytes = ~uint64_t{0};
+
 struct alignas(kCacheLine) RankSlot {
   std::atomic<uint32_t> arrived_round;    // copy-in of this round is complete
   std::atomic<uint32_t> done_round;       // copy-out of this round is complete

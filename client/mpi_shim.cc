@@ -1,0 +1,290 @@
+// libohio_mpi: MPI_Alltoall through ohiod for unmodified MPI programs (LD_PRELOAD). Built once
+// per MPI (the ABIs differ); everything it cannot serve goes to PMPI_Alltoall.
+//
+// Consistency is the whole difficulty: the ranks of a communicator must all take ohio or all
+// take PMPI in a given call, or they wait for each other forever.
+//  - Setting up a communicator is collective (it happens inside its first MPI_Alltoall): the
+//    ranks agree with PMPI_Allreduce that every one of them can use ohio, exchange node names
+//    with PMPI_Allgather and the group key with PMPI_Bcast.
+//  - A reason to fall through that only one rank sees (a derived datatype) is resolved through
+//    ohio itself: that rank opts out of the call (ohio_alltoall_skip), every rank of every node
+//    gets OHIO_ERR_SKIPPED, and all of them call PMPI_Alltoall together.
+//  - A group already closed when a call starts (its daemon or a peer's died) is seen closed by
+//    every rank in that call: all fall through, with correct data, and so do all later calls.
+//  - A failure in the middle of a call may leave some ranks with their data and others
+//    without; no rank can tell which without talking to the others, and talking could block
+//    against the application's next collective. The call then returns MPI_ERR_OTHER through the
+//    communicator's error handler (by default: the job aborts, with ohio's reason printed).
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "client/ohio.h"
+
+namespace {
+
+struct CommState {
+  ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
+  std::string why;
+};
+
+struct Process {
+  bool initialised = false;
+  bool disabled = false;
+  bool quiet = false;
+  bool stats = false;
+  bool warned = false;
+  ohio_client* client = nullptr;
+  std::string no_client;  // why there is no connection to ohiod
+  int keyval = MPI_KEYVAL_INVALID;
+  std::set<CommState*> states;
+  long served = 0;
+  long fell_through = 0;
+  std::map<std::string, long> reasons;
+};
+
+Process& P() {
+  static Process p;
+  return p;
+}
+
+bool EnvFlag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+void FellThrough(const std::string& why) {
+  Process& p = P();
+  ++p.fell_through;
+  ++p.reasons[why];
+  if (!p.quiet && !p.warned) {
+    p.warned = true;
+    std::fprintf(stderr, "ohio: MPI_Alltoall falls through to the MPI library: %s (OHIO_QUIET=1 silences this)\n",
+                 why.c_str());
+  }
+}
+
+int DeleteState(MPI_Comm, int, void* attribute, void*) {
+  auto* st = static_cast<CommState*>(attribute);
+  if (st->group != nullptr) ohio_leave(st->group);
+  P().states.erase(st);
+  delete st;
+  return MPI_SUCCESS;
+}
+
+void Initialise() {
+  Process& p = P();
+  if (p.initialised) return;
+  p.initialised = true;
+  p.disabled = EnvFlag("OHIO_DISABLE");
+  p.quiet = EnvFlag("OHIO_QUIET");
+  p.stats = EnvFlag("OHIO_STATS");
+  // Dups and splits get a group of their own on first use, not a copy of the parent's.
+  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, DeleteState, &p.keyval, nullptr);
+  if (p.disabled) return;
+  if (ohio_connect(nullptr, &p.client) != OHIO_OK) {
+    p.no_client = std::string("no ohiod reachable (") + ohio_last_error() + ")";
+    p.client = nullptr;
+  }
+}
+
+std::string RandomKey() {
+  std::string key(OHIO_KEY_BYTES, '\0');
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  urandom.read(&key[0], OHIO_KEY_BYTES);
+  return key;
+}
+
+// Collective over comm: joins a group for it, or records why every rank falls through.
+CommState* SetUp(MPI_Comm comm) {
+  Process& p = P();
+  auto* st = new CommState();
+  p.states.insert(st);
+  PMPI_Comm_set_attr(comm, p.keyval, st);
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) {  // the same answer on every rank: no agreement needed
+    st->why = "intercommunicators are not served";
+    return st;
+  }
+  std::string mine;
+  if (p.disabled) {
+    mine = "disabled by OHIO_DISABLE";
+  } else if (p.client == nullptr) {
+    mine = p.no_client;
+  }
+  int can = mine.empty() ? 1 : 0, all = 0;
+  PMPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (!all) {
+    st->why = can ? "another rank of the communicator cannot use ohio" : mine;
+    return st;
+  }
+  int size = 0, rank = 0;
+  PMPI_Comm_size(comm, &size);
+  PMPI_Comm_rank(comm, &rank);
+  constexpr int kName = 256;
+  char name[kName] = {};
+  std::strncpy(name, ohio_node_name(p.client), kName - 1);
+  std::vector<char> names(static_cast<size_t>(kName) * size);
+  PMPI_Allgather(name, kName, MPI_CHAR, names.data(), kName, MPI_CHAR, comm);
+  std::vector<std::string> nodes;
+  std::vector<uint32_t> rank_node(size);
+  std::map<std::string, uint32_t> index;
+  for (int r = 0; r < size; ++r) {
+    std::string n(&names[static_cast<size_t>(r) * kName]);
+    auto it = index.find(n);
+    if (it == index.end()) {
+      it = index.emplace(n, static_cast<uint32_t>(nodes.size())).first;
+      nodes.push_back(n);
+    }
+    rank_node[r] = it->second;
+  }
+  std::string key = rank == 0 ? RandomKey() : std::string(OHIO_KEY_BYTES, '\0');
+  PMPI_Bcast(&key[0], OHIO_KEY_BYTES, MPI_BYTE, 0, comm);
+  std::vector<const char*> node_ptrs;
+  for (const auto& n : nodes) node_ptrs.push_back(n.c_str());
+  ohio_group_spec spec = {};
+  std::memcpy(spec.key, key.data(), OHIO_KEY_BYTES);
+  spec.size = static_cast<uint32_t>(size);
+  spec.rank = static_cast<uint32_t>(rank);
+  spec.num_nodes = static_cast<uint32_t>(nodes.size());
+  spec.node_names = node_ptrs.data();
+  spec.rank_node = rank_node.data();
+  ohio_group* group = nullptr;
+  const int rc = ohio_join(p.client, &spec, &group);
+  const std::string refusal = rc == OHIO_OK ? "" : std::string("ohiod refused the group (") + ohio_last_error() + ")";
+  int joined = rc == OHIO_OK ? 1 : 0, all_joined = 0;
+  PMPI_Allreduce(&joined, &all_joined, 1, MPI_INT, MPI_MIN, comm);
+  if (!all_joined) {
+    if (group != nullptr) ohio_leave(group);
+    st->why = joined ? "ohiod refused another rank of the communicator" : refusal;
+    return st;
+  }
+  st->group = group;
+  return st;
+}
+
+CommState* StateOf(MPI_Comm comm) {
+  Process& p = P();
+  void* attribute = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, p.keyval, &attribute, &found);
+  return found ? static_cast<CommState*>(attribute) : SetUp(comm);
+}
+
+// Predefined and contiguous: what ohio moves as plain bytes.
+bool Served(MPI_Datatype type) {
+  int integers, addresses, types, combiner;
+  if (PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner) != MPI_SUCCESS) return false;
+  if (combiner != MPI_COMBINER_NAMED) return false;
+  int size = 0;
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_size(type, &size);
+  PMPI_Type_get_extent(type, &lb, &extent);
+  return lb == 0 && extent == size;
+}
+
+void Close(CommState* st, const std::string& why) {
+  if (st->group != nullptr) ohio_leave(st->group);
+  st->group = nullptr;
+  st->why = why;
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm) {
+  int ready = 0;
+  PMPI_Initialized(&ready);
+  if (!ready || comm == MPI_COMM_NULL) {
+    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  }
+  Initialise();
+  CommState* st = StateOf(comm);
+  auto fall_through = [&](const std::string& why) {
+    FellThrough(why);
+    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  };
+  if (st->group == nullptr) return fall_through(st->why);
+
+  // Closed before this call: every rank sees it now, none has contributed.
+  if (ohio_group_check(st->group) != OHIO_OK) {
+    const std::string why = std::string("the ohio group closed (") + ohio_last_error() + ")";
+    Close(st, why);
+    return fall_through(why);
+  }
+
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  std::string why;
+  int type_size = 0, send_size = 0;
+  if (!Served(recvtype) || (!in_place && !Served(sendtype))) {
+    why = "a derived or non-contiguous datatype";
+  } else {
+    PMPI_Type_size(recvtype, &type_size);
+    if (!in_place) PMPI_Type_size(sendtype, &send_size);
+    if (recvcount < 0 || (!in_place && static_cast<long>(sendcount) * send_size != static_cast<long>(recvcount) * type_size)) {
+      why = "send and receive sizes differ";
+    }
+  }
+  if (!why.empty()) {
+    const int rc = ohio_alltoall_skip(st->group);
+    if (rc == OHIO_ERR_SKIPPED) return fall_through(why);
+    const std::string message = ohio_last_error();
+    std::fprintf(stderr, "ohio: MPI_Alltoall failed: %s\n", message.c_str());
+    Close(st, "the ohio group failed (" + message + ")");
+    MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+    return MPI_ERR_OTHER;
+  }
+
+  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(type_size);
+  const int rc = ohio_alltoall(st->group, in_place ? recvbuf : sendbuf, recvbuf, bytes);
+  if (rc == OHIO_OK) {
+    ++P().served;
+    return MPI_SUCCESS;
+  }
+  if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
+  const std::string message = ohio_last_error();
+  std::fprintf(stderr, "ohio: MPI_Alltoall failed: %s\n", message.c_str());
+  if (rc == OHIO_ERR_SIZE_MISMATCH) {  // the program's error; the group stays usable
+    MPI_Comm_call_errhandler(comm, MPI_ERR_COUNT);
+    return MPI_ERR_COUNT;
+  }
+  Close(st, "the ohio group failed (" + message + ")");
+  MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+  return MPI_ERR_OTHER;
+}
+
+int MPI_Finalize(void) {
+  Process& p = P();
+  if (p.initialised) {
+    long local[2] = {p.served, p.fell_through}, total[2] = {0, 0};
+    PMPI_Reduce(local, total, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (p.stats && rank == 0) {
+      std::fprintf(stderr, "ohio: %ld MPI_Alltoall calls served by ohiod, %ld fell through to the MPI library (all ranks)\n",
+                   total[0], total[1]);
+      for (const auto& [why, n] : p.reasons) std::fprintf(stderr, "ohio:   rank 0: %ld fell through: %s\n", n, why.c_str());
+    }
+    // Attributes of MPI_COMM_WORLD are not deleted by every MPI at finalize: leave explicitly.
+    for (CommState* st : p.states) {
+      if (st->group != nullptr) ohio_leave(st->group);
+      st->group = nullptr;
+    }
+    if (p.client != nullptr) ohio_disconnect(p.client);
+    p.client = nullptr;
+  }
+  return PMPI_Finalize();
+}
+
+}  // extern "C"

@@ -2,12 +2,15 @@
  * not, 1 byte to 1 MiB per rank, as bytes and as ints, interleaved with other collectives, and
  * once with a derived datatype. Every received byte is checked. Knows nothing of ohio.
  *
- * usage: alltoall_check [max_bytes] [iterations]   (defaults 1 MiB, 20)
+ * usage: alltoall_check [max_bytes] [iterations] [passes]   (defaults 1 MiB, 20, 1)
+ * With CHECK_PAUSE_FILE=F and several passes, rank 0 creates F.ready after each pass and waits
+ * (at most 60 s) for F.go before the next, so a test can change the world in between.
  * Prints "rank R: ALL OK" per rank on success; exits non-zero on the first wrong byte. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static unsigned char pattern(int src, int dst, long i, int it) {
   return (unsigned char)(src * 131 + dst * 31 + i * 7 + it * 13 + (i >> 8));
@@ -76,6 +79,8 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   long max_bytes = argc > 1 ? atol(argv[1]) : 1 << 20;
   int iterations = argc > 2 ? atoi(argv[2]) : 20;
+  int passes = argc > 3 ? atoi(argv[3]) : 1;
+  const char* pause_file = getenv("CHECK_PAUSE_FILE");
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -83,6 +88,17 @@ int main(int argc, char** argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &split); /* reversed order inside */
   int bad = 0;
+  for (int pass = 0; pass < passes && !bad; ++pass) {
+  if (pass > 0 && pause_file != NULL) {
+    if (rank == 0) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s.ready", pause_file);
+      fclose(fopen(path, "w"));
+      snprintf(path, sizeof path, "%s.go", pause_file);
+      for (int waited = 0; access(path, F_OK) != 0 && waited < 6000; ++waited) usleep(10000);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
   for (long bytes = 1; bytes <= max_bytes && !bad; bytes *= 4) {
     int n = bytes >= 65536 ? (iterations + 3) / 4 : iterations;
     for (int it = 0; it < n && !bad; ++it) {
@@ -95,6 +111,7 @@ int main(int argc, char** argv) {
       bad |= check(split, bytes, it, it % 2, "split");
       MPI_Bcast(&sum, 1, MPI_INT, 0, split);
     }
+  }
   }
   if (!bad) bad |= check_derived(MPI_COMM_WORLD);
   if (!bad) bad |= check(MPI_COMM_WORLD, 64, 7, 0, "after derived");

@@ -545,7 +545,9 @@ void SimulateAll(Algorithm algo, V3Order order) {
   }
   EXPECT_GT(counts.single_round, 1000);
   EXPECT_GT(counts.multi_round, 1000);
-  if (algo == Algorithm::kV3) EXPECT_GT(counts.chunked, 1000);
+  if (algo == Algorithm::kV3) {
+    EXPECT_GT(counts.chunked, 1000);
+  }
 }
 
 TEST(ExchangePlan, SimulateAlltoallV1) { SimulateAll(Algorithm::kV1, V3Order::kSequential); }

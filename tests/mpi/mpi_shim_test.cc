@@ -1,0 +1,180 @@
+// Unmodified MPI programs under real mpirun (Open MPI and MPICH) with libohio_mpi preloaded,
+// against real daemons of an emulated cluster: every byte checked by the program, and the
+// shim's own statistics show who served the calls.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "tests/harness/cluster.h"
+#include "tests/harness/process.h"
+
+namespace ohio::testing {
+namespace {
+
+constexpr auto kDeadline = std::chrono::seconds(240);
+
+struct Mpi {
+  const char* name;
+  const char* mpirun;
+};
+const Mpi kOpenMpi = {"openmpi", "/usr/bin/mpirun.openmpi"};
+const Mpi kMpich = {"mpich", "/usr/bin/mpirun.mpich"};
+
+// argv for mpirun running `ranks` ranks of the check program, each told its node's socket.
+std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
+                                const std::vector<std::pair<std::string, std::string>>& env,
+                                const std::vector<std::string>& program_args) {
+  std::string joined;
+  for (const auto& s : sockets) joined += (joined.empty() ? "" : ":") + s;
+  std::vector<std::pair<std::string, std::string>> all = {
+      {"LD_PRELOAD", RunfilePath(std::string("client/libohio_mpi_") + mpi.name + ".so")},
+      {"OHIO_TEST_SOCKETS", joined},
+      {"OHIO_TEST_PPN", std::to_string(ppn)},
+      {"OHIO_STATS", "1"}};
+  all.insert(all.end(), env.begin(), env.end());
+  std::vector<std::string> argv = {mpi.mpirun};
+  if (std::string(mpi.name) == "openmpi") {
+    argv.insert(argv.end(), {"--allow-run-as-root", "--oversubscribe", "-np", std::to_string(ranks), "--mca", "pml",
+                             "ob1", "--mca", "btl", "vader,self"});
+    for (const auto& [k, v] : all) argv.insert(argv.end(), {"-x", k + "=" + v});
+  } else {
+    argv.insert(argv.end(), {"-launcher", "fork", "-np", std::to_string(ranks)});
+    for (const auto& [k, v] : all) argv.insert(argv.end(), {"-genv", k, v});
+  }
+  argv.push_back(RunfilePath("tests/mpi/on_node.sh"));
+  argv.push_back(RunfilePath(std::string("tests/mpi/alltoall_check_") + mpi.name));
+  argv.insert(argv.end(), program_args.begin(), program_args.end());
+  return argv;
+}
+
+// "ohio: S MPI_Alltoall calls served by ohiod, F fell through ..." -> (S, F); (-1, -1) if absent.
+std::pair<long, long> Stats(const std::string& out) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex(R"(ohio: (\d+) MPI_Alltoall calls served by ohiod, (\d+) fell through)"))) {
+    return {-1, -1};
+  }
+  return {std::stol(m[1]), std::stol(m[2])};
+}
+
+void ExpectAllOk(const std::string& out, int ranks) {
+  for (int r = 0; r < ranks; ++r) EXPECT_NE(out.find("rank " + std::to_string(r) + ": ALL OK"), std::string::npos) << out;
+  EXPECT_EQ(out.find("WRONG"), std::string::npos) << out;
+}
+
+struct Topology {
+  uint32_t nodes;
+  int ppn;
+};
+
+class MpiShim : public ::testing::TestWithParam<std::tuple<Mpi, Topology>> {};
+
+TEST_P(MpiShim, ServedByOhioWithVerifiedData) {
+  const auto [mpi, topo] = GetParam();
+  TempDir dir;
+  Cluster cluster(dir, topo.nodes);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  std::vector<std::string> sockets;
+  for (uint32_t i = 0; i < topo.nodes; ++i) sockets.push_back(cluster.node(i).socket());
+  const int ranks = static_cast<int>(topo.nodes) * topo.ppn;
+  // MPICH never yields its core: keep its share of the work smaller on two cores.
+  const std::string iterations = std::string(mpi.name) == "mpich" ? "3" : "8";
+  Process run(MpiRun(mpi, ranks, sockets, topo.ppn, {}, {"1048576", iterations}), dir.file("mpirun.out"));
+  ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
+  const std::string out = run.Output();
+  ExpectAllOk(out, ranks);
+  const auto [served, fell] = Stats(out);
+  EXPECT_GT(served, 100) << out;
+  EXPECT_EQ(fell, ranks) << "only the derived-datatype call falls through, once per rank\n" << out;
+  EXPECT_NE(out.find("fell through: a derived or non-contiguous datatype"), std::string::npos) << out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Launchers, MpiShim,
+    ::testing::Combine(::testing::Values(kOpenMpi, kMpich),
+                       ::testing::Values(Topology{1, 4}, Topology{2, 2}, Topology{4, 2})),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param).name) + "_" + std::to_string(std::get<1>(info.param).nodes) +
+             "nodes_" + std::to_string(std::get<1>(info.param).ppn) + "ppn";
+    });
+
+class MpiFallback : public ::testing::TestWithParam<Mpi> {};
+
+TEST_P(MpiFallback, NoDaemonReachable) {
+  const Mpi mpi = GetParam();
+  TempDir dir;
+  Process run(MpiRun(mpi, 3, {dir.file("nobody-listens.sock")}, 3, {}, {"4096", "3"}), dir.file("mpirun.out"));
+  ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output();
+  const std::string out = run.Output();
+  ExpectAllOk(out, 3);
+  EXPECT_EQ(Stats(out).first, 0) << out;
+  EXPECT_NE(out.find("no ohiod reachable"), std::string::npos) << out;
+}
+
+TEST_P(MpiFallback, DisabledByTheUser) {
+  const Mpi mpi = GetParam();
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  Process run(MpiRun(mpi, 3, {daemon.socket()}, 3, {{"OHIO_DISABLE", "1"}}, {"4096", "3"}), dir.file("mpirun.out"));
+  ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output();
+  const std::string out = run.Output();
+  ExpectAllOk(out, 3);
+  EXPECT_EQ(Stats(out).first, 0) << out;
+  EXPECT_NE(out.find("disabled by OHIO_DISABLE"), std::string::npos) << out;
+  EXPECT_EQ(daemon.Log().find("created for"), std::string::npos) << "no group may reach the daemon\n" << daemon.Log();
+}
+
+// The daemon dies between two passes of the program: every later call falls through, on every
+// rank, with correct data.
+TEST_P(MpiFallback, DaemonDiesBetweenCalls) {
+  const Mpi mpi = GetParam();
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  const std::string pause = dir.file("pause");
+  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {{"CHECK_PAUSE_FILE", pause}}, {"65536", "3", "2"}),
+              dir.file("mpirun.out"));
+  const auto end = std::chrono::steady_clock::now() + kDeadline;
+  while (std::chrono::steady_clock::now() < end && !std::ifstream(pause + ".ready").good() && run.Running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(std::ifstream(pause + ".ready").good()) << run.Output();
+  daemon.Kill();
+  std::ofstream(pause + ".go").put('\n');
+  ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output();
+  const std::string out = run.Output();
+  ExpectAllOk(out, 4);
+  const auto [served, fell] = Stats(out);
+  EXPECT_GT(served, 0) << out;
+  EXPECT_GT(fell, 4) << out;
+  EXPECT_NE(out.find("fell through: the ohio group closed"), std::string::npos) << out;
+}
+
+// The daemon dies while calls are in flight: the job ends (every call correct, or an MPI error
+// that aborts it), never hangs, never delivers a wrong byte.
+TEST_P(MpiFallback, DaemonDiesMidCall) {
+  const Mpi mpi = GetParam();
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {}, {"16384", "100000"}), dir.file("mpirun.out"));
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < end && daemon.Log().find("created for") == std::string::npos) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  daemon.Kill();
+  const int code = run.Wait(kDeadline);
+  const std::string out = run.Output();
+  EXPECT_NE(code, -1) << "mpirun hung\n" << out;
+  EXPECT_EQ(out.find("WRONG"), std::string::npos) << out;
+  if (code != 0) EXPECT_NE(out.find("ohio: MPI_Alltoall failed"), std::string::npos) << out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Launchers, MpiFallback, ::testing::Values(kOpenMpi, kMpich),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace ohio::testing

@@ -1,0 +1,369 @@
+#!/bin/bash
+# One machine as a cluster: starts K ohiod nodes (node0..node{K-1}) on this host and runs the
+# alltoall benchmark across them, P rank processes per node: ohio with algorithms v1, v2 and v3
+# against a flat pairwise alltoall over TCP between the rank processes (what an MPI library
+# does), all measured in the same run. Then stops the daemons and removes everything it made.
+#
+# --netns (default as root): every node is a network namespace ohio-nodeI with a veth pair into
+#   the bridge ohio-br0 (10.77.0.254) and the address 10.77.0.(I+1)/24; daemons and rank
+#   processes run inside their node's namespace, so inter-node bytes cross the veths.
+# --loopback: every node on 127.0.0.1 with its own ports.
+#
+# usage: deploy/local-cluster.sh [--nodes K (4)] [--ppn P (2)] [--netns|--loopback]
+#                                [--max-bytes B (1048576)] [--iterations N (per size and method;
+#                                default 500 up to 4 KiB, 100 up to 64 KiB, 50 above)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+NODES=4
+PPN=2
+MODE=
+BENCH_ARGS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nodes) NODES=$2; shift 2 ;;
+    --ppn) PPN=$2; shift 2 ;;
+    --netns) MODE=netns; shift ;;
+    --loopback) MODE=loopback; shift ;;
+    --max-bytes|--iterations) BENCH_ARGS+=("$1" "$2"); shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "local-cluster.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+case "$NODES" in ''|*[!0-9]*) echo "--nodes needs a number" >&2; exit 2 ;; esac
+case "$PPN" in ''|*[!0-9]*) echo "--ppn needs a number" >&2; exit 2 ;; esac
+# 10.77.0.254 is the bridge, so node addresses stop at .253.
+if [ "$NODES" -lt 2 ] || [ "$NODES" -gt 64 ] || [ "$PPN" -lt 1 ] || [ "$PPN" -gt 64 ]; then
+  echo "local-cluster.sh: --nodes must be 2..64 and --ppn 1..64" >&2
+  exit 2
+fi
+if [ -z "$MODE" ]; then
+  if [ "$(id -u)" = 0 ] && ip netns list >/dev/null 2>&1; then MODE=netns; else MODE=loopback; fi
+fi
+if [ "$MODE" = netns ] && [ "$(id -u)" != 0 ]; then
+  echo "local-cluster.sh: --netns needs root (or use --loopback)" >&2
+  exit 2
+fi
+
+bash deploy/install-deps.sh
+bazel build --curses=no //daemon:ohiod //tests/bench:alltoall_bench
+# Not the bazel-bin symlink: a concurrent build with another configuration (--config=asan)
+# repoints it.
+BAZEL_BIN=$(bazel info --curses=no bazel-bin 2>/dev/null)
+
+# Two runs at once would fight over the namespace names and each other's timings. The lock is
+# on this script itself, so no lock file is left behind.
+exec 9<"$0"
+flock -w 30 9 || { echo "local-cluster.sh: another run of $0 holds its lock" >&2; exit 1; }
+
+BRIDGE=ohio-br0
+ns_name() { echo "ohio-node$1"; }
+veth_name() { echo "ohio-v$1"; }   # root side; the namespace side is called veth0
+node_ip() { echo "10.77.0.$(( $1 + 1 ))"; }
+
+DIR=$(mktemp -d /tmp/ohio-cluster.XXXXXX)
+# Private copies, so that a rebuild while this runs cannot swap the binaries under it.
+cp "$BAZEL_BIN/daemon/ohiod" "$BAZEL_BIN/tests/bench/alltoall_bench" "$DIR/"
+DAEMON_PIDS=()
+SAMPLER_PID=
+BENCH_PID=
+
+# Waits up to $2 seconds for pid $1 to exit; true if it did.
+wait_gone() {
+  local pid=$1 deadline=$(( SECONDS + $2 ))
+  while kill -0 "$pid" 2>/dev/null; do
+    [ $SECONDS -ge $deadline ] && return 1
+    sleep 0.1
+  done
+}
+
+stop_pid() {
+  local pid=$1
+  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+  kill -TERM "$pid" 2>/dev/null
+  if ! wait_gone "$pid" 10; then
+    echo "local-cluster.sh: pid $pid ignored SIGTERM for 10 s; killing it" >&2
+    kill -KILL "$pid" 2>/dev/null
+  fi
+  wait "$pid" 2>/dev/null || true
+  return 0
+}
+
+# Removes every namespace, veth and the bridge this script makes, and waits until the kernel
+# has really let go of them (namespace teardown is asynchronous).
+teardown_network() {
+  local i ns pids deadline
+  for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^ohio-node[0-9]+$/ {print $1}'); do
+    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    if [ -n "$pids" ]; then
+      # Only this script starts processes in ohio-node namespaces: these are from a run that
+      # was killed before it could clean up.
+      echo "local-cluster.sh: stopping leftover processes in $ns: $pids" >&2
+      for p in $pids; do stop_pid "$p"; done
+    fi
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  for i in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^ohio-v[0-9]+$' || true); do
+    ip link del "$i" 2>/dev/null || true
+  done
+  ip link del "$BRIDGE" 2>/dev/null || true
+  deadline=$(( SECONDS + 15 ))
+  while ip -o link show 2>/dev/null | grep -qE ': (ohio-v[0-9]+|ohio-br0)[@:]' ||
+        ip netns list 2>/dev/null | grep -qE '^ohio-node[0-9]+'; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "local-cluster.sh: links or namespaces still present after 15 s:" >&2
+      ip -o link show | grep -E 'ohio-' >&2 || true
+      ip netns list | grep -E '^ohio-' >&2 || true
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+cleanup() {
+  local rc=$?
+  set +e
+  trap - EXIT INT TERM
+  [ -n "$BENCH_PID" ] && stop_pid "$BENCH_PID"
+  [ -n "$SAMPLER_PID" ] && stop_pid "$SAMPLER_PID"
+  for pid in "${DAEMON_PIDS[@]}"; do stop_pid "$pid"; done
+  if [ "$MODE" = netns ]; then
+    teardown_network || rc=1
+    if ip netns list | grep -qE '^ohio-' || ip -o link show | grep -qE ': ohio-'; then
+      echo "local-cluster.sh: cleanup left something behind" >&2
+      rc=1
+    else
+      echo "cleanup: namespaces ohio-node*, veths ohio-v* and bridge $BRIDGE removed; daemons stopped"
+    fi
+  else
+    echo "cleanup: daemons stopped"
+  fi
+  rm -rf "$DIR"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Ports. In namespaces every node has its own port space; on loopback the nodes need distinct
+# ports, taken from a range nothing listens on.
+P_RANKS=$(( NODES * PPN ))
+if [ "$MODE" = netns ]; then
+  teardown_network
+  ip link add "$BRIDGE" type bridge
+  ip addr add 10.77.0.254/24 dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+  for ((i = 0; i < NODES; i++)); do
+    ns=$(ns_name $i); v=$(veth_name $i)
+    ip netns add "$ns"
+    ip link add "$v" type veth peer name veth0 netns "$ns"
+    ip link set "$v" master "$BRIDGE" up
+    ip -n "$ns" addr add "$(node_ip $i)/24" dev veth0
+    ip -n "$ns" link set veth0 up
+    ip -n "$ns" link set lo up
+  done
+  PEER_PORT_OF() { echo 7470; }
+  DATA_PORT_OF() { echo 7471; }
+  FLAT_BASE=7500
+  HOST_OF() { node_ip "$1"; }
+else
+  in_use=$(ss -Htan | awk '{n = split($4, a, ":"); print a[n]}' | sort -u)
+  BASE=
+  for try in $(seq 27000 200 33000); do
+    clash=0
+    for ((p = try; p < try + 2 * NODES + P_RANKS; p++)); do
+      if grep -qx "$p" <<<"$in_use"; then clash=1; break; fi
+    done
+    if [ $clash = 0 ]; then BASE=$try; break; fi
+  done
+  [ -n "$BASE" ] || { echo "local-cluster.sh: no free port range on 127.0.0.1" >&2; exit 1; }
+  PEER_PORT_OF() { echo $(( BASE + 2 * $1 )); }
+  DATA_PORT_OF() { echo $(( BASE + 2 * $1 + 1 )); }
+  FLAT_BASE=$(( BASE + 2 * NODES ))
+  HOST_OF() { echo 127.0.0.1; }
+fi
+
+PEERS=()
+for ((i = 0; i < NODES; i++)); do PEERS+=(--peer "node$i=$(HOST_OF $i):$(PEER_PORT_OF $i)"); done
+
+echo "local cluster: $NODES nodes x $PPN ranks, $MODE mode, in $DIR"
+for ((i = 0; i < NODES; i++)); do
+  cmd=("$DIR/ohiod" --node-name "node$i" --socket "$DIR/node$i.sock" --admin-socket "$DIR/node$i.admin.sock"
+       --listen "$(HOST_OF $i)" --advertise "$(HOST_OF $i)" --peer-port "$(PEER_PORT_OF $i)"
+       --data-port "$(DATA_PORT_OF $i)" --timeout-ms 30000 "${PEERS[@]}")
+  if [ "$MODE" = netns ]; then
+    ip netns exec "$(ns_name $i)" "${cmd[@]}" 2> "$DIR/node$i.log" &
+  else
+    "${cmd[@]}" 2> "$DIR/node$i.log" &
+  fi
+  DAEMON_PIDS+=($!)
+  where=""
+  if [ "$MODE" = netns ]; then where=" in namespace $(ns_name $i)"; fi
+  echo "  node$i: ohiod pid $! at $(HOST_OF $i), peer port $(PEER_PORT_OF $i), data port $(DATA_PORT_OF $i)$where"
+done
+
+# A socket file appears before it accepts; connecting is the real test.
+for ((i = 0; i < NODES; i++)); do
+  deadline=$(( SECONDS + 30 ))
+  until python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[1])' \
+        "$DIR/node$i.sock" 2>/dev/null; do
+    if ! kill -0 "${DAEMON_PIDS[$i]}" 2>/dev/null || [ $SECONDS -ge $deadline ]; then
+      echo "local-cluster.sh: ohiod node$i did not come up:" >&2
+      cat "$DIR/node$i.log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+done
+
+# Established TCP connections, split by what they carry: "data peer flat" for node $1 (its
+# namespace), or for all nodes together on loopback.
+count_connections() {
+  local i=$1 ss_out
+  if [ "$MODE" = netns ]; then
+    ss_out=$(ip netns exec "$(ns_name $i)" ss -Htn state established)
+  else
+    ss_out=$(ss -Htnp state established)
+  fi
+  awk -v mode="$MODE" -v nodes="$NODES" -v base="${BASE:-0}" -v fb="$FLAT_BASE" -v fe=$(( FLAT_BASE + P_RANKS )) \
+      -v dpid="${DAEMON_PIDS[$i]}" '
+    function port(s,  a, n) { n = split(s, a, ":"); return a[n] + 0 }
+    {
+      l = port($3); r = port($4)
+      if (mode == "netns") {
+        if (l == 7471 || r == 7471) data++
+        else if (l == 7470 || r == 7470) peer++
+        else if ((l >= fb && l < fe) || (r >= fb && r < fe)) flat++
+      } else {
+        # Both ends of a loopback connection are here; the daemons own theirs by pid.
+        isdata = 0; ispeer = 0
+        for (n = 0; n < nodes; n++) {
+          if (l == base + 2 * n + 1 || r == base + 2 * n + 1) isdata = 1
+          if (l == base + 2 * n || r == base + 2 * n) ispeer = 1
+        }
+        mine = index($0, "pid=" dpid ",") > 0
+        if (isdata && mine) data++
+        else if (ispeer && mine) peer++
+        else if ((l >= fb && l < fe) || (r >= fb && r < fe)) flat++
+      }
+    }
+    END { printf "%d %d %d\n", data, peer, flat }' <<<"$ss_out"
+}
+
+# Samples while the benchmark runs (the flat baseline's connections live only as long as it
+# does) and keeps the largest count per node.
+sample_connections() {
+  local i d p f samples=0
+  declare -a maxd maxp maxf
+  for ((i = 0; i < NODES; i++)); do maxd[$i]=0; maxp[$i]=0; maxf[$i]=0; done
+  while :; do
+    sleep 2
+    for ((i = 0; i < NODES; i++)); do
+      read -r d p f < <(count_connections $i)
+      if [ "$d" -gt "${maxd[$i]}" ]; then maxd[$i]=$d; fi
+      if [ "$p" -gt "${maxp[$i]}" ]; then maxp[$i]=$p; fi
+      if [ "$f" -gt "${maxf[$i]}" ]; then maxf[$i]=$f; fi
+    done
+    samples=$(( samples + 1 ))
+    for ((i = 0; i < NODES; i++)); do echo "$i ${maxd[$i]} ${maxp[$i]} ${maxf[$i]} $samples"; done > "$DIR/during.tmp"
+    mv "$DIR/during.tmp" "$DIR/during"
+  done
+}
+
+link_bytes() {  # "rx tx" of the root side of node $1's veth, or of lo
+  local dev=lo
+  if [ "$MODE" = netns ]; then dev=$(veth_name "$1"); fi
+  echo "$(cat /sys/class/net/$dev/statistics/rx_bytes) $(cat /sys/class/net/$dev/statistics/tx_bytes)"
+}
+
+# The root side of a veth receives what its namespace sends.
+print_link_bytes() {
+  local i rx tx
+  for ((i = 0; i < NODES; i++)); do
+    read -r rx tx < <(link_bytes $i)
+    if [ "$MODE" = netns ]; then
+      printf '  %-6s %s: %s bytes sent, %s bytes received\n' "node$i" "$(veth_name $i)" "$rx" "$tx"
+    else
+      printf '  lo (all nodes): %s bytes\n' "$tx"
+      break
+    fi
+  done
+}
+declare -a RX0 TX0
+for ((i = 0; i < NODES; i++)); do read -r RX0[$i] TX0[$i] < <(link_bytes $i); done
+echo
+echo "# link counters before the benchmark:"
+print_link_bytes
+
+commas() { local IFS=,; echo "$*"; }
+SOCKETS=() HOSTS=() NAMESPACES=()
+for ((i = 0; i < NODES; i++)); do
+  SOCKETS+=("$DIR/node$i.sock"); HOSTS+=("$(HOST_OF $i)"); NAMESPACES+=("$(ns_name $i)")
+done
+BENCH=("$DIR/alltoall_bench" --sockets "$(commas "${SOCKETS[@]}")" --ppn "$PPN" --algorithms v1,v2,v3
+       --rank-hosts "$(commas "${HOSTS[@]}")" --flat-port-base "$FLAT_BASE" --timeout-s 30 "${BENCH_ARGS[@]}")
+if [ "$MODE" = netns ]; then BENCH+=(--rank-netns "$(commas "${NAMESPACES[@]}")"); fi
+echo
+echo "\$ ${BENCH[*]}"
+sample_connections &
+SAMPLER_PID=$!
+# The benchmark stops itself when a rank stalls; this is the last resort.
+timeout --kill-after=10 900 "${BENCH[@]}" > "$DIR/bench.out" &
+BENCH_PID=$!
+if wait "$BENCH_PID"; then BENCH_RC=0; else BENCH_RC=$?; fi
+BENCH_PID=
+stop_pid "$SAMPLER_PID"
+SAMPLER_PID=
+cat "$DIR/bench.out"
+if [ "$BENCH_RC" != 0 ]; then
+  echo "local-cluster.sh: alltoall_bench failed (exit $BENCH_RC); daemon logs:" >&2
+  for ((i = 0; i < NODES; i++)); do echo "--- node$i" >&2; tail -20 "$DIR/node$i.log" >&2; done
+  exit 1
+fi
+
+echo
+echo "# link counters after the benchmark:"
+print_link_bytes
+if [ "$MODE" = netns ]; then
+  echo "# difference: bytes through each node's veth during the benchmark (all methods and calls, with"
+  echo "# TCP/IP headers and ACKs):"
+  printf '%-8s %-8s %16s %16s\n' node veth sent_MiB received_MiB
+else
+  echo "# difference: bytes through lo during the benchmark (every node's traffic, and anything else"
+  echo "# on 127.0.0.1):"
+  printf '%-8s %-8s %16s %16s\n' node link sent_MiB received_MiB
+fi
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+for ((i = 0; i < NODES; i++)); do
+  read -r rx tx < <(link_bytes $i)
+  if [ "$MODE" = netns ]; then
+    # The root side's rx is what the namespace sent.
+    printf '%-8s %-8s %16s %16s\n' "node$i" "$(veth_name $i)" "$(mib $(( rx - RX0[i] )))" "$(mib $(( tx - TX0[i] )))"
+  else
+    printf '%-8s %-8s %16s %16s\n' all lo "$(mib $(( tx - TX0[i] )))" "$(mib $(( rx - RX0[i] )))"
+    break
+  fi
+done
+
+echo
+EXPECT_FLAT=$(( (NODES - 1) * PPN * PPN ))
+echo "# established TCP connections per node: ohio data connections (expected $(( NODES - 1 )) per node),"
+echo "# ohio peer-service (gRPC) connections, and the flat baseline's (expected (K-1)*PPN^2 = $EXPECT_FLAT per node)"
+if [ "$MODE" = netns ]; then
+  echo "# counted with 'ss -tn state established' inside each namespace"
+else
+  echo "# counted with 'ss -tnp state established' on loopback: ohio's by daemon pid; the flat baseline's"
+  echo "# rank processes are not told apart by node, so its row shows all endpoints / nodes"
+fi
+printf '%-8s %14s %14s %14s %14s\n' node ohio_data ohio_peer flat_during ohio_data_during
+samples=0
+for ((i = 0; i < NODES; i++)); do
+  read -r d p f < <(count_connections $i)
+  dd=- fd=-
+  if [ -s "$DIR/during" ]; then
+    read -r _ dd _ fd samples < <(awk -v n=$i '$1 == n' "$DIR/during")
+    if [ "$MODE" = loopback ]; then fd=$(awk -v f="$fd" -v k="$NODES" 'BEGIN { printf "%g", f / k }'); fi
+  fi
+  printf '%-8s %14s %14s %14s %14s\n' "node$i" "$d" "$p" "$fd" "$dd"
+done
+echo "# ohio_data, ohio_peer: after the benchmark (daemons still up); *_during: largest count over $samples samples, 2 s apart, while it ran"

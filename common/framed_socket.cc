@@ -1,5 +1,7 @@
 #include "common/framed_socket.h"
 
+#include "common/little_endian.h"
+
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,14 +11,9 @@
 namespace ohio {
 namespace {
 
-uint32_t DecodeLength(const char* p) {
-  const auto* u = reinterpret_cast<const unsigned char*>(p);
-  return uint32_t{u[0]} | uint32_t{u[1]} << 8 | uint32_t{u[2]} << 16 | uint32_t{u[3]} << 24;
-}
+uint32_t DecodeLength(const char* p) { return GetLittleEndian<uint32_t>(p); }
 
-void EncodeLength(uint32_t n, char* p) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-}
+void EncodeLength(uint32_t n, char* p) { PutLittleEndian(p, n); }
 
 void CloseAll(std::vector<int>* fds) {
   for (int fd : *fds) close(fd);

@@ -2,27 +2,17 @@
 
 #include <cstring>
 
+#include "common/little_endian.h"
+
 namespace ohio {
 namespace {
 
 constexpr size_t kBytes = 40;
 
-void Put32(std::string& s, size_t at, uint32_t v) {
-  for (int i = 0; i < 4; ++i) s[at + i] = static_cast<char>(v >> (8 * i));
-}
-void Put64(std::string& s, size_t at, uint64_t v) {
-  for (int i = 0; i < 8; ++i) s[at + i] = static_cast<char>(v >> (8 * i));
-}
-uint32_t Get32(const std::string& s, size_t at) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(s[at + i]);
-  return v;
-}
-uint64_t Get64(const std::string& s, size_t at) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(s[at + i]);
-  return v;
-}
+void Put32(std::string& s, size_t at, uint32_t v) { PutLittleEndian(&s[at], v); }
+void Put64(std::string& s, size_t at, uint64_t v) { PutLittleEndian(&s[at], v); }
+uint32_t Get32(const std::string& s, size_t at) { return GetLittleEndian<uint32_t>(&s[at]); }
+uint64_t Get64(const std::string& s, size_t at) { return GetLittleEndian<uint64_t>(&s[at]); }
 
 }  // namespace
 

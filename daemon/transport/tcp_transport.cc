@@ -17,6 +17,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/little_endian.h"
+
 namespace ohio {
 namespace {
 
@@ -27,22 +29,10 @@ constexpr uint64_t kMaxMessage = 64 * 1024;
 constexpr uint64_t kWakeTag = ~uint64_t{0};
 constexpr uint64_t kListenTag = ~uint64_t{0} - 1;
 
-void Put32(char* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
-void Put64(char* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
-uint32_t Get32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(p[i]);
-  return v;
-}
-uint64_t Get64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(p[i]);
-  return v;
-}
+void Put32(char* p, uint32_t v) { PutLittleEndian(p, v); }
+void Put64(char* p, uint64_t v) { PutLittleEndian(p, v); }
+uint32_t Get32(const char* p) { return GetLittleEndian<uint32_t>(p); }
+uint64_t Get64(const char* p) { return GetLittleEndian<uint64_t>(p); }
 
 void Tune(int fd) {
   int one = 1;

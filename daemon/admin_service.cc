@@ -1,38 +1,260 @@
 #include "daemon/admin_service.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+
+#include "common/unix_socket.h"
 #include "common/version.h"
 
 namespace ohio {
+namespace {
+
+// How long the health check gives the progress engine to take a command.
+constexpr std::chrono::milliseconds kEngineDeadline{1000};
+constexpr std::chrono::milliseconds kMinWatchInterval{50};
+
+void FillGroup(const GroupInfo& g, admin::GroupSummary* s) {
+  s->set_key(g.key_hex);
+  s->set_size(g.size);
+  s->set_local_ranks(g.local_ranks);
+  s->set_attached_ranks(g.attached);
+  s->set_owner_uid(g.owner);
+  s->set_sequence(g.rounds);
+  s->set_segment_bytes(g.segment_bytes);
+  s->set_state(g.failed ? "failed" : "open");
+  s->set_algorithm(g.algorithm);
+  for (size_t n = 0; n < g.node_names.size(); ++n) {
+    auto* nr = s->add_nodes();
+    nr->set_node(g.node_names[n]);
+    nr->set_ranks(n < g.ranks_per_node.size() ? g.ranks_per_node[n] : 0);
+  }
+  s->set_ssb_bytes(g.ssb_bytes);
+  s->set_srb_bytes(g.srb_bytes);
+  s->set_timeout_ms(g.timeout_ms);
+}
+
+}  // namespace
+
+uint64_t AdminService::uptime_seconds() const {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_).count());
+}
 
 grpc::Status AdminService::Status(grpc::ServerContext*, const admin::StatusRequest*, admin::StatusReply* reply) {
+  const DaemonConfig& startup = *p_.startup;
   reply->set_version(kVersion);
-  reply->set_node_name(config_.node_name);
-  reply->set_uptime_seconds(static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_).count()));
-  reply->set_topology(topology_);
-  reply->set_control_socket(config_.socket);
-  reply->set_collectives_served(counters_->collectives_served.load());
-  reply->set_collectives_failed(counters_->collectives_failed.load());
-  reply->set_segment_bytes_in_use(registry_->bytes_in_use());
-  reply->set_memory_limit_bytes(config_.memory_limit);
-  reply->set_transport(transport_->name());
-  reply->set_data_connections(static_cast<uint32_t>(transport_->connections()));
-  for (const auto& p : transport_->connected_peers()) reply->add_connected_peers(p);
-  const auto groups = registry_->Snapshot();
+  reply->set_node_name(startup.node_name);
+  reply->set_uptime_seconds(uptime_seconds());
+  reply->set_pid(static_cast<uint32_t>(getpid()));
+  reply->set_topology(p_.topology);
+  reply->set_control_socket(startup.socket);
+  reply->set_admin_socket(startup.admin_socket);
+  reply->set_collectives_served(p_.counters->collectives_served.load());
+  reply->set_collectives_failed(p_.counters->collectives_failed.load());
+  reply->set_segment_bytes_in_use(p_.registry->bytes_in_use());
+  reply->set_memory_limit_bytes(startup.memory_limit);
+  reply->set_transport(p_.transport->name());
+  reply->set_data_address(p_.transport->address());
+  reply->set_data_connections(static_cast<uint32_t>(p_.transport->connections()));
+  for (const auto& peer : p_.transport->connected_peers()) reply->add_connected_peers(peer);
+  for (const HcaInfo& h : p_.rdma.hcas) {
+    auto* hca = reply->add_hcas();
+    hca->set_name(h.name);
+    hca->set_node_guid(h.node_guid);
+    for (uint32_t n : h.numa_nodes) hca->add_numa_nodes(n);
+    hca->set_local_cpus(h.local_cpus);
+    for (const HcaPortInfo& port : h.ports) {
+      auto* pp = hca->add_ports();
+      pp->set_port(port.port);
+      pp->set_state(port.state);
+      pp->set_link_layer(port.link_layer);
+      pp->set_active_mtu(port.active_mtu);
+    }
+  }
+  std::string note = p_.rdma.note;
+  if (std::string(p_.transport->name()) == "tcp") {
+    note += std::string(note.empty() ? "" : "; ") + "the tcp transport does not use RDMA devices";
+  }
+  reply->set_hca_note(note);
+  const auto groups = p_.registry->Snapshot();
   reply->set_groups(static_cast<uint32_t>(groups.size()));
-  for (const GroupInfo& g : groups) {
-    auto* s = reply->add_group();
-    s->set_key(g.key_hex);
-    s->set_size(g.size);
-    s->set_local_ranks(g.local_ranks);
-    s->set_attached_ranks(g.attached);
-    s->set_owner_uid(g.owner);
-    s->set_sequence(g.rounds);
-    s->set_segment_bytes(g.segment_bytes);
-    s->set_state(g.failed ? "failed" : "open");
-    s->set_algorithm(g.algorithm);
+  for (const GroupInfo& g : groups) FillGroup(g, reply->add_group());
+  const DaemonConfig current = p_.live->current();
+  const auto pending = p_.live->pending();
+  for (const auto& [key, value] : ConfigEntries(current)) {
+    auto* e = reply->add_config();
+    e->set_key(key);
+    e->set_value(value);
+    e->set_reloadable(IsReloadable(key));
+    auto it = pending.find(key);
+    if (it != pending.end()) e->set_pending(it->second);
+  }
+  reply->set_config_file(current.config_file);
+  reply->set_last_reload(p_.live->last_reload());
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ListPeers(grpc::ServerContext*, const admin::ListPeersRequest*,
+                                     admin::ListPeersReply* reply) {
+  const std::string& self = p_.startup->node_name;
+  std::map<std::string, admin::PeerInfo> peers;
+  auto entry = [&](const std::string& node) -> admin::PeerInfo& {
+    admin::PeerInfo& p = peers[node];
+    if (p.node().empty()) {
+      p.set_node(node);
+      p.set_peer_address(p_.bootstrap->PeerAddress(node));
+      p.set_state("not connected");
+    }
+    return p;
+  };
+  for (const std::string& configured : p_.startup->peers) {
+    const std::string node = configured.substr(0, configured.find('='));
+    if (node != self) entry(node).set_configured(true);
+  }
+  for (const std::string& node : p_.transport->connected_peers()) {
+    admin::PeerInfo& p = entry(node);
+    p.set_state("connected");
+    p.set_data_connections(p.data_connections() + 1);
+  }
+  for (const GroupInfo& g : p_.registry->Snapshot()) {
+    if (g.failed) continue;
+    for (const std::string& node : g.node_names) {
+      if (node != self) entry(node).set_groups(entry(node).groups() + 1);
+    }
+  }
+  for (auto& [node, p] : peers) *reply->add_peers() = std::move(p);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ListGroups(grpc::ServerContext*, const admin::ListGroupsRequest*,
+                                      admin::ListGroupsReply* reply) {
+  for (const GroupInfo& g : p_.registry->Snapshot()) FillGroup(g, reply->add_groups());
+  return grpc::Status::OK;
+}
+
+admin::CountersReply AdminService::CountersSnapshot() {
+  const DaemonCounters& c = *p_.counters;
+  admin::CountersReply r;
+  r.set_node_name(p_.startup->node_name);
+  r.set_version(kVersion);
+  r.set_transport(p_.transport->name());
+  r.set_uptime_seconds(uptime_seconds());
+  r.set_unix_time_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  r.set_collectives_served(c.collectives_served.load());
+  r.set_collectives_failed(c.collectives_failed.load());
+  r.set_rounds(c.rounds.load());
+  r.set_bytes_local(c.bytes_local.load());
+  r.set_bytes_sent(c.bytes_sent.load());
+  r.set_bytes_received(c.bytes_received.load());
+  r.set_groups_failed(c.groups_failed.load());
+  for (size_t k = 0; k < kErrorKinds; ++k) {
+    auto* e = r.add_errors();
+    e->set_kind(ErrorKindName(static_cast<ErrorKind>(k)));
+    e->set_count(c.errors[k].load());
+  }
+  for (size_t s = 0; s < LatencyHistograms::kSizeClasses; ++s) {
+    const LatencyHistograms::Snapshot snap = c.latency.Read(s);
+    auto* l = r.add_latency();
+    l->set_size_class(LatencyHistograms::SizeClassName(s));
+    l->set_min_bytes(LatencyHistograms::SizeClassMinBytes(s));
+    l->set_max_bytes(LatencyHistograms::SizeClassMaxBytes(s));
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < LatencyHistograms::kBuckets; ++b) {
+      cumulative += snap.counts[b];
+      auto* bucket = l->add_buckets();
+      bucket->set_le_seconds(LatencyHistograms::BucketBoundSeconds(b));
+      bucket->set_count(cumulative);
+    }
+    l->set_count(snap.count);
+    l->set_sum_seconds(static_cast<double>(snap.sum_ns) / 1e9);
+  }
+  r.set_groups(static_cast<uint32_t>(p_.registry->Snapshot().size()));
+  r.set_segment_bytes_in_use(p_.registry->bytes_in_use());
+  r.set_memory_limit_bytes(p_.startup->memory_limit);
+  r.set_data_connections(static_cast<uint32_t>(p_.transport->connections()));
+  return r;
+}
+
+grpc::Status AdminService::Counters(grpc::ServerContext*, const admin::CountersRequest*, admin::CountersReply* reply) {
+  *reply = CountersSnapshot();
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::Watch(grpc::ServerContext* ctx, const admin::WatchRequest* req,
+                                 grpc::ServerWriter<admin::CountersReply>* writer) {
+  const auto interval =
+      std::max(kMinWatchInterval, std::chrono::milliseconds(req->interval_ms() == 0 ? 1000 : req->interval_ms()));
+  for (uint32_t sent = 0; req->count() == 0 || sent < req->count(); ++sent) {
+    if (sent > 0) {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (cv_.wait_for(lock, interval, [this] { return shutting_down_; })) break;
+    }
+    if (ctx->IsCancelled() || !writer->Write(CountersSnapshot())) break;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "ohiod is shutting down");
   }
   return grpc::Status::OK;
+}
+
+admin::HealthReply AdminService::CheckHealth() {
+  admin::HealthReply r;
+  if (p_.engine->Ping(kEngineDeadline)) {
+    r.add_checks("the progress engine answers");
+  } else {
+    r.add_problems("the progress engine did not answer within " + std::to_string(kEngineDeadline.count()) +
+                   " ms: collectives on this node are stuck");
+  }
+  auto control = ConnectUnix(p_.startup->socket);
+  if (control.ok()) {
+    close(control.value());
+    r.add_checks("the control socket " + p_.startup->socket + " accepts ranks");
+  } else {
+    r.add_problems("ranks cannot reach ohiod: " + control.status().message());
+  }
+  const auto groups = p_.registry->Snapshot();
+  for (const GroupInfo& g : groups) {
+    if (g.failed) {
+      r.add_warnings("group " + g.key_hex + " (uid " + std::to_string(g.owner) + ") has failed and still has " +
+                     std::to_string(g.attached) + " rank(s) attached");
+    }
+  }
+  const uint64_t in_use = p_.registry->bytes_in_use();
+  if (in_use * 10 > p_.startup->memory_limit * 9) {
+    r.add_warnings("groups hold " + std::to_string(in_use) + " of memory_limit = " +
+                   std::to_string(p_.startup->memory_limit) + " bytes: new groups may be refused");
+  }
+  for (const auto& [key, value] : p_.live->pending()) {
+    r.add_warnings("the config now sets " + key + " = " + value + ", which takes a restart of ohiod");
+  }
+  const std::string reload = p_.live->last_reload();
+  if (reload.rfind("reload failed", 0) == 0) r.add_warnings(reload);
+  r.set_healthy(r.problems_size() == 0);
+  return r;
+}
+
+grpc::Status AdminService::Health(grpc::ServerContext*, const admin::HealthRequest*, admin::HealthReply* reply) {
+  *reply = CheckHealth();
+  return grpc::Status::OK;
+}
+
+std::string AdminService::Summary() {
+  return std::to_string(p_.registry->Snapshot().size()) + " groups, " +
+         std::to_string(p_.counters->collectives_served.load()) + " collectives served, " +
+         std::to_string(p_.transport->connections()) + " data connections";
+}
+
+void AdminService::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+  }
+  cv_.notify_all();
 }
 
 }  // namespace ohio

@@ -1,14 +1,22 @@
-// The admin API (gRPC on a root-owned unix socket), for ohioctl and for tests that ask the
-// daemon what it holds.
+// The admin API (gRPC on a root-owned unix socket), for ohioctl, the metrics file and tests
+// that ask the daemon what it holds: status and settings, peers, groups, counters (also as a
+// stream), and a health verdict.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
 
 #include <grpcpp/grpcpp.h>
 
 #include "daemon/config.h"
 #include "daemon/counters.h"
 #include "daemon/group_registry.h"
+#include "daemon/live_config.h"
+#include "daemon/peer_bootstrap.h"
+#include "daemon/progress_engine.h"
+#include "daemon/rdma_devices.h"
 #include "daemon/transport/transport.h"
 #include "proto/admin.grpc.pb.h"
 
@@ -16,24 +24,43 @@ namespace ohio {
 
 class AdminService final : public admin::Admin::Service {
  public:
-  AdminService(const DaemonConfig& config, GroupRegistry* registry, Transport* transport, DaemonCounters* counters,
-               std::string topology)
-      : config_(config),
-        registry_(registry),
-        transport_(transport),
-        counters_(counters),
-        topology_(std::move(topology)),
-        started_(std::chrono::steady_clock::now()) {}
+  struct Parts {
+    const DaemonConfig* startup = nullptr;  // what the daemon was started with
+    LiveConfig* live = nullptr;             // what is in force now
+    GroupRegistry* registry = nullptr;
+    Transport* transport = nullptr;
+    DaemonCounters* counters = nullptr;
+    ProgressEngine* engine = nullptr;
+    PeerBootstrap* bootstrap = nullptr;
+    std::string topology;
+    RdmaInventory rdma;
+  };
+  explicit AdminService(Parts parts) : p_(std::move(parts)), started_(std::chrono::steady_clock::now()) {}
 
   grpc::Status Status(grpc::ServerContext*, const admin::StatusRequest*, admin::StatusReply* reply) override;
+  grpc::Status ListPeers(grpc::ServerContext*, const admin::ListPeersRequest*, admin::ListPeersReply* reply) override;
+  grpc::Status ListGroups(grpc::ServerContext*, const admin::ListGroupsRequest*,
+                          admin::ListGroupsReply* reply) override;
+  grpc::Status Counters(grpc::ServerContext*, const admin::CountersRequest*, admin::CountersReply* reply) override;
+  grpc::Status Watch(grpc::ServerContext* ctx, const admin::WatchRequest* req,
+                     grpc::ServerWriter<admin::CountersReply>* writer) override;
+  grpc::Status Health(grpc::ServerContext*, const admin::HealthRequest*, admin::HealthReply* reply) override;
+
+  admin::CountersReply CountersSnapshot();
+  admin::HealthReply CheckHealth();
+  // One line for systemd's STATUS=.
+  std::string Summary();
+  // Ends every Watch stream now (they would otherwise hold the server's shutdown).
+  void Shutdown();
 
  private:
-  const DaemonConfig& config_;
-  GroupRegistry* registry_;
-  Transport* transport_;
-  DaemonCounters* counters_;
-  std::string topology_;
+  uint64_t uptime_seconds() const;
+
+  Parts p_;
   std::chrono::steady_clock::time_point started_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool shutting_down_ = false;
 };
 
 }  // namespace ohio

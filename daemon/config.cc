@@ -97,7 +97,15 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--advertise", c.advertise, "Host other nodes reach this node's data port at (default: node name)");
   app.add_option("--admin-socket", c.admin_socket, "Unix socket of the admin service (root only)")
       ->capture_default_str();
+  app.add_option("--metrics-file", c.metrics_file,
+                 "Write Prometheus metrics (node_exporter textfile format) to this file every metrics-interval-s, "
+                 "e.g. /var/lib/prometheus/node-exporter/ohiod.prom; empty: none");
+  app.add_option("--metrics-interval-s", c.metrics_interval_s, "Seconds between two writes of the metrics file")
+      ->check(CLI::Range(1u, 3600u))
+      ->capture_default_str();
 }
+
+bool SkippedKey(const std::string& key) { return key.empty() || key == "config" || key == "help" || key == "version"; }
 
 // "--config FILE" or "--config=FILE" on the command line, else the default file if present.
 Result<std::string> FindConfigFile(int argc, const char* const* argv) {
@@ -139,6 +147,8 @@ Status ReadConfigFile(const CLI::App& app, const std::string& path, std::vector<
     if (key == "config" || app.get_option_no_throw("--" + key) == nullptr) {
       return Status(Code::kInvalidArgument, where + ": unknown key '" + key + "'");
     }
+    // "key =" leaves the default; CLI11 would read an empty "--key=" as wanting the next word.
+    if (value.empty()) continue;
     args->push_back("--" + key + "=" + value);
   }
   return Status::Ok();
@@ -175,8 +185,9 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
   }
   for (CLI::Option* opt : app.get_options()) {
     std::string key = opt->get_single_name();
-    if (key.empty() || key == "config" || key == "help" || key == "version") continue;
-    if (const char* v = std::getenv(EnvName(key).c_str())) args.push_back("--" + key + "=" + v);
+    if (SkippedKey(key)) continue;
+    const char* v = std::getenv(EnvName(key).c_str());
+    if (v != nullptr && *v != '\0') args.push_back("--" + key + "=" + v);  // empty: as if unset
   }
   // --config was resolved above; CLI11 would read an empty "--config=" as wanting the next word.
   for (int i = 1; i < argc; ++i) {
@@ -205,6 +216,53 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
   out.config.config_file = file.value();
   if (out.config.node_name.empty()) out.config.node_name = HostName();
   if (out.config.advertise.empty()) out.config.advertise = out.config.node_name;
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> ConfigEntries(const DaemonConfig& config) {
+  // Read back through the same bindings the parser uses, so no setting can be left out.
+  DaemonConfig copy = config;
+  std::string config_file;
+  CLI::App app;
+  Bind(app, copy, config_file);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (CLI::Option* opt : app.get_options()) {
+    const std::string key = opt->get_single_name();
+    if (SkippedKey(key)) continue;
+    if (key == "peer") {
+      std::string joined;
+      for (const auto& p : copy.peers) joined += (joined.empty() ? "" : ",") + p;
+      out.emplace_back(key, joined);
+      continue;
+    }
+    opt->capture_default_str();
+    out.emplace_back(key, opt->get_default_str());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool IsReloadable(const std::string& key) {
+  static const char* const kReloadable[] = {"log-level", "timeout-ms", "spin-us", "metrics-file",
+                                            "metrics-interval-s"};
+  return std::find(std::begin(kReloadable), std::end(kReloadable), key) != std::end(kReloadable);
+}
+
+void ApplyReloadable(const DaemonConfig& next, DaemonConfig* running) {
+  running->log_level = next.log_level;
+  running->timeout_ms = next.timeout_ms;
+  running->spin_us = next.spin_us;
+  running->metrics_file = next.metrics_file;
+  running->metrics_interval_s = next.metrics_interval_s;
+}
+
+std::vector<ConfigChange> DiffConfig(const DaemonConfig& from, const DaemonConfig& to) {
+  const auto a = ConfigEntries(from);
+  const auto b = ConfigEntries(to);
+  std::vector<ConfigChange> out;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i].second != b[i].second) out.push_back({a[i].first, a[i].second, b[i].second});
+  }
   return out;
 }
 

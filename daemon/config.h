@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -31,6 +32,9 @@ struct DaemonConfig {
   uint16_t data_port = 7471;
   std::string advertise;  // host other nodes reach this one's data port at (default: node name)
   std::string admin_socket = "/run/ohio/admin.sock";
+  // Prometheus metrics in node_exporter's textfile format, rewritten every interval.
+  std::string metrics_file;  // "" writes none
+  uint32_t metrics_interval_s = 15;
 };
 
 struct ConfigOutcome {
@@ -44,5 +48,22 @@ struct ConfigOutcome {
 ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv);
 
 constexpr char kDefaultConfigFile[] = "/etc/ohio/ohiod.conf";
+
+// Every setting as (key, value), keys being the long flag names, in key order.
+std::vector<std::pair<std::string, std::string>> ConfigEntries(const DaemonConfig& config);
+
+// Whether SIGHUP applies a new value of `key` to a running daemon; every other key needs a
+// restart (sockets, ports, the node's name, memory sizes, the peers table...).
+bool IsReloadable(const std::string& key);
+
+struct ConfigChange {
+  std::string key;
+  std::string from;
+  std::string to;
+};
+// The keys whose values differ, in key order.
+std::vector<ConfigChange> DiffConfig(const DaemonConfig& from, const DaemonConfig& to);
+// Copies every reloadable setting of `next` into `running`, and nothing else.
+void ApplyReloadable(const DaemonConfig& next, DaemonConfig* running);
 
 }  // namespace ohio

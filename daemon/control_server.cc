@@ -228,7 +228,7 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
     j->set_segment_bytes(m.group->segment_bytes());
     j->set_local_rank(m.local);
     j->set_local_ranks(m.group->local_ranks());
-    j->set_timeout_ms(config_.timeout_ms);
+    j->set_timeout_ms(m.group->timeout_ms());
     j->set_algorithm(AlgorithmName(m.group->spec().algorithm));
     c.memberships.push_back(m);
     if (!Reply(c, reply, {m.group->segment_fd(), m.group->doorbell_fd()})) return false;

@@ -129,6 +129,7 @@ void Group::PublishRoundError(Code code, const std::string& message) {
 void Group::Fail(Code code, const std::string& message, DaemonCounters* counters) {
   SegmentHeader* h = segment_.header();
   if (failed()) return;
+  counters->CountError(code);
   CopyMessage(h->group_error, message);
   h->group_error_code.store(static_cast<uint32_t>(code), std::memory_order_relaxed);
   h->state.store(static_cast<uint32_t>(GroupState::kFailed), std::memory_order_release);
@@ -162,6 +163,7 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
       if (segment_.slot(l)->arrived_round.load(std::memory_order_acquire) != round_) missing.push_back(l);
     }
     if (missing.size() == n) return false;
+    if (!call_started_) call_started_ = now;
     for (uint32_t l : missing) {
       if (l < departed_.size() && !departed_[l].empty()) {
         Fail(Code::kGroupFailed, departed_[l] + "; the group is closed", counters);
@@ -227,7 +229,7 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
          counters);
     return true;
   }
-  return FinishRound(counters);
+  return FinishRound(now, counters);
 }
 
 bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
@@ -252,7 +254,7 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
     Notify();
     changed = true;
   }
-  if (all_done && exchange_->complete()) return FinishRound(counters);
+  if (all_done && exchange_->complete()) return FinishRound(now, counters);
   if (now - released_at_ >= timeout_) {
     Fail(Code::kTimeout,
          "round " + std::to_string(round_) + " did not complete within " + std::to_string(timeout_.count()) +
@@ -264,7 +266,7 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
   return changed;
 }
 
-bool Group::FinishRound(DaemonCounters* counters) {
+bool Group::FinishRound(Clock::time_point now, DaemonCounters* counters) {
   const uint32_t n = local_ranks();
   if (!round_failed_) {
     const RankSlot* s0 = segment_.slot(0);
@@ -273,8 +275,15 @@ bool Group::FinishRound(DaemonCounters* counters) {
       const uint64_t m = s0->bytes_per_rank.load(std::memory_order_relaxed);
       counters->collectives_served.fetch_add(1, std::memory_order_relaxed);
       counters->bytes_local.fetch_add(uint64_t{n} * n * m, std::memory_order_relaxed);
+      if (call_started_) counters->latency.Record(m, now - *call_started_);
+      call_started_.reset();
     }
     counters->rounds.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    // Counted once every rank has taken the round's error; the call ends with it.
+    const auto code = static_cast<Code>(segment_.header()->round_error_code.load(std::memory_order_relaxed));
+    if (code != Code::kSkipped) counters->CountError(code);
+    call_started_.reset();
   }
   round_failed_ = false;
   ++round_;

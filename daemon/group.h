@@ -73,6 +73,7 @@ class Group {
   int segment_fd() const { return segment_.fd(); }
   int doorbell_fd() const { return doorbell_fd_; }
   uint64_t segment_bytes() const { return segment_.bytes(); }
+  uint32_t timeout_ms() const { return static_cast<uint32_t>(timeout_.count()); }
   SegmentHeader* header() const { return segment_.header(); }
   // Rounds fully completed so far (readable from any thread).
   uint64_t rounds_completed() const;
@@ -99,7 +100,7 @@ class Group {
   Group() = default;
   bool RankIdle(uint32_t l) const;
   bool AdvanceExchange(Clock::time_point now, DaemonCounters* counters);
-  bool FinishRound(DaemonCounters* counters);
+  bool FinishRound(Clock::time_point now, DaemonCounters* counters);
   void Notify();
   void PublishRoundError(Code code, const std::string& message);
   std::string DescribeRanks(const std::vector<uint32_t>& locals) const;
@@ -124,6 +125,7 @@ class Group {
   Phase phase_ = Phase::kFilling;
   bool round_failed_ = false;
   std::optional<Clock::time_point> waiting_since_;  // first arrival of the current round
+  std::optional<Clock::time_point> call_started_;   // first arrival of the call's first round
   Clock::time_point released_at_;
 };
 

@@ -126,7 +126,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                          std::to_string(groups_.size()) + " groups");
     }
     auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, config_.ssb_bytes, srb,
-                                 config_.timeout_ms, tag, tags_, transport_);
+                                 timeout_ms_.load(std::memory_order_relaxed), tag, tags_, transport_);
     if (!created.ok()) {
       if (tag) tags_->Release(*tag);
       return created.status();
@@ -219,6 +219,11 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
     i.segment_bytes = g->segment_bytes();
     i.failed = g->failed();
     i.algorithm = AlgorithmName(g->spec().algorithm);
+    i.node_names = g->spec().node_names;
+    for (uint32_t n = 0; n < g->shape().nodes(); ++n) i.ranks_per_node.push_back(g->shape().ppn(n));
+    i.ssb_bytes = g->ssb_bytes();
+    i.srb_bytes = g->spans_nodes() ? g->srb_bytes() : 0;
+    i.timeout_ms = g->timeout_ms();
     out.push_back(i);
   }
   return out;

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -43,6 +44,11 @@ struct GroupInfo {
   uint64_t segment_bytes = 0;
   bool failed = false;
   std::string algorithm;
+  std::vector<std::string> node_names;   // in group order
+  std::vector<uint32_t> ranks_per_node;  // same order
+  uint64_t ssb_bytes = 0;
+  uint64_t srb_bytes = 0;
+  uint32_t timeout_ms = 0;
 };
 
 class GroupRegistry {
@@ -54,7 +60,8 @@ class GroupRegistry {
         engine_(engine),
         transport_(transport),
         on_new_multinode_group_(std::move(on_new_multinode_group)),
-        tags_(std::make_shared<TagPool>(kMaxGroupTags)) {}
+        tags_(std::make_shared<TagPool>(kMaxGroupTags)),
+        timeout_ms_(config.timeout_ms) {}
 
   // The error's code maps to a control Error code; its message goes to the client verbatim.
   Result<Membership> Join(const control::JoinGroup& join, const PeerCredentials& who,
@@ -68,6 +75,8 @@ class GroupRegistry {
 
   std::vector<GroupInfo> Snapshot();
   uint64_t bytes_in_use();
+  // The timeout given to groups created from now on (SIGHUP); open groups keep theirs.
+  void set_timeout_ms(uint32_t ms) { timeout_ms_.store(ms, std::memory_order_relaxed); }
 
  private:
   Result<GroupSpec> ValidateJoin(const control::JoinGroup& join, control::Error::Code* refusal) const;
@@ -80,6 +89,7 @@ class GroupRegistry {
   std::shared_ptr<TagPool> tags_;
   std::map<GroupKey, std::shared_ptr<Group>> groups_;
   uint64_t bytes_in_use_ = 0;
+  std::atomic<uint32_t> timeout_ms_;
 };
 
 }  // namespace ohio

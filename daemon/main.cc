@@ -1,27 +1,62 @@
 // ohiod: the node's alltoall daemon. Reads its settings, logs what it runs on, serves the
-// control socket and drives collectives until SIGTERM or SIGINT.
+// control socket and the admin API, drives collectives, tells systemd how it is doing, reloads
+// what it can on SIGHUP and stops on SIGTERM or SIGINT.
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <grpcpp/grpcpp.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "common/unix_socket.h"
 #include "common/version.h"
 #include "daemon/admin_service.h"
 #include "daemon/config.h"
 #include "daemon/control_server.h"
 #include "daemon/counters.h"
 #include "daemon/group_registry.h"
+#include "daemon/live_config.h"
+#include "daemon/metrics_text.h"
+#include "daemon/metrics_writer.h"
 #include "daemon/peer_bootstrap.h"
 #include "daemon/peer_service.h"
 #include "daemon/progress_engine.h"
+#include "daemon/rdma_devices.h"
+#include "daemon/systemd_notify.h"
 #include "daemon/topology.h"
 #include "daemon/transport/tcp_transport.h"
+
+namespace {
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// The admin socket must be this daemon's alone: gRPC would silently replace another live
+// daemon's socket file.
+ohio::Status PrepareAdminSocket(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0) {
+    const std::string dir = path.substr(0, slash);
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return ohio::SystemError("creating " + dir, errno);
+  }
+  auto other = ohio::ConnectUnix(path);
+  if (other.ok()) {
+    close(other.value());
+    return ohio::Status(ohio::Code::kInvalidArgument, "another ohiod is already serving the admin socket " + path);
+  }
+  return ohio::Status::Ok();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   ohio::ConfigOutcome loaded = ohio::LoadDaemonConfig(argc, argv);
@@ -38,17 +73,26 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 
   // Signals are taken synchronously by this thread; every other thread inherits the mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
   spdlog::info("ohiod {} starting as node '{}'{}", ohio::kVersion, config.node_name,
                config.config_file.empty() ? "" : " (config " + config.config_file + ")");
+  ohio::LiveConfig live(config);
   const std::string topology = ohio::DescribeTopology();
   spdlog::info("topology: {}", topology);
+  ohio::RdmaInventory rdma = ohio::ListRdmaDevices();
+  for (const ohio::HcaInfo& h : rdma.hcas) {
+    std::string numa;
+    for (uint32_t n : h.numa_nodes) numa += (numa.empty() ? "" : ",") + std::to_string(n);
+    spdlog::info("HCA {}: {} port(s), NUMA node {}", h.name, h.ports.size(), numa.empty() ? "unknown" : numa);
+  }
+  if (!rdma.note.empty()) spdlog::info("RDMA: {}", rdma.note);
   spdlog::info("per group: ssb {} B, srb {} B; memory limit {} B; timeout {} ms; algorithm {}", config.ssb_bytes,
                config.srb_bytes, config.memory_limit, config.timeout_ms, config.algorithm);
 
@@ -76,7 +120,17 @@ int main(int argc, char** argv) {
                                [&bootstrap](std::shared_ptr<ohio::Group> g) { bootstrap.Open(std::move(g)); });
 
   ohio::PeerService peer_service(config, &registry, transport.value().get());
-  ohio::AdminService admin_service(config, &registry, transport.value().get(), &counters, topology);
+  ohio::AdminService::Parts parts;
+  parts.startup = &config;
+  parts.live = &live;
+  parts.registry = &registry;
+  parts.transport = transport.value().get();
+  parts.counters = &counters;
+  parts.engine = &engine;
+  parts.bootstrap = &bootstrap;
+  parts.topology = topology;
+  parts.rdma = std::move(rdma);
+  ohio::AdminService admin_service(std::move(parts));
   grpc::ServerBuilder peer_builder;
   int peer_port = 0;
   peer_builder.AddListeningPort(config.listen + ":" + std::to_string(config.peer_port), grpc::InsecureServerCredentials(),
@@ -85,6 +139,11 @@ int main(int argc, char** argv) {
   std::unique_ptr<grpc::Server> peer_server = peer_builder.BuildAndStart();
   if (!peer_server || peer_port == 0) {
     spdlog::critical("peer service: cannot listen on {}:{}", config.listen, config.peer_port);
+    return 1;
+  }
+  s = PrepareAdminSocket(config.admin_socket);
+  if (!s.ok()) {
+    spdlog::critical("admin service: {}", s.message());
     return 1;
   }
   // The admin socket is root's: created with a umask that leaves others nothing.
@@ -107,9 +166,46 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  ohio::MetricsWriter metrics([&admin_service] { return ohio::PrometheusText(admin_service.CountersSnapshot()); });
+  metrics.Configure(config.metrics_file, std::chrono::seconds(config.metrics_interval_s));
+  ohio::SystemdNotifier systemd([&engine](std::chrono::milliseconds deadline) { return engine.Ping(deadline); },
+                                [&admin_service] { return admin_service.Summary(); });
+  systemd.Ready();
+
   int sig = 0;
-  sigwait(&stop_signals, &sig);
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig != SIGHUP) break;
+    // Same sources, same precedence as at start: the file may have changed, the environment
+    // and the flags have not.
+    systemd.Reloading();
+    ohio::ConfigOutcome next = ohio::LoadDaemonConfig(argc, argv);
+    if (next.exit_now) {
+      const std::string why = Trim(next.output);
+      spdlog::error("SIGHUP: cannot reload: {}; the settings in force are unchanged", why);
+      live.Failed(why);
+    } else {
+      const ohio::LiveConfig::Reload r = live.Apply(next.config);
+      const ohio::DaemonConfig now = live.current();
+      spdlog::set_level(spdlog::level::from_str(now.log_level));
+      registry.set_timeout_ms(now.timeout_ms);
+      engine.set_spin(std::chrono::microseconds(now.spin_us));
+      metrics.Configure(now.metrics_file, std::chrono::seconds(now.metrics_interval_s));
+      for (const auto& c : r.applied) {
+        spdlog::info("SIGHUP: {} = {} (was {}){}", c.key, c.to, c.from,
+                     c.key == "timeout-ms" ? "; open groups keep theirs, new groups get it" : "");
+      }
+      for (const auto& c : r.need_restart) {
+        spdlog::warn("SIGHUP: {} = {} needs a restart of ohiod; still running with {}", c.key, c.to, c.from);
+      }
+      if (r.applied.empty() && r.need_restart.empty()) spdlog::info("SIGHUP: no setting changed");
+    }
+    systemd.Ready();
+  }
   spdlog::info("signal {}: shutting down", sig);
+  systemd.Stopping();
+  // Watchers are told first: their streams would hold the admin server's shutdown.
+  admin_service.Shutdown();
   // Groups learn why first, then their connections go.
   engine.Stop("ohiod is shutting down");
   control.Stop();

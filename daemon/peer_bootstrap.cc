@@ -51,7 +51,7 @@ void PeerBootstrap::Open(std::shared_ptr<Group> group) {
   Job job;
   job.done.assign(group->shape().nodes(), false);
   job.done[group->spec().node] = true;
-  job.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.timeout_ms);
+  job.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(group->timeout_ms());
   job.group = std::move(group);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -147,8 +147,9 @@ void PeerBootstrap::Run() {
       }
       if (all) continue;
       if (std::chrono::steady_clock::now() > job.deadline) {
-        on_failure_(job.group, Status(Code::kTimeout, "the group's other nodes did not all open it within " +
-                                                          std::to_string(config_.timeout_ms) + " ms (" + waiting + ")"));
+        on_failure_(job.group,
+                    Status(Code::kTimeout, "the group's other nodes did not all open it within " +
+                                               std::to_string(job.group->timeout_ms()) + " ms (" + waiting + ")"));
         continue;
       }
       unfinished.push_back(std::move(job));

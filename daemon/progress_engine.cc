@@ -102,6 +102,15 @@ void ProgressEngine::FailGroup(std::shared_ptr<Group> group, Status why) {
   Post(std::move(c));
 }
 
+bool ProgressEngine::Ping(std::chrono::milliseconds deadline) {
+  Command c;
+  c.kind = Command::Kind::kPing;
+  c.pong = std::make_shared<std::promise<void>>();
+  std::future<void> answered = c.pong->get_future();
+  Post(std::move(c));
+  return answered.wait_for(deadline) == std::future_status::ready;
+}
+
 void ProgressEngine::RemoveGroup(std::shared_ptr<Group> group) {
   Command c;
   c.kind = Command::Kind::kRemove;
@@ -148,7 +157,13 @@ bool ProgressEngine::Drain() {
         }
         break;
       }
+      case Command::Kind::kPing:
+        c.pong->set_value();
+        break;
       case Command::Kind::kRemove: {
+        // Its ranks may have finished a round and left before this thread saw it: finish it
+        // (so the call is counted) before the group goes.
+        if (!c.group->failed()) c.group->Advance(Group::Clock::now(), counters_);
         epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.group->doorbell_fd(), nullptr);
         groups_.erase(std::remove(groups_.begin(), groups_.end(), c.group), groups_.end());
         if (c.group->spans_nodes()) {
@@ -170,9 +185,11 @@ Group* ProgressEngine::ByTag(uint32_t tag) {
 
 bool ProgressEngine::ReleaseDrained() {
   bool changed = false;
+  const auto now = Group::Clock::now();
   for (auto& g : draining_) {
-    // Its ranks are gone: whatever they consumed, nothing more will be; only sends remain.
-    if (!g->failed()) changed |= g->exchange()->Progress(UINT32_MAX);
+    // Its ranks are gone, done with their last round: only sends remain, and finishing the
+    // round (which counts the call) once they are out.
+    if (!g->failed()) changed |= g->Advance(now, counters_);
   }
   auto done = [](const std::shared_ptr<Group>& g) {
     return g->failed() ? g->exchange()->puts_in_flight() == 0 : !g->exchange()->sends_pending();
@@ -193,9 +210,11 @@ bool ProgressEngine::HandleTransport() {
   for (TransportEvent& e : events) {
     switch (e.kind) {
       case TransportEvent::Kind::kArrived:
+        counters_->bytes_received.fetch_add(e.bytes, std::memory_order_relaxed);
         if (Group* g = ByTag(ImmTag(e.imm))) g->exchange()->OnArrived(ImmDelivery(e.imm));
         break;
       case TransportEvent::Kind::kPutDone: {
+        counters_->bytes_sent.fetch_add(e.bytes, std::memory_order_relaxed);
         const uint32_t tag = static_cast<uint32_t>(e.cookie >> 40);
         const uint32_t round_low = static_cast<uint32_t>(e.cookie >> 32) & 0xff;
         const uint32_t index = static_cast<uint32_t>(e.cookie);
@@ -274,7 +293,7 @@ void ProgressEngine::Run() {
       last_work = now;
       continue;
     }
-    if (now - last_work < spin_) {
+    if (now - last_work < std::chrono::microseconds(spin_us_.load(std::memory_order_relaxed))) {
       // Between polls, let a rank that shares this core run: it is what we wait for.
       for (int i = 0; i < 64; ++i) CpuRelax();
       sched_yield();

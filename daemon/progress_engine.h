@@ -4,8 +4,10 @@
 // kTimeoutTick while a round is under way so that round timeouts fire.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <deque>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,7 +25,7 @@ class ProgressEngine {
  public:
   // `transport` carries multi-node groups' data; its completions are handled on this thread.
   ProgressEngine(std::chrono::microseconds spin, DaemonCounters* counters, Transport* transport)
-      : spin_(spin), counters_(counters), transport_(transport) {}
+      : spin_us_(spin.count()), counters_(counters), transport_(transport) {}
   ~ProgressEngine();
 
   Status Start();
@@ -39,15 +41,22 @@ class ProgressEngine {
   void PeerInfo(std::shared_ptr<Group> group, uint32_t node, PeerGroupInfo info);
   void FailGroup(std::shared_ptr<Group> group, Status why);
 
+  // Whether the engine thread takes a command within `deadline`: what the watchdog and the
+  // health check mean by "the daemon still works".
+  bool Ping(std::chrono::milliseconds deadline);
+  // A new spin time (SIGHUP), taken from the next idle moment on.
+  void set_spin(std::chrono::microseconds spin) { spin_us_.store(spin.count(), std::memory_order_relaxed); }
+
  private:
   struct Command {
-    enum class Kind { kAdd, kMemberGone, kRemove, kPeerInfo, kFail } kind = Kind::kAdd;
+    enum class Kind { kAdd, kMemberGone, kRemove, kPeerInfo, kFail, kPing } kind = Kind::kAdd;
     std::shared_ptr<Group> group;
     uint32_t local = 0;  // kMemberGone: local rank; kPeerInfo: node
     bool clean = false;
     std::string who;
     PeerGroupInfo info;
     Status why;
+    std::shared_ptr<std::promise<void>> pong;  // kPing
   };
 
   void Post(Command c);
@@ -63,7 +72,7 @@ class ProgressEngine {
 
   static constexpr std::chrono::milliseconds kTimeoutTick{100};
 
-  const std::chrono::microseconds spin_;
+  std::atomic<int64_t> spin_us_;
   DaemonCounters* counters_;
   Transport* transport_;
   int epoll_fd_ = -1;

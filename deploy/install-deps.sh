@@ -7,12 +7,15 @@ PACKAGES=(
   # build
   bazel-bootstrap g++ protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
   libspdlog-dev libfmt-dev libhwloc-dev libibverbs-dev librdmacm-dev libsystemd-dev libcli11-dev
+  nlohmann-json3-dev
   # the MPI interposition library is built for both MPIs; their launchers run its tests
   openmpi-bin libopenmpi-dev mpich libmpich-dev
   # tests
   libgtest-dev libgmock-dev python3 procps iproute2
   # deploy/local-cluster.sh: ip and ss (iproute2 above), flock, timeout
   util-linux coreutils
+  # deploy/ohiod.service is checked with systemd-analyze verify
+  systemd
 )
 
 missing=()

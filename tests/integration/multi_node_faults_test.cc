@@ -144,9 +144,11 @@ TEST(MultiNodeCluster, AlgorithmFromTheEnvironmentAndRefusedWhenRanksDiffer) {
   }
   // Nodes whose ranks ask for different algorithms refuse each other when they meet, and the
   // ranks are told both.
+  // Rank 0 holds its node's group open (were it to exit first, its node would forget the group
+  // and answer the other node "no rank has joined yet" until the timeout, not the refusal).
   RankJob odd(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), {0, 1}, "mixed",
-              {"--bytes", "8", "--stall-after"}, [](uint32_t r) {
-                return r == 0 ? std::vector<std::string>{"--algorithm", "v2"}
+              {"--bytes", "8"}, [](uint32_t r) {
+                return r == 0 ? std::vector<std::string>{"--algorithm", "v2", "--stall"}
                               : std::vector<std::string>{"--algorithm", "v3", "--expect", "refused"};
               });
   ASSERT_TRUE(odd.rank(0).WaitForOutput("joined", kDeadline)) << odd.Outputs();

@@ -1,0 +1,129 @@
+#include "daemon/metrics_text.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+namespace ohio {
+namespace {
+
+std::string Escape(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string Float(double v) {
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+class Writer {
+ public:
+  void Family(const std::string& name, const char* type, const std::string& help) {
+    out_ << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+  }
+  void Sample(const std::string& name, const std::string& labels, const std::string& value) {
+    out_ << name;
+    if (!labels.empty()) out_ << "{" << labels << "}";
+    out_ << " " << value << "\n";
+  }
+  void Sample(const std::string& name, const std::string& labels, uint64_t value) {
+    Sample(name, labels, std::to_string(value));
+  }
+  void Counter(const std::string& name, const std::string& help, uint64_t value) {
+    Family(name, "counter", help);
+    Sample(name, "", value);
+  }
+  void Gauge(const std::string& name, const std::string& help, uint64_t value) {
+    Family(name, "gauge", help);
+    Sample(name, "", value);
+  }
+  std::string str() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+};
+
+}  // namespace
+
+std::string PrometheusText(const admin::CountersReply& c) {
+  Writer w;
+  w.Family("ohio_info", "gauge", "ohiod's version, node name and transport (always 1).");
+  w.Sample("ohio_info",
+           "version=\"" + Escape(c.version()) + "\",node=\"" + Escape(c.node_name()) + "\",transport=\"" +
+               Escape(c.transport()) + "\"",
+           1);
+  w.Gauge("ohio_uptime_seconds", "Seconds since ohiod started.", c.uptime_seconds());
+  w.Counter("ohio_collectives_served_total", "Alltoall calls completed without error.", c.collectives_served());
+  w.Counter("ohio_collectives_failed_total", "Alltoall calls that returned an error to their ranks.",
+            c.collectives_failed());
+  w.Counter("ohio_rounds_total", "Staging rounds completed.", c.rounds());
+  w.Counter("ohio_bytes_local_total", "Bytes exchanged between ranks of this node.", c.bytes_local());
+  w.Counter("ohio_bytes_sent_total", "Payload bytes put to other nodes.", c.bytes_sent());
+  w.Counter("ohio_bytes_received_total", "Payload bytes other nodes put into this node.", c.bytes_received());
+  w.Counter("ohio_groups_failed_total", "Groups closed by an error.", c.groups_failed());
+  w.Family("ohio_errors_total", "counter", "Errors published to groups, by kind (one per group and event).");
+  for (const auto& e : c.errors()) w.Sample("ohio_errors_total", "kind=\"" + Escape(e.kind()) + "\"", e.count());
+  w.Gauge("ohio_groups", "Groups open on this node.", c.groups());
+  w.Gauge("ohio_segment_bytes_in_use", "Shared memory held by the groups of this node.", c.segment_bytes_in_use());
+  w.Gauge("ohio_memory_limit_bytes", "Shared memory all groups of this node may use together.", c.memory_limit_bytes());
+  w.Gauge("ohio_data_connections", "Established data connections to other nodes.", c.data_connections());
+  const std::string h = "ohio_collective_latency_seconds";
+  w.Family(h, "histogram",
+           "Latency of alltoall calls measured in ohiod, from the first rank's arrival to completion, by bytes per "
+           "rank.");
+  for (const auto& l : c.latency()) {
+    const std::string cls = "size_class=\"" + Escape(l.size_class()) + "\"";
+    for (const auto& b : l.buckets()) w.Sample(h + "_bucket", cls + ",le=\"" + Float(b.le_seconds()) + "\"", b.count());
+    w.Sample(h + "_sum", cls, Float(l.sum_seconds()));
+    w.Sample(h + "_count", cls, l.count());
+  }
+  return w.str();
+}
+
+bool WriteFileAtomically(const std::string& path, const std::string& text, std::string* error) {
+  const std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = "cannot create " + tmp + ": " + std::strerror(errno);
+    return false;
+  }
+  fchmod(fd, 0644);
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t w = write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      *error = "cannot write " + tmp + ": " + std::strerror(errno);
+      close(fd);
+      unlink(tmp.c_str());
+      return false;
+    }
+    done += static_cast<size_t>(w);
+  }
+  close(fd);
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    *error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
+    unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ohio

@@ -1,0 +1,190 @@
+// What SIGHUP does with ohiod's settings: every setting is listed (and documented in the
+// default config file), reloadable ones are applied and the others wait for a restart.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "daemon/config.h"
+#include "daemon/live_config.h"
+
+namespace ohio {
+namespace {
+
+using ::testing::HasSubstr;
+
+ConfigOutcome Load(std::vector<std::string> args) {
+  args.insert(args.begin(), "ohiod");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return LoadDaemonConfig(static_cast<int>(argv.size()), argv.data());
+}
+
+std::set<std::string> Keys(const DaemonConfig& c) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : ConfigEntries(c)) keys.insert(k);
+  return keys;
+}
+
+TEST(ConfigEntries, ListsEveryFlagOfHelpWithItsValue) {
+  auto loaded = Load({"--config=", "--node-name", "n7", "--peer", "a=h:1", "--peer", "b=h:2", "--ssb-bytes", "2MiB"});
+  ASSERT_FALSE(loaded.exit_now) << loaded.output;
+  const auto entries = ConfigEntries(loaded.config);
+  std::map<std::string, std::string> m(entries.begin(), entries.end());
+  EXPECT_EQ(m["node-name"], "n7");
+  EXPECT_EQ(m["peer"], "a=h:1,b=h:2");
+  EXPECT_EQ(m["ssb-bytes"], "2097152");
+  EXPECT_EQ(m["timeout-ms"], "60000");
+  EXPECT_EQ(m["metrics-file"], "");
+  EXPECT_EQ(m["metrics-interval-s"], "15");
+  EXPECT_EQ(m.count("config"), 0u);
+  EXPECT_TRUE(std::is_sorted(entries.begin(), entries.end()));
+  // Every key is a flag that --help shows, and every flag but --config is a key.
+  const std::string help = Load({"--help"}).output;
+  for (const auto& [key, value] : entries) EXPECT_THAT(help, HasSubstr("--" + key)) << key;
+  std::regex flag("--([a-z][a-z-]+)");
+  for (auto it = std::sregex_iterator(help.begin(), help.end(), flag); it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1];
+    if (name == "config" || name == "help" || name == "version") continue;
+    EXPECT_EQ(m.count(name), 1u) << "--" << name << " is missing from ConfigEntries";
+  }
+}
+
+TEST(ConfigReload, MetricsSettingsAreCheckedLikeTheOthers) {
+  auto ok = Load({"--config=", "--metrics-file", "/tmp/x.prom", "--metrics-interval-s", "5"});
+  ASSERT_FALSE(ok.exit_now) << ok.output;
+  EXPECT_EQ(ok.config.metrics_file, "/tmp/x.prom");
+  EXPECT_EQ(ok.config.metrics_interval_s, 5u);
+  auto zero = Load({"--config=", "--metrics-interval-s", "0"});
+  EXPECT_TRUE(zero.exit_now);
+  EXPECT_THAT(zero.output, HasSubstr("--metrics-interval-s"));
+}
+
+TEST(ConfigReload, ApplyReloadableTakesExactlyTheReloadableKeys) {
+  DaemonConfig running = Load({"--config="}).config;
+  DaemonConfig next = running;
+  next.log_level = "debug";
+  next.timeout_ms = 1234;
+  next.spin_us = 7;
+  next.metrics_file = "/tmp/m.prom";
+  next.metrics_interval_s = 3;
+  next.socket = "/tmp/other.sock";
+  next.memory_limit = 1 << 20;
+  next.peers = {"x=h:1"};
+  const auto before = DiffConfig(running, next);
+  ASSERT_EQ(before.size(), 8u);
+  for (const auto& c : before) {
+    const bool restart = c.key == "socket" || c.key == "memory-limit" || c.key == "peer";
+    EXPECT_EQ(IsReloadable(c.key), !restart) << c.key;
+  }
+  ApplyReloadable(next, &running);
+  // What is left is what IsReloadable calls restart-only: the two lists agree.
+  for (const auto& c : DiffConfig(running, next)) EXPECT_FALSE(IsReloadable(c.key)) << c.key;
+  EXPECT_EQ(DiffConfig(running, next).size(), 3u);
+  EXPECT_EQ(running.timeout_ms, 1234u);
+  EXPECT_EQ(running.socket, "/run/ohio/ohiod.sock");
+}
+
+TEST(ConfigReload, LiveConfigAppliesReloadableKeysAndHoldsTheRestPending) {
+  char tmpl[] = "/tmp/ohio-reload-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string file = dir + "/ohiod.conf";
+  std::ofstream(file) << "timeout_ms = 60000\nsocket = /tmp/a.sock\n";
+  auto first = Load({"--config", file});
+  ASSERT_FALSE(first.exit_now) << first.output;
+  LiveConfig live(first.config);
+  EXPECT_EQ(live.last_reload(), "");
+
+  std::ofstream(file) << "timeout_ms = 1500\nsocket = /tmp/b.sock\n";
+  auto second = Load({"--config", file});
+  ASSERT_FALSE(second.exit_now) << second.output;
+  const auto r = live.Apply(second.config);
+  ASSERT_EQ(r.applied.size(), 1u);
+  EXPECT_EQ(r.applied[0].key, "timeout-ms");
+  EXPECT_EQ(r.applied[0].from, "60000");
+  EXPECT_EQ(r.applied[0].to, "1500");
+  ASSERT_EQ(r.need_restart.size(), 1u);
+  EXPECT_EQ(r.need_restart[0].key, "socket");
+  EXPECT_EQ(live.current().timeout_ms, 1500u);
+  EXPECT_EQ(live.current().socket, "/tmp/a.sock");  // the socket in use stays
+  EXPECT_EQ(live.pending().at("socket"), "/tmp/b.sock");
+  EXPECT_THAT(live.last_reload(), HasSubstr("applied timeout-ms; needs a restart: socket"));
+
+  // Set back, the socket is no longer pending.
+  std::ofstream(file) << "timeout_ms = 1500\nsocket = /tmp/a.sock\n";
+  const auto third = live.Apply(Load({"--config", file}).config);
+  EXPECT_TRUE(third.applied.empty());
+  EXPECT_TRUE(third.need_restart.empty());
+  EXPECT_TRUE(live.pending().empty());
+  EXPECT_THAT(live.last_reload(), HasSubstr("no change applied"));
+
+  live.Failed("ohiod: bad value");
+  EXPECT_THAT(live.last_reload(), HasSubstr("reload failed"));
+  EXPECT_EQ(live.current().timeout_ms, 1500u);
+  unlink(file.c_str());
+  rmdir(dir.c_str());
+}
+
+TEST(ConfigReload, AnEmptyValueMeansTheDefault) {
+  char tmpl[] = "/tmp/ohio-empty-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string file = dir + "/ohiod.conf";
+  // Read naively, "--metrics-file=" would swallow the next setting as its value.
+  std::ofstream(file) << "metrics-file =\nsocket = /tmp/s.sock\n";
+  setenv("OHIOD_TIMEOUT_MS", "", 1);
+  auto c = Load({"--config", file});
+  unsetenv("OHIOD_TIMEOUT_MS");
+  unlink(file.c_str());
+  rmdir(dir.c_str());
+  ASSERT_FALSE(c.exit_now) << c.output;
+  EXPECT_EQ(c.config.metrics_file, "");
+  EXPECT_EQ(c.config.socket, "/tmp/s.sock");
+  EXPECT_EQ(c.config.timeout_ms, 60000u);
+}
+
+// deploy/ohiod.conf documents every key, and with every setting uncommented it loads and gives
+// the defaults (the few without a fixed default show an example).
+TEST(DefaultConfigFile, DocumentsEveryKeyAndLoadsUncommented) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  ASSERT_TRUE(srcdir != nullptr && workspace != nullptr);
+  std::ifstream in(std::string(srcdir) + "/" + workspace + "/deploy/ohiod.conf");
+  ASSERT_TRUE(in) << "deploy/ohiod.conf is not in the test's data";
+  std::stringstream uncommented;
+  std::set<std::string> documented;
+  std::regex setting("^#([a-z][a-z_-]*) =(.*)$");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, setting)) {
+      documented.insert(m[1]);
+      uncommented << line.substr(1) << "\n";
+    }
+  }
+  const DaemonConfig defaults = Load({"--config="}).config;
+  for (const std::string& key : Keys(defaults)) EXPECT_EQ(documented.count(key), 1u) << key << " is not in ohiod.conf";
+  for (const std::string& key : documented) EXPECT_EQ(Keys(defaults).count(key), 1u) << key << " is not a setting";
+
+  char tmpl[] = "/tmp/ohio-conf-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string file = dir + "/ohiod.conf";
+  std::ofstream(file) << uncommented.str();
+  auto loaded = Load({"--config", file});
+  unlink(file.c_str());
+  rmdir(dir.c_str());
+  ASSERT_FALSE(loaded.exit_now) << loaded.output;
+  for (const ConfigChange& c : DiffConfig(defaults, loaded.config)) {
+    EXPECT_TRUE(c.key == "peer") << c.key << " = " << c.to << " in ohiod.conf, but the default is " << c.from;
+  }
+}
+
+}  // namespace
+}  // namespace ohio

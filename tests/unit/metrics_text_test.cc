@@ -1,0 +1,120 @@
+// The Prometheus text of a Counters reply: strict format, every counter present with its value,
+// label values escaped; and the strict reader used on it refuses what Prometheus would.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "daemon/metrics_text.h"
+#include "tests/unit/prometheus_text.h"
+
+namespace ohio {
+namespace {
+
+using testing::ParsePrometheusText;
+
+admin::CountersReply Sample() {
+  admin::CountersReply c;
+  c.set_node_name("node \"7\"\\a");
+  c.set_version("0.1.0");
+  c.set_transport("tcp");
+  c.set_uptime_seconds(42);
+  c.set_collectives_served(10);
+  c.set_collectives_failed(2);
+  c.set_rounds(12);
+  c.set_bytes_local(4096);
+  c.set_bytes_sent(1u << 20);
+  c.set_bytes_received(3u << 20);
+  c.set_groups_failed(1);
+  for (const char* kind : {"size_mismatch", "timeout", "group_failed", "refused", "other"}) {
+    auto* e = c.add_errors();
+    e->set_kind(kind);
+    e->set_count(std::string(kind) == "timeout" ? 3 : 0);
+  }
+  auto* l = c.add_latency();
+  l->set_size_class("0-1KiB");
+  l->set_max_bytes(1024);
+  for (auto [le, n] : std::vector<std::pair<double, uint64_t>>{
+           {1e-5, 1}, {2.5e-5, 4}, {1.0, 9}, {std::numeric_limits<double>::infinity(), 10}}) {
+    auto* b = l->add_buckets();
+    b->set_le_seconds(le);
+    b->set_count(n);
+  }
+  l->set_count(10);
+  l->set_sum_seconds(1.25);
+  c.set_groups(3);
+  c.set_segment_bytes_in_use(1 << 20);
+  c.set_memory_limit_bytes(1 << 30);
+  c.set_data_connections(2);
+  return c;
+}
+
+TEST(MetricsText, ParsesStrictlyAndCarriesEveryCounter) {
+  const std::string text = PrometheusText(Sample());
+  const auto p = ParsePrometheusText(text);
+  ASSERT_TRUE(p.ok) << p.error << "\n" << text;
+  EXPECT_EQ(p.Value("ohio_collectives_served_total"), 10);
+  EXPECT_EQ(p.Value("ohio_collectives_failed_total"), 2);
+  EXPECT_EQ(p.Value("ohio_rounds_total"), 12);
+  EXPECT_EQ(p.Value("ohio_bytes_local_total"), 4096);
+  EXPECT_EQ(p.Value("ohio_bytes_sent_total"), 1 << 20);
+  EXPECT_EQ(p.Value("ohio_bytes_received_total"), 3 << 20);
+  EXPECT_EQ(p.Value("ohio_groups_failed_total"), 1);
+  EXPECT_EQ(p.Value("ohio_errors_total", {{"kind", "timeout"}}), 3);
+  EXPECT_EQ(p.Value("ohio_errors_total", {{"kind", "refused"}}), 0);
+  EXPECT_EQ(p.Value("ohio_groups"), 3);
+  EXPECT_EQ(p.Value("ohio_data_connections"), 2);
+  EXPECT_EQ(p.Value("ohio_info", {{"version", "0.1.0"}, {"node", "node \"7\"\\a"}, {"transport", "tcp"}}), 1);
+  EXPECT_EQ(p.Value("ohio_collective_latency_seconds_bucket", {{"size_class", "0-1KiB"}, {"le", "1e-05"}}), 1);
+  EXPECT_EQ(p.Value("ohio_collective_latency_seconds_bucket", {{"size_class", "0-1KiB"}, {"le", "+Inf"}}), 10);
+  EXPECT_EQ(p.Value("ohio_collective_latency_seconds_count", {{"size_class", "0-1KiB"}}), 10);
+  EXPECT_EQ(p.Value("ohio_collective_latency_seconds_sum", {{"size_class", "0-1KiB"}}), 1.25);
+  EXPECT_EQ(p.families.at("ohio_collective_latency_seconds").type, "histogram");
+  for (const auto& [name, f] : p.families) {
+    EXPECT_FALSE(f.help.empty()) << name;
+    if (f.type == "counter") {
+      EXPECT_EQ(name.substr(name.size() - 6), "_total") << name;
+    }
+  }
+}
+
+TEST(PrometheusTextReader, RefusesWhatPrometheusWould) {
+  const char* bad[] = {
+      "x 1\n",                                                // no TYPE
+      "# TYPE x counter\nx{a=\"1\" 1\n",                      // unterminated labels
+      "# TYPE x counter\nx{a=1} 1\n",                         // unquoted label value
+      "# TYPE x counter\nx one\n",                            // bad value
+      "# TYPE x counter\n# TYPE x gauge\nx 1\n",              // second TYPE
+      "# TYPE x counter\n# TYPE y counter\nx 1\ny 1\nx 2\n",  // not contiguous
+      "# TYPE x counter\nx 1",                                // no final newline
+      "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\nh_count 1\nh_sum 0\n",  // not cumulative
+      "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_count 1\nh_sum 0\n",                           // no +Inf
+      "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_count 1\nh_sum 0\n",                        // count differs
+      "# TYPE x counter\n9x 1\n",                                                                 // bad name
+  };
+  for (const char* text : bad) EXPECT_FALSE(ParsePrometheusText(text).ok) << text;
+  EXPECT_TRUE(ParsePrometheusText("# HELP x a counter\n# TYPE x counter\nx{a=\"q\\\"\"} 1 1700000000\n").ok);
+}
+
+TEST(MetricsText, WritesAtomicallyAndReadably) {
+  char tmpl[] = "/tmp/ohio-metrics-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string path = dir + "/ohiod.prom";
+  std::string error;
+  ASSERT_TRUE(WriteFileAtomically(path, "a\n", &error)) << error;
+  ASSERT_TRUE(WriteFileAtomically(path, "b\n", &error)) << error;
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  EXPECT_NE(stat((path + ".tmp").c_str(), &st), 0);  // nothing left behind
+  EXPECT_FALSE(WriteFileAtomically(dir + "/missing/ohiod.prom", "c\n", &error));
+  EXPECT_NE(error.find("missing"), std::string::npos) << error;
+  unlink(path.c_str());
+  rmdir(dir.c_str());
+}
+
+}  // namespace
+}  // namespace ohio

@@ -1,0 +1,128 @@
+// What ohioctl prints: units, percentiles from buckets, JSON shapes scripts depend on, and the
+// human tables' key facts.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "client/ohioctl_render.h"
+
+namespace ohio::ctl {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(OhioctlRender, Units) {
+  EXPECT_EQ(Bytes(0), "0 B");
+  EXPECT_EQ(Bytes(1023), "1023 B");
+  EXPECT_EQ(Bytes(1536), "1.5 KiB");
+  EXPECT_EQ(Bytes(16u << 20), "16 MiB");
+  EXPECT_EQ(Bytes(uint64_t{3} << 40), "3.0 TiB");
+  EXPECT_EQ(Duration(0), "0s");
+  EXPECT_EQ(Duration(75), "1m 15s");
+  EXPECT_EQ(Duration(3725), "1h 2m");
+  EXPECT_EQ(Duration(2 * 86400 + 3600), "2d 1h");
+  EXPECT_EQ(Latency(250e-6), "250 µs");
+  EXPECT_EQ(Latency(2.5e-3), "2.5 ms");
+  EXPECT_EQ(Latency(10), "10 s");
+  EXPECT_EQ(Latency(std::numeric_limits<double>::infinity()), "inf");
+}
+
+admin::LatencyHistogram Histogram() {
+  admin::LatencyHistogram h;
+  h.set_size_class("0-1KiB");
+  h.set_count(100);
+  h.set_sum_seconds(0.01);
+  for (auto [le, n] : std::vector<std::pair<double, uint64_t>>{
+           {1e-5, 10}, {1e-4, 60}, {1e-3, 99}, {std::numeric_limits<double>::infinity(), 100}}) {
+    auto* b = h.add_buckets();
+    b->set_le_seconds(le);
+    b->set_count(n);
+  }
+  return h;
+}
+
+TEST(OhioctlRender, QuantilesAreBucketBounds) {
+  const auto h = Histogram();
+  EXPECT_DOUBLE_EQ(QuantileBound(h, 0.1), 1e-5);
+  EXPECT_DOUBLE_EQ(QuantileBound(h, 0.5), 1e-4);
+  EXPECT_DOUBLE_EQ(QuantileBound(h, 0.99), 1e-3);
+  EXPECT_TRUE(std::isinf(QuantileBound(h, 1.0)));
+  EXPECT_TRUE(std::isnan(QuantileBound(admin::LatencyHistogram(), 0.5)));
+}
+
+TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
+  admin::CountersReply c;
+  c.set_node_name("n0");
+  c.set_collectives_served(uint64_t{1} << 40);
+  auto* e = c.add_errors();
+  e->set_kind("timeout");
+  e->set_count(2);
+  *c.add_latency() = Histogram();
+  const auto j = CountersJson(c);
+  EXPECT_EQ(j["collectives_served"].get<uint64_t>(), uint64_t{1} << 40);
+  EXPECT_EQ(j["errors"]["timeout"].get<uint64_t>(), 2u);
+  EXPECT_TRUE(j["latency"][0]["buckets"][3]["le_seconds"].is_null());
+  EXPECT_EQ(j["latency"][0]["buckets"][3]["count"].get<uint64_t>(), 100u);
+  // The dump is valid JSON (no inf/nan literals) that reads back the same.
+  EXPECT_EQ(nlohmann::json::parse(j.dump()), j);
+  const std::string text = CountersText(c);
+  EXPECT_THAT(text, HasSubstr("timeout 2"));
+  EXPECT_THAT(text, HasSubstr("0-1KiB"));
+  EXPECT_THAT(text, HasSubstr("<= 1 ms"));  // p99
+}
+
+TEST(OhioctlRender, StatusShowsPendingSettingsAndTheHcaNote) {
+  admin::StatusReply s;
+  s.set_node_name("n0");
+  s.set_transport("tcp");
+  s.set_data_address("10.0.0.1:7471");
+  s.set_hca_note("libibverbs lists no RDMA devices on this node");
+  auto* e = s.add_config();
+  e->set_key("socket");
+  e->set_value("/run/ohio/ohiod.sock");
+  e->set_pending("/run/other.sock");
+  auto* t = s.add_config();
+  t->set_key("timeout-ms");
+  t->set_value("60000");
+  t->set_reloadable(true);
+  const std::string text = StatusText(s);
+  EXPECT_THAT(text, HasSubstr("tcp, data address 10.0.0.1:7471"));
+  EXPECT_THAT(text, HasSubstr("none: libibverbs lists no RDMA devices"));
+  EXPECT_THAT(text, HasSubstr("config now says /run/other.sock: needs a restart"));
+  EXPECT_THAT(text, HasSubstr("* timeout-ms"));
+  const auto j = StatusJson(s);
+  EXPECT_EQ(j["config"]["timeout-ms"], "60000");
+  EXPECT_EQ(j["pending_restart"]["socket"], "/run/other.sock");
+  EXPECT_EQ(j["reloadable"], nlohmann::json::array({"timeout-ms"}));
+  EXPECT_TRUE(j["hcas"].is_array());
+}
+
+TEST(OhioctlRender, HealthTextLeadsWithTheVerdict) {
+  admin::HealthReply h;
+  h.set_healthy(false);
+  h.add_problems("ranks cannot reach ohiod: no such file");
+  h.add_checks("the progress engine answers");
+  const std::string text = HealthText(h);
+  EXPECT_EQ(text.rfind("UNHEALTHY\n", 0), 0u);
+  EXPECT_THAT(text, HasSubstr("problem: ranks cannot reach ohiod"));
+  EXPECT_FALSE(HealthJson(h)["healthy"].get<bool>());
+}
+
+TEST(OhioctlRender, WatchLinesShowRates) {
+  admin::CountersReply a, b;
+  a.set_unix_time_ms(1000);
+  b.set_unix_time_ms(3000);
+  a.set_collectives_served(10);
+  b.set_collectives_served(30);
+  b.set_bytes_sent(4u << 20);
+  const std::string first = WatchLine(nullptr, a);
+  EXPECT_THAT(first, HasSubstr("totals: 10 collectives"));
+  const std::string line = WatchLine(&a, b);
+  EXPECT_THAT(line, HasSubstr("10.0"));       // 20 collectives in 2 s
+  EXPECT_THAT(line, HasSubstr("2.0 MiB/s"));  // 4 MiB in 2 s
+}
+
+}  // namespace
+}  // namespace ohio::ctl

@@ -170,7 +170,9 @@ TEST_P(MpiFallback, DaemonDiesMidCall) {
   const std::string out = run.Output();
   EXPECT_NE(code, -1) << "mpirun hung\n" << out;
   EXPECT_EQ(out.find("WRONG"), std::string::npos) << out;
-  if (code != 0) EXPECT_NE(out.find("ohio: MPI_Alltoall failed"), std::string::npos) << out;
+  if (code != 0) {
+    EXPECT_NE(out.find("ohio: MPI_Alltoall failed"), std::string::npos) << out;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Launchers, MpiFallback, ::testing::Values(kOpenMpi, kMpich),

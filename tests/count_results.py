@@ -3,8 +3,10 @@
 
 usage: count_results.py TESTLOGS_DIR LABEL...
 Prints one line per target that failed and, last, "N passed, N failed". A target without a
-test.xml (it did not build, or never ran) counts as one failed test. Exit status 1 if any failed.
+test.xml (it did not build, or never ran) counts as one failed test; a sharded target's shards
+are summed. Exit status 1 if any failed.
 """
+import glob
 import os
 import sys
 import xml.etree.ElementTree as ET
@@ -32,11 +34,16 @@ def main():
     for label in labels:
         rel = label.lstrip("/").replace(":", "/")
         path = os.path.join(testlogs, rel, "test.xml")
-        if not os.path.exists(path):
+        # A sharded (or repeated) test writes one test.xml per shard (run) instead.
+        paths = [path] if os.path.exists(path) else sorted(glob.glob(os.path.join(testlogs, rel, "*_of_*", "test.xml")))
+        if not paths:
             print(f"{label}: no test.xml (did not build or run)")
             totals[1] += 1
             continue
-        p, f, s = count(path)
+        p = f = s = 0
+        for one in paths:
+            dp, df, ds = count(one)
+            p, f, s = p + dp, f + df, s + ds
         if f:
             print(f"{label}: {f} failed")
         for i, v in enumerate((p, f, s)):

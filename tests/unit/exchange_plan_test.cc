@@ -324,7 +324,6 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
 
   std::vector<std::vector<Step>> schedule(nodes);
   for (uint32_t n = 0; n < nodes; ++n) schedule[n] = PairwiseSchedule(nodes, n);
-  const uint64_t half = SrbHalfBytes(srb_bytes);
 
   std::vector<NodeBuffers> nb(nodes);
   for (uint32_t n = 0; n < nodes; ++n) {
@@ -338,7 +337,6 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
   for (uint64_t round = 0; round < st.rounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     const uint64_t len = st.length(round);
-    const uint64_t off = st.offset(round);
 
     // Copy-in on every node, then the intra-node copy-out straight from the SSB.
     for (uint32_t n = 0; n < nodes; ++n) {

@@ -14,6 +14,8 @@
 #                                default 500 up to 4 KiB, 100 up to 64 KiB, 50 above)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+NETNS_PROG=local-cluster.sh
+. deploy/lib/netns-cluster.sh
 
 NODES=4
 PPN=2
@@ -51,15 +53,8 @@ bazel build --curses=no //daemon:ohiod //tests/bench:alltoall_bench
 # repoints it.
 BAZEL_BIN=$(bazel info --curses=no bazel-bin 2>/dev/null)
 
-# Two runs at once would fight over the namespace names and each other's timings. The lock is
-# on this script itself, so no lock file is left behind.
-exec 9<"$0"
-flock -w 30 9 || { echo "local-cluster.sh: another run of $0 holds its lock" >&2; exit 1; }
-
-BRIDGE=ohio-br0
-ns_name() { echo "ohio-node$1"; }
-veth_name() { echo "ohio-v$1"; }   # root side; the namespace side is called veth0
-node_ip() { echo "10.77.0.$(( $1 + 1 ))"; }
+# One run at a time of this script and deploy/mpi-compare.sh (same namespaces).
+netns_lock 30
 
 DIR=$(mktemp -d /tmp/ohio-cluster.XXXXXX)
 # Private copies, so that a rebuild while this runs cannot swap the binaries under it.
@@ -67,58 +62,6 @@ cp "$BAZEL_BIN/daemon/ohiod" "$BAZEL_BIN/tests/bench/alltoall_bench" "$DIR/"
 DAEMON_PIDS=()
 SAMPLER_PID=
 BENCH_PID=
-
-# Waits up to $2 seconds for pid $1 to exit; true if it did.
-wait_gone() {
-  local pid=$1 deadline=$(( SECONDS + $2 ))
-  while kill -0 "$pid" 2>/dev/null; do
-    [ $SECONDS -ge $deadline ] && return 1
-    sleep 0.1
-  done
-}
-
-stop_pid() {
-  local pid=$1
-  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
-  kill -TERM "$pid" 2>/dev/null
-  if ! wait_gone "$pid" 10; then
-    echo "local-cluster.sh: pid $pid ignored SIGTERM for 10 s; killing it" >&2
-    kill -KILL "$pid" 2>/dev/null
-  fi
-  wait "$pid" 2>/dev/null || true
-  return 0
-}
-
-# Removes every namespace, veth and the bridge this script makes, and waits until the kernel
-# has really let go of them (namespace teardown is asynchronous).
-teardown_network() {
-  local i ns pids deadline
-  for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^ohio-node[0-9]+$/ {print $1}'); do
-    pids=$(ip netns pids "$ns" 2>/dev/null || true)
-    if [ -n "$pids" ]; then
-      # Only this script starts processes in ohio-node namespaces: these are from a run that
-      # was killed before it could clean up.
-      echo "local-cluster.sh: stopping leftover processes in $ns: $pids" >&2
-      for p in $pids; do stop_pid "$p"; done
-    fi
-    ip netns del "$ns" 2>/dev/null || true
-  done
-  for i in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^ohio-v[0-9]+$' || true); do
-    ip link del "$i" 2>/dev/null || true
-  done
-  ip link del "$BRIDGE" 2>/dev/null || true
-  deadline=$(( SECONDS + 15 ))
-  while ip -o link show 2>/dev/null | grep -qE ': (ohio-v[0-9]+|ohio-br0)[@:]' ||
-        ip netns list 2>/dev/null | grep -qE '^ohio-node[0-9]+'; do
-    if [ $SECONDS -ge $deadline ]; then
-      echo "local-cluster.sh: links or namespaces still present after 15 s:" >&2
-      ip -o link show | grep -E 'ohio-' >&2 || true
-      ip netns list | grep -E '^ohio-' >&2 || true
-      return 1
-    fi
-    sleep 0.2
-  done
-}
 
 cleanup() {
   local rc=$?
@@ -129,7 +72,7 @@ cleanup() {
   for pid in "${DAEMON_PIDS[@]}"; do stop_pid "$pid"; done
   if [ "$MODE" = netns ]; then
     teardown_network || rc=1
-    if ip netns list | grep -qE '^ohio-' || ip -o link show | grep -qE ': ohio-'; then
+    if ! network_gone; then
       echo "local-cluster.sh: cleanup left something behind" >&2
       rc=1
     else
@@ -149,19 +92,7 @@ trap 'exit 143' TERM
 # ports, taken from a range nothing listens on.
 P_RANKS=$(( NODES * PPN ))
 if [ "$MODE" = netns ]; then
-  teardown_network
-  ip link add "$BRIDGE" type bridge
-  ip addr add 10.77.0.254/24 dev "$BRIDGE"
-  ip link set "$BRIDGE" up
-  for ((i = 0; i < NODES; i++)); do
-    ns=$(ns_name $i); v=$(veth_name $i)
-    ip netns add "$ns"
-    ip link add "$v" type veth peer name veth0 netns "$ns"
-    ip link set "$v" master "$BRIDGE" up
-    ip -n "$ns" addr add "$(node_ip $i)/24" dev veth0
-    ip -n "$ns" link set veth0 up
-    ip -n "$ns" link set lo up
-  done
+  setup_network "$NODES"
   PEER_PORT_OF() { echo 7470; }
   DATA_PORT_OF() { echo 7471; }
   FLAT_BASE=7500
@@ -188,33 +119,11 @@ for ((i = 0; i < NODES; i++)); do PEERS+=(--peer "node$i=$(HOST_OF $i):$(PEER_PO
 
 echo "local cluster: $NODES nodes x $PPN ranks, $MODE mode, in $DIR"
 for ((i = 0; i < NODES; i++)); do
-  cmd=("$DIR/ohiod" --node-name "node$i" --socket "$DIR/node$i.sock" --admin-socket "$DIR/node$i.admin.sock"
-       --listen "$(HOST_OF $i)" --advertise "$(HOST_OF $i)" --peer-port "$(PEER_PORT_OF $i)"
-       --data-port "$(DATA_PORT_OF $i)" --timeout-ms 30000 "${PEERS[@]}")
-  if [ "$MODE" = netns ]; then
-    ip netns exec "$(ns_name $i)" "${cmd[@]}" 2> "$DIR/node$i.log" &
-  else
-    "${cmd[@]}" 2> "$DIR/node$i.log" &
-  fi
-  DAEMON_PIDS+=($!)
-  where=""
-  if [ "$MODE" = netns ]; then where=" in namespace $(ns_name $i)"; fi
-  echo "  node$i: ohiod pid $! at $(HOST_OF $i), peer port $(PEER_PORT_OF $i), data port $(DATA_PORT_OF $i)$where"
+  ns=""
+  if [ "$MODE" = netns ]; then ns=$(ns_name $i); fi
+  start_ohiod $i "$DIR" "$(HOST_OF $i)" "$(PEER_PORT_OF $i)" "$(DATA_PORT_OF $i)" "$ns" "${PEERS[@]}"
 done
-
-# A socket file appears before it accepts; connecting is the real test.
-for ((i = 0; i < NODES; i++)); do
-  deadline=$(( SECONDS + 30 ))
-  until python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[1])' \
-        "$DIR/node$i.sock" 2>/dev/null; do
-    if ! kill -0 "${DAEMON_PIDS[$i]}" 2>/dev/null || [ $SECONDS -ge $deadline ]; then
-      echo "local-cluster.sh: ohiod node$i did not come up:" >&2
-      cat "$DIR/node$i.log" >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
-done
+for ((i = 0; i < NODES; i++)); do wait_ohiod_up $i "$DIR" "${DAEMON_PIDS[$i]}"; done
 
 # Established TCP connections, split by what they carry: "data peer flat" for node $1 (its
 # namespace), or for all nodes together on loopback.

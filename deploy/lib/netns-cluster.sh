@@ -1,0 +1,133 @@
+# shellcheck shell=bash
+# Shell functions shared by deploy/local-cluster.sh and deploy/mpi-compare.sh: one machine as a
+# cluster of network namespaces. Source it (bash); set NETNS_PROG (the prefix of messages) first.
+#
+# Node I is the namespace ohio-nodeI with a veth pair: veth0 (10.77.0.(I+1)/24) inside, ohio-vI
+# on the bridge ohio-br0 (10.77.0.254/24) in the root namespace. Only these scripts make
+# namespaces, links or processes with these names, so whatever is found is theirs.
+
+NETNS_LIB=${BASH_SOURCE[0]}
+BRIDGE=ohio-br0
+ns_name() { echo "ohio-node$1"; }
+veth_name() { echo "ohio-v$1"; }   # root side; the namespace side is called veth0
+node_ip() { echo "10.77.0.$(( $1 + 1 ))"; }
+
+# Two runs at once (of either script) would fight over the namespace names and each other's
+# timings. The lock is on this file, held on fd 9 until the script exits, so no lock file is
+# left behind. $1: seconds to wait for it.
+netns_lock() {
+  exec 9<"$NETNS_LIB"
+  flock -w "${1:-30}" 9 || {
+    echo "$NETNS_PROG: another run of deploy/local-cluster.sh or deploy/mpi-compare.sh holds the lock on $NETNS_LIB" >&2
+    exit 1
+  }
+}
+
+# Waits up to $2 seconds for pid $1 to exit; true if it did.
+wait_gone() {
+  local pid=$1 deadline=$(( SECONDS + $2 ))
+  while kill -0 "$pid" 2>/dev/null; do
+    [ $SECONDS -ge $deadline ] && return 1
+    sleep 0.1
+  done
+}
+
+stop_pid() {
+  local pid=$1
+  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+  kill -TERM "$pid" 2>/dev/null
+  if ! wait_gone "$pid" 10; then
+    echo "$NETNS_PROG: pid $pid ignored SIGTERM for 10 s; killing it" >&2
+    kill -KILL "$pid" 2>/dev/null
+  fi
+  wait "$pid" 2>/dev/null || true
+  return 0
+}
+
+# Removes every namespace, veth and the bridge these scripts make, and waits until the kernel
+# has really let go of them (namespace teardown is asynchronous).
+teardown_network() {
+  local i ns pids deadline
+  for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^ohio-node[0-9]+$/ {print $1}'); do
+    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    if [ -n "$pids" ]; then
+      # Only these scripts start processes in ohio-node namespaces: these are from a run that
+      # was killed before it could clean up.
+      echo "$NETNS_PROG: stopping leftover processes in $ns: $pids" >&2
+      for p in $pids; do stop_pid "$p"; done
+    fi
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  for i in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^ohio-v[0-9]+$' || true); do
+    ip link del "$i" 2>/dev/null || true
+  done
+  ip link del "$BRIDGE" 2>/dev/null || true
+  deadline=$(( SECONDS + 15 ))
+  while ip -o link show 2>/dev/null | grep -qE ': (ohio-v[0-9]+|ohio-br0)[@:]' ||
+        ip netns list 2>/dev/null | grep -qE '^ohio-node[0-9]+'; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "$NETNS_PROG: links or namespaces still present after 15 s:" >&2
+      ip -o link show | grep -E 'ohio-' >&2 || true
+      ip netns list | grep -E '^ohio-' >&2 || true
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+# True if nothing of ours is left (after teardown_network).
+network_gone() {
+  ! ip netns list | grep -qE '^ohio-' && ! ip -o link show | grep -qE ': ohio-'
+}
+
+# Makes the bridge and $1 nodes (after removing whatever an earlier run left).
+setup_network() {
+  local i ns v
+  teardown_network
+  ip link add "$BRIDGE" type bridge
+  ip addr add 10.77.0.254/24 dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+  for ((i = 0; i < $1; i++)); do
+    ns=$(ns_name $i); v=$(veth_name $i)
+    ip netns add "$ns"
+    ip link add "$v" type veth peer name veth0 netns "$ns"
+    ip link set "$v" master "$BRIDGE" up
+    ip -n "$ns" addr add "$(node_ip $i)/24" dev veth0
+    ip -n "$ns" link set veth0 up
+    ip -n "$ns" link set lo up
+  done
+}
+
+# start_ohiod I DIR HOST PEER_PORT DATA_PORT NETNS|"" [--peer ...]: starts node I's ohiod (name
+# nodeI, sockets DIR/nodeI.sock and DIR/nodeI.admin.sock, log DIR/nodeI.log), inside namespace
+# NETNS unless it is empty; appends its pid to DAEMON_PIDS and prints one line about it.
+start_ohiod() {
+  local i=$1 dir=$2 host=$3 peer_port=$4 data_port=$5 ns=$6 where=""
+  shift 6
+  local cmd=("$dir/ohiod" --node-name "node$i" --socket "$dir/node$i.sock" --admin-socket "$dir/node$i.admin.sock"
+             --listen "$host" --advertise "$host" --peer-port "$peer_port"
+             --data-port "$data_port" --timeout-ms 30000 "$@")
+  if [ -n "$ns" ]; then
+    ip netns exec "$ns" "${cmd[@]}" 2> "$dir/node$i.log" &
+    where=" in namespace $ns"
+  else
+    "${cmd[@]}" 2> "$dir/node$i.log" &
+  fi
+  DAEMON_PIDS+=($!)
+  echo "  node$i: ohiod pid $! at $host, peer port $peer_port, data port $data_port$where"
+}
+
+# wait_ohiod_up I DIR PID: waits up to 30 s until node I's socket accepts; exits if it does not.
+# (A socket file appears before it accepts; connecting is the real test.)
+wait_ohiod_up() {
+  local i=$1 dir=$2 pid=$3 deadline=$(( SECONDS + 30 ))
+  until python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[1])' \
+        "$dir/node$i.sock" 2>/dev/null; do
+    if ! kill -0 "$pid" 2>/dev/null || [ $SECONDS -ge $deadline ]; then
+      echo "$NETNS_PROG: ohiod node$i did not come up:" >&2
+      cat "$dir/node$i.log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+}

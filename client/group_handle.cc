@@ -139,6 +139,21 @@ Status GroupHandle::Arrive(uint32_t k, uint64_t bytes_per_rank, uint32_t round, 
   return WaitFor([h, k] { return h->released_round.load(std::memory_order_acquire) == k; }, "complete the alltoall");
 }
 
+Status GroupHandle::AwaitGroupStart() {
+  // Round 1 is published only once the daemons of every node have met: only then are the
+  // sizes every node plans with known.
+  SegmentHeader* h = segment_.header();
+  if (next_round_ != 1 || h->ready_round.load(std::memory_order_acquire) != 0) return Status::Ok();
+  return WaitFor([h] { return h->ready_round.load(std::memory_order_acquire) != 0; },
+                 "bring the group's nodes together");
+}
+
+Status GroupHandle::RoundError() const {
+  const SegmentHeader* h = segment_.header();
+  return Status(static_cast<Code>(h->round_error_code.load(std::memory_order_relaxed)),
+                std::string(h->round_error, strnlen(h->round_error, kErrorMessageBytes)));
+}
+
 Status GroupHandle::Check() const {
   if (!broken_.ok()) return broken_;
   if (segment_.header()->state.load(std::memory_order_acquire) != static_cast<uint32_t>(GroupState::kOpen)) {
@@ -151,18 +166,13 @@ Status GroupHandle::Check() const {
 Status GroupHandle::Skip() {
   if (!broken_.ok()) return broken_;
   SegmentHeader* h = segment_.header();
-  if (next_round_ == 1 && h->ready_round.load(std::memory_order_acquire) == 0) {
-    Status s = WaitFor([h] { return h->ready_round.load(std::memory_order_acquire) != 0; },
-                       "bring the group's nodes together");
-    if (!s.ok()) return broken_ = s;
-  }
+  if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
   const uint32_t k = next_round_;
   Status s = Arrive(k, kSkipBytes, 0, 1, [] {});
   if (!s.ok()) return broken_ = s;
   Status result;
   if (h->failed_round.load(std::memory_order_acquire) == k) {
-    result = Status(static_cast<Code>(h->round_error_code.load(std::memory_order_relaxed)),
-                    std::string(h->round_error, strnlen(h->round_error, kErrorMessageBytes)));
+    result = RoundError();
   } else {
     result = Status(Code::kProtocol, "ohiod released a round a rank had opted out of");
   }
@@ -180,13 +190,7 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
   }
   if (bytes_per_rank == kSkipBytes) return Status(Code::kInvalidArgument, "bytes_per_rank is too large");
   SegmentHeader* h = segment_.header();
-  // Round 1 is published only once the daemons of every node have met: only then are the
-  // sizes every node plans with known.
-  if (next_round_ == 1 && h->ready_round.load(std::memory_order_acquire) == 0) {
-    Status s = WaitFor([h] { return h->ready_round.load(std::memory_order_acquire) != 0; },
-                       "bring the group's nodes together");
-    if (!s.ok()) return broken_ = s;
-  }
+  if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
   auto staging = PlanGroupStaging(shape_, algorithm_, h->plan_ssb_bytes, h->plan_srb_bytes, bytes_per_rank);
   if (!staging.ok()) return staging.status();
   RankSlot* slot = segment_.slot(local_);
@@ -208,8 +212,7 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
     }
     Status round_error;
     if (round_failed()) {
-      round_error = Status(static_cast<Code>(h->round_error_code.load(std::memory_order_relaxed)),
-                           std::string(h->round_error, strnlen(h->round_error, kErrorMessageBytes)));
+      round_error = RoundError();
     }
     slot->done_round.store(k, std::memory_order_release);
     RingIfSleeping();

@@ -35,6 +35,10 @@ class GroupHandle {
   template <typename Ready>
   Status WaitFor(Ready ready, const char* what);
   Status GroupError() const;
+  // The error the daemon published for the round that failed.
+  Status RoundError() const;
+  // Waits, before a group's first call, until every node's daemon has met the others.
+  Status AwaitGroupStart();
   // Runs round k up to its release: waits for the SSB, copies in (copy_in), marks arrival.
   template <typename CopyIn>
   Status Arrive(uint32_t k, uint64_t bytes_per_rank, uint32_t round, uint32_t rounds, CopyIn copy_in);

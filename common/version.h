@@ -6,6 +6,6 @@ constexpr char kVersion[] = "0.1.0";
 // Bumped whenever the control messages or the segment layout change incompatibly.
 constexpr unsigned kControlProtocolVersion = 1;
 // Bumped whenever daemons' peer messages, transport frames or plans change incompatibly.
-constexpr unsigned kPeerProtocolVersion = 1;
+constexpr unsigned kPeerProtocolVersion = 2;
 
 }  // namespace ohio

@@ -68,7 +68,7 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
     }
   }
   put_posted_.assign(puts_.size(), false);
-  arrived_puts_.assign(deliveries_.size(), 0);
+  arrived_.assign(deliveries_.size(), false);
   credited_ = algo_ == Algorithm::kV3 ? std::min<uint32_t>(2, deliveries_.size()) : deliveries_.size();
   for (uint32_t n = 0; n < shape_.nodes(); ++n) {
     if (n == node_) continue;
@@ -148,8 +148,12 @@ bool Exchange::Progress(uint32_t consumed_by_all) {
     const Put& p = puts_[i];
     const bool credited = algo_ != Algorithm::kV3 || p.delivery < 2 || credits[p.dest] > p.delivery;
     if (!credited) continue;
-    transport_->Put(node_names_[p.dest], ssb_ + p.ssb_offset, p.bytes, peers_[p.dest]->srb_key, p.srb_offset,
-                    EncodeImm(peers_[p.dest]->tag, p.delivery), PutCookie(tag_, round_, i));
+    std::vector<LocalPiece> pieces;
+    pieces.reserve(p.pieces.size());
+    for (const SsbPiece& piece : p.pieces) pieces.push_back({ssb_ + piece.ssb_offset, piece.bytes});
+    const PeerGroupInfo& peer = *peers_[p.dest];
+    transport_->Put(node_names_[p.dest], pieces, peer.srb_key, peer.srb_offset + p.srb_offset,
+                    EncodeImm(peer.tag, p.delivery), PutCookie(tag_, round_, i));
     put_posted_[i] = true;
     ++posted_;
     changed = true;
@@ -169,8 +173,8 @@ bool Exchange::Progress(uint32_t consumed_by_all) {
 
 void Exchange::OnArrived(uint32_t delivery) {
   if (!active_ || delivery >= deliveries_.size()) return;
-  ++arrived_puts_[delivery];
-  while (delivered_ < deliveries_.size() && arrived_puts_[delivered_] >= deliveries_[delivered_].puts) ++delivered_;
+  arrived_[delivery] = true;
+  while (delivered_ < deliveries_.size() && arrived_[delivered_]) ++delivered_;
 }
 
 void Exchange::OnPutDone(uint32_t round_low, uint32_t index) {

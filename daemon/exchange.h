@@ -23,7 +23,8 @@ namespace ohio {
 
 struct PeerGroupInfo {
   uint32_t tag = 0;
-  uint64_t srb_key = 0;
+  uint64_t srb_key = 0;     // the registered region that holds its SRB
+  uint64_t srb_offset = 0;  // where the SRB starts in that region
   uint64_t ssb_bytes = 0;
   uint64_t srb_bytes = 0;
 };
@@ -110,7 +111,7 @@ class Exchange {
   uint32_t posted_ = 0;
   uint32_t done_ = 0;
   std::vector<Delivery> deliveries_;
-  std::vector<uint32_t> arrived_puts_;
+  std::vector<bool> arrived_;
   uint32_t delivered_ = 0;
   uint32_t credited_ = 0;  // deliveries this node has granted so far this round
 };

@@ -63,7 +63,9 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   g->tag_ = *tag;
   g->tags_ = std::move(tags);
   g->transport_ = transport;
-  auto key = transport->RegisterRegion(g->segment_.srb(), srb_bytes);
+  // The whole segment, once: peers write into its SRB, and the transport reads puts from its
+  // SSB (v1: the ranks' send buffers inside it) without copying them first.
+  auto key = transport->RegisterRegion(g->segment_.header(), g->segment_.bytes());
   if (!key.ok()) return key.status();
   g->srb_key_ = key.value();
   g->exchange_ = std::make_unique<Exchange>(g->shape_, g->spec_.node, g->spec_.algorithm, g->spec_.node_names,

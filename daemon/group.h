@@ -61,7 +61,8 @@ class Group {
   uid_t owner() const { return owner_; }
   uint32_t local_ranks() const { return shape_.ppn(spec_.node); }
   uint32_t tag() const { return tag_; }
-  uint64_t srb_key() const { return srb_key_; }
+  uint64_t srb_key() const { return srb_key_; }  // the segment's region with the transport
+  uint64_t srb_offset() const { return segment_.header()->srb_offset; }
   uint64_t ssb_bytes() const { return segment_.header()->ssb_bytes; }
   uint64_t srb_bytes() const { return segment_.header()->srb_bytes; }
   bool spans_nodes() const { return exchange_ != nullptr; }

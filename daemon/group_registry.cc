@@ -202,7 +202,7 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
   if (!g.spans_nodes() || g.failed()) {
     return Status(Code::kRefused, "group " + g.key_hex() + " has failed on node " + config_.node_name);
   }
-  return PeerGroupInfo{g.tag(), g.srb_key(), g.ssb_bytes(), g.srb_bytes()};
+  return PeerGroupInfo{g.tag(), g.srb_key(), g.srb_offset(), g.ssb_bytes(), g.srb_bytes()};
 }
 
 std::vector<GroupInfo> GroupRegistry::Snapshot() {

@@ -33,6 +33,7 @@ grpc::Status PeerService::OpenGroup(grpc::ServerContext*, const peer::OpenGroupR
   }
   reply->set_tag(info->tag);
   reply->set_srb_key(info->srb_key);
+  reply->set_srb_offset(info->srb_offset);
   reply->set_ssb_bytes(info->ssb_bytes);
   reply->set_srb_bytes(info->srb_bytes);
   return grpc::Status::OK;

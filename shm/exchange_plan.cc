@@ -115,7 +115,6 @@ std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, ui
     d.step = s;
     d.bytes = block;
     d.srb_offset = srb_offset;
-    d.puts = algo == Algorithm::kV1 ? shape.ppn(p) * static_cast<uint32_t>(RankRuns(shape, node).size()) : 1;
     srb_offset += block;
     out.push_back(d);
   }
@@ -132,31 +131,26 @@ std::vector<Put> PlanPuts(const GroupShape& shape, Algorithm algo, uint32_t node
     for (uint32_t d = 0; d < theirs.size(); ++d) {
       const Delivery& del = theirs[d];
       if (del.source != node) continue;
-      if (algo != Algorithm::kV1) {
-        Put p;
-        p.dest = q;
-        p.step = s;
-        p.delivery = d;
-        p.ssb_offset = SsbBlockOffset(shape, node, q, slice) + del.block_offset;
-        p.bytes = del.bytes;
-        p.srb_offset = del.srb_offset;
-        out.push_back(p);
-        continue;
-      }
-      // v1: the SSB holds the ranks' send buffers as they are; each row's piece for q is
-      // contiguous per run of consecutive ranks of q.
-      for (uint32_t l = 0; l < shape.ppn(node); ++l) {
-        for (const auto& [first, len] : RankRuns(shape, q)) {
-          Put p;
-          p.dest = q;
-          p.step = s;
-          p.delivery = d;
-          p.ssb_offset = SsbOffset(shape, algo, node, l, first, slice);
-          p.bytes = uint64_t{len} * slice;
-          p.srb_offset = del.srb_offset + (uint64_t{l} * shape.ppn(q) + shape.local_index(first)) * slice;
-          out.push_back(p);
+      Put p;
+      p.dest = q;
+      p.step = s;
+      p.delivery = d;
+      p.bytes = del.bytes;
+      p.srb_offset = del.srb_offset;
+      if (del.bytes == 0) {
+        // M = 0: the put carries nothing, only the news that the delivery is complete.
+      } else if (algo != Algorithm::kV1) {
+        p.pieces.push_back({SsbBlockOffset(shape, node, q, slice) + del.block_offset, del.bytes});
+      } else {
+        // The receiver lays the block [our local rank][its local rank]; its ranks' local
+        // indexes follow their global order, so row l's runs land one after another.
+        for (uint32_t l = 0; l < shape.ppn(node); ++l) {
+          for (const auto& [first, len] : RankRuns(shape, q)) {
+            p.pieces.push_back({SsbOffset(shape, algo, node, l, first, slice), uint64_t{len} * slice});
+          }
         }
       }
+      out.push_back(std::move(p));
     }
   }
   return out;

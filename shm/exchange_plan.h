@@ -46,19 +46,26 @@ struct Delivery {
   uint64_t block_offset = 0;
   uint64_t bytes = 0;
   uint64_t srb_offset = 0;
-  uint32_t puts = 1;  // transfers that make it up (v1: one per row and run of ranks)
 };
 std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, uint32_t node, uint64_t slice,
                                      uint64_t srb_bytes);
 
-// One transfer node n posts: ssb_offset in its own SSB to srb_offset in dest's SRB, part of
-// dest's delivery `delivery`.
+// A piece of the sender's SSB that a put gathers.
+struct SsbPiece {
+  uint64_t ssb_offset = 0;
+  uint64_t bytes = 0;
+};
+
+// One transfer node n posts: the pieces of its own SSB, one after another, to srb_offset in
+// dest's SRB, making up dest's delivery `delivery`. v2 and v3 stage each block contiguously
+// (one piece); v1 reads the ranks' send buffers in place, so its block is a gather of one
+// piece per local rank and run of dest's ranks, landing contiguously at the receiver.
 struct Put {
   uint32_t dest = 0;
   uint32_t step = 0;
   uint32_t delivery = 0;
-  uint64_t ssb_offset = 0;
-  uint64_t bytes = 0;
+  std::vector<SsbPiece> pieces;
+  uint64_t bytes = 0;  // sum of the pieces
   uint64_t srb_offset = 0;
 };
 std::vector<Put> PlanPuts(const GroupShape& shape, Algorithm algo, uint32_t node, uint64_t slice,

@@ -140,13 +140,15 @@ Status TcpTransport::Connect(const std::string& peer, const std::string& address
   return Status::Ok();
 }
 
-Status TcpTransport::Put(const std::string& peer, const void* local, uint64_t bytes, uint64_t remote_key,
+Status TcpTransport::Put(const std::string& peer, const std::vector<LocalPiece>& pieces, uint64_t remote_key,
                          uint64_t remote_offset, uint32_t imm, uint64_t cookie) {
+  uint64_t bytes = 0;
+  for (const LocalPiece& p : pieces) bytes += p.bytes;
   Command c;
   c.kind = Command::Kind::kPut;
   c.peer = peer;
   c.out = MakeFrame(kPut, imm, remote_key, remote_offset, bytes);
-  c.out.payload = static_cast<const uint8_t*>(local);
+  c.out.pieces = pieces;
   c.out.is_put = true;
   c.out.cookie = cookie;
   Enqueue(std::move(c));
@@ -325,11 +327,25 @@ void TcpTransport::OnWritable(Conn* c) {
   }
   while (!c->out.empty()) {
     Outgoing& o = c->out.front();
-    struct iovec iov[2];
+    constexpr int kMaxIov = 64;
+    struct iovec iov[kMaxIov];
     int n = 0;
     if (o.header_sent < sizeof(o.header)) iov[n++] = {o.header + o.header_sent, sizeof(o.header) - o.header_sent};
-    const uint8_t* payload = o.payload != nullptr ? o.payload : reinterpret_cast<const uint8_t*>(o.owned.data());
-    if (o.sent < o.bytes) iov[n++] = {const_cast<uint8_t*>(payload + o.sent), o.bytes - o.sent};
+    if (o.sent < o.bytes && o.pieces.empty()) {
+      iov[n++] = {const_cast<char*>(o.owned.data() + o.sent), o.bytes - o.sent};
+    } else if (o.sent < o.bytes) {
+      // The pieces from where the last write stopped; the rest goes on the next pass.
+      uint64_t skip = o.sent;
+      for (const LocalPiece& p : o.pieces) {
+        if (n == kMaxIov) break;
+        if (skip >= p.bytes) {
+          skip -= p.bytes;
+          continue;
+        }
+        iov[n++] = {const_cast<uint8_t*>(static_cast<const uint8_t*>(p.base) + skip), p.bytes - skip};
+        skip = 0;
+      }
+    }
     ssize_t w = n == 0 ? 0 : writev(c->fd, iov, n);
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) break;

@@ -31,8 +31,9 @@ class TcpTransport : public Transport {
   Result<uint64_t> RegisterRegion(void* base, uint64_t bytes) override;
   void DeregisterRegion(uint64_t key) override;
   Status Connect(const std::string& peer, const std::string& address) override;
-  Status Put(const std::string& peer, const void* local, uint64_t bytes, uint64_t remote_key, uint64_t remote_offset,
-             uint32_t imm, uint64_t cookie) override;
+  using Transport::Put;
+  Status Put(const std::string& peer, const std::vector<LocalPiece>& pieces, uint64_t remote_key,
+             uint64_t remote_offset, uint32_t imm, uint64_t cookie) override;
   Status Send(const std::string& peer, const std::string& message) override;
   int event_fd() const override { return events_fd_; }
   void Poll(std::vector<TransportEvent>* out) override;
@@ -50,8 +51,8 @@ class TcpTransport : public Transport {
   struct Outgoing {
     char header[32];
     size_t header_sent = 0;
-    const uint8_t* payload = nullptr;
-    std::string owned;  // payload of hellos and messages
+    std::vector<LocalPiece> pieces;  // a put's payload, gathered in order
+    std::string owned;               // payload of hellos and messages
     uint64_t bytes = 0;
     uint64_t sent = 0;
     bool is_put = false;

@@ -13,6 +13,26 @@
 
 namespace ohio {
 
+// Local memory a put gathers, in order; it must stay untouched until the put is done.
+struct LocalPiece {
+  const void* base = nullptr;
+  uint64_t bytes = 0;
+};
+
+// What a transport has done with memory and queue pairs, for Status and Counters. A transport
+// without registration or queue pairs (tcp) leaves them zero.
+struct TransportStats {
+  uint64_t registrations = 0;      // regions registered with the hardware so far
+  uint64_t deregistrations = 0;
+  uint64_t registered_bytes = 0;   // registered now
+  uint64_t registrations_pending = 0;
+  uint64_t direct_puts = 0;        // puts written straight from and into registered regions
+  uint64_t bounce_puts = 0;        // puts that went through pre-registered bounce buffers
+  uint64_t bounce_bytes = 0;
+  uint32_t queue_pairs = 0;        // connected queue pairs, over every rail
+  std::vector<std::string> rails;  // devices and ports carrying data, e.g. "rxe0:1"
+};
+
 struct TransportEvent {
   enum class Kind {
     kPutDone,   // a local put finished; its source memory may be reused
@@ -44,8 +64,14 @@ class Transport {
   // puts and sends issued before it is up are queued.
   virtual Status Connect(const std::string& peer, const std::string& address) = 0;
 
-  virtual Status Put(const std::string& peer, const void* local, uint64_t bytes, uint64_t remote_key,
+  // Writes the pieces, one after another, to remote_offset in the peer's region remote_key;
+  // the peer gets one kArrived with `imm` once all of it has landed.
+  virtual Status Put(const std::string& peer, const std::vector<LocalPiece>& pieces, uint64_t remote_key,
                      uint64_t remote_offset, uint32_t imm, uint64_t cookie) = 0;
+  Status Put(const std::string& peer, const void* local, uint64_t bytes, uint64_t remote_key, uint64_t remote_offset,
+             uint32_t imm, uint64_t cookie) {
+    return Put(peer, std::vector<LocalPiece>{{local, bytes}}, remote_key, remote_offset, imm, cookie);
+  }
   virtual Status Send(const std::string& peer, const std::string& message) = 0;
 
   // Readable while events are pending; Poll takes them.
@@ -55,6 +81,7 @@ class Transport {
   // Data connections established now.
   virtual size_t connections() const = 0;
   virtual std::vector<std::string> connected_peers() const = 0;
+  virtual TransportStats stats() const { return {}; }
 };
 
 }  // namespace ohio

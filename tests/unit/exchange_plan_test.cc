@@ -79,13 +79,6 @@ uint64_t MaxRemoteMessages(const GroupShape& s) {
   return most;
 }
 
-// Number of maximal runs of consecutive group ranks among node j's ranks.
-uint32_t Runs(const GroupShape& s, uint32_t j) {
-  uint32_t runs = 1;
-  for (uint32_t i = 1; i < s.ppn(j); ++i) runs += s.rank_at(j, i) != s.rank_at(j, i - 1) + 1;
-  return runs;
-}
-
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 // ---------------------------------------------------------------------------------------------
@@ -177,8 +170,6 @@ void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, uint64_
       EXPECT_EQ(del.source, steps[d].recv_from);
       EXPECT_EQ(del.block_offset, 0u);
       EXPECT_EQ(del.bytes, BlockBytes(s, del.source, node, slice));
-      const uint32_t puts = algo == Algorithm::kV1 ? s.ppn(del.source) * Runs(s, node) : 1;
-      EXPECT_EQ(del.puts, puts);
       ranges.push_back({del.srb_offset, del.srb_offset + del.bytes});
       total += del.bytes;
     }
@@ -204,7 +195,6 @@ void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, uint64_
       EXPECT_EQ(del.source, p);
       EXPECT_EQ(del.step, st);
       EXPECT_EQ(del.block_offset, at);
-      EXPECT_EQ(del.puts, 1u);
       EXPECT_LE(del.bytes, half);
       EXPECT_EQ(del.bytes, std::min(half, block - at)) << "block " << block << " half " << half;
       // Inside half d % 2.
@@ -392,8 +382,8 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
       SCOPED_TRACE("sender " + std::to_string(n));
       const uint64_t ssb_round = SsbRoundBytes(s, n, len);
       for (const Put& put : PlanPuts(s, algo, n, len, srb_bytes)) {
-        SCOPED_TRACE("put to " + std::to_string(put.dest) + " delivery " + std::to_string(put.delivery) + " ssb " +
-                     std::to_string(put.ssb_offset) + " bytes " + std::to_string(put.bytes) + " srb " +
+        SCOPED_TRACE("put to " + std::to_string(put.dest) + " delivery " + std::to_string(put.delivery) + " pieces " +
+                     std::to_string(put.pieces.size()) + " bytes " + std::to_string(put.bytes) + " srb " +
                      std::to_string(put.srb_offset));
         ASSERT_LT(put.dest, nodes);
         ASSERT_NE(put.dest, n);
@@ -404,12 +394,20 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
         const Delivery& del = dels[put.dest][put.delivery];
         ASSERT_EQ(del.source, n) << "put into a delivery from another node";
         EXPECT_EQ(del.step, put.step);
-        ASSERT_LE(put.ssb_offset + put.bytes, ssb_round) << "put reads past the round's SSB bytes";
-        if (algo != Algorithm::kV1) {
-          const uint64_t block = SsbBlockOffset(s, n, put.dest, len);
-          EXPECT_GE(put.ssb_offset, block);
-          EXPECT_LE(put.ssb_offset + put.bytes, block + BlockBytes(s, n, put.dest, len));
+        uint64_t gathered = 0;
+        for (const SsbPiece& piece : put.pieces) {
+          ASSERT_GT(piece.bytes, 0u);
+          ASSERT_LE(piece.ssb_offset + piece.bytes, ssb_round) << "put reads past the round's SSB bytes";
+          if (algo != Algorithm::kV1) {
+            const uint64_t block = SsbBlockOffset(s, n, put.dest, len);
+            EXPECT_GE(piece.ssb_offset, block);
+            EXPECT_LE(piece.ssb_offset + piece.bytes, block + BlockBytes(s, n, put.dest, len));
+          }
+          gathered += piece.bytes;
         }
+        ASSERT_EQ(gathered, put.bytes) << "a put's pieces do not add up to its bytes";
+        // v2/v3 stage blocks contiguously; v1 gathers one piece per local rank and run.
+        if (algo != Algorithm::kV1) EXPECT_EQ(put.pieces.size(), put.bytes == 0 ? 0u : 1u);
         ASSERT_LE(put.srb_offset + put.bytes, srb_bytes) << "put writes past the receiver's SRB";
         ASSERT_GE(put.srb_offset, del.srb_offset) << "put writes before its delivery";
         ASSERT_LE(put.srb_offset + put.bytes, del.srb_offset + del.bytes) << "put writes past its delivery";
@@ -421,7 +419,7 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
         uint64_t bytes = 0;
         for (const Incoming& in : incoming[q][d]) bytes += in.put.bytes;
         EXPECT_EQ(bytes, dels[q][d].bytes) << "receiver " << q << " delivery " << d;
-        EXPECT_EQ(incoming[q][d].size(), dels[q][d].puts) << "receiver " << q << " delivery " << d;
+        EXPECT_EQ(incoming[q][d].size(), 1u) << "receiver " << q << " delivery " << d << ": one put per delivery";
       }
     }
     if (::testing::Test::HasFailure()) return;
@@ -440,8 +438,12 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
         }
         for (const Incoming& in : incoming[q][d]) {
           const Put& put = in.put;
-          std::memcpy(b.srb.data() + put.srb_offset, nb[in.from].ssb.data() + put.ssb_offset, put.bytes);
-          std::copy_n(nb[in.from].ssb_tag.begin() + put.ssb_offset, put.bytes, b.srb_tag.begin() + put.srb_offset);
+          uint64_t at = put.srb_offset;
+          for (const SsbPiece& piece : put.pieces) {
+            std::memcpy(b.srb.data() + at, nb[in.from].ssb.data() + piece.ssb_offset, piece.bytes);
+            std::copy_n(nb[in.from].ssb_tag.begin() + piece.ssb_offset, piece.bytes, b.srb_tag.begin() + at);
+            at += piece.bytes;
+          }
           for (uint64_t i = 0; i < put.bytes; ++i) ++b.srb_writes[put.srb_offset + i];
         }
         for (uint64_t i = del.srb_offset; i < del.srb_offset + del.bytes; ++i) {
@@ -579,10 +581,11 @@ TEST(ExchangePlan, TableThreeCounts) {
             const std::vector<Put> puts = PlanPuts(s, algo, n, m, srb);
             uint64_t bytes = 0;
             for (const Put& put : puts) bytes += put.bytes;
-            EXPECT_EQ(puts.size(), algo == Algorithm::kV1 ? (nodes - 1) * ppn : nodes - 1) << "node " << n;
+            EXPECT_EQ(puts.size(), nodes - 1) << "node " << n;
             EXPECT_EQ(bytes, uint64_t{nodes - 1} * ppn * ppn * m) << "node " << n;
             for (const Put& put : puts) {
-              EXPECT_EQ(put.bytes, algo == Algorithm::kV1 ? ppn * m : block) << "node " << n;
+              EXPECT_EQ(put.bytes, block) << "node " << n;
+              EXPECT_EQ(put.pieces.size(), algo == Algorithm::kV1 ? ppn : 1u) << "node " << n;
             }
           }
         }

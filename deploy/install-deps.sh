@@ -16,6 +16,12 @@ PACKAGES=(
   util-linux coreutils
   # deploy/ohiod.service is checked with systemd-analyze verify
   systemd
+  # tests/vm: a QEMU guest with Debian's kernel and Soft-RoCE (rdma_rxe) runs the verbs tests.
+  # busybox and cpio make its initramfs, kmod loads the modules; the guest runs on this host's
+  # root, so the user-space rxe driver (ibverbs-providers, only recommended by libibverbs1) and
+  # the tools to look at the devices are installed here (`rdma` itself is iproute2's)
+  qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
+  ibverbs-providers rdma-core ibverbs-utils rdmacm-utils perftest
 )
 
 missing=()

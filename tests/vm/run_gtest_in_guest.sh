@@ -10,7 +10,7 @@
 # What differs from a test run on the host, and why:
 # - The guest sees the host's files read-only with a throwaway writable layer on top. TEST_TMPDIR
 #   is writable there, but what the test writes into it stays in the guest: it is on the guest's
-#   tmpfs, where unix sockets and shared mmap behave as on a local disk (they would not on 9p).
+#   tmpfs, where unix sockets can be bound (on a 9p share they cannot: ENXIO).
 # - gtest's XML report therefore goes to a directory shared read-write with the host, and is
 #   copied to $XML_OUTPUT_FILE afterwards, so that Bazel (and tests/count_results.py) count the
 #   individual test cases. TEST_UNDECLARED_OUTPUTS_DIR is shared read-write as well.

@@ -11,6 +11,22 @@
 namespace ohio {
 namespace {
 
+void FillTransportCounters(const TransportStats& s, admin::TransportCounters* out) {
+  out->set_registrations(s.registrations);
+  out->set_deregistrations(s.deregistrations);
+  out->set_registered_bytes(s.registered_bytes);
+  out->set_registrations_pending(s.registrations_pending);
+  out->set_direct_puts(s.direct_puts);
+  out->set_bounce_puts(s.bounce_puts);
+  out->set_bounce_bytes(s.bounce_bytes);
+  out->set_queue_pairs(s.queue_pairs);
+  for (const auto& r : s.rails) out->add_rails(r);
+}
+
+}  // namespace
+
+namespace {
+
 // How long the health check gives the progress engine to take a command.
 constexpr std::chrono::milliseconds kEngineDeadline{1000};
 constexpr std::chrono::milliseconds kMinWatchInterval{50};
@@ -56,6 +72,8 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const admin::StatusReque
   reply->set_segment_bytes_in_use(p_.registry->bytes_in_use());
   reply->set_memory_limit_bytes(startup.memory_limit);
   reply->set_transport(p_.transport->name());
+  reply->set_transport_choice(p_.transport_choice);
+  FillTransportCounters(p_.transport->stats(), reply->mutable_transport_counters());
   reply->set_data_address(p_.transport->address());
   reply->set_data_connections(static_cast<uint32_t>(p_.transport->connections()));
   for (const auto& peer : p_.transport->connected_peers()) reply->add_connected_peers(peer);
@@ -76,6 +94,10 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const admin::StatusReque
   std::string note = p_.rdma.note;
   if (std::string(p_.transport->name()) == "tcp") {
     note += std::string(note.empty() ? "" : "; ") + "the tcp transport does not use RDMA devices";
+  } else {
+    std::string rails;
+    for (const auto& r : p_.transport->stats().rails) rails += (rails.empty() ? "" : ", ") + r;
+    note += std::string(note.empty() ? "" : "; ") + "the verbs transport carries data on " + rails;
   }
   reply->set_hca_note(note);
   const auto groups = p_.registry->Snapshot();
@@ -176,6 +198,7 @@ admin::CountersReply AdminService::CountersSnapshot() {
   r.set_segment_bytes_in_use(p_.registry->bytes_in_use());
   r.set_memory_limit_bytes(p_.startup->memory_limit);
   r.set_data_connections(static_cast<uint32_t>(p_.transport->connections()));
+  FillTransportCounters(p_.transport->stats(), r.mutable_transport_counters());
   return r;
 }
 

@@ -34,6 +34,7 @@ class AdminService final : public admin::Admin::Service {
     PeerBootstrap* bootstrap = nullptr;
     std::string topology;
     RdmaInventory rdma;
+    std::string transport_choice;  // why this transport runs, for Status
   };
   explicit AdminService(Parts parts) : p_(std::move(parts)), started_(std::chrono::steady_clock::now()) {}
 

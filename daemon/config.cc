@@ -95,6 +95,22 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--peer-port", c.peer_port, "TCP port of the peer service (gRPC)")->capture_default_str();
   app.add_option("--data-port", c.data_port, "TCP port of the data transport")->capture_default_str();
   app.add_option("--advertise", c.advertise, "Host other nodes reach this node's data port at (default: node name)");
+  app.add_option("--transport", c.transport,
+                 "Data transport between nodes: verbs (RDMA), tcp, or auto (verbs when an RDMA port is active)")
+      ->check(CLI::IsMember({"auto", "verbs", "tcp"}))
+      ->capture_default_str();
+  app.add_option("--hca", c.hcas,
+                 "RDMA device or device:port the verbs transport uses as a rail (repeat, or comma-separate in the "
+                 "file); default: every active port")
+      ->delimiter(',');
+  app.add_option("--gid-index", c.gid_index, "GID index of every rail (RoCE: the index of the address to use)")
+      ->check(CLI::Range(0u, 255u))
+      ->capture_default_str();
+  app.add_option("--registration-delay-ms", c.registration_delay_ms,
+                 "Hold every memory registration back this long; groups use bounce buffers meanwhile (for testing "
+                 "that path, or to mimic HCAs where pinning is slow)")
+      ->check(CLI::Range(0u, 600000u))
+      ->capture_default_str();
   app.add_option("--admin-socket", c.admin_socket, "Unix socket of the admin service (root only)")
       ->capture_default_str();
   app.add_option("--metrics-file", c.metrics_file,
@@ -165,8 +181,9 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
   Bind(app, out.config, config_file);
   app.set_version_flag("--version", std::string("ohiod ") + kVersion);
   for (CLI::Option* opt : app.get_options()) {
-    // Later sources override earlier ones; only --peer accumulates.
-    if (opt->get_single_name() != "peer") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    // Later sources override earlier ones; only the lists (--peer, --hca) accumulate.
+    const std::string key = opt->get_single_name();
+    if (key != "peer" && key != "hca") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 
   auto fail = [&](const std::string& message) {
@@ -229,9 +246,9 @@ std::vector<std::pair<std::string, std::string>> ConfigEntries(const DaemonConfi
   for (CLI::Option* opt : app.get_options()) {
     const std::string key = opt->get_single_name();
     if (SkippedKey(key)) continue;
-    if (key == "peer") {
+    if (key == "peer" || key == "hca") {
       std::string joined;
-      for (const auto& p : copy.peers) joined += (joined.empty() ? "" : ",") + p;
+      for (const auto& p : key == "peer" ? copy.peers : copy.hcas) joined += (joined.empty() ? "" : ",") + p;
       out.emplace_back(key, joined);
       continue;
     }

@@ -31,6 +31,11 @@ struct DaemonConfig {
   uint16_t peer_port = 7470;
   uint16_t data_port = 7471;
   std::string advertise;  // host other nodes reach this one's data port at (default: node name)
+  // Data transport: "verbs" (RDMA), "tcp", or "auto" (verbs when an active RDMA port exists).
+  std::string transport = "auto";
+  std::vector<std::string> hcas;  // verbs rails: "dev" or "dev:port"; empty = every active port
+  uint32_t gid_index = 0;
+  uint32_t registration_delay_ms = 0;  // holds registrations back (testing the bounce path)
   std::string admin_socket = "/run/ohio/admin.sock";
   // Prometheus metrics in node_exporter's textfile format, rewritten every interval.
   std::string metrics_file;  // "" writes none

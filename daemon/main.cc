@@ -31,7 +31,8 @@
 #include "daemon/rdma_devices.h"
 #include "daemon/systemd_notify.h"
 #include "daemon/topology.h"
-#include "daemon/transport/tcp_transport.h"
+#include "daemon/queue_pair_dialer.h"
+#include "daemon/transport_choice.h"
 
 namespace {
 
@@ -96,40 +97,51 @@ int main(int argc, char** argv) {
   spdlog::info("per group: ssb {} B, srb {} B; memory limit {} B; timeout {} ms; algorithm {}", config.ssb_bytes,
                config.srb_bytes, config.memory_limit, config.timeout_ms, config.algorithm);
 
-  auto transport = ohio::TcpTransport::Start(config.node_name, config.listen, config.data_port, config.advertise);
-  if (!transport.ok()) {
-    spdlog::critical("data transport: {}", transport.status().message());
+  auto chosen = ohio::ChooseTransport(config);
+  if (!chosen.ok()) {
+    spdlog::critical("data transport: {}", chosen.status().message());
     return 1;
   }
-  spdlog::info("transport {} at {}", transport.value()->name(), transport.value()->address());
+  ohio::Transport* transport = chosen.value().transport.get();
+  spdlog::info("transport {} at {} ({})", transport->name(), transport->address(), chosen.value().why);
 
   ohio::DaemonCounters counters;
-  ohio::ProgressEngine engine(std::chrono::microseconds(config.spin_us), &counters, transport.value().get());
+  ohio::ProgressEngine engine(std::chrono::microseconds(config.spin_us), &counters, transport);
   ohio::Status s = engine.Start();
   if (!s.ok()) {
     spdlog::critical("progress engine: {}", s.message());
     return 1;
   }
+  // Outlives the bootstrap thread, which dials through it (Connect).
+  std::unique_ptr<ohio::QueuePairDialer> dialer;
   ohio::PeerBootstrap bootstrap(
-      config, transport.value().get(),
+      config, transport,
       [&engine](std::shared_ptr<ohio::Group> g, uint32_t node, ohio::PeerGroupInfo info) {
         engine.PeerInfo(std::move(g), node, info);
       },
       [&engine](std::shared_ptr<ohio::Group> g, ohio::Status why) { engine.FailGroup(std::move(g), std::move(why)); });
-  ohio::GroupRegistry registry(config, &engine, transport.value().get(),
+  ohio::GroupRegistry registry(config, &engine, transport,
                                [&bootstrap](std::shared_ptr<ohio::Group> g) { bootstrap.Open(std::move(g)); });
 
-  ohio::PeerService peer_service(config, &registry, transport.value().get());
+  // The verbs transport connects queue pairs through the peer service, found like the bootstrap's.
+  dialer = std::make_unique<ohio::QueuePairDialer>(
+      config.node_name, [&bootstrap](const std::string& node) { return bootstrap.PeerAddress(node); });
+  if (chosen.value().verbs != nullptr) {
+    chosen.value().verbs->set_dialer(
+        [d = dialer.get()](const std::string& node, const ohio::DialOffer& offer) { return d->Dial(node, offer); });
+  }
+  ohio::PeerService peer_service(config, &registry, transport, chosen.value().verbs);
   ohio::AdminService::Parts parts;
   parts.startup = &config;
   parts.live = &live;
   parts.registry = &registry;
-  parts.transport = transport.value().get();
+  parts.transport = transport;
   parts.counters = &counters;
   parts.engine = &engine;
   parts.bootstrap = &bootstrap;
   parts.topology = topology;
   parts.rdma = std::move(rdma);
+  parts.transport_choice = chosen.value().why;
   ohio::AdminService admin_service(std::move(parts));
   grpc::ServerBuilder peer_builder;
   int peer_port = 0;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/version.h"
+#include "daemon/endpoint_proto.h"
 
 namespace ohio {
 
@@ -36,6 +37,36 @@ grpc::Status PeerService::OpenGroup(grpc::ServerContext*, const peer::OpenGroupR
   reply->set_srb_offset(info->srb_offset);
   reply->set_ssb_bytes(info->ssb_bytes);
   reply->set_srb_bytes(info->srb_bytes);
+  return grpc::Status::OK;
+}
+
+grpc::Status PeerService::ConnectQueuePairs(grpc::ServerContext*, const peer::ConnectQueuePairsRequest* req,
+                                            peer::ConnectQueuePairsReply* reply) {
+  if (verbs_ == nullptr) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "node " + config_.node_name + " uses the " + transport_->name() + " transport, not verbs");
+  }
+  if (req->protocol_version() != kPeerProtocolVersion) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "node " + config_.node_name + " speaks peer protocol " + std::to_string(kPeerProtocolVersion) +
+                            ", not " + std::to_string(req->protocol_version()));
+  }
+  DialOffer offer;
+  offer.incarnation = req->incarnation();
+  offer.dial_seq = req->dial_seq();
+  for (const auto& e : req->endpoints()) {
+    auto ep = EndpointFromProto(e);
+    if (!ep.ok()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, ep.status().message());
+    offer.endpoints.push_back(ep.value());
+  }
+  auto mine = verbs_->Accept(req->from_node(), offer);
+  if (!mine.ok()) {
+    const auto code = mine.status().code() == Code::kRefused ? grpc::StatusCode::ABORTED : grpc::StatusCode::INTERNAL;
+    return grpc::Status(code, mine.status().message());
+  }
+  reply->set_incarnation(mine->incarnation);
+  reply->set_dials_started(mine->dials_started);
+  for (const QpEndpoint& e : mine->endpoints) EndpointToProto(e, reply->add_endpoints());
   return grpc::Status::OK;
 }
 

@@ -71,4 +71,22 @@ StatusQuery QueryStatus(const std::string& admin_socket) {
   return q;
 }
 
+std::vector<std::string> ControlSockets(Cluster& c) {
+  std::vector<std::string> s;
+  for (uint32_t i = 0; i < c.size(); ++i) s.push_back(c.node(i).socket());
+  return s;
+}
+
+std::vector<std::string> NodeNames(Cluster& c) {
+  std::vector<std::string> s;
+  for (uint32_t i = 0; i < c.size(); ++i) s.push_back(c.name(i));
+  return s;
+}
+
+std::vector<uint32_t> ConsecutivePlacement(uint32_t nodes, uint32_t ppn) {
+  std::vector<uint32_t> rn;
+  for (uint32_t n = 0; n < nodes; ++n) rn.insert(rn.end(), ppn, n);
+  return rn;
+}
+
 }  // namespace ohio::testing

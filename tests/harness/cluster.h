@@ -40,6 +40,12 @@ struct StatusQuery {
 };
 StatusQuery QueryStatus(const std::string& admin_socket);
 
+// Every node's control socket and name, in node order: what a RankJob across the cluster needs.
+std::vector<std::string> ControlSockets(Cluster& c);
+std::vector<std::string> NodeNames(Cluster& c);
+// Placement of `ppn` consecutive ranks on each of `nodes` nodes: rank g on node g / ppn.
+std::vector<uint32_t> ConsecutivePlacement(uint32_t nodes, uint32_t ppn);
+
 // Free TCP ports on 127.0.0.1, found by binding to port 0.
 std::vector<int> FreePorts(int count);
 

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> nodes;
   uint64_t my_bytes = 0;
   bool stall = false, stall_after = false, in_place = false;
+  uint32_t pause_after_first_ms = 0;
   app.add_option("--socket", socket)->required();
   app.add_option("--key", key_hex, "32 hex digits")->required();
   app.add_option("--size", size)->required();
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
   app.add_flag("--stall", stall, "join, say 'joined', then sleep instead of calling alltoall");
   app.add_flag("--stall-after", stall_after, "after the alltoalls, say 'stalling' and keep the group until killed");
   app.add_flag("--in-place", in_place, "send == recv");
+  app.add_option("--pause-after-first-ms", pause_after_first_ms,
+                 "after the first alltoall, say 'paused' and sleep this long before the rest");
   CLI11_PARSE(app, argc, argv);
 
   unsigned char key[OHIO_KEY_BYTES];
@@ -113,6 +116,11 @@ int main(int argc, char** argv) {
             return 1;
           }
         }
+      }
+      if (pause_after_first_ms > 0 && it == 0 && m_agreed == sizes.front()) {
+        std::printf("rank %u: paused\n", rank);
+        std::fflush(stdout);
+        usleep(pause_after_first_ms * 1000u);
       }
     }
     std::printf("rank %u: ok bytes=%lu iterations=%u\n", rank, static_cast<unsigned long>(m), iterations);

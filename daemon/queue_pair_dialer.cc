@@ -1,0 +1,52 @@
+#include "daemon/queue_pair_dialer.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+
+#include "common/version.h"
+#include "daemon/endpoint_proto.h"
+
+namespace ohio {
+namespace {
+
+// The other daemon makes a queue pair and registers a receive ring per rail before it
+// answers: longer than a hello, still bounded.
+constexpr std::chrono::seconds kDialDeadline{10};
+
+}  // namespace
+
+QueuePairDialer::QueuePairDialer(std::string self, std::function<std::string(const std::string&)> address_of)
+    : self_(std::move(self)), address_of_(std::move(address_of)) {}
+
+Result<DialAnswer> QueuePairDialer::Dial(const std::string& node, const DialOffer& offer) {
+  std::shared_ptr<peer::Peer::Stub> stub;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& s = stubs_[node];
+    if (!s) s = peer::Peer::NewStub(grpc::CreateChannel(address_of_(node), grpc::InsecureChannelCredentials()));
+    stub = s;
+  }
+  peer::ConnectQueuePairsRequest req;
+  req.set_protocol_version(kPeerProtocolVersion);
+  req.set_from_node(self_);
+  req.set_incarnation(offer.incarnation);
+  req.set_dial_seq(offer.dial_seq);
+  for (const QpEndpoint& e : offer.endpoints) EndpointToProto(e, req.add_endpoints());
+  peer::ConnectQueuePairsReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + kDialDeadline);
+  grpc::Status s = stub->ConnectQueuePairs(&ctx, req, &reply);
+  if (!s.ok()) return Status(Code::kRefused, "node " + node + " at " + address_of_(node) + ": " + s.error_message());
+  DialAnswer answer;
+  answer.incarnation = reply.incarnation();
+  answer.dials_started = reply.dials_started();
+  for (const auto& e : reply.endpoints()) {
+    auto ep = EndpointFromProto(e);
+    if (!ep.ok()) return Status(Code::kProtocol, "node " + node + ": " + ep.status().message());
+    answer.endpoints.push_back(ep.value());
+  }
+  return answer;
+}
+
+}  // namespace ohio

@@ -1,0 +1,49 @@
+// One reliable-connected queue pair to one peer node on one rail, and what the two ends tell
+// each other to connect it (through the peer gRPC service): GID, LID, QP number, first PSN
+// and MTU. Created in INIT; ConnectTo moves it through RTR to RTS.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "daemon/transport/verbs_rail.h"
+
+namespace ohio {
+
+struct QpEndpoint {
+  std::array<uint8_t, 16> gid{};
+  uint16_t lid = 0;
+  uint32_t qpn = 0;
+  uint32_t psn = 0;
+  uint32_t mtu = IBV_MTU_1024;  // enum ibv_mtu
+  std::string rail;             // e.g. "rxe0:1", for logs and Status
+};
+
+class QueuePair {
+ public:
+  static Result<std::unique_ptr<QueuePair>> Create(const Rail& rail, uint32_t send_depth, uint32_t recv_depth,
+                                                   uint32_t max_sge);
+  ~QueuePair();
+  QueuePair(const QueuePair&) = delete;
+  QueuePair& operator=(const QueuePair&) = delete;
+
+  ibv_qp* qp() const { return qp_; }
+  const QpEndpoint& local() const { return local_; }
+  uint32_t max_sge() const { return max_sge_; }
+  // INIT -> RTR -> RTS against the peer's end.
+  Status ConnectTo(const QpEndpoint& remote);
+
+ private:
+  QueuePair() = default;
+  const Rail* rail_ = nullptr;
+  ibv_qp* qp_ = nullptr;
+  QpEndpoint local_;
+  uint32_t max_sge_ = 1;
+};
+
+}  // namespace ohio

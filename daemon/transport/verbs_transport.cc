@@ -1,0 +1,811 @@
+#include "daemon/transport/verbs_transport.h"
+
+#include <arpa/inet.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+namespace ohio {
+namespace {
+
+// A bounce slot holds one SEND: header and up to 64 KiB - 40 of payload. Big enough that a
+// bounced 4 MiB put is 65 sends, small enough that the rings stay a few MiB.
+constexpr uint32_t kSlotBytes = 64u << 10;
+constexpr uint32_t kPayloadBytes = kSlotBytes - VerbsWireHeader::kBytes;
+constexpr uint32_t kSendSlots = 64;    // per rail, shared by every peer
+constexpr uint32_t kRecvSlots = 32;    // per connection
+constexpr uint32_t kSendDepth = 128;   // work requests in flight per connection
+constexpr uint32_t kMaxGather = 30;    // SGEs per work request we ask for (the device may allow fewer)
+constexpr uint64_t kReceiveBit = 1ull << 63;
+// RDMA says nothing when a peer process dies; a send to it fails after the retries. While the
+// progress engine is polling (some group is busy) every rail to every peer carries at least
+// one send this often, so a group waiting on a dead peer learns of it in a few seconds.
+constexpr auto kKeepaliveInterval = std::chrono::milliseconds(500);
+
+uint64_t ReceiveId(uint32_t serial, uint32_t slot) { return kReceiveBit | uint64_t{serial} << 20 | slot; }
+
+// Copies bytes [from, from + len) of the concatenated pieces to dst.
+void Gather(const std::vector<LocalPiece>& pieces, uint64_t from, uint64_t len, uint8_t* dst) {
+  for (const LocalPiece& p : pieces) {
+    if (len == 0) return;
+    if (from >= p.bytes) {
+      from -= p.bytes;
+      continue;
+    }
+    const uint64_t n = std::min(len, p.bytes - from);
+    std::memcpy(dst, static_cast<const uint8_t*>(p.base) + from, n);
+    dst += n;
+    len -= n;
+    from = 0;
+  }
+}
+
+}  // namespace
+
+struct VerbsTransport::Connection {
+  size_t rail = 0;
+  uint32_t serial = 0;
+  std::unique_ptr<QueuePair> qp;
+  uint8_t* recv_base = nullptr;
+  ibv_mr* recv_mr = nullptr;
+  uint32_t send_free = kSendDepth;
+};
+
+struct VerbsTransport::Op {
+  enum class Kind { kPut, kSend };
+  Kind kind = Kind::kSend;
+  // kPut
+  std::vector<LocalPiece> pieces;
+  uint64_t key = 0;
+  uint64_t offset = 0;
+  uint64_t total = 0;
+  uint32_t imm = 0;
+  uint64_t cookie = 0;
+  bool started = false;
+  bool bounce = false;
+  uint64_t sent = 0;
+  // kSend
+  uint32_t type = VerbsWireHeader::kMessage;
+  std::string payload;
+  int rail = -1;  // -1: the put picks one; sends default to rail 0
+};
+
+struct VerbsTransport::InFlight {
+  std::string peer;
+  uint64_t generation = 0;
+  size_t rail = 0;
+  int slot = -1;         // send pool slot to return
+  bool put_last = false;  // completes a put: report kPutDone
+  uint64_t cookie = 0;
+  uint64_t bytes = 0;
+};
+
+Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string& self,
+                                                              std::vector<std::unique_ptr<Rail>> rails,
+                                                              Options options) {
+  if (rails.empty()) return Status(Code::kInvalidArgument, "the verbs transport needs at least one rail");
+  std::unique_ptr<VerbsTransport> t(new VerbsTransport());
+  t->self_ = self;
+  t->incarnation_ = std::random_device{}() | uint64_t{std::random_device{}()} << 32 | 1;
+  t->options_ = options;
+  t->rails_ = std::move(rails);
+  t->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  t->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (t->epoll_fd_ < 0 || t->wake_fd_ < 0) return SystemError("epoll/eventfd", errno);
+  struct epoll_event ev {};
+  ev.events = EPOLLIN;
+  if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->wake_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
+  std::vector<ibv_pd*> pds;
+  for (const auto& r : t->rails_) {
+    if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, r->channel()->fd, &ev) != 0) return SystemError("epoll_ctl", errno);
+    pds.push_back(r->pd());
+    // The bounce buffers are registered now, so that a group's first collective never waits
+    // for a registration.
+    SendPool pool;
+    pool.base = static_cast<uint8_t*>(r->AllocateNear(size_t{kSendSlots} * kSlotBytes));
+    if (pool.base == nullptr) return SystemError("allocating bounce buffers", errno);
+    pool.mr = ibv_reg_mr(r->pd(), pool.base, size_t{kSendSlots} * kSlotBytes, IBV_ACCESS_LOCAL_WRITE);
+    if (pool.mr == nullptr) {
+      munmap(pool.base, size_t{kSendSlots} * kSlotBytes);
+      return SystemError("registering bounce buffers on " + r->name(), errno);
+    }
+    for (uint32_t s = 0; s < kSendSlots; ++s) pool.free.push_back(kSendSlots - 1 - s);
+    t->pools_.push_back(std::move(pool));
+  }
+  VerbsTransport* raw = t.get();
+  t->registrar_ = std::make_unique<MemoryRegistrar>(
+      std::move(pds), options.registration_delay,
+      [raw](uint64_t key, std::vector<ibv_mr*> mrs, Status status) { raw->OnRegistered(key, std::move(mrs), status); });
+  for (const auto& r : t->rails_) t->stats_.rails.push_back(r->name());
+  return t;
+}
+
+VerbsTransport::~VerbsTransport() {
+  registrar_.reset();  // its thread calls back into this object
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [name, p] : peers_) {
+    for (auto& c : p.conns) DestroyConnection(c.get());
+  }
+  peers_.clear();
+  for (auto& [key, r] : regions_) {
+    for (ibv_mr* mr : r.mrs) ibv_dereg_mr(mr);
+  }
+  for (size_t i = 0; i < pools_.size(); ++i) {
+    ibv_dereg_mr(pools_[i].mr);
+    munmap(pools_[i].base, size_t{kSendSlots} * kSlotBytes);
+  }
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void VerbsTransport::set_dialer(Dialer dialer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  dialer_ = std::move(dialer);
+}
+
+std::string VerbsTransport::address() const {
+  std::string out;
+  for (const auto& r : rails_) out += (out.empty() ? "" : ",") + r->name();
+  return out;
+}
+
+// --- connections ---
+
+Result<std::unique_ptr<VerbsTransport::Connection>> VerbsTransport::MakeConnection(size_t rail) {
+  const Rail& r = *rails_[rail];
+  auto c = std::make_unique<Connection>();
+  c->rail = rail;
+  c->serial = next_serial_.fetch_add(1);
+  auto qp = QueuePair::Create(r, kSendDepth, kRecvSlots, kMaxGather);
+  if (!qp.ok()) return qp.status();
+  c->qp = std::move(qp.value());
+  const size_t ring = size_t{kRecvSlots} * kSlotBytes;
+  c->recv_base = static_cast<uint8_t*>(r.AllocateNear(ring));
+  if (c->recv_base == nullptr) return SystemError("allocating a receive ring", errno);
+  c->recv_mr = ibv_reg_mr(r.pd(), c->recv_base, ring, IBV_ACCESS_LOCAL_WRITE);
+  if (c->recv_mr == nullptr) {
+    const int e = errno;
+    munmap(c->recv_base, ring);
+    c->recv_base = nullptr;
+    return SystemError("registering a receive ring on " + r.name(), e);
+  }
+  for (uint32_t s = 0; s < kRecvSlots; ++s) RepostReceive(c.get(), s);
+  return c;
+}
+
+void VerbsTransport::DestroyConnection(Connection* c) {
+  receivers_.erase(c->serial);
+  c->qp.reset();  // destroying the queue pair first: the HCA no longer touches the ring
+  if (c->recv_mr != nullptr) ibv_dereg_mr(c->recv_mr);
+  if (c->recv_base != nullptr) munmap(c->recv_base, size_t{kRecvSlots} * kSlotBytes);
+  c->recv_mr = nullptr;
+  c->recv_base = nullptr;
+}
+
+void VerbsTransport::RepostReceive(Connection* c, uint32_t slot) {
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(c->recv_base + size_t{slot} * kSlotBytes);
+  sge.length = kSlotBytes;
+  sge.lkey = c->recv_mr->lkey;
+  ibv_recv_wr wr{};
+  wr.wr_id = ReceiveId(c->serial, slot);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (int e = ibv_post_recv(c->qp->qp(), &wr, &bad); e != 0) {
+    spdlog::warn("verbs: cannot post a receive on {}: {}", c->qp->local().rail, std::strerror(e));
+  }
+}
+
+void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, const std::string& peer,
+                           uint64_t incarnation, uint64_t dial_floor) {
+  p.conns = std::move(conns);
+  p.incarnation = incarnation;
+  p.dial_floor = dial_floor;
+  p.state = PeerState::State::kConnected;
+  p.next_rail = 0;
+  for (size_t r = 0; r < p.conns.size(); ++r) receivers_[p.conns[r]->serial] = {peer, r};
+  std::string rails;
+  for (const auto& c : p.conns) rails += (rails.empty() ? "" : ", ") + c->qp->local().rail;
+  spdlog::info("verbs: connected to node {} ({} queue pair(s): {})", peer, p.conns.size(), rails);
+  for (const auto& [key, r] : regions_) {
+    if (r.state == LocalRegion::State::kRegistered) Announce(peer, key, r);
+  }
+  Flush(peer);
+}
+
+Status VerbsTransport::Connect(const std::string& peer, const std::string&) {
+  Dialer dialer;
+  uint64_t generation = 0;
+  DialOffer offer;
+  offer.incarnation = incarnation_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    PeerState& p = peers_[peer];
+    if (p.state != PeerState::State::kIdle) return Status::Ok();
+    if (!dialer_) return Status(Code::kInvalidArgument, "verbs transport: no way to reach peers set");
+    p.state = PeerState::State::kDialing;
+    generation = ++p.generation;
+    offer.dial_seq = ++dials_started_;
+    dialer = dialer_;
+  }
+  // Queue pairs are made and the peer called without the lock: the peer may be dialling us
+  // at the same moment, and its call into Accept here must not wait for ours.
+  std::vector<std::unique_ptr<Connection>> conns;
+  Status made = Status::Ok();
+  for (size_t r = 0; r < rails_.size() && made.ok(); ++r) {
+    auto c = MakeConnection(r);
+    if (!c.ok()) {
+      made = c.status();
+      break;
+    }
+    offer.endpoints.push_back(c.value()->qp->local());
+    conns.push_back(std::move(c.value()));
+  }
+  Result<DialAnswer> theirs = made.ok() ? dialer(peer, offer) : Result<DialAnswer>(made);
+  std::lock_guard<std::mutex> lock(mu_);
+  PeerState& p = peers_[peer];
+  auto drop = [&] {
+    for (auto& c : conns) DestroyConnection(c.get());
+  };
+  if (p.generation != generation || p.state != PeerState::State::kDialing) {
+    drop();  // the peer's own dial got here first and was accepted
+    return Status::Ok();
+  }
+  if (theirs.ok() && theirs->endpoints.empty()) {
+    theirs = Status(Code::kProtocol, "node " + peer + " offered no queue pairs");
+  }
+  if (theirs.ok()) {
+    const size_t rails = std::min(conns.size(), theirs->endpoints.size());  // rails both ends have
+    for (size_t r = rails; r < conns.size(); ++r) DestroyConnection(conns[r].get());
+    conns.resize(rails);
+    for (size_t r = 0; r < conns.size() && theirs.ok(); ++r) {
+      Status s = conns[r]->qp->ConnectTo(theirs->endpoints[r]);
+      if (!s.ok()) theirs = s;
+    }
+  }
+  if (!theirs.ok()) {
+    drop();
+    p.state = PeerState::State::kIdle;
+    spdlog::warn("verbs: cannot connect to node {}: {}", peer, theirs.status().message());
+    return theirs.status();
+  }
+  Adopt(p, std::move(conns), peer, theirs->incarnation, theirs->dials_started);
+  return Status::Ok();
+}
+
+Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOffer& offer) {
+  const std::vector<QpEndpoint>& remote = offer.endpoints;
+  if (remote.empty()) return Status(Code::kProtocol, "no queue pair endpoints offered");
+  if (peer == self_) return Status(Code::kRefused, "node " + self_ + " cannot connect to itself");
+  std::lock_guard<std::mutex> lock(mu_);
+  PeerState& p = peers_[peer];
+  if (p.state == PeerState::State::kDialing && self_ < peer) {
+    return Status(Code::kRefused, "node " + self_ + " is dialling node " + peer + " itself");
+  }
+  if (p.state == PeerState::State::kConnected && offer.incarnation == p.incarnation &&
+      offer.dial_seq <= p.dial_floor) {
+    return Status(Code::kRefused, "node " + self_ + " is already connected to node " + peer +
+                                      " by a dial that crossed this one");
+  }
+  if (p.state == PeerState::State::kConnected) {
+    // A newer dial: its daemon restarted, or it lost its queue pairs.
+    PeerDown(peer, "node " + peer + " connected anew (its daemon restarted or lost its queue pairs)");
+  }
+  ++p.generation;
+  std::vector<std::unique_ptr<Connection>> conns;
+  DialAnswer answer;
+  answer.incarnation = incarnation_;
+  answer.dials_started = dials_started_;
+  for (size_t r = 0; r < std::min(rails_.size(), remote.size()); ++r) {
+    auto c = MakeConnection(r);
+    Status s = c.ok() ? c.value()->qp->ConnectTo(remote[r]) : c.status();
+    if (!s.ok()) {
+      if (c.ok()) DestroyConnection(c.value().get());
+      for (auto& done : conns) DestroyConnection(done.get());
+      p.state = PeerState::State::kIdle;
+      return s;
+    }
+    answer.endpoints.push_back(c.value()->qp->local());
+    conns.push_back(std::move(c.value()));
+  }
+  Adopt(p, std::move(conns), peer, offer.incarnation, offer.dial_seq);
+  return answer;
+}
+
+void VerbsTransport::PeerDown(const std::string& peer, const std::string& reason) {
+  PeerState& p = peers_[peer];
+  if (p.state != PeerState::State::kConnected) return;
+  spdlog::warn("verbs: lost node {}: {}", peer, reason);
+  for (auto& c : p.conns) DestroyConnection(c.get());
+  p.conns.clear();
+  p.regions.clear();
+  p.pending.clear();  // puts among them are given up on by the exchange at kPeerDown
+  p.dropping = false;
+  p.state = PeerState::State::kIdle;
+  ++p.generation;
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    if (it->second.peer != peer) {
+      ++it;
+      continue;
+    }
+    if (it->second.slot >= 0) pools_[it->second.rail].free.push_back(static_cast<uint32_t>(it->second.slot));
+    it = in_flight_.erase(it);
+  }
+  std::vector<uint64_t> closed;
+  for (auto& [key, r] : regions_) {
+    if (r.state != LocalRegion::State::kClosing) continue;
+    for (auto it = r.acks_waiting.begin(); it != r.acks_waiting.end();) {
+      it = it->first == peer ? r.acks_waiting.erase(it) : std::next(it);
+    }
+    if (r.acks_waiting.empty() && !r.mrs.empty()) closed.push_back(key);
+  }
+  for (uint64_t key : closed) FinishClosing(key);
+  Emit({TransportEvent::Kind::kPeerDown, peer, 0, 0, 0, reason});
+}
+
+size_t VerbsTransport::connections() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const auto& [name, p] : peers_) n += p.state == PeerState::State::kConnected;
+  return n;
+}
+
+std::vector<std::string> VerbsTransport::connected_peers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [name, p] : peers_) {
+    if (p.state == PeerState::State::kConnected) out.push_back(name);
+  }
+  return out;
+}
+
+TransportStats VerbsTransport::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  TransportStats s = stats_;
+  s.queue_pairs = 0;
+  s.registrations_pending = 0;
+  for (const auto& [name, p] : peers_) {
+    if (p.state == PeerState::State::kConnected) s.queue_pairs += static_cast<uint32_t>(p.conns.size());
+  }
+  for (const auto& [key, r] : regions_) s.registrations_pending += r.state == LocalRegion::State::kPending;
+  return s;
+}
+
+// --- memory ---
+
+Result<uint64_t> VerbsTransport::RegisterRegion(void* base, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t key = next_key_++;
+  LocalRegion& r = regions_[key];
+  r.base = static_cast<uint8_t*>(base);
+  r.bytes = bytes;
+  registrar_->Register(key, base, bytes);
+  return key;
+}
+
+void VerbsTransport::OnRegistered(uint64_t key, std::vector<ibv_mr*> mrs, Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = regions_.find(key);
+  if (it == regions_.end() || it->second.state == LocalRegion::State::kClosing) {
+    registrar_->Deregister(std::move(mrs));  // the group closed while it was being registered
+    if (it != regions_.end()) regions_.erase(it);
+    return;
+  }
+  LocalRegion& r = it->second;
+  if (!status.ok()) {
+    // The group still works, through bounce buffers only.
+    spdlog::warn("verbs: region {} ({} bytes) stays unregistered: {}", key, r.bytes, status.message());
+    r.registration_failed = true;
+    return;
+  }
+  r.mrs = std::move(mrs);
+  r.state = LocalRegion::State::kRegistered;
+  registered_by_base_[r.base] = key;
+  ++stats_.registrations;
+  stats_.registered_bytes += r.bytes;
+  for (auto& [name, p] : peers_) {
+    if (p.state == PeerState::State::kConnected) Announce(name, key, r);
+  }
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+void VerbsTransport::Announce(const std::string& peer, uint64_t key, const LocalRegion& r) {
+  std::string payload(20 + 4 * r.mrs.size(), '\0');
+  auto* b = reinterpret_cast<uint8_t*>(payload.data());
+  WirePut<uint64_t>(b, reinterpret_cast<uintptr_t>(r.base));
+  WirePut<uint64_t>(b + 8, r.bytes);
+  WirePut<uint32_t>(b + 16, static_cast<uint32_t>(r.mrs.size()));
+  for (size_t i = 0; i < r.mrs.size(); ++i) WirePut<uint32_t>(b + 20 + 4 * i, r.mrs[i]->rkey);
+  EnqueueControl(peer, VerbsWireHeader::kRegion, key, std::move(payload), 0);
+}
+
+void VerbsTransport::DeregisterRegion(uint64_t key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = regions_.find(key);
+  if (it == regions_.end()) return;
+  LocalRegion& r = it->second;
+  const bool registered = r.state == LocalRegion::State::kRegistered;
+  r.state = LocalRegion::State::kClosing;  // incoming bounce data for it is dropped from now on
+  if (r.registration_failed) {
+    regions_.erase(it);
+    return;
+  }
+  if (!registered) return;  // OnRegistered finishes it
+  registered_by_base_.erase(r.base);
+  // Peers may still write into it: tell them, and free it once every rail has said that
+  // nothing more is on its way.
+  for (auto& [name, p] : peers_) {
+    if (p.state != PeerState::State::kConnected) continue;
+    for (size_t rail = 0; rail < p.conns.size(); ++rail) r.acks_waiting.insert({name, rail});
+    EnqueueControl(name, VerbsWireHeader::kRegionGone, key, "", 0);
+  }
+  if (r.acks_waiting.empty()) FinishClosing(key);
+}
+
+void VerbsTransport::FinishClosing(uint64_t key) {
+  auto it = regions_.find(key);
+  if (it == regions_.end()) return;
+  ++stats_.deregistrations;
+  stats_.registered_bytes -= it->second.bytes;
+  registrar_->Deregister(std::move(it->second.mrs));
+  regions_.erase(it);
+}
+
+const VerbsTransport::LocalRegion* VerbsTransport::FindRegistered(const std::vector<LocalPiece>& pieces) const {
+  if (pieces.empty()) return nullptr;
+  auto* first = static_cast<uint8_t*>(const_cast<void*>(pieces[0].base));
+  auto it = registered_by_base_.upper_bound(first);
+  if (it == registered_by_base_.begin()) return nullptr;
+  const LocalRegion& r = regions_.at(std::prev(it)->second);
+  for (const LocalPiece& p : pieces) {
+    const auto* b = static_cast<const uint8_t*>(p.base);
+    if (b < r.base || b + p.bytes > r.base + r.bytes) return nullptr;
+  }
+  return &r;
+}
+
+// --- sending ---
+
+Status VerbsTransport::Put(const std::string& peer, const std::vector<LocalPiece>& pieces, uint64_t remote_key,
+                           uint64_t remote_offset, uint32_t imm, uint64_t cookie) {
+  Op op;
+  op.kind = Op::Kind::kPut;
+  op.pieces = pieces;
+  op.key = remote_key;
+  op.offset = remote_offset;
+  for (const LocalPiece& p : pieces) op.total += p.bytes;
+  op.imm = imm;
+  op.cookie = cookie;
+  std::lock_guard<std::mutex> lock(mu_);
+  peers_[peer].pending.push_back(std::move(op));
+  Flush(peer);
+  return Status::Ok();
+}
+
+Status VerbsTransport::Send(const std::string& peer, const std::string& message) {
+  if (message.size() > kPayloadBytes) return Status(Code::kInvalidArgument, "transport message too large");
+  std::lock_guard<std::mutex> lock(mu_);
+  EnqueueControl(peer, VerbsWireHeader::kMessage, 0, message, 0);
+  return Status::Ok();
+}
+
+void VerbsTransport::EnqueueControl(const std::string& peer, uint32_t type, uint64_t key, std::string payload,
+                                    int rail) {
+  Op op;
+  op.kind = Op::Kind::kSend;
+  op.type = type;
+  op.key = key;
+  op.payload = std::move(payload);
+  op.rail = rail;
+  peers_[peer].pending.push_back(std::move(op));
+  Flush(peer);
+}
+
+void VerbsTransport::Flush(const std::string& peer) {
+  PeerState& p = peers_[peer];
+  if (p.state != PeerState::State::kConnected) return;
+  // In order: a peer's messages and puts may depend on each other (a credit after the data).
+  while (!p.pending.empty()) {
+    if (!PostOp(peer, p, p.pending.front())) return;
+    if (p.state != PeerState::State::kConnected) return;  // posting failed and dropped the peer
+    p.pending.pop_front();
+  }
+}
+
+bool VerbsTransport::PostSend(const std::string& peer, PeerState& p, size_t rail, const VerbsWireHeader& h,
+                              const std::function<void(uint8_t*)>& fill, uint64_t payload_bytes, InFlight f) {
+  Connection& c = *p.conns[rail];
+  SendPool& pool = pools_[rail];
+  if (c.send_free == 0 || pool.free.empty()) return false;
+  const uint32_t slot = pool.free.back();
+  pool.free.pop_back();
+  uint8_t* at = pool.base + size_t{slot} * kSlotBytes;
+  h.Encode(at);
+  fill(at + VerbsWireHeader::kBytes);
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(at);
+  sge.length = static_cast<uint32_t>(VerbsWireHeader::kBytes + payload_bytes);
+  sge.lkey = pool.mr->lkey;
+  ibv_send_wr wr{};
+  const uint64_t id = next_wr_++;
+  wr.wr_id = id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (int e = ibv_post_send(c.qp->qp(), &wr, &bad); e != 0) {
+    pool.free.push_back(slot);
+    PeerDown(peer, std::string("posting a send failed: ") + std::strerror(e));
+    return false;
+  }
+  --c.send_free;
+  f.peer = peer;
+  f.generation = p.generation;
+  f.rail = rail;
+  f.slot = static_cast<int>(slot);
+  in_flight_[id] = std::move(f);
+  return true;
+}
+
+bool VerbsTransport::PostOp(const std::string& peer, PeerState& p, Op& op) {
+  if (op.kind == Op::Kind::kSend) {
+    const size_t rail = op.rail >= 0 && static_cast<size_t>(op.rail) < p.conns.size() ? op.rail : 0;
+    VerbsWireHeader h;
+    h.type = op.type;
+    h.key = op.key;
+    h.last = true;
+    return PostSend(
+        peer, p, rail, h, [&](uint8_t* dst) { std::memcpy(dst, op.payload.data(), op.payload.size()); },
+        op.payload.size(), InFlight{});
+  }
+  const LocalRegion* local = nullptr;
+  const RemoteRegion* remote = nullptr;
+  if (!op.started) {
+    op.rail = static_cast<int>(p.next_rail++ % p.conns.size());
+    local = FindRegistered(op.pieces);
+    auto it = p.regions.find(op.key);
+    if (it != p.regions.end() && op.offset + op.total <= it->second.bytes) remote = &it->second;
+    op.bounce = local == nullptr || remote == nullptr;
+  }
+  const size_t rail = static_cast<size_t>(op.rail);
+  Connection& c = *p.conns[rail];
+  if (!op.bounce) {
+    // Straight from our segment into theirs: one work request per max_sge pieces, the last
+    // one carrying the immediate, so it lands after the rest (RC keeps them in order).
+    const uint32_t per_wr = c.qp->max_sge();
+    const size_t wrs = std::max<size_t>(1, (op.pieces.size() + per_wr - 1) / per_wr);
+    if (c.send_free < wrs) {
+      op.started = false;  // decide again when there is room: a region may change meanwhile
+      return false;
+    }
+    op.started = true;
+    std::vector<ibv_sge> sges(op.pieces.size());
+    std::vector<ibv_send_wr> wr(wrs);
+    uint64_t remote_at = remote->addr + op.offset;
+    for (size_t w = 0; w < wrs; ++w) {
+      const size_t first = w * per_wr;
+      const size_t count = std::min<size_t>(per_wr, op.pieces.size() - std::min(first, op.pieces.size()));
+      uint64_t bytes = 0;
+      for (size_t i = first; i < first + count; ++i) {
+        sges[i].addr = reinterpret_cast<uintptr_t>(op.pieces[i].base);
+        sges[i].length = static_cast<uint32_t>(op.pieces[i].bytes);
+        sges[i].lkey = local->mrs[rail]->lkey;
+        bytes += op.pieces[i].bytes;
+      }
+      const bool last = w + 1 == wrs;
+      const uint64_t id = next_wr_++;
+      wr[w].wr_id = id;
+      wr[w].sg_list = count > 0 ? &sges[first] : nullptr;
+      wr[w].num_sge = static_cast<int>(count);
+      wr[w].opcode = last ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+      if (last) wr[w].imm_data = htonl(op.imm);
+      wr[w].send_flags = IBV_SEND_SIGNALED;
+      wr[w].wr.rdma.remote_addr = remote_at;
+      wr[w].wr.rdma.rkey = remote->rkeys[rail];
+      wr[w].next = last ? nullptr : &wr[w + 1];
+      remote_at += bytes;
+      InFlight f;
+      f.peer = peer;
+      f.generation = p.generation;
+      f.rail = rail;
+      f.put_last = last;
+      f.cookie = op.cookie;
+      f.bytes = op.total;
+      in_flight_[id] = std::move(f);
+    }
+    ibv_send_wr* bad = nullptr;
+    if (int e = ibv_post_send(c.qp->qp(), &wr[0], &bad); e != 0) {
+      PeerDown(peer, std::string("posting an RDMA write failed: ") + std::strerror(e));
+      return false;
+    }
+    c.send_free -= static_cast<uint32_t>(wrs);
+    ++stats_.direct_puts;
+    return true;
+  }
+  if (!op.started) {
+    op.started = true;
+    ++stats_.bounce_puts;
+  }
+  // Through bounce slots, as many fragments as there are slots now; the rest on a later pass.
+  do {
+    const uint64_t n = std::min<uint64_t>(kPayloadBytes, op.total - op.sent);
+    VerbsWireHeader h;
+    h.type = VerbsWireHeader::kBouncePut;
+    h.imm = op.imm;
+    h.key = op.key;
+    h.offset = op.offset + op.sent;
+    h.total = op.total;
+    h.last = op.sent + n == op.total;
+    InFlight f;
+    f.put_last = h.last;
+    f.cookie = op.cookie;
+    f.bytes = op.total;
+    const uint64_t from = op.sent;
+    if (!PostSend(peer, p, rail, h, [&](uint8_t* dst) { Gather(op.pieces, from, n, dst); }, n, f)) return false;
+    stats_.bounce_bytes += n;
+    op.sent += n;
+  } while (op.sent < op.total);
+  return true;
+}
+
+// --- completions ---
+
+void VerbsTransport::Emit(TransportEvent e) {
+  events_.push_back(std::move(e));
+  if (polling_) return;
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+void VerbsTransport::Poll(std::vector<TransportEvent>* out) {
+  uint64_t drained;
+  while (read(wake_fd_, &drained, sizeof(drained)) > 0) {
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  polling_ = true;
+  for (const auto& r : rails_) {
+    // Channel events mean "look at the CQ"; re-arm before polling so none is missed.
+    ibv_cq* cq = nullptr;
+    void* ctx = nullptr;
+    bool fired = false;
+    while (ibv_get_cq_event(r->channel(), &cq, &ctx) == 0) {
+      ibv_ack_cq_events(cq, 1);
+      fired = true;
+    }
+    if (fired) ibv_req_notify_cq(r->cq(), 0);
+    ibv_wc wc[32];
+    int n;
+    do {
+      n = ibv_poll_cq(r->cq(), 32, wc);
+      for (int i = 0; i < n; ++i) OnCompletion(wc[i]);
+    } while (n == 32);
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_keepalive_ >= kKeepaliveInterval) {
+    last_keepalive_ = now;
+    for (auto& [name, p] : peers_) {
+      if (p.state != PeerState::State::kConnected || !p.pending.empty()) continue;
+      for (size_t r = 0; r < p.conns.size(); ++r) {
+        EnqueueControl(name, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
+      }
+    }
+  }
+  for (auto& [name, p] : peers_) {
+    if (!p.pending.empty()) Flush(name);
+  }
+  polling_ = false;
+  if (!events_.empty()) {
+    out->insert(out->end(), std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
+    events_.clear();
+  }
+}
+
+void VerbsTransport::OnCompletion(const ibv_wc& wc) {
+  if (wc.wr_id & kReceiveBit) {
+    const auto serial = static_cast<uint32_t>((wc.wr_id & ~kReceiveBit) >> 20);
+    const auto slot = static_cast<uint32_t>(wc.wr_id & 0xfffff);
+    auto who = receivers_.find(serial);
+    if (who == receivers_.end()) return;  // a connection dropped since
+    const std::string peer = who->second.first;
+    const size_t rail = who->second.second;
+    PeerState& p = peers_[peer];
+    Connection* c = p.conns[rail].get();
+    if (wc.status != IBV_WC_SUCCESS) {
+      PeerDown(peer, std::string("receive on ") + c->qp->local().rail + ": " + ibv_wc_status_str(wc.status));
+      return;
+    }
+    if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+      Emit({TransportEvent::Kind::kArrived, peer, ntohl(wc.imm_data), 0, wc.byte_len, ""});
+    } else {
+      OnReceive(peer, p, rail, c->recv_base + size_t{slot} * kSlotBytes, wc.byte_len);
+    }
+    if (p.state == PeerState::State::kConnected && p.conns.size() > rail && p.conns[rail].get() == c) {
+      RepostReceive(c, slot);
+    }
+    return;
+  }
+  auto it = in_flight_.find(wc.wr_id);
+  if (it == in_flight_.end()) return;
+  InFlight f = std::move(it->second);
+  in_flight_.erase(it);
+  if (f.slot >= 0) pools_[f.rail].free.push_back(static_cast<uint32_t>(f.slot));
+  PeerState& p = peers_[f.peer];
+  if (p.generation != f.generation) return;
+  if (p.conns.size() > f.rail) ++p.conns[f.rail]->send_free;
+  if (wc.status != IBV_WC_SUCCESS) {
+    PeerDown(f.peer, std::string("send on ") + rails_[f.rail]->name() + ": " + ibv_wc_status_str(wc.status) +
+                         " (peer gone or unreachable)");
+    return;
+  }
+  if (f.put_last) Emit({TransportEvent::Kind::kPutDone, f.peer, 0, f.cookie, f.bytes, ""});
+}
+
+void VerbsTransport::OnReceive(const std::string& peer, PeerState& p, size_t rail, const uint8_t* data,
+                               uint32_t bytes) {
+  auto h = VerbsWireHeader::Decode(data, bytes);
+  if (!h) {
+    spdlog::warn("verbs: malformed send from node {} ({} bytes)", peer, bytes);
+    return;
+  }
+  const uint8_t* payload = data + VerbsWireHeader::kBytes;
+  const uint64_t n = bytes - VerbsWireHeader::kBytes;
+  switch (h->type) {
+    case VerbsWireHeader::kMessage:
+      Emit({TransportEvent::Kind::kMessage, peer, 0, 0, 0, std::string(reinterpret_cast<const char*>(payload), n)});
+      break;
+    case VerbsWireHeader::kBouncePut: {
+      auto it = regions_.find(h->key);
+      if (it != regions_.end() && it->second.state != LocalRegion::State::kClosing && h->offset <= it->second.bytes &&
+          n <= it->second.bytes - h->offset) {
+        std::memcpy(it->second.base + h->offset, payload, n);
+      } else {
+        p.dropping = true;  // its group closed here, or the peer is confused: drop the put
+      }
+      if (h->last) {
+        if (!p.dropping) Emit({TransportEvent::Kind::kArrived, peer, h->imm, 0, h->total, ""});
+        p.dropping = false;
+      }
+      break;
+    }
+    case VerbsWireHeader::kRegion: {
+      if (n < 20) break;
+      RemoteRegion r;
+      r.addr = WireGet<uint64_t>(payload);
+      r.bytes = WireGet<uint64_t>(payload + 8);
+      const uint32_t count = WireGet<uint32_t>(payload + 16);
+      if (n < 20 + 4ull * count || count < p.conns.size()) break;
+      for (uint32_t i = 0; i < count; ++i) r.rkeys.push_back(WireGet<uint32_t>(payload + 20 + 4 * i));
+      p.regions[h->key] = std::move(r);
+      break;
+    }
+    case VerbsWireHeader::kRegionGone:
+      p.regions.erase(h->key);
+      // An acknowledgement on every rail, each behind whatever we already posted on it.
+      for (size_t r = 0; r < p.conns.size(); ++r) {
+        EnqueueControl(peer, VerbsWireHeader::kRegionGoneAck, h->key, "", static_cast<int>(r));
+      }
+      break;
+    case VerbsWireHeader::kKeepalive:
+      break;
+    case VerbsWireHeader::kRegionGoneAck: {
+      auto it = regions_.find(h->key);
+      if (it == regions_.end() || it->second.state != LocalRegion::State::kClosing) break;
+      it->second.acks_waiting.erase({peer, rail});
+      if (it->second.acks_waiting.empty()) FinishClosing(h->key);
+      break;
+    }
+  }
+}
+
+}  // namespace ohio

@@ -1,0 +1,173 @@
+// The transport over RDMA verbs (InfiniBand, RoCE, Soft-RoCE). One RC queue pair per peer node
+// on every rail (active HCA port) the daemon opened, shared by every group; connected by
+// exchanging endpoints through the peer gRPC service: the node that lacks a connection dials
+// (Connect -> dialer -> the peer's Accept), and when both dial at once the node whose name
+// sorts first wins.
+//
+// Data: a put is an RDMA WRITE WITH IMMEDIATE straight from the registered segment into the
+// peer's registered segment, one work request with a gather list of the put's pieces (split
+// only past the device's SGE limit). Registration runs on a background thread
+// (MemoryRegistrar); until both ends' regions are registered a put goes through bounce
+// buffers registered at start: copied into send slots, sent, and copied at the receiver into
+// its (not yet registered) segment. Small messages are SENDs. Completions come from one
+// completion queue per rail; event_fd() is readable when its completion channel fires, so the
+// progress engine polls while busy and sleeps on the channel when idle.
+//
+// A queue pair error (peer gone, retries exceeded) reports kPeerDown and drops the peer's
+// connections; the next Connect makes new ones. Regions going away are announced to peers,
+// and deregistered only once every rail has acknowledged that nothing more is in flight.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/transport/memory_registrar.h"
+#include "daemon/transport/queue_pair.h"
+#include "daemon/transport/transport.h"
+#include "daemon/transport/verbs_rail.h"
+#include "daemon/transport/verbs_wire.h"
+
+namespace ohio {
+
+// A dial: this daemon's endpoints, one per rail, and who is dialling. When both nodes dial at
+// once, one dial is accepted and the other must be recognised as stale even if it arrives
+// after the connection is up: the answer tells the dialler how many dials the other side had
+// begun, and a later dial from the same incarnation numbered no higher is refused.
+struct DialOffer {
+  uint64_t incarnation = 0;
+  uint64_t dial_seq = 0;
+  std::vector<QpEndpoint> endpoints;
+};
+struct DialAnswer {
+  uint64_t incarnation = 0;
+  uint64_t dials_started = 0;
+  std::vector<QpEndpoint> endpoints;
+};
+
+class VerbsTransport : public Transport {
+ public:
+  // Sends the offer to `peer`'s daemon (its Accept) and returns its answer.
+  using Dialer = std::function<Result<DialAnswer>(const std::string& peer, const DialOffer& offer)>;
+
+  struct Options {
+    std::chrono::milliseconds registration_delay{0};  // see MemoryRegistrar
+  };
+
+  static Result<std::unique_ptr<VerbsTransport>> Start(const std::string& self, std::vector<std::unique_ptr<Rail>> rails,
+                                                       Options options);
+  ~VerbsTransport() override;
+
+  void set_dialer(Dialer dialer);
+  // A peer dialled: connects a queue pair per rail to its endpoints and returns ours.
+  Result<DialAnswer> Accept(const std::string& peer, const DialOffer& offer);
+
+  const char* name() const override { return "verbs"; }
+  std::string address() const override;
+  Result<uint64_t> RegisterRegion(void* base, uint64_t bytes) override;
+  void DeregisterRegion(uint64_t key) override;
+  Status Connect(const std::string& peer, const std::string& address) override;
+  using Transport::Put;
+  Status Put(const std::string& peer, const std::vector<LocalPiece>& pieces, uint64_t remote_key,
+             uint64_t remote_offset, uint32_t imm, uint64_t cookie) override;
+  Status Send(const std::string& peer, const std::string& message) override;
+  int event_fd() const override { return epoll_fd_; }
+  void Poll(std::vector<TransportEvent>* out) override;
+  size_t connections() const override;
+  std::vector<std::string> connected_peers() const override;
+  TransportStats stats() const override;
+
+ private:
+  struct Connection;
+  struct Op;
+  struct InFlight;
+  struct RemoteRegion {
+    uint64_t addr = 0;
+    uint64_t bytes = 0;
+    std::vector<uint32_t> rkeys;  // per rail
+  };
+  struct PeerState {
+    enum class State { kIdle, kDialing, kConnected };
+    State state = State::kIdle;
+    uint64_t generation = 0;  // bumped whenever its connections are replaced or dropped
+    std::vector<std::unique_ptr<Connection>> conns;  // one per rail in use with this peer
+    std::map<uint64_t, RemoteRegion> regions;        // its registered regions, by its keys
+    std::deque<Op> pending;                          // work waiting for a connection or resources
+    uint32_t next_rail = 0;
+    bool dropping = false;  // a fragment of the bounce put under way had nowhere to land
+    uint64_t incarnation = 0;  // of the peer daemon these connections go to
+    uint64_t dial_floor = 0;   // its dials numbered up to this are stale
+  };
+  struct LocalRegion {
+    enum class State { kPending, kRegistered, kClosing };
+    State state = State::kPending;
+    uint8_t* base = nullptr;
+    uint64_t bytes = 0;
+    std::vector<ibv_mr*> mrs;  // per rail, once registered
+    bool registration_failed = false;  // bounce buffers only, for good
+    std::set<std::pair<std::string, size_t>> acks_waiting;  // (peer, rail) while closing
+  };
+  struct SendPool {
+    uint8_t* base = nullptr;
+    ibv_mr* mr = nullptr;
+    std::vector<uint32_t> free;
+  };
+
+  VerbsTransport() = default;
+  Result<std::unique_ptr<Connection>> MakeConnection(size_t rail);
+  void DestroyConnection(Connection* c);
+  void Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, const std::string& peer,
+             uint64_t incarnation, uint64_t dial_floor);
+  void PeerDown(const std::string& peer, const std::string& reason);
+  void OnRegistered(uint64_t key, std::vector<ibv_mr*> mrs, Status status);
+  void FinishClosing(uint64_t key);
+  void Announce(const std::string& peer, uint64_t key, const LocalRegion& r);
+  void EnqueueControl(const std::string& peer, uint32_t type, uint64_t key, std::string payload, int rail);
+  void Flush(const std::string& peer);
+  bool PostOp(const std::string& peer, PeerState& p, Op& op);  // false: out of resources for now
+  bool PostSend(const std::string& peer, PeerState& p, size_t rail, const VerbsWireHeader& h,
+                const std::function<void(uint8_t*)>& fill, uint64_t payload_bytes, InFlight f);
+  void OnCompletion(const ibv_wc& wc);
+  void OnReceive(const std::string& peer, PeerState& p, size_t rail, const uint8_t* data, uint32_t bytes);
+  void RepostReceive(Connection* c, uint32_t slot);
+  const LocalRegion* FindRegistered(const std::vector<LocalPiece>& pieces) const;
+  void Emit(TransportEvent e);  // from threads other than Poll's: wakes the progress engine
+
+  std::string self_;
+  uint64_t incarnation_ = 0;
+  uint64_t dials_started_ = 0;  // under mu_
+  Options options_;
+  std::vector<std::unique_ptr<Rail>> rails_;
+  std::vector<SendPool> pools_;  // per rail
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::unique_ptr<MemoryRegistrar> registrar_;
+  Dialer dialer_;
+
+  mutable std::mutex mu_;  // everything below
+  std::map<std::string, PeerState> peers_;
+  std::map<uint64_t, LocalRegion> regions_;
+  std::map<uint8_t*, uint64_t> registered_by_base_;  // registered regions, to find a put's source
+  uint64_t next_key_ = 1;
+  std::map<uint64_t, InFlight> in_flight_;  // sends by work request id
+  uint64_t next_wr_ = 1;
+  std::map<uint32_t, std::pair<std::string, size_t>> receivers_;  // connection serial -> peer, rail
+  std::atomic<uint32_t> next_serial_{1};
+  std::vector<TransportEvent> events_;
+  bool polling_ = false;
+  std::chrono::steady_clock::time_point last_keepalive_;  // inside Poll: events go out with it, no wake-up needed
+  TransportStats stats_;
+};
+
+}  // namespace ohio

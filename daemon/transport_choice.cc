@@ -1,0 +1,47 @@
+#include "daemon/transport_choice.h"
+
+#include "daemon/transport/tcp_transport.h"
+
+namespace ohio {
+namespace {
+
+Result<ChosenTransport> StartTcp(const DaemonConfig& config, std::string why) {
+  auto tcp = TcpTransport::Start(config.node_name, config.listen, config.data_port, config.advertise);
+  if (!tcp.ok()) return tcp.status();
+  ChosenTransport c;
+  c.transport = std::move(tcp.value());
+  c.why = std::move(why);
+  return c;
+}
+
+}  // namespace
+
+Result<ChosenTransport> ChooseTransport(const DaemonConfig& config) {
+  if (config.transport == "tcp") return StartTcp(config, "transport = tcp");
+  auto rails = OpenRails(config.hcas, static_cast<int>(config.gid_index));
+  if (!rails.ok()) {
+    if (config.transport == "verbs") {
+      return Status(rails.status().code(), "transport = verbs, but " + rails.status().message());
+    }
+    return StartTcp(config, "transport = auto: no usable RDMA port (" + rails.status().message() + "), so tcp");
+  }
+  std::string names;
+  for (const auto& r : rails.value()) names += (names.empty() ? "" : ", ") + r->name();
+  const size_t count = rails.value().size();
+  VerbsTransport::Options options;
+  options.registration_delay = std::chrono::milliseconds(config.registration_delay_ms);
+  auto verbs = VerbsTransport::Start(config.node_name, std::move(rails.value()), options);
+  if (!verbs.ok()) {
+    if (config.transport == "verbs") return Status(verbs.status().code(), "verbs transport: " + verbs.status().message());
+    return StartTcp(config, "transport = auto: the verbs transport did not start (" + verbs.status().message() +
+                                "), so tcp");
+  }
+  ChosenTransport c;
+  c.verbs = verbs.value().get();
+  c.transport = std::move(verbs.value());
+  c.why = "transport = " + config.transport + ": verbs on " + std::to_string(count) + " rail" +
+          (count == 1 ? "" : "s") + " (" + names + ")";
+  return c;
+}
+
+}  // namespace ohio

@@ -1,0 +1,24 @@
+// Which data transport ohiod runs: `transport = verbs` insists on RDMA (and fails to start
+// without an active port), `tcp` never touches RDMA, `auto` takes verbs when a usable port
+// exists and says why it fell back to tcp otherwise. The reason goes to the log and Status.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "daemon/config.h"
+#include "daemon/transport/transport.h"
+#include "daemon/transport/verbs_transport.h"
+
+namespace ohio {
+
+struct ChosenTransport {
+  std::unique_ptr<Transport> transport;
+  VerbsTransport* verbs = nullptr;  // the same object when it is the verbs transport
+  std::string why;
+};
+
+Result<ChosenTransport> ChooseTransport(const DaemonConfig& config);
+
+}  // namespace ohio

@@ -1,0 +1,262 @@
+// Alltoall over the verbs transport on a real RDMA stack: runs inside the Soft-RoCE guest
+// (tests/vm), where K real ohiods share the guest's rxe devices as K nodes, each using every
+// active port as a rail. Real rank processes check every received byte. Shown here: every
+// algorithm for 2 and 4 daemons with 1-4 ranks per node from 1 B to 4 MiB, 500 back-to-back
+// calls, exactly N-1 RC queue pairs per rail per daemon (by the daemon and by the kernel), the
+// first collective of a group on bounce buffers before its registration and the later ones on
+// registered memory, and a peer daemon killed mid-collective then back.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+#include "tests/harness/cluster.h"
+#include "tests/harness/rank_job.h"
+
+namespace ohio::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Everything runs under emulation (TCG): generous deadlines, never timings.
+constexpr auto kDeadline = seconds(240);
+
+std::vector<std::string> Verbs(std::vector<std::string> more = {}) {
+  std::vector<std::string> flags = {"--transport", "verbs"};
+  flags.insert(flags.end(), more.begin(), more.end());
+  return flags;
+}
+
+bool Contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+void ExpectAllOk(RankJob& job, const std::string& context, Cluster& cluster) {
+  auto codes = job.Wait(kDeadline);
+  bool all = true;
+  for (int c : codes) all &= c == 0;
+  EXPECT_TRUE(all) << context << "\n" << job.Outputs() << cluster.Logs();
+}
+
+admin::StatusReply Status(Cluster& c, uint32_t i) {
+  StatusQuery q = QueryStatus(c.node(i).admin_socket());
+  EXPECT_TRUE(q.ok) << c.name(i) << ": " << q.error;
+  return q.reply;
+}
+
+// Polls until `ok` holds for node i's Status, or the deadline passes.
+template <typename Pred>
+bool WaitForStatus(Cluster& c, uint32_t i, Pred ok, milliseconds deadline = kDeadline) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    StatusQuery q = QueryStatus(c.node(i).admin_socket());
+    if (q.ok && ok(q.reply)) return true;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  return false;
+}
+
+std::string Run(const std::string& command) {
+  std::string out;
+  FILE* f = popen(("PATH=\"$PATH:/usr/sbin:/sbin\" " + command + " 2>&1").c_str(), "r");
+  if (f == nullptr) return out;
+  char line[1024];
+  while (std::fgets(line, sizeof(line), f) != nullptr) out += line;
+  pclose(f);
+  return out;
+}
+
+// The value after `key` in an `rdma resource` line, "" if absent.
+std::string Field(const std::string& line, const std::string& key) {
+  std::istringstream in(line);
+  std::string word;
+  while (in >> word) {
+    if (word == key && in >> word) return word;
+  }
+  return "";
+}
+
+// RC queue pairs the kernel lists for process `pid`, independent of what the daemon says of
+// itself. The kernel credits a queue pair to the thread that made it (gRPC threads make the
+// accepted ones), so they are matched by the process's protection domains, one per device.
+int KernelQueuePairs(pid_t pid, std::string* listing) {
+  const std::string pds = Run("rdma resource show pd");
+  const std::string qps = Run("rdma resource show qp");
+  *listing = pds + qps;
+  std::set<std::pair<std::string, std::string>> mine;  // (device, pdn)
+  std::istringstream pd_lines(pds);
+  for (std::string l; std::getline(pd_lines, l);) {
+    if (Field(l, "pid") == std::to_string(pid)) mine.insert({Field(l, "dev"), Field(l, "pdn")});
+  }
+  int n = 0;
+  std::istringstream qp_lines(qps);
+  for (std::string l; std::getline(qp_lines, l);) {
+    const std::string link = Field(l, "link");  // "rxe0/1"
+    if (Field(l, "type") == "RC" && mine.count({link.substr(0, link.find('/')), Field(l, "pdn")})) ++n;
+  }
+  return mine.empty() ? -1 : n;
+}
+
+// Every daemon runs verbs and holds exactly one RC queue pair per peer node and rail.
+void ExpectQueuePairs(Cluster& c, uint32_t peers) {
+  for (uint32_t i = 0; i < c.size(); ++i) {
+    const admin::StatusReply s = Status(c, i);
+    EXPECT_EQ(s.transport(), "verbs") << s.transport_choice();
+    const uint32_t rails = static_cast<uint32_t>(s.transport_counters().rails_size());
+    EXPECT_GE(rails, 1u);
+    EXPECT_EQ(s.data_connections(), peers) << c.name(i) << "\n" << s.DebugString();
+    EXPECT_EQ(s.transport_counters().queue_pairs(), peers * rails) << c.name(i) << "\n" << s.DebugString();
+    std::string listing;
+    EXPECT_EQ(KernelQueuePairs(c.node(i).pid(), &listing), static_cast<int>(peers * rails))
+        << c.name(i) << " (pid " << c.node(i).pid() << ") in `rdma resource show qp`:\n" << listing;
+  }
+}
+
+using Shape = std::tuple<uint32_t, uint32_t>;  // nodes, ranks per node
+
+class VerbsAlltoall : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(VerbsAlltoall, VerifiedForEveryAlgorithm) {
+  const auto [nodes, ppn] = GetParam();
+  TempDir dir;
+  Cluster cluster(dir, nodes, Verbs());
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  for (const char* algo : {"v1", "v2", "v3"}) {
+    std::ostringstream name;
+    name << "verbs-" << nodes << "x" << ppn << "-" << algo;
+    RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(nodes, ppn), name.str(),
+                {"--bytes", "1", "4097", "65536", "--iterations", "8", "--algorithm", algo});
+    ExpectAllOk(job, name.str(), cluster);
+  }
+  ExpectQueuePairs(cluster, nodes - 1);
+  for (uint32_t i = 0; i < nodes; ++i) {
+    const admin::StatusReply s = Status(cluster, i);
+    EXPECT_GT(s.transport_counters().direct_puts(), 0u) << cluster.name(i) << ": nothing went as an RDMA write";
+    EXPECT_EQ(cluster.node(i).Stop(), 0) << cluster.Logs();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, VerbsAlltoall,
+                         ::testing::Values(Shape{2, 1}, Shape{2, 2}, Shape{2, 3}, Shape{2, 4}, Shape{4, 1}, Shape{4, 2},
+                                           Shape{4, 4}),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "nodes_" +
+                                  std::to_string(std::get<1>(info.param)) + "ppn";
+                         });
+
+// 1 MiB and 4 MiB per rank pair: v1/v2 staged through the SSB/SRB in several rounds, v3 in
+// chunks through the SRB halves with credits.
+TEST(VerbsAlltoallShapes, UpTo4MiBStagedAndChunked) {
+  for (const Shape shape : {Shape{2, 2}, Shape{4, 1}}) {
+    const auto [nodes, ppn] = shape;
+    TempDir dir;
+    Cluster cluster(dir, nodes, Verbs());
+    ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+    for (const char* algo : {"v1", "v2", "v3"}) {
+      const std::string name = "verbs-large-" + std::to_string(nodes) + "x" + std::to_string(ppn) + "-" + algo;
+      RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(nodes, ppn), name,
+                  {"--bytes", "1048576", "4194304", "--iterations", "2", "--algorithm", algo});
+      ExpectAllOk(job, name, cluster);
+    }
+  }
+}
+
+TEST(VerbsAlltoallShapes, FiveHundredBackToBack) {
+  TempDir dir;
+  Cluster cluster(dir, 4, Verbs());
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  for (const char* algo : {"v1", "v3"}) {
+    RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(4, 2),
+                std::string("verbs-500-") + algo, {"--bytes", "24", "--iterations", "500", "--algorithm", algo});
+    ExpectAllOk(job, std::string("500 back to back, ") + algo, cluster);
+  }
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_GE(Status(cluster, i).collectives_served(), 1000u) << cluster.name(i);
+  }
+}
+
+// Two groups of different sizes at once (all four nodes; two of them) share the same queue
+// pairs: still exactly N-1 per rail on every daemon.
+TEST(VerbsCluster, OneQueuePairPerPeerAndRailWhateverTheGroups) {
+  TempDir dir;
+  Cluster cluster(dir, 4, Verbs());
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob all(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(4, 2), "verbs-qp-all",
+              {"--bytes", "64", "4096", "--iterations", "20", "--stall-after"});
+  RankJob pair(dir, {cluster.node(1).socket(), cluster.node(2).socket()}, {cluster.name(1), cluster.name(2)},
+               ConsecutivePlacement(2, 3), "verbs-qp-pair", {"--bytes", "100", "--iterations", "20", "--stall-after"});
+  for (RankJob* job : {&all, &pair}) {
+    for (uint32_t r = 0; r < job->size(); ++r) {
+      ASSERT_TRUE(job->rank(r).WaitForOutput("stalling", kDeadline)) << job->Outputs() << cluster.Logs();
+    }
+  }
+  ExpectQueuePairs(cluster, 3);
+}
+
+// Registration is held back 5 s: the group's first collective cannot wait for it and goes
+// through bounce buffers; once the segments are registered, the rest are RDMA writes.
+TEST(VerbsCluster, FirstCollectiveOnBounceBuffersThenRegistered) {
+  TempDir dir;
+  Cluster cluster(dir, 2, Verbs({"--registration-delay-ms", "5000"}));
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "verbs-bounce",
+              {"--bytes", "100000", "--iterations", "10", "--pause-after-first-ms", "9000"});
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    ASSERT_TRUE(job.rank(r).WaitForOutput("paused", kDeadline)) << job.Outputs() << cluster.Logs();
+  }
+  for (uint32_t i = 0; i < 2; ++i) {
+    const admin::TransportCounters t = Status(cluster, i).transport_counters();
+    EXPECT_EQ(t.registrations(), 0u) << cluster.name(i) << ": registered before the first collective was done";
+    EXPECT_GE(t.registrations_pending(), 1u) << cluster.name(i);
+    EXPECT_GE(t.bounce_puts(), 1u) << cluster.name(i) << ": the first collective did not use bounce buffers";
+    EXPECT_EQ(t.direct_puts(), 0u) << cluster.name(i);
+  }
+  ExpectAllOk(job, "bounce then registered", cluster);
+  for (uint32_t i = 0; i < 2; ++i) {
+    const admin::TransportCounters t = Status(cluster, i).transport_counters();
+    EXPECT_EQ(t.registrations(), 1u) << cluster.name(i);
+    EXPECT_GE(t.direct_puts(), 9u) << cluster.name(i) << ": later collectives did not use registered memory";
+  }
+  // The group is gone: its segment is deregistered once the peer acknowledged.
+  for (uint32_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(WaitForStatus(cluster, i, [](const admin::StatusReply& s) {
+      return s.transport_counters().deregistrations() == 1 && s.transport_counters().registered_bytes() == 0;
+    })) << cluster.name(i) << "\n" << Status(cluster, i).DebugString();
+  }
+}
+
+// A peer daemon SIGKILLed while collectives flow: the other nodes' ranks get a clear error (the
+// queue pair to it fails), nobody hangs; the node comes back and new groups work over verbs.
+TEST(VerbsCluster, PeerDaemonKilledMidCollectiveThenBack) {
+  TempDir dir;
+  // The group timeout is far away: the loss must be noticed from the queue pairs.
+  Cluster cluster(dir, 3, Verbs({"--timeout-ms", "120000"}));
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(3, 2), "verbs-peer-killed",
+              {"--bytes", "4096", "--iterations", "100000000"}, [](uint32_t r) {
+                return std::vector<std::string>{"--expect", r / 2 == 2 ? "daemon connection lost" : "group failed"};
+              });
+  for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("joined", kDeadline)) << job.Outputs();
+  ASSERT_TRUE(WaitForStatus(cluster, 0, [](const admin::StatusReply& s) { return s.collectives_served() >= 20; }))
+      << cluster.Logs();
+  cluster.node(2).Kill();
+  auto codes = job.Wait(seconds(60));
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+    if (r / 2 != 2) {
+      EXPECT_TRUE(Contains(job.rank(r).Output(), "lost the connection to node n2")) << job.rank(r).Output();
+    }
+  }
+  ASSERT_TRUE(cluster.StartNode(2)) << cluster.Logs();
+  RankJob again(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(3, 2), "verbs-after-restart",
+                {"--bytes", "1", "65536", "--iterations", "50", "--stall-after"});
+  for (uint32_t r = 0; r < again.size(); ++r) {
+    ASSERT_TRUE(again.rank(r).WaitForOutput("stalling", kDeadline)) << again.Outputs() << cluster.Logs();
+  }
+  ExpectQueuePairs(cluster, 2);
+}
+
+}  // namespace
+}  // namespace ohio::testing

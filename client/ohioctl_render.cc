@@ -113,6 +113,29 @@ double QuantileBound(const admin::LatencyHistogram& h, double q) {
   return std::numeric_limits<double>::infinity();
 }
 
+json TransportCountersJson(const admin::TransportCounters& t) {
+  return {{"registrations", t.registrations()},
+          {"deregistrations", t.deregistrations()},
+          {"registered_bytes", t.registered_bytes()},
+          {"registrations_pending", t.registrations_pending()},
+          {"direct_puts", t.direct_puts()},
+          {"bounce_puts", t.bounce_puts()},
+          {"bounce_bytes", t.bounce_bytes()},
+          {"queue_pairs", t.queue_pairs()},
+          {"rails", std::vector<std::string>(t.rails().begin(), t.rails().end())}};
+}
+
+// One line on what the transport did with memory and queue pairs ("" for tcp, which has none).
+std::string TransportCountersLine(const admin::TransportCounters& t) {
+  if (t.rails_size() == 0) return "";
+  std::string rails;
+  for (const auto& r : t.rails()) rails += (rails.empty() ? "" : ", ") + r;
+  return std::to_string(t.queue_pairs()) + " queue pairs on " + rails + "; " + std::to_string(t.registrations()) +
+         " registered (" + Bytes(t.registered_bytes()) + " now, " + std::to_string(t.registrations_pending()) +
+         " pending); puts " + std::to_string(t.direct_puts()) + " direct, " + std::to_string(t.bounce_puts()) +
+         " through bounce buffers (" + Bytes(t.bounce_bytes()) + ")";
+}
+
 json StatusJson(const admin::StatusReply& s) {
   json hcas = json::array();
   for (const auto& h : s.hcas()) {
@@ -141,6 +164,8 @@ json StatusJson(const admin::StatusReply& s) {
           {"uptime_seconds", s.uptime_seconds()},
           {"topology", s.topology()},
           {"transport", s.transport()},
+          {"transport_choice", s.transport_choice()},
+          {"transport_counters", TransportCountersJson(s.transport_counters())},
           {"data_address", s.data_address()},
           {"hcas", hcas},
           {"hca_note", s.hca_note()},
@@ -166,7 +191,9 @@ std::string StatusText(const admin::StatusReply& s) {
   o << "ohiod " << s.version() << " on node " << s.node_name() << ", up " << Duration(s.uptime_seconds()) << " (pid "
     << s.pid() << ")\n";
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"transport", s.transport() + ", data address " + s.data_address()});
+  rows.push_back({"transport", s.transport() + ", data address " + s.data_address() +
+                                   (s.transport_choice().empty() ? "" : " (" + s.transport_choice() + ")")});
+  if (const std::string t = TransportCountersLine(s.transport_counters()); !t.empty()) rows.push_back({"", t});
   if (s.hcas_size() == 0) {
     rows.push_back({"HCAs", "none" + (s.hca_note().empty() ? "" : ": " + s.hca_note())});
   }
@@ -285,7 +312,8 @@ json CountersJson(const admin::CountersReply& c) {
           {"groups", c.groups()},
           {"segment_bytes_in_use", c.segment_bytes_in_use()},
           {"memory_limit_bytes", c.memory_limit_bytes()},
-          {"data_connections", c.data_connections()}};
+          {"data_connections", c.data_connections()},
+          {"transport_counters", TransportCountersJson(c.transport_counters())}};
 }
 
 std::string CountersText(const admin::CountersReply& c) {
@@ -303,6 +331,7 @@ std::string CountersText(const admin::CountersReply& c) {
                       Bytes(c.segment_bytes_in_use()) + " of " + Bytes(c.memory_limit_bytes()) +
                       " shared memory in use"},
        {"connections", std::to_string(c.data_connections()) + " to other nodes"},
+       {"transport", TransportCountersLine(c.transport_counters())},
        {"errors", errors}});
   std::vector<std::vector<std::string>> rows = {{"  BYTES PER RANK", "COUNT", "MEAN", "P50", "P99"}};
   for (const auto& l : c.latency()) {

@@ -84,6 +84,17 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Gauge("ohio_segment_bytes_in_use", "Shared memory held by the groups of this node.", c.segment_bytes_in_use());
   w.Gauge("ohio_memory_limit_bytes", "Shared memory all groups of this node may use together.", c.memory_limit_bytes());
   w.Gauge("ohio_data_connections", "Established data connections to other nodes.", c.data_connections());
+  const admin::TransportCounters& t = c.transport_counters();
+  w.Gauge("ohio_queue_pairs", "Connected RC queue pairs, every rail (verbs transport).", t.queue_pairs());
+  w.Counter("ohio_registrations_total", "Group segments registered with the HCAs.", t.registrations());
+  w.Counter("ohio_deregistrations_total", "Group segments deregistered.", t.deregistrations());
+  w.Gauge("ohio_registered_bytes", "Bytes registered with the HCAs now.", t.registered_bytes());
+  w.Gauge("ohio_registrations_pending", "Registrations queued on the registration thread.",
+          t.registrations_pending());
+  w.Counter("ohio_direct_puts_total", "Puts written by RDMA straight between registered segments.", t.direct_puts());
+  w.Counter("ohio_bounce_puts_total", "Puts sent through bounce buffers (memory not yet registered).",
+            t.bounce_puts());
+  w.Counter("ohio_bounce_bytes_total", "Bytes sent through bounce buffers.", t.bounce_bytes());
   const std::string h = "ohio_collective_latency_seconds";
   w.Family(h, "histogram",
            "Latency of alltoall calls measured in ohiod, from the first rank's arrival to completion, by bytes per "

@@ -49,6 +49,9 @@ admin::CountersReply Sample() {
   c.set_segment_bytes_in_use(1 << 20);
   c.set_memory_limit_bytes(1 << 30);
   c.set_data_connections(2);
+  c.mutable_transport_counters()->set_queue_pairs(6);
+  c.mutable_transport_counters()->set_bounce_puts(3);
+  c.mutable_transport_counters()->set_direct_puts(40);
   return c;
 }
 
@@ -67,6 +70,10 @@ TEST(MetricsText, ParsesStrictlyAndCarriesEveryCounter) {
   EXPECT_EQ(p.Value("ohio_errors_total", {{"kind", "refused"}}), 0);
   EXPECT_EQ(p.Value("ohio_groups"), 3);
   EXPECT_EQ(p.Value("ohio_data_connections"), 2);
+  EXPECT_EQ(p.Value("ohio_queue_pairs"), 6);
+  EXPECT_EQ(p.Value("ohio_bounce_puts_total"), 3);
+  EXPECT_EQ(p.Value("ohio_direct_puts_total"), 40);
+  EXPECT_EQ(p.Value("ohio_registrations_total"), 0);
   EXPECT_EQ(p.Value("ohio_info", {{"version", "0.1.0"}, {"node", "node \"7\"\\a"}, {"transport", "tcp"}}), 1);
   EXPECT_EQ(p.Value("ohio_collective_latency_seconds_bucket", {{"size_class", "0-1KiB"}, {"le", "1e-05"}}), 1);
   EXPECT_EQ(p.Value("ohio_collective_latency_seconds_bucket", {{"size_class", "0-1KiB"}, {"le", "+Inf"}}), 10);

@@ -163,10 +163,16 @@ TEST(VerbsAlltoallShapes, UpTo4MiBStagedAndChunked) {
   }
 }
 
+// Also: `transport = auto` takes verbs when the node has active RDMA ports, and says so.
 TEST(VerbsAlltoallShapes, FiveHundredBackToBack) {
   TempDir dir;
-  Cluster cluster(dir, 4, Verbs());
+  Cluster cluster(dir, 4, {"--transport", "auto"});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  for (uint32_t i = 0; i < 4; ++i) {
+    const admin::StatusReply s = Status(cluster, i);
+    EXPECT_EQ(s.transport(), "verbs");
+    EXPECT_EQ(s.transport_choice(), "transport = auto: verbs on 2 rails (rxe0:1, rxe1:1)");
+  }
   for (const char* algo : {"v1", "v3"}) {
     RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(4, 2),
                 std::string("verbs-500-") + algo, {"--bytes", "24", "--iterations", "500", "--algorithm", algo});
@@ -178,10 +184,10 @@ TEST(VerbsAlltoallShapes, FiveHundredBackToBack) {
 }
 
 // Two groups of different sizes at once (all four nodes; two of them) share the same queue
-// pairs: still exactly N-1 per rail on every daemon.
+// pairs: still exactly N-1 per rail on every daemon. One rail here (--hca rxe1): N-1 in all.
 TEST(VerbsCluster, OneQueuePairPerPeerAndRailWhateverTheGroups) {
   TempDir dir;
-  Cluster cluster(dir, 4, Verbs());
+  Cluster cluster(dir, 4, Verbs({"--hca", "rxe1"}));
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   RankJob all(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(4, 2), "verbs-qp-all",
               {"--bytes", "64", "4096", "--iterations", "20", "--stall-after"});
@@ -193,6 +199,12 @@ TEST(VerbsCluster, OneQueuePairPerPeerAndRailWhateverTheGroups) {
     }
   }
   ExpectQueuePairs(cluster, 3);
+  for (uint32_t i = 0; i < 4; ++i) {
+    const admin::StatusReply s = Status(cluster, i);
+    EXPECT_EQ(s.transport_counters().queue_pairs(), 3u) << cluster.name(i);
+    ASSERT_EQ(s.transport_counters().rails_size(), 1);
+    EXPECT_EQ(s.transport_counters().rails(0), "rxe1:1");
+  }
 }
 
 // Registration is held back 5 s: the group's first collective cannot wait for it and goes

@@ -14,6 +14,7 @@ namespace ohio {
 
 struct RailOpener {
   static Result<std::unique_ptr<Rail>> Open(ibv_device* dev, uint8_t port, int gid_index);
+  static void PlaceOnNuma(ibv_device* dev, Rail* r);
 };
 
 namespace {
@@ -21,28 +22,11 @@ namespace {
 // Deep enough for every queue pair of a large cluster's worth of peers on this rail.
 constexpr int kWantedCqDepth = 65536;
 
-void DeviceNuma(ibv_device* dev, std::string* text, std::vector<unsigned>* nodes) {
-  hwloc_topology_t topo = nullptr;
-  if (hwloc_topology_init(&topo) != 0) return;
-  if (hwloc_topology_load(topo) == 0) {
-    hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (hwloc_ibv_get_device_cpuset(topo, dev, cpus) == 0) {
-      hwloc_cpuset_to_nodeset(topo, cpus, set);
-      for (int i = hwloc_bitmap_first(set); i >= 0; i = hwloc_bitmap_next(set, i)) {
-        nodes->push_back(static_cast<unsigned>(i));
-        *text += (text->empty() ? "" : ",") + std::to_string(i);
-      }
-    }
-    hwloc_bitmap_free(set);
-    hwloc_bitmap_free(cpus);
-  }
-  hwloc_topology_destroy(topo);
-}
-
 }  // namespace
 
 Rail::~Rail() {
+  if (nodeset_ != nullptr) hwloc_bitmap_free(nodeset_);
+  if (topology_ != nullptr) hwloc_topology_destroy(topology_);
   if (cq_ != nullptr) ibv_destroy_cq(cq_);
   if (channel_ != nullptr) ibv_destroy_comp_channel(channel_);
   if (pd_ != nullptr) ibv_dealloc_pd(pd_);
@@ -52,19 +36,34 @@ Rail::~Rail() {
 void* Rail::AllocateNear(size_t bytes) const {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
-  if (!numa_nodes_.empty()) {
-    hwloc_topology_t topo = nullptr;
-    if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0) {
-      hwloc_bitmap_t set = hwloc_bitmap_alloc();
-      for (unsigned n : numa_nodes_) hwloc_bitmap_set(set, n);
-      // Best effort: unbound memory still works, only further from the device.
-      hwloc_set_area_membind(topo, p, bytes, set, HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET);
-      hwloc_bitmap_free(set);
-    }
-    if (topo != nullptr) hwloc_topology_destroy(topo);
+  if (nodeset_ != nullptr) {
+    // Best effort: unbound memory still works, only further from the device.
+    hwloc_set_area_membind(topology_, p, bytes, nodeset_, HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET);
   }
   std::memset(p, 0, bytes);  // fault the pages in where they were bound
   return p;
+}
+
+// hwloc reads the device's local CPUs from sysfs; its NUMA nodes follow from them.
+void RailOpener::PlaceOnNuma(ibv_device* dev, Rail* r) {
+  if (hwloc_topology_init(&r->topology_) != 0) {
+    r->topology_ = nullptr;
+    return;
+  }
+  if (hwloc_topology_load(r->topology_) != 0) return;
+  hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
+  if (hwloc_ibv_get_device_cpuset(r->topology_, dev, cpus) == 0) {
+    r->nodeset_ = hwloc_bitmap_alloc();
+    hwloc_cpuset_to_nodeset(r->topology_, cpus, r->nodeset_);
+    for (int i = hwloc_bitmap_first(r->nodeset_); i >= 0; i = hwloc_bitmap_next(r->nodeset_, i)) {
+      r->numa_ += (r->numa_.empty() ? "" : ",") + std::to_string(i);
+    }
+    if (hwloc_bitmap_iszero(r->nodeset_)) {
+      hwloc_bitmap_free(r->nodeset_);
+      r->nodeset_ = nullptr;
+    }
+  }
+  hwloc_bitmap_free(cpus);
 }
 
 Result<std::unique_ptr<Rail>> RailOpener::Open(ibv_device* dev, uint8_t port, int gid_index) {
@@ -106,7 +105,7 @@ Result<std::unique_ptr<Rail>> RailOpener::Open(ibv_device* dev, uint8_t port, in
   r->cq_ = ibv_create_cq(r->ctx_, static_cast<int>(r->cq_depth_), nullptr, r->channel_, 0);
   if (r->cq_ == nullptr) return SystemError("creating a completion queue on " + r->device_, errno);
   if (int e = ibv_req_notify_cq(r->cq_, 0); e != 0) return SystemError("arming the completion queue", e);
-  DeviceNuma(dev, &r->numa_, &r->numa_nodes_);
+  PlaceOnNuma(dev, r.get());
   return r;
 }
 

@@ -4,6 +4,7 @@
 // one RC queue pair per peer node on each.
 #pragma once
 
+#include <hwloc.h>
 #include <infiniband/verbs.h>
 
 #include <array>
@@ -60,7 +61,8 @@ class Rail {
   uint32_t max_sge_ = 1;
   uint32_t cq_depth_ = 0;
   std::string numa_;
-  std::vector<unsigned> numa_nodes_;
+  hwloc_topology_t topology_ = nullptr;  // loaded once: loading takes milliseconds
+  hwloc_bitmap_t nodeset_ = nullptr;     // the device's NUMA nodes, null if unknown
 };
 
 // Opens the rails: every active port of every device, or only those named in `wanted`

@@ -14,25 +14,6 @@ namespace {
 
 constexpr auto kDeadline = std::chrono::seconds(280);
 
-std::vector<std::string> Sockets(Cluster& c) {
-  std::vector<std::string> s;
-  for (uint32_t i = 0; i < c.size(); ++i) s.push_back(c.node(i).socket());
-  return s;
-}
-
-std::vector<std::string> Names(Cluster& c) {
-  std::vector<std::string> s;
-  for (uint32_t i = 0; i < c.size(); ++i) s.push_back(c.name(i));
-  return s;
-}
-
-// Rank g on node g / ppn.
-std::vector<uint32_t> Consecutive(uint32_t nodes, uint32_t ppn) {
-  std::vector<uint32_t> rn;
-  for (uint32_t n = 0; n < nodes; ++n) rn.insert(rn.end(), ppn, n);
-  return rn;
-}
-
 void ExpectAllOk(RankJob& job, const std::string& context, Cluster& cluster) {
   auto codes = job.Wait(kDeadline);
   bool all = true;
@@ -53,7 +34,7 @@ TEST_P(MultiNodeAlltoall, VerifiedForEveryAlgorithm) {
   for (const char* algo : {"v1", "v2", "v3"}) {
     std::ostringstream name;
     name << "matrix-" << nodes << "x" << ppn << "-" << algo;
-    RankJob job(dir, Sockets(cluster), Names(cluster), Consecutive(nodes, ppn), name.str(),
+    RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(nodes, ppn), name.str(),
                 {"--bytes", "1", "7", "4096", "65536", "--iterations", "40", "--algorithm", algo});
     ExpectAllOk(job, name.str(), cluster);
   }
@@ -77,7 +58,7 @@ TEST(MultiNodeAlltoallShapes, UnevenAndInterleavedPlacements) {
   for (size_t p = 0; p < placements.size(); ++p) {
     for (const char* algo : {"v1", "v2", "v3"}) {
       const std::string name = "uneven" + std::to_string(p) + "-" + algo;
-      RankJob job(dir, Sockets(cluster), Names(cluster), placements[p], name,
+      RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), placements[p], name,
                   {"--bytes", "1", "100", "65536", "--iterations", "50", "--algorithm", algo});
       ExpectAllOk(job, name, cluster);
     }
@@ -90,7 +71,7 @@ TEST(MultiNodeAlltoallShapes, ThousandBackToBackCalls) {
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   for (const char* algo : {"v1", "v2", "v3"}) {
     const std::string name = std::string("thousand-") + algo;
-    RankJob job(dir, Sockets(cluster), Names(cluster), Consecutive(4, 2), name,
+    RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(4, 2), name,
                 {"--bytes", "1", "1024", "--iterations", "1000", "--algorithm", algo});
     ExpectAllOk(job, name, cluster);
   }
@@ -104,7 +85,7 @@ TEST(MultiNodeAlltoallShapes, StagedAndChunkedUpTo4MiB) {
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   for (const char* algo : {"v1", "v2", "v3"}) {
     const std::string name = std::string("staged-") + algo;
-    RankJob job(dir, Sockets(cluster), Names(cluster), {0, 0, 1, 1, 2, 2}, name,
+    RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), {0, 0, 1, 1, 2, 2}, name,
                 {"--bytes", "1000000", "4194304", "--iterations", "4", "--algorithm", algo});
     ExpectAllOk(job, name, cluster);
   }

@@ -40,18 +40,13 @@ std::vector<uint32_t> AllNodes(Cluster& c) {
   return n;
 }
 
-std::vector<uint32_t> Consecutive(uint32_t nodes, uint32_t ppn) {
-  std::vector<uint32_t> rn;
-  for (uint32_t n = 0; n < nodes; ++n) rn.insert(rn.end(), ppn, n);
-  return rn;
-}
 
 TEST(MultiNodeCluster, EachDaemonHoldsOneConnectionPerPeerNodeWhateverTheGroups) {
   TempDir dir;
   Cluster cluster(dir, 4);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   // Two jobs at once: 8 ranks on all four nodes, 3 ranks on nodes 0-2 (interleaved placement).
-  RankJob wide(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), Consecutive(4, 2), "wide",
+  RankJob wide(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), ConsecutivePlacement(4, 2), "wide",
                {"--bytes", "1", "65536", "--iterations", "100", "--stall-after"});
   RankJob narrow(dir, Sockets(cluster, {0, 1, 2}), Names(cluster, {0, 1, 2}), {2, 0, 1}, "narrow",
                  {"--bytes", "7", "4096", "--iterations", "100", "--stall-after"});
@@ -80,7 +75,7 @@ TEST(MultiNodeCluster, RanksOnDifferentNodesDisagreeOnTheSize) {
   TempDir dir;
   Cluster cluster(dir, 3);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), Consecutive(3, 2),
+  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), ConsecutivePlacement(3, 2),
               "cross-mismatch", {"--bytes", "64", "--expect", "size mismatch"}, [](uint32_t r) {
                 return r / 2 == 1 ? std::vector<std::string>{"--my-bytes", "128"} : std::vector<std::string>{};
               });
@@ -98,7 +93,7 @@ TEST(MultiNodeCluster, PeerDaemonKilledMidCollectiveThenBack) {
   // The timeout is far away: the loss must be noticed from the broken connection.
   Cluster cluster(dir, 3, {"--timeout-ms", "120000"});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), Consecutive(3, 2),
+  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), ConsecutivePlacement(3, 2),
               "peer-killed", {"--bytes", "4096", "--iterations", "100000000"}, [](uint32_t r) {
                 return std::vector<std::string>{"--expect", r / 2 == 2 ? "daemon connection lost" : "group failed"};
               });
@@ -115,7 +110,7 @@ TEST(MultiNodeCluster, PeerDaemonKilledMidCollectiveThenBack) {
   // The same node comes back; a new group over all three nodes works, and each daemon is back
   // to one connection per peer.
   ASSERT_TRUE(cluster.StartNode(2)) << cluster.Logs();
-  RankJob again(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), Consecutive(3, 2),
+  RankJob again(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), ConsecutivePlacement(3, 2),
                 "after-restart", {"--bytes", "1", "4096", "--iterations", "200", "--stall-after"});
   for (uint32_t r = 0; r < again.size(); ++r) {
     ASSERT_TRUE(again.rank(r).WaitForOutput("stalling", kDeadline)) << again.Outputs() << cluster.Logs();
@@ -132,7 +127,7 @@ TEST(MultiNodeCluster, AlgorithmFromTheEnvironmentAndRefusedWhenRanksDiffer) {
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   setenv("OHIO_ALGORITHM", "v1", 1);  // inherited by the rank processes
-  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), Consecutive(2, 2), "env-v1",
+  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), ConsecutivePlacement(2, 2), "env-v1",
               {"--bytes", "1", "4096", "--iterations", "20", "--stall-after"});
   unsetenv("OHIO_ALGORITHM");
   for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("stalling", kDeadline)) << job.Outputs();

@@ -14,6 +14,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev python3 procps iproute2
   # deploy/local-cluster.sh: ip and ss (iproute2 above), flock, timeout
   util-linux coreutils
+  # tests/bench/verbs_vs_tcp.sh reads ohioctl's JSON with jq (python3 starts slowly in the guest)
+  jq
   # deploy/ohiod.service is checked with systemd-analyze verify
   systemd
   # tests/vm: a QEMU guest with Debian's kernel and Soft-RoCE (rdma_rxe) runs the verbs tests.

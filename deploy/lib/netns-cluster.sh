@@ -23,26 +23,8 @@ netns_lock() {
   }
 }
 
-# Waits up to $2 seconds for pid $1 to exit; true if it did.
-wait_gone() {
-  local pid=$1 deadline=$(( SECONDS + $2 ))
-  while kill -0 "$pid" 2>/dev/null; do
-    [ $SECONDS -ge $deadline ] && return 1
-    sleep 0.1
-  done
-}
-
-stop_pid() {
-  local pid=$1
-  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
-  kill -TERM "$pid" 2>/dev/null
-  if ! wait_gone "$pid" 10; then
-    echo "$NETNS_PROG: pid $pid ignored SIGTERM for 10 s; killing it" >&2
-    kill -KILL "$pid" 2>/dev/null
-  fi
-  wait "$pid" 2>/dev/null || true
-  return 0
-}
+# wait_gone, stop_pid
+. "$(dirname "$NETNS_LIB")/processes.sh"
 
 # Removes every namespace, veth and the bridge these scripts make, and waits until the kernel
 # has really let go of them (namespace teardown is asynchronous).

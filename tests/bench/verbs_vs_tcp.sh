@@ -153,29 +153,13 @@ SETS=(verbs tcp)
 declare -A PIDS        # set,i -> pid
 BENCH_PID=
 
-wait_gone() {  # pid seconds
-  local pid=$1 deadline=$(( SECONDS + $2 ))
-  while kill -0 "$pid" 2>/dev/null; do
-    [ $SECONDS -ge $deadline ] && return 1
-    sleep 0.1
-  done
-}
-stop_pid() {
-  local pid=$1
-  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
-  kill -TERM "$pid" 2>/dev/null
-  if ! wait_gone "$pid" 15; then
-    echo "$PROG: pid $pid ignored SIGTERM for 15 s; killing it" >&2
-    kill -KILL "$pid" 2>/dev/null
-  fi
-  wait "$pid" 2>/dev/null || true
-}
+. deploy/lib/processes.sh   # wait_gone, stop_pid
 cleanup() {
   local rc=$?
   set +e
   trap - EXIT INT TERM
-  [ -n "$BENCH_PID" ] && stop_pid "$BENCH_PID"
-  for k in "${!PIDS[@]}"; do stop_pid "${PIDS[$k]}"; done
+  [ -n "$BENCH_PID" ] && stop_pid "$BENCH_PID" 15
+  for k in "${!PIDS[@]}"; do stop_pid "${PIDS[$k]}" 15; done
   if [ -n "$KEEP" ]; then
     mkdir -p "$KEEP" && cp -r "$DIR"/*.log "$DIR"/*.out "$DIR"/*.err "$DIR"/*.json "$KEEP/" 2>/dev/null
   fi

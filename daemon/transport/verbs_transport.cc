@@ -57,6 +57,12 @@ struct VerbsTransport::Connection {
   uint8_t* recv_base = nullptr;
   ibv_mr* recv_mr = nullptr;
   uint32_t send_free = kSendDepth;
+
+  ~Connection() {
+    qp.reset();  // the queue pair first: then the HCA no longer touches the ring
+    if (recv_mr != nullptr) ibv_dereg_mr(recv_mr);
+    if (recv_base != nullptr) munmap(recv_base, size_t{kRecvSlots} * kSlotBytes);
+  }
 };
 
 struct VerbsTransport::Op {
@@ -131,9 +137,6 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
 VerbsTransport::~VerbsTransport() {
   registrar_.reset();  // its thread calls back into this object
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [name, p] : peers_) {
-    for (auto& c : p.conns) DestroyConnection(c.get());
-  }
   peers_.clear();
   for (auto& [key, r] : regions_) {
     for (ibv_mr* mr : r.mrs) ibv_dereg_mr(mr);
@@ -171,23 +174,9 @@ Result<std::unique_ptr<VerbsTransport::Connection>> VerbsTransport::MakeConnecti
   c->recv_base = static_cast<uint8_t*>(r.AllocateNear(ring));
   if (c->recv_base == nullptr) return SystemError("allocating a receive ring", errno);
   c->recv_mr = ibv_reg_mr(r.pd(), c->recv_base, ring, IBV_ACCESS_LOCAL_WRITE);
-  if (c->recv_mr == nullptr) {
-    const int e = errno;
-    munmap(c->recv_base, ring);
-    c->recv_base = nullptr;
-    return SystemError("registering a receive ring on " + r.name(), e);
-  }
+  if (c->recv_mr == nullptr) return SystemError("registering a receive ring on " + r.name(), errno);
   for (uint32_t s = 0; s < kRecvSlots; ++s) RepostReceive(c.get(), s);
   return c;
-}
-
-void VerbsTransport::DestroyConnection(Connection* c) {
-  receivers_.erase(c->serial);
-  c->qp.reset();  // destroying the queue pair first: the HCA no longer touches the ring
-  if (c->recv_mr != nullptr) ibv_dereg_mr(c->recv_mr);
-  if (c->recv_base != nullptr) munmap(c->recv_base, size_t{kRecvSlots} * kSlotBytes);
-  c->recv_mr = nullptr;
-  c->recv_base = nullptr;
 }
 
 void VerbsTransport::RepostReceive(Connection* c, uint32_t slot) {
@@ -253,19 +242,14 @@ Status VerbsTransport::Connect(const std::string& peer, const std::string&) {
   Result<DialAnswer> theirs = made.ok() ? dialer(peer, offer) : Result<DialAnswer>(made);
   std::lock_guard<std::mutex> lock(mu_);
   PeerState& p = peers_[peer];
-  auto drop = [&] {
-    for (auto& c : conns) DestroyConnection(c.get());
-  };
   if (p.generation != generation || p.state != PeerState::State::kDialing) {
-    drop();  // the peer's own dial got here first and was accepted
-    return Status::Ok();
+    return Status::Ok();  // the peer's own dial got here first and was accepted; ours go
   }
   if (theirs.ok() && theirs->endpoints.empty()) {
     theirs = Status(Code::kProtocol, "node " + peer + " offered no queue pairs");
   }
   if (theirs.ok()) {
     const size_t rails = std::min(conns.size(), theirs->endpoints.size());  // rails both ends have
-    for (size_t r = rails; r < conns.size(); ++r) DestroyConnection(conns[r].get());
     conns.resize(rails);
     for (size_t r = 0; r < conns.size() && theirs.ok(); ++r) {
       Status s = conns[r]->qp->ConnectTo(theirs->endpoints[r]);
@@ -273,7 +257,6 @@ Status VerbsTransport::Connect(const std::string& peer, const std::string&) {
     }
   }
   if (!theirs.ok()) {
-    drop();
     p.state = PeerState::State::kIdle;
     spdlog::warn("verbs: cannot connect to node {}: {}", peer, theirs.status().message());
     return theirs.status();
@@ -309,8 +292,6 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
     auto c = MakeConnection(r);
     Status s = c.ok() ? c.value()->qp->ConnectTo(remote[r]) : c.status();
     if (!s.ok()) {
-      if (c.ok()) DestroyConnection(c.value().get());
-      for (auto& done : conns) DestroyConnection(done.get());
       p.state = PeerState::State::kIdle;
       return s;
     }
@@ -325,7 +306,7 @@ void VerbsTransport::PeerDown(const std::string& peer, const std::string& reason
   PeerState& p = peers_[peer];
   if (p.state != PeerState::State::kConnected) return;
   spdlog::warn("verbs: lost node {}: {}", peer, reason);
-  for (auto& c : p.conns) DestroyConnection(c.get());
+  for (auto& c : p.conns) receivers_.erase(c->serial);
   p.conns.clear();
   p.regions.clear();
   p.pending.clear();  // puts among them are given up on by the exchange at kPeerDown

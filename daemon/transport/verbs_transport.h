@@ -126,7 +126,6 @@ class VerbsTransport : public Transport {
 
   VerbsTransport() = default;
   Result<std::unique_ptr<Connection>> MakeConnection(size_t rail);
-  void DestroyConnection(Connection* c);
   void Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, const std::string& peer,
              uint64_t incarnation, uint64_t dial_floor);
   void PeerDown(const std::string& peer, const std::string& reason);

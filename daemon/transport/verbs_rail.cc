@@ -55,9 +55,6 @@ void RailOpener::PlaceOnNuma(ibv_device* dev, Rail* r) {
   if (hwloc_ibv_get_device_cpuset(r->topology_, dev, cpus) == 0) {
     r->nodeset_ = hwloc_bitmap_alloc();
     hwloc_cpuset_to_nodeset(r->topology_, cpus, r->nodeset_);
-    for (int i = hwloc_bitmap_first(r->nodeset_); i >= 0; i = hwloc_bitmap_next(r->nodeset_, i)) {
-      r->numa_ += (r->numa_.empty() ? "" : ",") + std::to_string(i);
-    }
     if (hwloc_bitmap_iszero(r->nodeset_)) {
       hwloc_bitmap_free(r->nodeset_);
       r->nodeset_ = nullptr;
@@ -94,7 +91,7 @@ Result<std::unique_ptr<Rail>> RailOpener::Open(ibv_device* dev, uint8_t port, in
   r->lid_ = pattr.lid;
   r->mtu_ = pattr.active_mtu;
   r->max_sge_ = static_cast<uint32_t>(std::max(1, dattr.max_sge));
-  r->cq_depth_ = static_cast<uint32_t>(std::min(kWantedCqDepth, dattr.max_cqe));
+  const int cq_depth = std::min(kWantedCqDepth, dattr.max_cqe);
   r->pd_ = ibv_alloc_pd(r->ctx_);
   if (r->pd_ == nullptr) return SystemError("allocating a protection domain on " + r->device_, errno);
   r->channel_ = ibv_create_comp_channel(r->ctx_);
@@ -102,7 +99,7 @@ Result<std::unique_ptr<Rail>> RailOpener::Open(ibv_device* dev, uint8_t port, in
   // The progress engine drains the channel from its loop; it must never block there.
   const int flags = fcntl(r->channel_->fd, F_GETFL);
   if (fcntl(r->channel_->fd, F_SETFL, flags | O_NONBLOCK) != 0) return SystemError("fcntl", errno);
-  r->cq_ = ibv_create_cq(r->ctx_, static_cast<int>(r->cq_depth_), nullptr, r->channel_, 0);
+  r->cq_ = ibv_create_cq(r->ctx_, cq_depth, nullptr, r->channel_, 0);
   if (r->cq_ == nullptr) return SystemError("creating a completion queue on " + r->device_, errno);
   if (int e = ibv_req_notify_cq(r->cq_, 0); e != 0) return SystemError("arming the completion queue", e);
   PlaceOnNuma(dev, r.get());

@@ -36,8 +36,6 @@ class Rail {
   ibv_mtu mtu() const { return mtu_; }
   bool ethernet() const { return ethernet_; }
   uint32_t max_sge() const { return max_sge_; }
-  uint32_t cq_depth() const { return cq_depth_; }
-  const std::string& numa() const { return numa_; }  // hwloc's NUMA nodes of the device, "" unknown
 
   // Anonymous memory bound to the device's NUMA node when hwloc knows it (bounce buffers are
   // read and written by the HCA on every bounced transfer). Freed with munmap.
@@ -59,8 +57,6 @@ class Rail {
   ibv_mtu mtu_ = IBV_MTU_1024;
   bool ethernet_ = false;
   uint32_t max_sge_ = 1;
-  uint32_t cq_depth_ = 0;
-  std::string numa_;
   hwloc_topology_t topology_ = nullptr;  // loaded once: loading takes milliseconds
   hwloc_bitmap_t nodeset_ = nullptr;     // the device's NUMA nodes, null if unknown
 };

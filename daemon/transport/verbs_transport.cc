@@ -101,7 +101,6 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
   std::unique_ptr<VerbsTransport> t(new VerbsTransport());
   t->self_ = self;
   t->incarnation_ = std::random_device{}() | uint64_t{std::random_device{}()} << 32 | 1;
-  t->options_ = options;
   t->rails_ = std::move(rails);
   t->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   t->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -146,7 +146,6 @@ class VerbsTransport : public Transport {
   std::string self_;
   uint64_t incarnation_ = 0;
   uint64_t dials_started_ = 0;  // under mu_
-  Options options_;
   std::vector<std::unique_ptr<Rail>> rails_;
   std::vector<SendPool> pools_;  // per rail
   int epoll_fd_ = -1;

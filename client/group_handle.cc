@@ -1,7 +1,5 @@
 #include "client/group_handle.h"
 
-#include <poll.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +8,6 @@
 
 #include "shm/copy_plan.h"
 #include "shm/exchange_plan.h"
-#include "shm/futex.h"
 #include "shm/staging.h"
 
 namespace ohio {
@@ -19,16 +16,11 @@ namespace {
 // While a collective waits, the daemon gets this long past its own timeout to say what went
 // wrong before the rank gives up on it.
 constexpr std::chrono::milliseconds kDaemonGrace{10000};
-// Sleeps are cut into slices so that a dead daemon is noticed promptly.
-constexpr std::chrono::milliseconds kSleepSlice{100};
-
 std::chrono::microseconds SpinFromEnvironment() {
   const char* v = std::getenv("OHIO_SPIN_US");
   if (v == nullptr) return std::chrono::microseconds(20);
   return std::chrono::microseconds(std::strtoul(v, nullptr, 10));
 }
-
-inline void CpuRelax() { __builtin_ia32_pause(); }
 
 void RunCopies(const std::vector<CopySpan>& spans, const uint8_t* src, uint8_t* dst) {
   for (const CopySpan& s : spans) std::memcpy(dst + s.dst, src + s.src, s.len);
@@ -61,27 +53,20 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
   auto algo = ParseAlgorithm(joined->reply.algorithm());
   if (!algo) return Status(Code::kProtocol, "ohiod chose an unknown algorithm '" + joined->reply.algorithm() + "'");
   g->algorithm_ = *algo;
-  g->spin_ = SpinFromEnvironment();
-  g->deadline_ = std::chrono::milliseconds(h->timeout_ms) + kDaemonGrace;
-  // Rounds completed before this rank joined (none unless the group is in use: a late join).
-  g->next_round_ = std::max<uint32_t>(1, h->ready_round.load(std::memory_order_acquire));
+  g->waiter_ = RoundWaiter(g->segment_.header(), connection->fd(), SpinFromEnvironment(),
+                           std::chrono::milliseconds(h->timeout_ms) + kDaemonGrace);
+  if (g->shape_.nodes() == 1) {
+    g->local_alltoall_ =
+        std::make_unique<LocalAlltoall>(&g->segment_, &g->shape_, g->algorithm_, g->local_, &g->waiter_);
+  } else {
+    // Rounds completed before this rank joined (none unless the group is in use: a late join).
+    g->next_round_ = std::max<uint32_t>(1, h->ready_round.load(std::memory_order_acquire));
+  }
   return g;
 }
 
 GroupHandle::~GroupHandle() {
   if (doorbell_fd_ >= 0) close(doorbell_fd_);
-}
-
-Status GroupHandle::GroupError() const {
-  const SegmentHeader* h = segment_.header();
-  return Status(static_cast<Code>(h->group_error_code.load(std::memory_order_relaxed)),
-                std::string(h->group_error, strnlen(h->group_error, kErrorMessageBytes)));
-}
-
-bool GroupHandle::DaemonGone() const {
-  struct pollfd p = {connection_->fd(), POLLIN | POLLRDHUP, 0};
-  // The daemon never writes while a collective runs: readable means closed.
-  return poll(&p, 1, 0) > 0;
 }
 
 void GroupHandle::RingIfSleeping() {
@@ -92,60 +77,32 @@ void GroupHandle::RingIfSleeping() {
   }
 }
 
-template <typename Ready>
-Status GroupHandle::WaitFor(Ready ready, const char* what) {
-  SegmentHeader* h = segment_.header();
-  auto failed = [h] { return h->state.load(std::memory_order_acquire) != static_cast<uint32_t>(GroupState::kOpen); };
-  const auto start = std::chrono::steady_clock::now();
-  // Spin first: on the fast path the daemon answers within microseconds. Yield between
-  // bursts so that, with more ranks than cores, a spinning rank hands its core to the rank
-  // (or the daemon) that has work instead of burning its time slice.
-  while (std::chrono::steady_clock::now() - start < spin_) {
-    for (int i = 0; i < 64; ++i) {
-      if (ready()) return Status::Ok();
-      CpuRelax();
-    }
-    if (failed()) return GroupError();
-    sched_yield();
-  }
-  for (;;) {
-    const uint32_t seen = h->event_count.load(std::memory_order_acquire);
-    if (ready()) return Status::Ok();
-    if (failed()) return GroupError();
-    const auto waited = std::chrono::steady_clock::now() - start;
-    if (waited > deadline_) {
-      return Status(Code::kTimeout, std::string("ohiod did not ") + what + " within " +
-                                        std::to_string(deadline_.count()) + " ms");
-    }
-    FutexWait(&h->event_count, seen, kSleepSlice);
-    if (!ready() && DaemonGone()) return Status(Code::kDaemonLost, "the connection to ohiod closed");
-  }
-}
-
 template <typename CopyIn>
 Status GroupHandle::Arrive(uint32_t k, uint64_t bytes_per_rank, uint32_t round, uint32_t rounds, CopyIn copy_in) {
   SegmentHeader* h = segment_.header();
   RankSlot* slot = segment_.slot(local_);
-  Status s = WaitFor([h, k] { return h->ready_round.load(std::memory_order_acquire) == k; },
-                     "open the shared send buffer");
+  Status s = waiter_.Wait([h, k] { return h->ready_round.load(std::memory_order_acquire) == k; }, "ohiod",
+                          "open the shared send buffer");
   if (!s.ok()) return s;
   copy_in();
   slot->consumed.store(0, std::memory_order_relaxed);
-  slot->bytes_per_rank.store(bytes_per_rank, std::memory_order_relaxed);
-  slot->round_in_call.store(round, std::memory_order_relaxed);
-  slot->rounds_in_call.store(rounds, std::memory_order_relaxed);
+  RoundEntry& e = EntryFor(slot, k);
+  e.bytes_per_rank.store(bytes_per_rank, std::memory_order_relaxed);
+  e.round_in_call.store(round, std::memory_order_relaxed);
+  e.rounds_in_call.store(rounds, std::memory_order_relaxed);
   slot->arrived_round.store(k, std::memory_order_release);
   RingIfSleeping();
-  return WaitFor([h, k] { return h->released_round.load(std::memory_order_acquire) == k; }, "complete the alltoall");
+  return waiter_.Wait([h, k] { return h->released_round.load(std::memory_order_acquire) == k; }, "ohiod",
+                      "complete the alltoall");
 }
 
 Status GroupHandle::AwaitGroupStart() {
   // Round 1 is published only once the daemons of every node have met: only then are the
   // sizes every node plans with known.
   SegmentHeader* h = segment_.header();
-  if (next_round_ != 1 || h->ready_round.load(std::memory_order_acquire) != 0) return Status::Ok();
-  return WaitFor([h] { return h->ready_round.load(std::memory_order_acquire) != 0; },
-                 "bring the group's nodes together");
+  if (h->started.load(std::memory_order_acquire) != 0) return Status::Ok();
+  return waiter_.Wait([h] { return h->started.load(std::memory_order_acquire) != 0; }, "ohiod",
+                      "bring the group's nodes together");
 }
 
 Status GroupHandle::RoundError() const {
@@ -156,10 +113,8 @@ Status GroupHandle::RoundError() const {
 
 Status GroupHandle::Check() const {
   if (!broken_.ok()) return broken_;
-  if (segment_.header()->state.load(std::memory_order_acquire) != static_cast<uint32_t>(GroupState::kOpen)) {
-    return GroupError();
-  }
-  if (DaemonGone()) return Status(Code::kDaemonLost, "the connection to ohiod closed");
+  if (waiter_.GroupFailed()) return waiter_.GroupError();
+  if (waiter_.DaemonGone()) return Status(Code::kDaemonLost, "the connection to ohiod closed");
   return Status::Ok();
 }
 
@@ -167,6 +122,11 @@ Status GroupHandle::Skip() {
   if (!broken_.ok()) return broken_;
   SegmentHeader* h = segment_.header();
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  if (local_alltoall_) {
+    Status s = local_alltoall_->Skip(&next_round_);
+    if (s.code() != Code::kSkipped && !s.ok()) broken_ = s;
+    return s;
+  }
   const uint32_t k = next_round_;
   Status s = Arrive(k, kSkipBytes, 0, 1, [] {});
   if (!s.ok()) return broken_ = s;
@@ -191,6 +151,14 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
   if (bytes_per_rank == kSkipBytes) return Status(Code::kInvalidArgument, "bytes_per_rank is too large");
   SegmentHeader* h = segment_.header();
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  if (local_alltoall_) {
+    Status s = local_alltoall_->Alltoall(static_cast<const uint8_t*>(send), static_cast<uint8_t*>(recv),
+                                         bytes_per_rank, &next_round_);
+    if (!s.ok() && s.code() != Code::kSizeMismatch && s.code() != Code::kSkipped && s.code() != Code::kNoMemory) {
+      broken_ = s;
+    }
+    return s;
+  }
   auto staging = PlanGroupStaging(shape_, algorithm_, h->plan_ssb_bytes, h->plan_srb_bytes, bytes_per_rank);
   if (!staging.ok()) return staging.status();
   RankSlot* slot = segment_.slot(local_);
@@ -228,11 +196,11 @@ Status GroupHandle::CopyOutDeliveries(const Staging& staging, uint64_t round, ui
   const auto deliveries =
       PlanDeliveries(shape_, algorithm_, node_, staging.length(round), h->plan_srb_bytes);
   for (uint32_t d = 0; d < deliveries.size(); ++d) {
-    Status s = WaitFor(
+    Status s = waiter_.Wait(
         [h, d, k] {
           return h->delivered.load(std::memory_order_acquire) > d || h->failed_round.load(std::memory_order_acquire) == k;
         },
-        "receive the other nodes' blocks");
+        "ohiod", "receive the other nodes' blocks");
     if (!s.ok()) return s;
     if (h->failed_round.load(std::memory_order_acquire) == k) return Status::Ok();
     RunCopies(PlanCopyOutDelivery(shape_, node_, local_, staging, round, deliveries[d]), segment_.srb(), dst);

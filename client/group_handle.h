@@ -1,6 +1,7 @@
 // A group as one rank sees it: the mapped segment, the doorbell, and the alltoall data path.
 // Per collective the rank talks to the daemon only through its slot and the header, never
-// through the socket: copy in, mark arrival, wait for release, copy out, mark done.
+// through the socket. A group on one node needs no daemon on the path (local_alltoall.h); a
+// group spanning nodes copies in, marks arrival, waits for the daemon's deliveries, copies out.
 #pragma once
 
 #include <chrono>
@@ -8,6 +9,8 @@
 #include <string>
 
 #include "client/control_connection.h"
+#include "client/local_alltoall.h"
+#include "client/round_waiter.h"
 #include "common/status.h"
 #include "shm/algorithm.h"
 #include "shm/group_shape.h"
@@ -31,10 +34,6 @@ class GroupHandle {
 
  private:
   GroupHandle() = default;
-  // Waits until `ready()` holds, the group fails, the daemon goes away or the deadline passes.
-  template <typename Ready>
-  Status WaitFor(Ready ready, const char* what);
-  Status GroupError() const;
   // The error the daemon published for the round that failed.
   Status RoundError() const;
   // Waits, before a group's first call, until every node's daemon has met the others.
@@ -44,7 +43,6 @@ class GroupHandle {
   Status Arrive(uint32_t k, uint64_t bytes_per_rank, uint32_t round, uint32_t rounds, CopyIn copy_in);
   // Copies out, in order, the blocks other nodes put into the SRB during round k.
   Status CopyOutDeliveries(const Staging& staging, uint64_t round, uint32_t k, uint8_t* dst);
-  bool DaemonGone() const;
   void RingIfSleeping();
 
   ControlConnection* connection_ = nullptr;
@@ -56,8 +54,8 @@ class GroupHandle {
   Segment segment_;
   int doorbell_fd_ = -1;
   uint32_t next_round_ = 1;
-  std::chrono::microseconds spin_{20};
-  std::chrono::milliseconds deadline_{0};
+  RoundWaiter waiter_;
+  std::unique_ptr<LocalAlltoall> local_alltoall_;  // a group on one node only
   Status broken_;  // set once the group can no longer be used by this rank
 };
 

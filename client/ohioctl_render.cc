@@ -307,6 +307,8 @@ json CountersJson(const admin::CountersReply& c) {
           {"bytes_sent", c.bytes_sent()},
           {"bytes_received", c.bytes_received()},
           {"groups_failed", c.groups_failed()},
+          {"engine_sleeps", c.engine_sleeps()},
+          {"engine_wakeups", c.engine_wakeups()},
           {"errors", errors},
           {"latency", latency},
           {"groups", c.groups()},
@@ -331,6 +333,8 @@ std::string CountersText(const admin::CountersReply& c) {
                       Bytes(c.segment_bytes_in_use()) + " of " + Bytes(c.memory_limit_bytes()) +
                       " shared memory in use"},
        {"connections", std::to_string(c.data_connections()) + " to other nodes"},
+       {"engine", std::to_string(c.engine_sleeps()) + " sleeps, " + std::to_string(c.engine_wakeups()) +
+                      " cut short by a doorbell or the transport"},
        {"transport", TransportCountersLine(c.transport_counters())},
        {"errors", errors}});
   std::vector<std::vector<std::string>> rows = {{"  BYTES PER RANK", "COUNT", "MEAN", "P50", "P99"}};

@@ -260,7 +260,9 @@ Result<PlanReport> MakePlanReport(const PlanRequest& req) {
     r.srb_limit = req.srb_bytes;
     // The planners refuse budgets below one byte per message even for M = 0.
     const uint64_t m1 = std::max<uint64_t>(m, 1);
-    const uint64_t ssb_plan = req.ssb_bytes.value_or(messages * m1);
+    // Unbounded: one round (a group on one node stages in two halves of its SSB).
+    const uint64_t ssb_plan =
+        req.ssb_bytes.value_or(shape.nodes() == 1 ? 2 * ((messages * m1 + 63) / 64 * 64) : messages * m1);
     uint64_t srb_plan = 0;
     if (req.srb_bytes) {
       srb_plan = *req.srb_bytes;

@@ -45,6 +45,10 @@ struct DaemonCounters {
   std::atomic<uint64_t> bytes_sent{0};          // payload of puts to other nodes that left
   std::atomic<uint64_t> bytes_received{0};      // payload of other nodes' puts that landed here
   std::atomic<uint64_t> groups_failed{0};
+  // The progress engine's sleeps, and the ones something woke (a doorbell, a transport, a
+  // command) before its timer: how often the engine was put on a call's path.
+  std::atomic<uint64_t> engine_sleeps{0};
+  std::atomic<uint64_t> engine_wakeups{0};
   // Errors published to groups (a round's error, or the error that closed a group), by kind:
   // one per group and event, not per rank.
   std::array<std::atomic<uint64_t>, kErrorKinds> errors{};

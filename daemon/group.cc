@@ -6,9 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <map>
+#include <utility>
 
-#include "shm/futex.h"
+#include "shm/event_word.h"
+#include "shm/round_verdict.h"
 
 namespace ohio {
 namespace {
@@ -57,7 +58,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   h->plan_ssb_bytes = ssb_bytes;
   h->plan_srb_bytes = srb_bytes;
   if (g->shape_.nodes() == 1) {
-    h->ready_round.store(1, std::memory_order_release);
+    h->started.store(1, std::memory_order_release);
     return g;
   }
   g->tag_ = *tag;
@@ -87,35 +88,32 @@ void Group::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   h->plan_ssb_bytes = exchange_->plan_ssb_bytes();
   h->plan_srb_bytes = exchange_->plan_srb_bytes();
   h->ready_round.store(1, std::memory_order_release);
+  h->started.store(1, std::memory_order_release);
   Notify();
 }
 
 uint64_t Group::rounds_completed() const {
-  uint32_t ready = segment_.header()->ready_round.load(std::memory_order_acquire);
-  return ready - 1;
+  if (spans_nodes()) return segment_.header()->ready_round.load(std::memory_order_acquire) - 1;
+  // Ranks on one node count their own rounds: done by all of them.
+  uint32_t done = segment_.slot(0)->done_round.load(std::memory_order_acquire);
+  for (uint32_t l = 1; l < local_ranks(); ++l) {
+    const uint32_t d = segment_.slot(l)->done_round.load(std::memory_order_acquire);
+    if (static_cast<int32_t>(d - done) < 0) done = d;
+  }
+  return done;
 }
 
 bool Group::failed() const {
   return segment_.header()->state.load(std::memory_order_acquire) == static_cast<uint32_t>(GroupState::kFailed);
 }
 
-void Group::Notify() {
-  SegmentHeader* h = segment_.header();
-  h->event_count.fetch_add(1, std::memory_order_acq_rel);
-  FutexWakeAll(&h->event_count);
-}
+void Group::Notify() { SignalChange(segment_.header()); }
 
-std::string Group::DescribeRanks(const std::vector<uint32_t>& locals) const {
-  std::string s = locals.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < locals.size(); ++i) {
-    if (i == 16) {
-      s += " and " + std::to_string(locals.size() - i) + " more";
-      break;
-    }
-    if (i > 0) s += ",";
-    s += std::to_string(group_rank(locals[i]));
-  }
-  return s;
+std::string Group::DescribeLocals(const std::vector<uint32_t>& locals) const {
+  std::vector<uint32_t> ranks;
+  ranks.reserve(locals.size());
+  for (uint32_t l : locals) ranks.push_back(group_rank(l));
+  return DescribeRanks(ranks);
 }
 
 void Group::PublishRoundError(Code code, const std::string& message) {
@@ -129,20 +127,39 @@ void Group::PublishRoundError(Code code, const std::string& message) {
 }
 
 void Group::Fail(Code code, const std::string& message, DaemonCounters* counters) {
-  SegmentHeader* h = segment_.header();
   if (failed()) return;
   counters->CountError(code);
+  counters->groups_failed.fetch_add(1, std::memory_order_relaxed);
+  Close(code, message);
+}
+
+void Group::Close(Code code, const std::string& message) {
+  SegmentHeader* h = segment_.header();
+  if (failed()) return;
   CopyMessage(h->group_error, message);
   h->group_error_code.store(static_cast<uint32_t>(code), std::memory_order_relaxed);
   h->state.store(static_cast<uint32_t>(GroupState::kFailed), std::memory_order_release);
-  counters->groups_failed.fetch_add(1, std::memory_order_relaxed);
   Notify();
 }
 
-std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, DaemonCounters* counters) {
+std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, bool clean, DaemonCounters* counters) {
   if (failed()) return std::nullopt;
   departed_.resize(local_ranks());
   departed_[l] = why;
+  if (!spans_nodes()) {
+    // Its ranks settle rounds among themselves, so nothing here knows whether the others are
+    // about to wait for it; and every later round would. Past its last arrival nobody needs
+    // it: a round whose ranks have all arrived completes without the daemon. A rank that
+    // leaves between calls is how a job ends: that closes the group without counting a failure.
+    const bool idle = RankIdle(l);
+    if (idle && clean) {
+      Close(Code::kGroupFailed, why + "; the group is closed");
+      return std::nullopt;
+    }
+    Fail(Code::kGroupFailed, why + (idle ? "" : " during an alltoall") + "; the group is closed", counters);
+    if (!idle) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+    return why + "; the group is closed";
+  }
   if (RankIdle(l)) return std::nullopt;
   const std::string message = why + " during an alltoall; the group is closed";
   Fail(Code::kGroupFailed, message, counters);
@@ -152,12 +169,70 @@ std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, Dae
 
 bool Group::RankIdle(uint32_t l) const {
   const RankSlot* s = segment_.slot(l);
+  if (!spans_nodes()) {
+    return s->arrived_round.load(std::memory_order_acquire) == s->done_round.load(std::memory_order_acquire);
+  }
   if (phase_ == Phase::kFilling) return s->arrived_round.load(std::memory_order_acquire) != round_;
   return s->done_round.load(std::memory_order_acquire) == round_;
 }
 
+bool Group::Watch(Clock::time_point now, DaemonCounters* counters) {
+  FoldCallStats(counters);
+  if (failed()) return false;
+  const uint32_t n = local_ranks();
+  // The round the furthest rank has arrived at, and who has not arrived there yet.
+  uint32_t front = segment_.slot(0)->arrived_round.load(std::memory_order_acquire);
+  for (uint32_t l = 1; l < n; ++l) {
+    const uint32_t a = segment_.slot(l)->arrived_round.load(std::memory_order_acquire);
+    if (static_cast<int32_t>(a - front) > 0) front = a;
+  }
+  std::vector<uint32_t> missing;
+  for (uint32_t l = 0; l < n; ++l) {
+    if (segment_.slot(l)->arrived_round.load(std::memory_order_acquire) != front) missing.push_back(l);
+  }
+  if (missing.empty() || front != watched_round_) {
+    watched_round_ = missing.empty() ? 0 : front;
+    watched_since_ = now;
+    return false;
+  }
+  if (now - watched_since_ < timeout_) return false;
+  Fail(Code::kTimeout,
+       DescribeLocals(missing) + " did not enter the alltoall within " + std::to_string(timeout_.count()) +
+           " ms of the first rank (round " + std::to_string(front) + "); the group is closed",
+       counters);
+  counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void Group::FoldCallStats(DaemonCounters* counters) {
+  const CallStats& st = segment_.header()->stats;
+  auto take = [](const std::atomic<uint64_t>& now, uint64_t* seen) {
+    const uint64_t v = now.load(std::memory_order_relaxed);
+    const uint64_t delta = v - *seen;
+    *seen = v;
+    return delta;
+  };
+  counters->collectives_served.fetch_add(take(st.calls, &folded_.calls), std::memory_order_relaxed);
+  counters->collectives_failed.fetch_add(take(st.failed, &folded_.failed), std::memory_order_relaxed);
+  for (size_t code = 0; code < 16; ++code) {
+    const uint64_t n = take(st.failed_by_code[code], &folded_.failed_by_code[code]);
+    if (n != 0) counters->errors[static_cast<size_t>(KindOf(static_cast<Code>(code)))].fetch_add(n, std::memory_order_relaxed);
+  }
+  counters->rounds.fetch_add(take(st.rounds, &folded_.rounds), std::memory_order_relaxed);
+  counters->bytes_local.fetch_add(take(st.bytes_local, &folded_.bytes_local), std::memory_order_relaxed);
+  for (size_t c = 0; c < kLatencySizeClasses; ++c) {
+    for (size_t b = 0; b < kLatencyBuckets; ++b) {
+      const uint64_t count = take(st.latency_count[c][b], &folded_.latency_count[c][b]);
+      if (count != 0) counters->latency.Add(c, b, count, 0);
+    }
+    const uint64_t sum = take(st.latency_sum_ns[c], &folded_.latency_sum_ns[c]);
+    if (sum != 0) counters->latency.Add(c, 0, 0, sum);
+  }
+}
+
 bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
   if (failed()) return false;
+  if (!spans_nodes()) return false;
   const uint32_t n = local_ranks();
   if (phase_ == Phase::kFilling) {
     std::vector<uint32_t> missing;
@@ -177,36 +252,31 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
       if (!waiting_since_) waiting_since_ = now;
       if (now - *waiting_since_ < timeout_) return false;
       Fail(Code::kTimeout,
-           DescribeRanks(missing) + " did not enter the alltoall within " + std::to_string(timeout_.count()) +
+           DescribeLocals(missing) + " did not enter the alltoall within " + std::to_string(timeout_.count()) +
                " ms of the first rank (round " + std::to_string(round_) + "); the group is closed",
            counters);
       counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
     // Every local rank is in: they must agree on the message size before anything moves.
-    std::map<uint64_t, std::vector<uint32_t>> by_bytes;
+    std::vector<uint64_t> bytes(n);
+    std::vector<uint32_t> ranks(n);
     for (uint32_t l = 0; l < n; ++l) {
-      by_bytes[segment_.slot(l)->bytes_per_rank.load(std::memory_order_relaxed)].push_back(l);
+      bytes[l] = EntryFor(segment_.slot(l), round_).bytes_per_rank.load(std::memory_order_relaxed);
+      ranks[l] = group_rank(l);
     }
-    const auto skipping = by_bytes.find(kSkipBytes);
-    const bool skip = skipping != by_bytes.end();
-    const bool disagree = !skip && by_bytes.size() > 1;
-    if (exchange_) {
-      segment_.header()->delivered.store(0, std::memory_order_relaxed);
-      published_delivered_ = 0;
-      const RankSlot* s0 = segment_.slot(0);
-      exchange_->BeginRound(round_, s0->bytes_per_rank.load(std::memory_order_relaxed), disagree, skip,
-                            s0->round_in_call.load(std::memory_order_relaxed), segment_.ssb(), tag_);
-    }
+    const Status verdict = RoundVerdict(bytes, ranks);
+    const bool skip = verdict.code() == Code::kSkipped;
+    const bool disagree = verdict.code() == Code::kSizeMismatch;
+    segment_.header()->delivered.store(0, std::memory_order_relaxed);
+    published_delivered_ = 0;
+    const RoundEntry& e0 = EntryFor(segment_.slot(0), round_);
+    exchange_->BeginRound(round_, e0.bytes_per_rank.load(std::memory_order_relaxed), disagree, skip,
+                          e0.round_in_call.load(std::memory_order_relaxed), segment_.ssb(), tag_);
     if (skip) {
-      PublishRoundError(Code::kSkipped, DescribeRanks(skipping->second) + " opted out of this alltoall");
+      PublishRoundError(verdict.code(), verdict.message());
     } else if (disagree) {
-      std::string message = "ranks disagree on the bytes per rank of this alltoall:";
-      for (const auto& [bytes, locals] : by_bytes) {
-        message += " " + std::to_string(bytes) + " from " + DescribeRanks(locals) + ";";
-      }
-      message.pop_back();
-      PublishRoundError(Code::kSizeMismatch, message);
+      PublishRoundError(verdict.code(), verdict.message());
       counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
     } else {
       segment_.header()->released_round.store(round_, std::memory_order_release);
@@ -218,20 +288,7 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
     return true;
   }
 
-  if (exchange_) return AdvanceExchange(now, counters);
-  std::vector<uint32_t> copying;
-  for (uint32_t l = 0; l < n; ++l) {
-    if (segment_.slot(l)->done_round.load(std::memory_order_acquire) != round_) copying.push_back(l);
-  }
-  if (!copying.empty()) {
-    if (now - released_at_ < timeout_) return false;
-    Fail(Code::kTimeout,
-         DescribeRanks(copying) + " did not finish copying out round " + std::to_string(round_) + " within " +
-             std::to_string(timeout_.count()) + " ms; the group is closed",
-         counters);
-    return true;
-  }
-  return FinishRound(now, counters);
+  return AdvanceExchange(now, counters);
 }
 
 bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
@@ -271,10 +328,9 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
 bool Group::FinishRound(Clock::time_point now, DaemonCounters* counters) {
   const uint32_t n = local_ranks();
   if (!round_failed_) {
-    const RankSlot* s0 = segment_.slot(0);
-    if (s0->round_in_call.load(std::memory_order_relaxed) + 1 ==
-        s0->rounds_in_call.load(std::memory_order_relaxed)) {
-      const uint64_t m = s0->bytes_per_rank.load(std::memory_order_relaxed);
+    const RoundEntry& e0 = EntryFor(segment_.slot(0), round_);
+    if (e0.round_in_call.load(std::memory_order_relaxed) + 1 == e0.rounds_in_call.load(std::memory_order_relaxed)) {
+      const uint64_t m = e0.bytes_per_rank.load(std::memory_order_relaxed);
       counters->collectives_served.fetch_add(1, std::memory_order_relaxed);
       counters->bytes_local.fetch_add(uint64_t{n} * n * m, std::memory_order_relaxed);
       if (call_started_) counters->latency.Record(m, now - *call_started_);

@@ -84,16 +84,28 @@ class Group {
   std::vector<Member>& members() { return members_; }
 
   // --- progress engine thread only ---
-  // Moves the round state machine as far as the ranks allow; true if anything changed.
+  // A group spanning nodes: moves the round state machine as far as the ranks allow; true if
+  // anything changed. A group on one node has no state machine here: false.
   bool Advance(Clock::time_point now, DaemonCounters* counters);
+  // A group on one node, from time to time: takes the calls its ranks counted, and fails the
+  // group if some rank has kept the others waiting for longer than the timeout. True if it
+  // failed the group.
+  bool Watch(Clock::time_point now, DaemonCounters* counters);
+  // Adds to `counters` what the group's ranks counted in the segment since the last time.
+  void FoldCallStats(DaemonCounters* counters);
   // Whether a round is under way, so that its timeout must be watched.
-  bool busy() const { return !failed() && (phase_ == Phase::kReleased || waiting_since_.has_value()); }
+  bool busy() const {
+    return !failed() && spans_nodes() && (phase_ == Phase::kReleased || waiting_since_.has_value());
+  }
   // Closes the group for good: every waiting and every later call gets this error.
   void Fail(Code code, const std::string& message, DaemonCounters* counters);
+  // The same without counting a failure: the group ended as jobs end.
+  void Close(Code code, const std::string& message);
   // Local rank l left (clean) or its connection closed. If it is inside a round the group
   // fails now; otherwise the round under way completes without it and the group fails when
   // another rank starts a round that would need it. Returns the failure if it was immediate.
-  std::optional<std::string> Depart(uint32_t l, const std::string& why, DaemonCounters* counters);
+  // `clean`: it said LeaveGroup (else its connection closed).
+  std::optional<std::string> Depart(uint32_t l, const std::string& why, bool clean, DaemonCounters* counters);
 
  private:
   enum class Phase { kFilling, kReleased };
@@ -104,7 +116,7 @@ class Group {
   bool FinishRound(Clock::time_point now, DaemonCounters* counters);
   void Notify();
   void PublishRoundError(Code code, const std::string& message);
-  std::string DescribeRanks(const std::vector<uint32_t>& locals) const;
+  std::string DescribeLocals(const std::vector<uint32_t>& locals) const;
 
   GroupSpec spec_;
   GroupShape shape_;
@@ -128,6 +140,17 @@ class Group {
   std::optional<Clock::time_point> waiting_since_;  // first arrival of the current round
   std::optional<Clock::time_point> call_started_;   // first arrival of the call's first round
   Clock::time_point released_at_;
+
+  // A group on one node (Watch): the round some rank waits at since when, and the ranks'
+  // call counters as last folded.
+  uint32_t watched_round_ = 0;
+  Clock::time_point watched_since_;
+  struct FoldedStats {
+    uint64_t calls = 0, failed = 0, rounds = 0, bytes_local = 0;
+    uint64_t failed_by_code[16] = {};
+    uint64_t latency_count[kLatencySizeClasses][kLatencyBuckets] = {};
+    uint64_t latency_sum_ns[kLatencySizeClasses] = {};
+  } folded_;
 };
 
 }  // namespace ohio

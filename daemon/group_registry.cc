@@ -94,14 +94,15 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     auto shape = GroupShape::Make(static_cast<uint32_t>(spec->node_names.size()), spec->rank_node);
     if (!shape.ok()) return shape.status();
     *refusal = control::Error::NO_MEMORY;
-    const uint64_t min_ssb = MinSsbBytes(shape.value());
+    const bool multinode = spec->node_names.size() > 1;
+    // A group on one node stages its rounds in two halves (one per round parity).
+    const uint64_t min_ssb = multinode ? MinSsbBytes(shape.value()) : MinLocalSsbBytes(shape.value());
     if (config_.ssb_bytes < min_ssb) {
       return Status(Code::kNoMemory, "a group of " + std::to_string(join.size()) + " ranks with up to " +
                                          std::to_string(shape->max_ppn()) + " per node needs an SSB of at least " +
-                                         std::to_string(min_ssb) + " bytes; ohiod is configured with ssb_bytes = " +
-                                         std::to_string(config_.ssb_bytes));
+                                         std::to_string(min_ssb) + " bytes" + (multinode ? "" : " (two halves)") +
+                                         "; ohiod is configured with ssb_bytes = " + std::to_string(config_.ssb_bytes));
     }
-    const bool multinode = spec->node_names.size() > 1;
     const uint64_t srb = multinode ? config_.srb_bytes : 0;
     const uint64_t min_srb = MinSrbBytes(shape.value(), spec->algorithm);
     if (srb < min_srb) {

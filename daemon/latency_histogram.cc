@@ -5,15 +5,8 @@
 namespace ohio {
 namespace {
 
-// Each class ends 16 times above the previous one: small messages (latency-bound), three
-// middle classes, and the bandwidth-bound rest.
-constexpr std::array<uint64_t, LatencyHistograms::kSizeClasses - 1> kClassMax = {
-    uint64_t{1} << 10, uint64_t{16} << 10, uint64_t{256} << 10, uint64_t{4} << 20};
-
-constexpr std::array<uint64_t, LatencyHistograms::kBuckets - 1> kBoundNs = {
-    10'000,      25'000,        50'000,        100'000,       250'000,       500'000,     1'000'000,
-    2'500'000,   5'000'000,     10'000'000,    25'000'000,    50'000'000,    100'000'000, 250'000'000,
-    500'000'000, 1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000};
+constexpr const auto& kClassMax = kLatencyClassMaxBytes;
+constexpr const auto& kBoundNs = kLatencyBoundNs;
 
 std::string Bytes(uint64_t b) {
   if (b >= (uint64_t{1} << 20) && b % (uint64_t{1} << 20) == 0) return std::to_string(b >> 20) + "MiB";
@@ -23,12 +16,7 @@ std::string Bytes(uint64_t b) {
 
 }  // namespace
 
-size_t LatencyHistograms::SizeClass(uint64_t bytes_per_rank) {
-  for (size_t c = 0; c < kClassMax.size(); ++c) {
-    if (bytes_per_rank <= kClassMax[c]) return c;
-  }
-  return kSizeClasses - 1;
-}
+size_t LatencyHistograms::SizeClass(uint64_t bytes_per_rank) { return LatencySizeClass(bytes_per_rank); }
 
 uint64_t LatencyHistograms::SizeClassMinBytes(size_t size_class) {
   return size_class == 0 ? 0 : kClassMax[size_class - 1];
@@ -51,11 +39,13 @@ double LatencyHistograms::BucketBoundSeconds(size_t b) {
 
 void LatencyHistograms::Record(uint64_t bytes_per_rank, std::chrono::nanoseconds latency) {
   const uint64_t ns = latency.count() < 0 ? 0 : static_cast<uint64_t>(latency.count());
-  size_t b = 0;
-  while (b < kBoundNs.size() && ns > kBoundNs[b]) ++b;
-  Class& c = classes_[SizeClass(bytes_per_rank)];
-  c.buckets[b].fetch_add(1, std::memory_order_relaxed);
-  c.sum_ns.fetch_add(ns, std::memory_order_relaxed);
+  Add(SizeClass(bytes_per_rank), LatencyBucket(ns), 1, ns);
+}
+
+void LatencyHistograms::Add(size_t size_class, size_t bucket, uint64_t count, uint64_t sum_ns) {
+  Class& c = classes_[size_class];
+  c.buckets[bucket].fetch_add(count, std::memory_order_relaxed);
+  c.sum_ns.fetch_add(sum_ns, std::memory_order_relaxed);
 }
 
 LatencyHistograms::Snapshot LatencyHistograms::Read(size_t size_class) const {

@@ -1,6 +1,6 @@
 // Latency histograms of collectives, one per size class of the bytes per rank: lock-free
-// counters the progress engine records into and the admin service reads. Bucket bounds are
-// fixed (10 µs to 10 s, 1-2.5-5 steps) so that samples from different nodes add up.
+// counters the progress engine records into and the admin service reads. Classes and bucket
+// bounds are fixed (shm/latency_buckets.h) so that samples from different nodes add up.
 #pragma once
 
 #include <array>
@@ -10,12 +10,14 @@
 #include <cstdint>
 #include <string>
 
+#include "shm/latency_buckets.h"
+
 namespace ohio {
 
 class LatencyHistograms {
  public:
-  static constexpr size_t kSizeClasses = 5;
-  static constexpr size_t kBuckets = 20;  // the last one is +Inf
+  static constexpr size_t kSizeClasses = kLatencySizeClasses;
+  static constexpr size_t kBuckets = kLatencyBuckets;  // the last one is +Inf
 
   // The size class of a collective with this many bytes per rank.
   static size_t SizeClass(uint64_t bytes_per_rank);
@@ -26,6 +28,8 @@ class LatencyHistograms {
   static double BucketBoundSeconds(size_t b);
 
   void Record(uint64_t bytes_per_rank, std::chrono::nanoseconds latency);
+  // Samples counted elsewhere (by ranks, in a group's segment) in the same classes and buckets.
+  void Add(size_t size_class, size_t bucket, uint64_t count, uint64_t sum_ns);
 
   struct Snapshot {
     std::array<uint64_t, kBuckets> counts{};  // per bucket, not cumulative

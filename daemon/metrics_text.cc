@@ -78,6 +78,9 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Counter("ohio_bytes_sent_total", "Payload bytes put to other nodes.", c.bytes_sent());
   w.Counter("ohio_bytes_received_total", "Payload bytes other nodes put into this node.", c.bytes_received());
   w.Counter("ohio_groups_failed_total", "Groups closed by an error.", c.groups_failed());
+  w.Counter("ohio_engine_sleeps_total", "Times the progress engine went to sleep.", c.engine_sleeps());
+  w.Counter("ohio_engine_wakeups_total", "Progress engine sleeps cut short by a group's doorbell or the transport.",
+            c.engine_wakeups());
   w.Family("ohio_errors_total", "counter", "Errors published to groups, by kind (one per group and event).");
   for (const auto& e : c.errors()) w.Sample("ohio_errors_total", "kind=\"" + Escape(e.kind()) + "\"", e.count());
   w.Gauge("ohio_groups", "Groups open on this node.", c.groups());

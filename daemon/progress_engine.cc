@@ -150,7 +150,7 @@ bool ProgressEngine::Drain() {
         Group& g = *c.group;
         const std::string why = "rank " + std::to_string(g.group_rank(c.local)) + " (" + c.who + ") " +
                                 (c.clean ? "left the group" : "disconnected from ohiod without leaving the group");
-        if (auto failure = g.Depart(c.local, why, counters_)) {
+        if (auto failure = g.Depart(c.local, why, c.clean, counters_)) {
           spdlog::warn("group {}: {}", g.key_hex(), *failure);
         } else if (!c.clean) {
           spdlog::info("group {}: {}", g.key_hex(), why);
@@ -158,12 +158,17 @@ bool ProgressEngine::Drain() {
         break;
       }
       case Command::Kind::kPing:
+        // What ranks on one node counted in their segments is in the counters once answered.
+        for (auto& g : groups_) {
+          if (!g->spans_nodes()) g->FoldCallStats(counters_);
+        }
         c.pong->set_value();
         break;
       case Command::Kind::kRemove: {
         // Its ranks may have finished a round and left before this thread saw it: finish it
         // (so the call is counted) before the group goes.
         if (!c.group->failed()) c.group->Advance(Group::Clock::now(), counters_);
+        c.group->FoldCallStats(counters_);
         epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.group->doorbell_fd(), nullptr);
         groups_.erase(std::remove(groups_.begin(), groups_.end(), c.group), groups_.end());
         if (c.group->spans_nodes()) {
@@ -255,7 +260,16 @@ bool ProgressEngine::HandleTransport() {
 bool ProgressEngine::AdvanceAll() {
   bool progressed = false;
   const auto now = Group::Clock::now();
-  for (auto& g : groups_) progressed |= g->Advance(now, counters_);
+  // Groups on one node run without the engine: it only looks in on them now and then.
+  const bool watch = now >= next_watch_;
+  if (watch) next_watch_ = now + kTimeoutTick;
+  for (auto& g : groups_) {
+    if (g->spans_nodes()) {
+      progressed |= g->Advance(now, counters_);
+    } else if (watch) {
+      progressed |= g->Watch(now, counters_);
+    }
+  }
   return progressed;
 }
 
@@ -270,7 +284,9 @@ void ProgressEngine::SetSleeping(uint32_t value) {
 
 int ProgressEngine::NextWakeMs() const {
   for (const auto& g : groups_) {
-    if (g->busy()) return static_cast<int>(kTimeoutTick.count());
+    // A group on one node is watched at every tick while it is open: nothing tells the engine
+    // when its ranks start waiting for each other.
+    if (g->busy() || (!g->spans_nodes() && !g->failed())) return static_cast<int>(kTimeoutTick.count());
   }
   if (!draining_.empty()) return static_cast<int>(kTimeoutTick.count());
   return -1;
@@ -305,17 +321,20 @@ void ProgressEngine::Run() {
       last_work = std::chrono::steady_clock::now();
       continue;
     }
+    counters_->engine_sleeps.fetch_add(1, std::memory_order_relaxed);
     int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), NextWakeMs());
     SetSleeping(0);
+    bool by_data = false;  // not only a command (a join, an admin request)
     for (int i = 0; i < n; ++i) {
       if (events[i].data.ptr == nullptr) {
         DrainEventFd(wake_fd_);
-      } else if (events[i].data.ptr == transport_) {
-        // Taken by HandleTransport on the next pass.
-      } else {
-        DrainEventFd(static_cast<Group*>(events[i].data.ptr)->doorbell_fd());
+        continue;
       }
+      by_data = true;
+      // The transport's events are taken by HandleTransport on the next pass.
+      if (events[i].data.ptr != transport_) DrainEventFd(static_cast<Group*>(events[i].data.ptr)->doorbell_fd());
     }
+    if (by_data) counters_->engine_wakeups.fetch_add(1, std::memory_order_relaxed);
     last_work = std::chrono::steady_clock::now();
   }
   Drain();

@@ -1,7 +1,8 @@
-// The thread that drives every group's collectives. It owns all stores into group segments:
-// the control thread hands it groups and membership changes through a queue. It spins for a
-// short while after work, then sleeps in epoll on the groups' doorbells, waking at least every
-// kTimeoutTick while a round is under way so that round timeouts fire.
+// The thread that drives every group's collectives across nodes. It owns the daemon's stores
+// into group segments: the control thread hands it groups and membership changes through a
+// queue. It spins for a short while after work, then sleeps in epoll on the groups' doorbells,
+// waking at least every kTimeoutTick while a round is under way so that round timeouts fire.
+// Groups on one node run without it: it looks in on them at every tick (Group::Watch).
 #pragma once
 
 #include <atomic>
@@ -73,6 +74,7 @@ class ProgressEngine {
   static constexpr std::chrono::milliseconds kTimeoutTick{100};
 
   std::atomic<int64_t> spin_us_;
+  std::chrono::steady_clock::time_point next_watch_;  // of groups on one node
   DaemonCounters* counters_;
   Transport* transport_;
   int epoll_fd_ = -1;

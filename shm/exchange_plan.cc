@@ -60,7 +60,7 @@ uint64_t MinSrbBytes(const GroupShape& shape, Algorithm algo) {
 
 Result<Staging> PlanGroupStaging(const GroupShape& shape, Algorithm algo, uint64_t ssb_bytes, uint64_t srb_bytes,
                                  uint64_t bytes_per_rank) {
-  if (shape.nodes() == 1) return PlanStaging(shape, ssb_bytes, bytes_per_rank);
+  if (shape.nodes() == 1) return PlanStaging(shape, LocalSsbHalfBytes(ssb_bytes), bytes_per_rank);
   if (algo == Algorithm::kV3) {
     if (srb_bytes < MinSrbBytes(shape, algo)) {
       return Status(Code::kNoMemory, "an SRB of " + std::to_string(srb_bytes) + " bytes cannot hold two halves of " +

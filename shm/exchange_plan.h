@@ -32,8 +32,9 @@ uint64_t SrbHalfBytes(uint64_t srb_bytes);
 // receiving the most; v3 needs two halves of at least a cache line.
 uint64_t MinSrbBytes(const GroupShape& shape, Algorithm algo);
 
-// Staging for a group of any number of nodes: the SSB bounds every algorithm's slice; the SRB
-// also bounds v1's and v2's, which keep every remote block of a round at once.
+// Staging for a group of any number of nodes: the SSB bounds every algorithm's slice (a group on
+// one node: half of it); the SRB also bounds v1's and v2's, which keep every remote block of a
+// round at once.
 Result<Staging> PlanGroupStaging(const GroupShape& shape, Algorithm algo, uint64_t ssb_bytes, uint64_t srb_bytes,
                                  uint64_t bytes_per_rank);
 

@@ -1,23 +1,41 @@
-// The binary layout of a group's shared segment: header (daemon-written control block),
-// one cache-line slot per local rank (rank-written), then the SSB and the SRB. The segment is
-// a sealed memfd mapped by the daemon and by every local rank of the group, so everything in
-// it is either written once before it is handed out or an address-free lock-free atomic.
+// The binary layout of a group's shared segment: header (control block), one slot per local
+// rank (rank-written), then the SSB and the SRB. The segment is a sealed memfd mapped by the
+// daemon and by every local rank of the group, so everything in it is either written once
+// before it is handed out or an address-free lock-free atomic.
+//
+// Rounds of a group on one node are driven by its ranks alone (client/local_round.h): they meet
+// in their slots and the daemon only watches. Rounds of a group spanning nodes go through the
+// daemon, which publishes in the header what it did.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "shm/latency_buckets.h"
+
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 1;
+constexpr uint32_t kSegmentVersion = 2;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "futex words must be plain atomics");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "slots must be plain atomics");
+
+// Calls counted in the segment by a group's local rank 0 (single writer: plain relaxed
+// stores). Latency classes and buckets are shm/latency_buckets.h's.
+struct CallStats {
+  std::atomic<uint64_t> calls;         // completed without error
+  std::atomic<uint64_t> failed;        // returned an error (other than an opt-out)
+  std::atomic<uint64_t> failed_by_code[16];  // the same by ohio::Code
+  std::atomic<uint64_t> rounds;
+  std::atomic<uint64_t> bytes_local;   // bytes moved between the node's ranks
+  std::atomic<uint64_t> latency_count[kLatencySizeClasses][kLatencyBuckets];
+  std::atomic<uint64_t> latency_sum_ns[kLatencySizeClasses];
+};
 
 enum class GroupState : uint32_t {
   kOpen = 0,
@@ -41,14 +59,19 @@ struct alignas(kCacheLine) SegmentHeader {
   uint32_t timeout_ms;
   uint32_t algorithm;  // ohio::Algorithm
   // The buffer sizes every node of the group plans with (the smallest over its nodes): set
-  // by the daemon before it publishes ready_round = 1.
+  // by the daemon before it publishes started = 1.
   uint64_t plan_ssb_bytes;
   uint64_t plan_srb_bytes;
 
-  // Daemon -> ranks. Ranks sleep on event_count, which the daemon bumps after every change
-  // below, so a rank that read it before checking a condition never misses a wake-up.
+  // Everyone who changes something another process may wait for (the daemon, or a rank
+  // arriving) bumps event_count and, only if `sleepers` is non-zero, wakes its futex: a waiter
+  // counts itself in `sleepers` before it re-checks its condition and sleeps (shm/event_word.h).
   alignas(kCacheLine) std::atomic<uint32_t> event_count;
-  std::atomic<uint32_t> ready_round;     // the SSB may be filled for this round
+  std::atomic<uint32_t> sleepers;
+
+  // Daemon -> ranks.
+  alignas(kCacheLine) std::atomic<uint32_t> started;  // 1 once every node's daemon has met
+  std::atomic<uint32_t> ready_round;     // the SSB may be filled for this round (groups spanning nodes)
   std::atomic<uint32_t> released_round;  // this round may be copied out (or has failed)
   std::atomic<uint32_t> failed_round;    // == released_round: that round failed, see round_error
   std::atomic<uint32_t> round_error_code;  // ohio::Code
@@ -59,23 +82,47 @@ struct alignas(kCacheLine) SegmentHeader {
   char round_error[kErrorMessageBytes];
   char group_error[kErrorMessageBytes];
 
-  // Ranks -> daemon: set while the progress engine sleeps; a rank that finds it set after
-  // publishing writes the group's doorbell eventfd.
+  // Ranks -> daemon: set while the progress engine sleeps; a rank of a group spanning nodes
+  // that finds it set after publishing writes the group's doorbell eventfd.
   alignas(kCacheLine) std::atomic<uint32_t> daemon_sleeping;
+  // Set for good by a rank whose kernel refused to read another rank's memory: from then on
+  // every rank of the group stages its rows in the SSB (two copies).
+  std::atomic<uint32_t> single_copy_refused;
+
+  // Calls of a group on one node, counted by its local rank 0 (the daemon folds them into its
+  // counters): latency is that rank's time in the call.
+  alignas(kCacheLine) CallStats stats;
 };
 
 // bytes_per_rank of a rank that opts out of a call (ohio_alltoall_skip): the round then fails
 // with Code::kSkipped on every rank of every node, so that all of them can fall back together.
 constexpr uint64_t kSkipBytes = ~uint64_t{0};
 
-struct alignas(kCacheLine) RankSlot {
-  std::atomic<uint32_t> arrived_round;    // copy-in of this round is complete
-  std::atomic<uint32_t> done_round;       // copy-out of this round is complete
-  std::atomic<uint64_t> bytes_per_rank;   // M of the call `arrived_round` belongs to
-  std::atomic<uint32_t> round_in_call;    // which of the call's rounds `arrived_round` is
-  std::atomic<uint32_t> rounds_in_call;   // how many rounds the call has
-  std::atomic<uint32_t> consumed;         // deliveries of arrived_round copied out so far
+// What a rank says of one round. A rank may arrive at round k+1 while others still read its
+// round k entry, so entries alternate by the round's parity: by the time a rank arrives at
+// k+2, every rank has finished round k.
+struct RoundEntry {
+  std::atomic<uint64_t> bytes_per_rank;  // M of the call the round belongs to (or kSkipBytes)
+  std::atomic<uint32_t> round_in_call;   // which of the call's rounds this is
+  std::atomic<uint32_t> rounds_in_call;  // how many rounds the call has
+  // One node: where the other ranks read this rank's messages straight from (its send buffer
+  // in its own address space, with process_vm_readv); 0 when its row is in the SSB.
+  std::atomic<uint64_t> send_address;
+  // One node, after a refused single copy: the round whose row this rank has since staged in
+  // the SSB for the readers that could not read its memory.
+  std::atomic<uint32_t> row_staged_round;
 };
+
+struct alignas(kCacheLine) RankSlot {
+  std::atomic<uint32_t> arrived_round;  // this rank's part of the round is published
+  std::atomic<uint32_t> done_round;     // copy-out of this round is complete
+  std::atomic<uint32_t> consumed;       // deliveries of arrived_round copied out so far
+  std::atomic<uint32_t> pid;            // the rank's process, for single copies
+  RoundEntry rounds[2];                 // by round parity
+};
+
+inline RoundEntry& EntryFor(RankSlot* slot, uint32_t round) { return slot->rounds[round & 1]; }
+inline const RoundEntry& EntryFor(const RankSlot* slot, uint32_t round) { return slot->rounds[round & 1]; }
 
 struct SegmentLayout {
   uint64_t slots_offset = 0;

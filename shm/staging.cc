@@ -8,6 +8,16 @@ uint64_t MinSsbBytes(const GroupShape& shape) {
   return uint64_t{shape.max_ppn()} * shape.size();
 }
 
+uint64_t LocalSsbHalfBytes(uint64_t ssb_bytes) {
+  const uint64_t half = ssb_bytes / 2;
+  return half >= 64 ? half - half % 64 : half;
+}
+
+uint64_t MinLocalSsbBytes(const GroupShape& shape) {
+  const uint64_t min = MinSsbBytes(shape);
+  return 2 * (min >= 64 ? (min + 63) / 64 * 64 : min);
+}
+
 Result<Staging> PlanStaging(const GroupShape& shape, uint64_t ssb_bytes, uint64_t bytes_per_rank) {
   const uint64_t messages = MinSsbBytes(shape);
   if (ssb_bytes < messages) {

@@ -27,6 +27,13 @@ struct Staging {
 // each message of the node with the most ranks).
 uint64_t MinSsbBytes(const GroupShape& shape);
 
+// A group on one node stages its rounds in two halves of the SSB, by round parity, so that
+// its ranks never wait for each other to free a half (client/local_alltoall.h). A half is
+// rounded down to a cache line.
+uint64_t LocalSsbHalfBytes(uint64_t ssb_bytes);
+// Bytes of SSB a group on one node needs: two halves of MinSsbBytes, rounded to a cache line.
+uint64_t MinLocalSsbBytes(const GroupShape& shape);
+
 // Splits M so that an SSB of ssb_bytes holds one round on the node with the most ranks, so
 // every node of the group arrives at the same rounds. A slice shorter than M is rounded down
 // to a multiple of 64 bytes (when at least 64) so copies stay cache-line sized. The last

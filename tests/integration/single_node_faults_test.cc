@@ -158,14 +158,15 @@ TEST(SingleNodeFaults, GroupTooLargeForTheSsb) {
   TempDir dir;
   Daemon daemon(dir, {"--ssb-bytes", "4KiB"});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
-  // 100 ranks on this node: one byte of each of 100 x 100 messages needs 10000 bytes.
+  // 100 ranks on this node: one byte of each of 100 x 100 messages needs 10000 bytes, in each of
+  // the two halves a group on one node stages its rounds in (rounded to cache lines: 2 x 10048).
   Process rank(std::vector<std::string>{RunfilePath("tests/tools/alltoall_rank"), "--socket", daemon.socket(),
                                         "--key", KeyHex("too-large"), "--size", "100", "--rank", "0", "--expect",
                                         "not enough shared memory"},
                dir.file("too-large.out"));
   EXPECT_EQ(rank.Wait(kDeadline), 0) << rank.Output();
   EXPECT_TRUE(Contains(rank.Output(), "join error code=5")) << rank.Output();
-  EXPECT_TRUE(Contains(rank.Output(), "needs an SSB of at least 10000 bytes; ohiod is configured with ssb_bytes = 4096"))
+  EXPECT_TRUE(Contains(rank.Output(), "needs an SSB of at least 20096 bytes (two halves); ohiod is configured with ssb_bytes = 4096"))
       << rank.Output();
   ExpectHealthyJob(dir, daemon.socket(), "small-still-fits");
 }

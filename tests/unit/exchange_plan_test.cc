@@ -518,7 +518,8 @@ void SimulateAll(Algorithm algo, V3Order order) {
   for (const RankMap& rm : TestMaps()) {
     const GroupShape s = Shape(rm.nodes, rm.rank_node);
     SCOPED_TRACE(Describe(rm, algo));
-    const uint64_t min_ssb = MinSsbBytes(s);
+    // A group on one node stages in half its SSB.
+    const uint64_t min_ssb = s.nodes() == 1 ? MinLocalSsbBytes(s) : MinSsbBytes(s);
     // (SSB, SRB) pairs. SSBs of 1, 3, 65 and 1000 times the minimum fit slices of 1, 3, 64
     // (65 rounded down to a line) and M itself.
     std::vector<std::pair<uint64_t, uint64_t>> sizes;
@@ -644,7 +645,8 @@ TEST(PlanGroupStaging, BoundsErrorsAndSingleNode) {
             };
             const Result<Staging> got = PlanGroupStaging(s, algo, ssb, srb, m);
             if (s.nodes() == 1) {
-              ExpectSame(got, PlanStaging(s, ssb, m), where);
+              // One node: rounds alternate between the SSB's two halves.
+              ExpectSame(got, PlanStaging(s, LocalSsbHalfBytes(ssb), m), where);
               continue;
             }
             if (algo == Algorithm::kV3) {

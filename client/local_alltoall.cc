@@ -1,0 +1,204 @@
+#include "client/local_alltoall.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "client/single_copy.h"
+#include "shm/event_word.h"
+#include "shm/staging.h"
+#include "shm/latency_buckets.h"
+#include "shm/round_verdict.h"
+
+namespace ohio {
+namespace {
+
+bool Reached(uint32_t value, uint32_t k) { return static_cast<int32_t>(value - k) >= 0; }
+
+void Bump(std::atomic<uint64_t>& counter, uint64_t by) {
+  // Only local rank 0 writes these: no read-modify-write needed.
+  counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+LocalAlltoall::LocalAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t local,
+                             const RoundWaiter* waiter)
+    : segment_(segment),
+      header_(segment->header()),
+      shape_(shape),
+      local_(local),
+      ranks_(shape->ppn(0)),
+      waiter_(waiter),
+      half_bytes_(LocalSsbHalfBytes(segment->header()->plan_ssb_bytes)),
+      plans_(shape, algo, 0, local) {
+  segment->slot(local)->pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
+}
+
+Status LocalAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
+  const auto start = std::chrono::steady_clock::now();
+  rounds_this_call_ = 0;
+  Status s = Run(send, recv, m, next_round);
+  if (local_ == 0) Record(m, s, std::chrono::steady_clock::now() - start, rounds_this_call_);
+  return s;
+}
+
+Status LocalAlltoall::Run(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
+  if (m >= SingleCopyThreshold() && send != recv && header_->single_copy_refused.load(std::memory_order_relaxed) == 0) {
+    bool fall_back = false;
+    Status s = SingleCopyRound(send, recv, m, (*next_round)++, &fall_back);
+    if (!fall_back) return s;
+  }
+  auto plan = plans_.For(m, half_bytes_);  // PlanGroupStaging's for one node
+  if (!plan.ok()) return plan.status();
+  const CallPlan& p = *plan.value();
+  for (uint64_t r = 0; r < p.staging.rounds; ++r) {
+    Status s = StagedRound(p, r, send, recv, (*next_round)++);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status LocalAlltoall::Skip(uint32_t* next_round) {
+  const uint32_t k = (*next_round)++;
+  Arrive(k, kSkipBytes, 0, 1, nullptr);
+  if (Status s = MeetEveryone(k); !s.ok()) return s;
+  Status v = Verdict(k);
+  Done(k, false);
+  if (v.ok()) return Status(Code::kProtocol, "a round a rank had opted out of went ahead");
+  return v;
+}
+
+void LocalAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds,
+                           const void* send_address) {
+  RankSlot* me = segment_->slot(local_);
+  RoundEntry& e = EntryFor(me, k);
+  e.bytes_per_rank.store(m, std::memory_order_relaxed);
+  e.round_in_call.store(static_cast<uint32_t>(round_in_call), std::memory_order_relaxed);
+  e.rounds_in_call.store(static_cast<uint32_t>(rounds), std::memory_order_relaxed);
+  e.send_address.store(reinterpret_cast<uint64_t>(send_address), std::memory_order_relaxed);
+  me->arrived_round.store(k, std::memory_order_seq_cst);
+  SignalChange(header_);
+  ++rounds_this_call_;
+}
+
+Status LocalAlltoall::MeetEveryone(uint32_t k) {
+  return waiter_->Wait(
+      [this, k] {
+        for (uint32_t l = 0; l < ranks_; ++l) {
+          if (!Reached(segment_->slot(l)->arrived_round.load(std::memory_order_acquire), k)) return false;
+        }
+        return true;
+      },
+      "the other ranks", "enter the alltoall");
+}
+
+Status LocalAlltoall::Verdict(uint32_t k) const {
+  auto bytes_of = [this, k](uint32_t l) {
+    return EntryFor(segment_->slot(l), k).bytes_per_rank.load(std::memory_order_relaxed);
+  };
+  if (RanksAgree(ranks_, bytes_of)) return Status::Ok();
+  std::vector<uint64_t> bytes(ranks_);
+  std::vector<uint32_t> group_ranks(ranks_);
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    bytes[l] = bytes_of(l);
+    group_ranks[l] = shape_->rank_at(0, l);
+  }
+  return RoundVerdict(bytes, group_ranks);
+}
+
+void LocalAlltoall::Done(uint32_t k, bool someone_waits) {
+  segment_->slot(local_)->done_round.store(k, std::memory_order_seq_cst);
+  if (someone_waits) SignalChange(header_);
+}
+
+Status LocalAlltoall::StagedRound(const CallPlan& plan, uint64_t round, const uint8_t* send, uint8_t* recv,
+                                  uint32_t k) {
+  uint8_t* half = segment_->ssb() + (k & 1) * half_bytes_;
+  CopyIn(plan, round, send, half);
+  Arrive(k, plan.staging.bytes_per_rank, round, plan.staging.rounds, nullptr);
+  if (Status s = MeetEveryone(k); !s.ok()) return s;
+  Status v = Verdict(k);
+  if (v.ok()) CopyOutLocal(plan, round, half, recv);
+  Done(k, false);
+  return v;
+}
+
+Status LocalAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t k, bool* fall_back) {
+  Arrive(k, m, 0, 1, SingleCopyPossible() ? send : nullptr);
+  if (Status s = MeetEveryone(k); !s.ok()) return s;
+  if (Status v = Verdict(k); !v.ok()) {
+    Done(k, false);
+    return v;
+  }
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    if (EntryFor(segment_->slot(l), k).send_address.load(std::memory_order_relaxed) == 0) {
+      // Someone could not offer its buffer (in place, or its process may not be read): every
+      // rank sees the same slots and goes through the SSB together.
+      Done(k, false);
+      *fall_back = true;
+      return Status::Ok();
+    }
+  }
+  const uint32_t me = shape_->rank_at(0, local_);
+  bool refused = false;
+  for (uint32_t l = 0; l < ranks_ && !refused; ++l) {
+    const uint32_t src = shape_->rank_at(0, l);
+    if (l == local_) {
+      std::memcpy(recv + src * m, send + me * m, m);
+      continue;
+    }
+    const RankSlot* slot = segment_->slot(l);
+    const pid_t pid = static_cast<pid_t>(slot->pid.load(std::memory_order_relaxed));
+    const uint64_t address = EntryFor(slot, k).send_address.load(std::memory_order_relaxed);
+    std::string why;
+    switch (ReadFromRank(pid, address + me * m, recv + src * m, m, &why)) {
+      case ReadOutcome::kDone:
+        break;
+      case ReadOutcome::kGone:
+        // It died after arriving: its daemon is closing the group; take that error.
+        return waiter_->Wait([] { return false; }, "ohiod", "close the group of a rank that died");
+      case ReadOutcome::kRefused:
+        SayRefusedOnce(pid, why);
+        // Published before this rank's done, so every rank sees it once all are done.
+        header_->single_copy_refused.store(k, std::memory_order_seq_cst);
+        refused = true;
+        break;
+    }
+  }
+  Done(k, true);
+  // The others read this rank's send buffer until they are done: it must not change before.
+  Status s = waiter_->Wait(
+      [this, k] {
+        for (uint32_t l = 0; l < ranks_; ++l) {
+          if (!Reached(segment_->slot(l)->done_round.load(std::memory_order_acquire), k)) return false;
+        }
+        return true;
+      },
+      "the other ranks", "finish reading this rank's send buffer");
+  if (!s.ok()) return s;
+  *fall_back = header_->single_copy_refused.load(std::memory_order_seq_cst) == k;
+  return Status::Ok();
+}
+
+void LocalAlltoall::Record(uint64_t m, const Status& result, std::chrono::nanoseconds took, uint64_t rounds) {
+  CallStats& st = header_->stats;
+  // An opt-out is no failure; a group closed under the call (a rank gone, a timeout, the
+  // daemon lost) is counted by the daemon that closed it.
+  const Code code = result.code();
+  if (code == Code::kSkipped || code == Code::kGroupFailed || code == Code::kTimeout || code == Code::kDaemonLost) return;
+  if (!result.ok()) {
+    Bump(st.failed, 1);
+    Bump(st.failed_by_code[static_cast<size_t>(result.code()) % 16], 1);
+    return;
+  }
+  Bump(st.rounds, rounds);
+  Bump(st.calls, 1);
+  Bump(st.bytes_local, uint64_t{ranks_} * ranks_ * m);
+  const uint64_t ns = took.count() < 0 ? 0 : static_cast<uint64_t>(took.count());
+  const size_t c = LatencySizeClass(m);
+  Bump(st.latency_count[c][LatencyBucket(ns)], 1);
+  Bump(st.latency_sum_ns[c], ns);
+}
+
+}  // namespace ohio

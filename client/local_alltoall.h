@@ -1,0 +1,62 @@
+// An alltoall of a group whose ranks are all on this node, settled by the ranks among
+// themselves in the segment: the daemon is not on the path (it watches for deaths and
+// timeouts, and folds the counters rank 0 keeps here into its own).
+//
+// Round k (numbered per group, one after another over calls):
+//   1. a rank stages its row in SSB half k mod 2, or, for a large call, offers its send buffer
+//      to be read in place (single_copy.h);
+//   2. it publishes its M (and the offer) in its slot's entry for k's parity and its arrival;
+//   3. it waits for every rank's arrival and reads every rank's M: all ranks read the same
+//      slots, so all reach the same verdict, and an error carries the same text everywhere;
+//   4. it copies its column out (from the SSB half, or straight from every rank's buffer,
+//      after which it waits until everyone has read its own buffer before returning).
+// Half k mod 2 is free again at k+2 without any further wait: a rank arrives at k+1 only
+// after copying out of k, and nobody copies into k+2 before everyone has arrived at k+1.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "client/call_plan.h"
+#include "client/round_waiter.h"
+#include "common/status.h"
+#include "shm/group_shape.h"
+#include "shm/segment.h"
+
+namespace ohio {
+
+class LocalAlltoall {
+ public:
+  LocalAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t local,
+                const RoundWaiter* waiter);
+
+  // The next call; *next_round is the group's round counter, advanced by the rounds used.
+  Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
+  // A round without data that fails with kSkipped on every rank.
+  Status Skip(uint32_t* next_round);
+
+ private:
+  Status Run(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round);
+  // One round through the SSB half of its parity.
+  Status StagedRound(const CallPlan& plan, uint64_t round, const uint8_t* send, uint8_t* recv, uint32_t k);
+  // One round read straight from the other ranks' send buffers. *fall_back: not every rank
+  // could offer its buffer, or a read was refused; the call then goes through the SSB.
+  Status SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t k, bool* fall_back);
+  void Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds, const void* send_address);
+  Status MeetEveryone(uint32_t k);
+  Status Verdict(uint32_t k) const;
+  void Done(uint32_t k, bool someone_waits);
+  void Record(uint64_t m, const Status& result, std::chrono::nanoseconds took, uint64_t rounds);
+
+  const Segment* segment_;
+  SegmentHeader* header_;
+  const GroupShape* shape_;
+  uint32_t local_;
+  uint32_t ranks_;
+  const RoundWaiter* waiter_;
+  uint64_t half_bytes_;
+  CallPlans plans_;
+  uint64_t rounds_this_call_ = 0;
+};
+
+}  // namespace ohio

@@ -1,0 +1,27 @@
+#include "client/round_waiter.h"
+
+#include <poll.h>
+
+#include <cstring>
+
+namespace ohio {
+
+Status RoundWaiter::GroupError() const {
+  return Status(static_cast<Code>(header_->group_error_code.load(std::memory_order_relaxed)),
+                std::string(header_->group_error, strnlen(header_->group_error, kErrorMessageBytes)));
+}
+
+bool RoundWaiter::DaemonGone() const {
+  struct pollfd p = {control_fd_, POLLIN | POLLRDHUP, 0};
+  // The daemon never writes while a collective runs: readable means closed.
+  return poll(&p, 1, 0) > 0;
+}
+
+Status RoundWaiter::Outcome(WaitOutcome outcome, const char* who, const char* what) const {
+  if (GroupFailed()) return GroupError();
+  if (outcome == WaitOutcome::kStopped) return Status(Code::kDaemonLost, "the connection to ohiod closed");
+  return Status(Code::kTimeout,
+                std::string(who) + " did not " + what + " within " + std::to_string(patience_.count()) + " ms");
+}
+
+}  // namespace ohio

@@ -1,0 +1,35 @@
+// Reading another rank's messages straight out of its send buffer (process_vm_readv), as Open
+// MPI's shared-memory transport does, so that a large call on one node costs one copy instead
+// of two through the SSB. The kernel allows it between processes of the same user unless
+// ptrace restrictions (Yama's ptrace_scope, a process that is not dumpable, a security module)
+// forbid it; a rank offers its buffer only when it knows of no such restriction, and a refusal
+// that still happens makes the group fall back to two copies.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "common/status.h"
+
+namespace ohio {
+
+// Whether this process may offer its send buffer to be read: ptrace_scope (if Yama is there)
+// is 0 and the process is dumpable. Checked once per process.
+bool SingleCopyPossible();
+
+// Message bytes from which a call is read in place ($OHIO_SINGLE_COPY_BYTES, default 16 KiB;
+// 0 turns single copies off). Read once per process.
+uint64_t SingleCopyThreshold();
+
+enum class ReadOutcome { kDone, kRefused, kGone };
+
+// Copies `bytes` from `remote` in process `pid` to `local`, looping over partial reads.
+// kGone: the process no longer exists. kRefused: any other failure (permission, bad address),
+// with errno's text in *why.
+ReadOutcome ReadFromRank(pid_t pid, uint64_t remote, void* local, uint64_t bytes, std::string* why);
+
+// Prints, once per process, that a single copy was refused and the group falls back.
+void SayRefusedOnce(pid_t pid, const std::string& why);
+
+}  // namespace ohio

@@ -1,0 +1,72 @@
+// Waiting for another process to change something in a group's segment, and telling waiters
+// that something changed, without a system call on either side when nobody sleeps.
+//
+// A waiter spins briefly (yielding between bursts, so that a rank sharing its core with the
+// one it waits for hands the core over), then counts itself in the header's `sleepers`,
+// re-checks, and sleeps on the futex of `event_count`. A changer publishes its change, bumps
+// `event_count`, and makes the FUTEX_WAKE call only when `sleepers` is non-zero. Both sides
+// order these with sequentially consistent operations, so either the waiter sees the change
+// before sleeping or the changer sees the sleeper and wakes it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "shm/segment_layout.h"
+
+namespace ohio {
+
+// After publishing a change: bumps the event word and wakes sleepers, if any. True if a wake
+// system call was made.
+bool SignalChange(SegmentHeader* header);
+
+enum class WaitOutcome { kReady, kStopped, kTimedOut };
+
+struct WaitPolicy {
+  std::chrono::microseconds spin{20};       // before the first sleep
+  std::chrono::milliseconds slice{100};     // sleeps are cut into slices to check `stop`
+  std::chrono::steady_clock::time_point deadline;
+};
+
+// Waits until ready() (kReady), stop() (kStopped; cheap, checked between spins and before
+// every sleep), after_sleep() (kStopped; may cost a system call, checked after every sleep)
+// or the deadline (kTimedOut). ready() is checked first every time, so a condition that holds
+// is never reported as stopped.
+template <typename Ready, typename Stop, typename AfterSleep>
+WaitOutcome WaitForChange(SegmentHeader* header, const WaitPolicy& policy, Ready ready, Stop stop,
+                          AfterSleep after_sleep);
+
+namespace event_word_internal {
+void Sleep(SegmentHeader* header, uint32_t seen, std::chrono::nanoseconds timeout);
+inline void CpuRelax() { __builtin_ia32_pause(); }
+void Yield();
+}  // namespace event_word_internal
+
+template <typename Ready, typename Stop, typename AfterSleep>
+WaitOutcome WaitForChange(SegmentHeader* header, const WaitPolicy& policy, Ready ready, Stop stop,
+                          AfterSleep after_sleep) {
+  using Clock = std::chrono::steady_clock;
+  if (ready()) return WaitOutcome::kReady;
+  const auto start = Clock::now();
+  while (Clock::now() - start < policy.spin) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return WaitOutcome::kReady;
+      event_word_internal::CpuRelax();
+    }
+    if (stop()) return WaitOutcome::kStopped;
+    event_word_internal::Yield();
+  }
+  for (;;) {
+    const uint32_t seen = header->event_count.load(std::memory_order_seq_cst);
+    if (ready()) return WaitOutcome::kReady;
+    if (stop()) return WaitOutcome::kStopped;
+    const auto now = Clock::now();
+    if (now >= policy.deadline) return WaitOutcome::kTimedOut;
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(policy.deadline - now);
+    event_word_internal::Sleep(header, seen, left < policy.slice ? left : std::chrono::nanoseconds(policy.slice));
+    if (!ready() && after_sleep()) return WaitOutcome::kStopped;
+  }
+}
+
+}  // namespace ohio

@@ -865,8 +865,8 @@ bool PrintClusterTable(const Cluster& c, const Plan& p, Shared* s) {
   std::printf("# calls                   timed calls per method and size (per rank)\n"
               "# latency_us              microseconds per call, averaged over the calls and the %u ranks\n"
               "# ratio                   latency_us / flat's latency_us of the same size\n"
-              "# cpu_us_per_call         CPU time (user+system) in the timed windows, summed over %s,\n"
-              "#                         per call\n"
+              "# cpu_us_per_call         CPU time (user+system) per call in the timed windows, summed over\n"
+              "#                         %s\n"
               "# ctx_switches_per_call   voluntary+involuntary context switches, same windows and processes\n"
               "# frames_per_call_per_node  packets a node's veth0 sent in the windows, per call, averaged over\n"
               "#                         the nodes (%s)\n"
@@ -1057,12 +1057,13 @@ int main(int argc, char** argv) {
   app.add_option("--daemon-pids", cluster.daemon_pids,
                  "per node, its ohiod's pid: its CPU time and context switches count in every window")
       ->delimiter(',');
+  auto* admin_opt =
+      app.add_option("--admin-sockets", cluster.admin_sockets, "per node, its ohiod's admin socket (for --ohioctl)")
+          ->delimiter(',');
   app.add_option("--ohioctl", cluster.ohioctl,
                  "ohioctl binary: per ohio window, each node's transport data frames (data_frames_sent of "
                  "`ohioctl --json counters`), where the daemon counts them")
-      ->needs("--admin-sockets");
-  app.add_option("--admin-sockets", cluster.admin_sockets, "per node, its ohiod's admin socket (for --ohioctl)")
-      ->delimiter(',');
+      ->needs(admin_opt);
   app.add_option("--csv", plan.csv, "also write the multi-node table to this CSV file");
   app.add_option("--flat-port-base", plan.flat_port_base,
                  "rank g's flat baseline listens on this port + g (default: any free port)");

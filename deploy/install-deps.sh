@@ -16,6 +16,8 @@ PACKAGES=(
   util-linux coreutils
   # tests/bench/verbs_vs_tcp.sh reads ohioctl's JSON with jq (python3 starts slowly in the guest)
   jq
+  # deploy/local-cluster.sh and deploy/mpi-compare.sh plot latency against message size
+  gnuplot-nox
   # deploy/ohiod.service is checked with systemd-analyze verify
   systemd
   # tests/vm: a QEMU guest with Debian's kernel and Soft-RoCE (rdma_rxe) runs the verbs tests.

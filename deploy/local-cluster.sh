@@ -2,7 +2,11 @@
 # One machine as a cluster: starts K ohiod nodes (node0..node{K-1}) on this host and runs the
 # alltoall benchmark across them, P rank processes per node: ohio with algorithms v1, v2 and v3
 # against a flat pairwise alltoall over TCP between the rank processes (what an MPI library
-# does), all measured in the same run. Then stops the daemons and removes everything it made.
+# does), all measured in the same run, and that run repeated --runs times against the same
+# daemons: per method and size the median latency over the runs, the ratio to flat, and what a
+# call cost (CPU time and context switches of every rank process and every ohiod, packets each
+# node's veth sent). Writes them as CSV and plots latency against size (PNG) in --out. Then
+# stops the daemons and removes everything it made (not --out).
 #
 # --netns (default as root): every node is a network namespace ohio-nodeI with a veth pair into
 #   the bridge ohio-br0 (10.77.0.254) and the address 10.77.0.(I+1)/24; daemons and rank
@@ -12,14 +16,18 @@
 # usage: deploy/local-cluster.sh [--nodes K (4)] [--ppn P (2)] [--netns|--loopback]
 #                                [--max-bytes B (1048576)] [--iterations N (per size and method;
 #                                default 500 up to 4 KiB, 100 up to 64 KiB, 50 above)]
+#                                [--runs R (3)] [--out DIR (/tmp/ohio-bench/local-cluster)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NETNS_PROG=local-cluster.sh
 . deploy/lib/netns-cluster.sh
+. deploy/lib/bench-results.sh
 
 NODES=4
 PPN=2
 MODE=
+RUNS=3
+OUT=/tmp/ohio-bench/local-cluster
 BENCH_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -28,12 +36,16 @@ while [ $# -gt 0 ]; do
     --netns) MODE=netns; shift ;;
     --loopback) MODE=loopback; shift ;;
     --max-bytes|--iterations) BENCH_ARGS+=("$1" "$2"); shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "local-cluster.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 case "$NODES" in ''|*[!0-9]*) echo "--nodes needs a number" >&2; exit 2 ;; esac
 case "$PPN" in ''|*[!0-9]*) echo "--ppn needs a number" >&2; exit 2 ;; esac
+case "$RUNS" in ''|*[!0-9]*|0) echo "--runs needs a number >= 1" >&2; exit 2 ;; esac
+[ -n "$OUT" ] || { echo "--out needs a directory" >&2; exit 2; }
 # 10.77.0.254 is the bridge, so node addresses stop at .253.
 if [ "$NODES" -lt 2 ] || [ "$NODES" -gt 64 ] || [ "$PPN" -lt 1 ] || [ "$PPN" -gt 64 ]; then
   echo "local-cluster.sh: --nodes must be 2..64 and --ppn 1..64" >&2
@@ -48,7 +60,7 @@ if [ "$MODE" = netns ] && [ "$(id -u)" != 0 ]; then
 fi
 
 bash deploy/install-deps.sh
-bazel build --curses=no //daemon:ohiod //tests/bench:alltoall_bench
+bazel build --curses=no //daemon:ohiod //tests/bench:alltoall_bench //client:ohioctl
 # Not the bazel-bin symlink: a concurrent build with another configuration (--config=asan)
 # repoints it.
 BAZEL_BIN=$(bazel info --curses=no bazel-bin 2>/dev/null)
@@ -58,7 +70,11 @@ netns_lock 30
 
 DIR=$(mktemp -d /tmp/ohio-cluster.XXXXXX)
 # Private copies, so that a rebuild while this runs cannot swap the binaries under it.
-cp "$BAZEL_BIN/daemon/ohiod" "$BAZEL_BIN/tests/bench/alltoall_bench" "$DIR/"
+cp "$BAZEL_BIN/daemon/ohiod" "$BAZEL_BIN/tests/bench/alltoall_bench" "$BAZEL_BIN/client/ohioctl" "$DIR/"
+# Results stay after the run; only what an earlier run of this script wrote there is replaced.
+mkdir -p "$OUT/runs"
+OUT=$(cd "$OUT" && pwd)
+rm -f "$OUT"/runs/run*.csv "$OUT"/runs/run*.txt "$OUT"/runs/run*.err "$OUT/alltoall.csv" "$OUT/alltoall.png"
 DAEMON_PIDS=()
 SAMPLER_PID=
 BENCH_PID=
@@ -205,40 +221,66 @@ echo "# link counters before the benchmark:"
 print_link_bytes
 
 commas() { local IFS=,; echo "$*"; }
-SOCKETS=() HOSTS=() NAMESPACES=()
+SOCKETS=() HOSTS=() NAMESPACES=() ADMIN=()
 for ((i = 0; i < NODES; i++)); do
   SOCKETS+=("$DIR/node$i.sock"); HOSTS+=("$(HOST_OF $i)"); NAMESPACES+=("$(ns_name $i)")
+  ADMIN+=("$DIR/node$i.admin.sock")
 done
 BENCH=("$DIR/alltoall_bench" --sockets "$(commas "${SOCKETS[@]}")" --ppn "$PPN" --algorithms v1,v2,v3
-       --rank-hosts "$(commas "${HOSTS[@]}")" --flat-port-base "$FLAT_BASE" --timeout-s 30 "${BENCH_ARGS[@]}")
+       --rank-hosts "$(commas "${HOSTS[@]}")" --flat-port-base "$FLAT_BASE" --timeout-s 30
+       --daemon-pids "$(commas "${DAEMON_PIDS[@]}")" --ohioctl "$DIR/ohioctl" --admin-sockets "$(commas "${ADMIN[@]}")"
+       "${BENCH_ARGS[@]}")
 if [ "$MODE" = netns ]; then BENCH+=(--rank-netns "$(commas "${NAMESPACES[@]}")"); fi
 echo
-echo "\$ ${BENCH[*]}"
+echo "\$ ${BENCH[*]} --csv $OUT/runs/runR.csv     # R = 1 .. $RUNS"
 sample_connections &
 SAMPLER_PID=$!
-# The benchmark stops itself when a rank stalls; this is the last resort.
-timeout --kill-after=10 900 "${BENCH[@]}" > "$DIR/bench.out" &
-BENCH_PID=$!
-if wait "$BENCH_PID"; then BENCH_RC=0; else BENCH_RC=$?; fi
-BENCH_PID=
+START=$SECONDS
+for ((run = 1; run <= RUNS; run++)); do
+  t0=$SECONDS
+  # The benchmark stops itself when a rank stalls; this is the last resort.
+  timeout --kill-after=10 900 "${BENCH[@]}" --csv "$OUT/runs/run$run.csv" > "$OUT/runs/run$run.txt" \
+    2> "$OUT/runs/run$run.err" &
+  BENCH_PID=$!
+  if wait "$BENCH_PID"; then BENCH_RC=0; else BENCH_RC=$?; fi
+  BENCH_PID=
+  if [ "$BENCH_RC" != 0 ]; then
+    cat "$OUT/runs/run$run.txt" "$OUT/runs/run$run.err" >&2
+    echo "local-cluster.sh: alltoall_bench run $run failed (exit $BENCH_RC); daemon logs:" >&2
+    for ((i = 0; i < NODES; i++)); do echo "--- node$i" >&2; tail -20 "$DIR/node$i.log" >&2; done
+    exit 1
+  fi
+  echo "  run $run/$RUNS: $(( SECONDS - t0 )) s, every method and size verified"
+done
 stop_pid "$SAMPLER_PID"
 SAMPLER_PID=
-cat "$DIR/bench.out"
-if [ "$BENCH_RC" != 0 ]; then
-  echo "local-cluster.sh: alltoall_bench failed (exit $BENCH_RC); daemon logs:" >&2
-  for ((i = 0; i < NODES; i++)); do echo "--- node$i" >&2; tail -20 "$DIR/node$i.log" >&2; done
-  exit 1
+echo
+grep '^#' "$OUT/runs/run1.txt" | grep -v '^# payload\|^# verified' || true
+# The daemon frame column is there only where ohioctl's counters have data_frames_sent.
+grep -h '^# .*data_frames_sent' "$OUT/runs/run1.err" || true
+echo
+echo "### $NODES nodes x $PPN ranks, $MODE: median of $RUNS runs (each run interleaves every method per size)"
+echo
+bench_median "$OUT/alltoall.csv" "v1=flat v2=flat v3=flat" "$OUT"/runs/run*.csv
+bench_print "$OUT/alltoall.csv"
+PLOT=
+if bench_plot "$OUT/alltoall.csv" "$OUT/alltoall.png" \
+     "alltoall latency, $NODES nodes x $PPN ranks ($MODE), median of $RUNS runs"; then
+  PLOT=$OUT/alltoall.png
 fi
+echo
+grep -h '^# payload' -A1 "$OUT/runs/run1.txt" | sed 's/in this run/in each run/' || true
+echo "# $RUNS runs in $(( SECONDS - START )) s"
 
 echo
 echo "# link counters after the benchmark:"
 print_link_bytes
 if [ "$MODE" = netns ]; then
-  echo "# difference: bytes through each node's veth during the benchmark (all methods and calls, with"
+  echo "# difference: bytes through each node's veth during the benchmark ($RUNS runs, all methods and calls, with"
   echo "# TCP/IP headers and ACKs):"
   printf '%-8s %-8s %16s %16s\n' node veth sent_MiB received_MiB
 else
-  echo "# difference: bytes through lo during the benchmark (every node's traffic, and anything else"
+  echo "# difference: bytes through lo during the benchmark ($RUNS runs, every node's traffic, and anything else"
   echo "# on 127.0.0.1):"
   printf '%-8s %-8s %16s %16s\n' node link sent_MiB received_MiB
 fi
@@ -276,3 +318,7 @@ for ((i = 0; i < NODES; i++)); do
   printf '%-8s %14s %14s %14s %14s\n' "node$i" "$d" "$p" "$fd" "$dd"
 done
 echo "# ohio_data, ohio_peer: after the benchmark (daemons still up); *_during: largest count over $samples samples, 2 s apart, while it ran"
+echo
+echo "results: $OUT/alltoall.csv (medians, one row per method and size)"
+if [ -n "$PLOT" ]; then echo "plot:    $PLOT (latency against bytes per rank, log-log)"; fi
+echo "runs:    $OUT/runs/run1..$RUNS.csv and .txt (each run's own table)"

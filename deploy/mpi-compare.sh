@@ -2,8 +2,12 @@
 # MPI_Alltoall under real MPI libraries, with and without ohio, on one emulated topology: the
 # osu-style program tests/bench/mpi_alltoall_bench.c run by Open MPI alone, Open MPI + ohio
 # (libohio_mpi_openmpi.so preloaded), MPICH alone and MPICH + ohio (libohio_mpi_mpich.so),
-# interleaved and repeated; prints the median latency per size, the ratios, and the established
-# TCP connections per host. Then stops everything and removes everything it made.
+# interleaved and repeated (--runs, the order rotated each run); prints per variant and size the
+# median over the runs of the latency and of what a call cost (CPU time and context switches of
+# every rank and every ohiod, packets each node's veth sent), the ratios with / without ohio of
+# the median latencies, and the established TCP connections per host. Writes the medians as CSV
+# and plots latency against size (PNG) in --out. Then stops everything and removes everything
+# it made (not --out).
 #
 # Multi-host (default): K nodes as network namespaces ohio-nodeI (10.77.0.(I+1)/24, veth into
 #   the bridge ohio-br0 = 10.77.0.254, as deploy/local-cluster.sh), one ohiod per namespace.
@@ -12,8 +16,9 @@
 # --single-host: all ranks and one ohiod in one namespace (ohio-node0), shared memory only.
 #
 # usage: deploy/mpi-compare.sh [--nodes K (2)] [--ppn P (2)] [--single-host]
-#          [--max-bytes B (65536)] [--repeats R (3)] [--iterations N (timed calls per size, 40)]
-#          [--run-timeout S (per mpirun, 90)] [--mpich-yield]
+#          [--max-bytes B (65536)] [--runs R (3; --repeats R is the same)]
+#          [--iterations N (timed calls per size, 40)] [--run-timeout S (per mpirun, 90)] [--mpich-yield]
+#          [--out DIR (/tmp/ohio-bench/mpi-compare-KxP, or -single-host)]
 # As root. Ratio columns: latency with ohio / without (above 1: ohio is slower).
 # MPICH 4.0.2 never yields its core while it waits, so with more ranks than cores (here: 2
 # cores) its calls take milliseconds. --mpich-yield preloads, into both MPICH variants, a tiny
@@ -24,6 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 NETNS_PROG=mpi-compare.sh
 . deploy/lib/netns-cluster.sh
+. deploy/lib/bench-results.sh
 ARGS="$*"
 
 NODES=
@@ -34,17 +40,19 @@ REPEATS=3
 ITERATIONS=40
 RUN_TIMEOUT=90
 MPICH_YIELD=0
+OUT=
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES=$2; shift 2 ;;
     --ppn) PPN=$2; shift 2 ;;
     --single-host) SINGLE=1; shift ;;
     --max-bytes) MAX_BYTES=$2; shift 2 ;;
-    --repeats) REPEATS=$2; shift 2 ;;
+    --runs|--repeats) REPEATS=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
     --iterations) ITERATIONS=$2; shift 2 ;;
     --run-timeout) RUN_TIMEOUT=$2; shift 2 ;;
     --mpich-yield) MPICH_YIELD=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "mpi-compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -65,6 +73,9 @@ if [ "$PPN" -lt 1 ] || [ "$PPN" -gt 64 ] || [ "$MAX_BYTES" -lt 1 ] || [ "$REPEAT
 fi
 if [ "$(id -u)" != 0 ]; then echo "mpi-compare.sh: needs root (network namespaces)" >&2; exit 2; fi
 RANKS=$(( NODES * PPN ))
+if [ -z "$OUT" ]; then
+  if [ "$SINGLE" = 1 ]; then OUT=/tmp/ohio-bench/mpi-compare-single-host; else OUT=/tmp/ohio-bench/mpi-compare-${NODES}x$PPN; fi
+fi
 
 bash deploy/install-deps.sh
 TARGETS=(//daemon:ohiod //client:libohio_mpi_openmpi.so //client:libohio_mpi_mpich.so //tests/bench:all)
@@ -145,13 +156,17 @@ EOF
   MPICH_PRELOAD="$DIR/libucx_yield.so"
 fi
 mkdir "$DIR/runs"
+# Results stay after the run; only what an earlier run of this script wrote there is replaced.
+mkdir -p "$OUT/runs"
+OUT=$(cd "$OUT" && pwd)
+rm -f "$OUT"/runs/*.csv "$OUT/alltoall.csv" "$OUT/alltoall.png"
 
 setup_network "$NODES"
 PEERS=()
 for ((i = 0; i < NODES; i++)); do PEERS+=(--peer "node$i=$(node_ip $i):7470"); done
 if [ "$SINGLE" = 1 ]; then TOPO="single host, $PPN ranks"; else TOPO="$NODES nodes x $PPN ranks"; fi
 if [ "$MPICH_YIELD" = 1 ]; then TOPO="$TOPO, MPICH with the yield library"; fi
-echo "mpi-compare: $TOPO ($RANKS ranks), 1 .. $MAX_BYTES bytes per rank, $ITERATIONS timed calls per size, $REPEATS repeats, in $DIR"
+echo "mpi-compare: $TOPO ($RANKS ranks), 1 .. $MAX_BYTES bytes per rank, $ITERATIONS timed calls per size, $REPEATS runs, in $DIR"
 for ((i = 0; i < NODES; i++)); do
   start_ohiod $i "$DIR" "$(node_ip $i)" 7470 7471 "$(ns_name $i)" "${PEERS[@]}"
 done
@@ -168,7 +183,8 @@ for ((i = 0; i < NODES; i++)); do
   echo "$(node_ip $i) slots=$PPN" >> "$HOSTFILE"
   HYDRA_HOSTS+="${HYDRA_HOSTS:+,}$(node_ip $i):$PPN"
 done
-BENCH_ARGS=(1 "$MAX_BYTES" "$ITERATIONS")
+# Every run, with or without ohio, counts the daemons' CPU time: they are processes of the run.
+BENCH_ARGS=(1 "$MAX_BYTES" "$ITERATIONS" "$(IFS=,; echo "${DAEMON_PIDS[*]}")")
 VARIANTS=(ompi ompi+ohio mpich mpich+ohio)
 # shellcheck disable=SC2054  # commas inside MCA values, not between array elements
 mpi_command() {  # fills CMD for variant $1
@@ -272,7 +288,7 @@ run_watched() {
   while kill -0 "$MPI_PID" 2>/dev/null; do
     mapfile -t lines < "$out"
     n=0
-    for l in "${lines[@]}"; do [[ "$l" =~ ^[0-9]+\ [0-9.]+$ ]] && n=$(( n + 1 )); done
+    for l in "${lines[@]}"; do [[ "$l" =~ ^[0-9]+\ [0-9.]+(\ |$) ]] && n=$(( n + 1 )); done
     now=${EPOCHREALTIME/./}
     now=$(( 10#$now ))
     if [ $(( now - last )) -ge 500000 ] || { [ $n -ge 1 ] && [ $first = 0 ]; }; then
@@ -326,7 +342,7 @@ for ((r = 0; r < REPEATS; r++)); do
     sent=0
     for ((i = 0; i < NODES; i++)); do sent=$(( sent + $(veth_sent $i) - s0[i] )); done
     echo "$sent" > "$DIR/runs/$tag.veth"
-    nlines=$(grep -cE '^[0-9]+ [0-9.]+$' "$DIR/runs/$tag.out" || true)
+    nlines=$(grep -cE '^[0-9]+ [0-9.]+( |$)' "$DIR/runs/$tag.out" || true)
     note="ok"
     if [ $HUNG = 1 ] && [ "$nlines" = "$SIZES" ]; then
       rc=0
@@ -360,29 +376,37 @@ for ((r = 0; r < REPEATS; r++)); do
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); $(( SECONDS - START )) s for the $(( REPEATS * 4 )) runs; $HANGS of them hung in MPI_Finalize after their last result"
 
-# Median over the repeats, per variant and size.
-median_of() {  # variant -> "bytes median n" lines
-  cat "$DIR/runs/${1/+/_}".*.out 2>/dev/null | awk '/^[0-9]+ [0-9.]+$/ { v[$1] = v[$1] " " $2 }
-    END { for (b in v) { n = split(v[b], a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-                         m = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2; printf "%d %.2f %d\n", b, m, n } }' | sort -n
-}
-for v in "${VARIANTS[@]}"; do median_of "$v" > "$DIR/median.${v/+/_}" || true; done
-echo
-echo "### $TOPO: MPI_Alltoall latency, µs per call (median of $REPEATS runs; each run: slowest rank's mean over $ITERATIONS calls)"
-echo
-echo "| bytes per rank | ompi µs | ompi+ohio µs | ratio | mpich µs | mpich+ohio µs | ratio |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-awk 'BEGIN { for (b = 1; b <= '"$MAX_BYTES"'; b *= 2) print b }' | while read -r b; do
-  row="| $b"
-  for pair in "ompi ompi_ohio" "mpich mpich_ohio"; do
-    read -r base with <<<"$pair"
-    x=$(awk -v b="$b" '$1 == b { print $2 }' "$DIR/median.$base")
-    y=$(awk -v b="$b" '$1 == b { print $2 }' "$DIR/median.$with")
-    ratio=$(awk -v x="$x" -v y="$y" 'BEGIN { if (x > 0 && y > 0) printf "%.2f", y / x; else print "-" }')
-    row+=" | ${x:--} | ${y:--} | $ratio"
-  done
-  echo "$row |"
+# Every successful run as CSV (the program's columns: bytes avg_us cpu_us_per_call
+# ctx_switches_per_call frames_per_call_per_node), then the medians over the runs.
+for f in "$DIR"/runs/*.out; do
+  [ -e "$f" ] || continue
+  tag=$(basename "$f" .out)
+  awk -v v="${tag%.*}" -v calls="$ITERATIONS" 'BEGIN {
+      sub(/_/, "+", v)
+      print "method,bytes,calls,latency_us,ratio,cpu_us_per_call,ctx_switches_per_call,frames_per_call_per_node,daemon_frames_per_call_per_node"
+    }
+    /^[0-9]+ [0-9.]+( |$)/ { printf "%s,%s,%s,%s,-,%s,%s,%s,-\n", v, $1, calls, $2, ($3 == "" ? "-" : $3), ($4 == "" ? "-" : $4), ($5 == "" ? "-" : $5) }' \
+    "$f" > "$OUT/runs/$tag.csv"
 done
+echo
+echo "### $TOPO: MPI_Alltoall, median of $REPEATS runs (each run: latency = the slowest rank's mean over $ITERATIONS calls)"
+echo
+echo "CPU time and context switches: every rank and every ohiod (in every variant), in the timed"
+echo "window; frames: packets each node's veth0 sent in it (with launcher traffic; one host: no"
+echo "traffic crosses it); daemon frames: not counted by this script. Ratio: with ohio / without."
+echo
+CSVS=()
+for v in "${VARIANTS[@]}"; do   # in this order, which bench_median keeps
+  for f in "$OUT"/runs/"${v/+/_}".*.csv; do [ -e "$f" ] && CSVS+=("$f"); done
+done
+PLOT=
+if [ ${#CSVS[@]} -gt 0 ]; then
+  bench_median "$OUT/alltoall.csv" "ompi+ohio=ompi mpich+ohio=mpich" "${CSVS[@]}"
+  bench_print "$OUT/alltoall.csv"
+  if bench_plot "$OUT/alltoall.csv" "$OUT/alltoall.png" "MPI_Alltoall latency, $TOPO, median of $REPEATS runs"; then
+    PLOT=$OUT/alltoall.png
+  fi
+fi
 runs_done() { ls "$DIR/runs/${1/+/_}".*.out 2>/dev/null | wc -l; }
 echo
 echo "Successful runs: $(for v in "${VARIANTS[@]}"; do printf '%s %s/%s  ' "$v" "$(runs_done "$v")" "$REPEATS"; done)"
@@ -421,6 +445,11 @@ for v in "${VARIANTS[@]}"; do
 done
 echo
 echo "command: deploy/mpi-compare.sh $ARGS"
+if [ -e "$OUT/alltoall.csv" ]; then
+  echo "results: $OUT/alltoall.csv (medians, one row per variant and size)"
+  if [ -n "$PLOT" ]; then echo "plot:    $PLOT (latency against bytes per rank, log-log)"; fi
+  echo "runs:    $OUT/runs/VARIANT.R.csv (each run's own numbers)"
+fi
 if [ "$FAILED" != 0 ]; then
   echo "mpi-compare.sh: some runs failed or were not served by ohio as expected (see above)" >&2
   exit 1

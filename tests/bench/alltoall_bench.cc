@@ -11,6 +11,10 @@
 // TCP directly between the rank processes, one connection per pair of ranks on different nodes.
 // All methods are timed in the same run, interleaved per size, so that drift on a loaded box hits
 // them alike; the first and last call of every method and size are verified byte for byte.
+// Beside the latency, every method and size window reports what it cost: CPU time and context
+// switches of every rank and (with --daemon-pids) every daemon, packets each node sent on its
+// veth (with --rank-netns) and the daemons' transport frames (with --ohioctl, where the daemon
+// counts them); --csv writes the table as CSV too.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -39,6 +43,7 @@
 #include <vector>
 
 #include "client/ohio.hpp"
+#include "tests/bench/proc_usage.h"
 
 namespace {
 
@@ -179,6 +184,9 @@ struct Cluster {
   std::vector<std::string> names;    // per node, as its daemon calls itself
   std::vector<std::string> hosts;    // per node: the address its ranks' flat baseline listens on
   std::vector<std::string> netns;    // per node, or empty: the network namespace its ranks enter
+  std::vector<pid_t> daemon_pids;     // per node, or empty: its ohiod, whose CPU time counts too
+  std::vector<std::string> admin_sockets;  // per node, for --ohioctl
+  std::string ohioctl;                // empty, or how to read the daemons' transport frames
   uint32_t ppn = 0;
   uint32_t ranks() const { return static_cast<uint32_t>(sockets.size()) * ppn; }
   uint32_t NodeOf(uint32_t rank) const { return rank / ppn; }
@@ -192,12 +200,20 @@ struct Plan {
   uint32_t rounds = 5;
   uint16_t flat_port_base = 0;
   std::chrono::milliseconds timeout{30000};
+  bool daemon_frames = false;  // every daemon's counters have data_frames_sent
+  std::string csv;
   // Columns: the ohio algorithms, then these two.
   size_t flat() const { return algorithms.size(); }
   size_t copy() const { return algorithms.size() + 1; }
   size_t methods() const { return algorithms.size() + 2; }
   uint32_t PerRound(size_t size_index) const { return (iterations[size_index] + rounds - 1) / rounds; }
   uint32_t WarmUps(size_t size_index) const { return std::max(iterations[size_index] / 10, 2u); }
+};
+
+// What one process (a rank, or a node: its daemon and its veth) spent in one method's timed
+// windows of one size, summed over the rounds; -1: could not be read.
+struct Cost {
+  double cpu_us = 0, ctx_switches = 0, tx_packets = 0, daemon_frames = 0;
 };
 
 // Counters written by one rank and polled by others sit on their own cache lines, so that
@@ -226,6 +242,8 @@ class Shared {
     l.delivered = take(sizeof(Counter) * l.ranks * l.ranks);
     l.heartbeat = take(sizeof(Counter) * l.ranks);
     l.samples = take(sizeof(double) * l.ranks * l.sizes * l.methods);
+    l.slots = l.ranks + c.sockets.size();
+    l.costs = take(sizeof(Cost) * l.slots * l.sizes * l.methods);
     l.recv_stride = p.sizes.back() * l.ranks;
     l.recv = take(l.recv_stride * l.ranks);
     void* mem = mmap(nullptr, at, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -237,6 +255,7 @@ class Shared {
       new (s->At<Counter>(l.heartbeat) + g) Counter();
       for (uint64_t h = 0; h < l.ranks; ++h) new (s->At<Counter>(l.delivered) + g * l.ranks + h) Counter();
     }
+    for (uint64_t i = 0; i < l.slots * l.sizes * l.methods; ++i) new (s->At<Cost>(l.costs) + i) Cost();
     return s;
   }
 
@@ -251,6 +270,10 @@ class Shared {
   std::atomic<uint64_t>& sizes_done() { return sizes_done_.v; }
   double& sample(uint32_t rank, size_t size, size_t method) {
     return At<double>(l_.samples)[(rank * l_.sizes + size) * l_.methods + method];
+  }
+  // Slots 0..P-1 are the ranks, P + n is node n.
+  Cost& cost(uint64_t slot, size_t size, size_t method) {
+    return At<Cost>(l_.costs)[(slot * l_.sizes + size) * l_.methods + method];
   }
   // The flat baseline's receive buffers are shared so that a rank on the same node copies its
   // block straight in: one memcpy, the single-copy path MPI libraries use within a node.
@@ -274,8 +297,8 @@ class Shared {
  private:
   // Offsets from the start of the mapping, where this object sits.
   struct Layout {
-    size_t ports = 0, posted = 0, delivered = 0, heartbeat = 0, samples = 0, recv = 0;
-    uint64_t recv_stride = 0, ranks = 0, sizes = 0, methods = 0;
+    size_t ports = 0, posted = 0, delivered = 0, heartbeat = 0, samples = 0, costs = 0, recv = 0;
+    uint64_t recv_stride = 0, ranks = 0, slots = 0, sizes = 0, methods = 0;
   };
   explicit Shared(const Layout& l) : l_(l) {}
   template <typename T>
@@ -556,9 +579,40 @@ class FlatAlltoall {
   uint64_t calls_ = 0;
 };
 
+// A node's side of a window, sampled by its first rank: its daemon (0 when no --daemon-pids: not
+// counted), the packets its veth sent, its transport's data frames (-1: not known).
+struct NodeSample {
+  ohio_bench_usage daemon = {0, 0};
+  double tx_packets = -1, daemon_frames = -1;
+};
+
+NodeSample SampleNode(const Cluster& c, const Plan& p, uint32_t node, bool ohio_method, bool start) {
+  NodeSample n;
+  // ohioctl is a process and a gRPC call into the daemon: it runs before the start of the
+  // window and after its end, outside what the daemon's CPU time is counted over.
+  const bool frames = ohio_method && p.daemon_frames;
+  if (frames && start) n.daemon_frames = ohio_bench_daemon_frames(c.ohioctl.c_str(), c.admin_sockets[node].c_str());
+  if (!c.daemon_pids.empty()) {
+    n.daemon = start ? ohio_bench_usage_start(c.daemon_pids[node]) : ohio_bench_usage_end(c.daemon_pids[node]);
+  }
+  // The rank is in its node's namespace, where the node's end of its veth pair is veth0.
+  if (!c.netns.empty()) n.tx_packets = ohio_bench_tx_packets(0, "veth0");
+  if (frames && !start) n.daemon_frames = ohio_bench_daemon_frames(c.ohioctl.c_str(), c.admin_sockets[node].c_str());
+  return n;
+}
+
+void AddNode(Cost* cost, const NodeSample& a, const NodeSample& b) {
+  ohio_bench_add(&cost->cpu_us, a.daemon.cpu_us, b.daemon.cpu_us);
+  ohio_bench_add(&cost->ctx_switches, a.daemon.ctx_switches, b.daemon.ctx_switches);
+  ohio_bench_add(&cost->tx_packets, a.tx_packets, b.tx_packets);
+  ohio_bench_add(&cost->daemon_frames, a.daemon_frames, b.daemon_frames);
+}
+
 // One rank of a multi-node run; returns 0 when every call worked and every check matched.
 int RunClusterRank(const Cluster& c, const Plan& p, Shared* s, uint32_t me) {
   const uint32_t P = c.ranks(), node = c.NodeOf(me);
+  const bool leader = me % c.ppn == 0;
+  const pid_t self = getpid();
   auto fail = [me](const std::string& why) {
     std::fprintf(stderr, "rank %u: %s\n", me, why.c_str());
     return 1;
@@ -656,12 +710,23 @@ int RunClusterRank(const Cluster& c, const Plan& p, Shared* s, uint32_t me) {
       // Rotating the order keeps any one method from always running right after another.
       for (size_t j = 0; j < methods; ++j) {
         const size_t method = (j + round) % methods;
+        const bool ohio_method = method < groups.size();
+        // The node's window (daemon, veth) spans every rank's: from before the first rank of
+        // any node starts to after the last one ends. Nothing else runs in it but barriers.
+        const NodeSample node_start = leader ? SampleNode(c, p, node, ohio_method, true) : NodeSample{};
         if (!barrier("before a timed block")) return fail(error);
+        const ohio_bench_usage mine_start = ohio_bench_usage_start(self);
         const auto start = Clock::now();
         for (uint32_t it = 0; it < per_round; ++it) {
           if (!call(method)) return fail(error);
         }
         total_us[method] += std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+        const ohio_bench_usage mine_end = ohio_bench_usage_end(self);
+        Cost& mine = s->cost(me, i, method);
+        ohio_bench_add(&mine.cpu_us, mine_start.cpu_us, mine_end.cpu_us);
+        ohio_bench_add(&mine.ctx_switches, mine_start.ctx_switches, mine_end.ctx_switches);
+        if (!barrier("after a timed block")) return fail(error);
+        if (leader) AddNode(&s->cost(P + node, i, method), node_start, SampleNode(c, p, node, ohio_method, false));
       }
     }
     if (!barrier("after the timed blocks")) return fail(error);
@@ -734,7 +799,48 @@ int Supervise(const std::vector<pid_t>& children, Shared* s, const Plan& p) {
   return failed == 0 ? 0 : 1;
 }
 
-void PrintClusterTable(const Cluster& c, const Plan& p, Shared* s) {
+std::string Fmt(double v, int decimals) {
+  if (v < 0) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  return buf;
+}
+
+// One method and size of a run: the numbers of a row of the table and of the CSV.
+struct Row {
+  std::string method;
+  uint64_t bytes = 0;
+  uint32_t calls = 0;
+  double latency_us = 0, ratio = -1, cpu_us = 0, ctx_switches = 0, frames = -1, daemon_frames = -1;
+};
+
+Row MakeRow(const Cluster& c, const Plan& p, Shared* s, size_t i, size_t method) {
+  const uint32_t P = c.ranks();
+  const size_t K = c.sockets.size();
+  Row row;
+  row.method = method < p.algorithms.size() ? p.algorithms[method] : method == p.flat() ? "flat" : "memcpy";
+  row.bytes = p.sizes[i];
+  row.calls = p.PerRound(i) * p.rounds;
+  for (uint32_t g = 0; g < P; ++g) row.latency_us += s->sample(g, i, method) / P;
+  double tx = 0, frames = 0;
+  for (uint64_t slot = 0; slot < P + K; ++slot) {
+    const Cost& cost = s->cost(slot, i, method);
+    ohio_bench_add(&row.cpu_us, 0, cost.cpu_us);
+    ohio_bench_add(&row.ctx_switches, 0, cost.ctx_switches);
+    if (slot >= P) {
+      ohio_bench_add(&tx, 0, cost.tx_packets);
+      ohio_bench_add(&frames, 0, cost.daemon_frames);
+    }
+  }
+  const double per_call = 1.0 / row.calls;
+  if (row.cpu_us >= 0) row.cpu_us *= per_call;
+  if (row.ctx_switches >= 0) row.ctx_switches *= per_call;
+  if (!c.netns.empty() && tx >= 0) row.frames = tx * per_call / K;
+  if (method < p.algorithms.size() && p.daemon_frames && frames >= 0) row.daemon_frames = frames * per_call / K;
+  return row;
+}
+
+bool PrintClusterTable(const Cluster& c, const Plan& p, Shared* s) {
   const uint32_t P = c.ranks();
   const size_t K = c.sockets.size();
   std::string names, hosts, netns;
@@ -746,34 +852,66 @@ void PrintClusterTable(const Cluster& c, const Plan& p, Shared* s) {
   std::printf("# ohio alltoall across %zu nodes x %u ranks per node (%u rank processes); nodes:%s\n", K, c.ppn, P,
               names.c_str());
   std::printf("# flat baseline ranks listen on:%s; network namespaces:%s\n", hosts.c_str(), netns.c_str());
-  std::printf("# every column: microseconds per alltoall call, averaged over calls and over all ranks. All\n"
-              "# columns come from the same run, interleaved per size: %u rounds, each timing every method\n"
+  std::printf("# All rows come from the same run, interleaved per size: %u rounds, each timing every method\n"
               "# once (order rotated). The first and last call of each method and size were verified.\n",
               p.rounds);
-  std::printf("#   calls     timed calls per method and size\n"
-              "#   memcpy    each rank copies its P*M bytes into a scratch buffer and out again: the copy\n"
-              "#             limit, no network\n"
-              "#   flat      flat pairwise alltoall directly between the rank processes: one TCP connection\n"
+  std::printf("#   flat      flat pairwise alltoall directly between the rank processes: one TCP connection\n"
               "#             per pair of ranks on different nodes ((N-1)*PPN^2 = %u per node), blocks for a\n"
               "#             rank on the same node by one memcpy into its buffer in shared memory\n"
               "#   vN        ohio_alltoall through the node daemons, algorithm vN, one group per algorithm\n"
-              "#   vN/flat   vN / flat: below 1 ohio is faster than the flat baseline\n",
+              "#   memcpy    each rank copies its P*M bytes into a scratch buffer and out again: the copy\n"
+              "#             limit, no network\n",
               static_cast<uint32_t>((K - 1) * c.ppn * c.ppn));
-  std::printf("%-10s %6s %11s %11s", "bytes", "calls", "memcpy_us", "flat_us");
-  for (const auto& a : p.algorithms) std::printf(" %11s %8s", (a + "_us").c_str(), (a + "/flat").c_str());
-  std::printf("\n");
+  std::printf("# calls                   timed calls per method and size (per rank)\n"
+              "# latency_us              microseconds per call, averaged over the calls and the %u ranks\n"
+              "# ratio                   latency_us / flat's latency_us of the same size\n"
+              "# cpu_us_per_call         CPU time (user+system) per call in the timed windows, summed over\n"
+              "#                         %s\n"
+              "# ctx_switches_per_call   voluntary+involuntary context switches, same windows and processes\n"
+              "# frames_per_call_per_node  packets a node's veth0 sent in the windows, per call, averaged over\n"
+              "#                         the nodes (%s)\n"
+              "# daemon_frames_per_call_per_node  data frames a node's ohiod transport sent (%s)\n",
+              P,
+              c.daemon_pids.empty() ? "the rank processes (daemons not counted: no --daemon-pids)"
+                                    : "the rank processes and the ohiod of every node",
+              c.netns.empty() ? "-: no network namespaces, no veths" : "inside each node's namespace",
+              p.daemon_frames ? "ohioctl counters, data_frames_sent"
+                              : "-: no --ohioctl, or its counters have no data_frames_sent");
+  std::printf("%-9s %-7s %6s %11s %7s %16s %22s %25s %32s\n", "bytes", "method", "calls", "latency_us", "ratio",
+              "cpu_us_per_call", "ctx_switches_per_call", "frames_per_call_per_node",
+              "daemon_frames_per_call_per_node");
+  FILE* csv = nullptr;
+  if (!p.csv.empty()) {
+    csv = std::fopen(p.csv.c_str(), "w");
+    if (csv == nullptr) {
+      std::perror(p.csv.c_str());
+      return false;
+    }
+    std::fprintf(csv,
+                 "method,bytes,calls,latency_us,ratio,cpu_us_per_call,ctx_switches_per_call,frames_per_call_per_node,"
+                 "daemon_frames_per_call_per_node\n");
+  }
+  std::vector<size_t> order = {p.flat()};
+  for (size_t a = 0; a < p.algorithms.size(); ++a) order.push_back(a);
+  order.push_back(p.copy());
   for (size_t i = 0; i < p.sizes.size(); ++i) {
-    std::vector<double> avg(p.methods(), 0.0);
-    for (size_t method = 0; method < p.methods(); ++method) {
-      for (uint32_t g = 0; g < P; ++g) avg[method] += s->sample(g, i, method);
-      avg[method] /= P;
+    const double flat_us = MakeRow(c, p, s, i, p.flat()).latency_us;
+    for (size_t method : order) {
+      Row r = MakeRow(c, p, s, i, method);
+      if (method < p.algorithms.size() && flat_us > 0) r.ratio = r.latency_us / flat_us;
+      std::printf("%-9lu %-7s %6u %11.2f %7s %16s %22s %25s %32s\n", static_cast<unsigned long>(r.bytes),
+                  r.method.c_str(), r.calls, r.latency_us, Fmt(r.ratio, 2).c_str(), Fmt(r.cpu_us, 1).c_str(),
+                  Fmt(r.ctx_switches, 2).c_str(), Fmt(r.frames, 2).c_str(), Fmt(r.daemon_frames, 2).c_str());
+      if (csv != nullptr) {
+        std::fprintf(csv, "%s,%lu,%u,%.3f,%s,%s,%s,%s,%s\n", r.method.c_str(), static_cast<unsigned long>(r.bytes),
+                     r.calls, r.latency_us, Fmt(r.ratio, 4).c_str(), Fmt(r.cpu_us, 3).c_str(),
+                     Fmt(r.ctx_switches, 3).c_str(), Fmt(r.frames, 3).c_str(), Fmt(r.daemon_frames, 3).c_str());
+      }
     }
-    std::printf("%-10lu %6u %11.2f %11.2f", static_cast<unsigned long>(p.sizes[i]), p.PerRound(i) * p.rounds,
-                avg[p.copy()], avg[p.flat()]);
-    for (size_t a = 0; a < p.algorithms.size(); ++a) {
-      std::printf(" %11.2f %8.2f", avg[a], avg[p.flat()] > 0 ? avg[a] / avg[p.flat()] : 0.0);
-    }
-    std::printf("\n");
+  }
+  if (csv != nullptr && std::fclose(csv) != 0) {
+    std::perror(p.csv.c_str());
+    return false;
   }
   // What every node must send to the others over the whole run, to hold against link counters.
   double payload = 0;
@@ -785,6 +923,7 @@ void PrintClusterTable(const Cluster& c, const Plan& p, Shared* s) {
   std::printf("# payload each node sent to the others in this run (ohio and flat; timed, warm-up and\n"
               "# verified calls): %.1f MiB\n",
               payload / 1048576.0);
+  return true;
 }
 
 int RunCluster(Cluster c, Plan p) {
@@ -797,6 +936,31 @@ int RunCluster(Cluster c, Plan p) {
   if (!c.netns.empty() && c.netns.size() != K) {
     std::fprintf(stderr, "--rank-netns needs one namespace per node (%zu), got %zu\n", K, c.netns.size());
     return 2;
+  }
+  if (!c.daemon_pids.empty() && c.daemon_pids.size() != K) {
+    std::fprintf(stderr, "--daemon-pids needs one pid per node (%zu), got %zu\n", K, c.daemon_pids.size());
+    return 2;
+  }
+  for (pid_t pid : c.daemon_pids) {
+    if (ohio_bench_cpu_us(pid) < 0 || ohio_bench_ctx_switches(pid) < 0) {
+      std::fprintf(stderr, "--daemon-pids: cannot read the CPU time of pid %d from /proc\n", static_cast<int>(pid));
+      return 2;
+    }
+  }
+  if (!c.ohioctl.empty()) {
+    if (c.admin_sockets.size() != K) {
+      std::fprintf(stderr, "--ohioctl needs --admin-sockets, one per node (%zu), got %zu\n", K,
+                   c.admin_sockets.size());
+      return 2;
+    }
+    p.daemon_frames = true;
+    for (size_t n = 0; n < K && p.daemon_frames; ++n) {
+      p.daemon_frames = ohio_bench_daemon_frames(c.ohioctl.c_str(), c.admin_sockets[n].c_str()) >= 0;
+    }
+    if (!p.daemon_frames) {
+      std::fprintf(stderr, "# %s --json counters has no data_frames_sent here: no daemon frame counts\n",
+                   c.ohioctl.c_str());
+    }
   }
   if (p.flat_port_base != 0 && p.flat_port_base + c.ranks() > 65535) {
     std::fprintf(stderr, "--flat-port-base %u leaves no room for %u ranks\n", p.flat_port_base, c.ranks());
@@ -847,8 +1011,7 @@ int RunCluster(Cluster c, Plan p) {
     children.push_back(pid);
   }
   if (Supervise(children, s, p) != 0) return 1;
-  PrintClusterTable(c, p, s);
-  return 0;
+  return PrintClusterTable(c, p, s) ? 0 : 1;
 }
 
 }  // namespace
@@ -891,6 +1054,17 @@ int main(int argc, char** argv) {
   app.add_option("--rank-netns", cluster.netns,
                  "per node, the network namespace (/var/run/netns/NAME) its rank processes enter")
       ->delimiter(',');
+  app.add_option("--daemon-pids", cluster.daemon_pids,
+                 "per node, its ohiod's pid: its CPU time and context switches count in every window")
+      ->delimiter(',');
+  auto* admin_opt =
+      app.add_option("--admin-sockets", cluster.admin_sockets, "per node, its ohiod's admin socket (for --ohioctl)")
+          ->delimiter(',');
+  app.add_option("--ohioctl", cluster.ohioctl,
+                 "ohioctl binary: per ohio window, each node's transport data frames (data_frames_sent of "
+                 "`ohioctl --json counters`), where the daemon counts them")
+      ->needs(admin_opt);
+  app.add_option("--csv", plan.csv, "also write the multi-node table to this CSV file");
   app.add_option("--flat-port-base", plan.flat_port_base,
                  "rank g's flat baseline listens on this port + g (default: any free port)");
   app.add_option("--rounds", plan.rounds, "interleaved rounds per size in a multi-node run")

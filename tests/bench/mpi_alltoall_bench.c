@@ -1,13 +1,26 @@
 /* osu-style MPI_Alltoall latency: a plain MPI program, timed the same way whether MPI_Alltoall
  * is the MPI library's own or ohio's (libohio_mpi preloaded).
  *
- * usage: mpi_alltoall_bench [min_bytes] [max_bytes] [iterations]   (1, 1 MiB, auto)
- * Prints one line per size: bytes, average latency in microseconds (the slowest rank's average
- * over the timed calls), after warm-up calls; rank 0 prints. */
+ * usage: mpi_alltoall_bench [min_bytes] [max_bytes] [iterations] [daemon_pids]   (1, 1 MiB, auto, none)
+ * daemon_pids: the ohiod of every node, comma-separated (one pid namespace: network namespaces
+ * do not hide pids); their CPU time counts too, and each one's network namespace tells which
+ * veth0 is its node's.
+ *
+ * Prints one line per size, after warm-up calls; rank 0 prints:
+ *   bytes avg_us cpu_us_per_call ctx_switches_per_call frames_per_call_per_node
+ * avg_us: the slowest rank's average over the timed calls. cpu_us_per_call, ctx_switches_per_call:
+ * CPU time (user+system) and context switches of every rank and every daemon in the timed
+ * window, summed, per call. frames_per_call_per_node: packets the nodes' veth0 sent in it, per
+ * call, averaged over the nodes. "-" where a value could not be read. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "tests/bench/proc_usage.h"
+
+enum { kMaxDaemons = 256 };
 
 static int iterations_for(long bytes, int requested) {
   if (requested > 0) return requested;
@@ -16,27 +29,100 @@ static int iterations_for(long bytes, int requested) {
   return 40;
 }
 
+/* The nodes' side of a window, sampled by rank 0: daemons' usage and veth packets, summed. */
+typedef struct {
+  ohio_bench_usage daemons;
+  double tx_packets;
+} nodes_sample;
+
+static nodes_sample sample_nodes(const pid_t* pids, int n, int start) {
+  nodes_sample s = {{0, 0}, n > 0 ? 0 : -1};
+  for (int i = 0; i < n; ++i) {
+    ohio_bench_usage u = start ? ohio_bench_usage_start(pids[i]) : ohio_bench_usage_end(pids[i]);
+    ohio_bench_add(&s.daemons.cpu_us, 0, u.cpu_us);
+    ohio_bench_add(&s.daemons.ctx_switches, 0, u.ctx_switches);
+    ohio_bench_add(&s.tx_packets, 0, ohio_bench_tx_packets(pids[i], "veth0"));
+  }
+  return s;
+}
+
+static int rank_is_zero(void) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank == 0;
+}
+
+static void print_value(double v, int decimals) {
+  if (v < 0) {
+    printf(" -");
+  } else {
+    printf(" %.*f", decimals, v);
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   long min_bytes = argc > 1 ? atol(argv[1]) : 1;
   long max_bytes = argc > 2 ? atol(argv[2]) : 1 << 20;
   int requested = argc > 3 ? atoi(argv[3]) : 0;
+  pid_t daemons[kMaxDaemons];
+  int ndaemons = 0;
+  for (const char* p = argc > 4 ? argv[4] : ""; *p != '\0' && ndaemons < kMaxDaemons;) {
+    char* end;
+    long pid = strtol(p, &end, 10);
+    if (end == p || pid <= 0) {
+      if (rank_is_zero()) fprintf(stderr, "mpi_alltoall_bench: daemon_pids: bad pid list '%s'\n", argv[4]);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    daemons[ndaemons++] = (pid_t)pid;
+    p = *end == ',' ? end + 1 : end;
+  }
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   char* send = malloc((size_t)max_bytes * size);
   char* recv = malloc((size_t)max_bytes * size);
   memset(send, rank, (size_t)max_bytes * size);
-  if (rank == 0) printf("# bytes avg_us (%d ranks)\n", size);
+  const pid_t self = getpid();
+  if (rank == 0) {
+    printf("# bytes avg_us cpu_us_per_call ctx_switches_per_call frames_per_call_per_node (%d ranks, %d daemons)\n",
+           size, ndaemons);
+  }
   for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     int n = iterations_for(bytes, requested);
     for (int w = 0; w < n / 10 + 2; ++w) MPI_Alltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+    /* The daemons' and veths' window spans every rank's: sampled before the barrier that starts
+     * the ranks and after the one that sees them all done. */
+    nodes_sample nodes_start = {{0, 0}, -1};
+    if (rank == 0) nodes_start = sample_nodes(daemons, ndaemons, 1);
     MPI_Barrier(MPI_COMM_WORLD);
+    ohio_bench_usage mine_start = ohio_bench_usage_start(self);
     double start = MPI_Wtime();
     for (int i = 0; i < n; ++i) MPI_Alltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
     double mine = (MPI_Wtime() - start) * 1e6 / n, slowest = 0;
+    ohio_bench_usage mine_end = ohio_bench_usage_end(self);
+    MPI_Barrier(MPI_COMM_WORLD);
+    nodes_sample nodes_end = {{0, 0}, -1};
+    if (rank == 0) nodes_end = sample_nodes(daemons, ndaemons, 0);
+    double cost[2] = {0, 0}, sum[2] = {0, 0}, least[2] = {0, 0};
+    ohio_bench_add(&cost[0], mine_start.cpu_us, mine_end.cpu_us);
+    ohio_bench_add(&cost[1], mine_start.ctx_switches, mine_end.ctx_switches);
     MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (rank == 0) printf("%ld %.2f\n", bytes, slowest);
+    MPI_Reduce(cost, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(cost, least, 2, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+      double cpu = least[0] < 0 ? -1 : sum[0], ctx = least[1] < 0 ? -1 : sum[1], frames = -1;
+      ohio_bench_add(&cpu, nodes_start.daemons.cpu_us, nodes_end.daemons.cpu_us);
+      ohio_bench_add(&ctx, nodes_start.daemons.ctx_switches, nodes_end.daemons.ctx_switches);
+      if (nodes_start.tx_packets >= 0 && nodes_end.tx_packets >= 0) {
+        frames = (nodes_end.tx_packets - nodes_start.tx_packets) / ndaemons / n;
+      }
+      printf("%ld %.2f", bytes, slowest);
+      print_value(cpu < 0 ? -1 : cpu / n, 1);
+      print_value(ctx < 0 ? -1 : ctx / n, 2);
+      print_value(frames, 2);
+      printf("\n");
+    }
     fflush(stdout);
   }
   free(send);

@@ -122,6 +122,10 @@ json TransportCountersJson(const admin::TransportCounters& t) {
           {"bounce_puts", t.bounce_puts()},
           {"bounce_bytes", t.bounce_bytes()},
           {"queue_pairs", t.queue_pairs()},
+          {"data_frames_sent", t.data_frames_sent()},
+          {"data_frames_received", t.data_frames_received()},
+          {"control_frames_sent", t.control_frames_sent()},
+          {"control_frames_received", t.control_frames_received()},
           {"rails", std::vector<std::string>(t.rails().begin(), t.rails().end())}};
 }
 
@@ -134,6 +138,13 @@ std::string TransportCountersLine(const admin::TransportCounters& t) {
          " registered (" + Bytes(t.registered_bytes()) + " now, " + std::to_string(t.registrations_pending()) +
          " pending); puts " + std::to_string(t.direct_puts()) + " direct, " + std::to_string(t.bounce_puts()) +
          " through bounce buffers (" + Bytes(t.bounce_bytes()) + ")";
+}
+
+// Frames on the wire, either transport: puts (data) and exchange messages (control).
+std::string FramesLine(const admin::TransportCounters& t) {
+  return "data " + std::to_string(t.data_frames_sent()) + " sent, " + std::to_string(t.data_frames_received()) +
+         " received; control " + std::to_string(t.control_frames_sent()) + " sent, " +
+         std::to_string(t.control_frames_received()) + " received";
 }
 
 json StatusJson(const admin::StatusReply& s) {
@@ -335,6 +346,7 @@ std::string CountersText(const admin::CountersReply& c) {
        {"connections", std::to_string(c.data_connections()) + " to other nodes"},
        {"engine", std::to_string(c.engine_sleeps()) + " sleeps, " + std::to_string(c.engine_wakeups()) +
                       " cut short by a doorbell or the transport"},
+       {"frames", FramesLine(c.transport_counters())},
        {"transport", TransportCountersLine(c.transport_counters())},
        {"errors", errors}});
   std::vector<std::vector<std::string>> rows = {{"  BYTES PER RANK", "COUNT", "MEAN", "P50", "P99"}};

@@ -20,6 +20,10 @@ void FillTransportCounters(const TransportStats& s, admin::TransportCounters* ou
   out->set_bounce_puts(s.bounce_puts);
   out->set_bounce_bytes(s.bounce_bytes);
   out->set_queue_pairs(s.queue_pairs);
+  out->set_data_frames_sent(s.data_frames_sent);
+  out->set_data_frames_received(s.data_frames_received);
+  out->set_control_frames_sent(s.control_frames_sent);
+  out->set_control_frames_received(s.control_frames_received);
   for (const auto& r : s.rails) out->add_rails(r);
 }
 

@@ -17,7 +17,9 @@ Exchange::Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::
       transport_(transport),
       peers_(shape.nodes()),
       plan_ssb_(ssb_bytes),
-      plan_srb_(srb_bytes) {}
+      plan_srb_(srb_bytes) {
+  for (const std::string& name : node_names_) peer_ids_.push_back(transport->PeerFor(name));
+}
 
 void Exchange::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   if (node == node_ || node >= peers_.size()) return;
@@ -27,16 +29,17 @@ void Exchange::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   plan_srb_ = std::min(plan_srb_, info.srb_bytes);
 }
 
-std::optional<uint32_t> Exchange::NodeIndex(const std::string& name) const {
-  auto it = std::find(node_names_.begin(), node_names_.end(), name);
-  if (it == node_names_.end()) return std::nullopt;
-  return static_cast<uint32_t>(it - node_names_.begin());
+std::optional<uint32_t> Exchange::NodeIndex(PeerId peer) const {
+  auto it = std::find(peer_ids_.begin(), peer_ids_.end(), peer);
+  if (it == peer_ids_.end()) return std::nullopt;
+  return static_cast<uint32_t>(it - peer_ids_.begin());
 }
 
 void Exchange::SendTo(uint32_t node, ExchangeMessage m) {
   m.tag = peers_[node]->tag;
   m.key = key_;
-  transport_->Send(node_names_[node], m.Encode());
+  const ExchangeMessage::Encoded bytes = m.Encode();
+  transport_->Send(peer_ids_[node], bytes.data(), bytes.size());
 }
 
 void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_skip,
@@ -148,11 +151,10 @@ bool Exchange::Progress(uint32_t consumed_by_all) {
     const Put& p = puts_[i];
     const bool credited = algo_ != Algorithm::kV3 || p.delivery < 2 || credits[p.dest] > p.delivery;
     if (!credited) continue;
-    std::vector<LocalPiece> pieces;
-    pieces.reserve(p.pieces.size());
-    for (const SsbPiece& piece : p.pieces) pieces.push_back({ssb_ + piece.ssb_offset, piece.bytes});
+    pieces_.clear();
+    for (const SsbPiece& piece : p.pieces) pieces_.push_back({ssb_ + piece.ssb_offset, piece.bytes});
     const PeerGroupInfo& peer = *peers_[p.dest];
-    transport_->Put(node_names_[p.dest], pieces, peer.srb_key, peer.srb_offset + p.srb_offset,
+    transport_->Put(peer_ids_[p.dest], pieces_.data(), pieces_.size(), peer.srb_key, peer.srb_offset + p.srb_offset,
                     EncodeImm(peer.tag, p.delivery), PutCookie(tag_, round_, i));
     put_posted_[i] = true;
     ++posted_;
@@ -181,9 +183,9 @@ void Exchange::OnPutDone(uint32_t round_low, uint32_t index) {
   if (active_ && (round_ & 0xff) == round_low && index < puts_.size()) ++done_;
 }
 
-void Exchange::ForgetPutsTo(const std::string& peer) {
+void Exchange::ForgetPutsTo(PeerId peer) {
   for (uint32_t i = 0; i < puts_.size(); ++i) {
-    if (put_posted_[i] && node_names_[puts_[i].dest] == peer) ++done_;
+    if (put_posted_[i] && peer_ids_[puts_[i].dest] == peer) ++done_;
   }
   done_ = std::min(done_, posted_);
 }

@@ -39,7 +39,8 @@ class Exchange {
   bool bootstrapped() const { return known_peers_ + 1 == shape_.nodes(); }
   uint64_t plan_ssb_bytes() const { return plan_ssb_; }
   uint64_t plan_srb_bytes() const { return plan_srb_; }
-  std::optional<uint32_t> NodeIndex(const std::string& name) const;
+  // The group's node whose daemon the transport knows as `peer`.
+  std::optional<uint32_t> NodeIndex(PeerId peer) const;
   const std::string& node_name(uint32_t n) const { return node_names_[n]; }
 
   // --- rounds ---
@@ -66,7 +67,7 @@ class Exchange {
   // all gone must still send them, or its peers would wait for them forever.
   bool sends_pending() const { return active_ && !error_ && (posted_ < puts_.size() || done_ < posted_); }
   // The connection to `peer` broke: puts to it will never complete.
-  void ForgetPutsTo(const std::string& peer);
+  void ForgetPutsTo(PeerId peer);
   // Who this node still waits on, for timeout messages.
   std::string Waiting() const;
 
@@ -87,6 +88,7 @@ class Exchange {
   const uint32_t node_;
   const Algorithm algo_;
   const std::vector<std::string> node_names_;
+  std::vector<PeerId> peer_ids_;  // by node: the transport's id for its daemon
   const std::array<uint8_t, 16> key_;
   Transport* transport_;
   std::vector<std::optional<PeerGroupInfo>> peers_;
@@ -107,6 +109,7 @@ class Exchange {
   bool agreed_ = false;
   std::optional<std::string> error_;
   std::vector<Put> puts_;
+  std::vector<LocalPiece> pieces_;  // one put's gather list, reused so that a put allocates nothing
   std::vector<bool> put_posted_;
   uint32_t posted_ = 0;
   uint32_t done_ = 0;

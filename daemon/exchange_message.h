@@ -5,8 +5,8 @@
 
 #include <array>
 #include <cstdint>
+#include <cstddef>
 #include <optional>
-#include <string>
 
 namespace ohio {
 
@@ -21,8 +21,11 @@ struct ExchangeMessage {
   uint64_t bytes_per_rank = 0;  // ROUND_READY: M
   std::array<uint8_t, 16> key{};
 
-  std::string Encode() const;
-  static std::optional<ExchangeMessage> Decode(const std::string& bytes);
+  static constexpr size_t kBytes = 40;
+  using Encoded = std::array<uint8_t, kBytes>;
+
+  Encoded Encode() const;
+  static std::optional<ExchangeMessage> Decode(const uint8_t* bytes, size_t size);
 };
 
 }  // namespace ohio

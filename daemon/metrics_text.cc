@@ -98,6 +98,12 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Counter("ohio_bounce_puts_total", "Puts sent through bounce buffers (memory not yet registered).",
             t.bounce_puts());
   w.Counter("ohio_bounce_bytes_total", "Bytes sent through bounce buffers.", t.bounce_bytes());
+  w.Counter("ohio_data_frames_sent_total", "Puts written to other nodes (one frame however many pieces).",
+            t.data_frames_sent());
+  w.Counter("ohio_data_frames_received_total", "Puts from other nodes landed here.", t.data_frames_received());
+  w.Counter("ohio_control_frames_sent_total", "Exchange messages (round announcements, credits) sent.",
+            t.control_frames_sent());
+  w.Counter("ohio_control_frames_received_total", "Exchange messages received.", t.control_frames_received());
   const std::string h = "ohio_collective_latency_seconds";
   w.Family(h, "histogram",
            "Latency of alltoall calls measured in ohiod, from the first rank's arrival to completion, by bytes per "

@@ -120,7 +120,7 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
   }
   // Every time, not only after a hello: the connection may have broken since (a peer daemon
   // that restarted), and connecting an existing one is a no-op.
-  transport_->Connect(name, ch->data_address);
+  transport_->Connect(transport_->PeerFor(name), ch->data_address);
   on_peer_(job.group, node, PeerGroupInfo{reply.tag(), reply.srb_key(), reply.srb_offset(), reply.ssb_bytes(), reply.srb_bytes()});
   return true;
 }

@@ -210,9 +210,9 @@ bool ProgressEngine::ReleaseDrained() {
 
 bool ProgressEngine::HandleTransport() {
   if (transport_ == nullptr) return false;
-  std::vector<TransportEvent> events;
-  transport_->Poll(&events);
-  for (TransportEvent& e : events) {
+  events_.clear();
+  transport_->Poll(&events_);
+  for (TransportEvent& e : events_) {
     switch (e.kind) {
       case TransportEvent::Kind::kArrived:
         counters_->bytes_received.fetch_add(e.bytes, std::memory_order_relaxed);
@@ -227,9 +227,9 @@ bool ProgressEngine::HandleTransport() {
         break;
       }
       case TransportEvent::Kind::kMessage: {
-        auto m = ExchangeMessage::Decode(e.payload);
+        auto m = ExchangeMessage::Decode(e.message.data(), e.message_bytes);
         if (!m) {
-          spdlog::warn("malformed exchange message from node {}", e.peer);
+          spdlog::warn("malformed exchange message from node {}", transport_->PeerName(e.peer));
           break;
         }
         Group* g = ByTag(m->tag);
@@ -237,24 +237,26 @@ bool ProgressEngine::HandleTransport() {
         if (auto from = g->exchange()->NodeIndex(e.peer)) g->exchange()->OnMessage(*from, *m);
         break;
       }
-      case TransportEvent::Kind::kPeerDown:
+      case TransportEvent::Kind::kPeerDown: {
+        const std::string node = transport_->PeerName(e.peer);
         for (auto& g : groups_) {
           if (!g->spans_nodes() || g->failed() || !g->exchange()->NodeIndex(e.peer)) continue;
           const std::string message =
-              "lost the connection to node " + e.peer + "'s ohiod (" + e.payload + "); the group is closed";
+              "lost the connection to node " + node + "'s ohiod (" + e.reason + "); the group is closed";
           spdlog::warn("group {}: {}", g->key_hex(), message);
           g->Fail(Code::kGroupFailed, message, counters_);
         }
         // Their puts to it will never complete, and nothing may wait for them.
         for (auto& d : draining_) {
           if (!d->exchange()->NodeIndex(e.peer)) continue;
-          d->Fail(Code::kGroupFailed, "lost the connection to node " + e.peer + "'s ohiod", counters_);
+          d->Fail(Code::kGroupFailed, "lost the connection to node " + node + "'s ohiod", counters_);
           d->exchange()->ForgetPutsTo(e.peer);
         }
         break;
+      }
     }
   }
-  return !events.empty();
+  return !events_.empty();
 }
 
 bool ProgressEngine::AdvanceAll() {
@@ -316,7 +318,8 @@ void ProgressEngine::Run() {
       continue;
     }
     SetSleeping(1);
-    if (AdvanceAll()) {
+    // The transport arms its notifications; work that came meanwhile is taken, not slept on.
+    if (AdvanceAll() || (transport_ != nullptr && !transport_->PrepareToSleep())) {
       SetSleeping(0);
       last_work = std::chrono::steady_clock::now();
       continue;

@@ -90,6 +90,8 @@ class ProgressEngine {
   std::map<uint32_t, Group*> by_tag_;            // multi-node groups, engine thread only
   // Removed groups whose last round's sends are not all out: their SSB must outlive them.
   std::vector<std::shared_ptr<Group>> draining_;
+  // The transport's events of one pass, reused so that a quiet pass allocates nothing.
+  std::vector<TransportEvent> events_;
 };
 
 }  // namespace ohio

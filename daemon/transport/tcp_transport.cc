@@ -24,15 +24,45 @@ namespace {
 
 enum FrameType : uint32_t { kHello = 1, kPut = 2, kMessage = 3 };
 constexpr uint32_t kMagic = 0x4f480000;  // high half of the type word: "OH"
-constexpr uint64_t kMaxHello = 256;
-constexpr uint64_t kMaxMessage = 64 * 1024;
 constexpr uint64_t kWakeTag = ~uint64_t{0};
 constexpr uint64_t kListenTag = ~uint64_t{0} - 1;
+constexpr int kMaxIov = 64;
+constexpr int kMaxEvents = 64;
+// What one Poll reads from one connection at most: a large put streaming in must not keep
+// the engine from its other groups and connections; the rest is read on the next pass.
+constexpr uint64_t kReadBudget = 4 << 20;
 
-void Put32(char* p, uint32_t v) { PutLittleEndian(p, v); }
-void Put64(char* p, uint64_t v) { PutLittleEndian(p, v); }
-uint32_t Get32(const char* p) { return GetLittleEndian<uint32_t>(p); }
-uint64_t Get64(const char* p) { return GetLittleEndian<uint64_t>(p); }
+void EncodeHeader(char* h, uint32_t type, uint32_t imm, uint64_t key, uint64_t offset, uint64_t bytes) {
+  PutLittleEndian<uint32_t>(h, kMagic | type);
+  PutLittleEndian<uint32_t>(h + 4, imm);
+  PutLittleEndian<uint64_t>(h + 8, key);
+  PutLittleEndian<uint64_t>(h + 16, offset);
+  PutLittleEndian<uint64_t>(h + 24, bytes);
+}
+
+// Writes what the socket takes of a frame: the header from header_sent on, then the payload
+// pieces from byte `sent` on. What it wrote, or -1 with errno.
+ssize_t WriteFrame(int fd, const char* header, size_t header_bytes, size_t header_sent, const LocalPiece* pieces,
+                   size_t count, uint64_t sent) {
+  struct iovec iov[kMaxIov];
+  int n = 0;
+  if (header_sent < header_bytes) iov[n++] = {const_cast<char*>(header + header_sent), header_bytes - header_sent};
+  uint64_t skip = sent;
+  for (size_t i = 0; i < count && n < kMaxIov; ++i) {
+    if (skip >= pieces[i].bytes) {
+      skip -= pieces[i].bytes;
+      continue;
+    }
+    iov[n++] = {const_cast<uint8_t*>(static_cast<const uint8_t*>(pieces[i].base) + skip), pieces[i].bytes - skip};
+    skip = 0;
+  }
+  if (n == 0) return 0;
+  struct msghdr msg = {};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = static_cast<size_t>(n);
+  // A peer that went away must show as an error here, not kill the daemon with SIGPIPE.
+  return sendmsg(fd, &msg, MSG_NOSIGNAL);
+}
 
 void Tune(int fd) {
   int one = 1;
@@ -49,18 +79,6 @@ bool SplitAddress(const std::string& address, std::string* host, std::string* po
 }
 
 }  // namespace
-
-TcpTransport::Outgoing TcpTransport::MakeFrame(uint32_t type, uint32_t imm, uint64_t key, uint64_t offset,
-                                               uint64_t bytes) {
-  Outgoing o;
-  Put32(o.header, kMagic | type);
-  Put32(o.header + 4, imm);
-  Put64(o.header + 8, key);
-  Put64(o.header + 16, offset);
-  Put64(o.header + 24, bytes);
-  o.bytes = bytes;
-  return o;
-}
 
 Result<std::unique_ptr<TcpTransport>> TcpTransport::Start(const std::string& self, const std::string& bind_host,
                                                           uint16_t port, const std::string& advertised_host) {
@@ -85,27 +103,20 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::Start(const std::string& sel
   t->address_ = advertised_host + ":" + std::to_string(ntohs(addr.sin_port));
   t->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   t->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  t->events_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (t->epoll_fd_ < 0 || t->wake_fd_ < 0 || t->events_fd_ < 0) return SystemError("epoll/eventfd", errno);
+  if (t->epoll_fd_ < 0 || t->wake_fd_ < 0) return SystemError("epoll/eventfd", errno);
   struct epoll_event ev = {};
   ev.events = EPOLLIN;
   ev.data.u64 = kWakeTag;
-  epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->wake_fd_, &ev);
+  if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->wake_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
   ev.data.u64 = kListenTag;
-  epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->listen_fd_, &ev);
+  if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->listen_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
   t->discard_.resize(64 * 1024);
-  TcpTransport* raw = t.get();
-  t->thread_ = std::thread([raw] { raw->Run(); });
   return t;
 }
 
 TcpTransport::~TcpTransport() {
-  stopping_ = true;
-  uint64_t one = 1;
-  (void)!write(wake_fd_, &one, sizeof(one));
-  if (thread_.joinable()) thread_.join();
   for (auto& [fd, c] : conns_) close(fd);
-  for (int fd : {listen_fd_, epoll_fd_, wake_fd_, events_fd_}) {
+  for (int fd : {listen_fd_, epoll_fd_, wake_fd_}) {
     if (fd >= 0) close(fd);
   }
 }
@@ -122,120 +133,87 @@ void TcpTransport::DeregisterRegion(uint64_t key) {
   regions_.erase(key);
 }
 
-void TcpTransport::Enqueue(Command c) {
+std::vector<std::string> TcpTransport::connected_peers() const {
+  std::lock_guard<std::mutex> lock(peers_mu_);
+  return peers_;
+}
+
+TransportStats TcpTransport::stats() const {
+  TransportStats s;
+  s.data_frames_sent = data_frames_sent_.load(std::memory_order_relaxed);
+  s.data_frames_received = data_frames_received_.load(std::memory_order_relaxed);
+  s.control_frames_sent = control_frames_sent_.load(std::memory_order_relaxed);
+  s.control_frames_received = control_frames_received_.load(std::memory_order_relaxed);
+  return s;
+}
+
+TcpTransport::PeerSlot& TcpTransport::Slot(PeerId peer) {
+  if (peer >= slots_.size()) slots_.resize(size_t{peer} + 1);
+  return slots_[peer];
+}
+
+// --- connecting (any thread asks, Poll dials) ---
+
+Status TcpTransport::Connect(PeerId peer, const std::string& address) {
+  Command c;
+  c.peer = peer;
+  c.address = address;
+  // The node whose name sorts first dials; the other waits for the hello. The name is
+  // resolved here, on the caller's thread, so that a slow DNS never stalls the engine.
+  if (self_ < directory_.Name(peer)) {
+    std::string host, port;
+    struct addrinfo hints = {};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    struct addrinfo* res = nullptr;
+    if (!SplitAddress(address, &host, &port)) {
+      c.failure = "not a host:port address";
+    } else if (getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0 || res == nullptr) {
+      c.failure = "cannot resolve";
+    } else {
+      std::memcpy(&c.resolved, res->ai_addr, sizeof(c.resolved));
+      freeaddrinfo(res);
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(commands_mu_);
     commands_.push_back(std::move(c));
   }
   uint64_t one = 1;
   (void)!write(wake_fd_, &one, sizeof(one));
-}
-
-Status TcpTransport::Connect(const std::string& peer, const std::string& address) {
-  Command c;
-  c.kind = Command::Kind::kConnect;
-  c.peer = peer;
-  c.address = address;
-  Enqueue(std::move(c));
   return Status::Ok();
 }
 
-Status TcpTransport::Put(const std::string& peer, const std::vector<LocalPiece>& pieces, uint64_t remote_key,
-                         uint64_t remote_offset, uint32_t imm, uint64_t cookie) {
-  uint64_t bytes = 0;
-  for (const LocalPiece& p : pieces) bytes += p.bytes;
-  Command c;
-  c.kind = Command::Kind::kPut;
-  c.peer = peer;
-  c.out = MakeFrame(kPut, imm, remote_key, remote_offset, bytes);
-  c.out.pieces = pieces;
-  c.out.is_put = true;
-  c.out.cookie = cookie;
-  Enqueue(std::move(c));
-  return Status::Ok();
-}
-
-Status TcpTransport::Send(const std::string& peer, const std::string& message) {
-  if (message.size() > kMaxMessage) return Status(Code::kInvalidArgument, "transport message too large");
-  Command c;
-  c.kind = Command::Kind::kSend;
-  c.peer = peer;
-  c.out = MakeFrame(kMessage, 0, 0, 0, message.size());
-  c.out.owned = message;
-  Enqueue(std::move(c));
-  return Status::Ok();
-}
-
-void TcpTransport::Poll(std::vector<TransportEvent>* out) {
-  // Called on every pass of a spinning engine: stay off syscalls and locks when idle.
-  if (!has_events_.load(std::memory_order_acquire)) return;
-  // The eventfd is written and drained under the lock, so it is readable exactly while
-  // events are pending (else an epoll waiting on it would spin).
-  std::lock_guard<std::mutex> lock(events_mu_);
+void TcpTransport::ApplyCommands() {
   uint64_t v;
-  (void)!read(events_fd_, &v, sizeof(v));
-  has_events_.store(false, std::memory_order_release);
-  for (auto& e : events_) out->push_back(std::move(e));
-  events_.clear();
-}
-
-std::vector<std::string> TcpTransport::connected_peers() const {
-  std::lock_guard<std::mutex> lock(peers_mu_);
-  return peers_;
-}
-
-void TcpTransport::Emit(TransportEvent e) {
-  std::lock_guard<std::mutex> lock(events_mu_);
-  events_.push_back(std::move(e));
-  has_events_.store(true, std::memory_order_release);
-  uint64_t one = 1;
-  (void)!write(events_fd_, &one, sizeof(one));
-}
-
-void TcpTransport::WatchWrites(Conn* c) {
-  struct epoll_event ev = {};
-  ev.events = EPOLLIN | EPOLLRDHUP | ((c->out.empty() && !c->connecting) ? 0u : static_cast<uint32_t>(EPOLLOUT));
-  ev.data.u64 = static_cast<uint64_t>(c->fd);
-  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
-}
-
-void TcpTransport::Apply(Command& c) {
-  if (c.kind == Command::Kind::kConnect) {
-    if (by_peer_.count(c.peer) != 0) return;
-    // The node whose name sorts first dials; the other waits for the hello.
-    if (self_ < c.peer) {
-      bool dialling = false;
-      for (auto& [fd, conn] : conns_) dialling |= conn->peer == c.peer;
-      if (!dialling) Dial(c.peer, c.address);
-    }
-    return;
+  (void)!read(wake_fd_, &v, sizeof(v));
+  std::deque<Command> commands;
+  {
+    std::lock_guard<std::mutex> lock(commands_mu_);
+    commands.swap(commands_);
   }
-  auto it = by_peer_.find(c.peer);
-  if (it == by_peer_.end()) {
-    pending_[c.peer].push_back(std::move(c.out));
-    return;
+  for (const Command& c : commands) {
+    if (Slot(c.peer).conn != nullptr) continue;  // up, or being dialled
+    if (self_ < directory_.Name(c.peer)) Dial(c);
   }
-  it->second->out.push_back(std::move(c.out));
-  OnWritable(it->second);
 }
 
-void TcpTransport::Dial(const std::string& peer, const std::string& address) {
-  std::string host, port;
+void TcpTransport::Dial(const Command& c) {
+  const std::string peer = directory_.Name(c.peer);
   auto fail = [&](const std::string& why) {
-    spdlog::warn("data connection to {} ({}): {}", peer, address, why);
-    pending_.erase(peer);
-    Emit({TransportEvent::Kind::kPeerDown, peer, 0, 0, 0, "cannot connect to " + address + ": " + why});
+    spdlog::warn("data connection to {} ({}): {}", peer, c.address, why);
+    Slot(c.peer).pending.clear();
+    TransportEvent e;
+    e.kind = TransportEvent::Kind::kPeerDown;
+    e.peer = c.peer;
+    e.reason = "cannot connect to " + c.address + ": " + why;
+    Emit(std::move(e));
   };
-  if (!SplitAddress(address, &host, &port)) return fail("not a host:port address");
-  struct addrinfo hints = {};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  struct addrinfo* res = nullptr;
-  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0 || res == nullptr) return fail("cannot resolve");
+  if (!c.failure.empty()) return fail(c.failure);
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  int r = connect(fd, res->ai_addr, res->ai_addrlen);
-  freeaddrinfo(res);
-  if (r != 0 && errno != EINPROGRESS) {
+  if (fd < 0) return fail(std::strerror(errno));
+  if (connect(fd, reinterpret_cast<const struct sockaddr*>(&c.resolved), sizeof(c.resolved)) != 0 &&
+      errno != EINPROGRESS) {
     const int err = errno;
     close(fd);
     return fail(std::strerror(err));
@@ -243,15 +221,21 @@ void TcpTransport::Dial(const std::string& peer, const std::string& address) {
   Tune(fd);
   auto conn = std::make_unique<Conn>();
   conn->fd = fd;
-  conn->peer = peer;
+  conn->named = true;
+  conn->peer = c.peer;
   conn->connecting = true;
-  Outgoing hello = MakeFrame(kHello, 0, 0, 0, self_.size());
-  hello.owned = self_;
+  conn->watching_writes = true;
+  Outgoing hello;
+  hello.type = kHello;
+  hello.owned.assign(self_.begin(), self_.end());
+  hello.bytes = self_.size();
+  EncodeHeader(hello.header, kHello, 0, 0, 0, hello.bytes);
   conn->out.push_back(std::move(hello));
   struct epoll_event ev = {};
   ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP;
   ev.data.u64 = static_cast<uint64_t>(fd);
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+  Slot(c.peer).conn = conn.get();
   conns_[fd] = std::move(conn);
 }
 
@@ -270,49 +254,137 @@ void TcpTransport::Accept() {
   }
 }
 
-void TcpTransport::Established(Conn* c, const std::string& peer) {
-  auto old = by_peer_.find(peer);
-  if (old != by_peer_.end() && old->second != c) {
+void TcpTransport::Established(Conn* c, PeerId peer) {
+  PeerSlot& slot = Slot(peer);
+  if (slot.conn != nullptr && slot.conn != c) {
     // The peer restarted and dialled again: the old connection is dead even if we missed it.
-    Close(old->second, "replaced by a new connection from the peer");
+    Close(slot.conn, "replaced by a new connection from the peer");
   }
+  c->named = true;
   c->peer = peer;
-  by_peer_[peer] = c;
-  established_ = by_peer_.size();
-  {
-    std::lock_guard<std::mutex> lock(peers_mu_);
-    peers_.clear();
-    for (auto& [name, conn] : by_peer_) peers_.push_back(name);
+  c->connecting = false;
+  slot.conn = c;
+  for (auto& o : slot.pending) c->out.push_back(std::move(o));
+  slot.pending.clear();
+  PeersChanged();
+  spdlog::info("data connection with {} established", directory_.Name(peer));
+  WatchWrites(c);  // what was queued goes out on the next pass
+}
+
+void TcpTransport::PeersChanged() {
+  std::vector<std::string> names;
+  for (PeerId p = 0; p < slots_.size(); ++p) {
+    if (slots_[p].conn != nullptr && !slots_[p].conn->connecting) names.push_back(directory_.Name(p));
   }
-  auto queued = pending_.find(peer);
-  if (queued != pending_.end()) {
-    for (auto& o : queued->second) c->out.push_back(std::move(o));
-    pending_.erase(queued);
-  }
-  spdlog::info("data connection with {} established", peer);
-  WatchWrites(c);
+  std::sort(names.begin(), names.end());
+  established_.store(names.size(), std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(peers_mu_);
+  peers_ = std::move(names);
 }
 
 void TcpTransport::Close(Conn* c, const std::string& reason) {
-  const std::string peer = c->peer;
+  const bool named = c->named;
+  const PeerId peer = c->peer;
   const int fd = c->fd;
-  auto bp = by_peer_.find(peer);
-  const bool was_established = bp != by_peer_.end() && bp->second == c;
-  if (was_established) by_peer_.erase(bp);
-  established_ = by_peer_.size();
-  {
-    std::lock_guard<std::mutex> lock(peers_mu_);
-    peers_.clear();
-    for (auto& [name, conn] : by_peer_) peers_.push_back(name);
-  }
+  const bool current = named && Slot(peer).conn == c;
+  if (current) Slot(peer).conn = nullptr;
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   close(fd);
   conns_.erase(fd);  // c is gone from here on
-  if (!peer.empty()) {
-    spdlog::warn("data connection with {} closed: {}", peer, reason);
-    pending_.erase(peer);
-    Emit({TransportEvent::Kind::kPeerDown, peer, 0, 0, 0, reason});
+  if (current) PeersChanged();
+  if (named) {
+    spdlog::warn("data connection with {} closed: {}", directory_.Name(peer), reason);
+    Slot(peer).pending.clear();
+    TransportEvent e;
+    e.kind = TransportEvent::Kind::kPeerDown;
+    e.peer = peer;
+    e.reason = reason;
+    Emit(std::move(e));
   }
+}
+
+// --- writing ---
+
+Status TcpTransport::Put(PeerId peer, const LocalPiece* pieces, size_t count, uint64_t remote_key,
+                         uint64_t remote_offset, uint32_t imm, uint64_t cookie) {
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < count; ++i) bytes += pieces[i].bytes;
+  char header[kHeaderBytes];
+  EncodeHeader(header, kPut, imm, remote_key, remote_offset, bytes);
+  return Post(peer, kPut, header, pieces, count, bytes, cookie);
+}
+
+Status TcpTransport::Send(PeerId peer, const void* message, size_t bytes) {
+  if (bytes > kMaxTransportMessage) return Status(Code::kInvalidArgument, "transport message too large");
+  char header[kHeaderBytes];
+  EncodeHeader(header, kMessage, 0, 0, 0, bytes);
+  const LocalPiece piece{message, bytes};
+  return Post(peer, kMessage, header, &piece, 1, bytes, 0);
+}
+
+Status TcpTransport::Post(PeerId peer, uint32_t type, const char* header, const LocalPiece* pieces, size_t count,
+                          uint64_t bytes, uint64_t cookie) {
+  PeerSlot& slot = Slot(peer);
+  Conn* c = slot.conn;
+  uint64_t written = 0;
+  if (c != nullptr && !c->connecting && c->out.empty()) {
+    const ssize_t w = WriteFrame(c->fd, header, kHeaderBytes, 0, pieces, count, 0);
+    if (w < 0 && errno != EAGAIN && errno != EINTR) {
+      Close(c, std::string("write failed: ") + std::strerror(errno));
+      return Status::Ok();  // the caller learns of it through kPeerDown, like of any lost put
+    }
+    written = w > 0 ? static_cast<uint64_t>(w) : 0;
+  }
+  Outgoing o;
+  o.type = type;
+  std::memcpy(o.header, header, kHeaderBytes);
+  o.bytes = bytes;
+  o.cookie = cookie;
+  o.header_sent = std::min<uint64_t>(written, kHeaderBytes);
+  o.sent = written - o.header_sent;
+  if (o.header_sent == kHeaderBytes && o.sent == bytes) {
+    Sent(c, o);
+    return Status::Ok();
+  }
+  // The slow path: the socket is full or not up yet. A message is copied (the caller's buffer
+  // is gone once Send returns); a put's memory stays the caller's until kPutDone.
+  if (type == kMessage) {
+    o.owned.resize(bytes);
+    if (bytes > 0) std::memcpy(o.owned.data(), pieces[0].base, bytes);
+  } else {
+    o.pieces.assign(pieces, pieces + count);
+  }
+  if (c == nullptr) {
+    slot.pending.push_back(std::move(o));
+    return Status::Ok();
+  }
+  c->out.push_back(std::move(o));
+  WatchWrites(c);
+  return Status::Ok();
+}
+
+void TcpTransport::Sent(Conn* c, const Outgoing& o) {
+  if (o.type == kPut) {
+    data_frames_sent_.fetch_add(1, std::memory_order_relaxed);
+    TransportEvent e;
+    e.kind = TransportEvent::Kind::kPutDone;
+    e.peer = c->peer;
+    e.cookie = o.cookie;
+    e.bytes = o.bytes;
+    Emit(std::move(e));
+  } else if (o.type == kMessage) {
+    control_frames_sent_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void TcpTransport::WatchWrites(Conn* c) {
+  const bool want = !c->out.empty() || c->connecting;
+  if (want == c->watching_writes) return;
+  c->watching_writes = want;
+  struct epoll_event ev = {};
+  ev.events = EPOLLIN | EPOLLRDHUP | (want ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+  ev.data.u64 = static_cast<uint64_t>(c->fd);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
 void TcpTransport::OnWritable(Conn* c) {
@@ -322,120 +394,112 @@ void TcpTransport::OnWritable(Conn* c) {
     getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
     if (err == EINPROGRESS || err == EALREADY) return;
     if (err != 0) return Close(c, std::string("connect failed: ") + std::strerror(err));
-    c->connecting = false;
     Established(c, c->peer);
   }
   while (!c->out.empty()) {
     Outgoing& o = c->out.front();
-    constexpr int kMaxIov = 64;
-    struct iovec iov[kMaxIov];
-    int n = 0;
-    if (o.header_sent < sizeof(o.header)) iov[n++] = {o.header + o.header_sent, sizeof(o.header) - o.header_sent};
-    if (o.sent < o.bytes && o.pieces.empty()) {
-      iov[n++] = {const_cast<char*>(o.owned.data() + o.sent), o.bytes - o.sent};
-    } else if (o.sent < o.bytes) {
-      // The pieces from where the last write stopped; the rest goes on the next pass.
-      uint64_t skip = o.sent;
-      for (const LocalPiece& p : o.pieces) {
-        if (n == kMaxIov) break;
-        if (skip >= p.bytes) {
-          skip -= p.bytes;
-          continue;
-        }
-        iov[n++] = {const_cast<uint8_t*>(static_cast<const uint8_t*>(p.base) + skip), p.bytes - skip};
-        skip = 0;
-      }
-    }
-    ssize_t w = n == 0 ? 0 : writev(c->fd, iov, n);
+    const LocalPiece owned{o.owned.data(), o.owned.size()};
+    const bool has_owned = !o.owned.empty();
+    const ssize_t w = WriteFrame(c->fd, o.header, kHeaderBytes, o.header_sent, has_owned ? &owned : o.pieces.data(),
+                                 has_owned ? 1 : o.pieces.size(), o.sent);
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) break;
       return Close(c, std::string("write failed: ") + std::strerror(errno));
     }
     size_t left = static_cast<size_t>(w);
-    const size_t h = std::min(left, sizeof(o.header) - o.header_sent);
+    const size_t h = std::min(left, kHeaderBytes - o.header_sent);
     o.header_sent += h;
     left -= h;
     o.sent += left;
-    if (o.header_sent < sizeof(o.header) || o.sent < o.bytes) break;
-    if (o.is_put) Emit({TransportEvent::Kind::kPutDone, c->peer, 0, o.cookie, o.bytes, ""});
+    if (o.header_sent < kHeaderBytes || o.sent < o.bytes) continue;  // more pieces than one writev takes
+    Sent(c, o);
     c->out.pop_front();
   }
   WatchWrites(c);
 }
 
+// --- reading ---
+
 bool TcpTransport::OnFrameDone(Conn* c) {
   const Frame& f = c->frame;
+  TransportEvent e;
+  e.peer = c->peer;
   switch (f.type) {
     case kHello:
-      if (!c->peer.empty()) return false;
-      Established(c, c->message);
+      if (c->named) return false;
+      Established(c, directory_.For(std::string(reinterpret_cast<const char*>(c->small), f.bytes)));
       return true;
     case kPut:
       // A put whose region was gone (or out of bounds) was drained, not delivered.
-      if (!c->dropped) Emit({TransportEvent::Kind::kArrived, c->peer, f.imm, 0, f.bytes, ""});
+      if (c->dropped) return true;
+      data_frames_received_.fetch_add(1, std::memory_order_relaxed);
+      e.kind = TransportEvent::Kind::kArrived;
+      e.imm = f.imm;
+      e.bytes = f.bytes;
+      Emit(std::move(e));
       return true;
     case kMessage:
-      Emit({TransportEvent::Kind::kMessage, c->peer, 0, 0, 0, std::move(c->message)});
+      control_frames_received_.fetch_add(1, std::memory_order_relaxed);
+      e.kind = TransportEvent::Kind::kMessage;
+      e.message_bytes = static_cast<uint32_t>(f.bytes);
+      std::memcpy(e.message.data(), c->small, f.bytes);
+      Emit(std::move(e));
       return true;
   }
   return false;
 }
 
-bool TcpTransport::ReadPayload(Conn* c) {
+bool TcpTransport::ReadPayload(Conn* c, uint64_t* budget) {
   const Frame& f = c->frame;
-  while (c->payload_got < f.bytes) {
-    const uint64_t want = f.bytes - c->payload_got;
+  while (c->payload_got < f.bytes && *budget > 0) {
+    const uint64_t want = std::min(f.bytes - c->payload_got, *budget);
     ssize_t r;
     if (f.type == kPut) {
       std::lock_guard<std::mutex> lock(regions_mu_);
       auto it = regions_.find(f.key);
-      uint8_t* dst = nullptr;
       if (it != regions_.end() && f.offset <= it->second.bytes && f.bytes <= it->second.bytes - f.offset) {
-        dst = it->second.base + f.offset + c->payload_got;
-        r = read(c->fd, dst, want);
+        r = read(c->fd, it->second.base + f.offset + c->payload_got, want);
       } else {
         c->dropped = true;
         // A region already closed (its group ended) or out of bounds: drain and drop.
         r = read(c->fd, discard_.data(), std::min<uint64_t>(want, discard_.size()));
       }
     } else {
-      const size_t at = c->message.size();
-      c->message.resize(f.bytes);
-      r = read(c->fd, c->message.data() + at, want);
-      c->message.resize(at + (r > 0 ? static_cast<size_t>(r) : 0));
+      r = read(c->fd, c->small + c->payload_got, want);
     }
     if (r < 0) return errno == EAGAIN || errno == EINTR;
     if (r == 0) return false;
     c->payload_got += static_cast<uint64_t>(r);
+    *budget -= static_cast<uint64_t>(r);
   }
   return true;
 }
 
 void TcpTransport::OnReadable(Conn* c) {
-  for (;;) {
+  uint64_t budget = kReadBudget;
+  while (budget > 0) {
     if (!c->in_payload) {
-      ssize_t r = read(c->fd, c->header + c->header_got, sizeof(c->header) - c->header_got);
+      ssize_t r = read(c->fd, c->header + c->header_got, kHeaderBytes - c->header_got);
       if (r < 0 && (errno == EAGAIN || errno == EINTR)) return;
       if (r <= 0) return Close(c, r == 0 ? "closed by the peer" : std::string("read failed: ") + std::strerror(errno));
       c->header_got += static_cast<size_t>(r);
-      if (c->header_got < sizeof(c->header)) continue;
-      const uint32_t word = Get32(c->header);
-      Frame f{word & 0xffff, Get32(c->header + 4), Get64(c->header + 8), Get64(c->header + 16), Get64(c->header + 24)};
+      if (c->header_got < kHeaderBytes) continue;
+      const uint32_t word = GetLittleEndian<uint32_t>(c->header);
+      Frame f{word & 0xffff, GetLittleEndian<uint32_t>(c->header + 4), GetLittleEndian<uint64_t>(c->header + 8),
+              GetLittleEndian<uint64_t>(c->header + 16), GetLittleEndian<uint64_t>(c->header + 24)};
       const bool valid = (word & 0xffff0000) == kMagic &&
                          ((f.type == kHello && f.bytes >= 1 && f.bytes <= kMaxHello) ||
-                          (f.type == kMessage && f.bytes <= kMaxMessage) ||
-                          f.type == kPut) &&
-                         (f.type == kHello || !c->peer.empty());
+                          (f.type == kMessage && f.bytes <= kMaxTransportMessage) || f.type == kPut) &&
+                         (f.type == kHello || c->named);
       if (!valid) return Close(c, "protocol error (not an ohio peer, or a version mismatch)");
       c->frame = f;
       c->header_got = 0;
       c->payload_got = 0;
-      c->message.clear();
       c->dropped = false;
       c->in_payload = true;
     }
     const uint64_t before = c->payload_got;
-    if (!ReadPayload(c)) return Close(c, "closed by the peer mid-frame");
+    if (!ReadPayload(c, &budget)) return Close(c, "closed by the peer mid-frame");
     if (c->payload_got < c->frame.bytes) {
       if (c->payload_got == before) return;  // EAGAIN
       continue;
@@ -445,37 +509,33 @@ void TcpTransport::OnReadable(Conn* c) {
   }
 }
 
-void TcpTransport::Run() {
-  struct epoll_event events[64];
-  while (!stopping_) {
-    int n = epoll_wait(epoll_fd_, events, 64, -1);
-    for (int i = 0; i < n; ++i) {
-      const uint64_t tag = events[i].data.u64;
-      if (tag == kWakeTag) {
-        uint64_t v;
-        (void)!read(wake_fd_, &v, sizeof(v));
-        std::deque<Command> commands;
-        {
-          std::lock_guard<std::mutex> lock(commands_mu_);
-          commands.swap(commands_);
-        }
-        for (auto& c : commands) Apply(c);
-        continue;
-      }
-      if (tag == kListenTag) {
-        Accept();
-        continue;
-      }
-      auto it = conns_.find(static_cast<int>(tag));
-      if (it == conns_.end()) continue;
-      Conn* c = it->second.get();
-      if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-        OnReadable(c);
-        if (conns_.find(static_cast<int>(tag)) == conns_.end()) continue;
-      }
-      if (events[i].events & EPOLLOUT) OnWritable(c);
+// --- the engine's pass ---
+
+void TcpTransport::Poll(std::vector<TransportEvent>* out) {
+  struct epoll_event events[kMaxEvents];
+  const int n = epoll_wait(epoll_fd_, events, kMaxEvents, 0);
+  for (int i = 0; i < n; ++i) {
+    const uint64_t tag = events[i].data.u64;
+    if (tag == kWakeTag) {
+      ApplyCommands();
+      continue;
     }
+    if (tag == kListenTag) {
+      Accept();
+      continue;
+    }
+    auto it = conns_.find(static_cast<int>(tag));
+    if (it == conns_.end()) continue;  // closed earlier in this pass
+    Conn* c = it->second.get();
+    if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+      OnReadable(c);
+      if (conns_.find(static_cast<int>(tag)) == conns_.end()) continue;
+    }
+    if (events[i].events & EPOLLOUT) OnWritable(c);
   }
+  if (ready_.empty()) return;
+  out->insert(out->end(), std::make_move_iterator(ready_.begin()), std::make_move_iterator(ready_.end()));
+  ready_.clear();
 }
 
 }  // namespace ohio

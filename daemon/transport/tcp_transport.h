@@ -1,8 +1,12 @@
 // The transport over TCP: one socket per peer node, dialled by the node whose name sorts
 // first (so a pair never ends up with two), identified by a hello frame. Frames are a 32-byte
 // header (type, immediate, region key, offset, length) and a payload; a put's payload is read
-// from the socket straight into the registered region, so the daemon copies no user data. All
-// socket work happens on one I/O thread; callers queue work and take completions.
+// from the socket straight into the registered region, so the daemon copies no user data.
+//
+// No thread of its own: the sockets sit in the transport's epoll set (event_fd()), which the
+// progress engine nests in its own and drives through Poll. Put and Send write the frame from
+// the caller's memory at once when the connection has nothing queued; only what would block
+// is queued and finished from Poll when the socket drains.
 #pragma once
 
 #include <atomic>
@@ -12,9 +16,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include <netinet/in.h>
+
+#include "daemon/transport/peer_directory.h"
 #include "daemon/transport/transport.h"
 
 namespace ohio {
@@ -30,17 +36,24 @@ class TcpTransport : public Transport {
   std::string address() const override { return address_; }
   Result<uint64_t> RegisterRegion(void* base, uint64_t bytes) override;
   void DeregisterRegion(uint64_t key) override;
-  Status Connect(const std::string& peer, const std::string& address) override;
-  using Transport::Put;
-  Status Put(const std::string& peer, const std::vector<LocalPiece>& pieces, uint64_t remote_key,
-             uint64_t remote_offset, uint32_t imm, uint64_t cookie) override;
-  Status Send(const std::string& peer, const std::string& message) override;
-  int event_fd() const override { return events_fd_; }
+  PeerId PeerFor(const std::string& node) override { return directory_.For(node); }
+  std::string PeerName(PeerId peer) const override { return directory_.Name(peer); }
+  Status Connect(PeerId peer, const std::string& address) override;
+  Status Put(PeerId peer, const LocalPiece* pieces, size_t count, uint64_t remote_key, uint64_t remote_offset,
+             uint32_t imm, uint64_t cookie) override;
+  Status Send(PeerId peer, const void* message, size_t bytes) override;
+  int event_fd() const override { return epoll_fd_; }
   void Poll(std::vector<TransportEvent>* out) override;
-  size_t connections() const override { return established_.load(); }
+  // Events of puts that completed inside Put are not behind any fd: the engine must not sleep.
+  bool PrepareToSleep() override { return ready_.empty(); }
+  size_t connections() const override { return established_.load(std::memory_order_relaxed); }
   std::vector<std::string> connected_peers() const override;
+  TransportStats stats() const override;
 
  private:
+  static constexpr size_t kHeaderBytes = 32;
+  static constexpr size_t kMaxHello = 256;
+
   struct Frame {
     uint32_t type = 0;
     uint32_t imm = 0;
@@ -48,67 +61,72 @@ class TcpTransport : public Transport {
     uint64_t offset = 0;
     uint64_t bytes = 0;
   };
+  // What is left of a frame whose write would have blocked.
   struct Outgoing {
-    char header[32];
+    uint32_t type = 0;
+    char header[kHeaderBytes];
     size_t header_sent = 0;
-    std::vector<LocalPiece> pieces;  // a put's payload, gathered in order
-    std::string owned;               // payload of hellos and messages
+    std::vector<LocalPiece> pieces;  // a put's payload, gathered in order (the caller keeps it)
+    std::vector<uint8_t> owned;      // the payload of hellos and messages, copied
     uint64_t bytes = 0;
     uint64_t sent = 0;
-    bool is_put = false;
     uint64_t cookie = 0;
   };
   struct Conn {
     int fd = -1;
-    std::string peer;  // empty until the hello is known
+    bool named = false;  // peer is known: we dialled it, or its hello came
+    PeerId peer = 0;
     bool connecting = false;
+    bool watching_writes = false;  // EPOLLOUT is in its epoll mask
     std::deque<Outgoing> out;
-    char header[32];
+    char header[kHeaderBytes];
     size_t header_got = 0;
     bool in_payload = false;
     Frame frame;
     uint64_t payload_got = 0;
     bool dropped = false;  // some of this put's payload had nowhere to go
-    std::string message;
+    uint8_t small[kMaxHello];  // a hello's or a message's payload
   };
+  // Engine thread only, indexed by PeerId.
+  struct PeerSlot {
+    Conn* conn = nullptr;              // dialling or established
+    std::deque<Outgoing> pending;      // work issued before any connection existed
+  };
+  // From Connect, which other threads call; applied by Poll.
   struct Command {
-    enum class Kind { kConnect, kPut, kSend } kind;
-    std::string peer;
+    PeerId peer = 0;
     std::string address;
-    Outgoing out;
+    struct sockaddr_in resolved {};
+    std::string failure;  // why it cannot be dialled, if it cannot
   };
 
   TcpTransport() = default;
-  void Run();
-  void Enqueue(Command c);
-  void Apply(Command& c);
-  void Dial(const std::string& peer, const std::string& address);
+  PeerSlot& Slot(PeerId peer);
+  Status Post(PeerId peer, uint32_t type, const char* header, const LocalPiece* pieces, size_t count, uint64_t bytes,
+              uint64_t cookie);
+  void ApplyCommands();
+  void Dial(const Command& c);
   void Accept();
   void OnReadable(Conn* c);
-  bool ReadPayload(Conn* c);  // false when the connection must close
+  bool ReadPayload(Conn* c, uint64_t* budget);  // false when the connection must close
   bool OnFrameDone(Conn* c);
   void OnWritable(Conn* c);
-  void Established(Conn* c, const std::string& peer);
+  void Sent(Conn* c, const Outgoing& o);
+  void Established(Conn* c, PeerId peer);
   void Close(Conn* c, const std::string& reason);
   void WatchWrites(Conn* c);
-  void Emit(TransportEvent e);
-  static Outgoing MakeFrame(uint32_t type, uint32_t imm, uint64_t key, uint64_t offset, uint64_t bytes);
+  void PeersChanged();
+  void Emit(TransportEvent e) { ready_.push_back(std::move(e)); }
 
   std::string self_;
   std::string address_;
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
-  int events_fd_ = -1;
-  std::thread thread_;
-  std::atomic<bool> stopping_{false};
+  PeerDirectory directory_;
 
   std::mutex commands_mu_;
   std::deque<Command> commands_;
-
-  std::mutex events_mu_;
-  std::vector<TransportEvent> events_;
-  std::atomic<bool> has_events_{false};
 
   // Held while a payload is read into a region, so a region is never freed under a read.
   std::mutex regions_mu_;
@@ -119,15 +137,19 @@ class TcpTransport : public Transport {
   std::map<uint64_t, Region> regions_;
   uint64_t next_key_ = 1;
 
-  // I/O thread only.
+  // Engine thread only.
   std::map<int, std::unique_ptr<Conn>> conns_;
-  std::map<std::string, Conn*> by_peer_;
-  std::map<std::string, std::deque<Outgoing>> pending_;
+  std::deque<PeerSlot> slots_;  // a deque: growing it keeps references to the others
+  std::vector<TransportEvent> ready_;  // handed out by the next Poll
   std::vector<uint8_t> discard_;
 
   std::atomic<size_t> established_{0};
   mutable std::mutex peers_mu_;
   std::vector<std::string> peers_;
+  std::atomic<uint64_t> data_frames_sent_{0};
+  std::atomic<uint64_t> data_frames_received_{0};
+  std::atomic<uint64_t> control_frames_sent_{0};
+  std::atomic<uint64_t> control_frames_received_{0};
 };
 
 }  // namespace ohio

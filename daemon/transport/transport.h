@@ -3,8 +3,15 @@
 // 32-bit immediate the receiver is told about; small messages (credits, round announcements)
 // travel as sends; completions are reported through a pollable fd. One connection per peer
 // node, shared by every group.
+//
+// Threads: RegisterRegion, DeregisterRegion, PeerFor, Connect and the statistics may be called
+// from any thread. Put, Send, Poll and PrepareToSleep belong to the progress engine's thread:
+// the engine drives the connections itself (no hop to another thread per frame), and a put is
+// written to the wire inside Put when the connection has nothing queued.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,14 +20,18 @@
 
 namespace ohio {
 
+// A peer node as the transport knows it: a small index handed out once per node name and kept
+// for the daemon's life, so that the per-call path names peers without strings.
+using PeerId = uint32_t;
+
 // Local memory a put gathers, in order; it must stay untouched until the put is done.
 struct LocalPiece {
   const void* base = nullptr;
   uint64_t bytes = 0;
 };
 
-// What a transport has done with memory and queue pairs, for Status and Counters. A transport
-// without registration or queue pairs (tcp) leaves them zero.
+// What a transport has done with memory, queue pairs and frames, for Status and Counters. A
+// transport without registration or queue pairs (tcp) leaves those zero.
 struct TransportStats {
   uint64_t registrations = 0;      // regions registered with the hardware so far
   uint64_t deregistrations = 0;
@@ -31,7 +42,18 @@ struct TransportStats {
   uint64_t bounce_bytes = 0;
   uint32_t queue_pairs = 0;        // connected queue pairs, over every rail
   std::vector<std::string> rails;  // devices and ports carrying data, e.g. "rxe0:1"
+  // Frames on the wire, counted where they are posted and where they complete arriving. A put
+  // is one data frame however many pieces it gathers; a Send is one control frame; frames the
+  // transport makes for itself (hellos, keepalives, region announcements) are not counted.
+  uint64_t data_frames_sent = 0;
+  uint64_t data_frames_received = 0;
+  uint64_t control_frames_sent = 0;
+  uint64_t control_frames_received = 0;
 };
+
+// The largest message Send takes: the exchange's messages are a few dozen bytes, and a fixed
+// bound lets events carry them without allocating.
+constexpr size_t kMaxTransportMessage = 64;
 
 struct TransportEvent {
   enum class Kind {
@@ -41,11 +63,13 @@ struct TransportEvent {
     kPeerDown,  // the connection to a peer broke; puts to it are lost
   };
   Kind kind = Kind::kPutDone;
-  std::string peer;
+  PeerId peer = 0;
   uint32_t imm = 0;       // kArrived
   uint64_t cookie = 0;    // kPutDone: what the caller passed to Put
-  uint64_t bytes = 0;     // kArrived
-  std::string payload;    // kMessage; kPeerDown: the reason
+  uint64_t bytes = 0;     // kArrived: payload bytes that landed; kPutDone: bytes put
+  uint32_t message_bytes = 0;                           // kMessage
+  std::array<uint8_t, kMaxTransportMessage> message{};  // kMessage: the first message_bytes
+  std::string reason;     // kPeerDown only
 };
 
 class Transport {
@@ -60,23 +84,32 @@ class Transport {
   virtual Result<uint64_t> RegisterRegion(void* base, uint64_t bytes) = 0;
   virtual void DeregisterRegion(uint64_t key) = 0;
 
-  // Makes sure a connection to `peer` (a node name) exists or is being made. Idempotent;
-  // puts and sends issued before it is up are queued.
-  virtual Status Connect(const std::string& peer, const std::string& address) = 0;
+  // The id of node `node`, the same on every call for the daemon's life.
+  virtual PeerId PeerFor(const std::string& node) = 0;
+  virtual std::string PeerName(PeerId peer) const = 0;
+
+  // Makes sure a connection to `peer` exists or is being made. Idempotent; puts and sends
+  // issued before it is up are queued.
+  virtual Status Connect(PeerId peer, const std::string& address) = 0;
 
   // Writes the pieces, one after another, to remote_offset in the peer's region remote_key;
-  // the peer gets one kArrived with `imm` once all of it has landed.
-  virtual Status Put(const std::string& peer, const std::vector<LocalPiece>& pieces, uint64_t remote_key,
+  // the peer gets one kArrived with `imm` once all of it has landed. Engine thread only.
+  virtual Status Put(PeerId peer, const LocalPiece* pieces, size_t count, uint64_t remote_key,
                      uint64_t remote_offset, uint32_t imm, uint64_t cookie) = 0;
-  Status Put(const std::string& peer, const void* local, uint64_t bytes, uint64_t remote_key, uint64_t remote_offset,
-             uint32_t imm, uint64_t cookie) {
-    return Put(peer, std::vector<LocalPiece>{{local, bytes}}, remote_key, remote_offset, imm, cookie);
-  }
-  virtual Status Send(const std::string& peer, const std::string& message) = 0;
+  // At most kMaxTransportMessage bytes. Engine thread only.
+  virtual Status Send(PeerId peer, const void* message, size_t bytes) = 0;
 
-  // Readable while events are pending; Poll takes them.
+  // Readable while the transport has work for Poll (the engine sleeps in epoll on it).
   virtual int event_fd() const = 0;
+  // Does the transport's pending work and appends what happened to `out` (which the engine
+  // reuses, so that a quiet pass allocates nothing). Called on every pass of a spinning
+  // engine: a pass with nothing to do should cost no system call where the transport can
+  // tell without one. Engine thread only.
   virtual void Poll(std::vector<TransportEvent>* out) = 0;
+  // The engine is about to sleep on event_fd(): arm whatever notification the transport needs
+  // (e.g. completion queues). False when work arrived meanwhile, so the engine polls again
+  // instead of sleeping. Engine thread only.
+  virtual bool PrepareToSleep() = 0;
 
   // Data connections established now.
   virtual size_t connections() const = 0;

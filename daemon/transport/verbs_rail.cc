@@ -27,10 +27,25 @@ constexpr int kWantedCqDepth = 65536;
 Rail::~Rail() {
   if (nodeset_ != nullptr) hwloc_bitmap_free(nodeset_);
   if (topology_ != nullptr) hwloc_topology_destroy(topology_);
-  if (cq_ != nullptr) ibv_destroy_cq(cq_);
+  if (cq_ != nullptr) {
+    AckEvents();  // destroying a queue waits for every event it raised to be acknowledged
+    ibv_destroy_cq(cq_);
+  }
   if (channel_ != nullptr) ibv_destroy_comp_channel(channel_);
   if (pd_ != nullptr) ibv_dealloc_pd(pd_);
   if (ctx_ != nullptr) ibv_close_device(ctx_);
+}
+
+void Rail::AckEvents() {
+  ibv_cq* cq = nullptr;
+  void* ctx = nullptr;
+  while (ibv_get_cq_event(channel_, &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
+}
+
+Status Rail::ArmCompletions() {
+  AckEvents();
+  if (int e = ibv_req_notify_cq(cq_, 0); e != 0) return SystemError("arming the completion queue of " + name(), e);
+  return Status::Ok();
 }
 
 void* Rail::AllocateNear(size_t bytes) const {
@@ -96,12 +111,11 @@ Result<std::unique_ptr<Rail>> RailOpener::Open(ibv_device* dev, uint8_t port, in
   if (r->pd_ == nullptr) return SystemError("allocating a protection domain on " + r->device_, errno);
   r->channel_ = ibv_create_comp_channel(r->ctx_);
   if (r->channel_ == nullptr) return SystemError("creating a completion channel on " + r->device_, errno);
-  // The progress engine drains the channel from its loop; it must never block there.
+  // The progress engine drains the channel before it sleeps; it must never block there.
   const int flags = fcntl(r->channel_->fd, F_GETFL);
   if (fcntl(r->channel_->fd, F_SETFL, flags | O_NONBLOCK) != 0) return SystemError("fcntl", errno);
   r->cq_ = ibv_create_cq(r->ctx_, cq_depth, nullptr, r->channel_, 0);
   if (r->cq_ == nullptr) return SystemError("creating a completion queue on " + r->device_, errno);
-  if (int e = ibv_req_notify_cq(r->cq_, 0); e != 0) return SystemError("arming the completion queue", e);
   PlaceOnNuma(dev, r.get());
   return r;
 }

@@ -37,6 +37,11 @@ class Rail {
   bool ethernet() const { return ethernet_; }
   uint32_t max_sge() const { return max_sge_; }
 
+  // Takes the completion channel's events and asks for one at the next completion, so that the
+  // channel's fd wakes a progress engine about to sleep on it. Completions already queued raise
+  // no event: poll the queue after this.
+  Status ArmCompletions();
+
   // Anonymous memory bound to the device's NUMA node when hwloc knows it (bounce buffers are
   // read and written by the HCA on every bounced transfer). Freed with munmap.
   void* AllocateNear(size_t bytes) const;
@@ -44,6 +49,7 @@ class Rail {
  private:
   friend struct RailOpener;
   Rail() = default;
+  void AckEvents();
 
   std::string device_;
   uint8_t port_ = 0;

@@ -25,6 +25,10 @@ constexpr uint32_t kRecvSlots = 32;    // per connection
 constexpr uint32_t kSendDepth = 128;   // work requests in flight per connection
 constexpr uint32_t kMaxGather = 30;    // SGEs per work request we ask for (the device may allow fewer)
 constexpr uint64_t kReceiveBit = 1ull << 63;
+// A send's work request id: a sequence number above the index of its InFlight slot, so that a
+// completion for a slot released since (its peer went down) is recognised as stale.
+constexpr int kSlotBits = 24;
+constexpr uint64_t kSlotMask = (1ull << kSlotBits) - 1;
 // RDMA says nothing when a peer process dies; a send to it fails after the retries. While the
 // progress engine is polling (some group is busy) every rail to every peer carries at least
 // one send this often, so a group waiting on a dead peer learns of it in a few seconds.
@@ -32,9 +36,17 @@ constexpr auto kKeepaliveInterval = std::chrono::milliseconds(500);
 
 uint64_t ReceiveId(uint32_t serial, uint32_t slot) { return kReceiveBit | uint64_t{serial} << 20 | slot; }
 
+TransportEvent Event(TransportEvent::Kind kind, PeerId peer) {
+  TransportEvent e;
+  e.kind = kind;
+  e.peer = peer;
+  return e;
+}
+
 // Copies bytes [from, from + len) of the concatenated pieces to dst.
-void Gather(const std::vector<LocalPiece>& pieces, uint64_t from, uint64_t len, uint8_t* dst) {
-  for (const LocalPiece& p : pieces) {
+void Gather(const LocalPiece* pieces, size_t count, uint64_t from, uint64_t len, uint8_t* dst) {
+  for (size_t i = 0; i < count; ++i) {
+    const LocalPiece& p = pieces[i];
     if (len == 0) return;
     if (from >= p.bytes) {
       from -= p.bytes;
@@ -65,11 +77,12 @@ struct VerbsTransport::Connection {
   }
 };
 
+// Work waiting for a connection or for room to post it.
 struct VerbsTransport::Op {
   enum class Kind { kPut, kSend };
   Kind kind = Kind::kSend;
   // kPut
-  std::vector<LocalPiece> pieces;
+  std::vector<LocalPiece> pieces;  // copied from the caller's once the put has to wait
   uint64_t key = 0;
   uint64_t offset = 0;
   uint64_t total = 0;
@@ -85,7 +98,8 @@ struct VerbsTransport::Op {
 };
 
 struct VerbsTransport::InFlight {
-  std::string peer;
+  uint64_t wr_id = 0;  // 0: the slot is free
+  PeerId peer = 0;
   uint64_t generation = 0;
   size_t rail = 0;
   int slot = -1;         // send pool slot to return
@@ -136,6 +150,7 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
 VerbsTransport::~VerbsTransport() {
   registrar_.reset();  // its thread calls back into this object
   std::lock_guard<std::mutex> lock(mu_);
+  receivers_.clear();
   peers_.clear();
   for (auto& [key, r] : regions_) {
     for (ibv_mr* mr : r.mrs) ibv_dereg_mr(mr);
@@ -193,7 +208,12 @@ void VerbsTransport::RepostReceive(Connection* c, uint32_t slot) {
   }
 }
 
-void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, const std::string& peer,
+VerbsTransport::PeerState& VerbsTransport::Peer(PeerId peer) {
+  if (peer >= peers_.size()) peers_.resize(size_t{peer} + 1);
+  return peers_[peer];
+}
+
+void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, PeerId peer,
                            uint64_t incarnation, uint64_t dial_floor) {
   p.conns = std::move(conns);
   p.incarnation = incarnation;
@@ -203,21 +223,22 @@ void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>
   for (size_t r = 0; r < p.conns.size(); ++r) receivers_[p.conns[r]->serial] = {peer, r};
   std::string rails;
   for (const auto& c : p.conns) rails += (rails.empty() ? "" : ", ") + c->qp->local().rail;
-  spdlog::info("verbs: connected to node {} ({} queue pair(s): {})", peer, p.conns.size(), rails);
+  spdlog::info("verbs: connected to node {} ({} queue pair(s): {})", directory_.Name(peer), p.conns.size(), rails);
   for (const auto& [key, r] : regions_) {
     if (r.state == LocalRegion::State::kRegistered) Announce(peer, key, r);
   }
   Flush(peer);
 }
 
-Status VerbsTransport::Connect(const std::string& peer, const std::string&) {
+Status VerbsTransport::Connect(PeerId id, const std::string&) {
+  const std::string peer = directory_.Name(id);
   Dialer dialer;
   uint64_t generation = 0;
   DialOffer offer;
   offer.incarnation = incarnation_;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    PeerState& p = peers_[peer];
+    PeerState& p = Peer(id);
     if (p.state != PeerState::State::kIdle) return Status::Ok();
     if (!dialer_) return Status(Code::kInvalidArgument, "verbs transport: no way to reach peers set");
     p.state = PeerState::State::kDialing;
@@ -240,7 +261,7 @@ Status VerbsTransport::Connect(const std::string& peer, const std::string&) {
   }
   Result<DialAnswer> theirs = made.ok() ? dialer(peer, offer) : Result<DialAnswer>(made);
   std::lock_guard<std::mutex> lock(mu_);
-  PeerState& p = peers_[peer];
+  PeerState& p = Peer(id);
   if (p.generation != generation || p.state != PeerState::State::kDialing) {
     return Status::Ok();  // the peer's own dial got here first and was accepted; ours go
   }
@@ -260,7 +281,7 @@ Status VerbsTransport::Connect(const std::string& peer, const std::string&) {
     spdlog::warn("verbs: cannot connect to node {}: {}", peer, theirs.status().message());
     return theirs.status();
   }
-  Adopt(p, std::move(conns), peer, theirs->incarnation, theirs->dials_started);
+  Adopt(p, std::move(conns), id, theirs->incarnation, theirs->dials_started);
   return Status::Ok();
 }
 
@@ -268,8 +289,9 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
   const std::vector<QpEndpoint>& remote = offer.endpoints;
   if (remote.empty()) return Status(Code::kProtocol, "no queue pair endpoints offered");
   if (peer == self_) return Status(Code::kRefused, "node " + self_ + " cannot connect to itself");
+  const PeerId id = directory_.For(peer);
   std::lock_guard<std::mutex> lock(mu_);
-  PeerState& p = peers_[peer];
+  PeerState& p = Peer(id);
   if (p.state == PeerState::State::kDialing && self_ < peer) {
     return Status(Code::kRefused, "node " + self_ + " is dialling node " + peer + " itself");
   }
@@ -280,7 +302,7 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
   }
   if (p.state == PeerState::State::kConnected) {
     // A newer dial: its daemon restarted, or it lost its queue pairs.
-    PeerDown(peer, "node " + peer + " connected anew (its daemon restarted or lost its queue pairs)");
+    PeerDown(id, "node " + peer + " connected anew (its daemon restarted or lost its queue pairs)");
   }
   ++p.generation;
   std::vector<std::unique_ptr<Connection>> conns;
@@ -297,14 +319,14 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
     answer.endpoints.push_back(c.value()->qp->local());
     conns.push_back(std::move(c.value()));
   }
-  Adopt(p, std::move(conns), peer, offer.incarnation, offer.dial_seq);
+  Adopt(p, std::move(conns), id, offer.incarnation, offer.dial_seq);
   return answer;
 }
 
-void VerbsTransport::PeerDown(const std::string& peer, const std::string& reason) {
-  PeerState& p = peers_[peer];
+void VerbsTransport::PeerDown(PeerId peer, const std::string& reason) {
+  PeerState& p = Peer(peer);
   if (p.state != PeerState::State::kConnected) return;
-  spdlog::warn("verbs: lost node {}: {}", peer, reason);
+  spdlog::warn("verbs: lost node {}: {}", directory_.Name(peer), reason);
   for (auto& c : p.conns) receivers_.erase(c->serial);
   p.conns.clear();
   p.regions.clear();
@@ -312,13 +334,11 @@ void VerbsTransport::PeerDown(const std::string& peer, const std::string& reason
   p.dropping = false;
   p.state = PeerState::State::kIdle;
   ++p.generation;
-  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-    if (it->second.peer != peer) {
-      ++it;
-      continue;
-    }
-    if (it->second.slot >= 0) pools_[it->second.rail].free.push_back(static_cast<uint32_t>(it->second.slot));
-    it = in_flight_.erase(it);
+  for (uint32_t i = 0; i < in_flight_.size(); ++i) {
+    const InFlight& f = in_flight_[i];
+    if (f.wr_id == 0 || f.peer != peer) continue;
+    if (f.slot >= 0) pools_[f.rail].free.push_back(static_cast<uint32_t>(f.slot));
+    Release(i);
   }
   std::vector<uint64_t> closed;
   for (auto& [key, r] : regions_) {
@@ -329,22 +349,25 @@ void VerbsTransport::PeerDown(const std::string& peer, const std::string& reason
     if (r.acks_waiting.empty() && !r.mrs.empty()) closed.push_back(key);
   }
   for (uint64_t key : closed) FinishClosing(key);
-  Emit({TransportEvent::Kind::kPeerDown, peer, 0, 0, 0, reason});
+  TransportEvent e = Event(TransportEvent::Kind::kPeerDown, peer);
+  e.reason = reason;
+  Emit(std::move(e));
 }
 
 size_t VerbsTransport::connections() const {
   std::lock_guard<std::mutex> lock(mu_);
   size_t n = 0;
-  for (const auto& [name, p] : peers_) n += p.state == PeerState::State::kConnected;
+  for (const PeerState& p : peers_) n += p.state == PeerState::State::kConnected;
   return n;
 }
 
 std::vector<std::string> VerbsTransport::connected_peers() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> out;
-  for (const auto& [name, p] : peers_) {
-    if (p.state == PeerState::State::kConnected) out.push_back(name);
+  for (PeerId id = 0; id < peers_.size(); ++id) {
+    if (peers_[id].state == PeerState::State::kConnected) out.push_back(directory_.Name(id));
   }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -353,7 +376,7 @@ TransportStats VerbsTransport::stats() const {
   TransportStats s = stats_;
   s.queue_pairs = 0;
   s.registrations_pending = 0;
-  for (const auto& [name, p] : peers_) {
+  for (const PeerState& p : peers_) {
     if (p.state == PeerState::State::kConnected) s.queue_pairs += static_cast<uint32_t>(p.conns.size());
   }
   for (const auto& [key, r] : regions_) s.registrations_pending += r.state == LocalRegion::State::kPending;
@@ -392,14 +415,13 @@ void VerbsTransport::OnRegistered(uint64_t key, std::vector<ibv_mr*> mrs, Status
   registered_by_base_[r.base] = key;
   ++stats_.registrations;
   stats_.registered_bytes += r.bytes;
-  for (auto& [name, p] : peers_) {
-    if (p.state == PeerState::State::kConnected) Announce(name, key, r);
+  for (PeerId id = 0; id < peers_.size(); ++id) {
+    if (peers_[id].state == PeerState::State::kConnected) Announce(id, key, r);
   }
-  uint64_t one = 1;
-  (void)!write(wake_fd_, &one, sizeof(one));
+  Wake();  // puts waiting for the region may go direct now
 }
 
-void VerbsTransport::Announce(const std::string& peer, uint64_t key, const LocalRegion& r) {
+void VerbsTransport::Announce(PeerId peer, uint64_t key, const LocalRegion& r) {
   std::string payload(20 + 4 * r.mrs.size(), '\0');
   auto* b = reinterpret_cast<uint8_t*>(payload.data());
   WirePut<uint64_t>(b, reinterpret_cast<uintptr_t>(r.base));
@@ -424,10 +446,11 @@ void VerbsTransport::DeregisterRegion(uint64_t key) {
   registered_by_base_.erase(r.base);
   // Peers may still write into it: tell them, and free it once every rail has said that
   // nothing more is on its way.
-  for (auto& [name, p] : peers_) {
+  for (PeerId id = 0; id < peers_.size(); ++id) {
+    const PeerState& p = peers_[id];
     if (p.state != PeerState::State::kConnected) continue;
-    for (size_t rail = 0; rail < p.conns.size(); ++rail) r.acks_waiting.insert({name, rail});
-    EnqueueControl(name, VerbsWireHeader::kRegionGone, key, "", 0);
+    for (size_t rail = 0; rail < p.conns.size(); ++rail) r.acks_waiting.insert({id, rail});
+    EnqueueControl(id, VerbsWireHeader::kRegionGone, key, "", 0);
   }
   if (r.acks_waiting.empty()) FinishClosing(key);
 }
@@ -441,13 +464,14 @@ void VerbsTransport::FinishClosing(uint64_t key) {
   regions_.erase(it);
 }
 
-const VerbsTransport::LocalRegion* VerbsTransport::FindRegistered(const std::vector<LocalPiece>& pieces) const {
-  if (pieces.empty()) return nullptr;
+const VerbsTransport::LocalRegion* VerbsTransport::FindRegistered(const LocalPiece* pieces, size_t count) const {
+  if (count == 0) return nullptr;
   auto* first = static_cast<uint8_t*>(const_cast<void*>(pieces[0].base));
   auto it = registered_by_base_.upper_bound(first);
   if (it == registered_by_base_.begin()) return nullptr;
   const LocalRegion& r = regions_.at(std::prev(it)->second);
-  for (const LocalPiece& p : pieces) {
+  for (size_t i = 0; i < count; ++i) {
+    const LocalPiece& p = pieces[i];
     const auto* b = static_cast<const uint8_t*>(p.base);
     if (b < r.base || b + p.bytes > r.base + r.bytes) return nullptr;
   }
@@ -456,43 +480,52 @@ const VerbsTransport::LocalRegion* VerbsTransport::FindRegistered(const std::vec
 
 // --- sending ---
 
-Status VerbsTransport::Put(const std::string& peer, const std::vector<LocalPiece>& pieces, uint64_t remote_key,
+Status VerbsTransport::Put(PeerId peer, const LocalPiece* pieces, size_t count, uint64_t remote_key,
                            uint64_t remote_offset, uint32_t imm, uint64_t cookie) {
   Op op;
   op.kind = Op::Kind::kPut;
-  op.pieces = pieces;
   op.key = remote_key;
   op.offset = remote_offset;
-  for (const LocalPiece& p : pieces) op.total += p.bytes;
+  for (size_t i = 0; i < count; ++i) op.total += pieces[i].bytes;
   op.imm = imm;
   op.cookie = cookie;
   std::lock_guard<std::mutex> lock(mu_);
-  peers_[peer].pending.push_back(std::move(op));
-  Flush(peer);
+  PeerState& p = Peer(peer);
+  // Posted from the caller's list at once when nothing waits before it; copied only to wait.
+  if (p.state == PeerState::State::kConnected && p.pending.empty()) {
+    if (PostPut(peer, p, op, pieces, count)) return Status::Ok();
+    if (p.state != PeerState::State::kConnected) return Status::Ok();  // lost with the peer, reported by kPeerDown
+  }
+  op.pieces.assign(pieces, pieces + count);
+  p.pending.push_back(std::move(op));
   return Status::Ok();
 }
 
-Status VerbsTransport::Send(const std::string& peer, const std::string& message) {
-  if (message.size() > kPayloadBytes) return Status(Code::kInvalidArgument, "transport message too large");
+Status VerbsTransport::Send(PeerId peer, const void* message, size_t bytes) {
+  if (bytes > kMaxTransportMessage) return Status(Code::kInvalidArgument, "transport message too large");
   std::lock_guard<std::mutex> lock(mu_);
-  EnqueueControl(peer, VerbsWireHeader::kMessage, 0, message, 0);
+  PeerState& p = Peer(peer);
+  if (p.state == PeerState::State::kConnected && p.pending.empty()) {
+    if (PostControl(peer, p, VerbsWireHeader::kMessage, 0, message, bytes, 0)) return Status::Ok();
+    if (p.state != PeerState::State::kConnected) return Status::Ok();
+  }
+  EnqueueControl(peer, VerbsWireHeader::kMessage, 0, std::string(static_cast<const char*>(message), bytes), 0);
   return Status::Ok();
 }
 
-void VerbsTransport::EnqueueControl(const std::string& peer, uint32_t type, uint64_t key, std::string payload,
-                                    int rail) {
+void VerbsTransport::EnqueueControl(PeerId peer, uint32_t type, uint64_t key, std::string payload, int rail) {
   Op op;
   op.kind = Op::Kind::kSend;
   op.type = type;
   op.key = key;
   op.payload = std::move(payload);
   op.rail = rail;
-  peers_[peer].pending.push_back(std::move(op));
+  Peer(peer).pending.push_back(std::move(op));
   Flush(peer);
 }
 
-void VerbsTransport::Flush(const std::string& peer) {
-  PeerState& p = peers_[peer];
+void VerbsTransport::Flush(PeerId peer) {
+  PeerState& p = Peer(peer);
   if (p.state != PeerState::State::kConnected) return;
   // In order: a peer's messages and puts may depend on each other (a credit after the data).
   while (!p.pending.empty()) {
@@ -502,8 +535,27 @@ void VerbsTransport::Flush(const std::string& peer) {
   }
 }
 
-bool VerbsTransport::PostSend(const std::string& peer, PeerState& p, size_t rail, const VerbsWireHeader& h,
-                              const std::function<void(uint8_t*)>& fill, uint64_t payload_bytes, InFlight f) {
+uint64_t VerbsTransport::Track(InFlight f) {
+  uint32_t index;
+  if (in_flight_free_.empty()) {
+    index = static_cast<uint32_t>(in_flight_.size());
+    in_flight_.emplace_back();
+  } else {
+    index = in_flight_free_.back();
+    in_flight_free_.pop_back();
+  }
+  f.wr_id = next_wr_++ << kSlotBits | index;
+  in_flight_[index] = std::move(f);
+  return in_flight_[index].wr_id;
+}
+
+void VerbsTransport::Release(uint32_t index) {
+  in_flight_[index].wr_id = 0;
+  in_flight_free_.push_back(index);
+}
+
+bool VerbsTransport::PostSend(PeerId peer, PeerState& p, size_t rail, const VerbsWireHeader& h,
+                              const LocalPiece* pieces, size_t count, uint64_t from, uint64_t n, InFlight f) {
   Connection& c = *p.conns[rail];
   SendPool& pool = pools_[rail];
   if (c.send_free == 0 || pool.free.empty()) return false;
@@ -511,49 +563,56 @@ bool VerbsTransport::PostSend(const std::string& peer, PeerState& p, size_t rail
   pool.free.pop_back();
   uint8_t* at = pool.base + size_t{slot} * kSlotBytes;
   h.Encode(at);
-  fill(at + VerbsWireHeader::kBytes);
+  Gather(pieces, count, from, n, at + VerbsWireHeader::kBytes);
   ibv_sge sge{};
   sge.addr = reinterpret_cast<uintptr_t>(at);
-  sge.length = static_cast<uint32_t>(VerbsWireHeader::kBytes + payload_bytes);
+  sge.length = static_cast<uint32_t>(VerbsWireHeader::kBytes + n);
   sge.lkey = pool.mr->lkey;
+  f.peer = peer;
+  f.generation = p.generation;
+  f.rail = rail;
+  f.slot = static_cast<int>(slot);
   ibv_send_wr wr{};
-  const uint64_t id = next_wr_++;
-  wr.wr_id = id;
+  wr.wr_id = Track(f);
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
   wr.send_flags = IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
   if (int e = ibv_post_send(c.qp->qp(), &wr, &bad); e != 0) {
-    pool.free.push_back(slot);
-    PeerDown(peer, std::string("posting a send failed: ") + std::strerror(e));
+    PeerDown(peer, std::string("posting a send failed: ") + std::strerror(e));  // returns the slot too
     return false;
   }
   --c.send_free;
-  f.peer = peer;
-  f.generation = p.generation;
-  f.rail = rail;
-  f.slot = static_cast<int>(slot);
-  in_flight_[id] = std::move(f);
   return true;
 }
 
-bool VerbsTransport::PostOp(const std::string& peer, PeerState& p, Op& op) {
+bool VerbsTransport::PostOp(PeerId peer, PeerState& p, Op& op) {
   if (op.kind == Op::Kind::kSend) {
-    const size_t rail = op.rail >= 0 && static_cast<size_t>(op.rail) < p.conns.size() ? op.rail : 0;
-    VerbsWireHeader h;
-    h.type = op.type;
-    h.key = op.key;
-    h.last = true;
-    return PostSend(
-        peer, p, rail, h, [&](uint8_t* dst) { std::memcpy(dst, op.payload.data(), op.payload.size()); },
-        op.payload.size(), InFlight{});
+    return PostControl(peer, p, op.type, op.key, op.payload.data(), op.payload.size(), op.rail);
   }
+  return PostPut(peer, p, op, op.pieces.data(), op.pieces.size());
+}
+
+bool VerbsTransport::PostControl(PeerId peer, PeerState& p, uint32_t type, uint64_t key, const void* payload,
+                                 size_t bytes, int rail) {
+  const size_t on = rail >= 0 && static_cast<size_t>(rail) < p.conns.size() ? rail : 0;
+  VerbsWireHeader h;
+  h.type = type;
+  h.key = key;
+  h.last = true;
+  const LocalPiece piece{payload, bytes};
+  if (!PostSend(peer, p, on, h, &piece, 1, 0, bytes, InFlight{})) return false;
+  if (type == VerbsWireHeader::kMessage) ++stats_.control_frames_sent;
+  return true;
+}
+
+bool VerbsTransport::PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count) {
   const LocalRegion* local = nullptr;
   const RemoteRegion* remote = nullptr;
   if (!op.started) {
     op.rail = static_cast<int>(p.next_rail++ % p.conns.size());
-    local = FindRegistered(op.pieces);
+    local = FindRegistered(pieces, count);
     auto it = p.regions.find(op.key);
     if (it != p.regions.end() && op.offset + op.total <= it->second.bytes) remote = &it->second;
     op.bounce = local == nullptr || remote == nullptr;
@@ -564,37 +623,26 @@ bool VerbsTransport::PostOp(const std::string& peer, PeerState& p, Op& op) {
     // Straight from our segment into theirs: one work request per max_sge pieces, the last
     // one carrying the immediate, so it lands after the rest (RC keeps them in order).
     const uint32_t per_wr = c.qp->max_sge();
-    const size_t wrs = std::max<size_t>(1, (op.pieces.size() + per_wr - 1) / per_wr);
+    const size_t wrs = std::max<size_t>(1, (count + per_wr - 1) / per_wr);
     if (c.send_free < wrs) {
       op.started = false;  // decide again when there is room: a region may change meanwhile
       return false;
     }
     op.started = true;
-    std::vector<ibv_sge> sges(op.pieces.size());
-    std::vector<ibv_send_wr> wr(wrs);
+    sges_.assign(count, ibv_sge{});
+    wrs_.assign(wrs, ibv_send_wr{});
     uint64_t remote_at = remote->addr + op.offset;
     for (size_t w = 0; w < wrs; ++w) {
       const size_t first = w * per_wr;
-      const size_t count = std::min<size_t>(per_wr, op.pieces.size() - std::min(first, op.pieces.size()));
+      const size_t n = std::min<size_t>(per_wr, count - std::min(first, count));
       uint64_t bytes = 0;
-      for (size_t i = first; i < first + count; ++i) {
-        sges[i].addr = reinterpret_cast<uintptr_t>(op.pieces[i].base);
-        sges[i].length = static_cast<uint32_t>(op.pieces[i].bytes);
-        sges[i].lkey = local->mrs[rail]->lkey;
-        bytes += op.pieces[i].bytes;
+      for (size_t i = first; i < first + n; ++i) {
+        sges_[i].addr = reinterpret_cast<uintptr_t>(pieces[i].base);
+        sges_[i].length = static_cast<uint32_t>(pieces[i].bytes);
+        sges_[i].lkey = local->mrs[rail]->lkey;
+        bytes += pieces[i].bytes;
       }
       const bool last = w + 1 == wrs;
-      const uint64_t id = next_wr_++;
-      wr[w].wr_id = id;
-      wr[w].sg_list = count > 0 ? &sges[first] : nullptr;
-      wr[w].num_sge = static_cast<int>(count);
-      wr[w].opcode = last ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
-      if (last) wr[w].imm_data = htonl(op.imm);
-      wr[w].send_flags = IBV_SEND_SIGNALED;
-      wr[w].wr.rdma.remote_addr = remote_at;
-      wr[w].wr.rdma.rkey = remote->rkeys[rail];
-      wr[w].next = last ? nullptr : &wr[w + 1];
-      remote_at += bytes;
       InFlight f;
       f.peer = peer;
       f.generation = p.generation;
@@ -602,20 +650,32 @@ bool VerbsTransport::PostOp(const std::string& peer, PeerState& p, Op& op) {
       f.put_last = last;
       f.cookie = op.cookie;
       f.bytes = op.total;
-      in_flight_[id] = std::move(f);
+      ibv_send_wr& wr = wrs_[w];
+      wr.wr_id = Track(f);
+      wr.sg_list = n > 0 ? &sges_[first] : nullptr;
+      wr.num_sge = static_cast<int>(n);
+      wr.opcode = last ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+      if (last) wr.imm_data = htonl(op.imm);
+      wr.send_flags = IBV_SEND_SIGNALED;
+      wr.wr.rdma.remote_addr = remote_at;
+      wr.wr.rdma.rkey = remote->rkeys[rail];
+      wr.next = last ? nullptr : &wrs_[w + 1];
+      remote_at += bytes;
     }
     ibv_send_wr* bad = nullptr;
-    if (int e = ibv_post_send(c.qp->qp(), &wr[0], &bad); e != 0) {
+    if (int e = ibv_post_send(c.qp->qp(), wrs_.data(), &bad); e != 0) {
       PeerDown(peer, std::string("posting an RDMA write failed: ") + std::strerror(e));
       return false;
     }
     c.send_free -= static_cast<uint32_t>(wrs);
     ++stats_.direct_puts;
+    ++stats_.data_frames_sent;
     return true;
   }
   if (!op.started) {
     op.started = true;
     ++stats_.bounce_puts;
+    ++stats_.data_frames_sent;
   }
   // Through bounce slots, as many fragments as there are slots now; the rest on a later pass.
   do {
@@ -631,8 +691,7 @@ bool VerbsTransport::PostOp(const std::string& peer, PeerState& p, Op& op) {
     f.put_last = h.last;
     f.cookie = op.cookie;
     f.bytes = op.total;
-    const uint64_t from = op.sent;
-    if (!PostSend(peer, p, rail, h, [&](uint8_t* dst) { Gather(op.pieces, from, n, dst); }, n, f)) return false;
+    if (!PostSend(peer, p, rail, h, pieces, count, op.sent, n, f)) return false;
     stats_.bounce_bytes += n;
     op.sent += n;
   } while (op.sent < op.total);
@@ -641,48 +700,53 @@ bool VerbsTransport::PostOp(const std::string& peer, PeerState& p, Op& op) {
 
 // --- completions ---
 
-void VerbsTransport::Emit(TransportEvent e) {
-  events_.push_back(std::move(e));
-  if (polling_) return;
+void VerbsTransport::Wake() {
   uint64_t one = 1;
   (void)!write(wake_fd_, &one, sizeof(one));
+  woken_.store(true, std::memory_order_release);
 }
 
-void VerbsTransport::Poll(std::vector<TransportEvent>* out) {
-  uint64_t drained;
-  while (read(wake_fd_, &drained, sizeof(drained)) > 0) {
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  polling_ = true;
+void VerbsTransport::Emit(TransportEvent e) {
+  events_.push_back(std::move(e));
+  if (!polling_) Wake();
+}
+
+int VerbsTransport::PollCompletions() {
+  int handled = 0;
   for (const auto& r : rails_) {
-    // Channel events mean "look at the CQ"; re-arm before polling so none is missed.
-    ibv_cq* cq = nullptr;
-    void* ctx = nullptr;
-    bool fired = false;
-    while (ibv_get_cq_event(r->channel(), &cq, &ctx) == 0) {
-      ibv_ack_cq_events(cq, 1);
-      fired = true;
-    }
-    if (fired) ibv_req_notify_cq(r->cq(), 0);
     ibv_wc wc[32];
     int n;
     do {
       n = ibv_poll_cq(r->cq(), 32, wc);
       for (int i = 0; i < n; ++i) OnCompletion(wc[i]);
+      handled += std::max(n, 0);
     } while (n == 32);
   }
+  return handled;
+}
+
+void VerbsTransport::Poll(std::vector<TransportEvent>* out) {
+  // Only when another thread said so: a spinning engine's pass makes no system call.
+  if (woken_.exchange(false, std::memory_order_acquire)) {
+    uint64_t drained;
+    (void)!read(wake_fd_, &drained, sizeof(drained));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  polling_ = true;
+  PollCompletions();
   const auto now = std::chrono::steady_clock::now();
   if (now - last_keepalive_ >= kKeepaliveInterval) {
     last_keepalive_ = now;
-    for (auto& [name, p] : peers_) {
+    for (PeerId id = 0; id < peers_.size(); ++id) {
+      const PeerState& p = peers_[id];
       if (p.state != PeerState::State::kConnected || !p.pending.empty()) continue;
       for (size_t r = 0; r < p.conns.size(); ++r) {
-        EnqueueControl(name, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
+        EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
       }
     }
   }
-  for (auto& [name, p] : peers_) {
-    if (!p.pending.empty()) Flush(name);
+  for (PeerId id = 0; id < peers_.size(); ++id) {
+    if (!peers_[id].pending.empty()) Flush(id);
   }
   polling_ = false;
   if (!events_.empty()) {
@@ -691,22 +755,47 @@ void VerbsTransport::Poll(std::vector<TransportEvent>* out) {
   }
 }
 
+bool VerbsTransport::PrepareToSleep() {
+  // Drained here whatever the flag says: a wake-up written after the last pass means work.
+  uint64_t drained = 0;
+  const bool woken = read(wake_fd_, &drained, sizeof(drained)) > 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (woken || !events_.empty()) return false;
+  polling_ = true;
+  for (const auto& r : rails_) {
+    if (Status armed = r->ArmCompletions(); !armed.ok()) {
+      // Without an armed queue the channel would never fire: stay awake rather than miss work.
+      spdlog::warn("verbs: {}", armed.message());
+      polling_ = false;
+      return false;
+    }
+  }
+  // What completed before the queues were armed raised no event: take it now, not after a sleep.
+  const bool arrived = PollCompletions() > 0;
+  polling_ = false;
+  return !arrived && events_.empty();
+}
+
 void VerbsTransport::OnCompletion(const ibv_wc& wc) {
   if (wc.wr_id & kReceiveBit) {
     const auto serial = static_cast<uint32_t>((wc.wr_id & ~kReceiveBit) >> 20);
     const auto slot = static_cast<uint32_t>(wc.wr_id & 0xfffff);
     auto who = receivers_.find(serial);
     if (who == receivers_.end()) return;  // a connection dropped since
-    const std::string peer = who->second.first;
+    const PeerId peer = who->second.first;
     const size_t rail = who->second.second;
-    PeerState& p = peers_[peer];
+    PeerState& p = Peer(peer);
     Connection* c = p.conns[rail].get();
     if (wc.status != IBV_WC_SUCCESS) {
       PeerDown(peer, std::string("receive on ") + c->qp->local().rail + ": " + ibv_wc_status_str(wc.status));
       return;
     }
     if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-      Emit({TransportEvent::Kind::kArrived, peer, ntohl(wc.imm_data), 0, wc.byte_len, ""});
+      ++stats_.data_frames_received;
+      TransportEvent e = Event(TransportEvent::Kind::kArrived, peer);
+      e.imm = ntohl(wc.imm_data);
+      e.bytes = wc.byte_len;
+      Emit(std::move(e));
     } else {
       OnReceive(peer, p, rail, c->recv_base + size_t{slot} * kSlotBytes, wc.byte_len);
     }
@@ -715,12 +804,12 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc) {
     }
     return;
   }
-  auto it = in_flight_.find(wc.wr_id);
-  if (it == in_flight_.end()) return;
-  InFlight f = std::move(it->second);
-  in_flight_.erase(it);
+  const auto index = static_cast<uint32_t>(wc.wr_id & kSlotMask);
+  if (index >= in_flight_.size() || in_flight_[index].wr_id != wc.wr_id) return;  // its peer went down since
+  const InFlight f = in_flight_[index];
+  Release(index);
   if (f.slot >= 0) pools_[f.rail].free.push_back(static_cast<uint32_t>(f.slot));
-  PeerState& p = peers_[f.peer];
+  PeerState& p = Peer(f.peer);
   if (p.generation != f.generation) return;
   if (p.conns.size() > f.rail) ++p.conns[f.rail]->send_free;
   if (wc.status != IBV_WC_SUCCESS) {
@@ -728,22 +817,35 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc) {
                          " (peer gone or unreachable)");
     return;
   }
-  if (f.put_last) Emit({TransportEvent::Kind::kPutDone, f.peer, 0, f.cookie, f.bytes, ""});
+  if (f.put_last) {
+    TransportEvent e = Event(TransportEvent::Kind::kPutDone, f.peer);
+    e.cookie = f.cookie;
+    e.bytes = f.bytes;
+    Emit(std::move(e));
+  }
 }
 
-void VerbsTransport::OnReceive(const std::string& peer, PeerState& p, size_t rail, const uint8_t* data,
-                               uint32_t bytes) {
+void VerbsTransport::OnReceive(PeerId peer, PeerState& p, size_t rail, const uint8_t* data, uint32_t bytes) {
   auto h = VerbsWireHeader::Decode(data, bytes);
   if (!h) {
-    spdlog::warn("verbs: malformed send from node {} ({} bytes)", peer, bytes);
+    spdlog::warn("verbs: malformed send from node {} ({} bytes)", directory_.Name(peer), bytes);
     return;
   }
   const uint8_t* payload = data + VerbsWireHeader::kBytes;
   const uint64_t n = bytes - VerbsWireHeader::kBytes;
   switch (h->type) {
-    case VerbsWireHeader::kMessage:
-      Emit({TransportEvent::Kind::kMessage, peer, 0, 0, 0, std::string(reinterpret_cast<const char*>(payload), n)});
+    case VerbsWireHeader::kMessage: {
+      if (n > kMaxTransportMessage) {
+        spdlog::warn("verbs: a {}-byte message from node {} is over the limit", n, directory_.Name(peer));
+        break;
+      }
+      ++stats_.control_frames_received;
+      TransportEvent e = Event(TransportEvent::Kind::kMessage, peer);
+      e.message_bytes = static_cast<uint32_t>(n);
+      std::memcpy(e.message.data(), payload, n);
+      Emit(std::move(e));
       break;
+    }
     case VerbsWireHeader::kBouncePut: {
       auto it = regions_.find(h->key);
       if (it != regions_.end() && it->second.state != LocalRegion::State::kClosing && h->offset <= it->second.bytes &&
@@ -753,7 +855,13 @@ void VerbsTransport::OnReceive(const std::string& peer, PeerState& p, size_t rai
         p.dropping = true;  // its group closed here, or the peer is confused: drop the put
       }
       if (h->last) {
-        if (!p.dropping) Emit({TransportEvent::Kind::kArrived, peer, h->imm, 0, h->total, ""});
+        if (!p.dropping) {
+          ++stats_.data_frames_received;
+          TransportEvent e = Event(TransportEvent::Kind::kArrived, peer);
+          e.imm = h->imm;
+          e.bytes = h->total;
+          Emit(std::move(e));
+        }
         p.dropping = false;
       }
       break;

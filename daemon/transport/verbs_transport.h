@@ -10,8 +10,9 @@
 // (MemoryRegistrar); until both ends' regions are registered a put goes through bounce
 // buffers registered at start: copied into send slots, sent, and copied at the receiver into
 // its (not yet registered) segment. Small messages are SENDs. Completions come from one
-// completion queue per rail; event_fd() is readable when its completion channel fires, so the
-// progress engine polls while busy and sleeps on the channel when idle.
+// completion queue per rail. A pass of the spinning progress engine only polls the queues
+// (no system call); the queues are armed, and their completion channels drained, only in
+// PrepareToSleep, so event_fd() wakes an engine that sleeps and costs nothing while it spins.
 //
 // A queue pair error (peer gone, retries exceeded) reports kPeerDown and drops the peer's
 // connections; the next Connect makes new ones. Regions going away are announced to peers,
@@ -34,6 +35,7 @@
 #include <vector>
 
 #include "daemon/transport/memory_registrar.h"
+#include "daemon/transport/peer_directory.h"
 #include "daemon/transport/queue_pair.h"
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs_rail.h"
@@ -77,13 +79,15 @@ class VerbsTransport : public Transport {
   std::string address() const override;
   Result<uint64_t> RegisterRegion(void* base, uint64_t bytes) override;
   void DeregisterRegion(uint64_t key) override;
-  Status Connect(const std::string& peer, const std::string& address) override;
-  using Transport::Put;
-  Status Put(const std::string& peer, const std::vector<LocalPiece>& pieces, uint64_t remote_key,
-             uint64_t remote_offset, uint32_t imm, uint64_t cookie) override;
-  Status Send(const std::string& peer, const std::string& message) override;
+  PeerId PeerFor(const std::string& node) override { return directory_.For(node); }
+  std::string PeerName(PeerId peer) const override { return directory_.Name(peer); }
+  Status Connect(PeerId peer, const std::string& address) override;
+  Status Put(PeerId peer, const LocalPiece* pieces, size_t count, uint64_t remote_key, uint64_t remote_offset,
+             uint32_t imm, uint64_t cookie) override;
+  Status Send(PeerId peer, const void* message, size_t bytes) override;
   int event_fd() const override { return epoll_fd_; }
   void Poll(std::vector<TransportEvent>* out) override;
+  bool PrepareToSleep() override;
   size_t connections() const override;
   std::vector<std::string> connected_peers() const override;
   TransportStats stats() const override;
@@ -116,7 +120,7 @@ class VerbsTransport : public Transport {
     uint64_t bytes = 0;
     std::vector<ibv_mr*> mrs;  // per rail, once registered
     bool registration_failed = false;  // bounce buffers only, for good
-    std::set<std::pair<std::string, size_t>> acks_waiting;  // (peer, rail) while closing
+    std::set<std::pair<PeerId, size_t>> acks_waiting;  // (peer, rail) while closing
   };
   struct SendPool {
     uint8_t* base = nullptr;
@@ -125,23 +129,34 @@ class VerbsTransport : public Transport {
   };
 
   VerbsTransport() = default;
+  PeerState& Peer(PeerId peer);  // under mu_
   Result<std::unique_ptr<Connection>> MakeConnection(size_t rail);
-  void Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, const std::string& peer,
-             uint64_t incarnation, uint64_t dial_floor);
-  void PeerDown(const std::string& peer, const std::string& reason);
+  void Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, PeerId peer, uint64_t incarnation,
+             uint64_t dial_floor);
+  void PeerDown(PeerId peer, const std::string& reason);
   void OnRegistered(uint64_t key, std::vector<ibv_mr*> mrs, Status status);
   void FinishClosing(uint64_t key);
-  void Announce(const std::string& peer, uint64_t key, const LocalRegion& r);
-  void EnqueueControl(const std::string& peer, uint32_t type, uint64_t key, std::string payload, int rail);
-  void Flush(const std::string& peer);
-  bool PostOp(const std::string& peer, PeerState& p, Op& op);  // false: out of resources for now
-  bool PostSend(const std::string& peer, PeerState& p, size_t rail, const VerbsWireHeader& h,
-                const std::function<void(uint8_t*)>& fill, uint64_t payload_bytes, InFlight f);
+  void Announce(PeerId peer, uint64_t key, const LocalRegion& r);
+  void EnqueueControl(PeerId peer, uint32_t type, uint64_t key, std::string payload, int rail);
+  void Flush(PeerId peer);
+  // Each false when out of resources for now (or the peer went down posting).
+  bool PostOp(PeerId peer, PeerState& p, Op& op);
+  bool PostControl(PeerId peer, PeerState& p, uint32_t type, uint64_t key, const void* payload, size_t bytes,
+                   int rail);
+  bool PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count);
+  // A SEND of header h and bytes [from, from + n) of the pieces, through a bounce slot.
+  bool PostSend(PeerId peer, PeerState& p, size_t rail, const VerbsWireHeader& h, const LocalPiece* pieces,
+                size_t count, uint64_t from, uint64_t n, InFlight f);
+  // Records a work request about to be posted; its id names it in the completion.
+  uint64_t Track(InFlight f);
+  void Release(uint32_t index);
+  int PollCompletions();  // the completions handled
   void OnCompletion(const ibv_wc& wc);
-  void OnReceive(const std::string& peer, PeerState& p, size_t rail, const uint8_t* data, uint32_t bytes);
+  void OnReceive(PeerId peer, PeerState& p, size_t rail, const uint8_t* data, uint32_t bytes);
   void RepostReceive(Connection* c, uint32_t slot);
-  const LocalRegion* FindRegistered(const std::vector<LocalPiece>& pieces) const;
-  void Emit(TransportEvent e);  // from threads other than Poll's: wakes the progress engine
+  const LocalRegion* FindRegistered(const LocalPiece* pieces, size_t count) const;
+  void Emit(TransportEvent e);
+  void Wake();  // from threads other than the engine's, which may be asleep
 
   std::string self_;
   uint64_t incarnation_ = 0;
@@ -152,19 +167,26 @@ class VerbsTransport : public Transport {
   int wake_fd_ = -1;
   std::unique_ptr<MemoryRegistrar> registrar_;
   Dialer dialer_;
+  PeerDirectory directory_;
+  // Set after wake_fd_ is written: Poll reads the eventfd only then, not on every pass.
+  std::atomic<bool> woken_{false};
 
   mutable std::mutex mu_;  // everything below
-  std::map<std::string, PeerState> peers_;
+  std::deque<PeerState> peers_;  // by PeerId; a deque, so that growing it moves no PeerState
   std::map<uint64_t, LocalRegion> regions_;
   std::map<uint8_t*, uint64_t> registered_by_base_;  // registered regions, to find a put's source
   uint64_t next_key_ = 1;
-  std::map<uint64_t, InFlight> in_flight_;  // sends by work request id
+  // Work requests posted and not completed, in slots reused so that posting allocates nothing.
+  std::vector<InFlight> in_flight_;
+  std::vector<uint32_t> in_flight_free_;
   uint64_t next_wr_ = 1;
-  std::map<uint32_t, std::pair<std::string, size_t>> receivers_;  // connection serial -> peer, rail
+  std::vector<ibv_sge> sges_;         // one put's gather list, reused
+  std::vector<ibv_send_wr> wrs_;      // one put's work requests, reused
+  std::map<uint32_t, std::pair<PeerId, size_t>> receivers_;  // connection serial -> peer, rail
   std::atomic<uint32_t> next_serial_{1};
   std::vector<TransportEvent> events_;
-  bool polling_ = false;
-  std::chrono::steady_clock::time_point last_keepalive_;  // inside Poll: events go out with it, no wake-up needed
+  bool polling_ = false;  // inside Poll or PrepareToSleep: events go out with it, no wake-up needed
+  std::chrono::steady_clock::time_point last_keepalive_;
   TransportStats stats_;
 };
 

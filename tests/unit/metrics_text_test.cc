@@ -52,6 +52,10 @@ admin::CountersReply Sample() {
   c.mutable_transport_counters()->set_queue_pairs(6);
   c.mutable_transport_counters()->set_bounce_puts(3);
   c.mutable_transport_counters()->set_direct_puts(40);
+  c.mutable_transport_counters()->set_data_frames_sent(41);
+  c.mutable_transport_counters()->set_data_frames_received(42);
+  c.mutable_transport_counters()->set_control_frames_sent(43);
+  c.mutable_transport_counters()->set_control_frames_received(44);
   return c;
 }
 
@@ -73,6 +77,10 @@ TEST(MetricsText, ParsesStrictlyAndCarriesEveryCounter) {
   EXPECT_EQ(p.Value("ohio_queue_pairs"), 6);
   EXPECT_EQ(p.Value("ohio_bounce_puts_total"), 3);
   EXPECT_EQ(p.Value("ohio_direct_puts_total"), 40);
+  EXPECT_EQ(p.Value("ohio_data_frames_sent_total"), 41);
+  EXPECT_EQ(p.Value("ohio_data_frames_received_total"), 42);
+  EXPECT_EQ(p.Value("ohio_control_frames_sent_total"), 43);
+  EXPECT_EQ(p.Value("ohio_control_frames_received_total"), 44);
   EXPECT_EQ(p.Value("ohio_registrations_total"), 0);
   EXPECT_EQ(p.Value("ohio_info", {{"version", "0.1.0"}, {"node", "node \"7\"\\a"}, {"transport", "tcp"}}), 1);
   EXPECT_EQ(p.Value("ohio_collective_latency_seconds_bucket", {{"size_class", "0-1KiB"}, {"le", "1e-05"}}), 1);

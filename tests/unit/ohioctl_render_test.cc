@@ -60,15 +60,22 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   e->set_kind("timeout");
   e->set_count(2);
   *c.add_latency() = Histogram();
+  c.mutable_transport_counters()->set_data_frames_sent(7);
+  c.mutable_transport_counters()->set_data_frames_received(8);
+  c.mutable_transport_counters()->set_control_frames_sent(9);
+  c.mutable_transport_counters()->set_control_frames_received(10);
   const auto j = CountersJson(c);
   EXPECT_EQ(j["collectives_served"].get<uint64_t>(), uint64_t{1} << 40);
   EXPECT_EQ(j["errors"]["timeout"].get<uint64_t>(), 2u);
+  EXPECT_EQ(j["transport_counters"]["data_frames_sent"].get<uint64_t>(), 7u);
+  EXPECT_EQ(j["transport_counters"]["control_frames_received"].get<uint64_t>(), 10u);
   EXPECT_TRUE(j["latency"][0]["buckets"][3]["le_seconds"].is_null());
   EXPECT_EQ(j["latency"][0]["buckets"][3]["count"].get<uint64_t>(), 100u);
   // The dump is valid JSON (no inf/nan literals) that reads back the same.
   EXPECT_EQ(nlohmann::json::parse(j.dump()), j);
   const std::string text = CountersText(c);
   EXPECT_THAT(text, HasSubstr("timeout 2"));
+  EXPECT_THAT(text, HasSubstr("data 7 sent, 8 received; control 9 sent, 10 received"));
   EXPECT_THAT(text, HasSubstr("0-1KiB"));
   EXPECT_THAT(text, HasSubstr("<= 1 ms"));  // p99
 }

@@ -22,7 +22,22 @@ void CopyOutLocal(const CallPlan& plan, uint64_t round, const uint8_t* ssb, uint
   for (const CopySpan& s : plan.copy_out_local[plan.Kind(round)]) std::memcpy(dst + s.dst, ssb + s.src, s.len);
 }
 
-Result<const CallPlan*> CallPlans::For(uint64_t bytes_per_rank, uint64_t ssb_bytes, const Staging* staging) {
+CallPlan MakeCallPlan(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l, const Staging& staging) {
+  CallPlan p;
+  p.bytes_per_rank = staging.bytes_per_rank;
+  p.staging = staging;
+  const uint64_t rounds[2] = {0, staging.rounds - 1};
+  for (size_t kind = 0; kind < 2; ++kind) {
+    const uint64_t r = rounds[kind];
+    p.copy_in[kind] = PlanCopyIn(shape, algo, node, l, staging, r);
+    ShiftUserSide(&p.copy_in[kind], staging.offset(r), true);
+    p.copy_out_local[kind] = PlanCopyOutLocal(shape, algo, node, l, staging, r);
+    ShiftUserSide(&p.copy_out_local[kind], staging.offset(r), false);
+  }
+  return p;
+}
+
+Result<const CallPlan*> CallPlans::For(uint64_t bytes_per_rank, uint64_t ssb_bytes) {
   ++uses_;
   Entry* victim = &entries_[0];
   for (Entry& e : entries_) {
@@ -32,29 +47,13 @@ Result<const CallPlan*> CallPlans::For(uint64_t bytes_per_rank, uint64_t ssb_byt
     }
     if (!e.used || e.last_use < victim->last_use) victim = &e;
   }
-  Staging planned;
-  if (staging != nullptr) {
-    planned = *staging;
-  } else {
-    auto s = PlanStaging(*shape_, ssb_bytes, bytes_per_rank);
-    if (!s.ok()) return s.status();
-    planned = s.value();
-  }
-  CallPlan& p = victim->plan;
-  p.bytes_per_rank = bytes_per_rank;
-  p.staging = planned;
-  const uint64_t rounds[2] = {0, planned.rounds - 1};
-  for (size_t kind = 0; kind < 2; ++kind) {
-    const uint64_t r = rounds[kind];
-    p.copy_in[kind] = PlanCopyIn(*shape_, algo_, node_, local_, planned, r);
-    ShiftUserSide(&p.copy_in[kind], planned.offset(r), true);
-    p.copy_out_local[kind] = PlanCopyOutLocal(*shape_, algo_, node_, local_, planned, r);
-    ShiftUserSide(&p.copy_out_local[kind], planned.offset(r), false);
-  }
+  auto planned = PlanStaging(*shape_, ssb_bytes, bytes_per_rank);
+  if (!planned.ok()) return planned.status();
+  victim->plan = MakeCallPlan(*shape_, algo_, node_, local_, planned.value());
   victim->used = true;
   victim->ssb_bytes = ssb_bytes;
   victim->last_use = uses_;
-  return &p;
+  return &victim->plan;
 }
 
 }  // namespace ohio

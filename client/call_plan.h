@@ -35,6 +35,9 @@ struct CallPlan {
 void CopyIn(const CallPlan& plan, uint64_t round, const uint8_t* send, uint8_t* ssb);
 void CopyOutLocal(const CallPlan& plan, uint64_t round, const uint8_t* ssb, uint8_t* recv);
 
+// The plan of local rank l of `node` for a call staged as `staging` says.
+CallPlan MakeCallPlan(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l, const Staging& staging);
+
 class CallPlans {
  public:
   // Plans for local rank `l` of `node`, rounds cut to fit `ssb_bytes`.
@@ -42,7 +45,7 @@ class CallPlans {
       : shape_(shape), algo_(algo), node_(node), local_(l) {}
 
   // The plan for M, from the cache when it was planned before with the same SSB.
-  Result<const CallPlan*> For(uint64_t bytes_per_rank, uint64_t ssb_bytes, const Staging* staging = nullptr);
+  Result<const CallPlan*> For(uint64_t bytes_per_rank, uint64_t ssb_bytes);
 
  private:
   static constexpr size_t kCached = 4;

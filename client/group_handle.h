@@ -1,21 +1,20 @@
 // A group as one rank sees it: the mapped segment, the doorbell, and the alltoall data path.
 // Per collective the rank talks to the daemon only through its slot and the header, never
-// through the socket. A group on one node needs no daemon on the path (local_alltoall.h); a
-// group spanning nodes copies in, marks arrival, waits for the daemon's deliveries, copies out.
+// through the socket: a group on one node needs no daemon on the path (local_alltoall.h); a
+// group spanning nodes hands its blocks to the daemon (remote_alltoall.h).
 #pragma once
 
-#include <chrono>
 #include <memory>
 #include <string>
 
 #include "client/control_connection.h"
 #include "client/local_alltoall.h"
+#include "client/remote_alltoall.h"
 #include "client/round_waiter.h"
 #include "common/status.h"
 #include "shm/algorithm.h"
 #include "shm/group_shape.h"
 #include "shm/segment.h"
-#include "shm/staging.h"
 
 namespace ohio {
 
@@ -34,16 +33,11 @@ class GroupHandle {
 
  private:
   GroupHandle() = default;
-  // The error the daemon published for the round that failed.
-  Status RoundError() const;
   // Waits, before a group's first call, until every node's daemon has met the others.
   Status AwaitGroupStart();
-  // Runs round k up to its release: waits for the SSB, copies in (copy_in), marks arrival.
-  template <typename CopyIn>
-  Status Arrive(uint32_t k, uint64_t bytes_per_rank, uint32_t round, uint32_t rounds, CopyIn copy_in);
-  // Copies out, in order, the blocks other nodes put into the SRB during round k.
-  Status CopyOutDeliveries(const Staging& staging, uint64_t round, uint32_t k, uint8_t* dst);
-  void RingIfSleeping();
+  // A call's outcome: errors that leave the group usable are returned; the others also break
+  // it for this rank.
+  Status Finish(Status s);
 
   ControlConnection* connection_ = nullptr;
   std::string key_;
@@ -55,7 +49,8 @@ class GroupHandle {
   int doorbell_fd_ = -1;
   uint32_t next_round_ = 1;
   RoundWaiter waiter_;
-  std::unique_ptr<LocalAlltoall> local_alltoall_;  // a group on one node only
+  std::unique_ptr<LocalAlltoall> on_node_;        // a group on one node
+  std::unique_ptr<RemoteAlltoall> across_nodes_;  // a group spanning nodes
   Status broken_;  // set once the group can no longer be used by this rank
 };
 

@@ -1,23 +1,35 @@
 #include "daemon/exchange.h"
 
 #include <algorithm>
+#include <cstring>
+#include <map>
 #include <set>
 
-#include <spdlog/spdlog.h>
-
 namespace ohio {
+namespace {
+
+bool After(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) > 0; }
+bool AtLeast(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
+
+}  // namespace
 
 Exchange::Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
-                   std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport)
+                   std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
+                   const Segment* segment, uint32_t tag)
     : shape_(shape),
       node_(node),
       algo_(algo),
       node_names_(std::move(node_names)),
       key_(key),
       transport_(transport),
+      segment_(segment),
+      tag_(tag),
       peers_(shape.nodes()),
       plan_ssb_(ssb_bytes),
-      plan_srb_(srb_bytes) {
+      plan_srb_(srb_bytes),
+      heard_(shape.nodes()),
+      last_heard_(shape.nodes(), 0),
+      last_ready_(shape.nodes(), 0) {
   for (const std::string& name : node_names_) peer_ids_.push_back(transport->PeerFor(name));
 }
 
@@ -27,6 +39,12 @@ void Exchange::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   peers_[node] = info;
   plan_ssb_ = std::min(plan_ssb_, info.ssb_bytes);
   plan_srb_ = std::min(plan_srb_, info.srb_bytes);
+  if (!bootstrapped()) return;
+  // Where eager puts land depends on every node's buffers: only now can those that came
+  // before be read.
+  layout_ = PlanEagerLayout(shape_, plan_ssb_, plan_srb_);
+  for (const auto& [from, delivery] : early_) OnArrived(from, delivery);
+  early_.clear();
 }
 
 std::optional<uint32_t> Exchange::NodeIndex(PeerId peer) const {
@@ -42,80 +60,151 @@ void Exchange::SendTo(uint32_t node, ExchangeMessage m) {
   transport_->Send(peer_ids_[node], bytes.data(), bytes.size());
 }
 
+Exchange::Heard& Exchange::HeardOf(uint32_t node, uint32_t round) {
+  Heard& h = heard_[node][round & 1];
+  if (h.round != round) h = Heard{round};
+  return h;
+}
+
+bool Exchange::Accept(uint32_t node, uint32_t round) {
+  if (After(round, last_heard_[node])) last_heard_[node] = round;
+  // This round and the next; anything older belongs to a round that is over here.
+  return AtLeast(round, round_) && !After(round, round_ + 1);
+}
+
+void Exchange::SendReady(bool disagree, bool skipped) {
+  for (uint32_t n = 0; n < shape_.nodes(); ++n) {
+    if (n == node_) continue;
+    ExchangeMessage m;
+    m.type = ExchangeMessage::Type::kRoundReady;
+    m.sizes_disagree = disagree;
+    m.skipped = skipped;
+    m.round = round_;
+    m.bytes_per_rank = bytes_per_rank_;
+    SendTo(n, m);
+  }
+}
+
 void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_skip,
-                          uint64_t round_in_call, const uint8_t* ssb, uint32_t tag) {
+                          uint64_t round_in_call) {
   round_ = round;
   active_ = true;
   bytes_per_rank_ = bytes_per_rank;
   local_disagree_ = local_disagree;
   local_skip_ = local_skip;
-  ssb_ = ssb;
-  tag_ = tag;
   agreed_ = false;
+  announced_ok_ = false;
   error_.reset();
-  puts_.clear();
-  deliveries_.clear();
-  posted_ = done_ = delivered_ = credited_ = 0;
-  for (auto it = readies_.begin(); it != readies_.end();) it = it->first < round ? readies_.erase(it) : std::next(it);
-  for (auto it = credits_.begin(); it != credits_.end();) it = it->first < round ? credits_.erase(it) : std::next(it);
-  readies_[round].resize(shape_.nodes());
-  credits_[round].resize(shape_.nodes());
-  if (!local_disagree && !local_skip) {
-    auto staging = PlanGroupStaging(shape_, algo_, plan_ssb_, plan_srb_, bytes_per_rank);
-    if (!staging.ok()) {
-      error_ = staging.status().message();
-    } else {
-      const uint64_t slice = staging->length(round_in_call);
-      puts_ = PlanPuts(shape_, algo_, node_, slice, plan_srb_);
-      deliveries_ = PlanDeliveries(shape_, algo_, node_, slice, plan_srb_);
+  posted_ = delivered_ = credited_ = 0;
+  const bool local_ok = !local_disagree && !local_skip;
+  eager_ = local_ok && FitsEager(shape_, layout_, bytes_per_rank);
+  if (eager_) {
+    if (eager_plan_.bytes_per_rank != bytes_per_rank) {
+      eager_plan_.bytes_per_rank = bytes_per_rank;
+      eager_plan_.puts = PlanEagerPuts(shape_, algo_, node_, layout_, bytes_per_rank);
+      eager_plan_.deliveries = PlanEagerDeliveries(shape_, node_, layout_, bytes_per_rank);
     }
+    puts_ = &eager_plan_.puts;
+    deliveries_ = &eager_plan_.deliveries;
+    auto* h = reinterpret_cast<EagerHeader*>(segment_->header()->eager_out[round & 1]);
+    *h = EagerHeader{kEagerHeaderMagic, round, bytes_per_rank, 0, node_, {}};
+    // The SRB held a whole announced round: peers say when their ranks are through with it.
+    if (after_announced_) SendReady(false, false);
+  } else {
+    announced_puts_.clear();
+    announced_deliveries_.clear();
+    if (local_ok) {
+      auto staging = PlanGroupStaging(shape_, algo_, plan_ssb_, plan_srb_, bytes_per_rank);
+      if (!staging.ok()) {
+        error_ = staging.status().message();
+      } else {
+        const uint64_t slice = staging->length(round_in_call);
+        announced_puts_ = PlanPuts(shape_, algo_, node_, slice, plan_srb_);
+        announced_deliveries_ = PlanDeliveries(shape_, algo_, node_, slice, plan_srb_);
+      }
+    }
+    puts_ = &announced_puts_;
+    deliveries_ = &announced_deliveries_;
+    credited_ = algo_ == Algorithm::kV3 ? std::min<uint32_t>(2, deliveries_->size()) : deliveries_->size();
+    SendReady(local_disagree, local_skip);
   }
-  put_posted_.assign(puts_.size(), false);
-  arrived_.assign(deliveries_.size(), false);
-  credited_ = algo_ == Algorithm::kV3 ? std::min<uint32_t>(2, deliveries_.size()) : deliveries_.size();
-  for (uint32_t n = 0; n < shape_.nodes(); ++n) {
-    if (n == node_) continue;
-    ExchangeMessage m;
-    m.type = ExchangeMessage::Type::kRoundReady;
-    m.sizes_disagree = local_disagree;
-    m.skipped = local_skip;
-    m.round = round;
-    m.bytes_per_rank = bytes_per_rank;
-    SendTo(n, m);
-  }
+  put_posted_.assign(puts_->size(), false);
+  arrived_.assign(deliveries_->size(), false);
   CheckAgreement();
+}
+
+void Exchange::EndRound() {
+  after_announced_ = !eager_ && announced_ok_;
+  active_ = false;
+  ++round_;
 }
 
 void Exchange::OnMessage(uint32_t from, const ExchangeMessage& m) {
   if (from == node_ || from >= shape_.nodes()) return;
-  // A peer is at most one round ahead: it cannot finish a round without our puts.
-  if (m.round < round_ || m.round > round_ + 1) return;
+  if (m.type == ExchangeMessage::Type::kRoundReady && After(m.round, last_ready_[from])) last_ready_[from] = m.round;
+  if (!Accept(from, m.round)) return;
+  Heard& h = HeardOf(from, m.round);
   if (m.type == ExchangeMessage::Type::kRoundReady) {
-    auto& r = readies_[m.round];
-    r.resize(shape_.nodes());
-    r[from] = Ready{m.bytes_per_rank, m.sizes_disagree, m.skipped};
+    h.known = true;
+    h.bytes_per_rank = m.bytes_per_rank;
+    h.disagree = m.sizes_disagree;
+    h.skipped = m.skipped;
     if (active_ && m.round == round_) CheckAgreement();
   } else {
-    auto& c = credits_[m.round];
-    c.resize(shape_.nodes());
-    c[from] = std::max(c[from], m.delivery + 1);
+    h.credit = std::max(h.credit, m.delivery + 1);
   }
+}
+
+void Exchange::OnArrived(uint32_t from, uint32_t delivery) {
+  if (from == node_ || from >= shape_.nodes()) return;
+  if (!bootstrapped()) {
+    // A peer that met every node before this one did may already be sending.
+    early_.push_back({from, delivery});
+    return;
+  }
+  if (IsEagerImm(delivery)) {
+    const uint32_t parity = delivery & 1;
+    EagerHeader h;
+    std::memcpy(&h, segment_->srb() + EagerSlotOffset(layout_, node_, from, parity), sizeof(h));
+    if (h.magic != kEagerHeaderMagic || (h.round & 1) != parity || h.source_node != from) return;
+    if (!Accept(from, h.round)) return;
+    Heard& heard = HeardOf(from, h.round);
+    heard.known = true;
+    heard.data = true;
+    heard.bytes_per_rank = h.bytes_per_rank;
+    heard.skipped = (h.flags & kEagerSkipped) != 0;
+    if (active_ && h.round == round_) CheckAgreement();
+    return;
+  }
+  if (!active_ || eager_ || delivery >= arrived_.size()) return;
+  arrived_[delivery] = true;
+  while (delivered_ < deliveries_->size() && arrived_[delivered_]) ++delivered_;
+}
+
+void Exchange::OnPutDone(uint64_t cookie) {
+  const uint32_t round_low = static_cast<uint32_t>(cookie >> 32) & 0xff;
+  uint32_t& n = in_flight_[round_low & 1];
+  if (n > 0) --n;
+}
+
+void Exchange::ForgetPutsTo(PeerId peer) {
+  // Which puts to it are still out is not tracked one by one: none of this group's will come
+  // back, and the group fails with the connection.
+  if (std::find(peer_ids_.begin(), peer_ids_.end(), peer) != peer_ids_.end()) in_flight_ = {0, 0};
 }
 
 void Exchange::CheckAgreement() {
   if (agreed_ || !active_) return;
-  const auto& r = readies_[round_];
   for (uint32_t n = 0; n < shape_.nodes(); ++n) {
-    if (n != node_ && !r[n]) return;
+    if (n != node_ && !HeardOf(n, round_).known) return;
   }
   std::map<uint64_t, std::vector<uint32_t>> by_bytes;
   std::vector<uint32_t> split, skipping;
   for (uint32_t n = 0; n < shape_.nodes(); ++n) {
-    const uint64_t m = n == node_ ? bytes_per_rank_ : r[n]->bytes_per_rank;
-    const bool disagree = n == node_ ? local_disagree_ : r[n]->disagree;
-    by_bytes[m].push_back(n);
-    if (disagree) split.push_back(n);
-    if (n == node_ ? local_skip_ : r[n]->skipped) skipping.push_back(n);
+    const Heard* h = n == node_ ? nullptr : &HeardOf(n, round_);
+    by_bytes[h ? h->bytes_per_rank : bytes_per_rank_].push_back(n);
+    if (h ? h->disagree : local_disagree_) split.push_back(n);
+    if (h ? h->skipped : local_skip_) skipping.push_back(n);
   }
   agreed_ = true;
   if (!skipping.empty()) {
@@ -127,7 +216,10 @@ void Exchange::CheckAgreement() {
     return;
   }
   error_code_ = Code::kSizeMismatch;
-  if (by_bytes.size() == 1 && split.empty()) return;
+  if (by_bytes.size() == 1 && split.empty()) {
+    announced_ok_ = !eager_ && !error_;
+    return;
+  }
   if (error_) return;
   std::string message = "ranks disagree on the bytes per rank of this alltoall:";
   if (by_bytes.size() > 1) {
@@ -142,75 +234,109 @@ void Exchange::CheckAgreement() {
   error_ = message;
 }
 
-bool Exchange::Progress(uint32_t consumed_by_all) {
-  if (!active_ || !agreed_ || error_) return false;
+void Exchange::Post(const Put& p, uint32_t index, bool eager) {
+  const uint8_t* ssb = segment_->ssb() + (eager ? (round_ & 1) * layout_.ssb_half : 0);
+  pieces_.clear();
+  if (eager) pieces_.push_back({segment_->header()->eager_out[round_ & 1], kEagerHeaderBytes});
+  for (const SsbPiece& piece : p.pieces) pieces_.push_back({ssb + piece.ssb_offset, piece.bytes});
+  const PeerGroupInfo& peer = *peers_[p.dest];
+  const uint64_t srb_offset = p.srb_offset + (eager ? (round_ & 1) * layout_.srb_half : 0);
+  const uint32_t delivery = eager ? EagerImmDelivery(round_) : p.delivery;
+  transport_->Put(peer_ids_[p.dest], pieces_.data(), pieces_.size(), peer.srb_key, peer.srb_offset + srb_offset,
+                  EncodeImm(peer.tag, delivery), PutCookie(tag_, round_, eager, index));
+  put_posted_[index] = true;
+  ++posted_;
+  ++in_flight_[round_ & 1];
+}
+
+bool Exchange::EagerCredit(uint32_t node) const {
+  // A peer's ROUND_READY for this round, or (unless the round before was announced and used
+  // the whole SRB) anything it said about the round before: its ranks were through with the
+  // half this round lands in.
+  if (AtLeast(last_ready_[node], round_)) return true;
+  return !after_announced_ && (round_ == 1 || AtLeast(last_heard_[node], round_ - 1));
+}
+
+bool Exchange::PostEager() {
   bool changed = false;
-  const auto& credits = credits_[round_];
-  for (uint32_t i = 0; i < puts_.size(); ++i) {
-    if (put_posted_[i]) continue;
-    const Put& p = puts_[i];
-    const bool credited = algo_ != Algorithm::kV3 || p.delivery < 2 || credits[p.dest] > p.delivery;
-    if (!credited) continue;
-    pieces_.clear();
-    for (const SsbPiece& piece : p.pieces) pieces_.push_back({ssb_ + piece.ssb_offset, piece.bytes});
-    const PeerGroupInfo& peer = *peers_[p.dest];
-    transport_->Put(peer_ids_[p.dest], pieces_.data(), pieces_.size(), peer.srb_key, peer.srb_offset + p.srb_offset,
-                    EncodeImm(peer.tag, p.delivery), PutCookie(tag_, round_, i));
-    put_posted_[i] = true;
-    ++posted_;
+  for (uint32_t i = 0; i < puts_->size(); ++i) {
+    if (put_posted_[i] || !EagerCredit((*puts_)[i].dest)) continue;
+    Post((*puts_)[i], i, true);
     changed = true;
   }
+  return changed;
+}
+
+void Exchange::PublishEager() {
+  // Only blocks whose header carries this node's M: a rank may copy those out whatever the
+  // round's verdict turns out to be.
+  while (delivered_ < deliveries_->size()) {
+    const Heard& h = HeardOf((*deliveries_)[delivered_].source, round_);
+    if (!h.data || h.skipped || h.bytes_per_rank != bytes_per_rank_) break;
+    ++delivered_;
+  }
+}
+
+bool Exchange::PostAnnounced() {
+  bool changed = false;
+  for (uint32_t i = 0; i < puts_->size(); ++i) {
+    if (put_posted_[i]) continue;
+    const Put& p = (*puts_)[i];
+    const bool credited = algo_ != Algorithm::kV3 || p.delivery < 2 || HeardOf(p.dest, round_).credit > p.delivery;
+    if (!credited) continue;
+    Post(p, i, false);
+    changed = true;
+  }
+  return changed;
+}
+
+bool Exchange::Progress(uint32_t consumed_by_all) {
+  if (!active_) return false;
+  if (eager_) {
+    const uint32_t before = delivered_;
+    bool changed = PostEager();
+    PublishEager();
+    return changed || delivered_ != before;
+  }
+  if (!agreed_ || error_) return false;
+  bool changed = PostAnnounced();
   // v3: delivery d lands where d-2 was; grant it once every rank has copied d-2 out.
-  while (credited_ < deliveries_.size() && consumed_by_all + 1 >= credited_) {
+  while (credited_ < deliveries_->size() && consumed_by_all + 1 >= credited_) {
     ExchangeMessage m;
     m.type = ExchangeMessage::Type::kCredit;
     m.round = round_;
     m.delivery = credited_;
-    SendTo(deliveries_[credited_].source, m);
+    SendTo((*deliveries_)[credited_].source, m);
     ++credited_;
     changed = true;
   }
   return changed;
 }
 
-void Exchange::OnArrived(uint32_t delivery) {
-  if (!active_ || delivery >= deliveries_.size()) return;
-  arrived_[delivery] = true;
-  while (delivered_ < deliveries_.size() && arrived_[delivered_]) ++delivered_;
-}
-
-void Exchange::OnPutDone(uint32_t round_low, uint32_t index) {
-  if (active_ && (round_ & 0xff) == round_low && index < puts_.size()) ++done_;
-}
-
-void Exchange::ForgetPutsTo(PeerId peer) {
-  for (uint32_t i = 0; i < puts_.size(); ++i) {
-    if (put_posted_[i] && peer_ids_[puts_[i].dest] == peer) ++done_;
-  }
-  done_ = std::min(done_, posted_);
-}
-
 bool Exchange::complete() const {
-  if (!active_) return false;
-  if (error_) return posted_ == done_ && agreed_;
-  return agreed_ && done_ == puts_.size() && delivered_ == deliveries_.size();
+  if (!active_ || !agreed_) return false;
+  if (eager_) return posted_ == puts_->size() && (error_ || delivered_ == deliveries_->size());
+  if (error_) return in_flight_[round_ & 1] == 0;
+  return in_flight_[round_ & 1] == 0 && posted_ == puts_->size() && delivered_ == deliveries_->size();
 }
 
 std::string Exchange::Waiting() const {
-  std::set<std::string> ready, data;
-  const auto it = readies_.find(round_);
+  std::set<std::string> silent, data;
   for (uint32_t n = 0; n < shape_.nodes(); ++n) {
-    if (n != node_ && (it == readies_.end() || !it->second[n])) ready.insert(node_names_[n]);
+    if (n == node_) continue;
+    const Heard& h = heard_[n][round_ & 1];
+    if (h.round != round_ || !h.known) silent.insert(node_names_[n]);
   }
-  for (uint32_t d = delivered_; d < deliveries_.size(); ++d) data.insert(node_names_[deliveries_[d].source]);
+  for (uint32_t d = delivered_; d < deliveries_->size(); ++d) data.insert(node_names_[(*deliveries_)[d].source]);
   auto join = [](const std::set<std::string>& s) {
     std::string out;
     for (const auto& x : s) out += (out.empty() ? "" : ",") + x;
     return out;
   };
-  if (!ready.empty()) return "the ranks of node(s) " + join(ready);
+  if (!silent.empty()) return "the ranks of node(s) " + join(silent);
   if (!data.empty()) return "data from node(s) " + join(data);
-  if (done_ < puts_.size()) return "its own sends to complete";
+  if (posted_ < puts_->size()) return "credit to send to its peers";
+  if (in_flight_[round_ & 1] != 0) return "its own sends to complete";
   return "its own ranks";
 }
 

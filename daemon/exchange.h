@@ -1,23 +1,36 @@
 // One group's inter-node exchange on this node, round by round; progress engine thread only.
 //
-// A round: when this node's ranks have all arrived, it sends ROUND_READY (with its M) to
-// every other node of the group. Once it holds every node's ROUND_READY it knows whether all
-// agree on M; if so it posts its puts (PlanPuts) into the peers' SRBs as credits allow, while
-// peers' puts land in its own SRB and are published to the ranks in delivery order. With v3
-// a delivery d >= 2 reuses the half of d-2: its sender may put it only after this node's ranks
-// have copied d-2 out and this node has sent a CREDIT. ROUND_READY also grants deliveries 0
-// and 1 (v3) or all of them (v1, v2: the SRB holds the whole round).
+// Eager rounds (shm/eager_plan.h: the call fits half of every SRB): when this node's ranks have
+// all arrived, it puts its block to every other node at once, header first (round, M), into
+// that node's slot of the SRB half of the round's parity. Receiving a peer's round k is the
+// credit for sending it round k+1. Every node learns every node's M from the headers; a node
+// whose own ranks disagree or opted out sends ROUND_READY (with the reason) instead of data.
+// Blocks whose header carries this node's M are published to the ranks as they land; once
+// every node's M is known, a disagreement is the round's error on every node.
+//
+// Announced rounds (everything larger): when this node's ranks have all arrived, it sends
+// ROUND_READY (with its M) to every other node; once it holds every node's, it knows whether
+// all agree and, if so, posts its puts (PlanPuts) into the peers' SRBs as credits allow, while
+// peers' puts land in its own SRB and are published in delivery order. With v3 a delivery
+// d >= 2 reuses the half of d-2: its sender may put it only after this node's ranks have copied
+// d-2 out and this node has sent a CREDIT. ROUND_READY also grants deliveries 0 and 1 (v3) or
+// all of them (v1, v2: the SRB holds the whole round).
+//
+// From an announced round to an eager one, the SRB held the whole announced round: each node
+// sends ROUND_READY for the eager round too, and puts only once it holds the peer's.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "daemon/exchange_message.h"
 #include "daemon/transport/transport.h"
+#include "shm/eager_plan.h"
 #include "shm/exchange_plan.h"
+#include "shm/segment.h"
 
 namespace ohio {
 
@@ -31,8 +44,11 @@ struct PeerGroupInfo {
 
 class Exchange {
  public:
+  // `segment` is the group's on this node: eager puts gather their header from it and land
+  // their blocks in its SRB; `tag` is the group's tag here (what peers' messages carry).
   Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
-           std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport);
+           std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
+           const Segment* segment, uint32_t tag);
 
   // --- bootstrap ---
   void SetPeer(uint32_t node, const PeerGroupInfo& info);
@@ -44,45 +60,72 @@ class Exchange {
   const std::string& node_name(uint32_t n) const { return node_names_[n]; }
 
   // --- rounds ---
-  // This node's ranks are all in for `round`: M agreed locally unless local_disagree.
-  // `tag` is this group's tag here (the one that peers' messages carry in their cookies).
+  // This node's ranks are all in for `round` (the round after the last one ended): M agreed
+  // locally unless local_disagree or local_skip.
   void BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_skip,
-                  uint64_t round_in_call, const uint8_t* ssb, uint32_t tag);
+                  uint64_t round_in_call);
+  // The round is over here (complete()): the next one may begin.
+  void EndRound();
   void OnMessage(uint32_t from, const ExchangeMessage& m);
-  void OnArrived(uint32_t delivery);
-  void OnPutDone(uint32_t round_low, uint32_t index);
+  // A put from node `from` landed; `delivery` is its immediate's delivery field.
+  void OnArrived(uint32_t from, uint32_t delivery);
+  void OnPutDone(uint64_t cookie);
   // Posts what credits allow and sends credits for what the ranks consumed. True if anything
   // changed.
   bool Progress(uint32_t consumed_by_all);
 
-  // Deliveries of the current round landed so far, in order.
+  bool eager() const { return eager_; }
+  // Deliveries of the current round landed (announced) or landed and published (eager) so
+  // far, in order.
   uint32_t delivered() const { return delivered_; }
   // Set once the round cannot succeed (ranks on different nodes disagree on M).
   const std::optional<std::string>& error() const { return error_; }
   Code error_code() const { return error_code_; }
-  // Every put of the round has left and every delivery has landed (or the round failed).
+  // Every put of the round has been posted (an announced round: and has left) and every
+  // delivery has landed, or the round failed and every node's M is known.
   bool complete() const;
-  size_t puts_in_flight() const { return posted_ - done_; }
-  // Puts of the current round not yet posted or not yet completed: a group whose ranks have
-  // all gone must still send them, or its peers would wait for them forever.
-  bool sends_pending() const { return active_ && !error_ && (posted_ < puts_.size() || done_ < posted_); }
+  // Puts of rounds of this parity that have not left yet.
+  uint32_t in_flight(uint32_t round) const { return in_flight_[round & 1]; }
+  size_t puts_in_flight() const { return in_flight_[0] + in_flight_[1]; }
+  // Puts of the current round not yet posted, or posted and not yet left: a group whose ranks
+  // have all gone must still send them, or its peers would wait for them forever.
+  bool sends_pending() const { return (active_ && !error_ && posted_ < puts_->size()) || puts_in_flight() != 0; }
   // The connection to `peer` broke: puts to it will never complete.
   void ForgetPutsTo(PeerId peer);
   // Who this node still waits on, for timeout messages.
   std::string Waiting() const;
 
-  static uint64_t PutCookie(uint32_t tag, uint32_t round, uint32_t index) {
-    return uint64_t{tag} << 40 | uint64_t{round & 0xff} << 32 | index;
+  // What a put carries back to its kPutDone: the group's tag, the round's low bits, whether it
+  // was an eager put (its bytes include a header), its index in the round.
+  static uint64_t PutCookie(uint32_t tag, uint32_t round, bool eager, uint32_t index) {
+    return uint64_t{tag} << 40 | uint64_t{round & 0xff} << 32 | uint64_t{eager ? 1u : 0u} << 31 | index;
   }
+  static uint32_t CookieTag(uint64_t cookie) { return static_cast<uint32_t>(cookie >> 40); }
+  static bool CookieIsEager(uint64_t cookie) { return ((cookie >> 31) & 1) != 0; }
 
  private:
-  struct Ready {
-    uint64_t bytes_per_rank;
-    bool disagree;
-    bool skipped;
+  // What a peer said of one round: kept for this round and the next (a peer is at most one
+  // round ahead: it cannot finish a round without this node's part).
+  struct Heard {
+    uint32_t round = 0;
+    bool known = false;  // its M and flags, from ROUND_READY or an eager header
+    uint64_t bytes_per_rank = 0;
+    bool disagree = false;
+    bool skipped = false;
+    bool data = false;     // its eager put for the round landed
+    uint32_t credit = 0;   // announced v3: deliveries it granted + 1
   };
+  Heard& HeardOf(uint32_t node, uint32_t round);
+  // Records a message about `round` from `node`; false if the round is already over here.
+  bool Accept(uint32_t node, uint32_t round);
   void CheckAgreement();
+  void SendReady(bool disagree, bool skipped);
   void SendTo(uint32_t node, ExchangeMessage m);
+  bool EagerCredit(uint32_t node) const;
+  bool PostEager();
+  bool PostAnnounced();
+  void PublishEager();
+  void Post(const Put& p, uint32_t index, bool eager);
 
   const GroupShape& shape_;
   const uint32_t node_;
@@ -91,32 +134,50 @@ class Exchange {
   std::vector<PeerId> peer_ids_;  // by node: the transport's id for its daemon
   const std::array<uint8_t, 16> key_;
   Transport* transport_;
+  const Segment* segment_;
+  const uint32_t tag_;
   std::vector<std::optional<PeerGroupInfo>> peers_;
   uint32_t known_peers_ = 0;
   uint64_t plan_ssb_;
   uint64_t plan_srb_;
+  EagerLayout layout_;  // once bootstrapped
+  std::vector<std::pair<uint32_t, uint32_t>> early_;  // (node, delivery) of puts that landed before
 
-  uint32_t round_ = 0;
+  // Per node, by round parity; and the last round each node said anything about, and the last
+  // it announced (ROUND_READY).
+  std::vector<std::array<Heard, 2>> heard_;
+  std::vector<uint32_t> last_heard_;
+  std::vector<uint32_t> last_ready_;
+
+  uint32_t round_ = 1;  // the round under way, or the next one
   bool active_ = false;
+  bool eager_ = false;
+  bool after_announced_ = false;  // the round before succeeded as an announced round
+  bool announced_ok_ = false;     // this round, announced, has succeeded so far
   uint64_t bytes_per_rank_ = 0;
   bool local_disagree_ = false;
   bool local_skip_ = false;
   Code error_code_ = Code::kSizeMismatch;
-  const uint8_t* ssb_ = nullptr;
-  uint32_t tag_ = 0;
-  std::map<uint32_t, std::vector<std::optional<Ready>>> readies_;  // by round: this one and the next
-  std::map<uint32_t, std::vector<uint32_t>> credits_;              // by round: credited deliveries + 1, per node
-  bool agreed_ = false;
+  bool agreed_ = false;  // every node's M is known and the verdict taken
   std::optional<std::string> error_;
-  std::vector<Put> puts_;
+
+  // The puts of the round: planned once per M (eager) or per round (announced).
+  struct EagerPlanCache {
+    uint64_t bytes_per_rank = ~uint64_t{0};
+    std::vector<Put> puts;
+    std::vector<Delivery> deliveries;
+  } eager_plan_;
+  std::vector<Put> announced_puts_;
+  std::vector<Delivery> announced_deliveries_;
+  const std::vector<Put>* puts_ = &announced_puts_;
+  const std::vector<Delivery>* deliveries_ = &announced_deliveries_;
   std::vector<LocalPiece> pieces_;  // one put's gather list, reused so that a put allocates nothing
   std::vector<bool> put_posted_;
   uint32_t posted_ = 0;
-  uint32_t done_ = 0;
-  std::vector<Delivery> deliveries_;
-  std::vector<bool> arrived_;
+  std::array<uint32_t, 2> in_flight_{};  // by round parity
+  std::vector<bool> arrived_;            // announced: by delivery
   uint32_t delivered_ = 0;
-  uint32_t credited_ = 0;  // deliveries this node has granted so far this round
+  uint32_t credited_ = 0;  // announced: deliveries this node has granted so far this round
 };
 
 }  // namespace ohio

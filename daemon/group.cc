@@ -70,7 +70,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   if (!key.ok()) return key.status();
   g->srb_key_ = key.value();
   g->exchange_ = std::make_unique<Exchange>(g->shape_, g->spec_.node, g->spec_.algorithm, g->spec_.node_names,
-                                            g->spec_.key, ssb_bytes, srb_bytes, transport);
+                                            g->spec_.key, ssb_bytes, srb_bytes, transport, &g->segment_, g->tag_);
   return g;
 }
 
@@ -87,13 +87,12 @@ void Group::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   SegmentHeader* h = segment_.header();
   h->plan_ssb_bytes = exchange_->plan_ssb_bytes();
   h->plan_srb_bytes = exchange_->plan_srb_bytes();
-  h->ready_round.store(1, std::memory_order_release);
   h->started.store(1, std::memory_order_release);
   Notify();
 }
 
 uint64_t Group::rounds_completed() const {
-  if (spans_nodes()) return segment_.header()->ready_round.load(std::memory_order_acquire) - 1;
+  if (spans_nodes()) return segment_.header()->finished_round.load(std::memory_order_acquire);
   // Ranks on one node count their own rounds: done by all of them.
   uint32_t done = segment_.slot(0)->done_round.load(std::memory_order_acquire);
   for (uint32_t l = 1; l < local_ranks(); ++l) {
@@ -233,66 +232,93 @@ void Group::FoldCallStats(DaemonCounters* counters) {
 bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
   if (failed()) return false;
   if (!spans_nodes()) return false;
-  const uint32_t n = local_ranks();
+  bool changed = PublishFinished();
   if (phase_ == Phase::kFilling) {
+    if (!Begin(now, counters)) return changed;
+    if (failed() || phase_ == Phase::kFilling) return true;
+    changed = true;  // and its puts go out in this same pass
+  }
+  return AdvanceExchange(now, counters) || changed;
+}
+
+bool Group::Begin(Clock::time_point now, DaemonCounters* counters) {
+  const uint32_t n = local_ranks();
+  uint32_t arrived = 0;
+  for (uint32_t l = 0; l < n; ++l) arrived += segment_.slot(l)->arrived_round.load(std::memory_order_acquire) == round_;
+  if (arrived == 0) return false;
+  if (!call_started_) call_started_ = now;
+  if (arrived < n) {
     std::vector<uint32_t> missing;
     for (uint32_t l = 0; l < n; ++l) {
-      if (segment_.slot(l)->arrived_round.load(std::memory_order_acquire) != round_) missing.push_back(l);
-    }
-    if (missing.size() == n) return false;
-    if (!call_started_) call_started_ = now;
-    for (uint32_t l : missing) {
+      if (segment_.slot(l)->arrived_round.load(std::memory_order_acquire) == round_) continue;
+      missing.push_back(l);
       if (l < departed_.size() && !departed_[l].empty()) {
         Fail(Code::kGroupFailed, departed_[l] + "; the group is closed", counters);
         counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
         return true;
       }
     }
-    if (!missing.empty()) {
-      if (!waiting_since_) waiting_since_ = now;
-      if (now - *waiting_since_ < timeout_) return false;
-      Fail(Code::kTimeout,
-           DescribeLocals(missing) + " did not enter the alltoall within " + std::to_string(timeout_.count()) +
-               " ms of the first rank (round " + std::to_string(round_) + "); the group is closed",
-           counters);
-      counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-      return true;
-    }
-    // Every local rank is in: they must agree on the message size before anything moves.
+    if (!waiting_since_) waiting_since_ = now;
+    if (now - *waiting_since_ < timeout_) return false;
+    Fail(Code::kTimeout,
+         DescribeLocals(missing) + " did not enter the alltoall within " + std::to_string(timeout_.count()) +
+             " ms of the first rank (round " + std::to_string(round_) + "); the group is closed",
+         counters);
+    counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  // Every local rank is in: they must agree on the message size before anything moves.
+  auto bytes_of = [this](uint32_t l) {
+    return EntryFor(segment_.slot(l), round_).bytes_per_rank.load(std::memory_order_relaxed);
+  };
+  Status verdict;
+  if (!RanksAgree(n, bytes_of)) {
     std::vector<uint64_t> bytes(n);
     std::vector<uint32_t> ranks(n);
     for (uint32_t l = 0; l < n; ++l) {
-      bytes[l] = EntryFor(segment_.slot(l), round_).bytes_per_rank.load(std::memory_order_relaxed);
+      bytes[l] = bytes_of(l);
       ranks[l] = group_rank(l);
     }
-    const Status verdict = RoundVerdict(bytes, ranks);
-    const bool skip = verdict.code() == Code::kSkipped;
-    const bool disagree = verdict.code() == Code::kSizeMismatch;
-    segment_.header()->delivered.store(0, std::memory_order_relaxed);
-    published_delivered_ = 0;
-    const RoundEntry& e0 = EntryFor(segment_.slot(0), round_);
-    exchange_->BeginRound(round_, e0.bytes_per_rank.load(std::memory_order_relaxed), disagree, skip,
-                          e0.round_in_call.load(std::memory_order_relaxed), segment_.ssb(), tag_);
-    if (skip) {
-      PublishRoundError(verdict.code(), verdict.message());
-    } else if (disagree) {
-      PublishRoundError(verdict.code(), verdict.message());
-      counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      segment_.header()->released_round.store(round_, std::memory_order_release);
-      Notify();
-    }
-    phase_ = Phase::kReleased;
-    released_at_ = now;
-    waiting_since_.reset();
-    return true;
+    verdict = RoundVerdict(bytes, ranks);
   }
+  const bool skip = verdict.code() == Code::kSkipped;
+  const bool disagree = verdict.code() == Code::kSizeMismatch;
+  segment_.header()->delivered.store(0, std::memory_order_relaxed);
+  published_delivered_ = 0;
+  const RoundEntry& e0 = EntryFor(segment_.slot(0), round_);
+  exchange_->BeginRound(round_, e0.bytes_per_rank.load(std::memory_order_relaxed), disagree, skip,
+                        e0.round_in_call.load(std::memory_order_relaxed));
+  if (!verdict.ok()) {
+    PublishRoundError(verdict.code(), verdict.message());
+    if (disagree) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+  } else if (!exchange_->eager()) {
+    // Ranks of an eager round meet by themselves and wait for blocks, not for a release.
+    segment_.header()->released_round.store(round_, std::memory_order_release);
+    Notify();
+  }
+  phase_ = Phase::kReleased;
+  released_at_ = now;
+  waiting_since_.reset();
+  return true;
+}
 
-  return AdvanceExchange(now, counters);
+bool Group::PublishFinished() {
+  SegmentHeader* h = segment_.header();
+  const uint32_t finished = h->finished_round.load(std::memory_order_relaxed);
+  const uint32_t next = finished + 1;
+  // Over here (or the round under way is past it), its puts left, its ranks through copying.
+  if (next == round_ || exchange_->in_flight(next) != 0) return false;
+  for (uint32_t l = 0; l < local_ranks(); ++l) {
+    if (static_cast<int32_t>(segment_.slot(l)->done_round.load(std::memory_order_acquire) - next) < 0) return false;
+  }
+  h->finished_round.store(next, std::memory_order_release);
+  Notify();
+  return true;
 }
 
 bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
   bool changed = false;
+  const bool eager = exchange_->eager();
   if (exchange_->error() && !round_failed_) {
     PublishRoundError(exchange_->error_code(), *exchange_->error());
     if (exchange_->error_code() != Code::kSkipped) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
@@ -309,11 +335,20 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
   changed |= exchange_->Progress(consumed);
   if (exchange_->delivered() != published_delivered_) {
     published_delivered_ = exchange_->delivered();
-    segment_.header()->delivered.store(published_delivered_, std::memory_order_release);
+    SegmentHeader* h = segment_.header();
+    if (eager) {
+      h->eager_landed[round_ & 1].store(uint64_t{round_} << 32 | published_delivered_, std::memory_order_release);
+    } else {
+      h->delivered.store(published_delivered_, std::memory_order_release);
+    }
     Notify();
     changed = true;
   }
-  if (all_done && exchange_->complete()) return FinishRound(now, counters);
+  // An eager round is over once its blocks are out and in: its ranks copy out on their own,
+  // and the next round uses the other halves.
+  if ((eager || all_done) && exchange_->complete() && (!exchange_->error() || round_failed_)) {
+    return FinishRound(now, counters);
+  }
   if (now - released_at_ >= timeout_) {
     Fail(Code::kTimeout,
          "round " + std::to_string(round_) + " did not complete within " + std::to_string(timeout_.count()) +
@@ -338,16 +373,16 @@ bool Group::FinishRound(Clock::time_point now, DaemonCounters* counters) {
     }
     counters->rounds.fetch_add(1, std::memory_order_relaxed);
   } else {
-    // Counted once every rank has taken the round's error; the call ends with it.
+    // The call ends with the round's error.
     const auto code = static_cast<Code>(segment_.header()->round_error_code.load(std::memory_order_relaxed));
     if (code != Code::kSkipped) counters->CountError(code);
     call_started_.reset();
   }
   round_failed_ = false;
+  exchange_->EndRound();
   ++round_;
   phase_ = Phase::kFilling;
-  segment_.header()->ready_round.store(round_, std::memory_order_release);
-  Notify();
+  PublishFinished();
   return true;
 }
 

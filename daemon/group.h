@@ -112,7 +112,11 @@ class Group {
 
   Group() = default;
   bool RankIdle(uint32_t l) const;
+  // Starts the round once every local rank has arrived (or fails the group); true if it did.
+  bool Begin(Clock::time_point now, DaemonCounters* counters);
   bool AdvanceExchange(Clock::time_point now, DaemonCounters* counters);
+  // Publishes finished_round as far as the rounds behind allow; true if it moved.
+  bool PublishFinished();
   bool FinishRound(Clock::time_point now, DaemonCounters* counters);
   void Notify();
   void PublishRoundError(Code code, const std::string& message);

@@ -214,16 +214,20 @@ bool ProgressEngine::HandleTransport() {
   transport_->Poll(&events_);
   for (TransportEvent& e : events_) {
     switch (e.kind) {
-      case TransportEvent::Kind::kArrived:
-        counters_->bytes_received.fetch_add(e.bytes, std::memory_order_relaxed);
-        if (Group* g = ByTag(ImmTag(e.imm))) g->exchange()->OnArrived(ImmDelivery(e.imm));
+      case TransportEvent::Kind::kArrived: {
+        const uint32_t delivery = ImmDelivery(e.imm);
+        // Payload only: an eager put's header is the exchange's, not the ranks'.
+        const uint64_t header = IsEagerImm(delivery) ? kEagerHeaderBytes : 0;
+        counters_->bytes_received.fetch_add(e.bytes >= header ? e.bytes - header : 0, std::memory_order_relaxed);
+        Group* g = ByTag(ImmTag(e.imm));
+        if (g == nullptr) break;
+        if (auto from = g->exchange()->NodeIndex(e.peer)) g->exchange()->OnArrived(*from, delivery);
         break;
+      }
       case TransportEvent::Kind::kPutDone: {
-        counters_->bytes_sent.fetch_add(e.bytes, std::memory_order_relaxed);
-        const uint32_t tag = static_cast<uint32_t>(e.cookie >> 40);
-        const uint32_t round_low = static_cast<uint32_t>(e.cookie >> 32) & 0xff;
-        const uint32_t index = static_cast<uint32_t>(e.cookie);
-        if (Group* g = ByTag(tag)) g->exchange()->OnPutDone(round_low, index);
+        const uint64_t header = Exchange::CookieIsEager(e.cookie) ? kEagerHeaderBytes : 0;
+        counters_->bytes_sent.fetch_add(e.bytes >= header ? e.bytes - header : 0, std::memory_order_relaxed);
+        if (Group* g = ByTag(Exchange::CookieTag(e.cookie))) g->exchange()->OnPutDone(e.cookie);
         break;
       }
       case TransportEvent::Kind::kMessage: {

@@ -67,9 +67,9 @@ Result<Staging> PlanGroupStaging(const GroupShape& shape, Algorithm algo, uint64
                                          "a cache line each");
     }
     // A node receives at most an SSB's worth per round, in chunks of a half plus one partial
-    // chunk per block: capping the SSB at kMaxDeliveries/2 halves keeps every delivery index
-    // within the immediate's bits.
-    const uint64_t cap = SrbHalfBytes(srb_bytes) * (kMaxDeliveries / 2);
+    // chunk per block: capping the SSB at kMaxDeliveries/4 halves keeps every delivery index
+    // below kMaxRendezvousDeliveries (the immediate's upper half is eager rounds').
+    const uint64_t cap = SrbHalfBytes(srb_bytes) * (kMaxDeliveries / 4);
     return PlanStaging(shape, std::min(ssb_bytes, std::max(cap, MinSsbBytes(shape))), bytes_per_rank);
   }
   // v1/v2: one round's remote blocks must all fit the SRB too. An SSB of

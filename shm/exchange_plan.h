@@ -84,5 +84,8 @@ constexpr uint32_t kMaxDeliveries = 1u << (32 - kImmTagBits);
 inline uint32_t EncodeImm(uint32_t tag, uint32_t delivery) { return tag << (32 - kImmTagBits) | delivery; }
 inline uint32_t ImmTag(uint32_t imm) { return imm >> (32 - kImmTagBits); }
 inline uint32_t ImmDelivery(uint32_t imm) { return imm & (kMaxDeliveries - 1); }
+// Deliveries of rounds that announce themselves (ROUND_READY) are numbered below this; the
+// delivery field's top bit marks an eager round's put (eager_plan.h).
+constexpr uint32_t kMaxRendezvousDeliveries = kMaxDeliveries / 2;
 
 }  // namespace ohio

@@ -71,14 +71,20 @@ struct alignas(kCacheLine) SegmentHeader {
 
   // Daemon -> ranks.
   alignas(kCacheLine) std::atomic<uint32_t> started;  // 1 once every node's daemon has met
-  std::atomic<uint32_t> ready_round;     // the SSB may be filled for this round (groups spanning nodes)
-  std::atomic<uint32_t> released_round;  // this round may be copied out (or has failed)
+  // Groups spanning nodes. This node is through with every round up to finished_round: its
+  // puts have left and its ranks have copied out. A rank fills the SSB for round k once
+  // finished_round >= k-1, or, when k and k-1 are both eager (they use the two SSB halves),
+  // once finished_round >= k-2.
+  std::atomic<uint32_t> finished_round;
+  std::atomic<uint32_t> released_round;  // a round that announced itself may be copied out (or failed)
   std::atomic<uint32_t> failed_round;    // == released_round: that round failed, see round_error
   std::atomic<uint32_t> round_error_code;  // ohio::Code
   std::atomic<uint32_t> state;             // GroupState
   std::atomic<uint32_t> group_error_code;  // ohio::Code, once state is kFailed
   // Deliveries of released_round (exchange_plan.h) that have landed in the SRB, in order.
   std::atomic<uint32_t> delivered;
+  // Eager rounds (eager_plan.h), by parity: round << 32 | deliveries of it landed, in order.
+  std::atomic<uint64_t> eager_landed[2];
   char round_error[kErrorMessageBytes];
   char group_error[kErrorMessageBytes];
 
@@ -92,6 +98,10 @@ struct alignas(kCacheLine) SegmentHeader {
   // Calls of a group on one node, counted by its local rank 0 (the daemon folds them into its
   // counters): latency is that rank's time in the call.
   alignas(kCacheLine) CallStats stats;
+
+  // Daemon only: the header of this node's eager puts of a round, by parity (EagerHeader of
+  // eager_plan.h). Inside the segment because puts gather it from registered memory.
+  alignas(kCacheLine) uint8_t eager_out[2][64];
 };
 
 // bytes_per_rank of a rank that opts out of a call (ohio_alltoall_skip): the round then fails

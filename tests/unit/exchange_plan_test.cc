@@ -390,7 +390,7 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
         ASSERT_LT(put.step, schedule[n].size());
         EXPECT_EQ(schedule[n][put.step].send_to, put.dest);
         ASSERT_LT(put.delivery, dels[put.dest].size());
-        ASSERT_LT(put.delivery, kMaxDeliveries);
+        ASSERT_LT(put.delivery, kMaxRendezvousDeliveries);
         const Delivery& del = dels[put.dest][put.delivery];
         ASSERT_EQ(del.source, n) << "put into a delivery from another node";
         EXPECT_EQ(del.step, put.step);
@@ -654,9 +654,9 @@ TEST(PlanGroupStaging, BoundsErrorsAndSingleNode) {
                 ASSERT_FALSE(got.ok()) << where();
                 EXPECT_EQ(got.status().code(), Code::kNoMemory) << where();
               } else {
-                // The SSB counts only up to kMaxDeliveries/2 halves (delivery indices must fit
+                // The SSB counts only up to kMaxDeliveries/4 halves (delivery indices must fit
                 // the immediate), and never below what one byte per message needs.
-                const uint64_t cap = std::max(SrbHalfBytes(srb) * (kMaxDeliveries / 2), MinSsbBytes(s));
+                const uint64_t cap = std::max(SrbHalfBytes(srb) * (kMaxDeliveries / 4), MinSsbBytes(s));
                 ExpectSame(got, PlanStaging(s, std::min(ssb, cap), m), where);
               }
               continue;
@@ -757,7 +757,7 @@ TEST(PlanGroupStagingLimits, DeliveriesAlwaysFitTheImmediate) {
   for (uint64_t round : {uint64_t{0}, staging->rounds - 1}) {
     for (uint32_t node = 0; node < 2; ++node) {
       auto d = PlanDeliveries(shape.value(), Algorithm::kV3, node, staging->length(round), srb);
-      EXPECT_LT(d.size(), kMaxDeliveries) << "round " << round;
+      EXPECT_LT(d.size(), kMaxRendezvousDeliveries) << "round " << round;
     }
   }
 }

@@ -111,10 +111,10 @@ TEST_F(SegmentTest, AttachMapsTheSameMemory) {
   // Daemon -> client, through every region.
   std::memcpy(daemon.ssb(), "ssb data", 8);
   daemon.srb()[layout_.srb_bytes - 1] = 0x5a;
-  daemon.header()->ready_round.store(7);
+  daemon.header()->finished_round.store(7);
   EXPECT_EQ(std::memcmp(client.ssb(), "ssb data", 8), 0);
   EXPECT_EQ(client.srb()[layout_.srb_bytes - 1], 0x5a);
-  EXPECT_EQ(client.header()->ready_round.load(), 7u);
+  EXPECT_EQ(client.header()->finished_round.load(), 7u);
 
   // Client -> daemon.
   client.slot(kRanks - 1)->arrived_round.store(42);

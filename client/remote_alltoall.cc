@@ -1,0 +1,220 @@
+#include "client/remote_alltoall.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "shm/exchange_plan.h"
+#include "shm/round_verdict.h"
+#include "shm/staging.h"
+
+namespace ohio {
+namespace {
+
+bool Reached(uint32_t value, uint32_t k) { return static_cast<int32_t>(value - k) >= 0; }
+
+void RunCopies(const std::vector<CopySpan>& spans, const uint8_t* src, uint8_t* dst) {
+  for (const CopySpan& s : spans) std::memcpy(dst + s.dst, src + s.src, s.len);
+}
+
+}  // namespace
+
+RemoteAlltoall::RemoteAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
+                               uint32_t local, const RoundWaiter* waiter, int doorbell_fd)
+    : segment_(segment),
+      header_(segment->header()),
+      shape_(shape),
+      algo_(algo),
+      node_(node),
+      local_(local),
+      waiter_(waiter),
+      doorbell_fd_(doorbell_fd),
+      layout_(PlanEagerLayout(*shape, segment->header()->plan_ssb_bytes, segment->header()->plan_srb_bytes)) {}
+
+void RemoteAlltoall::RingIfSleeping() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (header_->daemon_sleeping.load(std::memory_order_relaxed) != 0) {
+    uint64_t one = 1;
+    (void)!write(doorbell_fd_, &one, sizeof(one));
+  }
+}
+
+Status RemoteAlltoall::AwaitFinished(uint32_t through) {
+  auto finished = [this, through] { return Reached(header_->finished_round.load(std::memory_order_acquire), through); };
+  if (finished()) return Status::Ok();
+  RingIfSleeping();
+  return waiter_->Wait(finished, "ohiod", "free the shared send buffer");
+}
+
+void RemoteAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds) {
+  RankSlot* me = segment_->slot(local_);
+  me->consumed.store(0, std::memory_order_relaxed);
+  RoundEntry& e = EntryFor(me, k);
+  e.bytes_per_rank.store(m, std::memory_order_relaxed);
+  e.round_in_call.store(static_cast<uint32_t>(round_in_call), std::memory_order_relaxed);
+  e.rounds_in_call.store(static_cast<uint32_t>(rounds), std::memory_order_relaxed);
+  me->arrived_round.store(k, std::memory_order_seq_cst);
+  // The node's other ranks may sleep waiting for this arrival; the daemon may sleep too.
+  SignalChange(header_);
+  RingIfSleeping();
+}
+
+Status RemoteAlltoall::MeetNodeRanks(uint32_t k) {
+  const uint32_t n = shape_->ppn(node_);
+  return waiter_->Wait(
+      [this, k, n] {
+        for (uint32_t l = 0; l < n; ++l) {
+          if (!Reached(segment_->slot(l)->arrived_round.load(std::memory_order_acquire), k)) return false;
+        }
+        return true;
+      },
+      "this node's other ranks", "enter the alltoall");
+}
+
+Status RemoteAlltoall::NodeVerdict(uint32_t k) const {
+  const uint32_t n = shape_->ppn(node_);
+  auto bytes_of = [this, k](uint32_t l) {
+    return EntryFor(segment_->slot(l), k).bytes_per_rank.load(std::memory_order_relaxed);
+  };
+  if (RanksAgree(n, bytes_of)) return Status::Ok();
+  std::vector<uint64_t> bytes(n);
+  std::vector<uint32_t> ranks(n);
+  for (uint32_t l = 0; l < n; ++l) {
+    bytes[l] = bytes_of(l);
+    ranks[l] = shape_->rank_at(node_, l);
+  }
+  return RoundVerdict(bytes, ranks);
+}
+
+bool RemoteAlltoall::RoundFailed(uint32_t k) const {
+  return header_->failed_round.load(std::memory_order_acquire) == k;
+}
+
+Status RemoteAlltoall::RoundError() const {
+  return Status(static_cast<Code>(header_->round_error_code.load(std::memory_order_relaxed)),
+                std::string(header_->round_error, strnlen(header_->round_error, kErrorMessageBytes)));
+}
+
+void RemoteAlltoall::Done(uint32_t k) {
+  segment_->slot(local_)->done_round.store(k, std::memory_order_seq_cst);
+}
+
+const RemoteAlltoall::EagerPlan& RemoteAlltoall::EagerPlanFor(uint64_t m) {
+  ++uses_;
+  EagerPlan* victim = &eager_plans_[0];
+  for (EagerPlan& p : eager_plans_) {
+    if (p.used && p.call.bytes_per_rank == m) {
+      p.last_use = uses_;
+      return p;
+    }
+    if (!p.used || p.last_use < victim->last_use) victim = &p;
+  }
+  Staging one;
+  one.bytes_per_rank = m;
+  one.slice = m;
+  one.rounds = 1;
+  victim->call = MakeCallPlan(*shape_, algo_, node_, local_, one);
+  victim->deliveries = PlanEagerDeliveries(*shape_, node_, layout_, m);
+  victim->copy_out.clear();
+  for (const Delivery& d : victim->deliveries) {
+    victim->copy_out.push_back(PlanCopyOutDelivery(*shape_, node_, local_, one, 0, d));
+  }
+  victim->used = true;
+  victim->last_use = uses_;
+  return *victim;
+}
+
+Status RemoteAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
+  if (FitsEager(*shape_, layout_, m)) return EagerRound(EagerPlanFor(m), send, recv, (*next_round)++);
+  auto staging = PlanGroupStaging(*shape_, algo_, header_->plan_ssb_bytes, header_->plan_srb_bytes, m);
+  if (!staging.ok()) return staging.status();
+  for (uint64_t round = 0; round < staging->rounds; ++round) {
+    Status s = AnnouncedRound(staging.value(), round, send, recv, (*next_round)++);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status RemoteAlltoall::Skip(uint32_t* next_round) {
+  const uint32_t k = (*next_round)++;
+  if (Status s = AwaitFinished(k - 1); !s.ok()) return s;
+  last_round_eager_ = false;
+  Arrive(k, kSkipBytes, 0, 1);
+  if (Status s = MeetNodeRanks(k); !s.ok()) return s;
+  Status v = NodeVerdict(k);
+  Done(k);
+  if (v.ok()) return Status(Code::kProtocol, "a round a rank had opted out of went ahead");
+  return v;
+}
+
+Status RemoteAlltoall::EagerRound(const EagerPlan& plan, const uint8_t* send, uint8_t* recv, uint32_t k) {
+  // Half k mod 2 last carried round k-2 (or, after a round that used the whole SSB, k-1).
+  if (Status s = AwaitFinished(last_round_eager_ ? k - 2 : k - 1); !s.ok()) return s;
+  last_round_eager_ = true;
+  const uint32_t parity = k & 1;
+  uint8_t* ssb_half = segment_->ssb() + parity * layout_.ssb_half;
+  CopyIn(plan.call, 0, send, ssb_half);
+  Arrive(k, plan.call.bytes_per_rank, 0, 1);
+  if (Status s = MeetNodeRanks(k); !s.ok()) return s;
+  if (Status v = NodeVerdict(k); !v.ok()) {
+    Done(k);
+    return v;
+  }
+  CopyOutLocal(plan.call, 0, ssb_half, recv);
+  const uint8_t* srb_half = segment_->srb() + parity * layout_.srb_half;
+  const uint64_t round_tag = uint64_t{k} << 32;
+  for (uint32_t d = 0; d < plan.deliveries.size(); ++d) {
+    const uint64_t want = round_tag | (d + 1);
+    Status s = waiter_->Wait(
+        [this, parity, want, k] {
+          const uint64_t landed = header_->eager_landed[parity].load(std::memory_order_acquire);
+          return ((landed >> 32) == (want >> 32) && landed >= want) || RoundFailed(k);
+        },
+        "ohiod", "receive the other nodes' blocks");
+    if (!s.ok()) return s;
+    if (RoundFailed(k)) break;
+    RunCopies(plan.copy_out[d], srb_half, recv);
+  }
+  Done(k);
+  if (RoundFailed(k)) return RoundError();
+  return Status::Ok();
+}
+
+Status RemoteAlltoall::AnnouncedRound(const Staging& staging, uint64_t round, const uint8_t* send, uint8_t* recv,
+                                      uint32_t k) {
+  // The whole SSB: the node must be through with the round before.
+  if (Status s = AwaitFinished(k - 1); !s.ok()) return s;
+  last_round_eager_ = false;
+  RunCopies(PlanCopyIn(*shape_, algo_, node_, local_, staging, round), send, segment_->ssb());
+  Arrive(k, staging.bytes_per_rank, round, staging.rounds);
+  Status s = waiter_->Wait([this, k] { return header_->released_round.load(std::memory_order_acquire) == k; },
+                           "ohiod", "complete the alltoall");
+  if (!s.ok()) return s;
+  if (!RoundFailed(k)) {
+    RunCopies(PlanCopyOutLocal(*shape_, algo_, node_, local_, staging, round), segment_->ssb(), recv);
+    s = CopyOutAnnounced(staging, round, k, recv);
+    if (!s.ok()) return s;
+  }
+  Status round_error = RoundFailed(k) ? RoundError() : Status::Ok();
+  Done(k);
+  RingIfSleeping();
+  return round_error;
+}
+
+Status RemoteAlltoall::CopyOutAnnounced(const Staging& staging, uint64_t round, uint32_t k, uint8_t* recv) {
+  RankSlot* slot = segment_->slot(local_);
+  const auto deliveries = PlanDeliveries(*shape_, algo_, node_, staging.length(round), header_->plan_srb_bytes);
+  for (uint32_t d = 0; d < deliveries.size(); ++d) {
+    Status s = waiter_->Wait(
+        [this, d, k] { return header_->delivered.load(std::memory_order_acquire) > d || RoundFailed(k); }, "ohiod",
+        "receive the other nodes' blocks");
+    if (!s.ok()) return s;
+    if (RoundFailed(k)) return Status::Ok();
+    RunCopies(PlanCopyOutDelivery(*shape_, node_, local_, staging, round, deliveries[d]), segment_->srb(), recv);
+    slot->consumed.store(d + 1, std::memory_order_release);
+    RingIfSleeping();
+  }
+  return Status::Ok();
+}
+
+}  // namespace ohio

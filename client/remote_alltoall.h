@@ -1,0 +1,75 @@
+// An alltoall of a group spanning nodes, as one rank does it; the daemon moves the blocks.
+//
+// Eager call (the whole call is one round that fits half of every SRB, shm/eager_plan.h):
+//   1. stage the row in SSB half k mod 2 (free once this node is through with round k-2);
+//   2. publish M and the arrival, ring the daemon's doorbell only if it sleeps: the daemon
+//      sends this node's blocks at once, with M in their headers;
+//   3. meet the node's other ranks in the segment and agree on M (a disagreement is the error
+//      every rank of the node reaches by itself; the daemon tells the other nodes);
+//   4. copy the node's own part out of the SSB, then each other node's block as the daemon
+//      publishes it landed (it publishes only blocks whose header has this node's M), or take
+//      the round's error (another node passed another M).
+// Larger calls go in rounds that announce themselves (ROUND_READY) and use the whole SSB and
+// SRB: wait until the SSB is free, stage, arrive, wait for the release, copy out the deliveries
+// in order, telling the daemon how far each rank got (v3 reuses SRB halves within a round).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "client/call_plan.h"
+#include "client/round_waiter.h"
+#include "common/status.h"
+#include "shm/eager_plan.h"
+#include "shm/group_shape.h"
+#include "shm/segment.h"
+
+namespace ohio {
+
+class RemoteAlltoall {
+ public:
+  RemoteAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node, uint32_t local,
+                 const RoundWaiter* waiter, int doorbell_fd);
+
+  Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
+  Status Skip(uint32_t* next_round);
+
+ private:
+  struct EagerPlan {
+    bool used = false;
+    uint64_t last_use = 0;
+    CallPlan call;  // copy-in and the node's own copy-out, one round
+    std::vector<Delivery> deliveries;
+    std::vector<std::vector<CopySpan>> copy_out;  // per delivery, parity 0
+  };
+
+  const EagerPlan& EagerPlanFor(uint64_t m);
+  Status EagerRound(const EagerPlan& plan, const uint8_t* send, uint8_t* recv, uint32_t k);
+  Status AnnouncedRound(const Staging& staging, uint64_t round, const uint8_t* send, uint8_t* recv, uint32_t k);
+  Status CopyOutAnnounced(const Staging& staging, uint64_t round, uint32_t k, uint8_t* recv);
+  // Waits until this node is through with round `through` (its puts out, its ranks done).
+  Status AwaitFinished(uint32_t through);
+  void Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds);
+  Status MeetNodeRanks(uint32_t k);
+  Status NodeVerdict(uint32_t k) const;
+  bool RoundFailed(uint32_t k) const;
+  Status RoundError() const;
+  void Done(uint32_t k);
+  void RingIfSleeping();
+
+  const Segment* segment_;
+  SegmentHeader* header_;
+  const GroupShape* shape_;
+  Algorithm algo_;
+  uint32_t node_;
+  uint32_t local_;
+  const RoundWaiter* waiter_;
+  int doorbell_fd_;
+  EagerLayout layout_;
+  bool last_round_eager_ = true;  // round 0 (none) uses no SSB at all
+  static constexpr size_t kCached = 4;
+  std::array<EagerPlan, kCached> eager_plans_;
+  uint64_t uses_ = 0;
+};
+
+}  // namespace ohio

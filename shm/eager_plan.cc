@@ -1,0 +1,58 @@
+#include "shm/eager_plan.h"
+
+#include "shm/copy_plan.h"
+#include "shm/staging.h"
+
+namespace ohio {
+
+EagerLayout PlanEagerLayout(const GroupShape& shape, uint64_t ssb_bytes, uint64_t srb_bytes) {
+  EagerLayout l;
+  l.ssb_half = LocalSsbHalfBytes(ssb_bytes);
+  l.srb_half = SrbHalfBytes(srb_bytes);
+  const uint64_t sources = shape.nodes() > 1 ? shape.nodes() - 1 : 1;
+  const uint64_t slot = l.srb_half / sources;
+  l.slot = slot - slot % 64;
+  return l;
+}
+
+bool FitsEager(const GroupShape& shape, const EagerLayout& layout, uint64_t m) {
+  if (layout.slot < kEagerHeaderBytes) return false;
+  const uint64_t max_ppn = shape.max_ppn();
+  // Divisions, not products: M may be anything a caller passes.
+  if (m > 0 && (layout.slot - kEagerHeaderBytes) / (max_ppn * max_ppn) < m) return false;
+  return m == 0 || layout.ssb_half / (max_ppn * uint64_t{shape.size()}) >= m;
+}
+
+uint64_t EagerSlotOffset(const EagerLayout& layout, uint32_t receiver, uint32_t source, uint32_t parity) {
+  const uint32_t index = source < receiver ? source : source - 1;
+  return (parity & 1) * layout.srb_half + uint64_t{index} * layout.slot;
+}
+
+std::vector<Put> PlanEagerPuts(const GroupShape& shape, Algorithm algo, uint32_t node, const EagerLayout& layout,
+                               uint64_t m) {
+  // One round carrying all of M: the rendezvous planner's puts for a slice of M, re-aimed at
+  // the slots.
+  std::vector<Put> puts = PlanPuts(shape, algo == Algorithm::kV1 ? algo : Algorithm::kV2, node, m, ~uint64_t{0});
+  for (uint32_t i = 0; i < puts.size(); ++i) {
+    puts[i].delivery = EagerImmDelivery(0);
+    puts[i].srb_offset = EagerSlotOffset(layout, puts[i].dest, node, 0);
+  }
+  return puts;
+}
+
+std::vector<Delivery> PlanEagerDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                                          uint64_t m) {
+  std::vector<Delivery> out;
+  const auto steps = PairwiseSchedule(shape.nodes(), node);
+  for (uint32_t s = 0; s < steps.size(); ++s) {
+    Delivery d;
+    d.source = steps[s].recv_from;
+    d.step = s;
+    d.bytes = BlockBytes(shape, d.source, node, m);
+    d.srb_offset = EagerSlotOffset(layout, node, d.source, 0) + kEagerHeaderBytes;
+    out.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace ohio

@@ -1,0 +1,72 @@
+// Eager rounds: a round small enough that every node's part of it fits one half of every
+// receiver's SRB goes out as soon as the sending node's ranks have arrived, with no round
+// announcement first. Pure functions shared by the daemon, the ranks and ohio-plan.
+//
+// Each SRB half (one per round parity) is cut into N-1 equal slots, one per source node, so
+// where a put lands depends only on who sent it and the round's parity, never on M: a node
+// whose ranks passed another M still lands in its own slot, and the receiver reads the M from
+// the put's header instead of trusting its own. A put is that 64-byte header (round, M, flags)
+// followed by the block, written by one transfer: the header rides with the data.
+//
+// Receiving a peer's round k is the credit for sending it round k+1: the peer sent k only
+// once its ranks had arrived at k, i.e. had copied round k-1 out of the half k+1 reuses.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "shm/algorithm.h"
+#include "shm/exchange_plan.h"
+#include "shm/group_shape.h"
+
+namespace ohio {
+
+constexpr uint64_t kEagerHeaderBytes = 64;
+constexpr uint32_t kEagerHeaderMagic = 0x4f484552;  // "OHER"
+
+// What a put of an eager round carries in front of its block (little-endian on the wire is the
+// host order of every x86-64 and arm64 node: the header is written and read in place).
+struct alignas(64) EagerHeader {
+  uint32_t magic;
+  uint32_t round;
+  uint64_t bytes_per_rank;
+  uint32_t flags;  // kEagerDisagree, kEagerSkipped
+  uint32_t source_node;
+  uint8_t unused[40];
+};
+static_assert(sizeof(EagerHeader) == kEagerHeaderBytes, "one cache line");
+constexpr uint32_t kEagerSkipped = 1;
+
+struct EagerLayout {
+  uint64_t ssb_half = 0;  // SSB bytes a round may use (rounds alternate halves)
+  uint64_t srb_half = 0;
+  uint64_t slot = 0;      // SRB bytes per source node in a half: header + block
+};
+EagerLayout PlanEagerLayout(const GroupShape& shape, uint64_t ssb_bytes, uint64_t srb_bytes);
+
+// Whether a call of M bytes per rank is one eager round on every node: the same answer on every
+// node for the same M (it depends only on the group and the smallest buffers of its nodes).
+bool FitsEager(const GroupShape& shape, const EagerLayout& layout, uint64_t bytes_per_rank);
+
+// Where in `receiver`'s SRB the put from `source` for a round of `parity` starts (its header).
+uint64_t EagerSlotOffset(const EagerLayout& layout, uint32_t receiver, uint32_t source, uint32_t parity);
+
+// This node's puts of an eager round of parity 0, one per other node in schedule order: pieces
+// of the SSB half (offsets from the half's start), srb_offset where the put (header first)
+// lands at the peer. For parity 1 add layout.ssb_half to the pieces and layout.srb_half to
+// srb_offset.
+std::vector<Put> PlanEagerPuts(const GroupShape& shape, Algorithm algo, uint32_t node, const EagerLayout& layout,
+                               uint64_t bytes_per_rank);
+
+// The deliveries an eager round of parity 0 brings to `node`, one per other node in schedule
+// order, srb_offset at the block (past the header). For parity 1 add layout.srb_half.
+std::vector<Delivery> PlanEagerDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                                          uint64_t bytes_per_rank);
+
+// The immediate's delivery field of an eager put: its bit, and the round's parity. Deliveries
+// of rounds that announce themselves first stay below kEagerImmBit.
+constexpr uint32_t kEagerImmBit = kMaxRendezvousDeliveries;
+inline uint32_t EagerImmDelivery(uint32_t parity) { return kEagerImmBit | (parity & 1); }
+inline bool IsEagerImm(uint32_t delivery) { return (delivery & kEagerImmBit) != 0; }
+
+}  // namespace ohio

@@ -191,6 +191,21 @@ void ExpectSendWorks(Node& from, Node& to, const std::string& message) {
   EXPECT_TRUE(Text(*m) == message) << "message of " << message.size() << " bytes garbled";
 }
 
+// Two transports, "a" (which dials) and "b", connected, driven by the test's thread.
+class TcpPair : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    a = Node::Start(driver, "a");
+    b = Node::Start(driver, "b");
+    ASSERT_TRUE(a.t && b.t);
+    ConnectPair(driver, a, b);
+  }
+
+  TransportDriver driver;
+  Node a;
+  Node b;
+};
+
 TEST(TcpTransport, StartGivesLoopbackAddressWithPort) {
   TransportDriver driver;
   Node a = Node::Start(driver, "a");
@@ -207,12 +222,7 @@ TEST(TcpTransport, StartGivesLoopbackAddressWithPort) {
 
 // 1. A 1 MiB put lands byte for byte; one connection a side; sends each way, empty and the
 // largest.
-TEST(TcpTransport, PairPutAndSend) {
-  TransportDriver driver;
-  Node a = Node::Start(driver, "a");
-  Node b = Node::Start(driver, "b");
-  ASSERT_TRUE(a.t && b.t);
-  ConnectPair(driver, a, b);
+TEST_F(TcpPair, PairPutAndSend) {
 
   constexpr uint64_t kBytes = 1 << 20;
   constexpr uint64_t kOffset = 12345;
@@ -332,12 +342,7 @@ TEST(TcpTransport, WorkQueuedBeforeConnectionIsFlushed) {
 
 // 3. 1000 puts of 4 KiB: kArrived in issue order with their imms, kPutDone in order with
 // their cookies, and every byte in place.
-TEST(TcpTransport, ManyPutsArriveInOrder) {
-  TransportDriver driver;
-  Node a = Node::Start(driver, "a");
-  Node b = Node::Start(driver, "b");
-  ASSERT_TRUE(a.t && b.t);
-  ConnectPair(driver, a, b);
+TEST_F(TcpPair, ManyPutsArriveInOrder) {
 
   constexpr uint32_t kPuts = 1000;
   constexpr uint64_t kChunk = 4096;
@@ -369,12 +374,7 @@ TEST(TcpTransport, ManyPutsArriveInOrder) {
 
 // 4. Puts naming an unknown key, a deregistered region, or bytes beyond the region's end are
 // dropped: no kArrived, no write outside registered memory, and the connection lives on.
-TEST(TcpTransport, BadPutsAreDroppedAndConnectionSurvives) {
-  TransportDriver driver;
-  Node a = Node::Start(driver, "a");
-  Node b = Node::Start(driver, "b");
-  ASSERT_TRUE(a.t && b.t);
-  ConnectPair(driver, a, b);
+TEST_F(TcpPair, BadPutsAreDroppedAndConnectionSurvives) {
 
   constexpr uint64_t kRegion = 64 * 1024;
   std::vector<uint8_t> live(kRegion, 0);
@@ -532,12 +532,7 @@ std::string Header(uint32_t type_word, uint32_t imm, uint64_t key, uint64_t offs
 }
 
 // 6. Strangers on the data port are disconnected; the real peer keeps working.
-TEST(TcpTransport, GarbageOnDataPortIsDisconnected) {
-  TransportDriver driver;
-  Node a = Node::Start(driver, "a");
-  Node b = Node::Start(driver, "b");
-  ASSERT_TRUE(a.t && b.t);
-  ConnectPair(driver, a, b);
+TEST_F(TcpPair, GarbageOnDataPortIsDisconnected) {
 
   std::vector<uint8_t> region(64 * 1024, 0);
   auto key = b.t->RegisterRegion(region.data(), region.size());
@@ -583,12 +578,7 @@ TEST(TcpTransport, GarbageOnDataPortIsDisconnected) {
 }
 
 // A hello naming nobody is malformed too: the stranger must not become a peer called "".
-TEST(TcpTransport, HelloWithEmptyNameIsRejected) {
-  TransportDriver driver;
-  Node a = Node::Start(driver, "a");
-  Node b = Node::Start(driver, "b");
-  ASSERT_TRUE(a.t && b.t);
-  ConnectPair(driver, a, b);
+TEST_F(TcpPair, HelloWithEmptyNameIsRejected) {
   RawClient raw(b.t->address());
   ASSERT_TRUE(raw.ok());
   const std::string hello = Header(0x4f480000 | 1, 0, 0, 0, 0);
@@ -649,12 +639,7 @@ TEST(TcpTransport, ThreeNodesFullyConnected) {
 // A put to a connection with nothing queued is written inside Put, from the caller's pieces:
 // it lands while the sender is not polled at all, byte for byte, and its kPutDone comes with
 // the sender's next Poll (which the sender must not sleep through).
-TEST(TcpTransport, PutIsWrittenInsidePutWhenNothingIsQueued) {
-  TransportDriver driver;
-  Node a = Node::Start(driver, "a");
-  Node b = Node::Start(driver, "b");
-  ASSERT_TRUE(a.t && b.t);
-  ConnectPair(driver, a, b);
+TEST_F(TcpPair, PutIsWrittenInsidePutWhenNothingIsQueued) {
   std::vector<uint8_t> region(8192, 0);
   auto key = b.t->RegisterRegion(region.data(), region.size());
   ASSERT_TRUE(key.ok());
@@ -684,14 +669,9 @@ TEST(TcpTransport, PutIsWrittenInsidePutWhenNothingIsQueued) {
 // A put larger than the socket takes at once (64 MiB to a peer that reads nothing for a while,
 // its engine busy elsewhere) is finished from Poll as the socket drains: it arrives whole, a
 // message sent after it arrives after it, and its kPutDone comes exactly once.
-TEST(TcpTransport, LargePutCompletesThroughTheQueue) {
+TEST_F(TcpPair, LargePutCompletesThroughTheQueue) {
   constexpr uint64_t kBytes = 64ull << 20;
   constexpr auto kLong = std::chrono::seconds(60);
-  TransportDriver driver;
-  Node a = Node::Start(driver, "a");
-  Node b = Node::Start(driver, "b");
-  ASSERT_TRUE(a.t && b.t);
-  ConnectPair(driver, a, b);
   std::vector<uint8_t> region(kBytes, 0);
   auto key = b.t->RegisterRegion(region.data(), region.size());
   ASSERT_TRUE(key.ok());
@@ -724,12 +704,7 @@ TEST(TcpTransport, LargePutCompletesThroughTheQueue) {
 
 // Frames are counted where they leave and where they land: one data frame per put however
 // many pieces it gathers (or none), one control frame per Send; the hellos are not counted.
-TEST(TcpTransport, FrameCountersCountPutsAndSendsNotHellos) {
-  TransportDriver driver;
-  Node a = Node::Start(driver, "a");
-  Node b = Node::Start(driver, "b");
-  ASSERT_TRUE(a.t && b.t);
-  ConnectPair(driver, a, b);
+TEST_F(TcpPair, FrameCountersCountPutsAndSendsNotHellos) {
   for (Node* n : {&a, &b}) {
     const TransportStats s = n->t->stats();
     EXPECT_EQ(s.data_frames_sent + s.data_frames_received + s.control_frames_sent + s.control_frames_received, 0u)

@@ -32,6 +32,7 @@ class Group {
   CallResult Alltoall(const void* send, void* recv, size_t bytes_per_rank) {
     return CallResult::From(ohio_alltoall(g_, send, recv, bytes_per_rank));
   }
+  CallResult Skip() { return CallResult::From(ohio_alltoall_skip(g_)); }
   CallResult Leave() {
     if (g_ == nullptr) return {};
     return CallResult::From(ohio_leave(std::exchange(g_, nullptr)));

@@ -171,8 +171,8 @@ bool Group::RankIdle(uint32_t l) const {
   if (!spans_nodes()) {
     return s->arrived_round.load(std::memory_order_acquire) == s->done_round.load(std::memory_order_acquire);
   }
-  if (phase_ == Phase::kFilling) return s->arrived_round.load(std::memory_order_acquire) != round_;
-  return s->done_round.load(std::memory_order_acquire) == round_;
+  if (phase_ == Phase::kFilling) return !ArrivedAt(l, round_);
+  return static_cast<int32_t>(s->done_round.load(std::memory_order_acquire) - round_) >= 0;
 }
 
 bool Group::Watch(Clock::time_point now, DaemonCounters* counters) {
@@ -241,16 +241,22 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
   return AdvanceExchange(now, counters) || changed;
 }
 
+bool Group::ArrivedAt(uint32_t l, uint32_t round) const {
+  // A rank may be a round ahead: an eager round its node's ranks settled among themselves
+  // (they disagreed, or one opted out) ends for them before it ends here.
+  return static_cast<int32_t>(segment_.slot(l)->arrived_round.load(std::memory_order_acquire) - round) >= 0;
+}
+
 bool Group::Begin(Clock::time_point now, DaemonCounters* counters) {
   const uint32_t n = local_ranks();
   uint32_t arrived = 0;
-  for (uint32_t l = 0; l < n; ++l) arrived += segment_.slot(l)->arrived_round.load(std::memory_order_acquire) == round_;
+  for (uint32_t l = 0; l < n; ++l) arrived += ArrivedAt(l, round_);
   if (arrived == 0) return false;
   if (!call_started_) call_started_ = now;
   if (arrived < n) {
     std::vector<uint32_t> missing;
     for (uint32_t l = 0; l < n; ++l) {
-      if (segment_.slot(l)->arrived_round.load(std::memory_order_acquire) == round_) continue;
+      if (ArrivedAt(l, round_)) continue;
       missing.push_back(l);
       if (l < departed_.size() && !departed_[l].empty()) {
         Fail(Code::kGroupFailed, departed_[l] + "; the group is closed", counters);
@@ -330,7 +336,7 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
   for (uint32_t l = 0; l < n; ++l) {
     const RankSlot* s = segment_.slot(l);
     consumed = std::min(consumed, s->consumed.load(std::memory_order_acquire));
-    all_done &= s->done_round.load(std::memory_order_acquire) == round_;
+    all_done &= static_cast<int32_t>(s->done_round.load(std::memory_order_acquire) - round_) >= 0;
   }
   changed |= exchange_->Progress(consumed);
   if (exchange_->delivered() != published_delivered_) {

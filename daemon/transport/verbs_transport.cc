@@ -219,7 +219,6 @@ void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>
   p.incarnation = incarnation;
   p.dial_floor = dial_floor;
   p.state = PeerState::State::kConnected;
-  p.next_rail = 0;
   for (size_t r = 0; r < p.conns.size(); ++r) receivers_[p.conns[r]->serial] = {peer, r};
   std::string rails;
   for (const auto& c : p.conns) rails += (rails.empty() ? "" : ", ") + c->qp->local().rail;
@@ -611,7 +610,10 @@ bool VerbsTransport::PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece
   const LocalRegion* local = nullptr;
   const RemoteRegion* remote = nullptr;
   if (!op.started) {
-    op.rail = static_cast<int>(p.next_rail++ % p.conns.size());
+    // One rail per remote region (a group's segment there): a group's puts to a peer land in
+    // the order they were posted, which eager rounds rely on (a slot's round k put must not
+    // overtake its round k-2 put). Different groups still spread over the rails.
+    op.rail = static_cast<int>(op.key % p.conns.size());
     local = FindRegistered(pieces, count);
     auto it = p.regions.find(op.key);
     if (it != p.regions.end() && op.offset + op.total <= it->second.bytes) remote = &it->second;

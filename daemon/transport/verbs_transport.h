@@ -108,7 +108,6 @@ class VerbsTransport : public Transport {
     std::vector<std::unique_ptr<Connection>> conns;  // one per rail in use with this peer
     std::map<uint64_t, RemoteRegion> regions;        // its registered regions, by its keys
     std::deque<Op> pending;                          // work waiting for a connection or resources
-    uint32_t next_rail = 0;
     bool dropping = false;  // a fragment of the bounce put under way had nowhere to land
     uint64_t incarnation = 0;  // of the peer daemon these connections go to
     uint64_t dial_floor = 0;   // its dials numbered up to this are stale

@@ -71,6 +71,15 @@ StatusQuery QueryStatus(const std::string& admin_socket) {
   return q;
 }
 
+admin::CountersReply QueryCounters(const std::string& admin_socket) {
+  auto stub = admin::Admin::NewStub(grpc::CreateChannel("unix:" + admin_socket, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  admin::CountersReply reply;
+  stub->Counters(&ctx, admin::CountersRequest(), &reply);
+  return reply;
+}
+
 std::vector<std::string> ControlSockets(Cluster& c) {
   std::vector<std::string> s;
   for (uint32_t i = 0; i < c.size(); ++i) s.push_back(c.node(i).socket());

@@ -95,15 +95,6 @@ std::string Describe(const CtlRun& r) {
   return "exit " + std::to_string(r.code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
 }
 
-admin::CountersReply QueryCounters(const std::string& admin_socket) {
-  auto stub = admin::Admin::NewStub(grpc::CreateChannel("unix:" + admin_socket, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + seconds(10));
-  admin::CountersReply reply;
-  stub->Counters(&ctx, admin::CountersRequest(), &reply);
-  return reply;
-}
-
 // Two daemons, n0 and n1, over loopback (like Cluster), n0 with flags of its own.
 class TwoNodes {
  public:

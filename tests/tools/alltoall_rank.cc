@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   uint64_t my_bytes = 0;
   bool stall = false, stall_after = false, in_place = false;
   uint32_t pause_after_first_ms = 0;
+  int skip_at = -1, skipped_at = -1;
   app.add_option("--socket", socket)->required();
   app.add_option("--key", key_hex, "32 hex digits")->required();
   app.add_option("--size", size)->required();
@@ -53,6 +54,8 @@ int main(int argc, char** argv) {
   app.add_flag("--in-place", in_place, "send == recv");
   app.add_option("--pause-after-first-ms", pause_after_first_ms,
                  "after the first alltoall, say 'paused' and sleep this long before the rest");
+  app.add_option("--skip-at", skip_at, "opt out of this iteration's call (ohio_alltoall_skip); it must return 'skipped'");
+  app.add_option("--skipped-at", skipped_at, "this iteration's call must return 'skipped' (another rank opts out)");
   CLI11_PARSE(app, argc, argv);
 
   unsigned char key[OHIO_KEY_BYTES];
@@ -90,6 +93,12 @@ int main(int argc, char** argv) {
       }
       std::fill(recv.begin(), recv.end(), 0xEE);
       uint8_t* out = in_place ? send.data() : recv.data();
+      if (static_cast<int>(it) == skip_at || static_cast<int>(it) == skipped_at) {
+        r = static_cast<int>(it) == skip_at ? group.Skip() : group.Alltoall(send.data(), out, m);
+        std::printf("rank %u: call %u: code=%d (%s) %s\n", rank, it, r.code, ohio_strerror(r.code), r.message.c_str());
+        if (r.code != OHIO_ERR_SKIPPED) return 1;
+        continue;  // and the group goes on, verified
+      }
       r = group.Alltoall(send.data(), out, m);
       if (!r.ok()) {
         std::printf("rank %u: alltoall error code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code),

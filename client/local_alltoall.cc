@@ -94,17 +94,9 @@ Status LocalAlltoall::MeetEveryone(uint32_t k) {
 }
 
 Status LocalAlltoall::Verdict(uint32_t k) const {
-  auto bytes_of = [this, k](uint32_t l) {
-    return EntryFor(segment_->slot(l), k).bytes_per_rank.load(std::memory_order_relaxed);
-  };
-  if (RanksAgree(ranks_, bytes_of)) return Status::Ok();
-  std::vector<uint64_t> bytes(ranks_);
-  std::vector<uint32_t> group_ranks(ranks_);
-  for (uint32_t l = 0; l < ranks_; ++l) {
-    bytes[l] = bytes_of(l);
-    group_ranks[l] = shape_->rank_at(0, l);
-  }
-  return RoundVerdict(bytes, group_ranks);
+  return NodeVerdict(
+      ranks_, [this, k](uint32_t l) { return EntryFor(segment_->slot(l), k).bytes_per_rank.load(std::memory_order_relaxed); },
+      [this](uint32_t l) { return shape_->rank_at(0, l); });
 }
 
 void LocalAlltoall::Done(uint32_t k, bool someone_waits) {

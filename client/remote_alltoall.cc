@@ -71,19 +71,11 @@ Status RemoteAlltoall::MeetNodeRanks(uint32_t k) {
       "this node's other ranks", "enter the alltoall");
 }
 
-Status RemoteAlltoall::NodeVerdict(uint32_t k) const {
-  const uint32_t n = shape_->ppn(node_);
-  auto bytes_of = [this, k](uint32_t l) {
-    return EntryFor(segment_->slot(l), k).bytes_per_rank.load(std::memory_order_relaxed);
-  };
-  if (RanksAgree(n, bytes_of)) return Status::Ok();
-  std::vector<uint64_t> bytes(n);
-  std::vector<uint32_t> ranks(n);
-  for (uint32_t l = 0; l < n; ++l) {
-    bytes[l] = bytes_of(l);
-    ranks[l] = shape_->rank_at(node_, l);
-  }
-  return RoundVerdict(bytes, ranks);
+Status RemoteAlltoall::Verdict(uint32_t k) const {
+  return NodeVerdict(
+      shape_->ppn(node_),
+      [this, k](uint32_t l) { return EntryFor(segment_->slot(l), k).bytes_per_rank.load(std::memory_order_relaxed); },
+      [this](uint32_t l) { return shape_->rank_at(node_, l); });
 }
 
 bool RemoteAlltoall::RoundFailed(uint32_t k) const {
@@ -141,7 +133,7 @@ Status RemoteAlltoall::Skip(uint32_t* next_round) {
   last_round_eager_ = false;
   Arrive(k, kSkipBytes, 0, 1);
   if (Status s = MeetNodeRanks(k); !s.ok()) return s;
-  Status v = NodeVerdict(k);
+  Status v = Verdict(k);
   Done(k);
   if (v.ok()) return Status(Code::kProtocol, "a round a rank had opted out of went ahead");
   return v;
@@ -156,7 +148,7 @@ Status RemoteAlltoall::EagerRound(const EagerPlan& plan, const uint8_t* send, ui
   CopyIn(plan.call, 0, send, ssb_half);
   Arrive(k, plan.call.bytes_per_rank, 0, 1);
   if (Status s = MeetNodeRanks(k); !s.ok()) return s;
-  if (Status v = NodeVerdict(k); !v.ok()) {
+  if (Status v = Verdict(k); !v.ok()) {
     Done(k);
     return v;
   }

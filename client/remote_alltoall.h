@@ -51,7 +51,7 @@ class RemoteAlltoall {
   Status AwaitFinished(uint32_t through);
   void Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds);
   Status MeetNodeRanks(uint32_t k);
-  Status NodeVerdict(uint32_t k) const;
+  Status Verdict(uint32_t k) const;
   bool RoundFailed(uint32_t k) const;
   Status RoundError() const;
   void Done(uint32_t k);

@@ -274,19 +274,9 @@ bool Group::Begin(Clock::time_point now, DaemonCounters* counters) {
     return true;
   }
   // Every local rank is in: they must agree on the message size before anything moves.
-  auto bytes_of = [this](uint32_t l) {
-    return EntryFor(segment_.slot(l), round_).bytes_per_rank.load(std::memory_order_relaxed);
-  };
-  Status verdict;
-  if (!RanksAgree(n, bytes_of)) {
-    std::vector<uint64_t> bytes(n);
-    std::vector<uint32_t> ranks(n);
-    for (uint32_t l = 0; l < n; ++l) {
-      bytes[l] = bytes_of(l);
-      ranks[l] = group_rank(l);
-    }
-    verdict = RoundVerdict(bytes, ranks);
-  }
+  const Status verdict = NodeVerdict(
+      n, [this](uint32_t l) { return EntryFor(segment_.slot(l), round_).bytes_per_rank.load(std::memory_order_relaxed); },
+      [this](uint32_t l) { return group_rank(l); });
   const bool skip = verdict.code() == Code::kSkipped;
   const bool disagree = verdict.code() == Code::kSizeMismatch;
   segment_.header()->delivered.store(0, std::memory_order_relaxed);

@@ -31,4 +31,18 @@ bool RanksAgree(uint32_t n, BytesOf bytes_of) {
   return true;
 }
 
+// The verdict of a node's n ranks, allocating only when they do not agree: bytes_of(l) is local
+// rank l's M, group_rank_of(l) its rank in the group.
+template <typename BytesOf, typename RankOf>
+Status NodeVerdict(uint32_t n, BytesOf bytes_of, RankOf group_rank_of) {
+  if (RanksAgree(n, bytes_of)) return Status::Ok();
+  std::vector<uint64_t> bytes(n);
+  std::vector<uint32_t> ranks(n);
+  for (uint32_t l = 0; l < n; ++l) {
+    bytes[l] = bytes_of(l);
+    ranks[l] = group_rank_of(l);
+  }
+  return RoundVerdict(bytes, ranks);
+}
+
 }  // namespace ohio

@@ -1,5 +1,6 @@
 #include "client/group_handle.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -15,6 +16,14 @@ std::chrono::microseconds SpinFromEnvironment() {
   const char* v = std::getenv("OHIO_SPIN_US");
   if (v == nullptr) return std::chrono::microseconds(20);
   return std::chrono::microseconds(std::strtoul(v, nullptr, 10));
+}
+
+// CPUs this process may run on (its affinity mask), at least 1.
+uint32_t UsableCpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  const int n = CPU_COUNT(&set);
+  return n > 0 ? static_cast<uint32_t>(n) : 1;
 }
 
 }  // namespace
@@ -45,7 +54,7 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
   if (!algo) return Status(Code::kProtocol, "ohiod chose an unknown algorithm '" + joined->reply.algorithm() + "'");
   g->algorithm_ = *algo;
   g->waiter_ = RoundWaiter(g->segment_.header(), connection->fd(), SpinFromEnvironment(),
-                           std::chrono::milliseconds(h->timeout_ms) + kDaemonGrace);
+                           std::chrono::milliseconds(h->timeout_ms) + kDaemonGrace, h->local_ranks > UsableCpus());
   return g;
 }
 

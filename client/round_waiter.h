@@ -16,9 +16,10 @@ class RoundWaiter {
  public:
   RoundWaiter() = default;
   // `control_fd` is the rank's connection to ohiod; `patience` bounds every single wait.
+  // `oversubscribed`: more ranks of the group on this node than cores this process may run on.
   RoundWaiter(SegmentHeader* header, int control_fd, std::chrono::microseconds spin,
-              std::chrono::milliseconds patience)
-      : header_(header), control_fd_(control_fd), spin_(spin), patience_(patience) {}
+              std::chrono::milliseconds patience, bool oversubscribed)
+      : header_(header), control_fd_(control_fd), spin_(spin), patience_(patience), oversubscribed_(oversubscribed) {}
 
   // Ok once ready() holds; else the group's error, kDaemonLost or kTimeout ("<who> did not
   // <what> within N ms").
@@ -38,12 +39,14 @@ class RoundWaiter {
   int control_fd_ = -1;
   std::chrono::microseconds spin_{20};
   std::chrono::milliseconds patience_{0};
+  bool oversubscribed_ = false;
 };
 
 template <typename Ready>
 Status RoundWaiter::Wait(Ready ready, const char* who, const char* what) const {
   WaitPolicy policy;
   policy.spin = spin_;
+  policy.oversubscribed = oversubscribed_;
   policy.deadline = std::chrono::steady_clock::now() + patience_;
   const WaitOutcome outcome = WaitForChange(
       header_, policy, ready, [this] { return GroupFailed(); }, [this] { return DaemonGone(); });

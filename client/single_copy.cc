@@ -27,7 +27,7 @@ bool SingleCopyPossible() {
 uint64_t SingleCopyThreshold() {
   static const uint64_t threshold = [] {
     const char* v = std::getenv("OHIO_SINGLE_COPY_BYTES");
-    if (v == nullptr || *v == '\0') return uint64_t{16384};
+    if (v == nullptr || *v == '\0') return uint64_t{32768};
     const uint64_t n = std::strtoull(v, nullptr, 10);
     return n == 0 ? ~uint64_t{0} : n;
   }();

@@ -18,7 +18,7 @@ namespace ohio {
 // is 0 and the process is dumpable. Checked once per process.
 bool SingleCopyPossible();
 
-// Message bytes from which a call is read in place ($OHIO_SINGLE_COPY_BYTES, default 16 KiB;
+// Message bytes from which a call is read in place ($OHIO_SINGLE_COPY_BYTES, default 32 KiB;
 // 0 turns single copies off). Read once per process.
 uint64_t SingleCopyThreshold();
 

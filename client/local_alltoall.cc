@@ -83,14 +83,7 @@ void LocalAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint6
 }
 
 Status LocalAlltoall::MeetEveryone(uint32_t k) {
-  return waiter_->Wait(
-      [this, k] {
-        for (uint32_t l = 0; l < ranks_; ++l) {
-          if (!Reached(segment_->slot(l)->arrived_round.load(std::memory_order_acquire), k)) return false;
-        }
-        return true;
-      },
-      "the other ranks", "enter the alltoall");
+  return waiter_->Wait([this, k] { return segment_->AllArrived(k); }, "the other ranks", "enter the alltoall");
 }
 
 Status LocalAlltoall::Verdict(uint32_t k) const {

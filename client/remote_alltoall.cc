@@ -60,15 +60,8 @@ void RemoteAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint
 }
 
 Status RemoteAlltoall::MeetNodeRanks(uint32_t k) {
-  const uint32_t n = shape_->ppn(node_);
-  return waiter_->Wait(
-      [this, k, n] {
-        for (uint32_t l = 0; l < n; ++l) {
-          if (!Reached(segment_->slot(l)->arrived_round.load(std::memory_order_acquire), k)) return false;
-        }
-        return true;
-      },
-      "this node's other ranks", "enter the alltoall");
+  return waiter_->Wait([this, k] { return segment_->AllArrived(k); }, "this node's other ranks",
+                       "enter the alltoall");
 }
 
 Status RemoteAlltoall::Verdict(uint32_t k) const {

@@ -195,11 +195,7 @@ bool Group::Watch(Clock::time_point now, DaemonCounters* counters) {
     return false;
   }
   if (now - watched_since_ < timeout_) return false;
-  Fail(Code::kTimeout,
-       DescribeLocals(missing) + " did not enter the alltoall within " + std::to_string(timeout_.count()) +
-           " ms of the first rank (round " + std::to_string(front) + "); the group is closed",
-       counters);
-  counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+  FailNotEntered(missing, front, counters);
   return true;
 }
 
@@ -244,7 +240,15 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
 bool Group::ArrivedAt(uint32_t l, uint32_t round) const {
   // A rank may be a round ahead: an eager round its node's ranks settled among themselves
   // (they disagreed, or one opted out) ends for them before it ends here.
-  return static_cast<int32_t>(segment_.slot(l)->arrived_round.load(std::memory_order_acquire) - round) >= 0;
+  return segment_.Arrived(l, round);
+}
+
+void Group::FailNotEntered(const std::vector<uint32_t>& missing, uint32_t round, DaemonCounters* counters) {
+  Fail(Code::kTimeout,
+       DescribeLocals(missing) + " did not enter the alltoall within " + std::to_string(timeout_.count()) +
+           " ms of the first rank (round " + std::to_string(round) + "); the group is closed",
+       counters);
+  counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool Group::Begin(Clock::time_point now, DaemonCounters* counters) {
@@ -266,11 +270,7 @@ bool Group::Begin(Clock::time_point now, DaemonCounters* counters) {
     }
     if (!waiting_since_) waiting_since_ = now;
     if (now - *waiting_since_ < timeout_) return false;
-    Fail(Code::kTimeout,
-         DescribeLocals(missing) + " did not enter the alltoall within " + std::to_string(timeout_.count()) +
-             " ms of the first rank (round " + std::to_string(round_) + "); the group is closed",
-         counters);
-    counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+    FailNotEntered(missing, round_, counters);
     return true;
   }
   // Every local rank is in: they must agree on the message size before anything moves.

@@ -113,6 +113,7 @@ class Group {
   Group() = default;
   bool RankIdle(uint32_t l) const;
   bool ArrivedAt(uint32_t l, uint32_t round) const;
+  void FailNotEntered(const std::vector<uint32_t>& missing, uint32_t round, DaemonCounters* counters);
   // Starts the round once every local rank has arrived (or fails the group); true if it did.
   bool Begin(Clock::time_point now, DaemonCounters* counters);
   bool AdvanceExchange(Clock::time_point now, DaemonCounters* counters);

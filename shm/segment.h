@@ -33,6 +33,17 @@ class Segment {
     return reinterpret_cast<RankSlot*>(base_ + header()->slots_offset) + local_rank;
   }
   uint8_t* ssb() const { return base_ + header()->ssb_offset; }
+  // Whether local rank l has arrived at `round` or beyond (rounds compare modulo 2^32), and
+  // whether every local rank has.
+  bool Arrived(uint32_t l, uint32_t round) const {
+    return static_cast<int32_t>(slot(l)->arrived_round.load(std::memory_order_acquire) - round) >= 0;
+  }
+  bool AllArrived(uint32_t round) const {
+    for (uint32_t l = 0; l < header()->local_ranks; ++l) {
+      if (!Arrived(l, round)) return false;
+    }
+    return true;
+  }
   uint8_t* srb() const { return base_ + header()->srb_offset; }
 
  private:

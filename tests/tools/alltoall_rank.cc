@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   bool stall = false, stall_after = false, in_place = false;
   uint32_t pause_after_first_ms = 0;
   int skip_at = -1, skipped_at = -1;
+  std::string hold_file;
   app.add_option("--socket", socket)->required();
   app.add_option("--key", key_hex, "32 hex digits")->required();
   app.add_option("--size", size)->required();
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
                  "after the first alltoall, say 'paused' and sleep this long before the rest");
   app.add_option("--skip-at", skip_at, "opt out of this iteration's call (ohio_alltoall_skip); it must return 'skipped'");
   app.add_option("--skipped-at", skipped_at, "this iteration's call must return 'skipped' (another rank opts out)");
+  app.add_option("--hold-after-first", hold_file,
+                 "after the first alltoall, say 'holding' and wait (up to 10 minutes) until this file exists");
   CLI11_PARSE(app, argc, argv);
 
   unsigned char key[OHIO_KEY_BYTES];
@@ -124,6 +127,17 @@ int main(int argc, char** argv) {
                         Pattern(s, rank, i, it));
             return 1;
           }
+        }
+      }
+      if (!hold_file.empty() && it == 0 && m_agreed == sizes.front()) {
+        std::printf("rank %u: holding\n", rank);
+        std::fflush(stdout);
+        for (int waited = 0; access(hold_file.c_str(), F_OK) != 0; ++waited) {
+          if (waited == 60000) {
+            std::printf("rank %u: %s never appeared\n", rank, hold_file.c_str());
+            return 1;
+          }
+          usleep(10000);
         }
       }
       if (pause_after_first_ms > 0 && it == 0 && m_agreed == sizes.front()) {

@@ -13,8 +13,6 @@
 namespace ohio {
 namespace {
 
-bool Reached(uint32_t value, uint32_t k) { return static_cast<int32_t>(value - k) >= 0; }
-
 void Bump(std::atomic<uint64_t>& counter, uint64_t by) {
   // Only local rank 0 writes these: no read-modify-write needed.
   counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
@@ -153,14 +151,8 @@ Status LocalAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64
   }
   Done(k, true);
   // The others read this rank's send buffer until they are done: it must not change before.
-  Status s = waiter_->Wait(
-      [this, k] {
-        for (uint32_t l = 0; l < ranks_; ++l) {
-          if (!Reached(segment_->slot(l)->done_round.load(std::memory_order_acquire), k)) return false;
-        }
-        return true;
-      },
-      "the other ranks", "finish reading this rank's send buffer");
+  Status s = waiter_->Wait([this, k] { return segment_->AllDone(k); }, "the other ranks",
+                           "finish reading this rank's send buffer");
   if (!s.ok()) return s;
   *fall_back = header_->single_copy_refused.load(std::memory_order_seq_cst) == k;
   return Status::Ok();

@@ -11,8 +11,6 @@
 namespace ohio {
 namespace {
 
-bool Reached(uint32_t value, uint32_t k) { return static_cast<int32_t>(value - k) >= 0; }
-
 void RunCopies(const std::vector<CopySpan>& spans, const uint8_t* src, uint8_t* dst) {
   for (const CopySpan& s : spans) std::memcpy(dst + s.dst, src + s.src, s.len);
 }
@@ -40,7 +38,7 @@ void RemoteAlltoall::RingIfSleeping() {
 }
 
 Status RemoteAlltoall::AwaitFinished(uint32_t through) {
-  auto finished = [this, through] { return Reached(header_->finished_round.load(std::memory_order_acquire), through); };
+  auto finished = [this, through] { return RoundReached(header_->finished_round.load(std::memory_order_acquire), through); };
   if (finished()) return Status::Ok();
   RingIfSleeping();
   return waiter_->Wait(finished, "ohiod", "free the shared send buffer");

@@ -8,8 +8,8 @@
 namespace ohio {
 namespace {
 
-bool After(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) > 0; }
-bool AtLeast(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
+bool After(uint32_t a, uint32_t b) { return !RoundReached(b, a); }
+bool AtLeast(uint32_t a, uint32_t b) { return RoundReached(a, b); }
 
 }  // namespace
 

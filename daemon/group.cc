@@ -97,7 +97,7 @@ uint64_t Group::rounds_completed() const {
   uint32_t done = segment_.slot(0)->done_round.load(std::memory_order_acquire);
   for (uint32_t l = 1; l < local_ranks(); ++l) {
     const uint32_t d = segment_.slot(l)->done_round.load(std::memory_order_acquire);
-    if (static_cast<int32_t>(d - done) < 0) done = d;
+    if (!RoundReached(d, done)) done = d;
   }
   return done;
 }
@@ -172,7 +172,7 @@ bool Group::RankIdle(uint32_t l) const {
     return s->arrived_round.load(std::memory_order_acquire) == s->done_round.load(std::memory_order_acquire);
   }
   if (phase_ == Phase::kFilling) return !ArrivedAt(l, round_);
-  return static_cast<int32_t>(s->done_round.load(std::memory_order_acquire) - round_) >= 0;
+  return segment_.Done(l, round_);
 }
 
 bool Group::Watch(Clock::time_point now, DaemonCounters* counters) {
@@ -183,7 +183,7 @@ bool Group::Watch(Clock::time_point now, DaemonCounters* counters) {
   uint32_t front = segment_.slot(0)->arrived_round.load(std::memory_order_acquire);
   for (uint32_t l = 1; l < n; ++l) {
     const uint32_t a = segment_.slot(l)->arrived_round.load(std::memory_order_acquire);
-    if (static_cast<int32_t>(a - front) > 0) front = a;
+    if (!RoundReached(front, a)) front = a;
   }
   std::vector<uint32_t> missing;
   for (uint32_t l = 0; l < n; ++l) {
@@ -304,9 +304,7 @@ bool Group::PublishFinished() {
   const uint32_t next = finished + 1;
   // Over here (or the round under way is past it), its puts left, its ranks through copying.
   if (next == round_ || exchange_->in_flight(next) != 0) return false;
-  for (uint32_t l = 0; l < local_ranks(); ++l) {
-    if (static_cast<int32_t>(segment_.slot(l)->done_round.load(std::memory_order_acquire) - next) < 0) return false;
-  }
+  if (!segment_.AllDone(next)) return false;
   h->finished_round.store(next, std::memory_order_release);
   Notify();
   return true;
@@ -326,7 +324,7 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
   for (uint32_t l = 0; l < n; ++l) {
     const RankSlot* s = segment_.slot(l);
     consumed = std::min(consumed, s->consumed.load(std::memory_order_acquire));
-    all_done &= static_cast<int32_t>(s->done_round.load(std::memory_order_acquire) - round_) >= 0;
+    all_done &= segment_.Done(l, round_);
   }
   changed |= exchange_->Progress(consumed);
   if (exchange_->delivered() != published_delivered_) {

@@ -33,14 +33,23 @@ class Segment {
     return reinterpret_cast<RankSlot*>(base_ + header()->slots_offset) + local_rank;
   }
   uint8_t* ssb() const { return base_ + header()->ssb_offset; }
-  // Whether local rank l has arrived at `round` or beyond (rounds compare modulo 2^32), and
-  // whether every local rank has.
+  // Whether local rank l has arrived at `round` or beyond, and whether every local rank has;
+  // the same for having finished copying out of it.
   bool Arrived(uint32_t l, uint32_t round) const {
-    return static_cast<int32_t>(slot(l)->arrived_round.load(std::memory_order_acquire) - round) >= 0;
+    return RoundReached(slot(l)->arrived_round.load(std::memory_order_acquire), round);
+  }
+  bool Done(uint32_t l, uint32_t round) const {
+    return RoundReached(slot(l)->done_round.load(std::memory_order_acquire), round);
   }
   bool AllArrived(uint32_t round) const {
     for (uint32_t l = 0; l < header()->local_ranks; ++l) {
       if (!Arrived(l, round)) return false;
+    }
+    return true;
+  }
+  bool AllDone(uint32_t round) const {
+    for (uint32_t l = 0; l < header()->local_ranks; ++l) {
+      if (!Done(l, round)) return false;
     }
     return true;
   }

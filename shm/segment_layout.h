@@ -42,7 +42,7 @@ enum class GroupState : uint32_t {
   kFailed = 1,  // permanently: a rank died or left mid-way; every later call gets the error
 };
 
-// Rounds are numbered from 1 and are compared for equality only, so wrapping after 2^32
+// Rounds are numbered from 1 and compared modulo 2^32 (RoundReached), so wrapping after 2^32
 // rounds is harmless. A call of R rounds (see staging.h) uses R consecutive round numbers.
 struct alignas(kCacheLine) SegmentHeader {
   // Written by the daemon before the segment is handed out; read-only afterwards.
@@ -133,6 +133,10 @@ struct alignas(kCacheLine) RankSlot {
 
 inline RoundEntry& EntryFor(RankSlot* slot, uint32_t round) { return slot->rounds[round & 1]; }
 inline const RoundEntry& EntryFor(const RankSlot* slot, uint32_t round) { return slot->rounds[round & 1]; }
+
+// Whether a round counter (an arrival, a completion) has reached `round`: at most 2^31 ahead of
+// it, modulo 2^32.
+inline bool RoundReached(uint32_t value, uint32_t round) { return static_cast<int32_t>(value - round) >= 0; }
 
 struct SegmentLayout {
   uint64_t slots_offset = 0;

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace ohio {
@@ -12,10 +13,9 @@ namespace {
 // wrong before the rank gives up on it.
 constexpr std::chrono::milliseconds kDaemonGrace{10000};
 
-std::chrono::microseconds SpinFromEnvironment() {
-  const char* v = std::getenv("OHIO_SPIN_US");
-  if (v == nullptr) return std::chrono::microseconds(20);
-  return std::chrono::microseconds(std::strtoul(v, nullptr, 10));
+std::chrono::microseconds MicrosecondsFromEnvironment(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  return std::chrono::microseconds(v == nullptr ? fallback : std::strtol(v, nullptr, 10));
 }
 
 // CPUs this process may run on (its affinity mask), at least 1.
@@ -45,6 +45,7 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
   g->shape_ = std::move(shape).value();
   g->node_ = join.rank_node(static_cast<int>(join.rank()));
   g->local_ = joined->reply.local_rank();
+  g->rank_ = join.rank();
   const SegmentHeader* h = g->segment_.header();
   if (h->local_ranks != g->shape_.ppn(g->node_) || g->local_ >= h->local_ranks ||
       g->local_ != g->shape_.local_index(join.rank())) {
@@ -53,12 +54,14 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
   auto algo = ParseAlgorithm(joined->reply.algorithm());
   if (!algo) return Status(Code::kProtocol, "ohiod chose an unknown algorithm '" + joined->reply.algorithm() + "'");
   g->algorithm_ = *algo;
-  g->waiter_ = RoundWaiter(g->segment_.header(), connection->fd(), SpinFromEnvironment(),
+  g->waiter_ = RoundWaiter(g->segment_.header(), connection->fd(), MicrosecondsFromEnvironment("OHIO_SPIN_US", 20),
+                           MicrosecondsFromEnvironment("OHIO_SPIN_MAX_US", 1000),
                            std::chrono::milliseconds(h->timeout_ms) + kDaemonGrace, h->local_ranks > UsableCpus());
   return g;
 }
 
 GroupHandle::~GroupHandle() {
+  if (stages_.enabled()) std::fputs(stages_.Render(rank_).c_str(), stderr);
   if (doorbell_fd_ >= 0) close(doorbell_fd_);
 }
 
@@ -70,9 +73,10 @@ Status GroupHandle::AwaitGroupStart() {
                           "bring the group's nodes together");
   if (!s.ok()) return s;
   if (shape_.nodes() == 1) {
-    on_node_ = std::make_unique<LocalAlltoall>(&segment_, &shape_, algorithm_, local_, &waiter_);
+    on_node_ = std::make_unique<LocalAlltoall>(&segment_, &shape_, algorithm_, local_, &waiter_, &stages_);
   } else {
-    across_nodes_ = std::make_unique<RemoteAlltoall>(&segment_, &shape_, algorithm_, node_, local_, &waiter_, doorbell_fd_);
+    across_nodes_ = std::make_unique<RemoteAlltoall>(&segment_, &shape_, algorithm_, node_, local_, &waiter_, doorbell_fd_,
+                                                    &stages_);
   }
   return Status::Ok();
 }
@@ -106,8 +110,11 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
   const auto* src = static_cast<const uint8_t*>(send);
   auto* dst = static_cast<uint8_t*>(recv);
-  return Finish(on_node_ ? on_node_->Alltoall(src, dst, bytes_per_rank, &next_round_)
-                         : across_nodes_->Alltoall(src, dst, bytes_per_rank, &next_round_));
+  const auto start = std::chrono::steady_clock::now();
+  Status s = on_node_ ? on_node_->Alltoall(src, dst, bytes_per_rank, &next_round_)
+                      : across_nodes_->Alltoall(src, dst, bytes_per_rank, &next_round_);
+  waiter_.NoteCall(std::chrono::steady_clock::now() - start);
+  return Finish(s);
 }
 
 Status GroupHandle::Leave() { return connection_->Leave(key_); }

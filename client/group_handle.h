@@ -49,6 +49,8 @@ class GroupHandle {
   int doorbell_fd_ = -1;
   uint32_t next_round_ = 1;
   RoundWaiter waiter_;
+  StageReport stages_{StageReport::Requested()};  // OHIO_STAGE_TIMES
+  uint32_t rank_ = 0;                             // in the group, for the stage report
   std::unique_ptr<LocalAlltoall> on_node_;        // a group on one node
   std::unique_ptr<RemoteAlltoall> across_nodes_;  // a group spanning nodes
   Status broken_;  // set once the group can no longer be used by this rank

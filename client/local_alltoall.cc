@@ -21,13 +21,14 @@ void Bump(std::atomic<uint64_t>& counter, uint64_t by) {
 }  // namespace
 
 LocalAlltoall::LocalAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t local,
-                             const RoundWaiter* waiter)
+                             const RoundWaiter* waiter, StageReport* report)
     : segment_(segment),
       header_(segment->header()),
       shape_(shape),
       local_(local),
       ranks_(shape->ppn(0)),
       waiter_(waiter),
+      report_(report),
       half_bytes_(LocalSsbHalfBytes(segment->header()->plan_ssb_bytes)),
       plans_(shape, algo, 0, local) {
   segment->slot(local)->pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
@@ -36,7 +37,9 @@ LocalAlltoall::LocalAlltoall(const Segment* segment, const GroupShape* shape, Al
 Status LocalAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
   const auto start = std::chrono::steady_clock::now();
   rounds_this_call_ = 0;
+  report_->Start(m);
   Status s = Run(send, recv, m, next_round);
+  report_->Stop();
   if (local_ == 0) Record(m, s, std::chrono::steady_clock::now() - start, rounds_this_call_);
   return s;
 }
@@ -77,11 +80,14 @@ void LocalAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint6
   e.send_address.store(reinterpret_cast<uint64_t>(send_address), std::memory_order_relaxed);
   me->arrived_round.store(k, std::memory_order_seq_cst);
   SignalChange(header_);
+  report_->Arrived();
   ++rounds_this_call_;
 }
 
 Status LocalAlltoall::MeetEveryone(uint32_t k) {
-  return waiter_->Wait([this, k] { return segment_->AllArrived(k); }, "the other ranks", "enter the alltoall");
+  Status s = waiter_->Wait([this, k] { return segment_->AllArrived(k); }, "the other ranks", "enter the alltoall");
+  report_->Lap(Stage::kMeet);
+  return s;
 }
 
 Status LocalAlltoall::Verdict(uint32_t k) const {
@@ -99,10 +105,12 @@ Status LocalAlltoall::StagedRound(const CallPlan& plan, uint64_t round, const ui
                                   uint32_t k) {
   uint8_t* half = segment_->ssb() + (k & 1) * half_bytes_;
   CopyIn(plan, round, send, half);
+  report_->Lap(Stage::kCopyIn);
   Arrive(k, plan.staging.bytes_per_rank, round, plan.staging.rounds, nullptr);
   if (Status s = MeetEveryone(k); !s.ok()) return s;
   Status v = Verdict(k);
   if (v.ok()) CopyOutLocal(plan, round, half, recv);
+  report_->Lap(Stage::kCopyOutLocal);
   Done(k, false);
   return v;
 }
@@ -149,10 +157,12 @@ Status LocalAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64
         break;
     }
   }
+  report_->Lap(Stage::kReadPeers);
   Done(k, true);
   // The others read this rank's send buffer until they are done: it must not change before.
   Status s = waiter_->Wait([this, k] { return segment_->AllDone(k); }, "the other ranks",
                            "finish reading this rank's send buffer");
+  report_->Lap(Stage::kAwaitReaders);
   if (!s.ok()) return s;
   *fall_back = header_->single_copy_refused.load(std::memory_order_seq_cst) == k;
   return Status::Ok();

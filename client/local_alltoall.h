@@ -19,6 +19,7 @@
 
 #include "client/call_plan.h"
 #include "client/round_waiter.h"
+#include "client/stage_report.h"
 #include "common/status.h"
 #include "shm/group_shape.h"
 #include "shm/segment.h"
@@ -28,7 +29,7 @@ namespace ohio {
 class LocalAlltoall {
  public:
   LocalAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t local,
-                const RoundWaiter* waiter);
+                const RoundWaiter* waiter, StageReport* report);
 
   // The next call; *next_round is the group's round counter, advanced by the rounds used.
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
@@ -54,6 +55,7 @@ class LocalAlltoall {
   uint32_t local_;
   uint32_t ranks_;
   const RoundWaiter* waiter_;
+  StageReport* report_;
   uint64_t half_bytes_;
   CallPlans plans_;
   uint64_t rounds_this_call_ = 0;

@@ -18,7 +18,7 @@ void RunCopies(const std::vector<CopySpan>& spans, const uint8_t* src, uint8_t* 
 }  // namespace
 
 RemoteAlltoall::RemoteAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
-                               uint32_t local, const RoundWaiter* waiter, int doorbell_fd)
+                               uint32_t local, const RoundWaiter* waiter, int doorbell_fd, StageReport* report)
     : segment_(segment),
       header_(segment->header()),
       shape_(shape),
@@ -26,6 +26,7 @@ RemoteAlltoall::RemoteAlltoall(const Segment* segment, const GroupShape* shape, 
       node_(node),
       local_(local),
       waiter_(waiter),
+      report_(report),
       doorbell_fd_(doorbell_fd),
       layout_(PlanEagerLayout(*shape, segment->header()->plan_ssb_bytes, segment->header()->plan_srb_bytes)) {}
 
@@ -41,7 +42,9 @@ Status RemoteAlltoall::AwaitFinished(uint32_t through) {
   auto finished = [this, through] { return RoundReached(header_->finished_round.load(std::memory_order_acquire), through); };
   if (finished()) return Status::Ok();
   RingIfSleeping();
-  return waiter_->Wait(finished, "ohiod", "free the shared send buffer");
+  Status s = waiter_->Wait(finished, "ohiod", "free the shared send buffer");
+  report_->Lap(Stage::kAwaitSsb);
+  return s;
 }
 
 void RemoteAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds) {
@@ -52,14 +55,17 @@ void RemoteAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint
   e.round_in_call.store(static_cast<uint32_t>(round_in_call), std::memory_order_relaxed);
   e.rounds_in_call.store(static_cast<uint32_t>(rounds), std::memory_order_relaxed);
   me->arrived_round.store(k, std::memory_order_seq_cst);
+  report_->Arrived();
   // The node's other ranks may sleep waiting for this arrival; the daemon may sleep too.
   SignalChange(header_);
   RingIfSleeping();
 }
 
 Status RemoteAlltoall::MeetNodeRanks(uint32_t k) {
-  return waiter_->Wait([this, k] { return segment_->AllArrived(k); }, "this node's other ranks",
-                       "enter the alltoall");
+  Status s = waiter_->Wait([this, k] { return segment_->AllArrived(k); }, "this node's other ranks",
+                           "enter the alltoall");
+  report_->Lap(Stage::kMeet);
+  return s;
 }
 
 Status RemoteAlltoall::Verdict(uint32_t k) const {
@@ -108,6 +114,13 @@ const RemoteAlltoall::EagerPlan& RemoteAlltoall::EagerPlanFor(uint64_t m) {
 }
 
 Status RemoteAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
+  report_->Start(m);
+  Status s = Rounds(send, recv, m, next_round);
+  report_->Stop();
+  return s;
+}
+
+Status RemoteAlltoall::Rounds(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
   if (FitsEager(*shape_, layout_, m)) return EagerRound(EagerPlanFor(m), send, recv, (*next_round)++);
   auto staging = PlanGroupStaging(*shape_, algo_, header_->plan_ssb_bytes, header_->plan_srb_bytes, m);
   if (!staging.ok()) return staging.status();
@@ -137,6 +150,7 @@ Status RemoteAlltoall::EagerRound(const EagerPlan& plan, const uint8_t* send, ui
   const uint32_t parity = k & 1;
   uint8_t* ssb_half = segment_->ssb() + parity * layout_.ssb_half;
   CopyIn(plan.call, 0, send, ssb_half);
+  report_->Lap(Stage::kCopyIn);
   Arrive(k, plan.call.bytes_per_rank, 0, 1);
   if (Status s = MeetNodeRanks(k); !s.ok()) return s;
   if (Status v = Verdict(k); !v.ok()) {
@@ -144,6 +158,7 @@ Status RemoteAlltoall::EagerRound(const EagerPlan& plan, const uint8_t* send, ui
     return v;
   }
   CopyOutLocal(plan.call, 0, ssb_half, recv);
+  report_->Lap(Stage::kCopyOutLocal);
   const uint8_t* srb_half = segment_->srb() + parity * layout_.srb_half;
   const uint64_t round_tag = uint64_t{k} << 32;
   for (uint32_t d = 0; d < plan.deliveries.size(); ++d) {
@@ -154,10 +169,13 @@ Status RemoteAlltoall::EagerRound(const EagerPlan& plan, const uint8_t* send, ui
           return ((landed >> 32) == (want >> 32) && landed >= want) || RoundFailed(k);
         },
         "ohiod", "receive the other nodes' blocks");
+    report_->Lap(Stage::kAwaitBlocks);
     if (!s.ok()) return s;
     if (RoundFailed(k)) break;
     RunCopies(plan.copy_out[d], srb_half, recv);
+    report_->Lap(Stage::kCopyOutRemote);
   }
+  report_->DaemonSteps(header_->stamps[parity], k);
   Done(k);
   if (RoundFailed(k)) return RoundError();
   return Status::Ok();
@@ -169,14 +187,19 @@ Status RemoteAlltoall::AnnouncedRound(const Staging& staging, uint64_t round, co
   if (Status s = AwaitFinished(k - 1); !s.ok()) return s;
   last_round_eager_ = false;
   RunCopies(PlanCopyIn(*shape_, algo_, node_, local_, staging, round), send, segment_->ssb());
+  report_->Lap(Stage::kCopyIn);
   Arrive(k, staging.bytes_per_rank, round, staging.rounds);
   Status s = waiter_->Wait([this, k] { return header_->released_round.load(std::memory_order_acquire) == k; },
                            "ohiod", "complete the alltoall");
+  // An announced round meets every node: its ranks wait until the daemon releases it.
+  report_->Lap(Stage::kMeet);
   if (!s.ok()) return s;
   if (!RoundFailed(k)) {
     RunCopies(PlanCopyOutLocal(*shape_, algo_, node_, local_, staging, round), segment_->ssb(), recv);
+    report_->Lap(Stage::kCopyOutLocal);
     s = CopyOutAnnounced(staging, round, k, recv);
     if (!s.ok()) return s;
+    report_->DaemonSteps(header_->stamps[k & 1], k);
   }
   Status round_error = RoundFailed(k) ? RoundError() : Status::Ok();
   Done(k);
@@ -191,9 +214,11 @@ Status RemoteAlltoall::CopyOutAnnounced(const Staging& staging, uint64_t round, 
     Status s = waiter_->Wait(
         [this, d, k] { return header_->delivered.load(std::memory_order_acquire) > d || RoundFailed(k); }, "ohiod",
         "receive the other nodes' blocks");
+    report_->Lap(Stage::kAwaitBlocks);
     if (!s.ok()) return s;
     if (RoundFailed(k)) return Status::Ok();
     RunCopies(PlanCopyOutDelivery(*shape_, node_, local_, staging, round, deliveries[d]), segment_->srb(), recv);
+    report_->Lap(Stage::kCopyOutRemote);
     slot->consumed.store(d + 1, std::memory_order_release);
     RingIfSleeping();
   }

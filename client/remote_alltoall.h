@@ -19,6 +19,7 @@
 
 #include "client/call_plan.h"
 #include "client/round_waiter.h"
+#include "client/stage_report.h"
 #include "common/status.h"
 #include "shm/eager_plan.h"
 #include "shm/group_shape.h"
@@ -29,7 +30,7 @@ namespace ohio {
 class RemoteAlltoall {
  public:
   RemoteAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node, uint32_t local,
-                 const RoundWaiter* waiter, int doorbell_fd);
+                 const RoundWaiter* waiter, int doorbell_fd, StageReport* report);
 
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
   Status Skip(uint32_t* next_round);
@@ -44,6 +45,7 @@ class RemoteAlltoall {
   };
 
   const EagerPlan& EagerPlanFor(uint64_t m);
+  Status Rounds(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round);
   Status EagerRound(const EagerPlan& plan, const uint8_t* send, uint8_t* recv, uint32_t k);
   Status AnnouncedRound(const Staging& staging, uint64_t round, const uint8_t* send, uint8_t* recv, uint32_t k);
   Status CopyOutAnnounced(const Staging& staging, uint64_t round, uint32_t k, uint8_t* recv);
@@ -64,6 +66,7 @@ class RemoteAlltoall {
   uint32_t node_;
   uint32_t local_;
   const RoundWaiter* waiter_;
+  StageReport* report_;
   int doorbell_fd_;
   EagerLayout layout_;
   bool last_round_eager_ = true;  // round 0 (none) uses no SSB at all

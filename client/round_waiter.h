@@ -3,6 +3,7 @@
 // fails, when the daemon's connection closes, or past the deadline, each with its own error.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -17,9 +18,28 @@ class RoundWaiter {
   RoundWaiter() = default;
   // `control_fd` is the rank's connection to ohiod; `patience` bounds every single wait.
   // `oversubscribed`: more ranks of the group on this node than cores this process may run on.
-  RoundWaiter(SegmentHeader* header, int control_fd, std::chrono::microseconds spin,
-              std::chrono::milliseconds patience, bool oversubscribed)
-      : header_(header), control_fd_(control_fd), spin_(spin), patience_(patience), oversubscribed_(oversubscribed) {}
+  // A wait spins at least `min_spin` (0: never spins) and at most `max_spin` before it sleeps:
+  // within that range, twice the rank's typical call time (NoteCall). A wait inside a call
+  // seldom lasts longer than a call, and a sleep costs the sleeper a wake-up delay and its
+  // waker a system call, which for calls of 20 us to 1 ms was most of what made them slower
+  // than Open MPI's (docs/PERFORMANCE.md, "Spinning as long as a call").
+  RoundWaiter(SegmentHeader* header, int control_fd, std::chrono::microseconds min_spin,
+              std::chrono::microseconds max_spin, std::chrono::milliseconds patience, bool oversubscribed)
+      : header_(header),
+        control_fd_(control_fd),
+        min_spin_(min_spin),
+        max_spin_(std::max(min_spin, max_spin)),
+        patience_(patience),
+        oversubscribed_(oversubscribed) {}
+
+  // A call of this group took `took` on this rank: the typical call time follows it.
+  void NoteCall(std::chrono::nanoseconds took) { typical_call_ns_ += (took.count() - typical_call_ns_) / 8; }
+  // How long the next wait spins before it sleeps.
+  std::chrono::microseconds Spin() const {
+    if (min_spin_.count() == 0) return min_spin_;
+    const auto twice_typical = std::chrono::microseconds(typical_call_ns_ / 500);
+    return std::clamp(twice_typical, min_spin_, max_spin_);
+  }
 
   // Ok once ready() holds; else the group's error, kDaemonLost or kTimeout ("<who> did not
   // <what> within N ms").
@@ -37,7 +57,9 @@ class RoundWaiter {
 
   SegmentHeader* header_ = nullptr;
   int control_fd_ = -1;
-  std::chrono::microseconds spin_{20};
+  std::chrono::microseconds min_spin_{20};
+  std::chrono::microseconds max_spin_{1000};
+  int64_t typical_call_ns_ = 0;  // a moving average over the last 8 or so calls
   std::chrono::milliseconds patience_{0};
   bool oversubscribed_ = false;
 };
@@ -45,7 +67,7 @@ class RoundWaiter {
 template <typename Ready>
 Status RoundWaiter::Wait(Ready ready, const char* who, const char* what) const {
   WaitPolicy policy;
-  policy.spin = spin_;
+  policy.spin = Spin();
   policy.oversubscribed = oversubscribed_;
   policy.deadline = std::chrono::steady_clock::now() + patience_;
   const WaitOutcome outcome = WaitForChange(

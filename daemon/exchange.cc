@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "shm/round_stamps.h"
+
 namespace ohio {
 namespace {
 
@@ -107,7 +109,7 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
     puts_ = &eager_plan_.puts;
     deliveries_ = &eager_plan_.deliveries;
     auto* h = reinterpret_cast<EagerHeader*>(segment_->header()->eager_out[round & 1]);
-    *h = EagerHeader{kEagerHeaderMagic, round, bytes_per_rank, 0, node_, {}};
+    *h = EagerHeader{kEagerHeaderMagic, round, bytes_per_rank, 0, node_, MonotonicNs(), {}};
     // The SRB held a whole announced round: peers say when their ranks are through with it.
     if (after_announced_) SendReady(false, false);
   } else {
@@ -173,6 +175,8 @@ void Exchange::OnArrived(uint32_t from, uint32_t delivery) {
     heard.data = true;
     heard.bytes_per_rank = h.bytes_per_rank;
     heard.skipped = (h.flags & kEagerSkipped) != 0;
+    heard.begun_ns = h.begun_ns;
+    heard.landed_ns = MonotonicNs();
     if (active_ && h.round == round_) CheckAgreement();
     return;
   }
@@ -318,6 +322,20 @@ bool Exchange::complete() const {
   if (eager_) return posted_ == puts_->size() && (error_ || delivered_ == deliveries_->size());
   if (error_) return in_flight_[round_ & 1] == 0;
   return in_flight_[round_ & 1] == 0 && posted_ == puts_->size() && delivered_ == deliveries_->size();
+}
+
+void Exchange::PeerTimes(uint64_t* latest_begun_ns, uint64_t* mean_trip_ns) const {
+  uint64_t latest = 0, trips = 0, count = 0;
+  for (uint32_t n = 0; n < shape_.nodes(); ++n) {
+    if (n == node_) continue;
+    const Heard& h = heard_[n][round_ & 1];
+    if (h.round != round_ || !h.data) continue;
+    latest = std::max(latest, h.begun_ns);
+    trips += h.landed_ns - h.begun_ns;
+    ++count;
+  }
+  *latest_begun_ns = latest;
+  *mean_trip_ns = count == 0 ? 0 : trips / count;
 }
 
 std::string Exchange::Waiting() const {

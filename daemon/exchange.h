@@ -92,6 +92,14 @@ class Exchange {
   bool sends_pending() const { return (active_ && !error_ && posted_ < puts_->size()) || puts_in_flight() != 0; }
   // The connection to `peer` broke: puts to it will never complete.
   void ForgetPutsTo(PeerId peer);
+  // Every put of the current round has been posted.
+  bool all_posted() const { return active_ && posted_ == puts_->size(); }
+  // Every delivery of the current round has landed (and, eager, was published).
+  bool all_delivered() const { return active_ && delivered_ == deliveries_->size(); }
+  // For the stage report (shm/round_stamps.h), of the current eager round's peers: the latest
+  // time one began it, and the mean of (landed here - began there) over them. Zeros when no
+  // peer's block landed.
+  void PeerTimes(uint64_t* latest_begun_ns, uint64_t* mean_trip_ns) const;
   // Who this node still waits on, for timeout messages.
   std::string Waiting() const;
 
@@ -113,6 +121,8 @@ class Exchange {
     bool disagree = false;
     bool skipped = false;
     bool data = false;     // its eager put for the round landed
+    uint64_t begun_ns = 0;   // from its eager header: when it began the round (its clock)
+    uint64_t landed_ns = 0;  // when its eager put was seen here
     uint32_t credit = 0;   // announced v3: deliveries it granted + 1
   };
   Heard& HeardOf(uint32_t node, uint32_t round);

@@ -282,6 +282,12 @@ bool Group::Begin(Clock::time_point now, DaemonCounters* counters) {
   segment_.header()->delivered.store(0, std::memory_order_relaxed);
   published_delivered_ = 0;
   const RoundEntry& e0 = EntryFor(segment_.slot(0), round_);
+  RoundStamps& st = segment_.header()->stamps[round_ & 1];
+  st.round.store(round_, std::memory_order_relaxed);
+  for (auto* t : {&st.posted_ns, &st.written_ns, &st.landed_ns, &st.peers_begun_ns, &st.trip_ns}) {
+    t->store(0, std::memory_order_relaxed);
+  }
+  st.begun_ns.store(MonotonicNs(), std::memory_order_release);
   exchange_->BeginRound(round_, e0.bytes_per_rank.load(std::memory_order_relaxed), disagree, skip,
                         e0.round_in_call.load(std::memory_order_relaxed));
   if (!verdict.ok()) {
@@ -327,9 +333,11 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
     all_done &= segment_.Done(l, round_);
   }
   changed |= exchange_->Progress(consumed);
+  StampSends();
   if (exchange_->delivered() != published_delivered_) {
     published_delivered_ = exchange_->delivered();
     SegmentHeader* h = segment_.header();
+    if (exchange_->all_delivered()) StampLanded();
     if (eager) {
       h->eager_landed[round_ & 1].store(uint64_t{round_} << 32 | published_delivered_, std::memory_order_release);
     } else {
@@ -352,6 +360,35 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
     return true;
   }
   return changed;
+}
+
+void Group::StampSends() {
+  RoundStamps& st = segment_.header()->stamps[round_ & 1];
+  if (st.posted_ns.load(std::memory_order_relaxed) == 0 && exchange_->all_posted()) {
+    st.posted_ns.store(MonotonicNs(), std::memory_order_relaxed);
+  }
+}
+
+void Group::OnPutDone(uint64_t cookie) {
+  exchange_->OnPutDone(cookie);
+  // The round's puts may complete after it ended here (an eager round ends once its blocks are
+  // out and in): the stamps go by the cookie's parity.
+  const uint32_t parity = static_cast<uint32_t>(cookie >> 32) & 1;
+  RoundStamps& st = segment_.header()->stamps[parity];
+  if (exchange_->in_flight(parity) == 0 && st.posted_ns.load(std::memory_order_relaxed) != 0 &&
+      st.written_ns.load(std::memory_order_relaxed) == 0) {
+    st.written_ns.store(MonotonicNs(), std::memory_order_relaxed);
+  }
+}
+
+void Group::StampLanded() {
+  RoundStamps& st = segment_.header()->stamps[round_ & 1];
+  uint64_t latest_begun = 0, trip = 0;
+  exchange_->PeerTimes(&latest_begun, &trip);
+  st.peers_begun_ns.store(latest_begun, std::memory_order_relaxed);
+  st.trip_ns.store(trip, std::memory_order_relaxed);
+  // Published before the ranks learn of the last block (the release store that follows).
+  st.landed_ns.store(MonotonicNs(), std::memory_order_relaxed);
 }
 
 bool Group::FinishRound(Clock::time_point now, DaemonCounters* counters) {

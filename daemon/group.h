@@ -68,6 +68,8 @@ class Group {
   bool spans_nodes() const { return exchange_ != nullptr; }
   // The inter-node side (progress engine thread only); null for a single-node group.
   Exchange* exchange() { return exchange_.get(); }
+  // One of this group's puts completed (the transport's kPutDone; groups spanning nodes).
+  void OnPutDone(uint64_t cookie);
   // Records what another node's daemon said of the group; publishes round 1 once all did.
   void SetPeer(uint32_t node, const PeerGroupInfo& info);
   uint32_t group_rank(uint32_t local) const { return shape_.rank_at(spec_.node, local); }
@@ -119,6 +121,9 @@ class Group {
   bool AdvanceExchange(Clock::time_point now, DaemonCounters* counters);
   // Publishes finished_round as far as the rounds behind allow; true if it moved.
   bool PublishFinished();
+  // The stage report's stamps of the round under way (shm/round_stamps.h).
+  void StampSends();
+  void StampLanded();
   bool FinishRound(Clock::time_point now, DaemonCounters* counters);
   void Notify();
   void PublishRoundError(Code code, const std::string& message);

@@ -227,7 +227,7 @@ bool ProgressEngine::HandleTransport() {
       case TransportEvent::Kind::kPutDone: {
         const uint64_t header = Exchange::CookieIsEager(e.cookie) ? kEagerHeaderBytes : 0;
         counters_->bytes_sent.fetch_add(e.bytes >= header ? e.bytes - header : 0, std::memory_order_relaxed);
-        if (Group* g = ByTag(Exchange::CookieTag(e.cookie))) g->exchange()->OnPutDone(e.cookie);
+        if (Group* g = ByTag(Exchange::CookieTag(e.cookie))) g->OnPutDone(e.cookie);
         break;
       }
       case TransportEvent::Kind::kMessage: {

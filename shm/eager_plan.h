@@ -32,7 +32,10 @@ struct alignas(64) EagerHeader {
   uint64_t bytes_per_rank;
   uint32_t flags;  // kEagerDisagree, kEagerSkipped
   uint32_t source_node;
-  uint8_t unused[40];
+  // When the source node began the round (CLOCK_MONOTONIC there): only for the stage report's
+  // trip time, which means something only where nodes share a clock.
+  uint64_t begun_ns;
+  uint8_t unused[32];
 };
 static_assert(sizeof(EagerHeader) == kEagerHeaderBytes, "one cache line");
 constexpr uint32_t kEagerSkipped = 1;

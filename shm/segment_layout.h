@@ -13,11 +13,12 @@
 #include <cstdint>
 
 #include "shm/latency_buckets.h"
+#include "shm/round_stamps.h"
 
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 2;
+constexpr uint32_t kSegmentVersion = 3;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
@@ -102,6 +103,9 @@ struct alignas(kCacheLine) SegmentHeader {
   // Daemon only: the header of this node's eager puts of a round, by parity (EagerHeader of
   // eager_plan.h). Inside the segment because puts gather it from registered memory.
   alignas(kCacheLine) uint8_t eager_out[2][64];
+
+  // Daemon -> ranks: when the daemon took each step of a round spanning nodes, by parity.
+  alignas(kCacheLine) RoundStamps stamps[2];
 };
 
 // bytes_per_rank of a rank that opts out of a call (ohio_alltoall_skip): the round then fails

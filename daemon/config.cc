@@ -65,6 +65,11 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--spin-us", c.spin_us, "How long the progress engine spins for new work before sleeping")
       ->check(CLI::Range(0u, 100000u))
       ->capture_default_str();
+  app.add_option("--round-spin-us", c.round_spin_us,
+                 "While a round spanning nodes is under way and the node has a core to spare, how long the "
+                 "progress engine spins without yielding before it sleeps")
+      ->check(CLI::Range(0u, 100000u))
+      ->capture_default_str();
   app.add_option("--algorithm", c.algorithm, "Default node-level algorithm: v1, v2 or v3")
       ->check(CLI::IsMember({"v1", "v2", "v3"}))
       ->capture_default_str();
@@ -260,7 +265,7 @@ std::vector<std::pair<std::string, std::string>> ConfigEntries(const DaemonConfi
 }
 
 bool IsReloadable(const std::string& key) {
-  static const char* const kReloadable[] = {"log-level", "timeout-ms", "spin-us", "metrics-file",
+  static const char* const kReloadable[] = {"log-level", "timeout-ms", "spin-us", "round-spin-us", "metrics-file",
                                             "metrics-interval-s"};
   return std::find(std::begin(kReloadable), std::end(kReloadable), key) != std::end(kReloadable);
 }
@@ -269,6 +274,7 @@ void ApplyReloadable(const DaemonConfig& next, DaemonConfig* running) {
   running->log_level = next.log_level;
   running->timeout_ms = next.timeout_ms;
   running->spin_us = next.spin_us;
+  running->round_spin_us = next.round_spin_us;
   running->metrics_file = next.metrics_file;
   running->metrics_interval_s = next.metrics_interval_s;
 }

@@ -21,6 +21,7 @@ struct DaemonConfig {
   uint64_t memory_limit = 1ull << 30;
   uint32_t timeout_ms = 60000;
   uint32_t spin_us = 50;
+  uint32_t round_spin_us = 1000;
   std::string algorithm = "v3";
   uint64_t max_message_bytes = 4u << 20;
   uint32_t max_group_ranks = 1u << 20;

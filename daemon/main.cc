@@ -106,7 +106,8 @@ int main(int argc, char** argv) {
   spdlog::info("transport {} at {} ({})", transport->name(), transport->address(), chosen.value().why);
 
   ohio::DaemonCounters counters;
-  ohio::ProgressEngine engine(std::chrono::microseconds(config.spin_us), &counters, transport);
+  ohio::ProgressEngine engine(std::chrono::microseconds(config.spin_us), std::chrono::microseconds(config.round_spin_us),
+                             &counters, transport);
   ohio::Status s = engine.Start();
   if (!s.ok()) {
     spdlog::critical("progress engine: {}", s.message());
@@ -201,7 +202,7 @@ int main(int argc, char** argv) {
       const ohio::DaemonConfig now = live.current();
       spdlog::set_level(spdlog::level::from_str(now.log_level));
       registry.set_timeout_ms(now.timeout_ms);
-      engine.set_spin(std::chrono::microseconds(now.spin_us));
+      engine.set_spin(std::chrono::microseconds(now.spin_us), std::chrono::microseconds(now.round_spin_us));
       metrics.Configure(now.metrics_file, std::chrono::seconds(now.metrics_interval_s));
       for (const auto& c : r.applied) {
         spdlog::info("SIGHUP: {} = {} (was {}){}", c.key, c.to, c.from,

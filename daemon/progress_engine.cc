@@ -298,6 +298,29 @@ int ProgressEngine::NextWakeMs() const {
   return -1;
 }
 
+ProgressEngine::ProgressEngine(std::chrono::microseconds spin, std::chrono::microseconds round_spin,
+                               DaemonCounters* counters, Transport* transport)
+    : spin_us_(spin.count()), round_spin_us_(round_spin.count()), counters_(counters), transport_(transport) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) usable_cpus_ = CPU_COUNT(&set);
+}
+
+ProgressEngine::SpinPolicy ProgressEngine::SpinNow() const {
+  bool mid_round = false;
+  uint32_t ranks = 0;
+  for (const auto& g : groups_) {
+    if (g->failed()) continue;
+    mid_round |= g->busy();
+    ranks += g->local_ranks();
+  }
+  const bool spare_core = ranks + 1 <= usable_cpus_;
+  SpinPolicy p;
+  p.yield = !spare_core;
+  p.budget = std::chrono::microseconds(mid_round && spare_core ? round_spin_us_.load(std::memory_order_relaxed)
+                                                               : spin_us_.load(std::memory_order_relaxed));
+  return p;
+}
+
 void ProgressEngine::Run() {
   auto last_work = std::chrono::steady_clock::now();
   std::vector<struct epoll_event> events(64);
@@ -315,10 +338,12 @@ void ProgressEngine::Run() {
       last_work = now;
       continue;
     }
-    if (now - last_work < std::chrono::microseconds(spin_us_.load(std::memory_order_relaxed))) {
-      // Between polls, let a rank that shares this core run: it is what we wait for.
+    const SpinPolicy spin = SpinNow();
+    if (now - last_work < spin.budget) {
       for (int i = 0; i < 64; ++i) CpuRelax();
-      sched_yield();
+      // Oversubscribed: let a rank that shares this core run, it is what we wait for. With a
+      // core to spare, keep it: a landing block or an arrival is taken at once.
+      if (spin.yield) sched_yield();
       continue;
     }
     SetSleeping(1);

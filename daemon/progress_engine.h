@@ -25,8 +25,10 @@ namespace ohio {
 class ProgressEngine {
  public:
   // `transport` carries multi-node groups' data; its completions are handled on this thread.
-  ProgressEngine(std::chrono::microseconds spin, DaemonCounters* counters, Transport* transport)
-      : spin_us_(spin.count()), counters_(counters), transport_(transport) {}
+  // `spin`: how long to poll after work before sleeping. `round_spin`: the same while a round
+  // spanning nodes is under way and the node has a core to spare (SpinNow).
+  ProgressEngine(std::chrono::microseconds spin, std::chrono::microseconds round_spin, DaemonCounters* counters,
+                 Transport* transport);
   ~ProgressEngine();
 
   Status Start();
@@ -46,7 +48,10 @@ class ProgressEngine {
   // health check mean by "the daemon still works".
   bool Ping(std::chrono::milliseconds deadline);
   // A new spin time (SIGHUP), taken from the next idle moment on.
-  void set_spin(std::chrono::microseconds spin) { spin_us_.store(spin.count(), std::memory_order_relaxed); }
+  void set_spin(std::chrono::microseconds spin, std::chrono::microseconds round_spin) {
+    spin_us_.store(spin.count(), std::memory_order_relaxed);
+    round_spin_us_.store(round_spin.count(), std::memory_order_relaxed);
+  }
 
  private:
   struct Command {
@@ -73,7 +78,19 @@ class ProgressEngine {
 
   static constexpr std::chrono::milliseconds kTimeoutTick{100};
 
+  // How the engine polls when a pass found nothing to do. A core is to spare when every open
+  // group's ranks on this node plus the engine fit in the CPUs the daemon may run on: then it
+  // never yields, and while a group spanning nodes is mid-round it polls round-spin-us instead
+  // of spin-us.
+  struct SpinPolicy {
+    std::chrono::microseconds budget{0};  // since the last work, before sleeping
+    bool yield = true;                    // hand the core over between passes
+  };
+  SpinPolicy SpinNow() const;
+
   std::atomic<int64_t> spin_us_;
+  std::atomic<int64_t> round_spin_us_;
+  uint32_t usable_cpus_ = 1;  // the daemon's affinity mask, read once
   std::chrono::steady_clock::time_point next_watch_;  // of groups on one node
   DaemonCounters* counters_;
   Transport* transport_;

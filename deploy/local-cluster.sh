@@ -13,10 +13,14 @@
 #   processes run inside their node's namespace, so inter-node bytes cross the veths.
 # --loopback: every node on 127.0.0.1 with its own ports.
 #
-# usage: deploy/local-cluster.sh [--nodes K (4)] [--ppn P (2)] [--netns|--loopback]
+# usage: deploy/local-cluster.sh [--nodes K (4)] [--ppn P (2)] [--netns|--loopback] [--min-bytes B (1)]
 #                                [--max-bytes B (1048576)] [--iterations N (per size and method;
 #                                default 500 up to 4 KiB, 100 up to 64 KiB, 50 above)]
 #                                [--runs R (3)] [--out DIR (/tmp/ohio-bench/local-cluster)]
+#                                [--algorithms LIST (v1,v2,v3)] [--stages]
+# --stages: ranks run with OHIO_STAGE_TIMES=1 and the stage table (deploy/lib/stage-table.sh:
+#   where a call's time goes, per size, averaged over ranks and runs) follows the results; with
+#   more than one algorithm their calls of a size are averaged together.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NETNS_PROG=local-cluster.sh
@@ -29,16 +33,20 @@ MODE=
 RUNS=3
 OUT=/tmp/ohio-bench/local-cluster
 BENCH_ARGS=()
+ALGORITHMS=v1,v2,v3
+STAGES=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES=$2; shift 2 ;;
     --ppn) PPN=$2; shift 2 ;;
     --netns) MODE=netns; shift ;;
     --loopback) MODE=loopback; shift ;;
-    --max-bytes|--iterations) BENCH_ARGS+=("$1" "$2"); shift 2 ;;
+    --min-bytes|--max-bytes|--iterations) BENCH_ARGS+=("$1" "$2"); shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --algorithms) ALGORITHMS=$2; shift 2 ;;
+    --stages) STAGES=1; shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "local-cluster.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -226,7 +234,7 @@ for ((i = 0; i < NODES; i++)); do
   SOCKETS+=("$DIR/node$i.sock"); HOSTS+=("$(HOST_OF $i)"); NAMESPACES+=("$(ns_name $i)")
   ADMIN+=("$DIR/node$i.admin.sock")
 done
-BENCH=("$DIR/alltoall_bench" --sockets "$(commas "${SOCKETS[@]}")" --ppn "$PPN" --algorithms v1,v2,v3
+BENCH=("$DIR/alltoall_bench" --sockets "$(commas "${SOCKETS[@]}")" --ppn "$PPN" --algorithms "$ALGORITHMS"
        --rank-hosts "$(commas "${HOSTS[@]}")" --flat-port-base "$FLAT_BASE" --timeout-s 30
        --daemon-pids "$(commas "${DAEMON_PIDS[@]}")" --ohioctl "$DIR/ohioctl" --admin-sockets "$(commas "${ADMIN[@]}")"
        "${BENCH_ARGS[@]}")
@@ -236,6 +244,7 @@ echo "\$ ${BENCH[*]} --csv $OUT/runs/runR.csv     # R = 1 .. $RUNS"
 sample_connections &
 SAMPLER_PID=$!
 START=$SECONDS
+if [ "$STAGES" = 1 ]; then export OHIO_STAGE_TIMES=1; fi
 for ((run = 1; run <= RUNS; run++)); do
   t0=$SECONDS
   # The benchmark stops itself when a rank stalls; this is the last resort.
@@ -271,6 +280,14 @@ fi
 echo
 grep -h '^# payload' -A1 "$OUT/runs/run1.txt" | sed 's/in this run/in each run/' || true
 echo "# $RUNS runs in $(( SECONDS - START )) s"
+if [ "$STAGES" = 1 ]; then
+  echo
+  echo "### where a call's time goes (OHIO_STAGE_TIMES=1): us per call, averaged over ranks and runs"
+  echo "# daemon_* and peers_begun: when this node's daemon (and the latest peer) took that step, after the rank arrived;"
+  echo "# trip: landed here minus begun on the sending node (one host, one clock)"
+  echo
+  bash deploy/lib/stage-table.sh "$OUT"/runs/run*.err
+fi
 
 echo
 echo "# link counters after the benchmark:"

@@ -133,7 +133,9 @@ Status LocalAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64
   }
   const uint32_t me = shape_->rank_at(0, local_);
   bool refused = false;
-  for (uint32_t l = 0; l < ranks_ && !refused; ++l) {
+  // Each rank starts with the next one, so that no send buffer has every reader at once.
+  for (uint32_t i = 0; i < ranks_ && !refused; ++i) {
+    const uint32_t l = (local_ + i) % ranks_;
     const uint32_t src = shape_->rank_at(0, l);
     if (l == local_) {
       std::memcpy(recv + src * m, send + me * m, m);

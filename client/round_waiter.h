@@ -51,6 +51,13 @@ class RoundWaiter {
   }
   Status GroupError() const;
   bool DaemonGone() const;
+  // The daemon looked in on the group (a group on one node) within the last few watch ticks:
+  // it was alive then, no system call needed to tell.
+  bool DaemonSeenLately() const {
+    const uint64_t seen = header_->daemon_seen_ns.load(std::memory_order_relaxed);
+    return seen != 0 && MonotonicNs() - seen < kDaemonSeenLatelyNs;
+  }
+  static constexpr uint64_t kDaemonSeenLatelyNs = 300'000'000;  // three watch ticks
 
  private:
   Status Outcome(WaitOutcome outcome, const char* who, const char* what) const;

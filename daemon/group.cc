@@ -176,6 +176,7 @@ bool Group::RankIdle(uint32_t l) const {
 }
 
 bool Group::Watch(Clock::time_point now, DaemonCounters* counters) {
+  segment_.header()->daemon_seen_ns.store(MonotonicNs(), std::memory_order_relaxed);
   FoldCallStats(counters);
   if (failed()) return false;
   const uint32_t n = local_ranks();

@@ -86,6 +86,10 @@ struct alignas(kCacheLine) SegmentHeader {
   std::atomic<uint32_t> delivered;
   // Eager rounds (eager_plan.h), by parity: round << 32 | deliveries of it landed, in order.
   std::atomic<uint64_t> eager_landed[2];
+  // Groups on one node: CLOCK_MONOTONIC when the daemon last looked in on the group (every
+  // watch tick, 100 ms). A rank that finds it recent knows the daemon lives without asking the
+  // kernel (client/group_handle.cc): one system call less per call.
+  std::atomic<uint64_t> daemon_seen_ns;
   char round_error[kErrorMessageBytes];
   char group_error[kErrorMessageBytes];
 

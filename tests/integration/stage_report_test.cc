@@ -22,15 +22,17 @@ using std::chrono::seconds;
 
 constexpr auto kDeadline = seconds(120);
 
+using StageFields = std::map<std::string, double>;
+
 // The "ohio stages:" line of one rank's output for `bytes`, as name -> value ("rank", "calls",
 // "total_us", "<stage>_us", ...); empty if there is none.
-std::map<std::string, double> StageLine(const std::string& output, uint64_t bytes) {
+StageFields StageLine(const std::string& output, uint64_t bytes) {
   std::istringstream in(output);
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("ohio stages: ", 0) != 0) continue;
     std::istringstream words(line.substr(13));
-    std::map<std::string, double> fields;
+    StageFields fields;
     std::string key;
     double value = 0;
     while (words >> key >> value) fields[key] = value;
@@ -39,13 +41,33 @@ std::map<std::string, double> StageLine(const std::string& output, uint64_t byte
   return {};
 }
 
-double SumOfStages(const std::map<std::string, double>& f) {
+double SumOfStages(const StageFields& f) {
   double sum = 0;
   for (const char* s : {"await_ssb_us", "copy_in_us", "meet_us", "copy_out_local_us", "read_peers_us",
                         "await_readers_us", "await_blocks_us", "copy_out_remote_us"}) {
     sum += f.at(s);
   }
   return sum;
+}
+
+// Every rank's line for `bytes`, with what must hold of any call checked: one line per rank,
+// every call counted, and the stages covering the call but for the few instructions after the
+// last lap (values are rounded to 0.01 us). Empty if a rank has no line.
+std::vector<StageFields> CheckedLines(RankJob& job, uint64_t bytes, uint32_t calls) {
+  std::vector<StageFields> lines;
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    StageFields f = StageLine(job.rank(r).Output(), bytes);
+    if (f.empty()) {
+      ADD_FAILURE() << "rank " << r << " printed no stage line for " << bytes << " bytes: " << job.rank(r).Output();
+      return {};
+    }
+    EXPECT_EQ(f.at("rank"), r);
+    EXPECT_EQ(f.at("calls"), calls) << "rank " << r;
+    EXPECT_LE(SumOfStages(f), f.at("total_us") + 0.05) << "rank " << r;
+    EXPECT_GE(SumOfStages(f), 0.5 * f.at("total_us")) << "rank " << r;
+    lines.push_back(std::move(f));
+  }
+  return lines;
 }
 
 class StageTimes {
@@ -63,20 +85,13 @@ TEST(StageReport, OneNodeSingleCopyStagesAddUpToTheCall) {
   StageTimes on;
   RankJob job(dir, daemon.socket(), "stages1", 4, {"--bytes", std::to_string(kBytes), "--iterations", std::to_string(kCalls)});
   for (int code : job.Wait(kDeadline)) ASSERT_EQ(code, 0) << job.Outputs();
-  for (uint32_t r = 0; r < job.size(); ++r) {
-    SCOPED_TRACE("rank " + std::to_string(r));
-    const auto f = StageLine(job.rank(r).Output(), kBytes);
-    ASSERT_FALSE(f.empty()) << job.rank(r).Output();
-    EXPECT_EQ(f.at("rank"), r);
-    EXPECT_EQ(f.at("calls"), kCalls);
+  const auto lines = CheckedLines(job, kBytes, kCalls);
+  ASSERT_EQ(lines.size(), job.size());
+  for (const StageFields& f : lines) {
     // Read in place from the other ranks: nothing staged in the SSB.
     EXPECT_GT(f.at("read_peers_us"), 0.0);
     EXPECT_EQ(f.at("copy_in_us"), 0.0);
     EXPECT_EQ(f.at("await_blocks_us"), 0.0);
-    // The stages cover the call but for the few instructions after the last lap (the values
-    // are rounded to 0.01 us).
-    EXPECT_LE(SumOfStages(f), f.at("total_us") + 0.05);
-    EXPECT_GE(SumOfStages(f), 0.5 * f.at("total_us"));
     // One node: the daemon takes no step.
     EXPECT_EQ(f.count("daemon_begun_us"), 0u);
   }
@@ -92,21 +107,17 @@ TEST(StageReport, AcrossNodesTheDaemonsStepsAreOnTheRanksTimeline) {
   RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(kNodes, 2), "stages3",
               {"--bytes", std::to_string(kBytes), "--iterations", std::to_string(kCalls)});
   for (int code : job.Wait(kDeadline)) ASSERT_EQ(code, 0) << job.Outputs() << cluster.Logs();
-  for (uint32_t r = 0; r < job.size(); ++r) {
-    SCOPED_TRACE("rank " + std::to_string(r));
-    const auto f = StageLine(job.rank(r).Output(), kBytes);
-    ASSERT_FALSE(f.empty()) << job.rank(r).Output();
-    EXPECT_EQ(f.at("calls"), kCalls);
+  const auto lines = CheckedLines(job, kBytes, kCalls);
+  ASSERT_EQ(lines.size(), job.size());
+  for (const StageFields& f : lines) {
     EXPECT_GT(f.at("copy_in_us"), 0.0);
     EXPECT_GT(f.at("copy_out_remote_us"), 0.0);
     EXPECT_EQ(f.at("read_peers_us"), 0.0);
-    EXPECT_LE(SumOfStages(f), f.at("total_us") + 0.05);
-    EXPECT_GE(SumOfStages(f), 0.5 * f.at("total_us"));
     // Every round's steps were stamped, in the order they happen: the daemon begins after
     // this rank arrived, posts its puts, and publishes the last peer block after posting.
     for (const char* step : {"daemon_begun_us", "daemon_posted_us", "daemon_written_us", "peers_begun_us",
                              "daemon_landed_us", "trip_us"}) {
-      ASSERT_EQ(f.count(step), 1u) << step << " missing: " << job.rank(r).Output();
+      ASSERT_EQ(f.count(step), 1u) << step << " missing: " << job.Outputs();
     }
     EXPECT_GE(f.at("daemon_begun_us"), 0.0);
     EXPECT_LE(f.at("daemon_begun_us"), f.at("daemon_posted_us"));

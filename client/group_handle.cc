@@ -54,7 +54,7 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
   auto algo = ParseAlgorithm(joined->reply.algorithm());
   if (!algo) return Status(Code::kProtocol, "ohiod chose an unknown algorithm '" + joined->reply.algorithm() + "'");
   g->algorithm_ = *algo;
-  g->waiter_ = RoundWaiter(g->segment_.header(), connection->fd(), MicrosecondsFromEnvironment("OHIO_SPIN_US", 20),
+  g->waiter_ = RoundWaiter(g->segment_.header(), connection->fd(), MicrosecondsFromEnvironment("OHIO_SPIN_US", 200),
                            MicrosecondsFromEnvironment("OHIO_SPIN_MAX_US", 1000),
                            std::chrono::milliseconds(h->timeout_ms) + kDaemonGrace, h->local_ranks > UsableCpus());
   return g;

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "client/mpi_type_layout.h"
 #include "client/ohio.h"
 
 namespace {
@@ -34,6 +35,8 @@ namespace {
 struct CommState {
   ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
   std::string why;
+  // Where calls with non-contiguous datatypes are packed for ohio and unpacked from it.
+  std::vector<uint8_t> send_packed, recv_packed;
 };
 
 struct Process {
@@ -180,17 +183,6 @@ CommState* StateOf(MPI_Comm comm) {
   return found ? static_cast<CommState*>(attribute) : SetUp(comm);
 }
 
-// Predefined and contiguous: what ohio moves as plain bytes.
-bool Served(MPI_Datatype type) {
-  int integers, addresses, types, combiner;
-  if (PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner) != MPI_SUCCESS) return false;
-  if (combiner != MPI_COMBINER_NAMED) return false;
-  int size = 0;
-  MPI_Aint lb = 0, extent = 0;
-  PMPI_Type_size(type, &size);
-  PMPI_Type_get_extent(type, &lb, &extent);
-  return lb == 0 && extent == size;
-}
 
 void Close(CommState* st, const std::string& why) {
   if (st->group != nullptr) ohio_leave(st->group);
@@ -226,15 +218,15 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   std::string why;
-  int type_size = 0, send_size = 0;
-  if (!Served(recvtype) || (!in_place && !Served(sendtype))) {
-    why = "a derived or non-contiguous datatype";
-  } else {
-    PMPI_Type_size(recvtype, &type_size);
-    if (!in_place) PMPI_Type_size(sendtype, &send_size);
-    if (recvcount < 0 || (!in_place && static_cast<long>(sendcount) * send_size != static_cast<long>(recvcount) * type_size)) {
-      why = "send and receive sizes differ";
-    }
+  const char* no_layout = nullptr;
+  // Any datatype whose elements flatten to runs of bytes (client/mpi_type_layout.h).
+  const ohio::TypeLayout* recv_layout = ohio::LayoutOf(recvtype, &no_layout);
+  const ohio::TypeLayout* send_layout = in_place ? recv_layout : ohio::LayoutOf(sendtype, &no_layout);
+  if (recv_layout == nullptr || send_layout == nullptr) {
+    why = no_layout;
+  } else if (recvcount < 0 || (!in_place && static_cast<long>(sendcount) * send_layout->size !=
+                                                static_cast<long>(recvcount) * recv_layout->size)) {
+    why = "send and receive sizes differ";
   }
   if (!why.empty()) {
     const int rc = ohio_alltoall_skip(st->group);
@@ -246,9 +238,26 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     return MPI_ERR_OTHER;
   }
 
-  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(type_size);
-  const int rc = ohio_alltoall(st->group, in_place ? recvbuf : sendbuf, recvbuf, bytes);
+  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  // Non-contiguous data goes through a packed copy, run by run; contiguous data as it is.
+  const void* send = in_place ? recvbuf : sendbuf;
+  const MPI_Aint send_elements = static_cast<MPI_Aint>(in_place ? recvcount : sendcount) * size;
+  if (!send_layout->contiguous()) {
+    st->send_packed.resize(bytes * size);
+    ohio::PackRuns(*send_layout, send, send_elements, st->send_packed.data());
+    send = st->send_packed.data();
+  }
+  void* recv = recvbuf;
+  if (!recv_layout->contiguous()) {
+    // In place stays in place: the packed copy is both.
+    if (!in_place) st->recv_packed.resize(bytes * size);
+    recv = in_place ? st->send_packed.data() : st->recv_packed.data();
+  }
+  const int rc = ohio_alltoall(st->group, send, recv, bytes);
   if (rc == OHIO_OK) {
+    if (recv != recvbuf) ohio::UnpackRuns(*recv_layout, recv, static_cast<MPI_Aint>(recvcount) * size, recvbuf);
     ++P().served;
     return MPI_SUCCESS;
   }

@@ -1,12 +1,15 @@
 /* An unmodified MPI program: MPI_Alltoall on MPI_COMM_WORLD, a dup and a split, in place and
- * not, 1 byte to 1 MiB per rank, as bytes and as ints, interleaved with other collectives, and
- * once with a derived datatype. Every received byte is checked. Knows nothing of ohio.
+ * not, 1 byte to 1 MiB per rank, as bytes and as ints, interleaved with other collectives; then
+ * with derived datatypes (contiguous, a strided vector on either side, subarrays, in place), and
+ * once with a pair type on rank 0 only. Every received byte, and every byte between the ones a
+ * type selects, is checked. Knows nothing of ohio.
  *
  * usage: alltoall_check [max_bytes] [iterations] [passes]   (defaults 1 MiB, 20, 1)
  * With CHECK_PAUSE_FILE=F and several passes, rank 0 creates F.ready after each pass and waits
  * (at most 60 s) for F.go before the next, so a test can change the world in between.
  * Prints "rank R: ALL OK" per rank on success; exits non-zero on the first wrong byte. */
 #include <mpi.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,30 +52,134 @@ static int check(MPI_Comm comm, long bytes, int it, int in_place, const char* wh
   return 0;
 }
 
-/* A derived datatype: a contiguous type of 4 bytes, which libohio does not serve. */
-static int check_derived(MPI_Comm comm) {
+static int fail(int rank, const char* what, long at, int got, int want) {
+  printf("rank %d: %s: WRONG int %ld: got %d want %d\n", rank, what, at, got, want);
+  return 1;
+}
+
+static int value(int src, int dst, int k) { return src * 100000 + dst * 1000 + k; }
+
+/* Derived datatypes on both sides of MPI_Alltoall. N ints go to each rank; a strided vector
+ * takes every other int of 2N, a subarray a 3x4 window of a 5x6 matrix. Bytes a type skips must
+ * come back untouched. */
+static int check_types(MPI_Comm comm) {
+  enum { N = 6, ROWS = 5, COLS = 6, SUB_R = 3, SUB_C = 4, AT_R = 1, AT_C = 2 };
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  MPI_Datatype quad;
+  MPI_Datatype quad, strided, every_other, window;
   MPI_Type_contiguous(4, MPI_BYTE, &quad);
+  MPI_Type_vector(N, 1, 2, MPI_INT, &strided);
+  MPI_Type_create_resized(strided, 0, 2 * N * (MPI_Aint)sizeof(int), &every_other);
+  int sizes[2] = {ROWS, COLS}, subsizes[2] = {SUB_R, SUB_C}, starts[2] = {AT_R, AT_C};
+  MPI_Type_create_subarray(2, sizes, subsizes, starts, MPI_ORDER_C, MPI_INT, &window);
   MPI_Type_commit(&quad);
-  unsigned char* send = malloc(16 * size);
-  unsigned char* recv = malloc(16 * size);
+  MPI_Type_commit(&every_other);
+  MPI_Type_commit(&window);
+  int* wide = malloc(sizeof(int) * 2 * N * size);
+  int* tight = malloc(sizeof(int) * N * size);
+  int* matrix_in = malloc(sizeof(int) * ROWS * COLS * size);
+  int* matrix_out = malloc(sizeof(int) * ROWS * COLS * size);
+  int bad = 0;
+
+  /* A contiguous type: 4 bytes per element. */
   for (int d = 0; d < size; ++d)
-    for (int i = 0; i < 16; ++i) send[d * 16 + i] = pattern(rank, d, i, 99);
-  int rc = MPI_Alltoall(send, 4, quad, recv, 4, quad, comm);
-  MPI_Type_free(&quad);
-  if (rc != MPI_SUCCESS) return 1;
-  for (int s = 0; s < size; ++s)
-    for (int i = 0; i < 16; ++i)
-      if (recv[s * 16 + i] != pattern(s, rank, i, 99)) {
-        printf("rank %d: derived: WRONG byte %d from %d\n", rank, i, s);
-        return 1;
+    for (int k = 0; k < N; ++k) tight[d * N + k] = value(rank, d, k);
+  for (long i = 0; i < 2L * N * size; ++i) wide[i] = -7;
+  MPI_Alltoall(tight, N, quad, wide, N, quad, comm);
+  for (int s = 0; s < size && !bad; ++s)
+    for (int k = 0; k < N && !bad; ++k)
+      if (wide[s * N + k] != value(s, rank, k)) bad = fail(rank, "contiguous", s * N + k, wide[s * N + k], value(s, rank, k));
+
+  /* Send strided, receive contiguous. */
+  for (int d = 0; d < size; ++d)
+    for (int k = 0; k < 2 * N; ++k) wide[d * 2 * N + k] = k % 2 ? -1 : value(rank, d, k / 2);
+  for (long i = 0; i < (long)N * size; ++i) tight[i] = -7;
+  MPI_Alltoall(wide, 1, every_other, tight, N, MPI_INT, comm);
+  for (int s = 0; s < size && !bad; ++s)
+    for (int k = 0; k < N && !bad; ++k)
+      if (tight[s * N + k] != value(s, rank, k)) bad = fail(rank, "vector send", s * N + k, tight[s * N + k], value(s, rank, k));
+
+  /* Send contiguous, receive strided: the odd ints stay as they were. */
+  for (int d = 0; d < size; ++d)
+    for (int k = 0; k < N; ++k) tight[d * N + k] = value(rank, d, k);
+  for (long i = 0; i < 2L * N * size; ++i) wide[i] = -7;
+  MPI_Alltoall(tight, N, MPI_INT, wide, 1, every_other, comm);
+  for (int s = 0; s < size && !bad; ++s)
+    for (int k = 0; k < 2 * N && !bad; ++k) {
+      const int want = k % 2 ? -7 : value(s, rank, k / 2);
+      if (wide[s * 2 * N + k] != want) bad = fail(rank, "vector receive", s * 2 * N + k, wide[s * 2 * N + k], want);
+    }
+
+  /* A subarray on both sides: only the window moves, the rest of each matrix stays. */
+  for (int d = 0; d < size; ++d)
+    for (int r = 0; r < ROWS; ++r)
+      for (int c = 0; c < COLS; ++c) {
+        const int in = r >= AT_R && r < AT_R + SUB_R && c >= AT_C && c < AT_C + SUB_C;
+        matrix_in[(d * ROWS + r) * COLS + c] = in ? value(rank, d, (r - AT_R) * SUB_C + (c - AT_C)) : -1;
       }
+  for (long i = 0; i < (long)ROWS * COLS * size; ++i) matrix_out[i] = -7;
+  MPI_Alltoall(matrix_in, 1, window, matrix_out, 1, window, comm);
+  for (int s = 0; s < size && !bad; ++s)
+    for (int r = 0; r < ROWS && !bad; ++r)
+      for (int c = 0; c < COLS && !bad; ++c) {
+        const int in = r >= AT_R && r < AT_R + SUB_R && c >= AT_C && c < AT_C + SUB_C;
+        const int want = in ? value(s, rank, (r - AT_R) * SUB_C + (c - AT_C)) : -7;
+        const long at = (s * ROWS + r) * (long)COLS + c;
+        if (matrix_out[at] != want) bad = fail(rank, "subarray", at, matrix_out[at], want);
+      }
+
+  /* In place with the strided type. */
+  for (int d = 0; d < size; ++d)
+    for (int k = 0; k < 2 * N; ++k) wide[d * 2 * N + k] = k % 2 ? -3 : value(rank, d, k / 2);
+  MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, wide, 1, every_other, comm);
+  for (int s = 0; s < size && !bad; ++s)
+    for (int k = 0; k < 2 * N && !bad; ++k) {
+      const int want = k % 2 ? -3 : value(s, rank, k / 2);
+      if (wide[s * 2 * N + k] != want) bad = fail(rank, "vector in place", s * 2 * N + k, wide[s * 2 * N + k], want);
+    }
+
+  MPI_Type_free(&quad);
+  MPI_Type_free(&strided);
+  MPI_Type_free(&every_other);
+  MPI_Type_free(&window);
+  free(wide);
+  free(tight);
+  free(matrix_in);
+  free(matrix_out);
+  return bad;
+}
+
+/* Rank 0 sends MPI_SHORT_INT (a pair type with a hole after the short, which libohio does not
+ * serve); the others send and everyone receives the same signature built as a struct, which it
+ * does. Only rank 0 cannot take ohio: every rank must fall through together. */
+static int check_pair_type_on_one_rank(MPI_Comm comm) {
+  typedef struct { short s; int i; } short_int;
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int lengths[2] = {1, 1};
+  MPI_Aint displs[2] = {offsetof(short_int, s), offsetof(short_int, i)};
+  MPI_Datatype types[2] = {MPI_SHORT, MPI_INT}, as_struct, pair;
+  MPI_Type_create_struct(2, lengths, displs, types, &as_struct);
+  MPI_Type_create_resized(as_struct, 0, sizeof(short_int), &pair);
+  MPI_Type_commit(&pair);
+  short_int* send = malloc(sizeof(short_int) * size);
+  short_int* recv = malloc(sizeof(short_int) * size);
+  for (int d = 0; d < size; ++d) {
+    send[d].s = (short)(rank * 10 + d);
+    send[d].i = value(rank, d, 0);
+  }
+  memset(recv, 0, sizeof(short_int) * size);
+  MPI_Alltoall(send, 1, rank == 0 ? MPI_SHORT_INT : pair, recv, 1, pair, comm);
+  int bad = 0;
+  for (int s = 0; s < size && !bad; ++s)
+    if (recv[s].s != (short)(s * 10 + rank) || recv[s].i != value(s, rank, 0)) bad = fail(rank, "pair type", s, recv[s].i, value(s, rank, 0));
+  MPI_Type_free(&as_struct);
+  MPI_Type_free(&pair);
   free(send);
   free(recv);
-  return 0;
+  return bad;
 }
 
 int main(int argc, char** argv) {
@@ -113,8 +220,10 @@ int main(int argc, char** argv) {
     }
   }
   }
-  if (!bad) bad |= check_derived(MPI_COMM_WORLD);
-  if (!bad) bad |= check(MPI_COMM_WORLD, 64, 7, 0, "after derived");
+  if (!bad) bad |= check_types(MPI_COMM_WORLD);
+  if (!bad) bad |= check_types(split);
+  if (!bad) bad |= check_pair_type_on_one_rank(MPI_COMM_WORLD);
+  if (!bad) bad |= check(MPI_COMM_WORLD, 64, 7, 0, "after the pair type");
   MPI_Comm_free(&split);
   MPI_Comm_free(&dup);
   int any = 0;

@@ -58,6 +58,8 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   h->plan_ssb_bytes = ssb_bytes;
   h->plan_srb_bytes = srb_bytes;
   if (g->shape_.nodes() == 1) {
+    // Alive now: the ranks' first calls need not ask the kernel before the first watch tick.
+    h->daemon_seen_ns.store(MonotonicNs(), std::memory_order_relaxed);
     h->started.store(1, std::memory_order_release);
     return g;
   }

@@ -50,9 +50,12 @@ Result<control::DaemonMessage> ControlConnection::Call(const control::ClientMess
                                                        std::vector<int>* fds) {
   std::lock_guard<std::mutex> lock(mu_);
   Status s = SendFrame(fd_, request.SerializeAsString());
-  if (!s.ok()) return Status(Code::kDaemonLost, s.message());
   std::string payload;
+  // A daemon that refuses a connection (too many clients) says why and closes it at once: the
+  // send may fail, but the reason is still there to read.
+  const Status sent = s;
   s = ReceiveFrame(fd_, kMaxReplyBytes, &payload, fds);
+  if (!sent.ok() && !s.ok()) return Status(Code::kDaemonLost, sent.message());
   if (!s.ok()) return Status(s.code() == Code::kDaemonLost ? Code::kDaemonLost : Code::kProtocol,
                              "ohiod: " + s.message());
   control::DaemonMessage reply;

@@ -84,6 +84,16 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--max-clients", c.max_clients, "Most client connections served at once")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
+  app.add_option("--user-memory-percent", c.user_memory_percent,
+                 "Share of memory-limit the groups of one uid may use together, in percent")
+      ->check(CLI::Range(1u, 100u))
+      ->capture_default_str();
+  app.add_option("--user-max-groups", c.user_max_groups, "Most groups one uid may have open on this node")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+  app.add_option("--user-max-clients", c.user_max_clients, "Most client connections of one uid served at once")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
   app.add_option("--peer", c.peers,
                  "Another node's peer service as NAME=HOST:PORT (repeat, or comma-separate in the file); "
                  "nodes not listed are looked up by DNS on port 7470")

@@ -26,6 +26,10 @@ struct DaemonConfig {
   uint64_t max_message_bytes = 4u << 20;
   uint32_t max_group_ranks = 1u << 20;
   uint32_t max_clients = 4096;
+  // What one uid may take of this node, so that one user cannot starve another.
+  uint32_t user_memory_percent = 50;  // of memory_limit, over all of the uid's groups
+  uint32_t user_max_groups = 64;
+  uint32_t user_max_clients = 1024;
   // Other nodes.
   std::vector<std::string> peers;  // "name=host:port" of other nodes' peer services
   std::string listen = "0.0.0.0";  // IPv4 address the peer service and the data port bind to

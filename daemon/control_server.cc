@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -134,6 +135,17 @@ void ControlServer::Accept() {
     if (clients_.size() >= config_.max_clients) {
       spdlog::warn("refusing client pid {}: max_clients = {} reached", cred.pid, config_.max_clients);
       ReplyError(*c, control::Error::STATE, "ohiod serves at most " + std::to_string(config_.max_clients) + " clients");
+      close(fd);
+      continue;
+    }
+    const size_t of_uid = std::count_if(clients_.begin(), clients_.end(),
+                                        [&](const auto& entry) { return entry.second->cred.uid == cred.uid; });
+    if (of_uid >= config_.user_max_clients) {
+      spdlog::warn("refusing client pid {}: uid {} has {} connections, user_max_clients = {}", cred.pid, cred.uid,
+                   of_uid, config_.user_max_clients);
+      ReplyError(*c, control::Error::STATE,
+                 "uid " + std::to_string(cred.uid) + " already has " + std::to_string(of_uid) +
+                     " connections to ohiod; user-max-clients = " + std::to_string(config_.user_max_clients));
       close(fd);
       continue;
     }

@@ -42,6 +42,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   g->key_hex_ = KeyHex(g->spec_.key);
   g->owner_ = owner;
   g->timeout_ = std::chrono::milliseconds(timeout_ms);
+  g->created_at_ = Clock::now();
   const uint32_t locals = g->shape_.ppn(g->spec_.node);
   g->members_.resize(locals);
   auto segment = Segment::Create("ohio-group-" + g->key_hex_.substr(0, 8),

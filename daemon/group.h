@@ -84,6 +84,14 @@ class Group {
 
   // Guarded by the registry's lock.
   std::vector<Member>& members() { return members_; }
+  // Every local rank has joined (and may have left since).
+  bool AllJoined() const {
+    for (const Member& m : members_) {
+      if (!m.attached && !m.departed) return false;
+    }
+    return true;
+  }
+  Clock::time_point created_at() const { return created_at_; }
 
   // --- progress engine thread only ---
   // A group spanning nodes: moves the round state machine as far as the ranks allow; true if
@@ -136,6 +144,7 @@ class Group {
   Segment segment_;
   int doorbell_fd_ = -1;
   std::chrono::milliseconds timeout_{0};
+  Clock::time_point created_at_;
   std::vector<Member> members_;
   uint32_t tag_ = 0;
   std::shared_ptr<TagPool> tags_;  // the tag is returned when the group is destroyed

@@ -65,6 +65,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
   auto spec = ValidateJoin(join, refusal);
   if (!spec.ok()) return spec.status();
   std::lock_guard<std::mutex> lock(mu_);
+  DropUnjoined();
   std::shared_ptr<Group> group;
   auto it = groups_.find(spec->key);
   if (it != groups_.end()) {
@@ -121,10 +122,16 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     }
     const uint64_t need = ComputeSegmentLayout(shape->ppn(spec->node), config_.ssb_bytes, srb).segment_bytes;
     if (bytes_in_use_ + need > config_.memory_limit) {
+      if (tag) tags_->Release(*tag);
       return Status(Code::kNoMemory, "the group needs " + std::to_string(need) + " bytes of shared memory but " +
                                          std::to_string(bytes_in_use_) + " of memory_limit = " +
                                          std::to_string(config_.memory_limit) + " are in use by " +
                                          std::to_string(groups_.size()) + " groups");
+    }
+    if (const std::string over = OverUserLimits(who.uid, need); !over.empty()) {
+      if (tag) tags_->Release(*tag);
+      spdlog::warn("refusing a group of uid {}: {}", who.uid, over);
+      return Status(Code::kNoMemory, over);
     }
     auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, config_.ssb_bytes, srb,
                                  timeout_ms_.load(std::memory_order_relaxed), tag, tags_, transport_);
@@ -134,6 +141,8 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     }
     group = std::move(created).value();
     bytes_in_use_ += group->segment_bytes();
+    users_[who.uid].bytes += group->segment_bytes();
+    ++users_[who.uid].groups;
     groups_[spec->key] = group;
     engine_->AddGroup(group);
     if (multinode) on_new_multinode_group_(group);
@@ -153,6 +162,58 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
   return Membership{group, local};
 }
 
+std::string GroupRegistry::OverUserLimits(uid_t uid, uint64_t need) const {
+  const auto it = users_.find(uid);
+  const UserUse use = it == users_.end() ? UserUse{} : it->second;
+  const std::string who = "uid " + std::to_string(uid);
+  if (use.groups + 1 > config_.user_max_groups) {
+    return who + " already has " + std::to_string(use.groups) + " groups on node " + config_.node_name +
+           "; user-max-groups = " + std::to_string(config_.user_max_groups);
+  }
+  const uint64_t allowed = config_.memory_limit * config_.user_memory_percent / 100;
+  if (use.bytes + need > allowed) {
+    return "the group needs " + std::to_string(need) + " bytes of shared memory but " + who + " already uses " +
+           std::to_string(use.bytes) + " in " + std::to_string(use.groups) + " groups; one uid may use " +
+           std::to_string(allowed) + " (user-memory-percent = " + std::to_string(config_.user_memory_percent) +
+           " of memory_limit = " + std::to_string(config_.memory_limit) + ")";
+  }
+  return "";
+}
+
+void GroupRegistry::Forget(std::map<GroupKey, std::shared_ptr<Group>>::iterator it) {
+  const std::shared_ptr<Group>& g = it->second;
+  bytes_in_use_ -= g->segment_bytes();
+  auto user = users_.find(g->owner());
+  if (user != users_.end()) {
+    user->second.bytes -= g->segment_bytes();
+    if (--user->second.groups == 0) users_.erase(user);
+  }
+  groups_.erase(it);
+}
+
+void GroupRegistry::DropUnjoined() {
+  const auto now = Group::Clock::now();
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    const std::shared_ptr<Group> g = it->second;
+    if (g->AllJoined() || now - g->created_at() < std::chrono::milliseconds(g->timeout_ms())) {
+      ++it;
+      continue;
+    }
+    std::string missing;
+    for (uint32_t l = 0; l < g->members().size(); ++l) {
+      const Member& m = g->members()[l];
+      if (!m.attached && !m.departed) missing += (missing.empty() ? "" : ",") + std::to_string(g->group_rank(l));
+    }
+    const std::string why = "rank(s) " + missing + " never joined on node " + config_.node_name + " within " +
+                            std::to_string(g->timeout_ms()) + " ms; the group is dropped and its memory released";
+    spdlog::warn("group {}: {} (uid {})", g->key_hex(), why, g->owner());
+    engine_->FailGroup(g, Status(Code::kTimeout, why));
+    engine_->RemoveGroup(g);
+    ++it;
+    Forget(std::prev(it));
+  }
+}
+
 void GroupRegistry::Depart(const Membership& m, bool clean, const PeerCredentials& who) {
   std::lock_guard<std::mutex> lock(mu_);
   Member& member = m.group->members()[m.local];
@@ -164,8 +225,7 @@ void GroupRegistry::Depart(const Membership& m, bool clean, const PeerCredential
   if (anyone_left) return;
   auto it = groups_.find(m.group->spec().key);
   if (it != groups_.end() && it->second == m.group) {
-    groups_.erase(it);
-    bytes_in_use_ -= m.group->segment_bytes();
+    Forget(it);
     engine_->RemoveGroup(m.group);
     spdlog::info("group {}: closed, all local ranks gone", m.group->key_hex());
   }
@@ -208,6 +268,7 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
 
 std::vector<GroupInfo> GroupRegistry::Snapshot() {
   std::lock_guard<std::mutex> lock(mu_);
+  DropUnjoined();
   std::vector<GroupInfo> out;
   for (const auto& [key, g] : groups_) {
     GroupInfo i;
@@ -232,6 +293,7 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
 
 uint64_t GroupRegistry::bytes_in_use() {
   std::lock_guard<std::mutex> lock(mu_);
+  DropUnjoined();
   return bytes_in_use_;
 }
 

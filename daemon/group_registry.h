@@ -87,7 +87,20 @@ class GroupRegistry {
   std::function<void(std::shared_ptr<Group>)> on_new_multinode_group_;
   std::mutex mu_;
   std::shared_ptr<TagPool> tags_;
+  // Groups whose local ranks have not all joined within the group's timeout are dropped: failed
+  // (a rank that did join gets the error), their memory and key released. Caller holds mu_.
+  void DropUnjoined();
+  // No longer counted: its memory, and its place among its uid's groups. Caller holds mu_.
+  void Forget(std::map<GroupKey, std::shared_ptr<Group>>::iterator it);
+  // Why a new group of `need` bytes for `uid` would pass its per-uid limits, or empty.
+  std::string OverUserLimits(uid_t uid, uint64_t need) const;
+
+  struct UserUse {
+    uint64_t bytes = 0;
+    uint32_t groups = 0;
+  };
   std::map<GroupKey, std::shared_ptr<Group>> groups_;
+  std::map<uid_t, UserUse> users_;
   uint64_t bytes_in_use_ = 0;
   std::atomic<uint32_t> timeout_ms_;
 };

@@ -173,7 +173,8 @@ TEST(SingleNodeFaults, GroupTooLargeForTheSsb) {
 
 TEST(SingleNodeFaults, GroupsBeyondTheNodeMemoryLimitAreRefused) {
   TempDir dir;
-  Daemon daemon(dir, {"--ssb-bytes", "1MiB", "--memory-limit", "3MiB"});
+  // One uid may take the whole node here: this is the node's limit, not the user's.
+  Daemon daemon(dir, {"--ssb-bytes", "1MiB", "--memory-limit", "3MiB", "--user-memory-percent", "100"});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   RankJob holders(dir, daemon.socket(), "holder", 2, {"--stall"});
   RankJob holders2(dir, daemon.socket(), "holder2", 2, {"--stall"});

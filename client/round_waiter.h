@@ -22,7 +22,7 @@ class RoundWaiter {
   // within that range, twice the rank's typical call time (NoteCall). A wait inside a call
   // seldom lasts longer than a call, and a sleep costs the sleeper a wake-up delay and its
   // waker a system call, which for calls of 20 us to 1 ms was most of what made them slower
-  // than Open MPI's (docs/PERFORMANCE.md, "Spinning as long as a call").
+  // than Open MPI's (docs/PERFORMANCE.md, "Fast path, second pass").
   RoundWaiter(SegmentHeader* header, int control_fd, std::chrono::microseconds min_spin,
               std::chrono::microseconds max_spin, std::chrono::milliseconds patience, bool oversubscribed)
       : header_(header),

@@ -1,10 +1,11 @@
 #include "client/group_handle.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+
+#include "common/usable_cpus.h"
 
 namespace ohio {
 namespace {
@@ -16,14 +17,6 @@ constexpr std::chrono::milliseconds kDaemonGrace{10000};
 std::chrono::microseconds MicrosecondsFromEnvironment(const char* name, long fallback) {
   const char* v = std::getenv(name);
   return std::chrono::microseconds(v == nullptr ? fallback : std::strtol(v, nullptr, 10));
-}
-
-// CPUs this process may run on (its affinity mask), at least 1.
-uint32_t UsableCpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  const int n = CPU_COUNT(&set);
-  return n > 0 ? static_cast<uint32_t>(n) : 1;
 }
 
 }  // namespace
@@ -118,7 +111,9 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
   const auto start = std::chrono::steady_clock::now();
   Status s = on_node_ ? on_node_->Alltoall(src, dst, bytes_per_rank, &next_round_)
                       : across_nodes_->Alltoall(src, dst, bytes_per_rank, &next_round_);
-  waiter_.NoteCall(std::chrono::steady_clock::now() - start);
+  const auto took = std::chrono::steady_clock::now() - start;
+  waiter_.NoteCall(took);
+  if (on_node_) on_node_->Count(bytes_per_rank, s, took);
   return Finish(s);
 }
 

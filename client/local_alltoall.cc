@@ -35,12 +35,10 @@ LocalAlltoall::LocalAlltoall(const Segment* segment, const GroupShape* shape, Al
 }
 
 Status LocalAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
-  const auto start = std::chrono::steady_clock::now();
   rounds_this_call_ = 0;
   report_->Start(m);
   Status s = Run(send, recv, m, next_round);
   report_->Stop();
-  if (local_ == 0) Record(m, s, std::chrono::steady_clock::now() - start, rounds_this_call_);
   return s;
 }
 
@@ -170,7 +168,8 @@ Status LocalAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64
   return Status::Ok();
 }
 
-void LocalAlltoall::Record(uint64_t m, const Status& result, std::chrono::nanoseconds took, uint64_t rounds) {
+void LocalAlltoall::Count(uint64_t m, const Status& result, std::chrono::nanoseconds took) {
+  if (local_ != 0) return;
   CallStats& st = header_->stats;
   // An opt-out is no failure; a group closed under the call (a rank gone, a timeout, the
   // daemon lost) is counted by the daemon that closed it.
@@ -181,7 +180,7 @@ void LocalAlltoall::Record(uint64_t m, const Status& result, std::chrono::nanose
     Bump(st.failed_by_code[static_cast<size_t>(result.code()) % 16], 1);
     return;
   }
-  Bump(st.rounds, rounds);
+  Bump(st.rounds, rounds_this_call_);
   Bump(st.calls, 1);
   Bump(st.bytes_local, uint64_t{ranks_} * ranks_ * m);
   const uint64_t ns = took.count() < 0 ? 0 : static_cast<uint64_t>(took.count());

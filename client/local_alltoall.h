@@ -35,6 +35,9 @@ class LocalAlltoall {
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
   // A round without data that fails with kSkipped on every rank.
   Status Skip(uint32_t* next_round);
+  // The call just made took `took` on this rank (timed by the caller, who needs it too): local
+  // rank 0 counts it in the segment's stats, for the daemon to fold in.
+  void Count(uint64_t bytes_per_rank, const Status& result, std::chrono::nanoseconds took);
 
  private:
   Status Run(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round);
@@ -47,7 +50,6 @@ class LocalAlltoall {
   Status MeetEveryone(uint32_t k);
   Status Verdict(uint32_t k) const;
   void Done(uint32_t k, bool someone_waits);
-  void Record(uint64_t m, const Status& result, std::chrono::nanoseconds took, uint64_t rounds);
 
   const Segment* segment_;
   SegmentHeader* header_;

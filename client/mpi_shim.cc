@@ -239,9 +239,9 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   }
 
   const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
-  int size = 0;
-  PMPI_Comm_size(comm, &size);
   // Non-contiguous data goes through a packed copy, run by run; contiguous data as it is.
+  int size = 0;
+  if (!send_layout->contiguous() || !recv_layout->contiguous()) PMPI_Comm_size(comm, &size);
   const void* send = in_place ? recvbuf : sendbuf;
   const MPI_Aint send_elements = static_cast<MPI_Aint>(in_place ? recvcount : sendcount) * size;
   if (!send_layout->contiguous()) {

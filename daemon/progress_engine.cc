@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/usable_cpus.h"
 #include "shm/segment_layout.h"
 
 namespace ohio {
@@ -300,10 +301,11 @@ int ProgressEngine::NextWakeMs() const {
 
 ProgressEngine::ProgressEngine(std::chrono::microseconds spin, std::chrono::microseconds round_spin,
                                DaemonCounters* counters, Transport* transport)
-    : spin_us_(spin.count()), round_spin_us_(round_spin.count()), counters_(counters), transport_(transport) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) usable_cpus_ = CPU_COUNT(&set);
-}
+    : spin_us_(spin.count()),
+      round_spin_us_(round_spin.count()),
+      usable_cpus_(UsableCpus()),
+      counters_(counters),
+      transport_(transport) {}
 
 ProgressEngine::SpinPolicy ProgressEngine::SpinNow() const {
   bool mid_round = false;

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "client/control_connection.h"
-#include "client/group_handle.h"
+#include "client/growing_group.h"
 #include "client/ohio.h"
 
 struct ohio_client {
@@ -14,7 +14,7 @@ struct ohio_client {
 
 struct ohio_group {
   ohio_client* client = nullptr;
-  std::unique_ptr<ohio::GroupHandle> handle;
+  std::unique_ptr<ohio::GrowingGroup> handle;
 };
 
 namespace {
@@ -70,7 +70,8 @@ int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out
   // The program's choice, else the user's (OHIO_ALGORITHM), else the daemon's default.
   const char* algorithm = spec->algorithm != nullptr ? spec->algorithm : std::getenv("OHIO_ALGORITHM");
   if (algorithm != nullptr && *algorithm != '\0') join.set_algorithm(algorithm);
-  auto handle = ohio::GroupHandle::Join(client->connection.get(), join);
+  join.set_bytes_per_rank_hint(spec->bytes_per_rank_hint);
+  auto handle = ohio::GrowingGroup::Join(client->connection.get(), join);
   if (!handle.ok()) return Fail(handle.status());
   *out = new ohio_group{client, std::move(handle).value()};
   return OHIO_OK;

@@ -29,6 +29,7 @@
 
 #include "client/mpi_type_layout.h"
 #include "client/ohio.h"
+#include "shm/buffer_sizing.h"
 
 namespace {
 
@@ -107,7 +108,9 @@ std::string RandomKey() {
 }
 
 // Collective over comm: joins a group for it, or records why every rank falls through.
-CommState* SetUp(MPI_Comm comm) {
+// `first_bytes`: the bytes per rank of the call that sets it up, which sizes the group's
+// buffers (they grow with later calls: ohio.h).
+CommState* SetUp(MPI_Comm comm, uint64_t first_bytes) {
   Process& p = P();
   auto* st = new CommState();
   p.states.insert(st);
@@ -161,6 +164,7 @@ CommState* SetUp(MPI_Comm comm) {
   spec.num_nodes = static_cast<uint32_t>(nodes.size());
   spec.node_names = node_ptrs.data();
   spec.rank_node = rank_node.data();
+  spec.bytes_per_rank_hint = ohio::HintClassFor(first_bytes);
   ohio_group* group = nullptr;
   const int rc = ohio_join(p.client, &spec, &group);
   const std::string refusal = rc == OHIO_OK ? "" : std::string("ohiod refused the group (") + ohio_last_error() + ")";
@@ -175,12 +179,15 @@ CommState* SetUp(MPI_Comm comm) {
   return st;
 }
 
-CommState* StateOf(MPI_Comm comm) {
+CommState* StateOf(MPI_Comm comm, int count, MPI_Datatype type) {
   Process& p = P();
   void* attribute = nullptr;
   int found = 0;
   PMPI_Comm_get_attr(comm, p.keyval, &attribute, &found);
-  return found ? static_cast<CommState*>(attribute) : SetUp(comm);
+  if (found) return static_cast<CommState*>(attribute);
+  int type_size = 0;
+  PMPI_Type_size(type, &type_size);
+  return SetUp(comm, count > 0 && type_size > 0 ? static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size) : 0);
 }
 
 
@@ -202,7 +209,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   }
   Initialise();
-  CommState* st = StateOf(comm);
+  CommState* st = StateOf(comm, recvcount, recvtype);
   auto fall_through = [&](const std::string& why) {
     FellThrough(why);
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);

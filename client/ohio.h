@@ -45,6 +45,13 @@ typedef struct ohio_group_spec {
   const char* const* node_names; /* num_nodes distinct node names, as the daemons call themselves */
   const uint32_t* rank_node;     /* size entries: node index of every rank */
   const char* algorithm;         /* "v1", "v2" or "v3"; NULL: $OHIO_ALGORITHM, else the daemon's default */
+  /* 0: the group's shared buffers are the daemon's configured sizes, the most any call can use.
+   * Else the largest bytes_per_rank the first calls are expected to pass: the buffers are sized
+   * to hold one such call (a 2-rank group exchanging 64 bytes then maps kilobytes, not
+   * megabytes), and the group grows by itself after a call that outgrew them: every rank joins
+   * it again, under a key derived from `key`, with buffers for calls of up to 64 KiB per rank,
+   * then with the configured sizes. Every rank passes the same value. */
+  uint64_t bytes_per_rank_hint;
 } ohio_group_spec;
 
 /* Connects to ohiod at socket_path; NULL means $OHIO_SOCKET, else OHIO_DEFAULT_SOCKET. */

@@ -55,10 +55,11 @@ class Client {
 
   std::string node_name() const { return ohio_node_name(c_.get()); }
 
-  // Joins rank `rank` of a group whose ranks sit on `nodes` as `rank_node` says.
+  // Joins rank `rank` of a group whose ranks sit on `nodes` as `rank_node` says; see
+  // ohio_group_spec for the hint.
   CallResult Join(const unsigned char (&key)[OHIO_KEY_BYTES], uint32_t rank,
                   const std::vector<std::string>& nodes, const std::vector<uint32_t>& rank_node,
-                  const std::string& algorithm, Group* out) {
+                  const std::string& algorithm, Group* out, uint64_t bytes_per_rank_hint = 0) {
     std::vector<const char*> names;
     for (const auto& n : nodes) names.push_back(n.c_str());
     ohio_group_spec spec = {};
@@ -69,6 +70,7 @@ class Client {
     spec.node_names = names.data();
     spec.rank_node = rank_node.data();
     spec.algorithm = algorithm.empty() ? nullptr : algorithm.c_str();
+    spec.bytes_per_rank_hint = bytes_per_rank_hint;
     ohio_group* g = nullptr;
     CallResult r = CallResult::From(ohio_join(c_.get(), &spec, &g));
     if (r.ok()) *out = Group(g);

@@ -51,6 +51,7 @@ json GroupJson(const admin::GroupSummary& g) {
           {"segment_bytes", g.segment_bytes()},
           {"ssb_bytes", g.ssb_bytes()},
           {"srb_bytes", g.srb_bytes()},
+          {"bytes_per_rank_hint", g.bytes_per_rank_hint()},
           {"timeout_ms", g.timeout_ms()}};
 }
 

@@ -53,6 +53,7 @@ void FillGroup(const GroupInfo& g, admin::GroupSummary* s) {
   s->set_ssb_bytes(g.ssb_bytes);
   s->set_srb_bytes(g.srb_bytes);
   s->set_timeout_ms(g.timeout_ms);
+  s->set_bytes_per_rank_hint(g.bytes_per_rank_hint);
 }
 
 }  // namespace

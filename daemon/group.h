@@ -34,6 +34,7 @@ struct GroupSpec {
   std::vector<uint32_t> rank_node;
   uint32_t node = 0;  // this daemon's index in node_names
   Algorithm algorithm = Algorithm::kV3;
+  uint64_t bytes_per_rank_hint = 0;  // what the buffers are sized for (0: configured)
 };
 
 struct Member {

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "shm/buffer_sizing.h"
 #include "shm/exchange_plan.h"
 #include "shm/staging.h"
 
@@ -13,6 +14,10 @@ namespace {
 
 std::string Who(const PeerCredentials& c) {
   return "pid " + std::to_string(c.pid) + ", uid " + std::to_string(c.uid);
+}
+
+std::string HintText(uint64_t hint) {
+  return hint == 0 ? std::string("the configured sizes") : "calls of up to " + std::to_string(hint) + " bytes per rank";
 }
 
 }  // namespace
@@ -57,6 +62,7 @@ Result<GroupSpec> GroupRegistry::ValidateJoin(const control::JoinGroup& join,
   auto parsed = ParseAlgorithm(algo);
   if (!parsed) return invalid("unknown algorithm '" + algo + "' (v1, v2 or v3)");
   spec.algorithm = *parsed;
+  spec.bytes_per_rank_hint = join.bytes_per_rank_hint();
   return spec;
 }
 
@@ -87,6 +93,12 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                         AlgorithmName(spec->algorithm) + " but the group uses " +
                                         AlgorithmName(have.algorithm));
     }
+    if (have.bytes_per_rank_hint != spec->bytes_per_rank_hint) {
+      *refusal = control::Error::GROUP_MISMATCH;
+      return Status(Code::kRefused, "rank " + std::to_string(join.rank()) + " asks for buffers sized for " +
+                                        HintText(spec->bytes_per_rank_hint) + " but the group's are sized for " +
+                                        HintText(have.bytes_per_rank_hint));
+    }
     if (group->failed()) {
       *refusal = control::Error::STATE;
       return Status(Code::kGroupFailed, "group " + group->key_hex() + " has failed; its ranks must leave before the key is reused");
@@ -104,9 +116,8 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                          std::to_string(min_ssb) + " bytes" + (multinode ? "" : " (two halves)") +
                                          "; ohiod is configured with ssb_bytes = " + std::to_string(config_.ssb_bytes));
     }
-    const uint64_t srb = multinode ? config_.srb_bytes : 0;
     const uint64_t min_srb = MinSrbBytes(shape.value(), spec->algorithm);
-    if (srb < min_srb) {
+    if (multinode && config_.srb_bytes < min_srb) {
       return Status(Code::kNoMemory, std::string("with ") + AlgorithmName(spec->algorithm) + " a group of " +
                                          std::to_string(join.size()) + " ranks needs an SRB of at least " +
                                          std::to_string(min_srb) + " bytes per node; ohiod is configured with srb_bytes = " +
@@ -120,7 +131,18 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                            " groups spanning several nodes at once");
       }
     }
-    const uint64_t need = ComputeSegmentLayout(shape->ppn(spec->node), config_.ssb_bytes, srb).segment_bytes;
+    const uint32_t ppn = shape->ppn(spec->node);
+    auto segment_bytes = [ppn](BufferSizes b) { return ComputeSegmentLayout(ppn, b.ssb, b.srb).segment_bytes; };
+    BufferSizes sizes =
+        SizeBuffers(shape.value(), spec->algorithm, spec->bytes_per_rank_hint, config_.ssb_bytes, config_.srb_bytes);
+    if (spec->bytes_per_rank_hint != 0) {
+      // A hint asks for speed: give a hinted group smaller buffers rather than refuse it.
+      sizes = ShrinkUntil(sizes, BufferSizes{min_ssb, multinode ? min_srb : 0}, [&](BufferSizes b) {
+        const uint64_t need = segment_bytes(b);
+        return bytes_in_use_ + need <= config_.memory_limit && OverUserLimits(who.uid, need).empty();
+      });
+    }
+    const uint64_t need = segment_bytes(sizes);
     if (bytes_in_use_ + need > config_.memory_limit) {
       if (tag) tags_->Release(*tag);
       return Status(Code::kNoMemory, "the group needs " + std::to_string(need) + " bytes of shared memory but " +
@@ -133,7 +155,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
       spdlog::warn("refusing a group of uid {}: {}", who.uid, over);
       return Status(Code::kNoMemory, over);
     }
-    auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, config_.ssb_bytes, srb,
+    auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, sizes.ssb, sizes.srb,
                                  timeout_ms_.load(std::memory_order_relaxed), tag, tags_, transport_);
     if (!created.ok()) {
       if (tag) tags_->Release(*tag);
@@ -146,8 +168,9 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     groups_[spec->key] = group;
     engine_->AddGroup(group);
     if (multinode) on_new_multinode_group_(group);
-    spdlog::info("group {}: created for {} ranks, {} on this node, {} bytes of shared memory (uid {})",
-                 group->key_hex(), join.size(), group->local_ranks(), group->segment_bytes(), who.uid);
+    spdlog::info("group {}: created for {} ranks, {} on this node, {} bytes of shared memory sized for {} (uid {})",
+                 group->key_hex(), join.size(), group->local_ranks(), group->segment_bytes(),
+                 HintText(spec->bytes_per_rank_hint), who.uid);
   }
   const uint32_t local = group->shape().local_index(join.rank());
   Member& m = group->members()[local];
@@ -285,6 +308,7 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
     for (uint32_t n = 0; n < g->shape().nodes(); ++n) i.ranks_per_node.push_back(g->shape().ppn(n));
     i.ssb_bytes = g->ssb_bytes();
     i.srb_bytes = g->spans_nodes() ? g->srb_bytes() : 0;
+    i.bytes_per_rank_hint = g->spec().bytes_per_rank_hint;
     i.timeout_ms = g->timeout_ms();
     out.push_back(i);
   }

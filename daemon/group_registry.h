@@ -48,6 +48,7 @@ struct GroupInfo {
   std::vector<uint32_t> ranks_per_node;  // same order
   uint64_t ssb_bytes = 0;
   uint64_t srb_bytes = 0;
+  uint64_t bytes_per_rank_hint = 0;
   uint32_t timeout_ms = 0;
 };
 

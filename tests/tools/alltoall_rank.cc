@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> sizes = {64};
   std::vector<uint32_t> rank_node;
   std::vector<std::string> nodes;
-  uint64_t my_bytes = 0;
+  uint64_t my_bytes = 0, hint = 0;
   bool stall = false, stall_after = false, in_place = false;
   uint32_t pause_after_first_ms = 0;
   int skip_at = -1, skipped_at = -1;
@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   app.add_option("--bytes", sizes, "bytes per rank, one alltoall series per value");
   app.add_option("--iterations", iterations);
   app.add_option("--algorithm", algorithm);
+  app.add_option("--hint", hint, "bytes_per_rank_hint of the join (0: the daemon's configured buffers)");
   app.add_option("--my-bytes", my_bytes, "use this bytes per rank instead (to provoke a mismatch)");
   app.add_option("--expect", expect,
                  "the run must end with this error (an ohio_strerror() text); calls before it are verified");
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
   if (nodes.empty()) nodes = {client.node_name()};
   if (rank_node.empty()) rank_node.assign(size, 0);
   ohio::Group group;
-  r = client.Join(key, rank, nodes, rank_node, algorithm, &group);
+  r = client.Join(key, rank, nodes, rank_node, algorithm, &group, hint);
   if (!r.ok()) {
     std::printf("rank %u: join error code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
     std::fflush(stdout);

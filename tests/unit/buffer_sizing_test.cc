@@ -1,0 +1,115 @@
+#include "shm/buffer_sizing.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "shm/eager_plan.h"
+#include "shm/exchange_plan.h"
+#include "shm/segment_layout.h"
+#include "shm/staging.h"
+#include "tests/unit/rank_maps.h"
+
+namespace ohio {
+namespace {
+
+using testing_util::AllValidMaps;
+using testing_util::MapName;
+
+constexpr uint64_t kSsb = 16u << 20;
+constexpr uint64_t kSrb = 8u << 20;
+
+GroupShape Shape(uint32_t nodes, std::vector<uint32_t> map) {
+  Result<GroupShape> r = GroupShape::Make(nodes, std::move(map));
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.value();
+}
+
+TEST(SizeBuffers, NoHintIsTheConfiguredSizes) {
+  BufferSizes one = SizeBuffers(Shape(1, {0, 0}), Algorithm::kV3, 0, kSsb, kSrb);
+  EXPECT_EQ(one.ssb, kSsb);
+  EXPECT_EQ(one.srb, 0u);  // a group on one node has no SRB
+  BufferSizes two = SizeBuffers(Shape(2, {0, 1}), Algorithm::kV3, 0, kSsb, kSrb);
+  EXPECT_EQ(two.ssb, kSsb);
+  EXPECT_EQ(two.srb, kSrb);
+}
+
+TEST(SizeBuffers, TwoRanksExchangingSixtyFourBytesMapKilobytes) {
+  // The example: 2 ranks, 64 bytes per rank. One SSB half holds 2 x 2 x 64 bytes.
+  BufferSizes s = SizeBuffers(Shape(1, {0, 0}), Algorithm::kV3, 64, kSsb, kSrb);
+  EXPECT_EQ(s.ssb, 4096u);
+  EXPECT_EQ(s.srb, 0u);
+  EXPECT_LE(ComputeSegmentLayout(2, s.ssb, s.srb).segment_bytes, 16u << 10);
+  BufferSizes across = SizeBuffers(Shape(2, {0, 1}), Algorithm::kV3, 64, kSsb, kSrb);
+  EXPECT_EQ(across.ssb, 4096u);
+  EXPECT_EQ(across.srb, 4096u);  // two halves of one slot: 64-byte header + 64 bytes
+}
+
+TEST(SizeBuffers, AHintedCallIsOneRoundAndTheSizesStayInBounds) {
+  for (uint32_t nodes = 1; nodes <= 3; ++nodes) {
+    for (const auto& m : AllValidMaps(6, nodes)) {
+      if (m.nodes != nodes) continue;
+      const GroupShape shape = Shape(m.nodes, m.rank_node);
+      for (Algorithm algo : {Algorithm::kV1, Algorithm::kV2, Algorithm::kV3}) {
+        for (uint64_t hint : {1ull, 7ull, 64ull, 1000ull, 4096ull, 65536ull}) {
+          SCOPED_TRACE(MapName(m.rank_node) + " hint " + std::to_string(hint) + " " + AlgorithmName(algo));
+          const BufferSizes s = SizeBuffers(shape, algo, hint, kSsb, kSrb);
+          EXPECT_EQ(s.ssb % 4096, 0u);
+          EXPECT_LE(s.ssb, kSsb);
+          if (nodes == 1) {
+            EXPECT_GE(s.ssb, MinLocalSsbBytes(shape));
+            EXPECT_EQ(s.srb, 0u);
+            Result<Staging> st = PlanStaging(shape, LocalSsbHalfBytes(s.ssb), hint);
+            ASSERT_TRUE(st.ok()) << st.status().message();
+            EXPECT_EQ(st->rounds, 1u);
+          } else {
+            EXPECT_GE(s.ssb, MinSsbBytes(shape));
+            EXPECT_GE(s.srb, MinSrbBytes(shape, algo));
+            EXPECT_LE(s.srb, kSrb);
+            EXPECT_EQ(s.srb % 4096, 0u);
+            EXPECT_TRUE(FitsEager(shape, PlanEagerLayout(shape, s.ssb, s.srb), hint));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SizeBuffers, NeverAboveTheConfiguredSizesWhateverTheHint) {
+  const GroupShape shape = Shape(2, {0, 0, 1, 1});
+  for (uint64_t hint : {uint64_t{1} << 20, uint64_t{1} << 40, ~uint64_t{0} / 3, ~uint64_t{0}}) {
+    const BufferSizes s = SizeBuffers(shape, Algorithm::kV3, hint, kSsb, kSrb);
+    EXPECT_EQ(s.ssb, kSsb) << hint;
+    EXPECT_EQ(s.srb, kSrb) << hint;
+  }
+}
+
+TEST(ShrinkUntil, HalvesDownToTheFloorOnly) {
+  const BufferSizes wanted{1u << 20, 1u << 19}, floor{1000, 3000};
+  int asked = 0;
+  BufferSizes s = ShrinkUntil(wanted, floor, [&](BufferSizes b) {
+    ++asked;
+    return b.ssb + b.srb <= 100000;
+  });
+  EXPECT_LE(s.ssb + s.srb, 100000u);
+  EXPECT_EQ(s.ssb, 65536u);
+  EXPECT_EQ(s.srb, 32768u);
+  EXPECT_EQ(asked, 5);  // wanted, then four halvings
+  BufferSizes none = ShrinkUntil(wanted, floor, [](BufferSizes) { return false; });
+  EXPECT_EQ(none.ssb, floor.ssb);
+  EXPECT_EQ(none.srb, floor.srb);
+}
+
+TEST(HintClassFor, ThreeClasses) {
+  EXPECT_EQ(HintClassFor(0), kSmallCallBytes);
+  EXPECT_EQ(HintClassFor(4096), kSmallCallBytes);
+  EXPECT_EQ(HintClassFor(4097), kMediumCallBytes);
+  EXPECT_EQ(HintClassFor(65536), kMediumCallBytes);
+  EXPECT_EQ(HintClassFor(65537), 0u);
+  EXPECT_TRUE(OutgrownBy(4096, 4097));
+  EXPECT_FALSE(OutgrownBy(4096, 4096));
+  EXPECT_FALSE(OutgrownBy(0, ~uint64_t{0}));  // configured sizes never grow
+}
+
+}  // namespace
+}  // namespace ohio

@@ -280,13 +280,17 @@ json GroupsJson(const admin::ListGroupsReply& g) {
 std::string GroupsText(const admin::ListGroupsReply& g) {
   if (g.groups_size() == 0) return "no groups\n";
   std::vector<std::vector<std::string>> rows = {
-      {"KEY", "STATE", "ALGO", "SEQ", "RANKS", "HERE", "RANKS PER NODE", "UID", "MEMORY", "TIMEOUT"}};
+      {"KEY", "STATE", "ALGO", "SEQ", "RANKS", "HERE", "RANKS PER NODE", "UID", "MEMORY", "SIZED FOR", "TIMEOUT"}};
   for (const auto& x : g.groups()) {
     rows.push_back({x.key(), x.state(), x.algorithm(), std::to_string(x.sequence()), std::to_string(x.size()),
                     std::to_string(x.attached_ranks()) + "/" + std::to_string(x.local_ranks()), RanksPerNode(x),
-                    std::to_string(x.owner_uid()), Bytes(x.segment_bytes()), std::to_string(x.timeout_ms()) + " ms"});
+                    std::to_string(x.owner_uid()), Bytes(x.segment_bytes()),
+                    x.bytes_per_rank_hint() == 0 ? "configured" : "<= " + Bytes(x.bytes_per_rank_hint()) + "/rank",
+                    std::to_string(x.timeout_ms()) + " ms"});
   }
-  return Table(rows) + "SEQ: rounds completed; HERE: ranks attached on this node / its ranks of the group\n";
+  return Table(rows) +
+         "SEQ: rounds completed; HERE: ranks attached on this node / its ranks of the group;\n"
+         "SIZED FOR: calls one round of the group's buffers holds (configured: ohiod's ssb/srb-bytes)\n";
 }
 
 json CountersJson(const admin::CountersReply& c) {

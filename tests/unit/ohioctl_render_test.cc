@@ -131,5 +131,21 @@ TEST(OhioctlRender, WatchLinesShowRates) {
   EXPECT_THAT(line, HasSubstr("2.0 MiB/s"));  // 4 MiB in 2 s
 }
 
+TEST(OhioctlRender, GroupsSayWhatTheirBuffersAreSizedFor) {
+  admin::ListGroupsReply reply;
+  admin::GroupSummary* hinted = reply.add_groups();
+  hinted->set_key("aa");
+  hinted->set_segment_bytes(12288);
+  hinted->set_bytes_per_rank_hint(4096);
+  admin::GroupSummary* full = reply.add_groups();
+  full->set_key("bb");
+  full->set_segment_bytes(16u << 20);
+  const std::string text = GroupsText(reply);
+  EXPECT_THAT(text, HasSubstr("SIZED FOR"));
+  EXPECT_THAT(text, HasSubstr("12 KiB  <= 4.0 KiB/rank"));
+  EXPECT_THAT(text, HasSubstr("16 MiB  configured"));
+  EXPECT_EQ(GroupsJson(reply)["groups"][0]["bytes_per_rank_hint"], 4096);
+}
+
 }  // namespace
 }  // namespace ohio::ctl

@@ -83,6 +83,20 @@ int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_
   return s.ok() ? OHIO_OK : Fail(s);
 }
 
+int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
+                   void* recv, const size_t* recvcounts, const size_t* rdispls) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_alltoallv: group is NULL");
+  ohio::VectorCall call;
+  call.send = static_cast<const uint8_t*>(send);
+  call.send_counts = sendcounts;
+  call.send_displs = sdispls;
+  call.recv = static_cast<uint8_t*>(recv);
+  call.recv_counts = recvcounts;
+  call.recv_displs = rdispls;
+  ohio::Status s = group->handle->Alltoallv(call);
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
 int ohio_alltoall_skip(ohio_group* group) {
   if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_alltoall_skip: group is NULL");
   return Fail(group->handle->Skip());

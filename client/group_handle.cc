@@ -75,7 +75,11 @@ Status GroupHandle::AwaitGroupStart() {
 }
 
 Status GroupHandle::Finish(Status s) {
-  if (!s.ok() && s.code() != Code::kSizeMismatch && s.code() != Code::kSkipped && s.code() != Code::kNoMemory) {
+  // Errors every rank reached alike, about the call and not the group.
+  const bool call_only = s.code() == Code::kSizeMismatch || s.code() == Code::kSkipped ||
+                         s.code() == Code::kNoMemory || s.code() == Code::kNotSupported ||
+                         s.code() == Code::kInvalidArgument;
+  if (!s.ok() && !call_only) {
     broken_ = s;
   }
   return s;
@@ -114,6 +118,25 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
   const auto took = std::chrono::steady_clock::now() - start;
   waiter_.NoteCall(took);
   if (on_node_) on_node_->Count(bytes_per_rank, s, took);
+  return Finish(s);
+}
+
+Status GroupHandle::Alltoallv(const VectorCall& call) {
+  if (!broken_.ok()) return broken_;
+  if (call.send_counts == nullptr || call.send_displs == nullptr || call.recv_counts == nullptr ||
+      call.recv_displs == nullptr) {
+    return Status(Code::kInvalidArgument, "the counts and displacements must not be NULL");
+  }
+  if (shape_.nodes() > 1) {  // known from the join alike on every rank: nothing to wait for
+    return Status(Code::kNotSupported, "alltoallv is served for groups on one node; this group spans " +
+                                           std::to_string(shape_.nodes()) + " nodes");
+  }
+  if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  const auto start = std::chrono::steady_clock::now();
+  Status s = on_node_->Alltoallv(call, &next_round_);
+  const auto took = std::chrono::steady_clock::now() - start;
+  waiter_.NoteCall(took);
+  on_node_->CountVector(s, took);
   return Finish(s);
 }
 

@@ -30,6 +30,13 @@ Status GrowingGroup::Alltoall(const void* send, void* recv, uint64_t bytes_per_r
   return s;
 }
 
+Status GrowingGroup::Alltoallv(const VectorCall& call) {
+  if (!broken_.ok()) return broken_;
+  Status s = current_->Alltoallv(call);
+  AfterCall(s, 0);  // reads in place: no buffer to grow
+  return s;
+}
+
 Status GrowingGroup::Skip() {
   if (!broken_.ok()) return broken_;
   Status s = current_->Skip();

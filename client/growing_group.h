@@ -24,6 +24,7 @@ class GrowingGroup {
   static Result<std::unique_ptr<GrowingGroup>> Join(ControlConnection* connection, const control::JoinGroup& join);
 
   Status Alltoall(const void* send, void* recv, uint64_t bytes_per_rank);
+  Status Alltoallv(const VectorCall& call);
   Status Skip();
   Status Check() const;
   // Leaves the group (and an outgrown one still held).

@@ -149,6 +149,7 @@ Status LocalAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64
       case ReadOutcome::kGone:
         // It died after arriving: its daemon is closing the group; take that error.
         return waiter_->Wait([] { return false; }, "ohiod", "close the group of a rank that died");
+      case ReadOutcome::kBadAddress:  // this call's own buffers are all mapped: treat as refused
       case ReadOutcome::kRefused:
         SayRefusedOnce(pid, why);
         // Published before this rank's done, so every rank sees it once all are done.
@@ -169,6 +170,11 @@ Status LocalAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64
 }
 
 void LocalAlltoall::Count(uint64_t m, const Status& result, std::chrono::nanoseconds took) {
+  Record(m, uint64_t{ranks_} * ranks_ * m, result, took);
+}
+
+void LocalAlltoall::Record(uint64_t class_bytes, uint64_t bytes_local, const Status& result,
+                           std::chrono::nanoseconds took) {
   if (local_ != 0) return;
   CallStats& st = header_->stats;
   // An opt-out is no failure; a group closed under the call (a rank gone, a timeout, the
@@ -182,9 +188,9 @@ void LocalAlltoall::Count(uint64_t m, const Status& result, std::chrono::nanosec
   }
   Bump(st.rounds, rounds_this_call_);
   Bump(st.calls, 1);
-  Bump(st.bytes_local, uint64_t{ranks_} * ranks_ * m);
+  Bump(st.bytes_local, bytes_local);
   const uint64_t ns = took.count() < 0 ? 0 : static_cast<uint64_t>(took.count());
-  const size_t c = LatencySizeClass(m);
+  const size_t c = LatencySizeClass(class_bytes);
   Bump(st.latency_count[c][LatencyBucket(ns)], 1);
   Bump(st.latency_sum_ns[c], ns);
 }

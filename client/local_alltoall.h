@@ -26,6 +26,17 @@
 
 namespace ohio {
 
+// An alltoallv as a rank passes it: for every rank j of the group, send_counts[j] bytes at
+// send + send_displs[j] go to j, and recv_counts[j] bytes from j land at recv + recv_displs[j].
+struct VectorCall {
+  const uint8_t* send = nullptr;
+  const size_t* send_counts = nullptr;
+  const size_t* send_displs = nullptr;
+  uint8_t* recv = nullptr;
+  const size_t* recv_counts = nullptr;
+  const size_t* recv_displs = nullptr;
+};
+
 class LocalAlltoall {
  public:
   LocalAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t local,
@@ -35,9 +46,14 @@ class LocalAlltoall {
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
   // A round without data that fails with kSkipped on every rank.
   Status Skip(uint32_t* next_round);
+  // An alltoallv (client/local_alltoallv.cc): one round in which every rank reads what it
+  // receives straight from the senders' buffers, where the senders' count tables say.
+  Status Alltoallv(const VectorCall& call, uint32_t* next_round);
   // The call just made took `took` on this rank (timed by the caller, who needs it too): local
   // rank 0 counts it in the segment's stats, for the daemon to fold in.
   void Count(uint64_t bytes_per_rank, const Status& result, std::chrono::nanoseconds took);
+  // The same for the alltoallv just made (its bytes are in the count tables).
+  void CountVector(const Status& result, std::chrono::nanoseconds took);
 
  private:
   Status Run(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round);
@@ -50,6 +66,13 @@ class LocalAlltoall {
   Status MeetEveryone(uint32_t k);
   Status Verdict(uint32_t k) const;
   void Done(uint32_t k, bool someone_waits);
+  // Local rank 0's tally of a call: latency class by `class_bytes`, `bytes_local` moved.
+  void Record(uint64_t class_bytes, uint64_t bytes_local, const Status& result, std::chrono::nanoseconds took);
+  // Alltoallv: this rank's first fault reading round k, published before it is done.
+  void RecordFault(uint32_t k, VectorFault kind, uint32_t source, uint64_t sent, uint64_t expected);
+  // Once every rank is done with round k: the first fault any rank published, as the error every
+  // rank returns.
+  Status VectorOutcome(uint32_t k) const;
 
   const Segment* segment_;
   SegmentHeader* header_;
@@ -61,6 +84,7 @@ class LocalAlltoall {
   uint64_t half_bytes_;
   CallPlans plans_;
   uint64_t rounds_this_call_ = 0;
+  uint64_t vector_bytes_ = 0;  // local rank 0: bytes of the last alltoallv, from the count tables
 };
 
 }  // namespace ohio

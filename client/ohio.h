@@ -65,6 +65,14 @@ int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out
 /* Every rank sends bytes_per_rank bytes to every rank: send holds size blocks in rank
  * order, recv receives them in rank order. send == recv is allowed (in place). */
 int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank);
+/* Every rank sends sendcounts[j] bytes at send + sdispls[j] to rank j, and receives recvcounts[i]
+ * bytes from rank i at recv + rdispls[i] (bytes, not elements). By MPI's rule sendcounts[j] on
+ * rank i equals recvcounts[i] on rank j; a pair that differs fails the call on every rank with
+ * OHIO_ERR_SIZE_MISMATCH naming it, and the group stays usable. Send and receive ranges must
+ * not overlap. Served for groups on one node whose ranks may read each other's memory (one
+ * copy, nothing staged); otherwise every rank gets OHIO_ERR_NOT_SUPPORTED and nothing moved. */
+int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
+                   void* recv, const size_t* recvcounts, const size_t* rdispls);
 /* Takes part in the group's next call without data: that call then returns OHIO_ERR_SKIPPED on
  * every rank of the group, on every node, and nothing moves. A rank that cannot take part in
  * a call (an MPI datatype libohio does not serve, say) uses this so that all ranks can do the

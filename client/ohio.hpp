@@ -32,6 +32,10 @@ class Group {
   CallResult Alltoall(const void* send, void* recv, size_t bytes_per_rank) {
     return CallResult::From(ohio_alltoall(g_, send, recv, bytes_per_rank));
   }
+  CallResult Alltoallv(const void* send, const size_t* sendcounts, const size_t* sdispls, void* recv,
+                       const size_t* recvcounts, const size_t* rdispls) {
+    return CallResult::From(ohio_alltoallv(g_, send, sendcounts, sdispls, recv, recvcounts, rdispls));
+  }
   CallResult Skip() { return CallResult::From(ohio_alltoall_skip(g_)); }
   CallResult Leave() {
     if (g_ == nullptr) return {};

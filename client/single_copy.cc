@@ -47,7 +47,7 @@ ReadOutcome ReadFromRank(pid_t pid, uint64_t remote, void* local, uint64_t bytes
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == ESRCH) return ReadOutcome::kGone;
     *why = n < 0 ? std::strerror(errno) : "no progress";
-    return ReadOutcome::kRefused;
+    return n < 0 && errno == EFAULT ? ReadOutcome::kBadAddress : ReadOutcome::kRefused;
   }
   return ReadOutcome::kDone;
 }

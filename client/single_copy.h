@@ -22,11 +22,12 @@ bool SingleCopyPossible();
 // 0 turns single copies off). Read once per process.
 uint64_t SingleCopyThreshold();
 
-enum class ReadOutcome { kDone, kRefused, kGone };
+enum class ReadOutcome { kDone, kRefused, kBadAddress, kGone };
 
 // Copies `bytes` from `remote` in process `pid` to `local`, looping over partial reads.
-// kGone: the process no longer exists. kRefused: any other failure (permission, bad address),
-// with errno's text in *why.
+// kGone: the process no longer exists. kBadAddress: a range is not mapped (EFAULT: the caller's
+// counts or displacements are wrong). kRefused: any other failure (permission), with errno's
+// text in *why.
 ReadOutcome ReadFromRank(pid_t pid, uint64_t remote, void* local, uint64_t bytes, std::string* why);
 
 // Prints, once per process, that a single copy was refused and the group falls back.

@@ -46,7 +46,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   const uint32_t locals = g->shape_.ppn(g->spec_.node);
   g->members_.resize(locals);
   auto segment = Segment::Create("ohio-group-" + g->key_hex_.substr(0, 8),
-                                 ComputeSegmentLayout(locals, ssb_bytes, srb_bytes));
+                                 ComputeSegmentLayout(locals, g->shape_.size(), ssb_bytes, srb_bytes));
   if (!segment.ok()) return segment.status();
   g->segment_ = std::move(segment).value();
   g->doorbell_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

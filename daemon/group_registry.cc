@@ -132,7 +132,10 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
       }
     }
     const uint32_t ppn = shape->ppn(spec->node);
-    auto segment_bytes = [ppn](BufferSizes b) { return ComputeSegmentLayout(ppn, b.ssb, b.srb).segment_bytes; };
+    const uint32_t ranks = join.size();
+    auto segment_bytes = [ppn, ranks](BufferSizes b) {
+      return ComputeSegmentLayout(ppn, ranks, b.ssb, b.srb).segment_bytes;
+    };
     BufferSizes sizes =
         SizeBuffers(shape.value(), spec->algorithm, spec->bytes_per_rank_hint, config_.ssb_bytes, config_.srb_bytes);
     if (spec->bytes_per_rank_hint != 0) {

@@ -25,6 +25,15 @@ Status RoundVerdict(const std::vector<uint64_t>& bytes, const std::vector<uint32
     return Status(Code::kSkipped, DescribeRanks(skipping->second) + " opted out of this alltoall");
   }
   if (by_bytes.size() == 1) return Status::Ok();
+  const auto vector = by_bytes.find(kVectorBytes);
+  if (vector != by_bytes.end()) {
+    std::vector<uint32_t> others;
+    for (const auto& [m, ranks] : by_bytes) {
+      if (m != kVectorBytes) others.insert(others.end(), ranks.begin(), ranks.end());
+    }
+    return Status(Code::kSizeMismatch, DescribeRanks(vector->second) + " called alltoallv while " +
+                                           DescribeRanks(others) + " called alltoall");
+  }
   std::string message = "ranks disagree on the bytes per rank of this alltoall:";
   for (const auto& [m, ranks] : by_bytes) message += " " + std::to_string(m) + " from " + DescribeRanks(ranks) + ";";
   message.pop_back();

@@ -58,7 +58,9 @@ Result<Segment> Segment::Create(const std::string& name, const SegmentLayout& la
   h->magic = kSegmentMagic;
   h->version = kSegmentVersion;
   h->segment_bytes = layout.segment_bytes;
+  h->group_size = layout.group_size;
   h->slots_offset = layout.slots_offset;
+  h->count_tables_offset = layout.count_tables_offset;
   h->ssb_offset = layout.ssb_offset;
   h->ssb_bytes = layout.ssb_bytes;
   h->srb_offset = layout.srb_offset;
@@ -86,7 +88,9 @@ Result<Segment> Segment::Attach(int fd) {
   const bool consistent = h->magic == kSegmentMagic && h->version == kSegmentVersion &&
                           h->segment_bytes == bytes && h->ssb_offset + h->ssb_bytes <= bytes &&
                           h->srb_offset + h->srb_bytes <= bytes &&
-                          h->slots_offset + uint64_t{h->local_ranks} * sizeof(RankSlot) <= h->ssb_offset;
+                          h->slots_offset + uint64_t{h->local_ranks} * sizeof(RankSlot) <= h->count_tables_offset &&
+                          h->count_tables_offset + uint64_t{h->local_ranks} * CountTableBytes(h->group_size) <=
+                              h->ssb_offset;
   if (!consistent) {
     return Status(Code::kProtocol, "the group segment received from ohiod has an unexpected layout "
                                    "(daemon and library versions differ?)");

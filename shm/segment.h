@@ -33,6 +33,10 @@ class Segment {
     return reinterpret_cast<RankSlot*>(base_ + header()->slots_offset) + local_rank;
   }
   uint8_t* ssb() const { return base_ + header()->ssb_offset; }
+  CountEntry* count_table(uint32_t local_rank) const {
+    return reinterpret_cast<CountEntry*>(base_ + header()->count_tables_offset) +
+           uint64_t{local_rank} * header()->group_size;
+  }
   // Whether local rank l has arrived at `round` or beyond, and whether every local rank has;
   // the same for having finished copying out of it.
   bool Arrived(uint32_t l, uint32_t round) const {

@@ -1,5 +1,5 @@
 // The binary layout of a group's shared segment: header (control block), one slot per local
-// rank (rank-written), then the SSB and the SRB. The segment is a sealed memfd mapped by the
+// rank (rank-written), one count table per local rank (alltoallv), then the SSB and the SRB. The segment is a sealed memfd mapped by the
 // daemon and by every local rank of the group, so everything in it is either written once
 // before it is handed out or an address-free lock-free atomic.
 //
@@ -18,7 +18,7 @@
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 3;
+constexpr uint32_t kSegmentVersion = 4;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
@@ -53,6 +53,7 @@ struct alignas(kCacheLine) SegmentHeader {
   uint32_t group_size;
   uint32_t local_ranks;
   uint64_t slots_offset;
+  uint64_t count_tables_offset;  // local_ranks x CountTableBytes(group_size)
   uint64_t ssb_offset;
   uint64_t ssb_bytes;
   uint64_t srb_offset;
@@ -115,6 +116,25 @@ struct alignas(kCacheLine) SegmentHeader {
 // bytes_per_rank of a rank that opts out of a call (ohio_alltoall_skip): the round then fails
 // with Code::kSkipped on every rank of every node, so that all of them can fall back together.
 constexpr uint64_t kSkipBytes = ~uint64_t{0};
+// bytes_per_rank of a rank in an alltoallv round: its counts are in its count table.
+constexpr uint64_t kVectorBytes = ~uint64_t{0} - 1;
+
+// What a rank sends to each rank in an alltoallv, written by it before it arrives and read by
+// the others until they are done (client/local_alltoallv.h): bytes and displacement into its
+// send buffer, per destination rank of the group.
+struct CountEntry {
+  uint64_t bytes;
+  uint64_t displacement;
+};
+inline uint64_t CountTableBytes(uint32_t group_size) { return uint64_t{group_size} * sizeof(CountEntry); }
+
+// Why a rank's reads of an alltoallv round went wrong (RankSlot::vector_fault).
+enum class VectorFault : uint32_t {
+  kNone = 0,
+  kSizeMismatch = 1,  // a sender's bytes differ from what this rank expects of it
+  kUnreadable = 2,    // the sender's buffer at its displacement is not mapped
+  kRefused = 3,       // the kernel refused the read (ptrace restrictions)
+};
 
 // What a rank says of one round. A rank may arrive at round k+1 while others still read its
 // round k entry, so entries alternate by the round's parity: by the time a rank arrives at
@@ -137,6 +157,13 @@ struct alignas(kCacheLine) RankSlot {
   std::atomic<uint32_t> consumed;       // deliveries of arrived_round copied out so far
   std::atomic<uint32_t> pid;            // the rank's process, for single copies
   RoundEntry rounds[2];                 // by round parity
+  // The first fault of this rank's reads in alltoallv round fault_round, published before it is
+  // done: once every rank is done, every rank reads the same faults and fails alike.
+  std::atomic<uint32_t> fault_round;
+  std::atomic<uint32_t> fault_kind;     // VectorFault
+  std::atomic<uint32_t> fault_source;   // group rank read from
+  std::atomic<uint64_t> fault_sent;     // bytes it sends this rank (or the displacement read)
+  std::atomic<uint64_t> fault_expected; // bytes this rank expects of it
 };
 
 inline RoundEntry& EntryFor(RankSlot* slot, uint32_t round) { return slot->rounds[round & 1]; }
@@ -147,7 +174,9 @@ inline const RoundEntry& EntryFor(const RankSlot* slot, uint32_t round) { return
 inline bool RoundReached(uint32_t value, uint32_t round) { return static_cast<int32_t>(value - round) >= 0; }
 
 struct SegmentLayout {
+  uint32_t group_size = 0;  // sizes the count tables
   uint64_t slots_offset = 0;
+  uint64_t count_tables_offset = 0;
   uint64_t ssb_offset = 0;
   uint64_t ssb_bytes = 0;
   uint64_t srb_offset = 0;
@@ -158,10 +187,13 @@ struct SegmentLayout {
 // SSB and SRB start on page boundaries so that they can be registered with an HCA on their own.
 constexpr uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
-inline SegmentLayout ComputeSegmentLayout(uint32_t local_ranks, uint64_t ssb_bytes, uint64_t srb_bytes) {
+inline SegmentLayout ComputeSegmentLayout(uint32_t local_ranks, uint32_t group_size, uint64_t ssb_bytes,
+                                          uint64_t srb_bytes) {
   SegmentLayout l;
+  l.group_size = group_size;
   l.slots_offset = RoundUp(sizeof(SegmentHeader), kCacheLine);
-  l.ssb_offset = RoundUp(l.slots_offset + uint64_t{local_ranks} * sizeof(RankSlot), kPage);
+  l.count_tables_offset = RoundUp(l.slots_offset + uint64_t{local_ranks} * sizeof(RankSlot), kCacheLine);
+  l.ssb_offset = RoundUp(l.count_tables_offset + uint64_t{local_ranks} * CountTableBytes(group_size), kPage);
   l.ssb_bytes = ssb_bytes;
   l.srb_offset = RoundUp(l.ssb_offset + ssb_bytes, kPage);
   l.srb_bytes = srb_bytes;

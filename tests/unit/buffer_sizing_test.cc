@@ -39,7 +39,7 @@ TEST(SizeBuffers, TwoRanksExchangingSixtyFourBytesMapKilobytes) {
   BufferSizes s = SizeBuffers(Shape(1, {0, 0}), Algorithm::kV3, 64, kSsb, kSrb);
   EXPECT_EQ(s.ssb, 4096u);
   EXPECT_EQ(s.srb, 0u);
-  EXPECT_LE(ComputeSegmentLayout(2, s.ssb, s.srb).segment_bytes, 16u << 10);
+  EXPECT_LE(ComputeSegmentLayout(2, 2, s.ssb, s.srb).segment_bytes, 16u << 10);
   BufferSizes across = SizeBuffers(Shape(2, {0, 1}), Algorithm::kV3, 64, kSsb, kSrb);
   EXPECT_EQ(across.ssb, 4096u);
   EXPECT_EQ(across.srb, 4096u);  // two halves of one slot: 64-byte header + 64 bytes

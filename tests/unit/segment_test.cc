@@ -24,14 +24,18 @@ TEST(SegmentLayout, AlignedDisjointAndCovered) {
   static_assert(alignof(SegmentHeader) == kCacheLine, "header is cache-line aligned");
   const std::vector<uint64_t> sizes = {0, 1, 63, 4095, 4096, 4097, 100000, 1ull << 30};
   for (uint32_t ranks = 0; ranks <= 200; ++ranks) {
+    const uint32_t group_size = ranks * 3 + 1;
     for (uint64_t ssb : sizes) {
       for (uint64_t srb : sizes) {
         SCOPED_TRACE("ranks " + std::to_string(ranks) + " ssb " + std::to_string(ssb) + " srb " +
                      std::to_string(srb));
-        const SegmentLayout l = ComputeSegmentLayout(ranks, ssb, srb);
+        const SegmentLayout l = ComputeSegmentLayout(ranks, group_size, ssb, srb);
         EXPECT_GE(l.slots_offset, sizeof(SegmentHeader));
         EXPECT_EQ(l.slots_offset % kCacheLine, 0u);
-        EXPECT_LE(l.slots_offset + uint64_t{ranks} * sizeof(RankSlot), l.ssb_offset);
+        EXPECT_LE(l.slots_offset + uint64_t{ranks} * sizeof(RankSlot), l.count_tables_offset);
+        EXPECT_EQ(l.count_tables_offset % kCacheLine, 0u);
+        const uint64_t tables_end = l.count_tables_offset + uint64_t{ranks} * CountTableBytes(group_size);
+        EXPECT_LE(tables_end, l.ssb_offset);
         EXPECT_EQ(l.ssb_offset % kPage, 0u);
         EXPECT_EQ(l.ssb_bytes, ssb);
         EXPECT_LE(l.ssb_offset + l.ssb_bytes, l.srb_offset);
@@ -40,7 +44,7 @@ TEST(SegmentLayout, AlignedDisjointAndCovered) {
         EXPECT_LE(l.srb_offset + l.srb_bytes, l.segment_bytes);
         EXPECT_EQ(l.segment_bytes % kPage, 0u);
         // No more padding than page alignment needs.
-        EXPECT_LT(l.ssb_offset, l.slots_offset + uint64_t{ranks} * sizeof(RankSlot) + kPage);
+        EXPECT_LT(l.ssb_offset, tables_end + kPage);
         EXPECT_LT(l.srb_offset, l.ssb_offset + ssb + kPage);
         EXPECT_LT(l.segment_bytes, l.srb_offset + srb + kPage);
       }
@@ -51,7 +55,7 @@ TEST(SegmentLayout, AlignedDisjointAndCovered) {
 class SegmentTest : public ::testing::Test {
  protected:
   static constexpr uint32_t kRanks = 5;
-  SegmentLayout layout_ = ComputeSegmentLayout(kRanks, 3 * 4096 + 100, 2 * 4096);
+  SegmentLayout layout_ = ComputeSegmentLayout(kRanks, 2 * kRanks, 3 * 4096 + 100, 2 * 4096);
 
   Segment MakeSegment() {
     Result<Segment> r = Segment::Create("ohio-unit-test", layout_);
@@ -185,6 +189,7 @@ TEST_F(SegmentTest, AttachRejectsWrongMagicVersionOrLayout) {
       {"ssb past end", [](SegmentHeader* h) { h->ssb_bytes = h->segment_bytes; }},
       {"srb past end", [](SegmentHeader* h) { h->srb_bytes += kPage; }},
       {"slots overlap ssb", [](SegmentHeader* h) { h->local_ranks = 1000; }},
+      {"count tables overlap ssb", [](SegmentHeader* h) { h->group_size = 1u << 20; }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);

@@ -1,0 +1,144 @@
+// One rank of a test job calling ohio_alltoallv: counts drawn per pair and call (a quarter of
+// them zero, the same on every rank from the seed), blocks laid out of order with gaps on both
+// sides, every received byte checked and every gap checked untouched. Exits 0 only if
+// everything matched what the test expected (including an expected error).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "client/ohio.hpp"
+
+namespace {
+
+uint64_t Mix(uint64_t x) {  // splitmix64's finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Bytes rank `src` sends rank `dst` in call `call`.
+size_t Count(uint64_t seed, uint32_t src, uint32_t dst, uint32_t call, size_t max_bytes) {
+  const uint64_t h = Mix(seed ^ Mix(uint64_t{src} << 40 ^ uint64_t{dst} << 20 ^ call));
+  return h % 4 == 0 ? 0 : static_cast<size_t>((h >> 8) % (max_bytes + 1));
+}
+
+uint8_t Pattern(uint32_t src, uint32_t dst, uint64_t i, uint32_t call) {
+  return static_cast<uint8_t>(src * 131u + dst * 31u + i * 7u + call * 13u + (i >> 8));
+}
+
+constexpr uint8_t kGap = 0xEE;
+
+// Displacements of `counts` laid out in the order `order`, each block followed by `gap` bytes;
+// returns the buffer size.
+size_t Lay(const std::vector<size_t>& counts, const std::vector<uint32_t>& order, size_t gap,
+           std::vector<size_t>* displs) {
+  displs->assign(counts.size(), 0);
+  size_t at = gap;
+  for (uint32_t j : order) {
+    (*displs)[j] = at;
+    at += counts[j] + gap;
+  }
+  return at;
+}
+
+bool ParseKey(const std::string& hex, unsigned char (&key)[OHIO_KEY_BYTES]) {
+  if (hex.size() != 2 * OHIO_KEY_BYTES) return false;
+  for (int i = 0; i < OHIO_KEY_BYTES; ++i) key[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("alltoallv_rank: one verified rank of a test job calling ohio_alltoallv");
+  std::string socket, key_hex, expect;
+  uint32_t size = 1, rank = 0, calls = 1;
+  size_t max_bytes = 4096;
+  uint64_t seed = 1;
+  int mismatch_rank = -1;
+  std::vector<uint32_t> rank_node;
+  std::vector<std::string> nodes;
+  app.add_option("--socket", socket)->required();
+  app.add_option("--key", key_hex, "32 hex digits")->required();
+  app.add_option("--size", size)->required();
+  app.add_option("--rank", rank)->required();
+  app.add_option("--nodes", nodes, "node names (default: the daemon's own)");
+  app.add_option("--rank-node", rank_node, "node index per rank (default: all on node 0)");
+  app.add_option("--calls", calls);
+  app.add_option("--max-bytes", max_bytes, "largest count of a pair");
+  app.add_option("--seed", seed);
+  app.add_option("--mismatch-rank", mismatch_rank,
+                 "in call 0 this rank expects one byte more from the next rank: every rank must get a size "
+                 "mismatch, and the calls after it must work");
+  app.add_option("--expect", expect, "every call must fail with this error (ohio_strerror's name)");
+  CLI11_PARSE(app, argc, argv);
+
+  unsigned char key[OHIO_KEY_BYTES];
+  if (!ParseKey(key_hex, key)) return 2;
+  ohio::Client client;
+  ohio::CallResult r = ohio::Client::Connect(socket, &client);
+  if (!r.ok()) {
+    std::printf("rank %u: connect error %s\n", rank, r.message.c_str());
+    return 1;
+  }
+  if (nodes.empty()) nodes = {client.node_name()};
+  if (rank_node.empty()) rank_node.assign(size, 0);
+  ohio::Group group;
+  r = client.Join(key, rank, nodes, rank_node, "", &group);
+  if (!r.ok()) {
+    std::printf("rank %u: join error %s\n", rank, r.message.c_str());
+    return 1;
+  }
+  uint64_t verified = 0;
+  for (uint32_t call = 0; call < calls; ++call) {
+    std::vector<size_t> send_counts(size), recv_counts(size), send_displs, recv_displs;
+    std::vector<uint32_t> send_order(size), recv_order(size);
+    for (uint32_t j = 0; j < size; ++j) {
+      send_counts[j] = Count(seed, rank, j, call, max_bytes);
+      recv_counts[j] = Count(seed, j, rank, call, max_bytes);
+      send_order[j] = size - 1 - j;            // last destination first
+      recv_order[j] = (rank + 1 + j) % size;  // starting after this rank
+    }
+    const bool mismatch = call == 0 && mismatch_rank == static_cast<int>(rank);
+    if (mismatch) recv_counts[(rank + 1) % size] += 1;
+    std::vector<uint8_t> send(Lay(send_counts, send_order, 3, &send_displs), kGap);
+    std::vector<uint8_t> recv(Lay(recv_counts, recv_order, 5, &recv_displs), kGap);
+    for (uint32_t j = 0; j < size; ++j) {
+      for (size_t i = 0; i < send_counts[j]; ++i) send[send_displs[j] + i] = Pattern(rank, j, i, call);
+    }
+    r = group.Alltoallv(send.data(), send_counts.data(), send_displs.data(), recv.data(), recv_counts.data(),
+                        recv_displs.data());
+    if (!r.ok()) {
+      std::printf("rank %u: call %u: code=%d (%s) %s\n", rank, call, r.code, ohio_strerror(r.code), r.message.c_str());
+      std::fflush(stdout);
+      if (!expect.empty() && expect == ohio_strerror(r.code)) continue;
+      if (call == 0 && mismatch_rank >= 0 && r.code == OHIO_ERR_SIZE_MISMATCH) continue;
+      return 1;
+    }
+    if (!expect.empty() || (call == 0 && mismatch_rank >= 0)) {
+      std::printf("rank %u: call %u succeeded but should have failed\n", rank, call);
+      return 1;
+    }
+    for (uint32_t s = 0; s < size; ++s) {
+      for (size_t i = 0; i < recv_counts[s]; ++i) {
+        const uint8_t want = Pattern(s, rank, i, call);
+        if (recv[recv_displs[s] + i] != want) {
+          std::printf("rank %u: WRONG byte %zu from rank %u in call %u: got %u want %u\n", rank, i, s, call,
+                      recv[recv_displs[s] + i], want);
+          return 1;
+        }
+      }
+      for (size_t g = 0; g < 5; ++g) {
+        if (recv[recv_displs[s] + recv_counts[s] + g] != kGap) {
+          std::printf("rank %u: the gap after the block of rank %u was written in call %u\n", rank, s, call);
+          return 1;
+        }
+      }
+      verified += recv_counts[s];
+    }
+  }
+  std::printf("rank %u: ok calls=%u verified_bytes=%llu\n", rank, calls, static_cast<unsigned long long>(verified));
+  return 0;
+}

@@ -1,5 +1,6 @@
-// libohio_mpi: MPI_Alltoall through ohiod for unmodified MPI programs (LD_PRELOAD). Built once
-// per MPI (the ABIs differ); everything it cannot serve goes to PMPI_Alltoall.
+// libohio_mpi: MPI_Alltoall and MPI_Alltoallv through ohiod for unmodified MPI programs
+// (LD_PRELOAD). Built once per MPI (the ABIs differ); everything it cannot serve goes to the MPI
+// library's PMPI_ function.
 //
 // Consistency is the whole difficulty: the ranks of a communicator must all take ohio or all
 // take PMPI in a given call, or they wait for each other forever.
@@ -36,6 +37,9 @@ namespace {
 struct CommState {
   ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
   std::string why;
+  uint32_t nodes = 0;  // the group's
+  // MPI_Alltoallv's counts and displacements in bytes, for ohio.
+  std::vector<size_t> send_bytes, send_at, recv_bytes, recv_at;
   // Where calls with non-contiguous datatypes are packed for ohio and unpacked from it.
   std::vector<uint8_t> send_packed, recv_packed;
 };
@@ -50,10 +54,17 @@ struct Process {
   std::string no_client;  // why there is no connection to ohiod
   int keyval = MPI_KEYVAL_INVALID;
   std::set<CommState*> states;
-  long served = 0;
-  long fell_through = 0;
-  std::map<std::string, long> reasons;
+  // Per function, for OHIO_STATS.
+  struct Tally {
+    long served = 0;
+    long fell_through = 0;
+    std::map<std::string, long> reasons;
+  };
+  std::map<std::string, Tally> tallies;
 };
+
+// The functions the shim serves, in the order OHIO_STATS reports them.
+const char* const kFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv"};
 
 Process& P() {
   static Process p;
@@ -65,13 +76,16 @@ bool EnvFlag(const char* name) {
   return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
 }
 
-void FellThrough(const std::string& why) {
+void Served(const char* function) { ++P().tallies[function].served; }
+
+void FellThrough(const char* function, const std::string& why) {
   Process& p = P();
-  ++p.fell_through;
-  ++p.reasons[why];
+  Process::Tally& t = p.tallies[function];
+  ++t.fell_through;
+  ++t.reasons[why];
   if (!p.quiet && !p.warned) {
     p.warned = true;
-    std::fprintf(stderr, "ohio: MPI_Alltoall falls through to the MPI library: %s (OHIO_QUIET=1 silences this)\n",
+    std::fprintf(stderr, "ohio: %s falls through to the MPI library: %s (OHIO_QUIET=1 silences this)\n", function,
                  why.c_str());
   }
 }
@@ -176,6 +190,7 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes) {
     return st;
   }
   st->group = group;
+  st->nodes = static_cast<uint32_t>(nodes.size());
   return st;
 }
 
@@ -197,6 +212,60 @@ void Close(CommState* st, const std::string& why) {
   st->why = why;
 }
 
+// Whether the group closed before this call (every rank sees it now, none has contributed):
+// then it is closed here too and *why says so.
+bool ClosedBefore(CommState* st, std::string* why) {
+  if (ohio_group_check(st->group) == OHIO_OK) return false;
+  *why = std::string("the ohio group closed (") + ohio_last_error() + ")";
+  Close(st, *why);
+  return true;
+}
+
+// A call that failed in ohio after some ranks may have moved data: the group is closed and the
+// communicator's error handler called (by default the job aborts, with the reason printed).
+int FailedMidCall(CommState* st, MPI_Comm comm, const char* function) {
+  const std::string message = ohio_last_error();
+  std::fprintf(stderr, "ohio: %s failed: %s\n", function, message.c_str());
+  Close(st, "the ohio group failed (" + message + ")");
+  MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+  return MPI_ERR_OTHER;
+}
+
+// A failure every rank reached alike and that is the program's (counts that disagree, a range
+// that is not mapped): the group stays usable.
+int ProgramError(MPI_Comm comm, const char* function, int mpi_error) {
+  std::fprintf(stderr, "ohio: %s failed: %s\n", function, ohio_last_error());
+  MPI_Comm_call_errhandler(comm, mpi_error);
+  return mpi_error;
+}
+
+// Element counts and displacements of an alltoallv side as ohio's bytes. A contiguous type is
+// used where it lies (`packed` stays empty); another is packed run by run, block after block, into
+// `packed` (or, for the receive side, laid out there to be unpacked after the call).
+void VectorBytes(const ohio::TypeLayout& layout, int size, const int counts[], const int displs[],
+                 std::vector<size_t>* bytes, std::vector<size_t>* at, bool pack_side, const void* typed,
+                 std::vector<uint8_t>* packed) {
+  bytes->resize(size);
+  at->resize(size);
+  size_t next = 0;
+  for (int j = 0; j < size; ++j) {
+    (*bytes)[j] = static_cast<size_t>(counts[j]) * static_cast<size_t>(layout.size);
+    if (packed == nullptr) {
+      (*at)[j] = static_cast<size_t>(static_cast<MPI_Aint>(displs[j]) * layout.extent);
+    } else {
+      (*at)[j] = next;
+      next += (*bytes)[j];
+    }
+  }
+  if (packed == nullptr) return;
+  packed->resize(next);
+  if (!pack_side) return;
+  for (int j = 0; j < size; ++j) {
+    const auto* from = static_cast<const uint8_t*>(typed) + static_cast<MPI_Aint>(displs[j]) * layout.extent;
+    ohio::PackRuns(layout, from, counts[j], packed->data() + (*at)[j]);
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -211,20 +280,15 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   Initialise();
   CommState* st = StateOf(comm, recvcount, recvtype);
   auto fall_through = [&](const std::string& why) {
-    FellThrough(why);
+    FellThrough("MPI_Alltoall", why);
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   };
   if (st->group == nullptr) return fall_through(st->why);
 
-  // Closed before this call: every rank sees it now, none has contributed.
-  if (ohio_group_check(st->group) != OHIO_OK) {
-    const std::string why = std::string("the ohio group closed (") + ohio_last_error() + ")";
-    Close(st, why);
-    return fall_through(why);
-  }
+  std::string why;
+  if (ClosedBefore(st, &why)) return fall_through(why);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  std::string why;
   const char* no_layout = nullptr;
   // Any datatype whose elements flatten to runs of bytes (client/mpi_type_layout.h).
   const ohio::TypeLayout* recv_layout = ohio::LayoutOf(recvtype, &no_layout);
@@ -236,13 +300,8 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     why = "send and receive sizes differ";
   }
   if (!why.empty()) {
-    const int rc = ohio_alltoall_skip(st->group);
-    if (rc == OHIO_ERR_SKIPPED) return fall_through(why);
-    const std::string message = ohio_last_error();
-    std::fprintf(stderr, "ohio: MPI_Alltoall failed: %s\n", message.c_str());
-    Close(st, "the ohio group failed (" + message + ")");
-    MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
-    return MPI_ERR_OTHER;
+    if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
+    return FailedMidCall(st, comm, "MPI_Alltoall");
   }
 
   const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
@@ -265,32 +324,103 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   const int rc = ohio_alltoall(st->group, send, recv, bytes);
   if (rc == OHIO_OK) {
     if (recv != recvbuf) ohio::UnpackRuns(*recv_layout, recv, static_cast<MPI_Aint>(recvcount) * size, recvbuf);
-    ++P().served;
+    Served("MPI_Alltoall");
     return MPI_SUCCESS;
   }
   if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
-  const std::string message = ohio_last_error();
-  std::fprintf(stderr, "ohio: MPI_Alltoall failed: %s\n", message.c_str());
-  if (rc == OHIO_ERR_SIZE_MISMATCH) {  // the program's error; the group stays usable
-    MPI_Comm_call_errhandler(comm, MPI_ERR_COUNT);
-    return MPI_ERR_COUNT;
+  if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoall", MPI_ERR_COUNT);
+  return FailedMidCall(st, comm, "MPI_Alltoall");
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  int ready = 0;
+  PMPI_Initialized(&ready);
+  if (!ready || comm == MPI_COMM_NULL) {
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   }
-  Close(st, "the ohio group failed (" + message + ")");
-  MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
-  return MPI_ERR_OTHER;
+  Initialise();
+  // Counts differ between ranks: a communicator set up here is sized alike on every rank.
+  CommState* st = StateOf(comm, 0, MPI_BYTE);
+  auto fall_through = [&](const std::string& why) {
+    FellThrough("MPI_Alltoallv", why);
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  };
+  if (st->group == nullptr) return fall_through(st->why);
+  if (st->nodes > 1) {  // the same on every rank: no agreement needed
+    return fall_through("MPI_Alltoallv is served on one node; this communicator spans " + std::to_string(st->nodes) +
+                        " nodes");
+  }
+  std::string why;
+  if (ClosedBefore(st, &why)) return fall_through(why);
+
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const char* no_layout = nullptr;
+  const ohio::TypeLayout* recv_layout = ohio::LayoutOf(recvtype, &no_layout);
+  const ohio::TypeLayout* send_layout = in_place ? recv_layout : ohio::LayoutOf(sendtype, &no_layout);
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  if (recv_layout == nullptr || send_layout == nullptr) {
+    why = no_layout;
+  } else {
+    for (int j = 0; j < size && why.empty(); ++j) {
+      if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0)) why = "a negative count";
+    }
+  }
+  if (!why.empty()) {
+    if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
+    return FailedMidCall(st, comm, "MPI_Alltoallv");
+  }
+  // In place, the others read this rank's data while it receives into the same buffer: send
+  // from a packed copy instead.
+  const bool pack_send = in_place || !send_layout->contiguous();
+  const bool pack_recv = !recv_layout->contiguous();
+  VectorBytes(*send_layout, size, in_place ? recvcounts : sendcounts, in_place ? rdispls : sdispls, &st->send_bytes,
+              &st->send_at, true, in_place ? recvbuf : sendbuf, pack_send ? &st->send_packed : nullptr);
+  VectorBytes(*recv_layout, size, recvcounts, rdispls, &st->recv_bytes, &st->recv_at, false, nullptr,
+              pack_recv ? &st->recv_packed : nullptr);
+  const void* send = pack_send ? st->send_packed.data() : sendbuf;
+  void* recv = pack_recv ? st->recv_packed.data() : recvbuf;
+  const int rc = ohio_alltoallv(st->group, send, st->send_bytes.data(), st->send_at.data(), recv,
+                                st->recv_bytes.data(), st->recv_at.data());
+  if (rc == OHIO_OK) {
+    if (pack_recv) {
+      for (int i = 0; i < size; ++i) {
+        ohio::UnpackRuns(*recv_layout, st->recv_packed.data() + st->recv_at[i], recvcounts[i],
+                         static_cast<uint8_t*>(recvbuf) + static_cast<MPI_Aint>(rdispls[i]) * recv_layout->extent);
+      }
+    }
+    Served("MPI_Alltoallv");
+    return MPI_SUCCESS;
+  }
+  if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
+  // Every rank reached it alike: ranks may not read each other's memory.
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
+  if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_COUNT);
+  if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_ARG);
+  return FailedMidCall(st, comm, "MPI_Alltoallv");
 }
 
 int MPI_Finalize(void) {
   Process& p = P();
   if (p.initialised) {
-    long local[2] = {p.served, p.fell_through}, total[2] = {0, 0};
-    PMPI_Reduce(local, total, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    constexpr int kCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
+    long local[2 * kCount] = {}, total[2 * kCount] = {};
+    for (int f = 0; f < kCount; ++f) {
+      local[2 * f] = p.tallies[kFunctions[f]].served;
+      local[2 * f + 1] = p.tallies[kFunctions[f]].fell_through;
+    }
+    PMPI_Reduce(local, total, 2 * kCount, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (p.stats && rank == 0) {
-      std::fprintf(stderr, "ohio: %ld MPI_Alltoall calls served by ohiod, %ld fell through to the MPI library (all ranks)\n",
-                   total[0], total[1]);
-      for (const auto& [why, n] : p.reasons) std::fprintf(stderr, "ohio:   rank 0: %ld fell through: %s\n", n, why.c_str());
+      for (int f = 0; f < kCount; ++f) {
+        std::fprintf(stderr, "ohio: %ld %s calls served by ohiod, %ld fell through to the MPI library (all ranks)\n",
+                     total[2 * f], kFunctions[f], total[2 * f + 1]);
+        for (const auto& [why, n] : p.tallies[kFunctions[f]].reasons) {
+          std::fprintf(stderr, "ohio:   rank 0: %s: %ld fell through: %s\n", kFunctions[f], n, why.c_str());
+        }
+      }
     }
     // Attributes of MPI_COMM_WORLD are not deleted by every MPI at finalize: leave explicitly.
     for (CommState* st : p.states) {

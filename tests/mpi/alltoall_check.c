@@ -1,8 +1,10 @@
 /* An unmodified MPI program: MPI_Alltoall on MPI_COMM_WORLD, a dup and a split, in place and
  * not, 1 byte to 1 MiB per rank, as bytes and as ints, interleaved with other collectives; then
  * with derived datatypes (contiguous, a strided vector on either side, subarrays, in place), and
- * once with a pair type on rank 0 only. Every received byte, and every byte between the ones a
- * type selects, is checked. Knows nothing of ohio.
+ * once with a pair type on rank 0 only; then MPI_Alltoallv with counts drawn per pair (a quarter
+ * zero), blocks out of order with gaps, as bytes, as ints, in place, and with a strided type on
+ * either side. Every received byte, and every byte between the ones a type selects or a gap
+ * leaves, is checked. Knows nothing of ohio.
  *
  * usage: alltoall_check [max_bytes] [iterations] [passes]   (defaults 1 MiB, 20, 1)
  * With CHECK_PAUSE_FILE=F and several passes, rank 0 creates F.ready after each pass and waits
@@ -182,6 +184,90 @@ static int check_pair_type_on_one_rank(MPI_Comm comm) {
   return bad;
 }
 
+/* Ints rank src sends rank dst in call `it` of check_alltoallv: a quarter of the pairs send
+ * nothing. Symmetric in place (MPI requires it there). */
+static int v_count(int src, int dst, int it, int symmetric) {
+  if (symmetric && src > dst) { int t = src; src = dst; dst = t; }
+  unsigned h = (unsigned)(src * 2654435761u) ^ (unsigned)(dst * 40503u) ^ (unsigned)(it * 97u);
+  h ^= h >> 13;
+  h *= 0x5bd1e995u;
+  h ^= h >> 15;
+  return h % 4 == 0 ? 0 : (int)(h % 700);
+}
+
+/* MPI_Alltoallv of ints: mode 0 as MPI_INT, 1 as bytes, 2 in place, 3 a strided type (every
+ * other int) on the send side, 4 on the receive side. Blocks lie in reverse rank order with a
+ * gap of 3 elements after each; gaps and the holes of the strided type must stay untouched. */
+static int check_alltoallv(MPI_Comm comm, int it, int mode) {
+  enum { GAP = 3, HOLE = -7 };
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int in_place = mode == 2;
+  int *scount = malloc(sizeof(int) * size), *sdispl = malloc(sizeof(int) * size);
+  int *rcount = malloc(sizeof(int) * size), *rdispl = malloc(sizeof(int) * size);
+  int sn = GAP, rn = GAP;
+  for (int k = 0; k < size; ++k) {
+    int j = size - 1 - k;
+    scount[j] = v_count(rank, j, it, in_place);
+    rcount[j] = v_count(j, rank, it, in_place);
+    sdispl[j] = sn;
+    sn += scount[j] + GAP;
+    rdispl[j] = rn;
+    rn += rcount[j] + GAP;
+  }
+  /* A strided element is two ints wide; the buffers are sized for that. */
+  int* send = malloc(sizeof(int) * 2 * (size_t)sn);
+  int* recv = malloc(sizeof(int) * 2 * (size_t)rn);
+  for (int i = 0; i < 2 * sn; ++i) send[i] = HOLE;
+  for (int i = 0; i < 2 * rn; ++i) recv[i] = HOLE;
+  int* fill = in_place ? recv : send;
+  const int* fill_displ = in_place ? rdispl : sdispl;
+  const int stride = mode == 3 ? 2 : 1;
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < scount[j]; ++k) fill[(fill_displ[j] + k) * stride] = value(rank, j, k);
+  MPI_Datatype strided;
+  MPI_Datatype one_of_two;
+  MPI_Type_vector(1, 1, 2, MPI_INT, &one_of_two);
+  MPI_Type_create_resized(one_of_two, 0, 2 * sizeof(int), &strided);
+  MPI_Type_commit(&strided);
+  int rc;
+  if (mode == 1) {
+    for (int j = 0; j < size; ++j) {
+      scount[j] *= 4; sdispl[j] *= 4; rcount[j] *= 4; rdispl[j] *= 4;
+    }
+    rc = MPI_Alltoallv(send, scount, sdispl, MPI_BYTE, recv, rcount, rdispl, MPI_BYTE, comm);
+    for (int j = 0; j < size; ++j) {
+      scount[j] /= 4; sdispl[j] /= 4; rcount[j] /= 4; rdispl[j] /= 4;
+    }
+  } else if (in_place) {
+    rc = MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, recv, rcount, rdispl, MPI_INT, comm);
+  } else {
+    rc = MPI_Alltoallv(send, scount, sdispl, mode == 3 ? strided : MPI_INT, recv, rcount, rdispl,
+                       mode == 4 ? strided : MPI_INT, comm);
+  }
+  MPI_Type_free(&strided);
+  MPI_Type_free(&one_of_two);
+  int bad = 0;
+  if (rc != MPI_SUCCESS) {
+    printf("rank %d: alltoallv mode %d: returned %d\n", rank, mode, rc);
+    bad = 1;
+  }
+  const int rstride = mode == 4 ? 2 : 1;
+  for (int i = 0; i < rn * rstride && !bad; ++i) {
+    /* Which block, if any, element i / rstride belongs to. */
+    int want = HOLE;
+    if (i % rstride == 0) {
+      int e = i / rstride;
+      for (int s = 0; s < size; ++s)
+        if (e >= rdispl[s] && e < rdispl[s] + rcount[s]) want = value(s, rank, e - rdispl[s]);
+    }
+    if (recv[i] != want) bad = fail(rank, "alltoallv", i, recv[i], want);
+  }
+  free(send); free(recv); free(scount); free(sdispl); free(rcount); free(rdispl);
+  return bad;
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   long max_bytes = argc > 1 ? atol(argv[1]) : 1 << 20;
@@ -224,6 +310,10 @@ int main(int argc, char** argv) {
   if (!bad) bad |= check_types(split);
   if (!bad) bad |= check_pair_type_on_one_rank(MPI_COMM_WORLD);
   if (!bad) bad |= check(MPI_COMM_WORLD, 64, 7, 0, "after the pair type");
+  for (int it = 0; it < 10 && !bad; ++it) {
+    bad |= check_alltoallv(MPI_COMM_WORLD, it, it % 5);
+    bad |= check_alltoallv(split, it, (it + 2) % 5);
+  }
   MPI_Comm_free(&split);
   MPI_Comm_free(&dup);
   int any = 0;

@@ -49,10 +49,10 @@ std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std
   return argv;
 }
 
-// "ohio: S MPI_Alltoall calls served by ohiod, F fell through ..." -> (S, F); (-1, -1) if absent.
-std::pair<long, long> Stats(const std::string& out) {
+// "ohio: S <function> calls served by ohiod, F fell through ..." -> (S, F); (-1, -1) if absent.
+std::pair<long, long> Stats(const std::string& out, const std::string& function = "MPI_Alltoall") {
   std::smatch m;
-  if (!std::regex_search(out, m, std::regex(R"(ohio: (\d+) MPI_Alltoall calls served by ohiod, (\d+) fell through)"))) {
+  if (!std::regex_search(out, m, std::regex("ohio: (\\d+) " + function + " calls served by ohiod, (\\d+) fell through"))) {
     return {-1, -1};
   }
   return {std::stol(m[1]), std::stol(m[2])};
@@ -87,7 +87,23 @@ TEST_P(MpiShim, ServedByOhioWithVerifiedData) {
   const auto [served, fell] = Stats(out);
   EXPECT_GT(served, 100) << out;
   EXPECT_EQ(fell, ranks) << "only the call with a pair type on rank 0 falls through, once per rank\n" << out;
-  EXPECT_NE(out.find("fell through: a predefined datatype with holes (a pair type)"), std::string::npos) << out;
+  EXPECT_NE(out.find("MPI_Alltoall: 1 fell through: a predefined datatype with holes (a pair type)"),
+            std::string::npos)
+      << out;
+  // 20 MPI_Alltoallv per rank (10 on the world, 10 on a split): served on one node, else each
+  // falls through on every rank, saying why.
+  const auto [v_served, v_fell] = Stats(out, "MPI_Alltoallv");
+  if (topo.nodes == 1) {
+    EXPECT_EQ(v_served, 20 * ranks) << out;
+    EXPECT_EQ(v_fell, 0) << out;
+  } else {
+    EXPECT_EQ(v_served, 0) << out;
+    EXPECT_EQ(v_fell, 20 * ranks) << out;
+    EXPECT_NE(out.find("MPI_Alltoallv: 20 fell through: MPI_Alltoallv is served on one node; this communicator spans " +
+                       std::to_string(topo.nodes) + " nodes"),
+              std::string::npos)
+        << out;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

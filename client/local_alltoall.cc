@@ -94,6 +94,13 @@ Status LocalAlltoall::Verdict(uint32_t k) const {
       [this](uint32_t l) { return shape_->rank_at(0, l); });
 }
 
+uint32_t LocalAlltoall::FirstWithoutOffer(uint32_t k) const {
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    if (EntryFor(segment_->slot(l), k).send_address.load(std::memory_order_relaxed) == 0) return l;
+  }
+  return ranks_;
+}
+
 void LocalAlltoall::Done(uint32_t k, bool someone_waits) {
   segment_->slot(local_)->done_round.store(k, std::memory_order_seq_cst);
   if (someone_waits) SignalChange(header_);
@@ -120,14 +127,12 @@ Status LocalAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64
     Done(k, false);
     return v;
   }
-  for (uint32_t l = 0; l < ranks_; ++l) {
-    if (EntryFor(segment_->slot(l), k).send_address.load(std::memory_order_relaxed) == 0) {
-      // Someone could not offer its buffer (in place, or its process may not be read): every
-      // rank sees the same slots and goes through the SSB together.
-      Done(k, false);
-      *fall_back = true;
-      return Status::Ok();
-    }
+  if (FirstWithoutOffer(k) < ranks_) {
+    // Someone could not offer its buffer (in place, or its process may not be read): every
+    // rank sees the same slots and goes through the SSB together.
+    Done(k, false);
+    *fall_back = true;
+    return Status::Ok();
   }
   const uint32_t me = shape_->rank_at(0, local_);
   bool refused = false;

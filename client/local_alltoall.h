@@ -65,6 +65,8 @@ class LocalAlltoall {
   void Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds, const void* send_address);
   Status MeetEveryone(uint32_t k);
   Status Verdict(uint32_t k) const;
+  // The first local rank that published no send buffer address for round k, or ranks_.
+  uint32_t FirstWithoutOffer(uint32_t k) const;
   void Done(uint32_t k, bool someone_waits);
   // Local rank 0's tally of a call: latency class by `class_bytes`, `bytes_local` moved.
   void Record(uint64_t class_bytes, uint64_t bytes_local, const Status& result, std::chrono::nanoseconds took);

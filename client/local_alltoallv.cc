@@ -44,13 +44,11 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
     Done(k, false);
     return v;
   }
-  for (uint32_t l = 0; l < ranks_; ++l) {
-    if (EntryFor(segment_->slot(l), k).send_address.load(std::memory_order_relaxed) == 0) {
-      Done(k, false);
-      return Status(Code::kNotSupported, "rank " + std::to_string(shape_->rank_at(0, l)) +
-                                             " may not have its memory read (ptrace restrictions), which "
-                                             "alltoallv on one node needs");
-    }
+  if (const uint32_t l = FirstWithoutOffer(k); l < ranks_) {
+    Done(k, false);
+    return Status(Code::kNotSupported, "rank " + std::to_string(shape_->rank_at(0, l)) +
+                                           " may not have its memory read (ptrace restrictions), which "
+                                           "alltoallv on one node needs");
   }
   const uint32_t me = shape_->rank_at(0, local_);
   bool faulted = false;

@@ -212,6 +212,21 @@ void Close(CommState* st, const std::string& why) {
   st->why = why;
 }
 
+// The layouts of a call's two datatypes (in place: the receive type's for both), or why one
+// has none (`why` set, a layout null).
+struct CallLayouts {
+  const ohio::TypeLayout* send = nullptr;
+  const ohio::TypeLayout* recv = nullptr;
+  const char* why = nullptr;
+};
+CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtype) {
+  CallLayouts l;
+  // Any datatype whose elements flatten to runs of bytes (client/mpi_type_layout.h).
+  l.recv = ohio::LayoutOf(recvtype, &l.why);
+  l.send = in_place ? l.recv : ohio::LayoutOf(sendtype, &l.why);
+  return l;
+}
+
 // Whether the group closed before this call (every rank sees it now, none has contributed):
 // then it is closed here too and *why says so.
 bool ClosedBefore(CommState* st, std::string* why) {
@@ -289,12 +304,11 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   if (ClosedBefore(st, &why)) return fall_through(why);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  const char* no_layout = nullptr;
-  // Any datatype whose elements flatten to runs of bytes (client/mpi_type_layout.h).
-  const ohio::TypeLayout* recv_layout = ohio::LayoutOf(recvtype, &no_layout);
-  const ohio::TypeLayout* send_layout = in_place ? recv_layout : ohio::LayoutOf(sendtype, &no_layout);
+  const CallLayouts layouts = LayoutsOf(in_place, sendtype, recvtype);
+  const ohio::TypeLayout* recv_layout = layouts.recv;
+  const ohio::TypeLayout* send_layout = layouts.send;
   if (recv_layout == nullptr || send_layout == nullptr) {
-    why = no_layout;
+    why = layouts.why;
   } else if (recvcount < 0 || (!in_place && static_cast<long>(sendcount) * send_layout->size !=
                                                 static_cast<long>(recvcount) * recv_layout->size)) {
     why = "send and receive sizes differ";
@@ -355,13 +369,13 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   if (ClosedBefore(st, &why)) return fall_through(why);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  const char* no_layout = nullptr;
-  const ohio::TypeLayout* recv_layout = ohio::LayoutOf(recvtype, &no_layout);
-  const ohio::TypeLayout* send_layout = in_place ? recv_layout : ohio::LayoutOf(sendtype, &no_layout);
+  const CallLayouts layouts = LayoutsOf(in_place, sendtype, recvtype);
+  const ohio::TypeLayout* recv_layout = layouts.recv;
+  const ohio::TypeLayout* send_layout = layouts.send;
   int size = 0;
   PMPI_Comm_size(comm, &size);
   if (recv_layout == nullptr || send_layout == nullptr) {
-    why = no_layout;
+    why = layouts.why;
   } else {
     for (int j = 0; j < size && why.empty(); ++j) {
       if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0)) why = "a negative count";

@@ -11,17 +11,12 @@
 #include <vector>
 
 #include "client/ohio.hpp"
+#include "tests/tools/key_hex.h"
 
 namespace {
 
 uint8_t Pattern(uint32_t src, uint32_t dst, uint64_t i, uint32_t iteration) {
   return static_cast<uint8_t>(src * 131u + dst * 31u + i * 7u + iteration * 13u + (i >> 8));
-}
-
-bool ParseKey(const std::string& hex, unsigned char (&key)[OHIO_KEY_BYTES]) {
-  if (hex.size() != 2 * OHIO_KEY_BYTES) return false;
-  for (int i = 0; i < OHIO_KEY_BYTES; ++i) key[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
-  return true;
 }
 
 }  // namespace

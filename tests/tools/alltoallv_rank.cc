@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "client/ohio.hpp"
+#include "tests/tools/key_hex.h"
 
 namespace {
 
@@ -41,12 +42,6 @@ size_t Lay(const std::vector<size_t>& counts, const std::vector<uint32_t>& order
     at += counts[j] + gap;
   }
   return at;
-}
-
-bool ParseKey(const std::string& hex, unsigned char (&key)[OHIO_KEY_BYTES]) {
-  if (hex.size() != 2 * OHIO_KEY_BYTES) return false;
-  for (int i = 0; i < OHIO_KEY_BYTES; ++i) key[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
-  return true;
 }
 
 }  // namespace

@@ -452,6 +452,7 @@ std::string TcpTransport::OnFrameDone(Conn* c) {
       const std::string hello(reinterpret_cast<const char*>(c->small), f.bytes);
       const auto nul = hello.find('\0');
       const std::string name = hello.substr(0, nul);
+      if (name.empty()) return "protocol error (a hello naming nobody)";
       if (auth_.check) {
         Status s = auth_.check(name, nul == std::string::npos ? "" : hello.substr(nul + 1), c->from);
         if (!s.ok()) return "refused: " + s.message();

@@ -309,10 +309,8 @@ json CountersJson(const admin::CountersReply& c) {
                        {"sum_seconds", l.sum_seconds()},
                        {"buckets", buckets}});
   }
-  json refusals = json::array();
-  for (const auto& a : c.auth_refusals()) {
-    refusals.push_back({{"channel", a.channel()}, {"reason", a.reason()}, {"count", a.count()}});
-  }
+  json refusals = json::object();
+  for (const auto& a : c.auth_refusals()) refusals[a.channel()][a.reason()] = a.count();
   return {{"node", c.node_name()},
           {"version", c.version()},
           {"transport", c.transport()},

@@ -90,7 +90,7 @@ start_munged() {
   [ "$(id -u)" = 0 ] && force=(--force)  # munged refuses to run as root unless forced
   /usr/sbin/mungekey --create --keyfile="$dir/munge.key"
   /usr/sbin/munged --foreground "${force[@]}" --socket="$dir/munge.sock" --key-file="$dir/munge.key" \
-    --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munged.seed" &
+    --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munged.seed" >/dev/null 2>&1 &
   MUNGED_PID=$!
   MUNGE_SOCKET=$dir/munge.sock
   until munge --no-input --socket="$MUNGE_SOCKET" >/dev/null 2>&1; do

@@ -200,8 +200,10 @@ TEST(VerbsAlltoallShapes, FiveHundredBackToBack) {
   }
   for (uint32_t i = 0; i < 4; ++i) {
     EXPECT_GE(Status(cluster, i).collectives_served(), 1000u) << cluster.name(i);
+    const admin::CountersReply counters = QueryCounters(cluster.node(i).admin_socket());
+    EXPECT_EQ(counters.auth(), "munge");
     uint64_t refused = 0;
-    for (const auto& a : QueryCounters(cluster.node(i).admin_socket()).auth_refusals()) refused += a.count();
+    for (const auto& a : counters.auth_refusals()) refused += a.count();
     EXPECT_EQ(refused, 0u) << cluster.Logs();
   }
   ExpectQueuePairs(cluster, 3);

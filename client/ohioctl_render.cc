@@ -175,6 +175,7 @@ json StatusJson(const admin::StatusReply& s) {
           {"pid", s.pid()},
           {"uptime_seconds", s.uptime_seconds()},
           {"topology", s.topology()},
+          {"auth", s.auth()},
           {"transport", s.transport()},
           {"transport_choice", s.transport_choice()},
           {"transport_counters", TransportCountersJson(s.transport_counters())},
@@ -203,6 +204,8 @@ std::string StatusText(const admin::StatusReply& s) {
   o << "ohiod " << s.version() << " on node " << s.node_name() << ", up " << Duration(s.uptime_seconds()) << " (pid "
     << s.pid() << ")\n";
   std::vector<std::vector<std::string>> rows;
+  rows.push_back({"auth", s.auth() == "none" ? "none (any host that reaches the peer and data ports is trusted)"
+                                             : s.auth()});
   rows.push_back({"transport", s.transport() + ", data address " + s.data_address() +
                                    (s.transport_choice().empty() ? "" : " (" + s.transport_choice() + ")")});
   if (const std::string t = TransportCountersLine(s.transport_counters()); !t.empty()) rows.push_back({"", t});
@@ -311,6 +314,8 @@ json CountersJson(const admin::CountersReply& c) {
                        {"sum_seconds", l.sum_seconds()},
                        {"buckets", buckets}});
   }
+  json refusals = json::object();
+  for (const auto& a : c.auth_refusals()) refusals[a.channel()][a.reason()] = a.count();
   return {{"node", c.node_name()},
           {"version", c.version()},
           {"transport", c.transport()},
@@ -331,7 +336,9 @@ json CountersJson(const admin::CountersReply& c) {
           {"segment_bytes_in_use", c.segment_bytes_in_use()},
           {"memory_limit_bytes", c.memory_limit_bytes()},
           {"data_connections", c.data_connections()},
-          {"transport_counters", TransportCountersJson(c.transport_counters())}};
+          {"transport_counters", TransportCountersJson(c.transport_counters())},
+          {"auth", c.auth()},
+          {"auth_refusals", refusals}};
 }
 
 std::string CountersText(const admin::CountersReply& c) {
@@ -340,6 +347,11 @@ std::string CountersText(const admin::CountersReply& c) {
     << Duration(c.uptime_seconds()) << "\n";
   std::string errors;
   for (const auto& e : c.errors()) errors += (errors.empty() ? "" : ", ") + e.kind() + " " + std::to_string(e.count());
+  std::string refused;
+  for (const auto& a : c.auth_refusals()) {
+    if (a.count() == 0) continue;
+    refused += (refused.empty() ? "" : ", ") + a.channel() + " " + a.reason() + " " + std::to_string(a.count());
+  }
   o << Table(
       {{"collectives", std::to_string(c.collectives_served()) + " served, " + std::to_string(c.collectives_failed()) +
                            " failed, " + std::to_string(c.rounds()) + " rounds"},
@@ -353,7 +365,8 @@ std::string CountersText(const admin::CountersReply& c) {
                       " cut short by a doorbell or the transport"},
        {"frames", FramesLine(c.transport_counters())},
        {"transport", TransportCountersLine(c.transport_counters())},
-       {"errors", errors}});
+       {"errors", errors},
+       {"auth", c.auth() + ", refused: " + (refused.empty() ? "none" : refused)}});
   std::vector<std::vector<std::string>> rows = {{"  BYTES PER RANK", "COUNT", "MEAN", "P50", "P99"}};
   for (const auto& l : c.latency()) {
     if (l.count() == 0) continue;

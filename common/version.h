@@ -6,6 +6,6 @@ constexpr char kVersion[] = "0.1.0";
 // Bumped whenever the control messages or the segment layout change incompatibly.
 constexpr unsigned kControlProtocolVersion = 1;
 // Bumped whenever daemons' peer messages, transport frames or plans change incompatibly.
-constexpr unsigned kPeerProtocolVersion = 2;
+constexpr unsigned kPeerProtocolVersion = 3;  // 3: a credential in the data hello
 
 }  // namespace ohio

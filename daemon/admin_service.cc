@@ -78,6 +78,7 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const admin::StatusReque
   reply->set_segment_bytes_in_use(p_.registry->bytes_in_use());
   reply->set_memory_limit_bytes(startup.memory_limit);
   reply->set_transport(p_.transport->name());
+  reply->set_auth(p_.auth->mode());
   reply->set_transport_choice(p_.transport_choice);
   FillTransportCounters(p_.transport->stats(), reply->mutable_transport_counters());
   reply->set_data_address(p_.transport->address());
@@ -210,6 +211,15 @@ admin::CountersReply AdminService::CountersSnapshot() {
   r.set_memory_limit_bytes(p_.startup->memory_limit);
   r.set_data_connections(static_cast<uint32_t>(p_.transport->connections()));
   FillTransportCounters(p_.transport->stats(), r.mutable_transport_counters());
+  r.set_auth(p_.auth->mode());
+  for (size_t ch = 0; ch < kAuthChannels; ++ch) {
+    for (size_t reason = 0; reason < kAuthRefusals; ++reason) {
+      auto* a = r.add_auth_refusals();
+      a->set_channel(AuthChannelName(static_cast<AuthChannel>(ch)));
+      a->set_reason(AuthRefusalName(static_cast<AuthRefusal>(reason)));
+      a->set_count(p_.auth->refusals(static_cast<AuthChannel>(ch), static_cast<AuthRefusal>(reason)));
+    }
+  }
   return r;
 }
 

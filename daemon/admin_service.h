@@ -14,6 +14,7 @@
 #include "daemon/counters.h"
 #include "daemon/group_registry.h"
 #include "daemon/live_config.h"
+#include "daemon/peer_auth.h"
 #include "daemon/peer_bootstrap.h"
 #include "daemon/progress_engine.h"
 #include "daemon/rdma_devices.h"
@@ -30,6 +31,7 @@ class AdminService final : public admin::Admin::Service {
     GroupRegistry* registry = nullptr;
     Transport* transport = nullptr;
     DaemonCounters* counters = nullptr;
+    const PeerAuth* auth = nullptr;
     ProgressEngine* engine = nullptr;
     PeerBootstrap* bootstrap = nullptr;
     std::string topology;

@@ -110,6 +110,14 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--peer-port", c.peer_port, "TCP port of the peer service (gRPC)")->capture_default_str();
   app.add_option("--data-port", c.data_port, "TCP port of the data transport")->capture_default_str();
   app.add_option("--advertise", c.advertise, "Host other nodes reach this node's data port at (default: node name)");
+  app.add_option("--auth", c.auth,
+                 "How other nodes' daemons are authenticated: munge (a MUNGE credential on every peer call and "
+                 "data connection, checked against this node's munged) or none (anyone who reaches the peer and "
+                 "data ports is trusted; only as an explicit choice)")
+      ->check(CLI::IsMember({"munge", "none"}))
+      ->capture_default_str();
+  app.add_option("--munge-socket", c.munge_socket, "Socket of the local munged (auth = munge)")
+      ->capture_default_str();
   app.add_option("--transport", c.transport,
                  "Data transport between nodes: verbs (RDMA), tcp, or auto (verbs when an RDMA port is active)")
       ->check(CLI::IsMember({"auto", "verbs", "tcp"}))

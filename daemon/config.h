@@ -36,6 +36,10 @@ struct DaemonConfig {
   uint16_t peer_port = 7470;
   uint16_t data_port = 7471;
   std::string advertise;  // host other nodes reach this one's data port at (default: node name)
+  // How peers prove they are this cluster's daemons: "munge" (a MUNGE credential on every peer
+  // call and data connection) or "none" (anyone who reaches the ports is trusted).
+  std::string auth = "munge";
+  std::string munge_socket = "/run/munge/munge.socket.2";
   // Data transport: "verbs" (RDMA), "tcp", or "auto" (verbs when an active RDMA port exists).
   std::string transport = "auto";
   std::vector<std::string> hcas;  // verbs rails: "dev" or "dev:port"; empty = every active port

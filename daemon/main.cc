@@ -25,6 +25,7 @@
 #include "daemon/live_config.h"
 #include "daemon/metrics_text.h"
 #include "daemon/metrics_writer.h"
+#include "daemon/peer_auth.h"
 #include "daemon/peer_bootstrap.h"
 #include "daemon/peer_service.h"
 #include "daemon/progress_engine.h"
@@ -97,7 +98,20 @@ int main(int argc, char** argv) {
   spdlog::info("per group: ssb {} B, srb {} B; memory limit {} B; timeout {} ms; algorithm {}", config.ssb_bytes,
                config.srb_bytes, config.memory_limit, config.timeout_ms, config.algorithm);
 
-  auto chosen = ohio::ChooseTransport(config);
+  auto auth = ohio::PeerAuth::Start(config.auth, config.munge_socket, config.node_name);
+  if (!auth.ok()) {
+    spdlog::critical("peer authentication: {}", auth.status().message());
+    return 1;
+  }
+  ohio::PeerAuth* peer_auth = auth.value().get();
+  if (peer_auth->enabled()) {
+    spdlog::info("peers authenticate with MUNGE (munged at {})", peer_auth->socket());
+  } else {
+    spdlog::warn("auth = none: any host that reaches ports {} and {} is trusted as a peer", config.peer_port,
+                 config.data_port);
+  }
+
+  auto chosen = ohio::ChooseTransport(config, peer_auth);
   if (!chosen.ok()) {
     spdlog::critical("data transport: {}", chosen.status().message());
     return 1;
@@ -116,7 +130,7 @@ int main(int argc, char** argv) {
   // Outlives the bootstrap thread, which dials through it (Connect).
   std::unique_ptr<ohio::QueuePairDialer> dialer;
   ohio::PeerBootstrap bootstrap(
-      config, transport,
+      config, peer_auth, transport,
       [&engine](std::shared_ptr<ohio::Group> g, uint32_t node, ohio::PeerGroupInfo info) {
         engine.PeerInfo(std::move(g), node, info);
       },
@@ -126,18 +140,19 @@ int main(int argc, char** argv) {
 
   // The verbs transport connects queue pairs through the peer service, found like the bootstrap's.
   dialer = std::make_unique<ohio::QueuePairDialer>(
-      config.node_name, [&bootstrap](const std::string& node) { return bootstrap.PeerAddress(node); });
+      config.node_name, peer_auth, [&bootstrap](const std::string& node) { return bootstrap.PeerAddress(node); });
   if (chosen.value().verbs != nullptr) {
     chosen.value().verbs->set_dialer(
         [d = dialer.get()](const std::string& node, const ohio::DialOffer& offer) { return d->Dial(node, offer); });
   }
-  ohio::PeerService peer_service(config, &registry, transport, chosen.value().verbs);
+  ohio::PeerService peer_service(config, peer_auth, &registry, transport, chosen.value().verbs);
   ohio::AdminService::Parts parts;
   parts.startup = &config;
   parts.live = &live;
   parts.registry = &registry;
   parts.transport = transport;
   parts.counters = &counters;
+  parts.auth = peer_auth;
   parts.engine = &engine;
   parts.bootstrap = &bootstrap;
   parts.topology = topology;

@@ -69,6 +69,15 @@ std::string PrometheusText(const admin::CountersReply& c) {
            "version=\"" + Escape(c.version()) + "\",node=\"" + Escape(c.node_name()) + "\",transport=\"" +
                Escape(c.transport()) + "\"",
            1);
+  w.Family("ohio_auth_info", "gauge", "How other nodes' daemons authenticate: mode munge or none (always 1).");
+  w.Sample("ohio_auth_info", "mode=\"" + Escape(c.auth()) + "\"", 1);
+  w.Family("ohio_peer_auth_refusals_total", "counter",
+           "Peer calls (channel peer_call) and data connections (channel data) refused for their MUNGE "
+           "credential, by reason.");
+  for (const auto& a : c.auth_refusals()) {
+    w.Sample("ohio_peer_auth_refusals_total",
+             "channel=\"" + Escape(a.channel()) + "\",reason=\"" + Escape(a.reason()) + "\"", a.count());
+  }
   w.Gauge("ohio_uptime_seconds", "Seconds since ohiod started.", c.uptime_seconds());
   w.Counter("ohio_collectives_served_total", "Alltoall calls completed without error.", c.collectives_served());
   w.Counter("ohio_collectives_failed_total", "Alltoall calls that returned an error to their ranks.",

@@ -23,8 +23,9 @@ struct PeerBootstrap::Channel {
   std::string last_error;
 };
 
-PeerBootstrap::PeerBootstrap(const DaemonConfig& config, Transport* transport, OnPeer on_peer, OnFailure on_failure)
-    : config_(config), transport_(transport), on_peer_(std::move(on_peer)), on_failure_(std::move(on_failure)) {
+PeerBootstrap::PeerBootstrap(const DaemonConfig& config, const PeerAuth* auth, Transport* transport, OnPeer on_peer,
+                             OnFailure on_failure)
+    : config_(config), auth_(auth), transport_(transport), on_peer_(std::move(on_peer)), on_failure_(std::move(on_failure)) {
   for (const std::string& entry : config.peers) {
     auto eq = entry.find('=');
     peers_[entry.substr(0, eq)] = entry.substr(eq + 1);
@@ -68,14 +69,31 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
     ch = std::make_shared<Channel>();
     ch->stub = peer::Peer::NewStub(grpc::CreateChannel(PeerAddress(name), grpc::InsecureChannelCredentials()));
   }
+  // A refusal is final: the other node will not change its mind on a retry.
+  auto refused = [&](const grpc::Status& s) {
+    on_failure_(job.group, Status(Code::kRefused, "peer " + name + " refused this node: " + s.error_message()));
+    return true;
+  };
+  // A credential this node's munged cannot mint fails the group the same way: nothing to retry.
+  auto credential = [&](grpc::ClientContext* ctx, const char* method) {
+    auto cred = auth_->Mint(method, name);
+    if (!cred.ok()) {
+      on_failure_(job.group, Status(Code::kRefused, "cannot call node " + name + ": " + cred.status().message()));
+      return false;
+    }
+    if (!cred.value().empty()) ctx->AddMetadata(kMungeMetadataKey, cred.value());
+    return true;
+  };
   if (!ch->greeted) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+    if (!credential(&ctx, "Hello")) return true;
     peer::HelloRequest req;
     req.set_protocol_version(kPeerProtocolVersion);
     req.set_node_name(config_.node_name);
     peer::HelloReply reply;
     grpc::Status s = ch->stub->Hello(&ctx, req, &reply);
+    if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) return refused(s);
     if (!s.ok()) {
       ch->last_error = "ohiod of node " + name + " at " + PeerAddress(name) + " does not answer: " + s.error_message();
       return false;
@@ -98,6 +116,7 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
   }
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+  if (!credential(&ctx, "OpenGroup")) return true;
   peer::OpenGroupRequest req;
   req.set_protocol_version(kPeerProtocolVersion);
   req.set_from_node(config_.node_name);
@@ -108,6 +127,7 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
   req.set_owner_uid(job.group->owner());
   peer::OpenGroupReply reply;
   grpc::Status s = ch->stub->OpenGroup(&ctx, req, &reply);
+  if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) return refused(s);
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE || s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     ch->last_error = "node " + name + ": " + s.error_message();
     // The daemon there may have restarted since the hello: greet it again next time.

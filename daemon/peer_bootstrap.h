@@ -2,7 +2,9 @@
 // group, asks every other node of the group over the peer gRPC service for its tag and SRB
 // (retrying while none of that node's ranks has joined yet), connects the data transport, and
 // hands what it learnt to the progress engine. Peer daemons are found in the configured peers
-// table, else by DNS on the default peer port.
+// table, else by DNS on the default peer port. Every call carries a MUNGE credential for its
+// method and the node called (auth = munge); a node that refuses this one fails the group at
+// once with its reason, it is not retried.
 #pragma once
 
 #include <chrono>
@@ -20,6 +22,7 @@
 #include "daemon/config.h"
 #include "daemon/exchange.h"
 #include "daemon/group.h"
+#include "daemon/peer_auth.h"
 #include "daemon/transport/transport.h"
 
 namespace ohio {
@@ -29,7 +32,8 @@ class PeerBootstrap {
   using OnPeer = std::function<void(std::shared_ptr<Group>, uint32_t node, PeerGroupInfo)>;
   using OnFailure = std::function<void(std::shared_ptr<Group>, Status)>;
 
-  PeerBootstrap(const DaemonConfig& config, Transport* transport, OnPeer on_peer, OnFailure on_failure);
+  PeerBootstrap(const DaemonConfig& config, const PeerAuth* auth, Transport* transport, OnPeer on_peer,
+                OnFailure on_failure);
   ~PeerBootstrap();
 
   void Open(std::shared_ptr<Group> group);
@@ -48,6 +52,7 @@ class PeerBootstrap {
   bool TryOpen(Job& job, uint32_t node);
 
   const DaemonConfig& config_;
+  const PeerAuth* auth_;
   Transport* transport_;
   OnPeer on_peer_;
   OnFailure on_failure_;

@@ -7,7 +7,18 @@
 
 namespace ohio {
 
-grpc::Status PeerService::Hello(grpc::ServerContext*, const peer::HelloRequest* req, peer::HelloReply* reply) {
+grpc::Status PeerService::Authenticate(grpc::ServerContext* ctx, const char* method, const std::string& claimed_node) {
+  std::string credential;
+  auto it = ctx->client_metadata().find(kMungeMetadataKey);
+  if (it != ctx->client_metadata().end()) credential.assign(it->second.data(), it->second.size());
+  Status s = auth_->Check(AuthChannel::kPeerCall, method, credential, "'" + claimed_node + "' at " + ctx->peer());
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "node " + config_.node_name + " refused the call: " + s.message());
+}
+
+grpc::Status PeerService::Hello(grpc::ServerContext* ctx, const peer::HelloRequest* req, peer::HelloReply* reply) {
+  grpc::Status auth = Authenticate(ctx, "Hello", req->node_name());
+  if (!auth.ok()) return auth;
   reply->set_protocol_version(kPeerProtocolVersion);
   reply->set_node_name(config_.node_name);
   reply->set_transport(transport_->name());
@@ -19,8 +30,10 @@ grpc::Status PeerService::Hello(grpc::ServerContext*, const peer::HelloRequest* 
   return grpc::Status::OK;
 }
 
-grpc::Status PeerService::OpenGroup(grpc::ServerContext*, const peer::OpenGroupRequest* req,
+grpc::Status PeerService::OpenGroup(grpc::ServerContext* ctx, const peer::OpenGroupRequest* req,
                                     peer::OpenGroupReply* reply) {
+  grpc::Status auth = Authenticate(ctx, "OpenGroup", req->from_node());
+  if (!auth.ok()) return auth;
   if (req->protocol_version() != kPeerProtocolVersion) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "node " + config_.node_name + " speaks peer protocol " + std::to_string(kPeerProtocolVersion) +
@@ -40,8 +53,10 @@ grpc::Status PeerService::OpenGroup(grpc::ServerContext*, const peer::OpenGroupR
   return grpc::Status::OK;
 }
 
-grpc::Status PeerService::ConnectQueuePairs(grpc::ServerContext*, const peer::ConnectQueuePairsRequest* req,
+grpc::Status PeerService::ConnectQueuePairs(grpc::ServerContext* ctx, const peer::ConnectQueuePairsRequest* req,
                                             peer::ConnectQueuePairsReply* reply) {
+  grpc::Status auth = Authenticate(ctx, "ConnectQueuePairs", req->from_node());
+  if (!auth.ok()) return auth;
   if (verbs_ == nullptr) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "node " + config_.node_name + " uses the " + transport_->name() + " transport, not verbs");

@@ -16,8 +16,9 @@ constexpr std::chrono::seconds kDialDeadline{10};
 
 }  // namespace
 
-QueuePairDialer::QueuePairDialer(std::string self, std::function<std::string(const std::string&)> address_of)
-    : self_(std::move(self)), address_of_(std::move(address_of)) {}
+QueuePairDialer::QueuePairDialer(std::string self, const PeerAuth* auth,
+                                 std::function<std::string(const std::string&)> address_of)
+    : self_(std::move(self)), auth_(auth), address_of_(std::move(address_of)) {}
 
 Result<DialAnswer> QueuePairDialer::Dial(const std::string& node, const DialOffer& offer) {
   std::shared_ptr<peer::Peer::Stub> stub;
@@ -36,7 +37,13 @@ Result<DialAnswer> QueuePairDialer::Dial(const std::string& node, const DialOffe
   peer::ConnectQueuePairsReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + kDialDeadline);
+  auto cred = auth_->Mint("ConnectQueuePairs", node);
+  if (!cred.ok()) return Status(Code::kRefused, "cannot call node " + node + ": " + cred.status().message());
+  if (!cred.value().empty()) ctx.AddMetadata(kMungeMetadataKey, cred.value());
   grpc::Status s = stub->ConnectQueuePairs(&ctx, req, &reply);
+  if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+    return Status(Code::kRefused, "peer " + node + " refused this node: " + s.error_message());
+  }
   if (!s.ok()) return Status(Code::kRefused, "node " + node + " at " + address_of_(node) + ": " + s.error_message());
   DialAnswer answer;
   answer.incarnation = reply.incarnation();

@@ -5,8 +5,16 @@
 namespace ohio {
 namespace {
 
-Result<ChosenTransport> StartTcp(const DaemonConfig& config, std::string why) {
-  auto tcp = TcpTransport::Start(config.node_name, config.listen, config.data_port, config.advertise);
+Result<ChosenTransport> StartTcp(const DaemonConfig& config, PeerAuth* auth, std::string why) {
+  TcpTransport::Auth data_auth;
+  if (auth->enabled()) {
+    data_auth.credential_for = [auth](const std::string& peer) { return auth->Mint(kDataPurpose, peer); };
+    data_auth.check = [auth](const std::string& claimed, const std::string& credential, const std::string& from) {
+      return auth->Check(AuthChannel::kData, kDataPurpose, credential, "'" + claimed + "' at " + from);
+    };
+  }
+  auto tcp = TcpTransport::Start(config.node_name, config.listen, config.data_port, config.advertise,
+                                 std::move(data_auth));
   if (!tcp.ok()) return tcp.status();
   ChosenTransport c;
   c.transport = std::move(tcp.value());
@@ -16,14 +24,14 @@ Result<ChosenTransport> StartTcp(const DaemonConfig& config, std::string why) {
 
 }  // namespace
 
-Result<ChosenTransport> ChooseTransport(const DaemonConfig& config) {
-  if (config.transport == "tcp") return StartTcp(config, "transport = tcp");
+Result<ChosenTransport> ChooseTransport(const DaemonConfig& config, PeerAuth* auth) {
+  if (config.transport == "tcp") return StartTcp(config, auth, "transport = tcp");
   auto rails = OpenRails(config.hcas, static_cast<int>(config.gid_index));
   if (!rails.ok()) {
     if (config.transport == "verbs") {
       return Status(rails.status().code(), "transport = verbs, but " + rails.status().message());
     }
-    return StartTcp(config, "transport = auto: no usable RDMA port (" + rails.status().message() + "), so tcp");
+    return StartTcp(config, auth, "transport = auto: no usable RDMA port (" + rails.status().message() + "), so tcp");
   }
   std::string names;
   for (const auto& r : rails.value()) names += (names.empty() ? "" : ", ") + r->name();
@@ -33,7 +41,7 @@ Result<ChosenTransport> ChooseTransport(const DaemonConfig& config) {
   auto verbs = VerbsTransport::Start(config.node_name, std::move(rails.value()), options);
   if (!verbs.ok()) {
     if (config.transport == "verbs") return Status(verbs.status().code(), "verbs transport: " + verbs.status().message());
-    return StartTcp(config, "transport = auto: the verbs transport did not start (" + verbs.status().message() +
+    return StartTcp(config, auth, "transport = auto: the verbs transport did not start (" + verbs.status().message() +
                                 "), so tcp");
   }
   ChosenTransport c;

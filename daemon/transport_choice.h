@@ -1,6 +1,8 @@
 // Which data transport ohiod runs: `transport = verbs` insists on RDMA (and fails to start
 // without an active port), `tcp` never touches RDMA, `auto` takes verbs when a usable port
 // exists and says why it fell back to tcp otherwise. The reason goes to the log and Status.
+// The tcp transport's data connections are authenticated by `auth` (verbs queue pairs are
+// connected through the peer service, which checks its callers itself).
 #pragma once
 
 #include <memory>
@@ -8,6 +10,7 @@
 
 #include "common/status.h"
 #include "daemon/config.h"
+#include "daemon/peer_auth.h"
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs_transport.h"
 
@@ -19,6 +22,6 @@ struct ChosenTransport {
   std::string why;
 };
 
-Result<ChosenTransport> ChooseTransport(const DaemonConfig& config);
+Result<ChosenTransport> ChooseTransport(const DaemonConfig& config, PeerAuth* auth);
 
 }  // namespace ohio

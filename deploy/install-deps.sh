@@ -8,6 +8,9 @@ PACKAGES=(
   bazel-bootstrap g++ protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
   libspdlog-dev libfmt-dev libhwloc-dev libibverbs-dev librdmacm-dev libsystemd-dev libcli11-dev
   nlohmann-json3-dev
+  # peer authentication: libmunge to build; munged for ohiod to run with auth = munge (tests and
+  # deploy/local-cluster.sh start their own, with a key of their own)
+  libmunge-dev munge
   # the MPI interposition library is built for both MPIs; their launchers run its tests
   openmpi-bin libopenmpi-dev mpich libmpich-dev
   # tests

@@ -109,6 +109,7 @@ fi
 sed "s|/usr/local/bin/ohioctl|$PREFIX/bin/ohioctl|" "$SRC/deploy/slurm-prolog.sh" > "$PREFIX/share/ohio/slurm-prolog.sh"
 chmod 0755 "$PREFIX/share/ohio/slurm-prolog.sh"
 install -m 0644 "$SRC/docs/OPERATIONS.md" "$DOCDIR/OPERATIONS.md"
+install -m 0644 "$SRC/docs/SECURITY.md" "$DOCDIR/SECURITY.md"  # OPERATIONS.md refers to it
 
 echo "install.sh: installed under $PREFIX (config $CONF, unit $UNITDIR/ohiod.service)"
 if $system_prefix && [ "$UNITDIR" = /etc/systemd/system ]; then

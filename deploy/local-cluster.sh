@@ -84,6 +84,7 @@ mkdir -p "$OUT/runs"
 OUT=$(cd "$OUT" && pwd)
 rm -f "$OUT"/runs/run*.csv "$OUT"/runs/run*.txt "$OUT"/runs/run*.err "$OUT/alltoall.csv" "$OUT/alltoall.png"
 DAEMON_PIDS=()
+MUNGED_PID=
 SAMPLER_PID=
 BENCH_PID=
 
@@ -94,6 +95,7 @@ cleanup() {
   [ -n "$BENCH_PID" ] && stop_pid "$BENCH_PID"
   [ -n "$SAMPLER_PID" ] && stop_pid "$SAMPLER_PID"
   for pid in "${DAEMON_PIDS[@]}"; do stop_pid "$pid"; done
+  [ -n "$MUNGED_PID" ] && stop_pid "$MUNGED_PID"
   if [ "$MODE" = netns ]; then
     teardown_network || rc=1
     if ! network_gone; then
@@ -142,6 +144,7 @@ PEERS=()
 for ((i = 0; i < NODES; i++)); do PEERS+=(--peer "node$i=$(HOST_OF $i):$(PEER_PORT_OF $i)"); done
 
 echo "local cluster: $NODES nodes x $PPN ranks, $MODE mode, in $DIR"
+start_munged "$DIR"
 for ((i = 0; i < NODES; i++)); do
   ns=""
   if [ "$MODE" = netns ]; then ns=$(ns_name $i); fi

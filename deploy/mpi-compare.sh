@@ -94,6 +94,7 @@ netns_lock 120
 
 DIR=$(mktemp -d /tmp/ohio-mpi-compare.XXXXXX)
 DAEMON_PIDS=()
+MUNGED_PID=
 MPI_PID=
 
 # Every process in our namespaces that is not a daemon: ranks or launcher daemons left by a run
@@ -118,6 +119,7 @@ cleanup() {
   trap - EXIT INT TERM
   [ -n "$MPI_PID" ] && stop_pid "$MPI_PID"
   for pid in "${DAEMON_PIDS[@]}"; do stop_pid "$pid"; done
+  [ -n "$MUNGED_PID" ] && stop_pid "$MUNGED_PID"
   teardown_network || rc=1
   if ! network_gone; then
     echo "mpi-compare.sh: cleanup left something behind" >&2
@@ -167,6 +169,7 @@ for ((i = 0; i < NODES; i++)); do PEERS+=(--peer "node$i=$(node_ip $i):7470"); d
 if [ "$SINGLE" = 1 ]; then TOPO="single host, $PPN ranks"; else TOPO="$NODES nodes x $PPN ranks"; fi
 if [ "$MPICH_YIELD" = 1 ]; then TOPO="$TOPO, MPICH with the yield library"; fi
 echo "mpi-compare: $TOPO ($RANKS ranks), 1 .. $MAX_BYTES bytes per rank, $ITERATIONS timed calls per size, $REPEATS runs, in $DIR"
+start_munged "$DIR"
 for ((i = 0; i < NODES; i++)); do
   start_ohiod $i "$DIR" "$(node_ip $i)" 7470 7471 "$(ns_name $i)" "${PEERS[@]}"
 done

@@ -81,9 +81,11 @@ bool SplitAddress(const std::string& address, std::string* host, std::string* po
 }  // namespace
 
 Result<std::unique_ptr<TcpTransport>> TcpTransport::Start(const std::string& self, const std::string& bind_host,
-                                                          uint16_t port, const std::string& advertised_host) {
+                                                          uint16_t port, const std::string& advertised_host,
+                                                          Auth auth) {
   std::unique_ptr<TcpTransport> t(new TcpTransport());
   t->self_ = self;
+  t->auth_ = std::move(auth);
   t->listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (t->listen_fd_ < 0) return SystemError("socket", errno);
   int one = 1;
@@ -174,6 +176,15 @@ Status TcpTransport::Connect(PeerId peer, const std::string& address) {
       std::memcpy(&c.resolved, res->ai_addr, sizeof(c.resolved));
       freeaddrinfo(res);
     }
+    // Minted here too: a round trip to munged must not stall the engine.
+    if (c.failure.empty() && auth_.credential_for) {
+      auto cred = auth_.credential_for(directory_.Name(peer));
+      if (cred.ok()) {
+        c.credential = cred.value();
+      } else {
+        c.failure = cred.status().message();
+      }
+    }
   }
   {
     std::lock_guard<std::mutex> lock(commands_mu_);
@@ -228,7 +239,11 @@ void TcpTransport::Dial(const Command& c) {
   Outgoing hello;
   hello.type = kHello;
   hello.owned.assign(self_.begin(), self_.end());
-  hello.bytes = self_.size();
+  if (!c.credential.empty()) {
+    hello.owned.push_back('\0');
+    hello.owned.insert(hello.owned.end(), c.credential.begin(), c.credential.end());
+  }
+  hello.bytes = hello.owned.size();
   EncodeHeader(hello.header, kHello, 0, 0, 0, hello.bytes);
   conn->out.push_back(std::move(hello));
   struct epoll_event ev = {};
@@ -246,6 +261,13 @@ void TcpTransport::Accept() {
     Tune(fd);
     auto conn = std::make_unique<Conn>();
     conn->fd = fd;
+    struct sockaddr_in from = {};
+    socklen_t len = sizeof(from);
+    char host[INET_ADDRSTRLEN] = "?";
+    if (getpeername(fd, reinterpret_cast<struct sockaddr*>(&from), &len) == 0) {
+      inet_ntop(AF_INET, &from.sin_addr, host, sizeof(host));
+    }
+    conn->from = std::string(host) + ":" + std::to_string(ntohs(from.sin_port));
     struct epoll_event ev = {};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = static_cast<uint64_t>(fd);
@@ -420,33 +442,42 @@ void TcpTransport::OnWritable(Conn* c) {
 
 // --- reading ---
 
-bool TcpTransport::OnFrameDone(Conn* c) {
+std::string TcpTransport::OnFrameDone(Conn* c) {
   const Frame& f = c->frame;
   TransportEvent e;
   e.peer = c->peer;
   switch (f.type) {
-    case kHello:
-      if (c->named) return false;
-      Established(c, directory_.For(std::string(reinterpret_cast<const char*>(c->small), f.bytes)));
-      return true;
+    case kHello: {
+      if (c->named) return "protocol error (unexpected hello)";
+      const std::string hello(reinterpret_cast<const char*>(c->small), f.bytes);
+      const auto nul = hello.find('\0');
+      const std::string name = hello.substr(0, nul);
+      if (name.empty()) return "protocol error (a hello naming nobody)";
+      if (auth_.check) {
+        Status s = auth_.check(name, nul == std::string::npos ? "" : hello.substr(nul + 1), c->from);
+        if (!s.ok()) return "refused: " + s.message();
+      }
+      Established(c, directory_.For(name));
+      return "";
+    }
     case kPut:
       // A put whose region was gone (or out of bounds) was drained, not delivered.
-      if (c->dropped) return true;
+      if (c->dropped) return "";
       data_frames_received_.fetch_add(1, std::memory_order_relaxed);
       e.kind = TransportEvent::Kind::kArrived;
       e.imm = f.imm;
       e.bytes = f.bytes;
       Emit(std::move(e));
-      return true;
+      return "";
     case kMessage:
       control_frames_received_.fetch_add(1, std::memory_order_relaxed);
       e.kind = TransportEvent::Kind::kMessage;
       e.message_bytes = static_cast<uint32_t>(f.bytes);
       std::memcpy(e.message.data(), c->small, f.bytes);
       Emit(std::move(e));
-      return true;
+      return "";
   }
-  return false;
+  return "protocol error (unknown frame type)";
 }
 
 bool TcpTransport::ReadPayload(Conn* c, uint64_t* budget) {
@@ -487,6 +518,11 @@ void TcpTransport::OnReadable(Conn* c) {
       const uint32_t word = GetLittleEndian<uint32_t>(c->header);
       Frame f{word & 0xffff, GetLittleEndian<uint32_t>(c->header + 4), GetLittleEndian<uint64_t>(c->header + 8),
               GetLittleEndian<uint64_t>(c->header + 16), GetLittleEndian<uint64_t>(c->header + 24)};
+      if (!c->named && f.type != kHello && auth_.check) {
+        // Data before any credential: refused (and counted) like a hello without one.
+        Status s = auth_.check("", "", c->from);
+        return Close(c, "refused: " + s.message());
+      }
       const bool valid = (word & 0xffff0000) == kMagic &&
                          ((f.type == kHello && f.bytes >= 1 && f.bytes <= kMaxHello) ||
                           (f.type == kMessage && f.bytes <= kMaxTransportMessage) || f.type == kPut) &&
@@ -505,7 +541,8 @@ void TcpTransport::OnReadable(Conn* c) {
       continue;
     }
     c->in_payload = false;
-    if (!OnFrameDone(c)) return Close(c, "protocol error (unexpected hello)");
+    const std::string why = OnFrameDone(c);
+    if (!why.empty()) return Close(c, why);
   }
 }
 

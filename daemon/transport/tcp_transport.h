@@ -1,5 +1,7 @@
 // The transport over TCP: one socket per peer node, dialled by the node whose name sorts
-// first (so a pair never ends up with two), identified by a hello frame. Frames are a 32-byte
+// first (so a pair never ends up with two), identified by a hello frame that carries the
+// dialler's name and credential: an accepted connection whose first frame is not a hello with a
+// credential the check lets in is closed before any of its data is read. Frames are a 32-byte
 // header (type, immediate, region key, offset, length) and a payload; a put's payload is read
 // from the socket straight into the registered region, so the daemon copies no user data.
 //
@@ -12,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,9 +30,20 @@ namespace ohio {
 
 class TcpTransport : public Transport {
  public:
+  // How data connections are authenticated; both empty: they are not.
+  struct Auth {
+    // The credential the dialler sends to `peer` in its hello (called on Connect's thread).
+    std::function<Result<std::string>(const std::string& peer)> credential_for;
+    // Whether an accepted connection may in: its hello's name and credential ("" when its first
+    // frame was no hello), and where it came from, for the log (called on the engine thread).
+    std::function<Status(const std::string& claimed_peer, const std::string& credential, const std::string& from)>
+        check;
+  };
+
   // Listens on bind_host:port (port 0 picks one); peers are told advertised_host:port.
   static Result<std::unique_ptr<TcpTransport>> Start(const std::string& self, const std::string& bind_host,
-                                                     uint16_t port, const std::string& advertised_host);
+                                                     uint16_t port, const std::string& advertised_host,
+                                                     Auth auth = {});
   ~TcpTransport() override;
 
   const char* name() const override { return "tcp"; }
@@ -52,7 +66,8 @@ class TcpTransport : public Transport {
 
  private:
   static constexpr size_t kHeaderBytes = 32;
-  static constexpr size_t kMaxHello = 256;
+  // A node name, a NUL and a MUNGE credential (about 200 bytes).
+  static constexpr size_t kMaxHello = 2048;
 
   struct Frame {
     uint32_t type = 0;
@@ -85,6 +100,7 @@ class TcpTransport : public Transport {
     Frame frame;
     uint64_t payload_got = 0;
     bool dropped = false;  // some of this put's payload had nowhere to go
+    std::string from;      // the remote address of an accepted connection, for the logs
     uint8_t small[kMaxHello];  // a hello's or a message's payload
   };
   // Engine thread only, indexed by PeerId.
@@ -98,6 +114,7 @@ class TcpTransport : public Transport {
     std::string address;
     struct sockaddr_in resolved {};
     std::string failure;  // why it cannot be dialled, if it cannot
+    std::string credential;  // for the hello
   };
 
   TcpTransport() = default;
@@ -109,7 +126,8 @@ class TcpTransport : public Transport {
   void Accept();
   void OnReadable(Conn* c);
   bool ReadPayload(Conn* c, uint64_t* budget);  // false when the connection must close
-  bool OnFrameDone(Conn* c);
+  // "" when the frame was taken, else why the connection must close.
+  std::string OnFrameDone(Conn* c);
   void OnWritable(Conn* c);
   void Sent(Conn* c, const Outgoing& o);
   void Established(Conn* c, PeerId peer);
@@ -120,6 +138,7 @@ class TcpTransport : public Transport {
 
   std::string self_;
   std::string address_;
+  Auth auth_;
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;

@@ -80,15 +80,41 @@ setup_network() {
   done
 }
 
+# start_munged DIR: this run's own munged (a fresh key DIR/munge.key, socket DIR/munge.sock,
+# log DIR/munged.log) in the root namespace; the nodes' daemons share it, as a real cluster's
+# share one key, and authenticate each other with it (auth = munge; a unix socket is reached
+# from every network namespace). Sets MUNGED_PID and MUNGE_SOCKET; exits if it does not answer
+# within 30 s.
+start_munged() {
+  local dir=$1 force=() deadline=$(( SECONDS + 30 ))
+  [ "$(id -u)" = 0 ] && force=(--force)  # munged refuses to run as root unless forced
+  /usr/sbin/mungekey --create --keyfile="$dir/munge.key"
+  /usr/sbin/munged --foreground "${force[@]}" --socket="$dir/munge.sock" --key-file="$dir/munge.key" \
+    --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munged.seed" >/dev/null 2>&1 &
+  MUNGED_PID=$!
+  MUNGE_SOCKET=$dir/munge.sock
+  until munge --no-input --socket="$MUNGE_SOCKET" >/dev/null 2>&1; do
+    if ! kill -0 "$MUNGED_PID" 2>/dev/null || [ $SECONDS -ge $deadline ]; then
+      echo "$NETNS_PROG: munged did not come up:" >&2
+      cat "$dir/munged.log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+  echo "  munged pid $MUNGED_PID at $MUNGE_SOCKET (a key of this run's own)"
+}
+
 # start_ohiod I DIR HOST PEER_PORT DATA_PORT NETNS|"" [--peer ...]: starts node I's ohiod (name
-# nodeI, sockets DIR/nodeI.sock and DIR/nodeI.admin.sock, log DIR/nodeI.log), inside namespace
-# NETNS unless it is empty; appends its pid to DAEMON_PIDS and prints one line about it.
+# nodeI, sockets DIR/nodeI.sock and DIR/nodeI.admin.sock, log DIR/nodeI.log, peers
+# authenticated by the munged of start_munged, which must run), inside namespace NETNS unless
+# it is empty; appends its pid to DAEMON_PIDS and prints one line about it.
 start_ohiod() {
   local i=$1 dir=$2 host=$3 peer_port=$4 data_port=$5 ns=$6 where=""
   shift 6
+  : "${MUNGE_SOCKET:?start_munged first}"
   local cmd=("$dir/ohiod" --node-name "node$i" --socket "$dir/node$i.sock" --admin-socket "$dir/node$i.admin.sock"
              --listen "$host" --advertise "$host" --peer-port "$peer_port"
-             --data-port "$data_port" --timeout-ms 30000 "$@")
+             --data-port "$data_port" --timeout-ms 30000 --auth munge --munge-socket "$MUNGE_SOCKET" "$@")
   if [ -n "$ns" ]; then
     ip netns exec "$ns" "${cmd[@]}" 2> "$dir/node$i.log" &
     where=" in namespace $ns"

@@ -42,7 +42,13 @@ Cluster::Cluster(const TempDir& dir, uint32_t nodes, std::vector<std::string> ex
     flags.insert(flags.end(), peers.begin(), peers.end());
     flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
     daemons_.push_back(std::make_unique<Daemon>(dir, flags, names_[i]));
+    flags_.push_back(std::move(flags));
   }
+}
+
+void Cluster::AddFlags(uint32_t i, const std::vector<std::string>& flags) {
+  flags_[i].insert(flags_[i].end(), flags.begin(), flags.end());
+  daemons_[i] = std::make_unique<Daemon>(dir_, flags_[i], names_[i]);
 }
 
 bool Cluster::Start() {

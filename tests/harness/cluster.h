@@ -18,6 +18,10 @@ class Cluster {
  public:
   Cluster(const TempDir& dir, uint32_t nodes, std::vector<std::string> extra_flags = {});
 
+  // Adds flags to node i's own (later flags win), before it starts: e.g. a node of another
+  // cluster among this one's.
+  void AddFlags(uint32_t i, const std::vector<std::string>& flags);
+
   bool Start();                // every node; false if one did not come up
   bool StartNode(uint32_t i);  // (re)starts node i as the same node
   Daemon& node(uint32_t i) { return *daemons_[i]; }
@@ -28,7 +32,7 @@ class Cluster {
  private:
   const TempDir& dir_;
   std::vector<std::string> names_;
-  std::vector<std::string> flags_;  // per node
+  std::vector<std::vector<std::string>> flags_;  // per node
   std::vector<std::unique_ptr<Daemon>> daemons_;
 };
 

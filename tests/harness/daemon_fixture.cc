@@ -34,7 +34,10 @@ Daemon::~Daemon() {
 bool Daemon::Start() {
   std::vector<std::string> argv = {RunfilePath("daemon/ohiod"), "--socket", socket_, "--admin-socket", admin_socket_,
                                    "--log-level", "debug", "--peer-port", "0", "--data-port", "0",
-                                   "--listen", "127.0.0.1", "--advertise", "127.0.0.1"};
+                                   "--listen", "127.0.0.1", "--advertise", "127.0.0.1",
+                                   // Explicitly, as an admin would: most tests have no munged. Tests of peer
+                                   // authentication pass --auth munge (a later flag wins).
+                                   "--auth", "none"};
   argv.insert(argv.end(), flags_.begin(), flags_.end());
   process_ = std::make_unique<Process>(argv, log_);
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);

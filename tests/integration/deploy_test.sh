@@ -14,7 +14,7 @@ for f in sbin/ohiod bin/ohioctl lib/libohio.so share/ohio/slurm-prolog.sh; do
   [ -x "$P/$f" ] || fail "$P/$f is not an executable file"
 done
 for f in include/ohio/ohio.h include/ohio/ohio.hpp lib/pkgconfig/ohio.pc etc/ohio/ohiod.conf \
-         lib/systemd/system/ohiod.service share/doc/ohio/OPERATIONS.md; do
+         lib/systemd/system/ohiod.service share/doc/ohio/OPERATIONS.md share/doc/ohio/SECURITY.md; do
   [ -f "$P/$f" ] || fail "$P/$f is missing"
 done
 for lib in libohio_mpi_openmpi.so libohio_mpi_mpich.so; do

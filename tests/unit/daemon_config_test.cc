@@ -81,6 +81,44 @@ TEST_F(ConfigTest, DefaultsWithoutAnySource) {
   EXPECT_FALSE(c.config.node_name.empty());  // the host name
 }
 
+// auth = munge unless an admin says none: in the file, the environment or a flag.
+TEST_F(ConfigTest, AuthIsMungeUnlessNoneIsChosen) {
+  auto defaults = Load({"--config="});
+  ASSERT_FALSE(defaults.exit_now) << defaults.output;
+  EXPECT_EQ(defaults.config.auth, "munge");
+  EXPECT_EQ(defaults.config.munge_socket, "/run/munge/munge.socket.2");
+
+  const std::string f = WriteFile("auth = none\nmunge_socket = /run/other/munge.sock\n");
+  auto file = Load({"--config", f});
+  ASSERT_FALSE(file.exit_now) << file.output;
+  EXPECT_EQ(file.config.auth, "none");
+  EXPECT_EQ(file.config.munge_socket, "/run/other/munge.sock");
+  auto flag = Load({"--config", f, "--auth", "munge"});
+  ASSERT_FALSE(flag.exit_now) << flag.output;
+  EXPECT_EQ(flag.config.auth, "munge");
+
+  setenv("OHIOD_AUTH", "none", 1);
+  auto env = Load({"--config="});
+  unsetenv("OHIOD_AUTH");
+  ASSERT_FALSE(env.exit_now) << env.output;
+  EXPECT_EQ(env.config.auth, "none");
+
+  for (const char* v : {"--auth=kerberos", "--auth=", "--auth=Munge"}) {
+    auto bad = Load({"--config=", v});
+    EXPECT_TRUE(bad.exit_now) << v;
+    EXPECT_EQ(bad.exit_code, 2) << v;
+    EXPECT_THAT(bad.output, HasSubstr("--auth")) << bad.output;
+  }
+  const std::string empty = WriteFile("auth =\n");  // "key =" keeps the default
+  auto kept = Load({"--config", empty});
+  ASSERT_FALSE(kept.exit_now) << kept.output;
+  EXPECT_EQ(kept.config.auth, "munge");
+
+  auto help = Load({"--help"});
+  EXPECT_THAT(help.output, HasSubstr("--auth"));
+  EXPECT_THAT(help.output, HasSubstr("--munge-socket"));
+}
+
 TEST_F(ConfigTest, UnknownKeyInFileNamesKeyAndLine) {
   const std::string f = WriteFile("socket = /tmp/x.sock\nssb_bytez = 1MiB\n");
   auto c = Load({"--config", f});

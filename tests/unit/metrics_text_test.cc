@@ -56,6 +56,15 @@ admin::CountersReply Sample() {
   c.mutable_transport_counters()->set_data_frames_received(42);
   c.mutable_transport_counters()->set_control_frames_sent(43);
   c.mutable_transport_counters()->set_control_frames_received(44);
+  c.set_auth("munge");
+  for (const char* channel : {"peer_call", "data"}) {
+    for (const char* reason : {"missing", "foreign", "replayed"}) {
+      auto* a = c.add_auth_refusals();
+      a->set_channel(channel);
+      a->set_reason(reason);
+      a->set_count(std::string(channel) == "data" && std::string(reason) == "replayed" ? 5 : 0);
+    }
+  }
   return c;
 }
 
@@ -82,6 +91,9 @@ TEST(MetricsText, ParsesStrictlyAndCarriesEveryCounter) {
   EXPECT_EQ(p.Value("ohio_control_frames_sent_total"), 43);
   EXPECT_EQ(p.Value("ohio_control_frames_received_total"), 44);
   EXPECT_EQ(p.Value("ohio_registrations_total"), 0);
+  EXPECT_EQ(p.Value("ohio_auth_info", {{"mode", "munge"}}), 1);
+  EXPECT_EQ(p.Value("ohio_peer_auth_refusals_total", {{"channel", "data"}, {"reason", "replayed"}}), 5);
+  EXPECT_EQ(p.Value("ohio_peer_auth_refusals_total", {{"channel", "peer_call"}, {"reason", "foreign"}}), 0);
   EXPECT_EQ(p.Value("ohio_info", {{"version", "0.1.0"}, {"node", "node \"7\"\\a"}, {"transport", "tcp"}}), 1);
   EXPECT_EQ(p.Value("ohio_collective_latency_seconds_bucket", {{"size_class", "0-1KiB"}, {"le", "1e-05"}}), 1);
   EXPECT_EQ(p.Value("ohio_collective_latency_seconds_bucket", {{"size_class", "0-1KiB"}, {"le", "+Inf"}}), 10);

@@ -64,7 +64,18 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   c.mutable_transport_counters()->set_data_frames_received(8);
   c.mutable_transport_counters()->set_control_frames_sent(9);
   c.mutable_transport_counters()->set_control_frames_received(10);
+  c.set_auth("munge");
+  auto* a = c.add_auth_refusals();
+  a->set_channel("data");
+  a->set_reason("replayed");
+  a->set_count(3);
+  auto* zero = c.add_auth_refusals();
+  zero->set_channel("peer_call");
+  zero->set_reason("foreign");
   const auto j = CountersJson(c);
+  EXPECT_EQ(j["auth"], "munge");
+  EXPECT_EQ(j["auth_refusals"]["data"]["replayed"].get<uint64_t>(), 3u);
+  EXPECT_EQ(j["auth_refusals"]["peer_call"]["foreign"].get<uint64_t>(), 0u);
   EXPECT_EQ(j["collectives_served"].get<uint64_t>(), uint64_t{1} << 40);
   EXPECT_EQ(j["errors"]["timeout"].get<uint64_t>(), 2u);
   EXPECT_EQ(j["transport_counters"]["data_frames_sent"].get<uint64_t>(), 7u);
@@ -75,6 +86,7 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   EXPECT_EQ(nlohmann::json::parse(j.dump()), j);
   const std::string text = CountersText(c);
   EXPECT_THAT(text, HasSubstr("timeout 2"));
+  EXPECT_THAT(text, HasSubstr("munge, refused: data replayed 3\n"));
   EXPECT_THAT(text, HasSubstr("data 7 sent, 8 received; control 9 sent, 10 received"));
   EXPECT_THAT(text, HasSubstr("0-1KiB"));
   EXPECT_THAT(text, HasSubstr("<= 1 ms"));  // p99
@@ -94,7 +106,12 @@ TEST(OhioctlRender, StatusShowsPendingSettingsAndTheHcaNote) {
   t->set_key("timeout-ms");
   t->set_value("60000");
   t->set_reloadable(true);
+  s.set_auth("munge");
   const std::string text = StatusText(s);
+  EXPECT_THAT(text, ::testing::ContainsRegex("auth +munge\n"));
+  s.set_auth("none");
+  EXPECT_THAT(StatusText(s), ::testing::ContainsRegex("auth +none \\(any host that reaches the peer and data ports is trusted\\)"));
+  EXPECT_EQ(StatusJson(s)["auth"], "none");
   EXPECT_THAT(text, HasSubstr("tcp, data address 10.0.0.1:7471"));
   EXPECT_THAT(text, HasSubstr("none: libibverbs lists no RDMA devices"));
   EXPECT_THAT(text, HasSubstr("config now says /run/other.sock: needs a restart"));

@@ -4,7 +4,8 @@
 // algorithm for 2 and 4 daemons with 1-4 ranks per node from 1 B to 4 MiB, 500 back-to-back
 // calls, exactly N-1 RC queue pairs per rail per daemon (by the daemon and by the kernel), the
 // first collective of a group on bounce buffers before its registration and the later ones on
-// registered memory, and a peer daemon killed mid-collective then back.
+// registered memory, and a peer daemon killed mid-collective then back; with auth = munge (a
+// munged of the test's own), queue pairs connect through authenticated ConnectQueuePairs calls.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <tuple>
 
 #include "tests/harness/cluster.h"
+#include "tests/harness/munged.h"
 #include "tests/harness/rank_job.h"
 
 namespace ohio::testing {
@@ -177,13 +179,17 @@ TEST(VerbsAlltoallShapes, UpTo4MiBStagedAndChunked) {
   }
 }
 
-// Also: `transport = auto` takes verbs when the node has active RDMA ports, and says so.
+// Also: `transport = auto` takes verbs when the node has active RDMA ports, and says so; and
+// with auth = munge every peer call (ConnectQueuePairs among them) passes with its credential.
 TEST(VerbsAlltoallShapes, FiveHundredBackToBack) {
   TempDir dir;
-  Cluster cluster(dir, 4, {"--transport", "auto"});
+  Munged munged(dir, "cluster");
+  ASSERT_TRUE(munged.Start()) << munged.Log();
+  Cluster cluster(dir, 4, {"--transport", "auto", "--auth", "munge", "--munge-socket", munged.socket()});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   for (uint32_t i = 0; i < 4; ++i) {
     const admin::StatusReply s = Status(cluster, i);
+    EXPECT_EQ(s.auth(), "munge");
     EXPECT_EQ(s.transport(), "verbs");
     EXPECT_EQ(s.transport_choice(), "transport = auto: verbs on 2 rails (rxe0:1, rxe1:1)");
   }
@@ -194,7 +200,13 @@ TEST(VerbsAlltoallShapes, FiveHundredBackToBack) {
   }
   for (uint32_t i = 0; i < 4; ++i) {
     EXPECT_GE(Status(cluster, i).collectives_served(), 1000u) << cluster.name(i);
+    const admin::CountersReply counters = QueryCounters(cluster.node(i).admin_socket());
+    EXPECT_EQ(counters.auth(), "munge");
+    uint64_t refused = 0;
+    for (const auto& a : counters.auth_refusals()) refused += a.count();
+    EXPECT_EQ(refused, 0u) << cluster.Logs();
   }
+  ExpectQueuePairs(cluster, 3);
 }
 
 // Two groups of different sizes at once (all four nodes; two of them) share the same queue

@@ -1,0 +1,98 @@
+// Who may talk to this daemon as a peer: with auth = munge, every peer call and every data
+// connection carries a MUNGE credential minted by the caller's munged and decoded by this
+// node's. A credential is good only if this cluster's key made it (foreign keys fail the MAC),
+// it is fresh and decoded for the first time (munged keeps a replay cache), a process of the
+// daemons' uid made it, and its payload names the purpose it is shown for and this node, so
+// one minted for another call or another node is refused. With auth = none everything passes.
+//
+// Minting and decoding are round trips to the local munged over its unix socket: they happen
+// once per peer call and once per data connection, never per frame.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace ohio {
+
+// Why a credential was refused: the fixed label set of the refusal counters.
+enum class AuthRefusal {
+  kMissing,        // no credential at all
+  kMalformed,      // not a credential munged can parse
+  kForeign,        // made with another key (another cluster, or tampered with)
+  kExpired,        // older than its time to live (or the clocks disagree)
+  kReplayed,       // decoded before: someone sends a captured credential again
+  kWrongUid,       // made by a process of another uid than this cluster's daemons
+  kWrongPurpose,   // minted for another call or another node
+  kMungedError,    // this node's munged could not judge it (down, overloaded)
+};
+constexpr size_t kAuthRefusals = 8;
+const char* AuthRefusalName(AuthRefusal r);
+
+// Where a credential was shown.
+enum class AuthChannel { kPeerCall, kData };
+constexpr size_t kAuthChannels = 2;
+const char* AuthChannelName(AuthChannel c);
+
+// The gRPC metadata key carrying a peer call's credential.
+constexpr char kMungeMetadataKey[] = "ohio-munge-credential";
+// The purpose of a data connection's credential; peer calls use their method name.
+constexpr char kDataPurpose[] = "data";
+
+// What a credential's payload says: this protocol, the purpose, the node it is meant for.
+std::string CredentialPayload(const std::string& purpose, const std::string& target_node);
+
+// A decoded credential judged against what this node expects (pure: the decode is done).
+struct DecodeOutcome {
+  int munge_error = 0;  // munge_err_t, 0 = EMUNGE_SUCCESS
+  std::string munge_message;
+  uid_t uid = 0;
+  std::string payload;
+};
+struct AuthVerdict {
+  bool ok = true;
+  AuthRefusal refusal = AuthRefusal::kMissing;
+  std::string message;  // "munge credential <reason>: <why>"
+};
+AuthVerdict JudgeCredential(const DecodeOutcome& decoded, uid_t expected_uid, const std::string& expected_payload);
+
+class PeerAuth {
+ public:
+  // mode "none": passes everything. "munge": asks munged at `munge_socket` for a
+  // credential and decodes it, so a missing munged or an unreadable key is found at start
+  // ("no munged at <socket>: start munge or set auth = none"), not at the first peer's call.
+  static Result<std::unique_ptr<PeerAuth>> Start(const std::string& mode, const std::string& munge_socket,
+                                                 const std::string& node_name);
+
+  bool enabled() const { return enabled_; }
+  const char* mode() const { return enabled_ ? "munge" : "none"; }
+  const std::string& socket() const { return socket_; }
+
+  // A credential for calling `target_node` for `purpose`; "" with auth = none.
+  Result<std::string> Mint(const std::string& purpose, const std::string& target_node) const;
+  // Ok, or kRefused with the verdict's message; a refusal is logged and counted.
+  Status Check(AuthChannel channel, const std::string& purpose, const std::string& credential, const std::string& from);
+
+  uint64_t refusals(AuthChannel channel, AuthRefusal reason) const {
+    return refusals_[static_cast<size_t>(channel)][static_cast<size_t>(reason)].load(std::memory_order_relaxed);
+  }
+
+ private:
+  PeerAuth(bool enabled, std::string socket, std::string node, uid_t uid)
+      : enabled_(enabled), socket_(std::move(socket)), node_(std::move(node)), uid_(uid) {}
+  DecodeOutcome Decode(const std::string& credential) const;
+
+  const bool enabled_;
+  const std::string socket_;
+  const std::string node_;
+  const uid_t uid_;  // every node's daemon runs as this uid: its own
+  std::array<std::array<std::atomic<uint64_t>, kAuthRefusals>, kAuthChannels> refusals_{};
+};
+
+}  // namespace ohio

@@ -89,7 +89,7 @@ TEST_F(ConfigTest, UnknownKeyInFileNamesKeyAndLine) {
   EXPECT_THAT(c.output, HasSubstr(f + ":2: unknown key 'ssb-bytez'"));
 }
 
-// Found by tests/fuzz (daemon_config): "help = 1" in the file printed the help and exited 0,
+// Caught by the daemon_config fuzz target's invariant: "help = 1" in the file printed the help and exited 0,
 // so ohiod stopped as if asked to, and a reload logged the whole help text as its error.
 TEST_F(ConfigTest, HelpAndVersionAreNotKeysOfTheFile) {
   for (const std::string key : {"help", "version"}) {

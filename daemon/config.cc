@@ -183,7 +183,8 @@ Status ReadConfigFile(const CLI::App& app, const std::string& path, std::vector<
     std::string value = trim(line.substr(eq + 1));
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
     std::replace(key.begin(), key.end(), '_', '-');
-    if (key == "config" || app.get_option_no_throw("--" + key) == nullptr) {
+    // help and version are answers, not settings: in a file they would stop ohiod with exit 0.
+    if (SkippedKey(key) || app.get_option_no_throw("--" + key) == nullptr) {
       return Status(Code::kInvalidArgument, where + ": unknown key '" + key + "'");
     }
     // "key =" leaves the default; CLI11 would read an empty "--key=" as wanting the next word.

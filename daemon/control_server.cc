@@ -16,6 +16,7 @@
 
 #include "common/unix_socket.h"
 #include "common/version.h"
+#include "daemon/control_request.h"
 
 namespace ohio {
 namespace {
@@ -203,17 +204,16 @@ bool ControlServer::ReplyError(Client& c, control::Error::Code code, const std::
 }
 
 bool ControlServer::Handle(Client& c, const std::string& payload) {
-  control::ClientMessage msg;
-  if (!msg.ParseFromString(payload) || msg.body_case() == control::ClientMessage::BODY_NOT_SET) {
+  auto parsed = ParseControlRequest(payload);
+  if (!parsed.ok()) {
     spdlog::warn("client pid {}: unparseable control message; disconnecting", c.cred.pid);
-    ReplyError(c, control::Error::BAD_MESSAGE, "not a control message ohiod understands");
+    ReplyError(c, control::Error::BAD_MESSAGE, parsed.status().message());
     return false;
   }
+  const control::ClientMessage& msg = parsed.value();
   if (msg.has_hello()) {
-    if (msg.hello().protocol_version() != kControlProtocolVersion) {
-      ReplyError(c, control::Error::VERSION,
-                 "client speaks control protocol " + std::to_string(msg.hello().protocol_version()) +
-                     ", ohiod " + kVersion + " speaks " + std::to_string(kControlProtocolVersion));
+    if (Status s = CheckHello(msg.hello()); !s.ok()) {
+      ReplyError(c, control::Error::VERSION, s.message());
       return false;
     }
     c.greeted = true;

@@ -17,6 +17,7 @@
 #include "common/status.h"
 #include "daemon/counters.h"
 #include "daemon/exchange.h"
+#include "daemon/group_spec.h"
 #include "daemon/tag_pool.h"
 #include "daemon/transport/transport.h"
 #include "shm/algorithm.h"
@@ -25,17 +26,7 @@
 
 namespace ohio {
 
-using GroupKey = std::array<uint8_t, 16>;
 std::string KeyHex(const GroupKey& key);
-
-struct GroupSpec {
-  GroupKey key{};
-  std::vector<std::string> node_names;
-  std::vector<uint32_t> rank_node;
-  uint32_t node = 0;  // this daemon's index in node_names
-  Algorithm algorithm = Algorithm::kV3;
-  uint64_t bytes_per_rank_hint = 0;  // what the buffers are sized for (0: configured)
-};
 
 struct Member {
   bool attached = false;

@@ -1,10 +1,10 @@
 #include "daemon/group_registry.h"
 
 #include <algorithm>
-#include <set>
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/control_request.h"
 #include "shm/buffer_sizing.h"
 #include "shm/exchange_plan.h"
 #include "shm/staging.h"
@@ -22,53 +22,10 @@ std::string HintText(uint64_t hint) {
 
 }  // namespace
 
-Result<GroupSpec> GroupRegistry::ValidateJoin(const control::JoinGroup& join,
-                                              control::Error::Code* refusal) const {
-  *refusal = control::Error::INVALID_ARGUMENT;
-  auto invalid = [](const std::string& m) { return Status(Code::kInvalidArgument, m); };
-  if (join.key().size() != 16) return invalid("the group key must be 16 bytes, got " + std::to_string(join.key().size()));
-  if (join.size() == 0) return invalid("the group size must be at least 1");
-  if (join.size() > config_.max_group_ranks) {
-    return invalid("a group of " + std::to_string(join.size()) + " ranks exceeds max_group_ranks = " +
-                   std::to_string(config_.max_group_ranks));
-  }
-  if (join.rank() >= join.size()) {
-    return invalid("rank " + std::to_string(join.rank()) + " is outside a group of " + std::to_string(join.size()));
-  }
-  if (static_cast<uint32_t>(join.rank_node_size()) != join.size()) {
-    return invalid("rank_node lists " + std::to_string(join.rank_node_size()) + " ranks for a group of " +
-                   std::to_string(join.size()));
-  }
-  if (join.node_names_size() == 0) return invalid("the group names no nodes");
-  std::set<std::string> names(join.node_names().begin(), join.node_names().end());
-  if (names.size() != static_cast<size_t>(join.node_names_size())) return invalid("node_names lists a node twice");
-  GroupSpec spec;
-  std::copy(join.key().begin(), join.key().end(), spec.key.begin());
-  spec.node_names.assign(join.node_names().begin(), join.node_names().end());
-  spec.rank_node.assign(join.rank_node().begin(), join.rank_node().end());
-  auto me = std::find(spec.node_names.begin(), spec.node_names.end(), config_.node_name);
-  if (me == spec.node_names.end()) {
-    return invalid("this daemon is node '" + config_.node_name + "', which is not among the group's nodes");
-  }
-  spec.node = static_cast<uint32_t>(me - spec.node_names.begin());
-  if (join.rank_node(static_cast<int>(join.rank())) != spec.node) {
-    return invalid("rank " + std::to_string(join.rank()) + " is placed on node '" +
-                   (join.rank_node(static_cast<int>(join.rank())) < spec.node_names.size()
-                        ? spec.node_names[join.rank_node(static_cast<int>(join.rank()))]
-                        : std::string("?")) +
-                   "' but asked the daemon of node '" + config_.node_name + "'");
-  }
-  const std::string algo = join.algorithm().empty() ? config_.algorithm : join.algorithm();
-  auto parsed = ParseAlgorithm(algo);
-  if (!parsed) return invalid("unknown algorithm '" + algo + "' (v1, v2 or v3)");
-  spec.algorithm = *parsed;
-  spec.bytes_per_rank_hint = join.bytes_per_rank_hint();
-  return spec;
-}
-
 Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const PeerCredentials& who,
                                        control::Error::Code* refusal) {
-  auto spec = ValidateJoin(join, refusal);
+  *refusal = control::Error::INVALID_ARGUMENT;
+  auto spec = ValidateJoin(join, config_);
   if (!spec.ok()) return spec.status();
   std::lock_guard<std::mutex> lock(mu_);
   DropUnjoined();

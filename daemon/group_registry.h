@@ -80,8 +80,6 @@ class GroupRegistry {
   void set_timeout_ms(uint32_t ms) { timeout_ms_.store(ms, std::memory_order_relaxed); }
 
  private:
-  Result<GroupSpec> ValidateJoin(const control::JoinGroup& join, control::Error::Code* refusal) const;
-
   const DaemonConfig& config_;
   ProgressEngine* engine_;
   Transport* transport_;

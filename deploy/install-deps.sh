@@ -15,6 +15,8 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev mpich libmpich-dev
   # tests
   libgtest-dev libgmock-dev python3 procps iproute2
+  # tests/fuzz: libFuzzer targets built with clang (libFuzzer, ASan and UBSan runtimes), linked by lld
+  clang-14 libclang-rt-14-dev lld-14
   # deploy/local-cluster.sh: ip and ss (iproute2 above), flock, timeout
   util-linux coreutils
   # tests/bench/verbs_vs_tcp.sh reads ohioctl's JSON with jq (python3 starts slowly in the guest)

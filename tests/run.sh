@@ -1,7 +1,9 @@
 #!/bin/bash
 # Runs every test twice: a normal build, then an AddressSanitizer build (daemon, library and
 # tools included; targets tagged no-asan, which run uninstrumented programs, only in the first).
-# Prints last "N passed, N failed" over both runs; exits non-zero on failure.
+# Then fuzzes each libFuzzer target briefly (tests/fuzz/fuzz.sh: clang, an output base of its
+# own; OHIO_FUZZ_SECONDS per target, default 30, two at once; 0 leaves it out).
+# Prints last "N passed, N failed" over all runs; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +32,17 @@ run() {  # run NAME TARGETS [bazel flags...]
 asan_targets=$(bazel query 'tests(//...) except attr(tags, "no-asan", tests(//...))' 2>/dev/null | sort)
 run default "$targets"
 run asan "$asan_targets" --config=asan
+
+fuzz_seconds=${OHIO_FUZZ_SECONDS:-30}
+if [ "$fuzz_seconds" != 0 ]; then
+  fuzz_log=$(mktemp)
+  bash tests/fuzz/fuzz.sh --seconds "$fuzz_seconds" 2>&1 | tee "$fuzz_log"
+  fuzzed=$(tail -1 "$fuzz_log")
+  rm -f "$fuzz_log"
+  # Whatever stopped the script before its count, it failed.
+  [[ "$fuzzed" =~ ^[0-9]+\ passed,\ [0-9]+\ failed$ ]] || fuzzed="0 passed, 1 failed"
+  summary+=("$fuzzed")
+fi
 
 passed=0; failed=0
 for line in "${summary[@]}"; do

@@ -17,13 +17,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/little_endian.h"
 
 namespace ohio {
 namespace {
 
-enum FrameType : uint32_t { kHello = 1, kPut = 2, kMessage = 3 };
-constexpr uint32_t kMagic = 0x4f480000;  // high half of the type word: "OH"
+constexpr uint32_t kHello = TcpFrameHeader::kHello;
+constexpr uint32_t kPut = TcpFrameHeader::kPut;
+constexpr uint32_t kMessage = TcpFrameHeader::kMessage;
 constexpr uint64_t kWakeTag = ~uint64_t{0};
 constexpr uint64_t kListenTag = ~uint64_t{0} - 1;
 constexpr int kMaxIov = 64;
@@ -33,11 +33,7 @@ constexpr int kMaxEvents = 64;
 constexpr uint64_t kReadBudget = 4 << 20;
 
 void EncodeHeader(char* h, uint32_t type, uint32_t imm, uint64_t key, uint64_t offset, uint64_t bytes) {
-  PutLittleEndian<uint32_t>(h, kMagic | type);
-  PutLittleEndian<uint32_t>(h + 4, imm);
-  PutLittleEndian<uint64_t>(h + 8, key);
-  PutLittleEndian<uint64_t>(h + 16, offset);
-  PutLittleEndian<uint64_t>(h + 24, bytes);
+  TcpFrameHeader{type, imm, key, offset, bytes}.Encode(h);
 }
 
 // Writes what the socket takes of a frame: the header from header_sent on, then the payload
@@ -488,7 +484,7 @@ bool TcpTransport::ReadPayload(Conn* c, uint64_t* budget) {
     if (f.type == kPut) {
       std::lock_guard<std::mutex> lock(regions_mu_);
       auto it = regions_.find(f.key);
-      if (it != regions_.end() && f.offset <= it->second.bytes && f.bytes <= it->second.bytes - f.offset) {
+      if (it != regions_.end() && f.FitsRegion(it->second.bytes)) {
         r = read(c->fd, it->second.base + f.offset + c->payload_got, want);
       } else {
         c->dropped = true;
@@ -515,20 +511,14 @@ void TcpTransport::OnReadable(Conn* c) {
       if (r <= 0) return Close(c, r == 0 ? "closed by the peer" : std::string("read failed: ") + std::strerror(errno));
       c->header_got += static_cast<size_t>(r);
       if (c->header_got < kHeaderBytes) continue;
-      const uint32_t word = GetLittleEndian<uint32_t>(c->header);
-      Frame f{word & 0xffff, GetLittleEndian<uint32_t>(c->header + 4), GetLittleEndian<uint64_t>(c->header + 8),
-              GetLittleEndian<uint64_t>(c->header + 16), GetLittleEndian<uint64_t>(c->header + 24)};
-      if (!c->named && f.type != kHello && auth_.check) {
+      if (!c->named && TcpFrameHeader::RawType(c->header) != kHello && auth_.check) {
         // Data before any credential: refused (and counted) like a hello without one.
         Status s = auth_.check("", "", c->from);
         return Close(c, "refused: " + s.message());
       }
-      const bool valid = (word & 0xffff0000) == kMagic &&
-                         ((f.type == kHello && f.bytes >= 1 && f.bytes <= kMaxHello) ||
-                          (f.type == kMessage && f.bytes <= kMaxTransportMessage) || f.type == kPut) &&
-                         (f.type == kHello || c->named);
-      if (!valid) return Close(c, "protocol error (not an ohio peer, or a version mismatch)");
-      c->frame = f;
+      auto f = TcpFrameHeader::Decode(c->header, c->named);
+      if (!f.ok()) return Close(c, "protocol error (" + f.status().message() + ")");
+      c->frame = f.value();
       c->header_got = 0;
       c->payload_got = 0;
       c->dropped = false;

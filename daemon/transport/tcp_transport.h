@@ -24,6 +24,7 @@
 #include <netinet/in.h>
 
 #include "daemon/transport/peer_directory.h"
+#include "daemon/transport/tcp_frame.h"
 #include "daemon/transport/transport.h"
 
 namespace ohio {
@@ -65,17 +66,9 @@ class TcpTransport : public Transport {
   TransportStats stats() const override;
 
  private:
-  static constexpr size_t kHeaderBytes = 32;
-  // A node name, a NUL and a MUNGE credential (about 200 bytes).
-  static constexpr size_t kMaxHello = 2048;
-
-  struct Frame {
-    uint32_t type = 0;
-    uint32_t imm = 0;
-    uint64_t key = 0;
-    uint64_t offset = 0;
-    uint64_t bytes = 0;
-  };
+  static constexpr size_t kHeaderBytes = TcpFrameHeader::kBytes;
+  static constexpr size_t kMaxHello = TcpFrameHeader::kMaxHello;
+  using Frame = TcpFrameHeader;
   // What is left of a frame whose write would have blocked.
   struct Outgoing {
     uint32_t type = 0;

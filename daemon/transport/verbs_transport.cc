@@ -421,13 +421,11 @@ void VerbsTransport::OnRegistered(uint64_t key, std::vector<ibv_mr*> mrs, Status
 }
 
 void VerbsTransport::Announce(PeerId peer, uint64_t key, const LocalRegion& r) {
-  std::string payload(20 + 4 * r.mrs.size(), '\0');
-  auto* b = reinterpret_cast<uint8_t*>(payload.data());
-  WirePut<uint64_t>(b, reinterpret_cast<uintptr_t>(r.base));
-  WirePut<uint64_t>(b + 8, r.bytes);
-  WirePut<uint32_t>(b + 16, static_cast<uint32_t>(r.mrs.size()));
-  for (size_t i = 0; i < r.mrs.size(); ++i) WirePut<uint32_t>(b + 20 + 4 * i, r.mrs[i]->rkey);
-  EnqueueControl(peer, VerbsWireHeader::kRegion, key, std::move(payload), 0);
+  RegionAnnouncement a;
+  a.addr = reinterpret_cast<uintptr_t>(r.base);
+  a.bytes = r.bytes;
+  for (const auto& mr : r.mrs) a.rkeys.push_back(mr->rkey);
+  EnqueueControl(peer, VerbsWireHeader::kRegion, key, a.Encode(), 0);
 }
 
 void VerbsTransport::DeregisterRegion(uint64_t key) {
@@ -869,13 +867,12 @@ void VerbsTransport::OnReceive(PeerId peer, PeerState& p, size_t rail, const uin
       break;
     }
     case VerbsWireHeader::kRegion: {
-      if (n < 20) break;
+      auto a = RegionAnnouncement::Decode(payload, n);
+      if (!a || a->rkeys.size() < p.conns.size()) break;
       RemoteRegion r;
-      r.addr = WireGet<uint64_t>(payload);
-      r.bytes = WireGet<uint64_t>(payload + 8);
-      const uint32_t count = WireGet<uint32_t>(payload + 16);
-      if (n < 20 + 4ull * count || count < p.conns.size()) break;
-      for (uint32_t i = 0; i < count; ++i) r.rkeys.push_back(WireGet<uint32_t>(payload + 20 + 4 * i));
+      r.addr = a->addr;
+      r.bytes = a->bytes;
+      r.rkeys = std::move(a->rkeys);
       p.regions[h->key] = std::move(r);
       break;
     }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/little_endian.h"
 
@@ -61,6 +62,37 @@ struct VerbsWireHeader {
     h.offset = WireGet<uint64_t>(in + 16);
     h.total = WireGet<uint64_t>(in + 24);
     return h;
+  }
+};
+
+// The payload of a kRegion SEND: address, bytes, the count of rails, then one rkey per rail.
+struct RegionAnnouncement {
+  static constexpr size_t kFixedBytes = 20;
+
+  uint64_t addr = 0;
+  uint64_t bytes = 0;
+  std::vector<uint32_t> rkeys;  // per rail
+
+  std::string Encode() const {
+    std::string out(kFixedBytes + 4 * rkeys.size(), '\0');
+    auto* b = reinterpret_cast<uint8_t*>(out.data());
+    WirePut<uint64_t>(b, addr);
+    WirePut<uint64_t>(b + 8, bytes);
+    WirePut<uint32_t>(b + 16, static_cast<uint32_t>(rkeys.size()));
+    for (size_t i = 0; i < rkeys.size(); ++i) WirePut<uint32_t>(b + kFixedBytes + 4 * i, rkeys[i]);
+    return out;
+  }
+  // Refuses a payload too short for the rkeys it counts.
+  static std::optional<RegionAnnouncement> Decode(const uint8_t* in, uint64_t bytes) {
+    if (bytes < kFixedBytes) return std::nullopt;
+    const uint32_t count = WireGet<uint32_t>(in + 16);
+    if (bytes < kFixedBytes + 4ull * count) return std::nullopt;
+    RegionAnnouncement r;
+    r.addr = WireGet<uint64_t>(in);
+    r.bytes = WireGet<uint64_t>(in + 8);
+    r.rkeys.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) r.rkeys.push_back(WireGet<uint32_t>(in + kFixedBytes + 4 * i));
+    return r;
   }
 };
 

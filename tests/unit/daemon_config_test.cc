@@ -127,6 +127,18 @@ TEST_F(ConfigTest, UnknownKeyInFileNamesKeyAndLine) {
   EXPECT_THAT(c.output, HasSubstr(f + ":2: unknown key 'ssb-bytez'"));
 }
 
+// Caught by the daemon_config fuzz target's invariant: "help = 1" in the file printed the help and exited 0,
+// so ohiod stopped as if asked to, and a reload logged the whole help text as its error.
+TEST_F(ConfigTest, HelpAndVersionAreNotKeysOfTheFile) {
+  for (const std::string key : {"help", "version"}) {
+    const std::string f = WriteFile("timeout-ms = 5000\n" + key + " = 1\n");
+    auto c = Load({"--config", f});
+    EXPECT_TRUE(c.exit_now);
+    EXPECT_EQ(c.exit_code, 2);
+    EXPECT_THAT(c.output, HasSubstr(f + ":2: unknown key '" + key + "'"));
+  }
+}
+
 TEST_F(ConfigTest, LineWithoutEqualsIsAnError) {
   const std::string f = WriteFile("socket /tmp/x.sock\n");
   auto c = Load({"--config", f});

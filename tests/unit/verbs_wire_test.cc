@@ -1,5 +1,5 @@
-// What daemons tell each other over verbs, checked without RDMA: the SEND header round-trips
-// and garbage is refused; queue pair endpoints from the peer service are refused when no port
+// What daemons tell each other over verbs, checked without RDMA: the SEND header and the
+// region announcement round-trip and garbage is refused; queue pair endpoints from the peer service are refused when no port
 // could have sent them. (The transport itself is tested on Soft-RoCE, tests/vm.)
 #include <gtest/gtest.h>
 
@@ -49,6 +49,28 @@ TEST(VerbsWireHeader, RefusesShortAndUnknown) {
   EXPECT_FALSE(VerbsWireHeader::Decode(buf, sizeof(buf)).has_value());
   buf[0] = 7;
   EXPECT_FALSE(VerbsWireHeader::Decode(buf, sizeof(buf)).has_value());
+}
+
+TEST(RegionAnnouncement, RoundTripsAndRefusesMoreRkeysThanItHolds) {
+  RegionAnnouncement a;
+  a.addr = 0x7f0000001000;
+  a.bytes = 8 << 20;
+  a.rkeys = {0x1234, 0x5678};
+  const std::string wire = a.Encode();
+  ASSERT_EQ(wire.size(), RegionAnnouncement::kFixedBytes + 8);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(wire.data());
+  auto d = RegionAnnouncement::Decode(bytes, wire.size());
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->addr, a.addr);
+  EXPECT_EQ(d->bytes, a.bytes);
+  EXPECT_EQ(d->rkeys, a.rkeys);
+  // One rkey short, and no room for the count itself.
+  EXPECT_FALSE(RegionAnnouncement::Decode(bytes, wire.size() - 1).has_value());
+  EXPECT_FALSE(RegionAnnouncement::Decode(bytes, RegionAnnouncement::kFixedBytes - 1).has_value());
+  // A count of 2^32-1 rkeys in a 28-byte payload is refused, not read past the end.
+  std::string lying = wire;
+  WirePut<uint32_t>(reinterpret_cast<uint8_t*>(lying.data()) + 16, 0xffffffffu);
+  EXPECT_FALSE(RegionAnnouncement::Decode(reinterpret_cast<const uint8_t*>(lying.data()), lying.size()).has_value());
 }
 
 peer::QueuePairEndpoint Good() {

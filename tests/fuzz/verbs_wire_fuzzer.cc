@@ -1,0 +1,40 @@
+// One verbs SEND from a peer daemon as the transport decodes it: the 40-byte wire header, then
+// for a kRegion the region announcement. What decodes must encode and decode back to the same
+// values; an announcement re-encodes to the bytes it was read from and never counts more rkeys
+// than the payload holds.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "daemon/transport/verbs_wire.h"
+#include "tests/fuzz/fuzz_check.h"
+
+using ohio::RegionAnnouncement;
+using ohio::VerbsWireHeader;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto h = VerbsWireHeader::Decode(data, size);
+  if (!h) return 0;
+  FUZZ_CHECK(size >= VerbsWireHeader::kBytes, "a header needs its 40 bytes");
+  FUZZ_CHECK(h->type >= VerbsWireHeader::kMessage && h->type <= VerbsWireHeader::kKeepalive, "a known type");
+  uint8_t again[VerbsWireHeader::kBytes];
+  h->Encode(again);
+  auto back = VerbsWireHeader::Decode(again, sizeof(again));
+  FUZZ_CHECK(back && back->type == h->type && back->last == h->last && back->imm == h->imm && back->key == h->key &&
+                 back->offset == h->offset && back->total == h->total,
+             "a header round-trips");
+  FUZZ_CHECK(std::memcmp(again + 4, data + 4, 28) == 0, "imm, key, offset and total re-encode to their bytes");
+
+  if (h->type != VerbsWireHeader::kRegion) return 0;
+  const uint8_t* payload = data + VerbsWireHeader::kBytes;
+  const uint64_t n = size - VerbsWireHeader::kBytes;
+  auto a = RegionAnnouncement::Decode(payload, n);
+  if (!a) return 0;
+  const std::string encoded = a->Encode();
+  FUZZ_CHECK(encoded.size() == RegionAnnouncement::kFixedBytes + 4 * a->rkeys.size(), "the announcement's size");
+  FUZZ_CHECK(encoded.size() <= n, "an announcement counts no more rkeys than its payload holds");
+  FUZZ_CHECK(std::memcmp(encoded.data(), payload, encoded.size()) == 0, "an announcement re-encodes to its bytes");
+  auto b = RegionAnnouncement::Decode(reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size());
+  FUZZ_CHECK(b && b->addr == a->addr && b->bytes == a->bytes && b->rkeys == a->rkeys, "an announcement round-trips");
+  return 0;
+}

@@ -239,7 +239,13 @@ bool ProgressEngine::HandleTransport() {
         }
         Group* g = ByTag(m->tag);
         if (g == nullptr || g->spec().key != m->key) break;  // a group that has closed here
-        if (auto from = g->exchange()->NodeIndex(e.peer)) g->exchange()->OnMessage(*from, *m);
+        if (auto from = g->exchange()->NodeIndex(e.peer)) {
+          if (m->type == ExchangeMessage::Type::kRankGone) {
+            g->RankGoneOnNode(*from, m->delivery, m->left, counters_);
+          } else {
+            g->exchange()->OnMessage(*from, *m);
+          }
+        }
         break;
       }
       case TransportEvent::Kind::kPeerDown: {

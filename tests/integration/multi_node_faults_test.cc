@@ -122,6 +122,42 @@ TEST(MultiNodeCluster, PeerDaemonKilledMidCollectiveThenBack) {
   }
 }
 
+// A rank killed between two calls (here while it checks its bytes, as the soak found): the
+// ranks of every node get the group's failure naming that rank at once, not a timeout that
+// blames the node waited for. Both ways its node can learn it: from the dead rank's own
+// connection (n2 keeps no other rank) and when its other rank enters the next call (n1).
+TEST(MultiNodeCluster, RankKilledBetweenCallsFailsTheGroupOnEveryNode) {
+  struct Case {
+    std::vector<uint32_t> placement;  // node of each rank
+    uint32_t victim;
+  };
+  // The victim shares n1 with rank 1, or is n1's only rank.
+  for (const Case& c : {Case{{0, 1, 1}, 2}, Case{{0, 1}, 1}}) {
+    TempDir dir;
+    Cluster cluster(dir, 2, {"--timeout-ms", "120000"});
+    ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+    const uint32_t victim = c.victim;
+    RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), c.placement,
+                "killed-idle-" + std::to_string(c.placement.size()), {"--bytes", "4096", "--iterations", "3"},
+                [victim](uint32_t r) {
+                  return r == victim ? std::vector<std::string>{"--pause-after-first-ms", "600000"}
+                                     : std::vector<std::string>{"--expect", "group failed"};
+                });
+    ASSERT_TRUE(job.rank(victim).WaitForOutput("paused", kDeadline)) << job.Outputs();
+    job.rank(victim).Signal(SIGKILL);
+    const auto killed = std::chrono::steady_clock::now();
+    for (uint32_t r = 0; r < job.size(); ++r) {
+      if (r == victim) continue;
+      EXPECT_EQ(job.rank(r).Wait(seconds(20)), 0) << job.Outputs() << cluster.Logs();
+      const std::string out = job.rank(r).Output();
+      EXPECT_TRUE(Contains(out, "group failed) rank " + std::to_string(victim)) &&
+                  Contains(out, "disconnected from ohiod without leaving the group; the group is closed"))
+          << out;
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - killed, seconds(10)) << "the failure waited for a timeout";
+  }
+}
+
 TEST(MultiNodeCluster, AlgorithmFromTheEnvironmentAndRefusedWhenRanksDiffer) {
   TempDir dir;
   Cluster cluster(dir, 2);

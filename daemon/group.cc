@@ -109,6 +109,11 @@ bool Group::failed() const {
   return segment_.header()->state.load(std::memory_order_acquire) == static_cast<uint32_t>(GroupState::kFailed);
 }
 
+std::string Group::failure() const {
+  const char* m = segment_.header()->group_error;
+  return std::string(m, strnlen(m, kErrorMessageBytes));
+}
+
 void Group::Notify() { SignalChange(segment_.header()); }
 
 std::string Group::DescribeLocals(const std::vector<uint32_t>& locals) const {

@@ -81,6 +81,8 @@ class Group {
   // Rounds fully completed so far (readable from any thread).
   uint64_t rounds_completed() const;
   bool failed() const;
+  // Why it failed (as its ranks are told), once failed().
+  std::string failure() const;
 
   // Guarded by the registry's lock.
   std::vector<Member>& members() { return members_; }

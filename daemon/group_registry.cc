@@ -260,8 +260,18 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
                                       " on node " + config_.node_name + " but to uid " +
                                       std::to_string(req.owner_uid()) + " on node " + req.from_node());
   }
-  if (!g.spans_nodes() || g.failed()) {
+  if (!g.spans_nodes()) {
     return Status(Code::kRefused, "group " + g.key_hex() + " has failed on node " + config_.node_name);
+  }
+  // A node that meets the group late (a rank here died first) is told why, and the group
+  // fails there with that cause instead of a refusal.
+  if (g.failed()) {
+    std::string why = g.failure();
+    const std::string closed = "; the group is closed";
+    if (why.size() >= closed.size() && why.compare(why.size() - closed.size(), closed.size(), closed) == 0) {
+      why.resize(why.size() - closed.size());
+    }
+    return Status(Code::kGroupFailed, "group " + g.key_hex() + " has failed on node " + config_.node_name + ": " + why);
   }
   return PeerGroupInfo{g.tag(), g.srb_key(), g.srb_offset(), g.ssb_bytes(), g.srb_bytes()};
 }

@@ -158,6 +158,34 @@ TEST(MultiNodeCluster, RankKilledBetweenCallsFailsTheGroupOnEveryNode) {
   }
 }
 
+// A node that meets a group after it failed elsewhere (a rank there died while this node's
+// rank was still on its way) is told why: group failed, naming the rank, not "refused".
+TEST(MultiNodeCluster, NodeMeetingAGroupThatFailedElsewhereIsToldWhy) {
+  TempDir dir;
+  Cluster cluster(dir, 2, {"--timeout-ms", "120000"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  std::vector<std::string> placement = {"--nodes", "n0", "n1", "--rank-node", "0", "1", "1"};
+  auto rank = [&](uint32_t r, std::vector<std::string> more) {
+    std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket", cluster.node(r == 0 ? 0 : 1).socket(),
+                                     "--key", KeyHex("failed-before-met"), "--size", "3", "--rank", std::to_string(r)};
+    argv.insert(argv.end(), placement.begin(), placement.end());
+    argv.insert(argv.end(), more.begin(), more.end());
+    return std::make_unique<Process>(argv, dir.file("met-late" + std::to_string(r) + ".out"));
+  };
+  // n1's two ranks join and wait; one dies: the group fails on n1, its other rank still in it.
+  auto stays = rank(1, {"--stall"});
+  auto dies = rank(2, {"--stall"});
+  ASSERT_TRUE(stays->WaitForOutput("joined", kDeadline)) << stays->Output();
+  ASSERT_TRUE(dies->WaitForOutput("joined", kDeadline)) << dies->Output();
+  dies->Signal(SIGKILL);
+  dies->Wait(kDeadline);
+  auto late = rank(0, {"--expect", "group failed"});
+  EXPECT_EQ(late->Wait(seconds(20)), 0) << late->Output() << cluster.Logs();
+  EXPECT_TRUE(Contains(late->Output(), "has failed on node n1: rank 2 (pid ")) << late->Output();
+  EXPECT_TRUE(Contains(late->Output(), "disconnected from ohiod without leaving the group; the group is closed"))
+      << late->Output();
+}
+
 TEST(MultiNodeCluster, AlgorithmFromTheEnvironmentAndRefusedWhenRanksDiffer) {
   TempDir dir;
   Cluster cluster(dir, 2);

@@ -111,7 +111,12 @@ bool Group::failed() const {
 
 std::string Group::failure() const {
   const char* m = segment_.header()->group_error;
-  return std::string(m, strnlen(m, kErrorMessageBytes));
+  std::string why(m, strnlen(m, kErrorMessageBytes));
+  const std::string closed = "; the group is closed";
+  if (why.size() >= closed.size() && why.compare(why.size() - closed.size(), closed.size(), closed) == 0) {
+    why.resize(why.size() - closed.size());
+  }
+  return why;
 }
 
 void Group::Notify() { SignalChange(segment_.header()); }

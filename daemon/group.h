@@ -81,7 +81,7 @@ class Group {
   // Rounds fully completed so far (readable from any thread).
   uint64_t rounds_completed() const;
   bool failed() const;
-  // Why it failed (as its ranks are told), once failed().
+  // Why it failed, once failed(): what its ranks are told, less "; the group is closed".
   std::string failure() const;
 
   // Guarded by the registry's lock.

@@ -88,8 +88,9 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                         AlgorithmName(have.algorithm));
     }
     if (group->failed()) {
-      *refusal = control::Error::STATE;
-      return Status(Code::kGroupFailed, "group " + group->key_hex() + " has failed; its ranks must leave before the key is reused");
+      *refusal = control::Error::GROUP_FAILED;
+      return Status(Code::kGroupFailed, "group " + group->key_hex() + " has failed (" + group->failure() +
+                                            "); its ranks must leave before the key is reused");
     }
   } else {
     auto shape = GroupShape::Make(static_cast<uint32_t>(spec->node_names.size()), spec->rank_node);
@@ -266,12 +267,8 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
   // A node that meets the group late (a rank here died first) is told why, and the group
   // fails there with that cause instead of a refusal.
   if (g.failed()) {
-    std::string why = g.failure();
-    const std::string closed = "; the group is closed";
-    if (why.size() >= closed.size() && why.compare(why.size() - closed.size(), closed.size(), closed) == 0) {
-      why.resize(why.size() - closed.size());
-    }
-    return Status(Code::kGroupFailed, "group " + g.key_hex() + " has failed on node " + config_.node_name + ": " + why);
+    return Status(Code::kGroupFailed,
+                  "group " + g.key_hex() + " has failed on node " + config_.node_name + ": " + g.failure());
   }
   return PeerGroupInfo{g.tag(), g.srb_key(), g.srb_offset(), g.ssb_bytes(), g.srb_bytes()};
 }

@@ -251,7 +251,11 @@ bool ProgressEngine::HandleTransport() {
       case TransportEvent::Kind::kPeerDown: {
         const std::string node = transport_->PeerName(e.peer);
         for (auto& g : groups_) {
-          if (!g->spans_nodes() || g->failed() || !g->exchange()->NodeIndex(e.peer)) continue;
+          if (!g->spans_nodes() || !g->exchange()->NodeIndex(e.peer)) continue;
+          // Its puts to that node will never complete either: forgotten now, or the group,
+          // once its ranks leave, would drain forever and keep its segment.
+          g->exchange()->ForgetPutsTo(e.peer);
+          if (g->failed()) continue;
           const std::string message =
               "lost the connection to node " + node + "'s ohiod (" + e.reason + "); the group is closed";
           spdlog::warn("group {}: {}", g->key_hex(), message);

@@ -186,6 +186,33 @@ TEST(MultiNodeCluster, NodeMeetingAGroupThatFailedElsewhereIsToldWhy) {
       << late->Output();
 }
 
+// A peer daemon killed while large puts to it are under way: the groups fail, and once their
+// ranks have left the surviving daemons hold no segment (puts that will never complete are
+// forgotten; the soak found one kept for good).
+TEST(MultiNodeCluster, PeerKilledMidPutsLeavesNoSegmentBehind) {
+  TempDir dir;
+  Cluster cluster(dir, 3, {"--timeout-ms", "120000"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), ConsecutivePlacement(3, 2),
+              "killed-mid-puts", {"--bytes", "1048576", "--iterations", "100000000"}, [](uint32_t r) {
+                return std::vector<std::string>{"--expect", r / 2 == 2 ? "daemon connection lost" : "group failed"};
+              });
+  for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("joined", kDeadline)) << job.Outputs();
+  std::this_thread::sleep_for(milliseconds(700));
+  cluster.node(2).Kill();
+  auto codes = job.Wait(seconds(30));
+  for (uint32_t r = 0; r < job.size(); ++r) EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+  for (uint32_t i = 0; i < 2; ++i) {
+    const pid_t pid = cluster.node(i).pid();
+    const auto end = std::chrono::steady_clock::now() + seconds(10);
+    while (CountOpenFds(pid, "memfd:") != 0 && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    EXPECT_EQ(CountOpenFds(pid, "memfd:"), 0) << cluster.name(i) << "\n" << cluster.Logs();
+    EXPECT_EQ(CountMappings(pid, "memfd:"), 0) << cluster.name(i);
+  }
+}
+
 TEST(MultiNodeCluster, AlgorithmFromTheEnvironmentAndRefusedWhenRanksDiffer) {
   TempDir dir;
   Cluster cluster(dir, 2);

@@ -1,0 +1,49 @@
+#include "tests/soak/error_causes.h"
+
+namespace ohio::soak {
+
+const std::vector<ErrorCause>& ExpectedCauses() {
+  static const std::vector<ErrorCause> causes = {
+      {"rank killed before this rank joined", "group failed",
+       {"has failed (", " disconnected from ohiod without leaving the group"},
+       "kill a rank: another rank of the group joined after it died"},
+      {"rank killed before this node met the group", "group failed",
+       {"has failed on node ", " disconnected from ohiod without leaving the group"},
+       "kill a rank: its node had failed the group when another node opened it"},
+      {"rank killed (told by its daemon)", "group failed", {") disconnected from ohiod without leaving the group"},
+       "kill a rank: its daemon saw its connection drop"},
+      {"rank killed (told by another node)", "group failed",
+       {" on node ", " disconnected from ohiod without leaving the group"},
+       "kill a rank: its daemon told the group's other nodes (RANK_GONE)"},
+      {"peer daemon lost", "group failed", {"lost the connection to node "},
+       "restart a daemon: the group's other nodes lost their connection to it"},
+      {"own daemon lost", "daemon connection lost", {""},
+       "restart a daemon: the ranks it served lost their connection"},
+      {"daemon down at connect", "no daemon", {"cannot reach ohiod"},
+       "restart a daemon: a rank started while it was down"},
+      {"group not opened everywhere", "timeout", {"did not all open it within"},
+       "restart a daemon or kill a rank: some node of a new group never opened it"},
+      {"ranks never joined", "timeout", {"never joined on node"},
+       "restart a daemon or kill a rank: some rank of a new group never joined"},
+      // Open issue (docs/SOAK.md): about one small-scale soak in fifteen, one node of a group
+      // whose rank was killed is not told (RANK_GONE) while the others are, and its ranks
+      // wait for the timeout. Counted apart so that it shows in the figures.
+      {"round timed out after a rank kill (open issue)", "timeout",
+       {"did not complete within", "was waiting for the ranks of node(s)"},
+       "kill a rank: one node missed its RANK_GONE"},
+  };
+  return causes;
+}
+
+std::optional<std::string> CauseOf(const std::string& code_name, const std::string& message) {
+  if (message.empty()) return std::nullopt;
+  for (const ErrorCause& c : ExpectedCauses()) {
+    if (c.code_name != code_name) continue;
+    bool all = true;
+    for (const std::string& part : c.message_parts) all &= message.find(part) != std::string::npos;
+    if (all) return c.name;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ohio::soak

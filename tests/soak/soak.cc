@@ -258,7 +258,8 @@ class Soak {
         f_.problems.push_back(who + " still holds " + std::to_string(n.after.memfds) + " memfds, " +
                               std::to_string(n.after.memfd_maps) + " memfd mappings");
       }
-      if (n.after.fds != n.before.fds) {
+      // Fewer is no leak: a node restarted near the end has not met every peer again yet.
+      if (n.after.fds > n.before.fds) {
         f_.problems.push_back(who + " has " + std::to_string(n.after.fds) + " fds open, " +
                               std::to_string(n.before.fds) + " before the chaos; now:\n" + FdList(pid));
       }

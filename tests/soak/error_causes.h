@@ -15,11 +15,12 @@ struct ErrorCause {
   std::string code_name;     // ohio_strerror() of the code
   std::vector<std::string> message_parts;  // parts of the message that name the cause, all there
   std::string fault;         // which injected fault explains it
+  bool after_kill_only = false;  // a timeout: expected only in a run that lost a rank to the chaos
 };
 
 const std::vector<ErrorCause>& ExpectedCauses();
 
-// The name of the first cause matching one error, or nullopt.
-std::optional<std::string> CauseOf(const std::string& code_name, const std::string& message);
+// The first cause matching one error, or nullptr.
+const ErrorCause* CauseOf(const std::string& code_name, const std::string& message);
 
 }  // namespace ohio::soak

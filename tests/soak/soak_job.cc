@@ -114,11 +114,11 @@ void SoakJob::Judge(const std::vector<int>& codes, Figures* f) {
     if (report.error) {
       failed = true;
       const RankError& e = *report.error;
-      auto cause = CauseOf(e.code_name, e.message);
-      if (cause && killed_.empty() && cause->find("after a rank kill") != std::string::npos) {
-        f->problems.push_back(who + ": a round timed out in a run where no rank was killed: '" + e.message + "'");
+      const ErrorCause* cause = CauseOf(e.code_name, e.message);
+      if (cause && cause->after_kill_only && killed_.empty()) {
+        f->problems.push_back(who + ": a timeout in a run where no rank was killed: '" + e.message + "'");
       } else if (cause) {
-        ++f->errors_by_cause[*cause];
+        ++f->errors_by_cause[cause->name];
       } else {
         f->problems.push_back(who + ": " + e.step + " error of no expected cause: (" + e.code_name + ") '" +
                               e.message + "'");

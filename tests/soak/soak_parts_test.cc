@@ -12,16 +12,21 @@ namespace {
 
 using std::chrono::milliseconds;
 
+std::string NameOf(const std::string& code_name, const std::string& message) {
+  const ErrorCause* c = CauseOf(code_name, message);
+  return c == nullptr ? "(none)" : c->name;
+}
+
 TEST(ErrorCauses, EachExpectedMessageHasItsCause) {
-  EXPECT_EQ(CauseOf("group failed",
+  EXPECT_EQ(NameOf("group failed",
                     "rank 7 (pid 14861, uid 0) disconnected from ohiod without leaving the group; the group is closed"),
             "rank killed (told by its daemon)");
-  EXPECT_EQ(CauseOf("group failed", "rank 7 on node n3 disconnected from ohiod without leaving the group; the group is closed"),
+  EXPECT_EQ(NameOf("group failed", "rank 7 on node n3 disconnected from ohiod without leaving the group; the group is closed"),
             "rank killed (told by another node)");
-  EXPECT_EQ(CauseOf("group failed", "lost the connection to node n2's ohiod (closed by the peer); the group is closed"),
+  EXPECT_EQ(NameOf("group failed", "lost the connection to node n2's ohiod (closed by the peer); the group is closed"),
             "peer daemon lost");
-  EXPECT_EQ(CauseOf("daemon connection lost", "connection reset by peer"), "own daemon lost");
-  EXPECT_EQ(CauseOf("group failed",
+  EXPECT_EQ(NameOf("daemon connection lost", "connection reset by peer"), "own daemon lost");
+  EXPECT_EQ(NameOf("group failed",
                     "group 00ff has failed (rank 2 (pid 1, uid 0) disconnected from ohiod without leaving the group); "
                     "its ranks must leave before the key is reused"),
             "rank killed before this rank joined");
@@ -32,7 +37,10 @@ TEST(ErrorCauses, UnknownOrEmptyIsNoCause) {
   EXPECT_FALSE(CauseOf("daemon connection lost", ""));  // an empty message names nothing
   EXPECT_FALSE(CauseOf("refused", "node n3 refused the group: group 00ff has failed on node n3"));
   EXPECT_FALSE(CauseOf("protocol error", "ohiod: reading from ohiod: Connection reset by peer"));
-  EXPECT_FALSE(CauseOf("timeout", "rank 3 did not enter the alltoall within 10000 ms"));
+  EXPECT_FALSE(CauseOf("timeout", "rank(s) 3 did not finish the alltoall within 10000 ms"));
+  const ErrorCause* late = CauseOf("timeout", "rank 0 did not enter the alltoall within 10000 ms of the first rank");
+  ASSERT_NE(late, nullptr);
+  EXPECT_TRUE(late->after_kill_only);
 }
 
 TEST(RankReport, ReadsVerifiedErrorAndWrongBytes) {

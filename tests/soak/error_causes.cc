@@ -29,9 +29,9 @@ const std::vector<ErrorCause>& ExpectedCauses() {
       // join wait for it to enter the call until the timeout, which names it.
       {"rank killed before it joined", "timeout", {"did not enter the alltoall within"},
        "kill a rank: it had not joined yet", true},
-      // Open issue (docs/SOAK.md): about one small-scale soak in fifteen, one node of a group
-      // whose rank was killed is not told (RANK_GONE) while the others are, and its ranks
-      // wait for the timeout. Counted apart so that it shows in the figures.
+      // Open issue (docs/SOAK.md): once in about twenty small-scale soaks, one node of a group
+      // whose rank was killed was not told (RANK_GONE) while the others were, and its ranks
+      // waited for the timeout. Counted apart so that it shows in the figures.
       {"round timed out after a rank kill (open issue)", "timeout",
        {"did not complete within", "was waiting for the ranks of node(s)"},
        "kill a rank: one node missed its RANK_GONE", true},

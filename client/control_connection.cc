@@ -19,6 +19,7 @@ Code CodeOf(control::Error::Code c) {
     case control::Error::PERMISSION:
     case control::Error::STATE: return Code::kRefused;
     case control::Error::NO_MEMORY: return Code::kNoMemory;
+    case control::Error::GROUP_FAILED: return Code::kGroupFailed;
     case control::Error::NOT_SUPPORTED: return Code::kNotSupported;
     default: return Code::kProtocol;
   }

@@ -34,6 +34,9 @@ Status ReadFull(int fd, char* buf, size_t n, std::vector<int>* fds) {
     ssize_t r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
     if (r < 0) {
       if (errno == EINTR) continue;
+      // A peer that closes with our request unread resets the connection instead of ending
+      // it: it went away all the same (a daemon killed mid-join does this).
+      if (errno == ECONNRESET) return Status(Code::kDaemonLost, "connection reset by peer");
       return SystemError("reading from ohiod", errno);
     }
     for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {

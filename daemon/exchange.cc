@@ -141,6 +141,16 @@ void Exchange::EndRound() {
   ++round_;
 }
 
+void Exchange::TellRankGone(uint32_t rank, bool left) {
+  ExchangeMessage m;
+  m.type = ExchangeMessage::Type::kRankGone;
+  m.delivery = rank;
+  m.left = left;
+  for (uint32_t node = 0; node < shape_.nodes(); ++node) {
+    if (node != node_ && peers_[node]) SendTo(node, m);
+  }
+}
+
 void Exchange::OnMessage(uint32_t from, const ExchangeMessage& m) {
   if (from == node_ || from >= shape_.nodes()) return;
   if (m.type == ExchangeMessage::Type::kRoundReady && After(m.round, last_ready_[from])) last_ready_[from] = m.round;

@@ -67,6 +67,9 @@ class Exchange {
   // The round is over here (complete()): the next one may begin.
   void EndRound();
   void OnMessage(uint32_t from, const ExchangeMessage& m);
+  // RANK_GONE to every other node this one has met: group rank `rank` of this node departed
+  // and the group is closed here. A node not met yet opens the group later and times out.
+  void TellRankGone(uint32_t rank, bool left);
   // A put from node `from` landed; `delivery` is its immediate's delivery field.
   void OnArrived(uint32_t from, uint32_t delivery);
   void OnPutDone(uint64_t cookie);

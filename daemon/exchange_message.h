@@ -1,6 +1,7 @@
-// The small messages daemons of a group send each other per round over the transport:
-// ROUND_READY (my ranks are in for this round with this M, my SRB is free for it) and CREDIT
-// (v3: the SRB half for this delivery is free again). Fixed 40-byte little-endian layout.
+// The small messages daemons of a group send each other over the transport: ROUND_READY (my
+// ranks are in for this round with this M, my SRB is free for it), CREDIT (v3: the SRB half
+// for this delivery is free again) and RANK_GONE (a rank of mine departed and the group is
+// closed here: close it too, naming that rank). Fixed 40-byte little-endian layout.
 #pragma once
 
 #include <array>
@@ -11,13 +12,15 @@
 namespace ohio {
 
 struct ExchangeMessage {
-  enum class Type : uint8_t { kRoundReady = 1, kCredit = 2 };
+  enum class Type : uint8_t { kRoundReady = 1, kCredit = 2, kRankGone = 3 };
   Type type = Type::kRoundReady;
   bool sizes_disagree = false;  // ROUND_READY: the sender's own ranks already disagree on M
   bool skipped = false;         // ROUND_READY: one of the sender's ranks opted out of the call
   uint32_t tag = 0;             // the receiver's tag for the group
   uint32_t round = 0;
-  uint32_t delivery = 0;        // CREDIT: the receiver may now put this delivery of the sender's
+  uint32_t delivery = 0;        // CREDIT: the receiver may now put this delivery of the sender's;
+                                // RANK_GONE: the group rank that departed
+  bool left = false;            // RANK_GONE: it said LeaveGroup (else its connection dropped)
   uint64_t bytes_per_rank = 0;  // ROUND_READY: M
   std::array<uint8_t, 16> key{};
 

@@ -109,6 +109,16 @@ bool Group::failed() const {
   return segment_.header()->state.load(std::memory_order_acquire) == static_cast<uint32_t>(GroupState::kFailed);
 }
 
+std::string Group::failure() const {
+  const char* m = segment_.header()->group_error;
+  std::string why(m, strnlen(m, kErrorMessageBytes));
+  const std::string closed = "; the group is closed";
+  if (why.size() >= closed.size() && why.compare(why.size() - closed.size(), closed.size(), closed) == 0) {
+    why.resize(why.size() - closed.size());
+  }
+  return why;
+}
+
 void Group::Notify() { SignalChange(segment_.header()); }
 
 std::string Group::DescribeLocals(const std::vector<uint32_t>& locals) const {
@@ -147,7 +157,9 @@ void Group::Close(Code code, const std::string& message) {
 std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, bool clean, DaemonCounters* counters) {
   if (failed()) return std::nullopt;
   departed_.resize(local_ranks());
+  departed_clean_.resize(local_ranks());
   departed_[l] = why;
+  departed_clean_[l] = clean;
   if (!spans_nodes()) {
     // Its ranks settle rounds among themselves, so nothing here knows whether the others are
     // about to wait for it; and every later round would. Past its last arrival nobody needs
@@ -162,11 +174,25 @@ std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, boo
     if (!idle) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
     return why + "; the group is closed";
   }
-  if (RankIdle(l)) return std::nullopt;
-  const std::string message = why + " during an alltoall; the group is closed";
+  const bool idle = RankIdle(l);
+  // Leaving between calls is how a job ends; the others may still be finishing the last one.
+  if (idle && clean) return std::nullopt;
+  // A rank whose connection dropped will never call again: every node's next call would wait
+  // for it until the timeout and then blame the wrong thing. Fail now, here and on every
+  // other node of the group.
+  const std::string message = why + (idle ? "" : " during an alltoall") + "; the group is closed";
   Fail(Code::kGroupFailed, message, counters);
-  counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+  if (!idle) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+  exchange_->TellRankGone(group_rank(l), clean);
   return message;
+}
+
+void Group::RankGoneOnNode(uint32_t node, uint32_t rank, bool left, DaemonCounters* counters) {
+  if (failed()) return;
+  Fail(Code::kGroupFailed,
+       "rank " + std::to_string(rank) + " on node " + exchange_->node_name(node) + " " +
+           (left ? "left the group" : "disconnected from ohiod without leaving the group") + "; the group is closed",
+       counters);
 }
 
 bool Group::RankIdle(uint32_t l) const {
@@ -269,6 +295,7 @@ bool Group::Begin(Clock::time_point now, DaemonCounters* counters) {
       if (l < departed_.size() && !departed_[l].empty()) {
         Fail(Code::kGroupFailed, departed_[l] + "; the group is closed", counters);
         counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+        if (spans_nodes()) exchange_->TellRankGone(group_rank(l), departed_clean_[l]);
         return true;
       }
     }

@@ -73,6 +73,8 @@ class Group {
   // Rounds fully completed so far (readable from any thread).
   uint64_t rounds_completed() const;
   bool failed() const;
+  // Why it failed, once failed(): what its ranks are told, less "; the group is closed".
+  std::string failure() const;
 
   // Guarded by the registry's lock.
   std::vector<Member>& members() { return members_; }
@@ -103,11 +105,16 @@ class Group {
   void Fail(Code code, const std::string& message, DaemonCounters* counters);
   // The same without counting a failure: the group ended as jobs end.
   void Close(Code code, const std::string& message);
-  // Local rank l left (clean) or its connection closed. If it is inside a round the group
-  // fails now; otherwise the round under way completes without it and the group fails when
+  // Local rank l left (clean) or its connection closed. If it is inside a round, or (for a
+  // group across nodes) its connection closed, the group fails now, on every node of the
+  // group; otherwise the round under way completes without it and the group fails when
   // another rank starts a round that would need it. Returns the failure if it was immediate.
   // `clean`: it said LeaveGroup (else its connection closed).
   std::optional<std::string> Depart(uint32_t l, const std::string& why, bool clean, DaemonCounters* counters);
+  // Node `node` of the group said that its rank `rank` departed and closed the group there
+  // (RANK_GONE): the calls here can never complete, so the group fails now, naming that rank,
+  // instead of at the timeout.
+  void RankGoneOnNode(uint32_t node, uint32_t rank, bool left, DaemonCounters* counters);
 
  private:
   enum class Phase { kFilling, kReleased };
@@ -145,6 +152,7 @@ class Group {
   std::unique_ptr<Exchange> exchange_;
   uint32_t published_delivered_ = 0;
   std::vector<std::string> departed_;  // why each local rank left, "" while it is here
+  std::vector<bool> departed_clean_;   // it said LeaveGroup
 
   uint32_t round_ = 1;
   Phase phase_ = Phase::kFilling;

@@ -57,8 +57,9 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                         HintText(have.bytes_per_rank_hint));
     }
     if (group->failed()) {
-      *refusal = control::Error::STATE;
-      return Status(Code::kGroupFailed, "group " + group->key_hex() + " has failed; its ranks must leave before the key is reused");
+      *refusal = control::Error::GROUP_FAILED;
+      return Status(Code::kGroupFailed, "group " + group->key_hex() + " has failed (" + group->failure() +
+                                            "); its ranks must leave before the key is reused");
     }
   } else {
     auto shape = GroupShape::Make(static_cast<uint32_t>(spec->node_names.size()), spec->rank_node);
@@ -243,8 +244,14 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
                                       " on node " + config_.node_name + " but to uid " +
                                       std::to_string(req.owner_uid()) + " on node " + req.from_node());
   }
-  if (!g.spans_nodes() || g.failed()) {
+  if (!g.spans_nodes()) {
     return Status(Code::kRefused, "group " + g.key_hex() + " has failed on node " + config_.node_name);
+  }
+  // A node that meets the group late (a rank here died first) is told why, and the group
+  // fails there with that cause instead of a refusal.
+  if (g.failed()) {
+    return Status(Code::kGroupFailed,
+                  "group " + g.key_hex() + " has failed on node " + config_.node_name + ": " + g.failure());
   }
   return PeerGroupInfo{g.tag(), g.srb_key(), g.srb_offset(), g.ssb_bytes(), g.srb_bytes()};
 }

@@ -134,6 +134,10 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
     if (s.error_message().find("no rank") == std::string::npos) ch->greeted = false;
     return false;
   }
+  if (s.error_code() == grpc::StatusCode::ABORTED) {
+    on_failure_(job.group, Status(Code::kGroupFailed, s.error_message()));
+    return true;
+  }
   if (!s.ok()) {
     on_failure_(job.group, Status(Code::kRefused, "node " + name + " refused the group: " + s.error_message()));
     return true;

@@ -41,8 +41,9 @@ grpc::Status PeerService::OpenGroup(grpc::ServerContext* ctx, const peer::OpenGr
   }
   auto info = registry_->DescribeForPeer(*req);
   if (!info.ok()) {
-    const auto code = info.status().code() == Code::kNoDaemon ? grpc::StatusCode::UNAVAILABLE
-                                                               : grpc::StatusCode::FAILED_PRECONDITION;
+    const auto code = info.status().code() == Code::kNoDaemon       ? grpc::StatusCode::UNAVAILABLE
+                      : info.status().code() == Code::kGroupFailed ? grpc::StatusCode::ABORTED
+                                                                    : grpc::StatusCode::FAILED_PRECONDITION;
     return grpc::Status(code, info.status().message());
   }
   reply->set_tag(info->tag);

@@ -239,13 +239,23 @@ bool ProgressEngine::HandleTransport() {
         }
         Group* g = ByTag(m->tag);
         if (g == nullptr || g->spec().key != m->key) break;  // a group that has closed here
-        if (auto from = g->exchange()->NodeIndex(e.peer)) g->exchange()->OnMessage(*from, *m);
+        if (auto from = g->exchange()->NodeIndex(e.peer)) {
+          if (m->type == ExchangeMessage::Type::kRankGone) {
+            g->RankGoneOnNode(*from, m->delivery, m->left, counters_);
+          } else {
+            g->exchange()->OnMessage(*from, *m);
+          }
+        }
         break;
       }
       case TransportEvent::Kind::kPeerDown: {
         const std::string node = transport_->PeerName(e.peer);
         for (auto& g : groups_) {
-          if (!g->spans_nodes() || g->failed() || !g->exchange()->NodeIndex(e.peer)) continue;
+          if (!g->spans_nodes() || !g->exchange()->NodeIndex(e.peer)) continue;
+          // Its puts to that node will never complete either: forgotten now, or the group,
+          // once its ranks leave, would drain forever and keep its segment.
+          g->exchange()->ForgetPutsTo(e.peer);
+          if (g->failed()) continue;
           const std::string message =
               "lost the connection to node " + node + "'s ohiod (" + e.reason + "); the group is closed";
           spdlog::warn("group {}: {}", g->key_hex(), message);

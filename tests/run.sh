@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs every test twice: a normal build, then an AddressSanitizer build (daemon, library and
-# tools included; targets tagged no-asan, which run uninstrumented programs, only in the first).
+# tools included; targets tagged no-asan, which run uninstrumented programs or, like the soak,
+# are worth their minutes once, only in the first).
 # Then fuzzes each libFuzzer target briefly (tests/fuzz/fuzz.sh: clang, an output base of its
 # own; OHIO_FUZZ_SECONDS per target, default 30, two at once; 0 leaves it out).
 # Prints last "N passed, N failed" over all runs; exits non-zero on failure.
@@ -28,7 +29,8 @@ run() {  # run NAME TARGETS [bazel flags...]
   summary+=("$(echo "$counted" | tail -1)")
 }
 
-# Targets tagged no-asan load uninstrumented programs (mpirun jobs) and cannot run under ASan.
+# Targets tagged no-asan load uninstrumented programs (mpirun jobs) and cannot run under ASan,
+# or (the soak) run once.
 asan_targets=$(bazel query 'tests(//...) except attr(tags, "no-asan", tests(//...))' 2>/dev/null | sort)
 run default "$targets"
 run asan "$asan_targets" --config=asan

@@ -28,8 +28,9 @@ std::vector<int> FreePorts(int count) {
   return ports;
 }
 
-Cluster::Cluster(const TempDir& dir, uint32_t nodes, std::vector<std::string> extra_flags) : dir_(dir) {
-  const auto ports = FreePorts(static_cast<int>(2 * nodes));
+Cluster::Cluster(const TempDir& dir, uint32_t nodes, std::vector<std::string> extra_flags)
+    : dir_(dir), ports_(FreePorts(static_cast<int>(2 * nodes))) {
+  const auto& ports = ports_;
   std::vector<std::string> peers;
   for (uint32_t i = 0; i < nodes; ++i) {
     names_.push_back("n" + std::to_string(i));

@@ -27,11 +27,14 @@ class Cluster {
   Daemon& node(uint32_t i) { return *daemons_[i]; }
   uint32_t size() const { return static_cast<uint32_t>(daemons_.size()); }
   const std::string& name(uint32_t i) const { return names_[i]; }
+  int peer_port(uint32_t i) const { return ports_[2 * i]; }  // gRPC peer service
+  int data_port(uint32_t i) const { return ports_[2 * i + 1]; }
   std::string Logs() const;
 
  private:
   const TempDir& dir_;
   std::vector<std::string> names_;
+  std::vector<int> ports_;  // peer, data of node 0, then of node 1, ...
   std::vector<std::vector<std::string>> flags_;  // per node
   std::vector<std::unique_ptr<Daemon>> daemons_;
 };

@@ -1,8 +1,28 @@
 #include "tests/harness/rank_job.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
 #include "tests/harness/daemon_fixture.h"
 
 namespace ohio::testing {
+
+std::string RankToolAnyoneCanRun(const TempDir& dir) {
+  const std::string tool = dir.file("alltoall_rank");
+  if (access(tool.c_str(), X_OK) == 0) return tool;
+  const std::string partial = tool + ".partial";
+  {
+    std::ifstream in(RunfilePath("tests/tools/alltoall_rank"), std::ios::binary);
+    std::ofstream out(partial, std::ios::binary);
+    out << in.rdbuf();
+  }
+  chmod(partial.c_str(), 0755);
+  rename(partial.c_str(), tool.c_str());  // never a half-written tool under the final name
+  chmod(dir.path().c_str(), 0755);
+  return tool;
+}
 
 RankJob::RankJob(const TempDir& dir, const std::string& socket, const std::string& name, uint32_t size,
                  const std::vector<std::string>& common,
@@ -22,14 +42,15 @@ RankJob::RankJob(const TempDir& dir, const std::string& socket, const std::strin
 RankJob::RankJob(const TempDir& dir, const std::vector<std::string>& sockets,
                  const std::vector<std::string>& node_names, const std::vector<uint32_t>& rank_node,
                  const std::string& name, const std::vector<std::string>& common,
-                 const std::function<std::vector<std::string>(uint32_t)>& extra) {
+                 const std::function<std::vector<std::string>(uint32_t)>& extra, std::optional<uid_t> run_as_uid) {
   const uint32_t size = static_cast<uint32_t>(rank_node.size());
+  const std::string tool = run_as_uid ? RankToolAnyoneCanRun(dir) : RunfilePath("tests/tools/alltoall_rank");
   std::vector<std::string> placement = {"--nodes"};
   placement.insert(placement.end(), node_names.begin(), node_names.end());
   placement.push_back("--rank-node");
   for (uint32_t n : rank_node) placement.push_back(std::to_string(n));
   for (uint32_t r = 0; r < size; ++r) {
-    std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket", sockets[rank_node[r]],
+    std::vector<std::string> argv = {tool, "--socket", sockets[rank_node[r]],
                                      "--key", KeyHex(name), "--size", std::to_string(size), "--rank",
                                      std::to_string(r)};
     argv.insert(argv.end(), placement.begin(), placement.end());
@@ -38,7 +59,8 @@ RankJob::RankJob(const TempDir& dir, const std::vector<std::string>& sockets,
       auto more = extra(r);
       argv.insert(argv.end(), more.begin(), more.end());
     }
-    ranks_.push_back(std::make_unique<Process>(argv, dir.file(name + ".rank" + std::to_string(r) + ".out")));
+    ranks_.push_back(
+        std::make_unique<Process>(argv, dir.file(name + ".rank" + std::to_string(r) + ".out"), run_as_uid));
   }
 }
 

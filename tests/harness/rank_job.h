@@ -1,8 +1,11 @@
 // A test job: `size` real rank processes (the alltoall_rank tool) of one group on one daemon.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,10 +20,12 @@ class RankJob {
           const std::vector<std::string>& common,
           const std::function<std::vector<std::string>(uint32_t)>& extra = nullptr);
   // A job across nodes: rank r talks to sockets[rank_node[r]] and joins with the node names
-  // and placement given.
+  // and placement given. With run_as_uid, every rank runs as that uid (and gid), from a copy
+  // of the rank tool in `dir` (see RankToolAnyoneCanRun).
   RankJob(const TempDir& dir, const std::vector<std::string>& sockets, const std::vector<std::string>& node_names,
           const std::vector<uint32_t>& rank_node, const std::string& name, const std::vector<std::string>& common,
-          const std::function<std::vector<std::string>(uint32_t)>& extra = nullptr);
+          const std::function<std::vector<std::string>(uint32_t)>& extra = nullptr,
+          std::optional<uid_t> run_as_uid = std::nullopt);
 
   Process& rank(uint32_t r) { return *ranks_[r]; }
   uint32_t size() const { return static_cast<uint32_t>(ranks_.size()); }
@@ -32,5 +37,9 @@ class RankJob {
  private:
   std::vector<std::unique_ptr<Process>> ranks_;
 };
+
+// The rank tool copied into `dir` (once), where another uid may run it: Bazel's output tree
+// is root's only.
+std::string RankToolAnyoneCanRun(const TempDir& dir);
 
 }  // namespace ohio::testing

@@ -122,6 +122,97 @@ TEST(MultiNodeCluster, PeerDaemonKilledMidCollectiveThenBack) {
   }
 }
 
+// A rank killed between two calls (here while it checks its bytes, as the soak found): the
+// ranks of every node get the group's failure naming that rank at once, not a timeout that
+// blames the node waited for. Both ways its node can learn it: from the dead rank's own
+// connection (n2 keeps no other rank) and when its other rank enters the next call (n1).
+TEST(MultiNodeCluster, RankKilledBetweenCallsFailsTheGroupOnEveryNode) {
+  struct Case {
+    std::vector<uint32_t> placement;  // node of each rank
+    uint32_t victim;
+  };
+  // The victim shares n1 with rank 1, or is n1's only rank.
+  for (const Case& c : {Case{{0, 1, 1}, 2}, Case{{0, 1}, 1}}) {
+    TempDir dir;
+    Cluster cluster(dir, 2, {"--timeout-ms", "120000"});
+    ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+    const uint32_t victim = c.victim;
+    RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), c.placement,
+                "killed-idle-" + std::to_string(c.placement.size()), {"--bytes", "4096", "--iterations", "3"},
+                [victim](uint32_t r) {
+                  return r == victim ? std::vector<std::string>{"--pause-after-first-ms", "600000"}
+                                     : std::vector<std::string>{"--expect", "group failed"};
+                });
+    ASSERT_TRUE(job.rank(victim).WaitForOutput("paused", kDeadline)) << job.Outputs();
+    job.rank(victim).Signal(SIGKILL);
+    const auto killed = std::chrono::steady_clock::now();
+    for (uint32_t r = 0; r < job.size(); ++r) {
+      if (r == victim) continue;
+      EXPECT_EQ(job.rank(r).Wait(seconds(20)), 0) << job.Outputs() << cluster.Logs();
+      const std::string out = job.rank(r).Output();
+      EXPECT_TRUE(Contains(out, "group failed) rank " + std::to_string(victim)) &&
+                  Contains(out, "disconnected from ohiod without leaving the group; the group is closed"))
+          << out;
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - killed, seconds(10)) << "the failure waited for a timeout";
+  }
+}
+
+// A node that meets a group after it failed elsewhere (a rank there died while this node's
+// rank was still on its way) is told why: group failed, naming the rank, not "refused".
+TEST(MultiNodeCluster, NodeMeetingAGroupThatFailedElsewhereIsToldWhy) {
+  TempDir dir;
+  Cluster cluster(dir, 2, {"--timeout-ms", "120000"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  std::vector<std::string> placement = {"--nodes", "n0", "n1", "--rank-node", "0", "1", "1"};
+  auto rank = [&](uint32_t r, std::vector<std::string> more) {
+    std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket", cluster.node(r == 0 ? 0 : 1).socket(),
+                                     "--key", KeyHex("failed-before-met"), "--size", "3", "--rank", std::to_string(r)};
+    argv.insert(argv.end(), placement.begin(), placement.end());
+    argv.insert(argv.end(), more.begin(), more.end());
+    return std::make_unique<Process>(argv, dir.file("met-late" + std::to_string(r) + ".out"));
+  };
+  // n1's two ranks join and wait; one dies: the group fails on n1, its other rank still in it.
+  auto stays = rank(1, {"--stall"});
+  auto dies = rank(2, {"--stall"});
+  ASSERT_TRUE(stays->WaitForOutput("joined", kDeadline)) << stays->Output();
+  ASSERT_TRUE(dies->WaitForOutput("joined", kDeadline)) << dies->Output();
+  dies->Signal(SIGKILL);
+  dies->Wait(kDeadline);
+  auto late = rank(0, {"--expect", "group failed"});
+  EXPECT_EQ(late->Wait(seconds(20)), 0) << late->Output() << cluster.Logs();
+  EXPECT_TRUE(Contains(late->Output(), "has failed on node n1: rank 2 (pid ")) << late->Output();
+  EXPECT_TRUE(Contains(late->Output(), "disconnected from ohiod without leaving the group; the group is closed"))
+      << late->Output();
+}
+
+// A peer daemon killed while large puts to it are under way: the groups fail, and once their
+// ranks have left the surviving daemons hold no segment (puts that will never complete are
+// forgotten; the soak found one kept for good).
+TEST(MultiNodeCluster, PeerKilledMidPutsLeavesNoSegmentBehind) {
+  TempDir dir;
+  Cluster cluster(dir, 3, {"--timeout-ms", "120000"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), ConsecutivePlacement(3, 2),
+              "killed-mid-puts", {"--bytes", "1048576", "--iterations", "100000000"}, [](uint32_t r) {
+                return std::vector<std::string>{"--expect", r / 2 == 2 ? "daemon connection lost" : "group failed"};
+              });
+  for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("joined", kDeadline)) << job.Outputs();
+  std::this_thread::sleep_for(milliseconds(700));
+  cluster.node(2).Kill();
+  auto codes = job.Wait(seconds(30));
+  for (uint32_t r = 0; r < job.size(); ++r) EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+  for (uint32_t i = 0; i < 2; ++i) {
+    const pid_t pid = cluster.node(i).pid();
+    const auto end = std::chrono::steady_clock::now() + seconds(10);
+    while (CountOpenFds(pid, "memfd:") != 0 && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    EXPECT_EQ(CountOpenFds(pid, "memfd:"), 0) << cluster.name(i) << "\n" << cluster.Logs();
+    EXPECT_EQ(CountMappings(pid, "memfd:"), 0) << cluster.name(i);
+  }
+}
+
 TEST(MultiNodeCluster, AlgorithmFromTheEnvironmentAndRefusedWhenRanksDiffer) {
   TempDir dir;
   Cluster cluster(dir, 2);

@@ -91,6 +91,32 @@ TEST(SingleNodeFaults, RankKilledWhileOthersWaitInTheCollective) {
   EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
 }
 
+// A rank that joins a group after another rank of it died is told the group failed and why,
+// not that its join was refused.
+TEST(SingleNodeFaults, JoiningAGroupThatAlreadyFailedSaysWhy) {
+  TempDir dir;
+  Daemon daemon(dir, {"--timeout-ms", "120000"});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  auto rank = [&](uint32_t r, const std::vector<std::string>& more) {
+    std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket", daemon.socket(), "--key",
+                                     KeyHex("failed-before-join"), "--size", "3", "--rank", std::to_string(r)};
+    argv.insert(argv.end(), more.begin(), more.end());
+    return std::make_unique<Process>(argv, dir.file("late-join" + std::to_string(r) + ".out"));
+  };
+  auto stays = rank(1, {"--stall"});  // keeps the failed group (and its key) on the daemon
+  auto dies = rank(2, {"--stall"});
+  ASSERT_TRUE(stays->WaitForOutput("joined", kDeadline)) << stays->Output();
+  ASSERT_TRUE(dies->WaitForOutput("joined", kDeadline)) << dies->Output();
+  dies->Signal(SIGKILL);
+  dies->Wait(kDeadline);
+  auto late = rank(0, {"--expect", "group failed"});
+  EXPECT_EQ(late->Wait(kDeadline), 0) << late->Output() << daemon.Log();
+  EXPECT_TRUE(Contains(late->Output(), "join error code=7 (group failed) group ")) << late->Output();
+  EXPECT_TRUE(Contains(late->Output(), "has failed (rank 2 (pid ")) << late->Output();
+  EXPECT_TRUE(Contains(late->Output(), "disconnected from ohiod without leaving the group); its ranks must leave"))
+      << late->Output();
+}
+
 TEST(SingleNodeFaults, RankKilledInTheMiddleOfBackToBackCalls) {
   TempDir dir;
   Daemon daemon(dir, {"--timeout-ms", "120000"});

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -17,6 +18,26 @@ namespace {
 
 uint8_t Pattern(uint32_t src, uint32_t dst, uint64_t i, uint32_t iteration) {
   return static_cast<uint8_t>(src * 131u + dst * 31u + i * 7u + iteration * 13u + (i >> 8));
+}
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Bytes per rank of call `it` of a job run with --random-bytes: the same on every rank (a
+// function of the seed and the call only), log-uniform in [0, max] so that one run covers
+// eager calls, staged ones and calls of many rounds about equally.
+uint64_t RandomBytes(uint64_t seed, uint32_t it, uint64_t max) {
+  const uint64_t r = SplitMix64(seed * 0x100000001b3ull + it);
+  uint32_t bits = 0;
+  while (bits < 63 && (uint64_t{1} << (bits + 1)) <= max) ++bits;  // floor(log2(max))
+  const uint32_t e = static_cast<uint32_t>((r >> 32) % (bits + 2));  // 0: M = 0
+  if (e == 0) return 0;
+  const uint64_t low = uint64_t{1} << (e - 1), high = std::min(max, (uint64_t{1} << e) - 1);
+  return low + (r & 0xffffffffu) % (high - low + 1);
 }
 
 }  // namespace
@@ -33,6 +54,7 @@ int main(int argc, char** argv) {
   uint32_t pause_after_first_ms = 0;
   int skip_at = -1, skipped_at = -1;
   std::string hold_file;
+  uint64_t random_bytes = 0, seed = 0;
   app.add_option("--socket", socket)->required();
   app.add_option("--key", key_hex, "32 hex digits")->required();
   app.add_option("--size", size)->required();
@@ -55,7 +77,21 @@ int main(int argc, char** argv) {
   app.add_option("--skipped-at", skipped_at, "this iteration's call must return 'skipped' (another rank opts out)");
   app.add_option("--hold-after-first", hold_file,
                  "after the first alltoall, say 'holding' and wait (up to 10 minutes) until this file exists");
+  app.add_option("--random-bytes", random_bytes,
+                 "instead of --bytes: each of the --iterations calls has its own bytes per rank in [0, this], "
+                 "drawn from --seed; every exit then says how many calls were verified");
+  app.add_option("--seed", seed, "seed of the random sizes and of the byte pattern");
   CLI11_PARSE(app, argc, argv);
+  uint32_t verified = 0;
+  // Every way out of a --random-bytes run says how many calls it verified, so a soak counts
+  // the calls of a job whatever ended it.
+  auto report = [&](int code) {
+    if (random_bytes != 0) {
+      std::printf("rank %u: verified %u calls\n", rank, verified);
+      std::fflush(stdout);
+    }
+    return code;
+  };
 
   unsigned char key[OHIO_KEY_BYTES];
   if (!ParseKey(key_hex, key)) {
@@ -66,7 +102,7 @@ int main(int argc, char** argv) {
   ohio::CallResult r = ohio::Client::Connect(socket, &client);
   if (!r.ok()) {
     std::printf("rank %u: connect error code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
-    return expect == ohio_strerror(r.code) ? 0 : 1;
+    return report(expect == ohio_strerror(r.code) ? 0 : 1);
   }
   if (nodes.empty()) nodes = {client.node_name()};
   if (rank_node.empty()) rank_node.assign(size, 0);
@@ -75,7 +111,7 @@ int main(int argc, char** argv) {
   if (!r.ok()) {
     std::printf("rank %u: join error code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
     std::fflush(stdout);
-    return expect == ohio_strerror(r.code) ? 0 : 1;
+    return report(expect == ohio_strerror(r.code) ? 0 : 1);
   }
   std::printf("rank %u: joined\n", rank);
   std::fflush(stdout);
@@ -83,12 +119,19 @@ int main(int argc, char** argv) {
     for (;;) pause();
   }
 
+  // With a seed, the pattern differs from one job run to the next, so a byte left over from
+  // an earlier group cannot pass for a right one.
+  const uint32_t salt = static_cast<uint32_t>(SplitMix64(seed));
+  if (random_bytes != 0) sizes = {random_bytes};  // one series; each call draws its own M
+  std::vector<uint8_t> send, recv;
   for (uint64_t m_agreed : sizes) {
-    const uint64_t m = my_bytes != 0 ? my_bytes : m_agreed;
-    std::vector<uint8_t> send(m * size), recv(m * size);
     for (uint32_t it = 0; it < iterations; ++it) {
+      const uint64_t m = random_bytes != 0 ? RandomBytes(seed, it, random_bytes) : my_bytes != 0 ? my_bytes : m_agreed;
+      const uint32_t stamp = seed != 0 ? it + salt : it;
+      send.resize(m * size);
+      recv.resize(m * size);
       for (uint32_t d = 0; d < size; ++d) {
-        for (uint64_t i = 0; i < m; ++i) send[d * m + i] = Pattern(rank, d, i, it);
+        for (uint64_t i = 0; i < m; ++i) send[d * m + i] = Pattern(rank, d, i, stamp);
       }
       std::fill(recv.begin(), recv.end(), 0xEE);
       uint8_t* out = in_place ? send.data() : recv.data();
@@ -103,6 +146,7 @@ int main(int argc, char** argv) {
         std::printf("rank %u: alltoall error code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code),
                     r.message.c_str());
         std::fflush(stdout);
+        if (random_bytes != 0) return report(1);
         if (expect == ohio_strerror(r.code)) {
           if (r.code == OHIO_ERR_SIZE_MISMATCH) {
             // The group must stay usable: one more alltoall at the agreed size must work.
@@ -117,14 +161,15 @@ int main(int argc, char** argv) {
       }
       for (uint32_t s = 0; s < size; ++s) {
         for (uint64_t i = 0; i < m; ++i) {
-          if (out[s * m + i] != Pattern(s, rank, i, it)) {
+          if (out[s * m + i] != Pattern(s, rank, i, stamp)) {
             std::printf("rank %u: WRONG byte %lu from rank %u, bytes %lu iteration %u: got %u want %u\n", rank,
                         static_cast<unsigned long>(i), s, static_cast<unsigned long>(m), it, out[s * m + i],
-                        Pattern(s, rank, i, it));
-            return 1;
+                        Pattern(s, rank, i, stamp));
+            return report(1);
           }
         }
       }
+      ++verified;
       if (!hold_file.empty() && it == 0 && m_agreed == sizes.front()) {
         std::printf("rank %u: holding\n", rank);
         std::fflush(stdout);
@@ -142,7 +187,8 @@ int main(int argc, char** argv) {
         usleep(pause_after_first_ms * 1000u);
       }
     }
-    std::printf("rank %u: ok bytes=%lu iterations=%u\n", rank, static_cast<unsigned long>(m), iterations);
+    std::printf("rank %u: ok bytes=%lu iterations=%u\n", rank,
+                static_cast<unsigned long>(my_bytes != 0 ? my_bytes : m_agreed), iterations);
   }
   if (!expect.empty()) {
     std::printf("rank %u: expected '%s' but every alltoall succeeded\n", rank, expect.c_str());
@@ -155,8 +201,8 @@ int main(int argc, char** argv) {
   }
   r = group.Leave();
   if (!r.ok()) {
-    std::printf("rank %u: leave error %s\n", rank, r.message.c_str());
-    return 1;
+    std::printf("rank %u: leave error code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
+    return report(1);
   }
-  return 0;
+  return report(0);
 }

@@ -1,0 +1,329 @@
+// The soak: 4 real ohiods on loopback, 3 jobs of different uids and sizes doing verified
+// alltoalls of random sizes (eager, staged, many rounds; v1, v2, v3) while a chaos loop kills
+// ranks, restarts daemons and sends garbage to every port. It passes when every call it
+// wanted was verified, no byte was wrong, every failed call named an expected cause, and the
+// daemons, once every job has left, hold no group, segment, extra descriptor or memory and are
+// healthy. Prints its figures (docs/SOAK.md records a full-scale run).
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/harness/cluster.h"
+#include "tests/soak/chaos_schedule.h"
+#include "tests/soak/daemon_vitals.h"
+#include "tests/soak/port_garbage.h"
+#include "tests/soak/soak_figures.h"
+#include "tests/soak/soak_job.h"
+
+namespace ohio::soak {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr uint32_t kNodes = 4;
+constexpr uid_t kNobody = 65534;
+constexpr uid_t kOtherUser = 4242;  // an unprivileged uid with no account: ohiod goes by the number
+constexpr auto kRunDeadline = seconds(60);
+
+struct Options {
+  uint64_t calls = 1000;
+  uint64_t seed = 1;
+  uint32_t max_seconds = 170;
+  uint32_t chaos_seconds = 0;
+  uint32_t fault_gap_ms = 400;
+  uint64_t max_bytes = 256 << 10;
+  std::string ssb_bytes = "64KiB";
+  std::string srb_bytes = "64KiB";
+  uint64_t rss_growth_kib = 16 << 10;
+};
+
+std::vector<JobSpec> Jobs(const Options& o) {
+  return {
+      // Every node, two ranks each.
+      {"root-8x4", std::nullopt, {0, 0, 1, 1, 2, 2, 3, 3}, o.max_bytes, 40},
+      // Three nodes, unevenly: two ranks on n1 and n2, one on n3.
+      {"nobody-5x3", kNobody, {1, 2, 3, 1, 2}, o.max_bytes, 40},
+      // One node: the group's ranks settle calls among themselves.
+      {"uid4242-3x1", kOtherUser, {0, 0, 0}, o.max_bytes, 60},
+  };
+}
+
+std::string Tail(const std::string& s, size_t bytes) { return s.size() <= bytes ? s : s.substr(s.size() - bytes); }
+
+std::string FdList(pid_t pid) {
+  std::string cmd = "ls -l /proc/" + std::to_string(pid) + "/fd 2>&1 | awk '{print $NF}' | sort | uniq -c | sort -rn | head -20";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+    pclose(p);
+  }
+  return out;
+}
+
+class Soak {
+ public:
+  explicit Soak(const Options& o)
+      : o_(o),
+        cluster_(dir_, kNodes,
+                 {"--ssb-bytes", o.ssb_bytes, "--srb-bytes", o.srb_bytes, "--timeout-ms", "10000", "--log-level",
+                  "info"}),
+        rng_(o.seed) {}
+
+  int Run() {
+    const auto start = Clock::now();
+    f_.calls_wanted = o_.calls;
+    if (!cluster_.Start()) {
+      std::printf("the cluster did not start:\n%s\n", cluster_.Logs().c_str());
+      return 1;
+    }
+    const auto specs = Jobs(o_);
+    for (size_t j = 0; j < specs.size(); ++j) {
+      const uint64_t share = o_.calls / specs.size() + (j == 0 ? o_.calls % specs.size() : 0);
+      jobs_.push_back(std::make_unique<SoakJob>(specs[j], cluster_, dir_, o_.seed * 1000 + j, share));
+    }
+    const auto end = start + seconds(o_.max_seconds);
+    if (WarmUp(end)) {
+      Chaos(end);
+      Settle();
+    }
+    f_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    Stop();
+    std::printf("%s", FormatFigures(f_).c_str());
+    const bool pass = f_.problems.empty() && f_.wrong_bytes == 0 && f_.calls_verified >= o_.calls;
+    std::printf("soak %s\n", pass ? "PASSED" : "FAILED");
+    return pass ? 0 : 1;
+  }
+
+ private:
+  // Every job runs once without chaos: that opens the data connections and the peer channels
+  // a daemon keeps, so the descriptors and memory counted next are its steady state.
+  bool WarmUp(Clock::time_point end) {
+    bool all_ran = false;
+    while (!all_ran && Clock::now() < end) {
+      all_ran = true;
+      for (auto& j : jobs_) {
+        j->Step(kRunDeadline, j->runs_judged() == 0, &f_);
+        all_ran &= j->runs_judged() > 0 || j->done();
+      }
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    if (!all_ran) f_.problems.push_back("the warm-up runs did not end by the deadline");
+    if (!f_.problems.empty()) return false;
+    if (!WaitIdle(seconds(20))) {
+      f_.problems.push_back("after the warm-up a daemon still holds groups");
+      return false;
+    }
+    for (uint32_t i = 0; i < kNodes; ++i) {
+      NodeFigures n;
+      n.name = cluster_.name(i);
+      n.before = SampleVitals(cluster_.node(i).pid());
+      f_.nodes.push_back(n);
+    }
+    return true;
+  }
+
+  void Chaos(Clock::time_point end) {
+    const auto chaos_start = Clock::now();
+    const auto window = o_.chaos_seconds != 0 ? seconds(o_.chaos_seconds) : seconds(o_.max_seconds);
+    const auto faults = PlanChaos(o_.seed, std::chrono::duration_cast<milliseconds>(window), milliseconds(o_.fault_gap_ms));
+    size_t next = 0;
+    auto all_done = [&] {
+      for (auto& j : jobs_) {
+        if (!j->done()) return false;
+      }
+      return true;
+    };
+    while (!all_done()) {
+      if (Clock::now() > end) {
+        uint64_t verified = 0;
+        for (auto& j : jobs_) verified += j->verified();
+        f_.problems.push_back("not done in " + std::to_string(o_.max_seconds) + " s: " + std::to_string(verified) +
+                              " of " + std::to_string(o_.calls) + " calls verified");
+        return;
+      }
+      for (auto& j : jobs_) j->Step(kRunDeadline, true, &f_);
+      while (next < faults.size() && Clock::now() - chaos_start >= faults[next].at) Strike(faults[next++]);
+      for (uint32_t i = 0; i < kNodes; ++i) {
+        if (!cluster_.node(i).running()) {
+          f_.problems.push_back("node " + cluster_.name(i) + "'s ohiod died, not by the chaos:\n" +
+                                Tail(cluster_.node(i).Log(), 4000));
+          return;
+        }
+      }
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+  }
+
+  void Strike(const Fault& fault) {
+    switch (fault.kind) {
+      case FaultKind::kKillRank: {
+        std::vector<SoakJob*> running;
+        for (auto& j : jobs_) {
+          if (j->running()) running.push_back(j.get());
+        }
+        const std::string victim =
+            running.empty() ? "" : running[fault.pick % running.size()]->KillRank(fault.pick >> 8);
+        if (victim.empty()) return;  // no run without a dead rank yet: nothing to kill, nothing counted
+        std::printf("chaos: killed %s\n", victim.c_str());
+        break;
+      }
+      case FaultKind::kRestartDaemon: {
+        const uint32_t node = static_cast<uint32_t>(fault.pick % kNodes);
+        cluster_.node(node).Kill();
+        ++f_.nodes[node].restarts;
+        std::printf("chaos: restarting %s\n", cluster_.name(node).c_str());
+        if (!cluster_.StartNode(node)) {
+          f_.problems.push_back("node " + cluster_.name(node) + " did not come back:\n" +
+                                Tail(cluster_.node(node).Log(), 4000));
+        }
+        break;
+      }
+      case FaultKind::kGarbage: {
+        for (uint32_t i = 0; i < kNodes; ++i) {
+          testing::Daemon& d = cluster_.node(i);
+          const std::pair<std::string, GarbageSent> sent[] = {
+              {"control socket", SendGarbageToUnix(d.socket(), rng_)},
+              {"admin socket", SendGarbageToUnix(d.admin_socket(), rng_)},
+              {"peer port", SendGarbageToTcp(cluster_.peer_port(i), rng_)},
+              {"data port", SendGarbageToTcp(cluster_.data_port(i), rng_)},
+          };
+          for (const auto& [port, g] : sent) {
+            f_.garbage_connections += g.connections;
+            if (g.refused != 0) {
+              f_.problems.push_back("node " + cluster_.name(i) + "'s " + port + " refused " +
+                                    std::to_string(g.refused) + " connections");
+            }
+          }
+        }
+        std::printf("chaos: garbage to every port of every daemon\n");
+        break;
+      }
+    }
+    std::fflush(stdout);
+    ++f_.faults[FaultName(fault.kind)];
+  }
+
+  // Every daemon answers its admin Status with no group and no segment memory in use.
+  bool WaitIdle(milliseconds deadline) {
+    const auto end = Clock::now() + deadline;
+    for (;;) {
+      bool idle = true;
+      for (uint32_t i = 0; i < kNodes && idle; ++i) {
+        testing::StatusQuery q = testing::QueryStatus(cluster_.node(i).admin_socket());
+        idle = q.ok && q.reply.groups() == 0 && q.reply.segment_bytes_in_use() == 0;
+      }
+      if (idle) return true;
+      if (Clock::now() > end) return false;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+  }
+
+  // Once every job has left: what each daemon still holds, against the steady state before
+  // the chaos (a restarted daemon's too: it serves the same nodes and jobs).
+  void Settle() {
+    if (f_.nodes.size() != kNodes) return;
+    const auto end = Clock::now() + seconds(30);
+    bool settled = false;
+    while (!settled && Clock::now() < end) {
+      settled = WaitIdle(seconds(1));
+      for (uint32_t i = 0; i < kNodes && settled; ++i) {
+        const DaemonVitals v = SampleVitals(cluster_.node(i).pid());
+        settled = v.memfds == 0 && v.memfd_maps == 0 && v.fds <= f_.nodes[i].before.fds;
+      }
+      if (!settled) std::this_thread::sleep_for(milliseconds(200));
+    }
+    for (uint32_t i = 0; i < kNodes; ++i) {
+      NodeFigures& n = f_.nodes[i];
+      const std::string who = "node " + n.name;
+      const pid_t pid = cluster_.node(i).pid();
+      n.after = SampleVitals(pid);
+      testing::StatusQuery q = testing::QueryStatus(cluster_.node(i).admin_socket());
+      if (!q.ok) {
+        f_.problems.push_back(who + " does not answer its admin Status: " + q.error);
+      } else if (q.reply.groups() != 0 || q.reply.segment_bytes_in_use() != 0) {
+        f_.problems.push_back(who + " still holds " + std::to_string(q.reply.groups()) + " groups, " +
+                              std::to_string(q.reply.segment_bytes_in_use()) + " bytes of segments");
+      }
+      if (n.after.memfds != 0 || n.after.memfd_maps != 0) {
+        f_.problems.push_back(who + " still holds " + std::to_string(n.after.memfds) + " memfds, " +
+                              std::to_string(n.after.memfd_maps) + " memfd mappings");
+      }
+      // Fewer is no leak: a node restarted near the end has not met every peer again yet.
+      if (n.after.fds > n.before.fds) {
+        f_.problems.push_back(who + " has " + std::to_string(n.after.fds) + " fds open, " +
+                              std::to_string(n.before.fds) + " before the chaos; now:\n" + FdList(pid));
+      }
+      if (n.after.rss_kib > n.before.rss_kib + o_.rss_growth_kib) {
+        f_.problems.push_back(who + "'s RSS grew from " + std::to_string(n.before.rss_kib) + " to " +
+                              std::to_string(n.after.rss_kib) + " KiB, more than the " +
+                              std::to_string(o_.rss_growth_kib) + " KiB allowed");
+      }
+      testing::Process health({testing::RunfilePath("client/ohioctl"), "--socket", cluster_.node(i).admin_socket(),
+                               "health"},
+                              dir_.file(n.name + ".health"));
+      if (int code = health.Wait(seconds(20)); code != 0) {
+        f_.problems.push_back(who + ": ohioctl health exited " + std::to_string(code) + ": " + health.Output());
+      }
+    }
+  }
+
+  // SIGTERM to every daemon: each must shut down cleanly.
+  void Stop() {
+    jobs_.clear();  // kills whatever rank is left (only after a failure)
+    for (uint32_t i = 0; i < kNodes; ++i) {
+      if (!cluster_.node(i).running()) continue;
+      if (int code = cluster_.node(i).Stop(); code != 0) {
+        f_.problems.push_back("node " + cluster_.name(i) + "'s ohiod exited " + std::to_string(code) +
+                              " on SIGTERM:\n" + Tail(cluster_.node(i).Log(), 4000));
+      }
+    }
+  }
+
+  Options o_;
+  testing::TempDir dir_;
+  testing::Cluster cluster_;
+  std::mt19937_64 rng_;
+  std::vector<std::unique_ptr<SoakJob>> jobs_;
+  Figures f_;
+};
+
+}  // namespace
+}  // namespace ohio::soak
+
+int main(int argc, char** argv) {
+  ohio::soak::Options o;
+  CLI::App app(
+      "soak: 4 ohiods, 3 jobs of different uids doing verified alltoalls of random sizes, under chaos (rank kills, "
+      "daemon restarts, garbage to every port); checks bytes, error causes, leaks and health at the end. Runs as "
+      "root (ranks of two jobs run as other uids).");
+  app.add_option("--calls", o.calls, "Verified alltoalls to reach, over all jobs")->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed of the sizes, the patterns and the chaos")->capture_default_str();
+  app.add_option("--max-seconds", o.max_seconds, "The soak fails if its calls are not all verified by then")
+      ->capture_default_str();
+  app.add_option("--chaos-seconds", o.chaos_seconds, "Chaos stops after this long (0: when the calls are done)")
+      ->capture_default_str();
+  app.add_option("--fault-gap-ms", o.fault_gap_ms, "Mean time between two faults")->capture_default_str();
+  app.add_option("--max-bytes", o.max_bytes, "Largest bytes per rank of a call")->capture_default_str();
+  app.add_option("--ssb-bytes", o.ssb_bytes, "Daemons' SSB per group: calls larger than it are staged in rounds")
+      ->capture_default_str();
+  app.add_option("--srb-bytes", o.srb_bytes, "Daemons' SRB per group")->capture_default_str();
+  app.add_option("--rss-growth-kib", o.rss_growth_kib, "Most a daemon's RSS may grow over the soak")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  if (o.calls == 0 || o.max_seconds == 0 || o.fault_gap_ms == 0 || o.max_bytes == 0) {
+    std::fprintf(stderr, "--calls, --max-seconds, --fault-gap-ms and --max-bytes must be positive\n");
+    return 2;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  return ohio::soak::Soak(o).Run();
+}

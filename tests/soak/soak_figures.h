@@ -1,0 +1,37 @@
+// What a soak run counts, and its summary as printed at the end (and recorded in docs/SOAK.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/soak/daemon_vitals.h"
+
+namespace ohio::soak {
+
+struct NodeFigures {
+  std::string name;
+  DaemonVitals before;  // once every job had run once, before the chaos
+  DaemonVitals after;   // once every job had left
+  uint32_t restarts = 0;
+};
+
+struct Figures {
+  uint64_t calls_wanted = 0;
+  uint64_t calls_verified = 0;  // calls whose every byte every rank checked
+  uint64_t calls_failed = 0;    // calls that returned an error (one per failed job run)
+  uint64_t runs = 0;            // job runs (a new group each)
+  uint64_t wrong_bytes = 0;
+  uint64_t garbage_connections = 0;
+  uint64_t slowest_kill_to_end_ms = 0;  // from killing a rank to its run's last rank ending
+  std::map<std::string, uint64_t> faults;           // by kind
+  std::map<std::string, uint64_t> errors_by_cause;  // one per rank that reported an error
+  std::vector<std::string> problems;                // each one fails the soak
+  std::vector<NodeFigures> nodes;
+  double seconds = 0;
+};
+
+std::string FormatFigures(const Figures& f);
+
+}  // namespace ohio::soak

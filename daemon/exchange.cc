@@ -39,6 +39,7 @@ void Exchange::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   if (node == node_ || node >= peers_.size()) return;
   if (!peers_[node]) ++known_peers_;
   peers_[node] = info;
+  if (rank_gone_) SendTo(node, *rank_gone_);
   plan_ssb_ = std::min(plan_ssb_, info.ssb_bytes);
   plan_srb_ = std::min(plan_srb_, info.srb_bytes);
   if (!bootstrapped()) return;
@@ -146,6 +147,7 @@ void Exchange::TellRankGone(uint32_t rank, bool left) {
   m.type = ExchangeMessage::Type::kRankGone;
   m.delivery = rank;
   m.left = left;
+  rank_gone_ = m;
   for (uint32_t node = 0; node < shape_.nodes(); ++node) {
     if (node != node_ && peers_[node]) SendTo(node, m);
   }

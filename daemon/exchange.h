@@ -67,8 +67,9 @@ class Exchange {
   // The round is over here (complete()): the next one may begin.
   void EndRound();
   void OnMessage(uint32_t from, const ExchangeMessage& m);
-  // RANK_GONE to every other node this one has met: group rank `rank` of this node departed
-  // and the group is closed here. A node not met yet opens the group later and times out.
+  // RANK_GONE to every other node: group rank `rank` of this node departed and the group is
+  // closed here. Nodes not met yet are told as they are met (SetPeer): one may have met this
+  // node already, from its side, and would otherwise wait for the rank until its timeout.
   void TellRankGone(uint32_t rank, bool left);
   // A put from node `from` landed; `delivery` is its immediate's delivery field.
   void OnArrived(uint32_t from, uint32_t delivery);
@@ -151,6 +152,7 @@ class Exchange {
   const uint32_t tag_;
   std::vector<std::optional<PeerGroupInfo>> peers_;
   uint32_t known_peers_ = 0;
+  std::optional<ExchangeMessage> rank_gone_;  // told to every node met from now on
   uint64_t plan_ssb_;
   uint64_t plan_srb_;
   EagerLayout layout_;  // once bootstrapped

@@ -85,7 +85,7 @@ Group::~Group() {
 
 void Group::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   if (!exchange_ || exchange_->bootstrapped()) return;
-  exchange_->SetPeer(node, info);
+  exchange_->SetPeer(node, info);  // also when failed: a rank gone is told to the node met now
   if (!exchange_->bootstrapped()) return;
   SegmentHeader* h = segment_.header();
   h->plan_ssb_bytes = exchange_->plan_ssb_bytes();

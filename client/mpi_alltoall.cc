@@ -1,0 +1,76 @@
+// MPI_Alltoall through ohiod (client/mpi_shim_state.h says how the ranks stay consistent).
+// Contiguous datatypes are used where they lie; others are packed run by run.
+#include <mpi.h>
+
+#include <string>
+
+#include "client/mpi_shim_state.h"
+#include "client/mpi_type_layout.h"
+#include "client/ohio.h"
+
+using namespace ohio::shim;
+
+extern "C" {
+
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm) {
+  int ready = 0;
+  PMPI_Initialized(&ready);
+  if (!ready || comm == MPI_COMM_NULL) {
+    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  }
+  Initialise();
+  CommState* st = StateOf(comm, recvcount, recvtype);
+  auto fall_through = [&](const std::string& why) {
+    FellThrough("MPI_Alltoall", why);
+    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  };
+  if (st->group == nullptr) return fall_through(st->why);
+
+  std::string why;
+  if (ClosedBefore(st, &why)) return fall_through(why);
+
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const CallLayouts layouts = LayoutsOf(in_place, sendtype, recvtype);
+  const ohio::TypeLayout* recv_layout = layouts.recv;
+  const ohio::TypeLayout* send_layout = layouts.send;
+  if (recv_layout == nullptr || send_layout == nullptr) {
+    why = layouts.why;
+  } else if (recvcount < 0 || (!in_place && static_cast<long>(sendcount) * send_layout->size !=
+                                                static_cast<long>(recvcount) * recv_layout->size)) {
+    why = "send and receive sizes differ";
+  }
+  if (!why.empty()) {
+    if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
+    return FailedMidCall(st, comm, "MPI_Alltoall");
+  }
+
+  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
+  // Non-contiguous data goes through a packed copy, run by run; contiguous data as it is.
+  int size = 0;
+  if (!send_layout->contiguous() || !recv_layout->contiguous()) PMPI_Comm_size(comm, &size);
+  const void* send = in_place ? recvbuf : sendbuf;
+  const MPI_Aint send_elements = static_cast<MPI_Aint>(in_place ? recvcount : sendcount) * size;
+  if (!send_layout->contiguous()) {
+    st->send_packed.resize(bytes * size);
+    ohio::PackRuns(*send_layout, send, send_elements, st->send_packed.data());
+    send = st->send_packed.data();
+  }
+  void* recv = recvbuf;
+  if (!recv_layout->contiguous()) {
+    // In place stays in place: the packed copy is both.
+    if (!in_place) st->recv_packed.resize(bytes * size);
+    recv = in_place ? st->send_packed.data() : st->recv_packed.data();
+  }
+  const int rc = ohio_alltoall(st->group, send, recv, bytes);
+  if (rc == OHIO_OK) {
+    if (recv != recvbuf) ohio::UnpackRuns(*recv_layout, recv, static_cast<MPI_Aint>(recvcount) * size, recvbuf);
+    Served("MPI_Alltoall");
+    return MPI_SUCCESS;
+  }
+  if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
+  if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoall", MPI_ERR_COUNT);
+  return FailedMidCall(st, comm, "MPI_Alltoall");
+}
+
+}  // extern "C"

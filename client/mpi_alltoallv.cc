@@ -1,0 +1,116 @@
+// MPI_Alltoallv through ohiod (client/mpi_shim_state.h says how the ranks stay consistent).
+// Counts and displacements become ohio's bytes; non-contiguous types are packed block by block.
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "client/mpi_shim_state.h"
+#include "client/mpi_type_layout.h"
+#include "client/ohio.h"
+
+using namespace ohio::shim;
+
+namespace {
+
+// Element counts and displacements of an alltoallv side as ohio's bytes. A contiguous type is
+// used where it lies (`packed` stays empty); another is packed run by run, block after block, into
+// `packed` (or, for the receive side, laid out there to be unpacked after the call).
+void VectorBytes(const ohio::TypeLayout& layout, int size, const int counts[], const int displs[],
+                 std::vector<size_t>* bytes, std::vector<size_t>* at, bool pack_side, const void* typed,
+                 std::vector<uint8_t>* packed) {
+  bytes->resize(size);
+  at->resize(size);
+  size_t next = 0;
+  for (int j = 0; j < size; ++j) {
+    (*bytes)[j] = static_cast<size_t>(counts[j]) * static_cast<size_t>(layout.size);
+    if (packed == nullptr) {
+      (*at)[j] = static_cast<size_t>(static_cast<MPI_Aint>(displs[j]) * layout.extent);
+    } else {
+      (*at)[j] = next;
+      next += (*bytes)[j];
+    }
+  }
+  if (packed == nullptr) return;
+  packed->resize(next);
+  if (!pack_side) return;
+  for (int j = 0; j < size; ++j) {
+    const auto* from = static_cast<const uint8_t*>(typed) + static_cast<MPI_Aint>(displs[j]) * layout.extent;
+    ohio::PackRuns(layout, from, counts[j], packed->data() + (*at)[j]);
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  int ready = 0;
+  PMPI_Initialized(&ready);
+  if (!ready || comm == MPI_COMM_NULL) {
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  }
+  Initialise();
+  // Counts differ between ranks: a communicator set up here is sized alike on every rank.
+  CommState* st = StateOf(comm, 0, MPI_BYTE);
+  auto fall_through = [&](const std::string& why) {
+    FellThrough("MPI_Alltoallv", why);
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  };
+  if (st->group == nullptr) return fall_through(st->why);
+  if (st->nodes > 1) {  // the same on every rank: no agreement needed
+    return fall_through("MPI_Alltoallv is served on one node; this communicator spans " + std::to_string(st->nodes) +
+                        " nodes");
+  }
+  std::string why;
+  if (ClosedBefore(st, &why)) return fall_through(why);
+
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const CallLayouts layouts = LayoutsOf(in_place, sendtype, recvtype);
+  const ohio::TypeLayout* recv_layout = layouts.recv;
+  const ohio::TypeLayout* send_layout = layouts.send;
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  if (recv_layout == nullptr || send_layout == nullptr) {
+    why = layouts.why;
+  } else {
+    for (int j = 0; j < size && why.empty(); ++j) {
+      if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0)) why = "a negative count";
+    }
+  }
+  if (!why.empty()) {
+    if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
+    return FailedMidCall(st, comm, "MPI_Alltoallv");
+  }
+  // In place, the others read this rank's data while it receives into the same buffer: send
+  // from a packed copy instead.
+  const bool pack_send = in_place || !send_layout->contiguous();
+  const bool pack_recv = !recv_layout->contiguous();
+  VectorBytes(*send_layout, size, in_place ? recvcounts : sendcounts, in_place ? rdispls : sdispls, &st->send_bytes,
+              &st->send_at, true, in_place ? recvbuf : sendbuf, pack_send ? &st->send_packed : nullptr);
+  VectorBytes(*recv_layout, size, recvcounts, rdispls, &st->recv_bytes, &st->recv_at, false, nullptr,
+              pack_recv ? &st->recv_packed : nullptr);
+  const void* send = pack_send ? st->send_packed.data() : sendbuf;
+  void* recv = pack_recv ? st->recv_packed.data() : recvbuf;
+  const int rc = ohio_alltoallv(st->group, send, st->send_bytes.data(), st->send_at.data(), recv,
+                                st->recv_bytes.data(), st->recv_at.data());
+  if (rc == OHIO_OK) {
+    if (pack_recv) {
+      for (int i = 0; i < size; ++i) {
+        ohio::UnpackRuns(*recv_layout, st->recv_packed.data() + st->recv_at[i], recvcounts[i],
+                         static_cast<uint8_t*>(recvbuf) + static_cast<MPI_Aint>(rdispls[i]) * recv_layout->extent);
+      }
+    }
+    Served("MPI_Alltoallv");
+    return MPI_SUCCESS;
+  }
+  if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
+  // Every rank reached it alike: ranks may not read each other's memory.
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
+  if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_COUNT);
+  if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_ARG);
+  return FailedMidCall(st, comm, "MPI_Alltoallv");
+}
+
+}  // extern "C"

@@ -1,0 +1,192 @@
+#include "client/mpi_shim_state.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "shm/buffer_sizing.h"
+
+namespace ohio::shim {
+
+const char* const kFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv"};
+const int kFunctionCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
+
+Process& P() {
+  static Process p;
+  return p;
+}
+
+static bool EnvFlag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+void Served(const char* function) { ++P().tallies[function].served; }
+
+void FellThrough(const char* function, const std::string& why) {
+  Process& p = P();
+  Process::Tally& t = p.tallies[function];
+  ++t.fell_through;
+  ++t.reasons[why];
+  if (!p.quiet && !p.warned) {
+    p.warned = true;
+    std::fprintf(stderr, "ohio: %s falls through to the MPI library: %s (OHIO_QUIET=1 silences this)\n", function,
+                 why.c_str());
+  }
+}
+
+static int DeleteState(MPI_Comm, int, void* attribute, void*) {
+  auto* st = static_cast<CommState*>(attribute);
+  if (st->group != nullptr) ohio_leave(st->group);
+  P().states.erase(st);
+  delete st;
+  return MPI_SUCCESS;
+}
+
+void Initialise() {
+  Process& p = P();
+  if (p.initialised) return;
+  p.initialised = true;
+  p.disabled = EnvFlag("OHIO_DISABLE");
+  p.quiet = EnvFlag("OHIO_QUIET");
+  p.stats = EnvFlag("OHIO_STATS");
+  // Dups and splits get a group of their own on first use, not a copy of the parent's.
+  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, DeleteState, &p.keyval, nullptr);
+  if (p.disabled) return;
+  if (ohio_connect(nullptr, &p.client) != OHIO_OK) {
+    p.no_client = std::string("no ohiod reachable (") + ohio_last_error() + ")";
+    p.client = nullptr;
+  }
+}
+
+static std::string RandomKey() {
+  std::string key(OHIO_KEY_BYTES, '\0');
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  urandom.read(&key[0], OHIO_KEY_BYTES);
+  return key;
+}
+
+// Collective over comm: joins a group for it, or records why every rank falls through.
+// `first_bytes`: the bytes per rank of the call that sets it up, which sizes the group's
+// buffers (they grow with later calls: ohio.h).
+static CommState* SetUp(MPI_Comm comm, uint64_t first_bytes) {
+  Process& p = P();
+  auto* st = new CommState();
+  p.states.insert(st);
+  PMPI_Comm_set_attr(comm, p.keyval, st);
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) {  // the same answer on every rank: no agreement needed
+    st->why = "intercommunicators are not served";
+    return st;
+  }
+  std::string mine;
+  if (p.disabled) {
+    mine = "disabled by OHIO_DISABLE";
+  } else if (p.client == nullptr) {
+    mine = p.no_client;
+  }
+  int can = mine.empty() ? 1 : 0, all = 0;
+  PMPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (!all) {
+    st->why = can ? "another rank of the communicator cannot use ohio" : mine;
+    return st;
+  }
+  int size = 0, rank = 0;
+  PMPI_Comm_size(comm, &size);
+  PMPI_Comm_rank(comm, &rank);
+  constexpr int kName = 256;
+  char name[kName] = {};
+  std::strncpy(name, ohio_node_name(p.client), kName - 1);
+  std::vector<char> names(static_cast<size_t>(kName) * size);
+  PMPI_Allgather(name, kName, MPI_CHAR, names.data(), kName, MPI_CHAR, comm);
+  std::vector<std::string> nodes;
+  std::vector<uint32_t> rank_node(size);
+  std::map<std::string, uint32_t> index;
+  for (int r = 0; r < size; ++r) {
+    std::string n(&names[static_cast<size_t>(r) * kName]);
+    auto it = index.find(n);
+    if (it == index.end()) {
+      it = index.emplace(n, static_cast<uint32_t>(nodes.size())).first;
+      nodes.push_back(n);
+    }
+    rank_node[r] = it->second;
+  }
+  std::string key = rank == 0 ? RandomKey() : std::string(OHIO_KEY_BYTES, '\0');
+  PMPI_Bcast(&key[0], OHIO_KEY_BYTES, MPI_BYTE, 0, comm);
+  std::vector<const char*> node_ptrs;
+  for (const auto& n : nodes) node_ptrs.push_back(n.c_str());
+  ohio_group_spec spec = {};
+  std::memcpy(spec.key, key.data(), OHIO_KEY_BYTES);
+  spec.size = static_cast<uint32_t>(size);
+  spec.rank = static_cast<uint32_t>(rank);
+  spec.num_nodes = static_cast<uint32_t>(nodes.size());
+  spec.node_names = node_ptrs.data();
+  spec.rank_node = rank_node.data();
+  spec.bytes_per_rank_hint = ohio::HintClassFor(first_bytes);
+  ohio_group* group = nullptr;
+  const int rc = ohio_join(p.client, &spec, &group);
+  const std::string refusal = rc == OHIO_OK ? "" : std::string("ohiod refused the group (") + ohio_last_error() + ")";
+  int joined = rc == OHIO_OK ? 1 : 0, all_joined = 0;
+  PMPI_Allreduce(&joined, &all_joined, 1, MPI_INT, MPI_MIN, comm);
+  if (!all_joined) {
+    if (group != nullptr) ohio_leave(group);
+    st->why = joined ? "ohiod refused another rank of the communicator" : refusal;
+    return st;
+  }
+  st->group = group;
+  st->nodes = static_cast<uint32_t>(nodes.size());
+  return st;
+}
+
+CommState* StateOf(MPI_Comm comm, int count, MPI_Datatype type) {
+  Process& p = P();
+  void* attribute = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, p.keyval, &attribute, &found);
+  if (found) return static_cast<CommState*>(attribute);
+  int type_size = 0;
+  PMPI_Type_size(type, &type_size);
+  return SetUp(comm, count > 0 && type_size > 0 ? static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size) : 0);
+}
+
+
+void Close(CommState* st, const std::string& why) {
+  if (st->group != nullptr) ohio_leave(st->group);
+  st->group = nullptr;
+  st->why = why;
+}
+
+CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtype) {
+  CallLayouts l;
+  // Any datatype whose elements flatten to runs of bytes (client/mpi_type_layout.h).
+  l.recv = ohio::LayoutOf(recvtype, &l.why);
+  l.send = in_place ? l.recv : ohio::LayoutOf(sendtype, &l.why);
+  return l;
+}
+
+bool ClosedBefore(CommState* st, std::string* why) {
+  if (ohio_group_check(st->group) == OHIO_OK) return false;
+  *why = std::string("the ohio group closed (") + ohio_last_error() + ")";
+  Close(st, *why);
+  return true;
+}
+
+int FailedMidCall(CommState* st, MPI_Comm comm, const char* function) {
+  const std::string message = ohio_last_error();
+  std::fprintf(stderr, "ohio: %s failed: %s\n", function, message.c_str());
+  Close(st, "the ohio group failed (" + message + ")");
+  MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+  return MPI_ERR_OTHER;
+}
+
+int ProgramError(MPI_Comm comm, const char* function, int mpi_error) {
+  std::fprintf(stderr, "ohio: %s failed: %s\n", function, ohio_last_error());
+  MPI_Comm_call_errhandler(comm, mpi_error);
+  return mpi_error;
+}
+
+}  // namespace ohio::shim

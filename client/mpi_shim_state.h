@@ -1,0 +1,105 @@
+// libohio_mpi: MPI collectives through ohiod for unmodified MPI programs (LD_PRELOAD). Built once
+// per MPI (the ABIs differ); everything it cannot serve goes to the MPI library's PMPI_ function.
+// This header is the state the shim keeps per process and per communicator, shared by the files
+// that each serve one MPI function (client/mpi_alltoall.cc, client/mpi_alltoallv.cc, ...).
+//
+// Consistency is the whole difficulty: the ranks of a communicator must all take ohio or all
+// take PMPI in a given call, or they wait for each other forever.
+//  - Setting up a communicator is collective (it happens inside its first served call): the
+//    ranks agree with PMPI_Allreduce that every one of them can use ohio, exchange node names
+//    with PMPI_Allgather and the group key with PMPI_Bcast.
+//  - A reason to fall through that only one rank sees (a datatype without a layout) is resolved
+//    through ohio itself: that rank opts out of the call (ohio_alltoall_skip), every rank of every
+//    node gets OHIO_ERR_SKIPPED, and all of them call the PMPI_ function together.
+//  - A group already closed when a call starts (its daemon or a peer's died) is seen closed by
+//    every rank in that call: all fall through, with correct data, and so do all later calls.
+//  - A failure in the middle of a call may leave some ranks with their data and others
+//    without; no rank can tell which without talking to the others, and talking could block
+//    against the application's next collective. The call then returns MPI_ERR_OTHER through the
+//    communicator's error handler (by default: the job aborts, with ohio's reason printed).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "client/mpi_type_layout.h"
+#include "client/ohio.h"
+
+namespace ohio::shim {
+
+struct CommState {
+  ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
+  std::string why;
+  uint32_t nodes = 0;  // the group's
+  // MPI_Alltoallv's counts and displacements in bytes, for ohio.
+  std::vector<size_t> send_bytes, send_at, recv_bytes, recv_at;
+  // Where calls with non-contiguous datatypes are packed for ohio and unpacked from it.
+  std::vector<uint8_t> send_packed, recv_packed;
+};
+
+struct Process {
+  bool initialised = false;
+  bool disabled = false;
+  bool quiet = false;
+  bool stats = false;
+  bool warned = false;
+  ohio_client* client = nullptr;
+  std::string no_client;  // why there is no connection to ohiod
+  int keyval = MPI_KEYVAL_INVALID;
+  std::set<CommState*> states;
+  // Per function, for OHIO_STATS.
+  struct Tally {
+    long served = 0;
+    long fell_through = 0;
+    std::map<std::string, long> reasons;
+  };
+  std::map<std::string, Tally> tallies;
+};
+
+// The functions the shim serves, in the order OHIO_STATS reports them.
+extern const char* const kFunctions[];
+extern const int kFunctionCount;
+
+Process& P();
+
+void Served(const char* function);
+void FellThrough(const char* function, const std::string& why);
+
+// Reads the OHIO_* environment and connects to ohiod, once per process.
+void Initialise();
+
+// The state of `comm`, set up (collectively) by its first served call. `count` of `type` is that
+// call's per-rank size, which sizes the group's buffers.
+CommState* StateOf(MPI_Comm comm, int count, MPI_Datatype type);
+
+// Leaves the group: this communicator falls through from now on, for `why`.
+void Close(CommState* st, const std::string& why);
+
+// The layouts of a call's two datatypes (in place: the receive type's for both), or why one
+// has none (`why` set, a layout null).
+struct CallLayouts {
+  const ohio::TypeLayout* send = nullptr;
+  const ohio::TypeLayout* recv = nullptr;
+  const char* why = nullptr;
+};
+CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtype);
+
+// Whether the group closed before this call (every rank sees it now, none has contributed):
+// then it is closed here too and *why says so.
+bool ClosedBefore(CommState* st, std::string* why);
+
+// A call that failed in ohio after some ranks may have moved data: the group is closed and the
+// communicator's error handler called (by default the job aborts, with the reason printed).
+int FailedMidCall(CommState* st, MPI_Comm comm, const char* function);
+
+// A failure every rank reached alike and that is the program's (counts that disagree, a range
+// that is not mapped): the group stays usable.
+int ProgramError(MPI_Comm comm, const char* function, int mpi_error);
+
+}  // namespace ohio::shim

@@ -9,59 +9,15 @@
 
 #include "tests/harness/cluster.h"
 #include "tests/harness/process.h"
+#include "tests/mpi/mpi_job.h"
 
 namespace ohio::testing {
 namespace {
 
 constexpr auto kDeadline = std::chrono::seconds(240);
 
-struct Mpi {
-  const char* name;
-  const char* mpirun;
-};
-const Mpi kOpenMpi = {"openmpi", "/usr/bin/mpirun.openmpi"};
-const Mpi kMpich = {"mpich", "/usr/bin/mpirun.mpich"};
-
-// argv for mpirun running `ranks` ranks of the check program, each told its node's socket.
-std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
-                                const std::vector<std::pair<std::string, std::string>>& env,
-                                const std::vector<std::string>& program_args) {
-  std::string joined;
-  for (const auto& s : sockets) joined += (joined.empty() ? "" : ":") + s;
-  std::vector<std::pair<std::string, std::string>> all = {
-      {"LD_PRELOAD", RunfilePath(std::string("client/libohio_mpi_") + mpi.name + ".so")},
-      {"OHIO_TEST_SOCKETS", joined},
-      {"OHIO_TEST_PPN", std::to_string(ppn)},
-      {"OHIO_STATS", "1"}};
-  all.insert(all.end(), env.begin(), env.end());
-  std::vector<std::string> argv = {mpi.mpirun};
-  if (std::string(mpi.name) == "openmpi") {
-    argv.insert(argv.end(), {"--allow-run-as-root", "--oversubscribe", "-np", std::to_string(ranks), "--mca", "pml",
-                             "ob1", "--mca", "btl", "vader,self"});
-    for (const auto& [k, v] : all) argv.insert(argv.end(), {"-x", k + "=" + v});
-  } else {
-    argv.insert(argv.end(), {"-launcher", "fork", "-np", std::to_string(ranks)});
-    for (const auto& [k, v] : all) argv.insert(argv.end(), {"-genv", k, v});
-  }
-  argv.push_back(RunfilePath("tests/mpi/on_node.sh"));
-  argv.push_back(RunfilePath(std::string("tests/mpi/alltoall_check_") + mpi.name));
-  argv.insert(argv.end(), program_args.begin(), program_args.end());
-  return argv;
-}
-
-// "ohio: S <function> calls served by ohiod, F fell through ..." -> (S, F); (-1, -1) if absent.
-std::pair<long, long> Stats(const std::string& out, const std::string& function = "MPI_Alltoall") {
-  std::smatch m;
-  if (!std::regex_search(out, m, std::regex("ohio: (\\d+) " + function + " calls served by ohiod, (\\d+) fell through"))) {
-    return {-1, -1};
-  }
-  return {std::stol(m[1]), std::stol(m[2])};
-}
-
-void ExpectAllOk(const std::string& out, int ranks) {
-  for (int r = 0; r < ranks; ++r) EXPECT_NE(out.find("rank " + std::to_string(r) + ": ALL OK"), std::string::npos) << out;
-  EXPECT_EQ(out.find("WRONG"), std::string::npos) << out;
-}
+// The check program every test here runs.
+constexpr const char* kCheck = "alltoall_check";
 
 struct Topology {
   uint32_t nodes;
@@ -80,7 +36,7 @@ TEST_P(MpiShim, ServedByOhioWithVerifiedData) {
   const int ranks = static_cast<int>(topo.nodes) * topo.ppn;
   // MPICH never yields its core: keep its share of the work smaller on two cores.
   const std::string iterations = std::string(mpi.name) == "mpich" ? "3" : "8";
-  Process run(MpiRun(mpi, ranks, sockets, topo.ppn, {}, {"1048576", iterations}), dir.file("mpirun.out"));
+  Process run(MpiRun(mpi, ranks, sockets, topo.ppn, {}, kCheck, {"1048576", iterations}), dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
   const std::string out = run.Output();
   ExpectAllOk(out, ranks);
@@ -120,7 +76,7 @@ class MpiFallback : public ::testing::TestWithParam<Mpi> {};
 TEST_P(MpiFallback, NoDaemonReachable) {
   const Mpi mpi = GetParam();
   TempDir dir;
-  Process run(MpiRun(mpi, 3, {dir.file("nobody-listens.sock")}, 3, {}, {"4096", "3"}), dir.file("mpirun.out"));
+  Process run(MpiRun(mpi, 3, {dir.file("nobody-listens.sock")}, 3, {}, kCheck, {"4096", "3"}), dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output();
   const std::string out = run.Output();
   ExpectAllOk(out, 3);
@@ -133,7 +89,7 @@ TEST_P(MpiFallback, DisabledByTheUser) {
   TempDir dir;
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
-  Process run(MpiRun(mpi, 3, {daemon.socket()}, 3, {{"OHIO_DISABLE", "1"}}, {"4096", "3"}), dir.file("mpirun.out"));
+  Process run(MpiRun(mpi, 3, {daemon.socket()}, 3, {{"OHIO_DISABLE", "1"}}, kCheck, {"4096", "3"}), dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output();
   const std::string out = run.Output();
   ExpectAllOk(out, 3);
@@ -150,7 +106,7 @@ TEST_P(MpiFallback, DaemonDiesBetweenCalls) {
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const std::string pause = dir.file("pause");
-  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {{"CHECK_PAUSE_FILE", pause}}, {"65536", "3", "2"}),
+  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {{"CHECK_PAUSE_FILE", pause}}, kCheck, {"65536", "3", "2"}),
               dir.file("mpirun.out"));
   const auto end = std::chrono::steady_clock::now() + kDeadline;
   while (std::chrono::steady_clock::now() < end && !std::ifstream(pause + ".ready").good() && run.Running()) {
@@ -183,7 +139,7 @@ TEST_P(MpiFallback, DaemonDiesMidCall) {
   // Seconds of calls under either MPI: the kill lands mid-run, and the rest still finishes in
   // time if every call falls through (MPICH: about 15 s then; Open MPI: under 10 s).
   const std::string iterations = std::string(mpi.name) == "mpich" ? "30" : "10000";
-  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {}, {"1024", iterations}), dir.file("mpirun.out"));
+  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {}, kCheck, {"1024", iterations}), dir.file("mpirun.out"));
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < end && daemon.Log().find("created for") == std::string::npos) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -1,0 +1,53 @@
+#include "tests/mpi/mpi_job.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "tests/harness/process.h"
+
+namespace ohio::testing {
+
+const Mpi kOpenMpi = {"openmpi", "/usr/bin/mpirun.openmpi"};
+const Mpi kMpich = {"mpich", "/usr/bin/mpirun.mpich"};
+
+std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
+                                const std::vector<std::pair<std::string, std::string>>& env,
+                                const std::string& program, const std::vector<std::string>& program_args) {
+  std::string joined;
+  for (const auto& s : sockets) joined += (joined.empty() ? "" : ":") + s;
+  std::vector<std::pair<std::string, std::string>> all = {
+      {"LD_PRELOAD", RunfilePath(std::string("client/libohio_mpi_") + mpi.name + ".so")},
+      {"OHIO_TEST_SOCKETS", joined},
+      {"OHIO_TEST_PPN", std::to_string(ppn)},
+      {"OHIO_STATS", "1"}};
+  all.insert(all.end(), env.begin(), env.end());
+  std::vector<std::string> argv = {mpi.mpirun};
+  if (std::string(mpi.name) == "openmpi") {
+    argv.insert(argv.end(), {"--allow-run-as-root", "--oversubscribe", "-np", std::to_string(ranks), "--mca", "pml",
+                             "ob1", "--mca", "btl", "vader,self"});
+    for (const auto& [k, v] : all) argv.insert(argv.end(), {"-x", k + "=" + v});
+  } else {
+    argv.insert(argv.end(), {"-launcher", "fork", "-np", std::to_string(ranks)});
+    for (const auto& [k, v] : all) argv.insert(argv.end(), {"-genv", k, v});
+  }
+  argv.push_back(RunfilePath("tests/mpi/on_node.sh"));
+  argv.push_back(RunfilePath("tests/mpi/" + program + "_" + mpi.name));
+  argv.insert(argv.end(), program_args.begin(), program_args.end());
+  return argv;
+}
+
+std::pair<long, long> Stats(const std::string& out, const std::string& function) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex("ohio: (\\d+) " + function + " calls served by ohiod, (\\d+) fell through"))) {
+    return {-1, -1};
+  }
+  return {std::stol(m[1]), std::stol(m[2])};
+}
+
+void ExpectAllOk(const std::string& out, int ranks) {
+  for (int r = 0; r < ranks; ++r) EXPECT_NE(out.find("rank " + std::to_string(r) + ": ALL OK"), std::string::npos) << out;
+  EXPECT_EQ(out.find("WRONG"), std::string::npos) << out;
+}
+
+}  // namespace ohio::testing

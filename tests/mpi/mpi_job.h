@@ -1,0 +1,31 @@
+// A real mpirun job (Open MPI or MPICH) of one of the check programs in tests/mpi, with
+// libohio_mpi preloaded and each rank pointed at its node's daemon (on_node.sh), and the shim's
+// OHIO_STATS lines read back from its output.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ohio::testing {
+
+struct Mpi {
+  const char* name;
+  const char* mpirun;
+};
+extern const Mpi kOpenMpi;
+extern const Mpi kMpich;
+
+// argv for mpirun running `ranks` ranks of tests/mpi/<program>_<mpi> (a data dependency of the
+// test), `ppn` per node in the order of `sockets`, with `env` added and OHIO_STATS on.
+std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
+                                const std::vector<std::pair<std::string, std::string>>& env,
+                                const std::string& program, const std::vector<std::string>& program_args);
+
+// "ohio: S <function> calls served by ohiod, F fell through ..." -> (S, F); (-1, -1) if absent.
+std::pair<long, long> Stats(const std::string& out, const std::string& function = "MPI_Alltoall");
+
+// Every rank printed "rank R: ALL OK" and none "WRONG" (gtest expectations).
+void ExpectAllOk(const std::string& out, int ranks);
+
+}  // namespace ohio::testing

@@ -51,6 +51,9 @@ void GrowingGroup::AfterCall(const Status& result, uint64_t agreed_bytes_per_ran
   }
   if (!result.ok() || !OutgrownBy(current_hint_, agreed_bytes_per_rank)) return;
   control::JoinGroup next = first_join_;
+  // The outgrown generation is held until the first call on the next: the daemon leaves it
+  // out of this uid's limits, so growth does not fail at user-max-groups.
+  next.set_replaces_key(generation_ == 0 ? first_join_.key() : GenerationKey(first_join_.key(), generation_));
   next.set_key(GenerationKey(first_join_.key(), ++generation_));
   next.set_bytes_per_rank_hint(HintClassFor(agreed_bytes_per_rank));
   auto joined = GroupHandle::Join(connection_, next);

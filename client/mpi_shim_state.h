@@ -41,6 +41,8 @@ struct CommState {
   std::vector<size_t> send_bytes, send_at, recv_bytes, recv_at;
   // Where calls with non-contiguous datatypes are packed for ohio and unpacked from it.
   std::vector<uint8_t> send_packed, recv_packed;
+  // MPI_Alltoallw's per-rank datatypes, as layouts.
+  std::vector<const ohio::TypeLayout*> send_layouts, recv_layouts;
 };
 
 struct Process {

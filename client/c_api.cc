@@ -105,10 +105,12 @@ int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes
   return s.ok() ? OHIO_OK : Fail(s);
 }
 
-int ohio_test(ohio_group* group, ohio_request request, int* done) {
+int ohio_test(ohio_group* group, ohio_request request, int* done) { return ohio_test_within(group, request, 0, done); }
+
+int ohio_test_within(ohio_group* group, ohio_request request, unsigned timeout_us, int* done) {
   if (group == nullptr || done == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_test: group and done must not be NULL");
   bool complete = false;
-  ohio::Status s = group->handle->Test(request, &complete);
+  ohio::Status s = group->handle->Test(request, &complete, std::chrono::microseconds(timeout_us));
   *done = complete ? 1 : 0;
   return s.ok() ? OHIO_OK : Fail(s);
 }

@@ -155,12 +155,12 @@ Status GroupHandle::Ialltoall(const void* send, void* recv, uint64_t bytes_per_r
   return Finish(posted_->Post(static_cast<const uint8_t*>(send), static_cast<uint8_t*>(recv), bytes_per_rank, call));
 }
 
-Status GroupHandle::IalltoallTest(uint32_t call, bool* done) {
+Status GroupHandle::IalltoallTest(uint32_t call, bool* done, std::chrono::microseconds within) {
   *done = false;
   if (!posted_ || !posted_->Outstanding(call)) {
     return Status(Code::kInvalidArgument, "no nonblocking alltoall " + std::to_string(call) + " is outstanding");
   }
-  if (!posted_->Done(call)) {
+  if (!posted_->Done(call) && (within.count() == 0 || !posted_->AwaitBriefly(call, within))) {
     // Nothing will ever complete it if the group or the daemon is gone.
     if (Status s = Check(); !s.ok()) {
       *done = true;

@@ -32,9 +32,9 @@ class GroupHandle {
   // A nonblocking alltoall (client/posted_alltoalls.h): posted for the daemon to move, *call
   // numbers it. kNotSupported on every rank of a group spanning nodes.
   Status Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint32_t* call);
-  // Whether `call` is complete (never waits); once it is, its outcome is returned and the call
-  // forgotten.
-  Status IalltoallTest(uint32_t call, bool* done);
+  // Whether `call` is complete, waiting for it at most `within`; once it is, its outcome is
+  // returned and the call forgotten.
+  Status IalltoallTest(uint32_t call, bool* done, std::chrono::microseconds within);
   // Waits until `call` is complete; its outcome, and the call is forgotten.
   Status IalltoallWait(uint32_t call);
   // Before the group is left: waits for every nonblocking call still outstanding and returns

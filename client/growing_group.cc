@@ -60,12 +60,12 @@ Status GrowingGroup::Ialltoall(const void* send, void* recv, uint64_t bytes_per_
   return s;
 }
 
-Status GrowingGroup::Test(uint64_t request, bool* done) {
+Status GrowingGroup::Test(uint64_t request, bool* done, std::chrono::microseconds within) {
   *done = false;
   const auto generation = static_cast<uint32_t>(request >> 32);
   const auto call = static_cast<uint32_t>(request);
-  if (generation == generation_) return current_->IalltoallTest(call, done);
-  if (outgrown_ && generation == outgrown_generation_) return outgrown_->IalltoallTest(call, done);
+  if (generation == generation_) return current_->IalltoallTest(call, done, within);
+  if (outgrown_ && generation == outgrown_generation_) return outgrown_->IalltoallTest(call, done, within);
   auto settled = settled_.find(request);
   if (settled == settled_.end()) {
     return Status(Code::kInvalidArgument, "no nonblocking alltoall " + std::to_string(request) + " is outstanding");
@@ -82,7 +82,7 @@ Status GrowingGroup::Wait(uint64_t request) {
   if (generation == generation_) return current_->IalltoallWait(call);
   if (outgrown_ && generation == outgrown_generation_) return outgrown_->IalltoallWait(call);
   bool done = false;
-  return Test(request, &done);
+  return Test(request, &done, std::chrono::microseconds(0));
 }
 
 void GrowingGroup::AfterCall(const Status& result, uint64_t agreed_bytes_per_rank) {

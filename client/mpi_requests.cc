@@ -1,8 +1,5 @@
 #include "client/mpi_requests.h"
 
-#include <sched.h>
-#include <time.h>
-
 #include <map>
 #include <string>
 
@@ -65,7 +62,7 @@ OhioRequest* Find(MPI_Request request) {
 
 bool AnyOutstanding() { return !Requests().empty(); }
 
-bool TryComplete(OhioRequest* r) {
+bool TryComplete(OhioRequest* r, unsigned within_us) {
   if (r->complete) return true;
   if (r->st->group == nullptr) {
     // A failure of another call closed the group under this one: its data never came.
@@ -73,7 +70,7 @@ bool TryComplete(OhioRequest* r) {
     r->error = MPI_ERR_OTHER;
   } else {
     int done = 0;
-    const int rc = ohio_test(r->st->group, r->posted, &done);
+    const int rc = ohio_test_within(r->st->group, r->posted, within_us, &done);
     if (!done) return false;
     r->error = Settle(r, rc);
   }
@@ -82,29 +79,19 @@ bool TryComplete(OhioRequest* r) {
   return true;
 }
 
-int TryCompleteAll(int count, const MPI_Request* requests) {
+int TryCompleteAll(int count, const MPI_Request* requests, unsigned within_us) {
   int incomplete = 0;
   if (!AnyOutstanding()) return 0;
   for (int i = 0; i < count; ++i) {
     OhioRequest* r = Find(requests[i]);
-    if (r != nullptr && !TryComplete(r)) ++incomplete;
+    if (r != nullptr && !TryComplete(r, incomplete == 0 ? within_us : 0)) ++incomplete;
   }
   return incomplete;
 }
 
-void BetweenLooks(int* looks) {
+void LetTheLibraryProgress() {
   int flag = 0;
   PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-  ++*looks;
-  // ohiod moves a small call within tens of microseconds of the last rank's post: spin that
-  // long, then sleep, longer the longer it takes.
-  if (*looks < 64) {
-    sched_yield();
-    return;
-  }
-  const long us = *looks < 256 ? 20 : *looks < 1024 ? 200 : 1000;
-  struct timespec t = {0, us * 1000};
-  nanosleep(&t, nullptr);
 }
 
 }  // namespace ohio::shim

@@ -5,11 +5,12 @@
 // completion of the requests that are ohio's, MPI_Grequest_complete those that are done, and
 // then hand the whole array to the PMPI_ function, which returns them with the library's own.
 //
-// Nothing here blocks inside ohio alone: while a request of ohio's is awaited the MPI library is
-// given its turn (PMPI_Iprobe) between looks, since another rank may need this one's progress
-// (a message it sent before its collective) to reach the collective at all. Every look is
-// bounded: a rank that never posts the call fails the group at ohiod's timeout, a daemon that
-// dies is seen on the connection, and either completes the request with an error.
+// Nothing here blocks inside ohio alone: a wait sleeps on ohio's futex (woken the moment ohiod
+// completes the call) in slices, and gives the MPI library its turn (PMPI_Iprobe) between them,
+// since another rank may need this one's progress (a message it sent before its collective) to
+// reach the collective at all. Every wait is bounded: a rank that never posts the call fails
+// the group at ohiod's timeout, a daemon that dies is seen on the connection, and either
+// completes the request with an error.
 #pragma once
 
 #include <mpi.h>
@@ -46,12 +47,17 @@ int StartRequest(std::unique_ptr<OhioRequest> r, MPI_Request* request);
 OhioRequest* Find(MPI_Request request);
 // Whether any request of ohio's is outstanding: programs that post none pay one load per Wait.
 bool AnyOutstanding();
-// Completes `r` (copies out, MPI_Grequest_complete) if ohio is done with it; true once complete.
-bool TryComplete(OhioRequest* r);
-// TryComplete for every request of ohio's in the array; the number of them still incomplete.
-int TryCompleteAll(int count, const MPI_Request* requests);
-// Between two looks at requests: the MPI library's progress, then a short spin or sleep that
-// grows with `looks` (brief spinning, then sleeps of up to a millisecond).
-void BetweenLooks(int* looks);
+// Completes `r` (copies out, MPI_Grequest_complete) if ohio is done with it, waiting for that
+// at most `within_us`; true once complete.
+bool TryComplete(OhioRequest* r, unsigned within_us);
+// TryComplete for every request of ohio's in the array, waiting at most `within_us` for the
+// first one not complete; the number of them still incomplete.
+int TryCompleteAll(int count, const MPI_Request* requests, unsigned within_us);
+// Between two waits: the MPI library's progress on its own requests.
+void LetTheLibraryProgress();
+// How long one wait sleeps on ohio before the library's turn: alone, and when the library's own
+// requests in the same array may complete meanwhile.
+constexpr unsigned kOhioOnlySliceUs = 1000;
+constexpr unsigned kMixedSliceUs = 100;
 
 }  // namespace ohio::shim

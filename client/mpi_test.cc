@@ -10,27 +10,27 @@ using namespace ohio::shim;
 extern "C" {
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  TryCompleteAll(1, request);
+  TryCompleteAll(1, request, 0);
   return PMPI_Test(request, flag, status);
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  TryCompleteAll(count, requests);
+  TryCompleteAll(count, requests, 0);
   return PMPI_Testall(count, requests, flag, statuses);
 }
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  TryCompleteAll(count, requests);
+  TryCompleteAll(count, requests, 0);
   return PMPI_Testany(count, requests, index, flag, status);
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  TryCompleteAll(incount, requests);
+  TryCompleteAll(incount, requests, 0);
   return PMPI_Testsome(incount, requests, outcount, indices, statuses);
 }
 
 int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-  TryCompleteAll(1, &request);
+  TryCompleteAll(1, &request, 0);
   return PMPI_Request_get_status(request, flag, status);
 }
 

@@ -12,21 +12,21 @@ extern "C" {
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   OhioRequest* r = AnyOutstanding() ? Find(*request) : nullptr;
   if (r != nullptr) {
-    for (int looks = 0; !TryComplete(r);) BetweenLooks(&looks);
+    while (!TryComplete(r, kOhioOnlySliceUs)) LetTheLibraryProgress();
   }
   return PMPI_Wait(request, status);
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  for (int looks = 0; TryCompleteAll(count, requests) > 0;) BetweenLooks(&looks);
+  while (TryCompleteAll(count, requests, kOhioOnlySliceUs) > 0) LetTheLibraryProgress();
   return PMPI_Waitall(count, requests, statuses);
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   if (!AnyOutstanding()) return PMPI_Waitany(count, requests, index, status);
-  for (int looks = 0;; BetweenLooks(&looks)) {
+  for (unsigned within = 0;; within = kMixedSliceUs) {
     // With none of ohio's left incomplete the library may block for its own.
-    if (TryCompleteAll(count, requests) == 0) return PMPI_Waitany(count, requests, index, status);
+    if (TryCompleteAll(count, requests, within) == 0) return PMPI_Waitany(count, requests, index, status);
     int flag = 0;
     const int rc = PMPI_Testany(count, requests, index, &flag, status);
     if (rc != MPI_SUCCESS || flag) return rc;
@@ -35,8 +35,10 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (!AnyOutstanding()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-  for (int looks = 0;; BetweenLooks(&looks)) {
-    if (TryCompleteAll(incount, requests) == 0) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  for (unsigned within = 0;; within = kMixedSliceUs) {
+    if (TryCompleteAll(incount, requests, within) == 0) {
+      return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    }
     const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
     if (rc != MPI_SUCCESS || *outcount != 0) return rc;
   }

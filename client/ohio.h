@@ -87,6 +87,10 @@ int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes
 /* Never waits. *done = 0 and OHIO_OK while the call is under way; once it is complete, *done = 1,
  * the call's outcome is returned, and the request is forgotten. */
 int ohio_test(ohio_group* group, ohio_request request, int* done);
+/* ohio_test, waiting up to timeout_us for the call to complete (spinning briefly, then sleeping
+ * on the group's futex): for a caller that must do something else from time to time while it
+ * waits (an MPI library's progress). */
+int ohio_test_within(ohio_group* group, ohio_request request, unsigned timeout_us, int* done);
 /* Waits until the call is complete; returns its outcome and forgets the request. */
 int ohio_wait(ohio_group* group, ohio_request request);
 /* Takes part in the group's next call without data: that call then returns OHIO_ERR_SKIPPED on

@@ -10,6 +10,7 @@
 // rank to have posted it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -30,6 +31,10 @@ class PostedAlltoalls {
   bool Done(uint32_t call) const;
   // Waits until `call` is done.
   Status Await(uint32_t call) const;
+  // Waits at most `most` for `call` (less if the group fails or the daemon goes); whether done.
+  bool AwaitBriefly(uint32_t call, std::chrono::microseconds most) const {
+    return waiter_->WaitBriefly([this, call] { return Done(call); }, most);
+  }
   // The outcome of a done call, once: the call is forgotten.
   Status Outcome(uint32_t call);
   // Whether `call` was posted and its outcome not yet taken.

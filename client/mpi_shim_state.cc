@@ -168,6 +168,17 @@ CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtyp
   return l;
 }
 
+std::string WhyNotServable(bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+                           CallLayouts* layouts) {
+  *layouts = LayoutsOf(in_place, sendtype, recvtype);
+  if (layouts->recv == nullptr || layouts->send == nullptr) return layouts->why;
+  if (recvcount < 0 || (!in_place && static_cast<long>(sendcount) * layouts->send->size !=
+                                         static_cast<long>(recvcount) * layouts->recv->size)) {
+    return "send and receive sizes differ";
+  }
+  return "";
+}
+
 bool ClosedBefore(CommState* st, std::string* why) {
   if (ohio_group_check(st->group) == OHIO_OK) return false;
   *why = std::string("the ohio group closed (") + ohio_last_error() + ")";

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "client/ohio.hpp"
-#include "tests/tools/key_hex.h"
+#include "tests/tools/rank_placement.h"
 
 namespace {
 
@@ -36,19 +36,13 @@ struct Call {
 
 int main(int argc, char** argv) {
   CLI::App app("ialltoall_rank: one verified rank of a test job calling ohio_ialltoall");
-  std::string socket, key_hex, expect;
-  uint32_t size = 1, rank = 0, batches = 1, outstanding = 1;
+  RankPlacement at;
+  std::string expect;
+  uint32_t batches = 1, outstanding = 1;
   size_t bytes = 1024;
   int mismatch_rank = -1, unmapped_rank = -1;
   bool die_before_posting = false, wait = false;
-  std::vector<uint32_t> rank_node;
-  std::vector<std::string> nodes;
-  app.add_option("--socket", socket)->required();
-  app.add_option("--key", key_hex, "32 hex digits")->required();
-  app.add_option("--size", size)->required();
-  app.add_option("--rank", rank)->required();
-  app.add_option("--nodes", nodes, "node names (default: the daemon's own)");
-  app.add_option("--rank-node", rank_node, "node index per rank (default: all on node 0)");
+  at.AddOptions(&app);
   app.add_option("--batches", batches);
   app.add_option("--outstanding", outstanding, "calls posted at once in a batch");
   app.add_option("--bytes", bytes, "bytes per rank");
@@ -62,22 +56,11 @@ int main(int argc, char** argv) {
   app.add_option("--expect", expect, "every ohio_ialltoall must fail with this error (ohio_strerror's name)");
   CLI11_PARSE(app, argc, argv);
 
-  unsigned char key[OHIO_KEY_BYTES];
-  if (!ParseKey(key_hex, key)) return 2;
   ohio::Client client;
-  ohio::CallResult r = ohio::Client::Connect(socket, &client);
-  if (!r.ok()) {
-    std::printf("rank %u: connect error %s\n", rank, r.message.c_str());
-    return 1;
-  }
-  if (nodes.empty()) nodes = {client.node_name()};
-  if (rank_node.empty()) rank_node.assign(size, 0);
   ohio::Group group;
-  r = client.Join(key, rank, nodes, rank_node, "", &group);
-  if (!r.ok()) {
-    std::printf("rank %u: join error %s\n", rank, r.message.c_str());
-    return 1;
-  }
+  if (!at.Join(&client, &group)) return 1;
+  const uint32_t size = at.size, rank = at.rank;
+  ohio::CallResult r;
   if (!expect.empty()) {
     std::vector<uint8_t> send(size * bytes), recv(size * bytes);
     ohio_request request = 0;

@@ -4,7 +4,8 @@
 // fill with plain loads, then ohio_test must find every call complete); every byte is checked,
 // and the daemon counts exactly the calls and bytes. A size mismatch and an unmapped buffer fail
 // the call on every rank and the group goes on; a rank that dies with a call outstanding fails
-// the others' wait instead of hanging them; a group spanning nodes is refused alike.
+// the others' wait instead of hanging them, and so does one that posts past the group's
+// timeout; a group spanning nodes is refused alike.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -115,6 +116,25 @@ TEST(Ialltoall, ARankThatDiesWithACallOutstandingFailsTheOthersWait) {
   EXPECT_TRUE(std::regex_search(job.rank(0).Output(),
                                 std::regex("code=7 \\(group failed\\) rank 1 \\(pid \\d+.*\\) disconnected")))
       << job.Outputs();
+}
+
+TEST(Ialltoall, ARankThatDoesNotPostInTimeFailsTheGroupOnEveryRank) {
+  TempDir dir;
+  Daemon daemon(dir, {"--timeout-ms", "300"});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  // Rank 1 posts 2 s after rank 0, long past the group's timeout.
+  RankJob job(
+      dir, daemon.socket(), "late", 2, {"--outstanding", "1", "--bytes", "64", "--wait"},
+      [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--delay-posting-ms", "2000"} : std::vector<std::string>{}; },
+      kTool);
+  const auto codes = job.Wait(kDeadline);
+  const std::regex timed_out("code=8 \\(timeout\\) rank 1 did not post nonblocking alltoall 1 within 300 ms of the "
+                             "others; the group is closed");
+  for (uint32_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(codes[r], 1) << job.Outputs();
+    EXPECT_TRUE(std::regex_search(job.rank(r).Output(), timed_out)) << job.Outputs();
+  }
+  EXPECT_EQ(QueryCounters(daemon.admin_socket()).groups_failed(), 1u);
 }
 
 TEST(Ialltoall, AGroupAcrossNodesIsNotSupportedOnEveryRank) {

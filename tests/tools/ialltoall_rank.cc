@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   uint32_t batches = 1, outstanding = 1;
   size_t bytes = 1024;
   int mismatch_rank = -1, unmapped_rank = -1;
+  uint32_t delay_posting_ms = 0;
   bool die_before_posting = false, wait = false;
   at.AddOptions(&app);
   app.add_option("--batches", batches);
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
                  "this rank passes an unmapped receive buffer in the first call: every rank must get an "
                  "invalid argument");
   app.add_flag("--die-before-posting", die_before_posting, "exit without leaving after the line-up");
+  app.add_option("--delay-posting-ms", delay_posting_ms, "after the line-up, sleep this long before posting");
   app.add_flag("--wait", wait, "complete the calls with ohio_wait at once instead of computing first");
   app.add_option("--expect", expect, "every ohio_ialltoall must fail with this error (ohio_strerror's name)");
   CLI11_PARSE(app, argc, argv);
@@ -78,6 +80,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (die_before_posting) _exit(3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_posting_ms));
     std::vector<Call> calls(outstanding);
     for (uint32_t c = 0; c < outstanding; ++c) {
       Call& call = calls[c];

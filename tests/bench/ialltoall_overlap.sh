@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
     --iterations) ITERATIONS=$2; shift 2 ;;
     --mpi) MPIS=$2; [ "$MPIS" = both ] && MPIS="openmpi mpich"; shift 2 ;;
     --daemon-nice) DAEMON_NICE=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "ialltoall_overlap.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done

@@ -91,6 +91,10 @@ struct CallLayouts {
   const char* why = nullptr;
 };
 CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtype);
+// Why this rank cannot pass a call shaped as MPI_Alltoall's (and MPI_Ialltoall's) to ohio, or
+// "" with both layouts in *layouts.
+std::string WhyNotServable(bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+                           CallLayouts* layouts);
 
 // Whether the group closed before this call (every rank sees it now, none has contributed):
 // then it is closed here too and *why says so.

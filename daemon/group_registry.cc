@@ -144,6 +144,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
   }
   m.attached = true;
   m.pid = who.pid;
+  group->Attached(local, who.pid);
   spdlog::debug("group {}: rank {} joined ({})", group->key_hex(), join.rank(), Who(who));
   return Membership{group, local};
 }

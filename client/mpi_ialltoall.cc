@@ -34,6 +34,18 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
   std::string why;
   if (ClosedBefore(st, &why)) return fall_through(why);
+  // Bytes per rank are the same on every rank (MPI's matching rule), so is this choice.
+  int type_size = 0;
+  PMPI_Type_size(recvtype, &type_size);
+  const uint64_t call_bytes = static_cast<uint64_t>(recvcount < 0 ? 0 : recvcount) * static_cast<uint64_t>(type_size);
+  if (call_bytes < st->ialltoall_min_bytes) {
+    return fall_through(st->ialltoall_min_bytes == UINT64_MAX
+                            ? std::string("ohiod moves MPI_Ialltoall only from OHIO_IALLTOALL_MIN_BYTES bytes per rank, "
+                                          "which is not set")
+                            : "the call's " + std::to_string(call_bytes) +
+                                  " bytes per rank are below OHIO_IALLTOALL_MIN_BYTES = " +
+                                  std::to_string(st->ialltoall_min_bytes));
+  }
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   CallLayouts layouts;

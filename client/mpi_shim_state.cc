@@ -53,6 +53,11 @@ void Initialise() {
   p.disabled = EnvFlag("OHIO_DISABLE");
   p.quiet = EnvFlag("OHIO_QUIET");
   p.stats = EnvFlag("OHIO_STATS");
+  if (const char* v = std::getenv("OHIO_IALLTOALL_MIN_BYTES"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (*end == '\0') p.ialltoall_min_bytes = n;
+  }
   // Dups and splits get a group of their own on first use, not a copy of the parent's.
   PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, DeleteState, &p.keyval, nullptr);
   if (p.disabled) return;
@@ -139,6 +144,10 @@ static CommState* SetUp(MPI_Comm comm, uint64_t first_bytes) {
   }
   st->group = group;
   st->nodes = static_cast<uint32_t>(nodes.size());
+  // Each MPI_Ialltoall must take the same path on every rank: agree on the threshold.
+  unsigned long long mine_min = p.ialltoall_min_bytes, agreed_min = 0;
+  PMPI_Allreduce(&mine_min, &agreed_min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+  st->ialltoall_min_bytes = agreed_min;
   return st;
 }
 

@@ -36,6 +36,9 @@ namespace ohio::shim {
 struct CommState {
   ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
   std::string why;
+  // MPI_Ialltoall calls of fewer bytes per rank go to the library (OHIO_IALLTOALL_MIN_BYTES,
+  // agreed at set-up: the largest any rank asked for).
+  uint64_t ialltoall_min_bytes = UINT64_MAX;
   uint32_t nodes = 0;  // the group's
   // MPI_Alltoallv's counts and displacements in bytes, for ohio.
   std::vector<size_t> send_bytes, send_at, recv_bytes, recv_at;
@@ -51,6 +54,9 @@ struct Process {
   bool quiet = false;
   bool stats = false;
   bool warned = false;
+  // OHIO_IALLTOALL_MIN_BYTES: from which bytes per rank ohiod moves an MPI_Ialltoall; unset,
+  // never (ohiod overlaps a computation only with a core the ranks do not use).
+  uint64_t ialltoall_min_bytes = UINT64_MAX;
   ohio_client* client = nullptr;
   std::string no_client;  // why there is no connection to ohiod
   int keyval = MPI_KEYVAL_INVALID;

@@ -53,12 +53,12 @@ run() {  # variant run
   local prog=$BIN/tests/bench/mpi_ialltoall_bench_$mpi args=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" "$pid")
   if [ "$mpi" = openmpi ]; then
     local env=()
-    [ $with_ohio = 1 ] && env=(-x "LD_PRELOAD=$PWD/$BIN/client/libohio_mpi_openmpi.so" -x "OHIO_SOCKET=$DIR/ohiod.sock")
+    [ $with_ohio = 1 ] && env=(-x "LD_PRELOAD=$PWD/$BIN/client/libohio_mpi_openmpi.so" -x "OHIO_SOCKET=$DIR/ohiod.sock" -x OHIO_IALLTOALL_MIN_BYTES=0)
     timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$RANKS" --mca pml ob1 --mca btl vader,self \
       "${env[@]}" "$prog" "${args[@]}"
   else
     local env=()
-    [ $with_ohio = 1 ] && env=(-genv LD_PRELOAD "$PWD/$BIN/client/libohio_mpi_mpich.so" -genv OHIO_SOCKET "$DIR/ohiod.sock")
+    [ $with_ohio = 1 ] && env=(-genv LD_PRELOAD "$PWD/$BIN/client/libohio_mpi_mpich.so" -genv OHIO_SOCKET "$DIR/ohiod.sock" -genv OHIO_IALLTOALL_MIN_BYTES 0)
     timeout 600 mpirun.mpich -launcher fork -np "$RANKS" "${env[@]}" "$prog" "${args[@]}"
   fi
 }

@@ -21,6 +21,8 @@ constexpr const char* kCheck = "ialltoall_check";
 // Calls per rank of the check program: 4 iterations of part 1, then 1 + 3 + 2 + 2 + 1, and 1 strict.
 constexpr int kIterations = 4;
 constexpr int kCalls = kIterations + 9;
+// ohiod moves MPI_Ialltoall only from this many bytes per rank; unset, never.
+const std::pair<std::string, std::string> kOffloadAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
 
 class MpiIalltoall : public ::testing::TestWithParam<Mpi> {};
 
@@ -30,7 +32,7 @@ TEST_P(MpiIalltoall, ServedOnOneNodeBesideTheLibrarysRequests) {
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const int ranks = 3;
-  Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {}, kCheck,
+  Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {kOffloadAll}, kCheck,
                      {"4096", std::to_string(kIterations), "2000", "strict"}),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
@@ -55,7 +57,7 @@ TEST_P(MpiIalltoall, AcrossNodesEveryCallFallsThroughAlike) {
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const int ranks = 4;
-  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 2, {}, kCheck, {"1000", "2", "500"}),
+  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 2, {kOffloadAll}, kCheck, {"1000", "2", "500"}),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
   const std::string out = run.Output();
@@ -67,6 +69,34 @@ TEST_P(MpiIalltoall, AcrossNodesEveryCallFallsThroughAlike) {
                      "group spans 2 nodes"),
             std::string::npos)
       << out;
+}
+
+// Unless asked, the library keeps MPI_Ialltoall (ohiod overlaps a computation only with a core
+// the ranks do not use), and calls below the threshold stay with it: alike on every rank, data
+// checked, the reason printed.
+TEST_P(MpiIalltoall, OffloadedOnlyFromTheThresholdAskedFor) {
+  const Mpi mpi = GetParam();
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  const int ranks = 3;
+  for (const char* threshold : {"", "8192"}) {
+    std::vector<std::pair<std::string, std::string>> env;
+    if (*threshold != '\0') env.push_back({"OHIO_IALLTOALL_MIN_BYTES", threshold});
+    Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, env, kCheck, {"4096", "2", "500"}),
+                dir.file(std::string("mpirun") + threshold + ".out"));
+    ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
+    const std::string out = run.Output();
+    ExpectAllOk(out, ranks);
+    const auto [served, fell] = Stats(out, "MPI_Ialltoall");
+    EXPECT_EQ(served, 0) << out;
+    EXPECT_EQ(fell, (2 + 9) * ranks) << out;
+    const std::string why = *threshold == '\0'
+                                ? "ohiod moves MPI_Ialltoall only from OHIO_IALLTOALL_MIN_BYTES bytes per rank, which "
+                                  "is not set"
+                                : "the call's 4096 bytes per rank are below OHIO_IALLTOALL_MIN_BYTES = 8192";
+    EXPECT_NE(out.find("MPI_Ialltoall: 11 fell through: " + why), std::string::npos) << out;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Launchers, MpiIalltoall, ::testing::Values(kOpenMpi, kMpich),

@@ -24,8 +24,8 @@ class GroupHandle {
   ~GroupHandle();
 
   Status Alltoall(const void* send, void* recv, uint64_t bytes_per_rank);
-  // Served for a group on one node (LocalAlltoall::Alltoallv); kNotSupported on every rank of
-  // a group spanning nodes.
+  // On one node read in place (LocalAlltoall::Alltoallv); across nodes one eager round
+  // (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it does not fit one.
   Status Alltoallv(const VectorCall& call);
   // Takes part in the group's next call without data, so that it fails with kSkipped on every
   // rank of every node (who may then all do the exchange some other way, together).

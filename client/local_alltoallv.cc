@@ -35,7 +35,9 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   }
   const uint32_t size = ranks_;
   CountEntry* table = segment_->count_table(local_);
-  for (uint32_t j = 0; j < size; ++j) table[j] = CountEntry{call.send_counts[j], call.send_displs[j]};
+  for (uint32_t j = 0; j < size; ++j) {
+    table[j] = CountEntry{call.send_counts[j], call.send_displs[j], call.recv_counts[j]};
+  }
   const uint32_t k = (*next_round)++;
   const void* offer = !SingleCopyPossible() ? nullptr : call.send != nullptr ? call.send : &kNothingToRead;
   Arrive(k, kVectorBytes, 0, 1, offer);

@@ -18,7 +18,7 @@
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 4;
+constexpr uint32_t kSegmentVersion = 5;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
@@ -119,12 +119,14 @@ constexpr uint64_t kSkipBytes = ~uint64_t{0};
 // bytes_per_rank of a rank in an alltoallv round: its counts are in its count table.
 constexpr uint64_t kVectorBytes = ~uint64_t{0} - 1;
 
-// What a rank sends to each rank in an alltoallv, written by it before it arrives and read by
-// the others until they are done (client/local_alltoallv.h): bytes and displacement into its
-// send buffer, per destination rank of the group.
+// What a rank sends to and expects from each rank in an alltoallv, written by it before it
+// arrives and read by the others until they are done (client/local_alltoallv.cc), and, in a
+// group spanning nodes, by its daemon when the round begins (shm/vector_plan.h): bytes and
+// displacement into its send buffer, and bytes it expects, per rank of the group.
 struct CountEntry {
   uint64_t bytes;
   uint64_t displacement;
+  uint64_t recv_bytes;  // across nodes: where each piece of a peer's block lies, and the digest
 };
 inline uint64_t CountTableBytes(uint32_t group_size) { return uint64_t{group_size} * sizeof(CountEntry); }
 

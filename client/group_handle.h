@@ -24,6 +24,7 @@ class GroupHandle {
   ~GroupHandle();
 
   Status Alltoall(const void* send, void* recv, uint64_t bytes_per_rank);
+  bool spans_nodes() const { return shape_.nodes() > 1; }
   // On one node read in place (LocalAlltoall::Alltoallv); across nodes one eager round
   // (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it does not fit one.
   Status Alltoallv(const VectorCall& call);

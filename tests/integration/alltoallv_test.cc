@@ -180,6 +180,22 @@ TEST(Alltoallv, RandomCountsAcrossThreeNodesWithUnevenPlacement) {
   }
 }
 
+TEST(Alltoallv, AGroupSizedForSmallCallsGrowsForALargerOneAcrossNodes) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // Buffers for 64-byte calls (a 4 KiB class); pairs of up to 20,000 bytes do not fit them.
+  const std::vector<uint32_t> placement = {0, 1, 1, 0, 1};
+  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "grows",
+                          {"--calls", "4", "--max-bytes", "20000", "--seed", "5", "--hint", "64"});
+  EXPECT_GT(AllPass(ranks), 0u);
+  for (uint32_t n = 0; n < 2; ++n) {
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    EXPECT_EQ(c.collectives_served(), 4u) << "node " << n;
+    EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n << ": the first try, on the small buffers";
+  }
+}
+
 TEST(Alltoallv, APairThatDisagreesAcrossNodesFailsEveryRankAlikeAndTheGroupGoesOn) {
   TempDir dir;
   Cluster cluster(dir, 2);

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   int large_call = -1;
   size_t large_bytes = 0;
   std::string large_expect;
+  uint64_t hint = 0;
   std::vector<uint32_t> rank_node;
   std::vector<std::string> nodes;
   app.add_option("--socket", socket)->required();
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
   app.add_option("--large-call", large_call, "this call draws counts up to --large-bytes instead");
   app.add_option("--large-bytes", large_bytes);
   app.add_option("--large-expect", large_expect, "the large call must fail with this error (default: succeed)");
+  app.add_option("--hint", hint, "bytes_per_rank_hint of the join (0: the configured buffers)");
   CLI11_PARSE(app, argc, argv);
 
   unsigned char key[OHIO_KEY_BYTES];
@@ -89,7 +91,7 @@ int main(int argc, char** argv) {
   if (nodes.empty()) nodes = {client.node_name()};
   if (rank_node.empty()) rank_node.assign(size, 0);
   ohio::Group group;
-  r = client.Join(key, rank, nodes, rank_node, "", &group);
+  r = client.Join(key, rank, nodes, rank_node, "", &group, hint);
   if (!r.ok()) {
     std::printf("rank %u: join error %s\n", rank, r.message.c_str());
     return 1;

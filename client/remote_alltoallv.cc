@@ -1,8 +1,8 @@
 // Alltoallv of a group spanning nodes, as one rank does it: one eager round whose blocks the
 // daemon plans from the node's count tables (shm/vector_plan.h).
-//   1. wait until this node is through with the round before (its ranks read each other's
-//      tables until then), write the count table, stage the row in this rank's region of SSB
-//      half k mod 2, arrive;
+//   1. wait until this node is through with round k-2 (its ranks read each other's tables of
+//      that parity until then), write the count table of k's parity, stage the row in this
+//      rank's region of SSB half k mod 2, arrive;
 //   2. meet the node's other ranks;
 //   3. wait until the daemon publishes every other node's block (it does so only once every
 //      node's count digest is in and the counts agree) or the round's error, the same on every
@@ -19,10 +19,12 @@ namespace ohio {
 
 Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   const uint32_t k = (*next_round)++;
-  if (Status s = AwaitFinished(k - 1); !s.ok()) return s;
-  last_round_eager_ = true;  // it used half k mod 2 only
+  // Half k mod 2 and the tables of k's parity last served round k-2 (or, after a round that
+  // used the whole SSB, k-1).
+  if (Status s = AwaitFinished(last_round_eager_ ? k - 2 : k - 1); !s.ok()) return s;
+  last_round_eager_ = true;
   const uint32_t size = shape_->size();
-  CountEntry* table = segment_->count_table(local_);
+  CountEntry* table = segment_->count_table(local_, k);
   for (uint32_t j = 0; j < size; ++j) {
     table[j] = CountEntry{call.send_counts[j], call.send_displs[j], call.recv_counts[j]};
   }
@@ -54,7 +56,7 @@ Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   if (!s.ok()) return s;
   // Nothing is copied out before the verdict: a call that fails moved nothing.
   if (!RoundFailed(k)) {
-    const NodeCounts counts{segment_->count_table(0), size};
+    const NodeCounts counts{segment_->count_table(0, k), size};
     for (const CopySpan& c : PlanVectorCopyOutLocal(*shape_, node_, local_, layout_, counts, call.recv_displs)) {
       std::memcpy(call.recv + c.dst, ssb_half + c.src, c.len);
     }

@@ -149,7 +149,7 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
 }
 
 bool Exchange::PlanVector() {
-  const NodeCounts counts{segment_->count_table(0), shape_.size()};
+  const NodeCounts counts{segment_->count_table(0, round_), shape_.size()};
   if (!VectorFits(shape_, layout_, node_, counts)) return false;
   vector_puts_ = PlanVectorPuts(shape_, node_, layout_, counts);
   vector_deliveries_ = PlanVectorDeliveries(shape_, node_, layout_, counts);

@@ -1,17 +1,12 @@
 #include "shm/vector_plan.h"
 
+#include "common/mix64.h"
+
 namespace ohio {
 namespace {
 
-uint64_t Mix(uint64_t x) {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 uint64_t PairHash(uint32_t from, uint32_t to, uint64_t bytes) {
-  return Mix(Mix(uint64_t{from} << 32 | to) ^ bytes);
+  return Mix64(Mix64(uint64_t{from} << 32 | to) ^ bytes);
 }
 
 // Where the part of a row for node `dest` starts in the rank's region.
@@ -128,16 +123,9 @@ std::vector<Put> PlanVectorPuts(const GroupShape& shape, uint32_t node, const Ea
 
 std::vector<Delivery> PlanVectorDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
                                            const NodeCounts& counts) {
-  std::vector<Delivery> out;
-  const auto steps = PairwiseSchedule(shape.nodes(), node);
-  for (uint32_t s = 0; s < steps.size(); ++s) {
-    Delivery d;
-    d.source = steps[s].recv_from;
-    d.step = s;
-    d.bytes = VectorRecvBlockBytes(shape, node, counts, d.source);
-    d.srb_offset = EagerSlotOffset(layout, node, d.source, 0) + kEagerHeaderBytes;
-    out.push_back(d);
-  }
+  // Where and in which order blocks land is the eager round's; only their sizes differ.
+  std::vector<Delivery> out = PlanEagerDeliveries(shape, node, layout, 0);
+  for (Delivery& d : out) d.bytes = VectorRecvBlockBytes(shape, node, counts, d.source);
   return out;
 }
 

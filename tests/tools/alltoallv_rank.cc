@@ -10,20 +10,14 @@
 #include <vector>
 
 #include "client/ohio.hpp"
+#include "common/mix64.h"
 #include "tests/tools/key_hex.h"
 
 namespace {
 
-uint64_t Mix(uint64_t x) {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // Bytes rank `src` sends rank `dst` in call `call`.
 size_t Count(uint64_t seed, uint32_t src, uint32_t dst, uint32_t call, size_t max_bytes) {
-  const uint64_t h = Mix(seed ^ Mix(uint64_t{src} << 40 ^ uint64_t{dst} << 20 ^ call));
+  const uint64_t h = ohio::Mix64(seed ^ ohio::Mix64(uint64_t{src} << 40 ^ uint64_t{dst} << 20 ^ call));
   return h % 4 == 0 ? 0 : static_cast<size_t>((h >> 8) % (max_bytes + 1));
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/mix64.h"
 #include "tests/unit/rank_maps.h"
 
 namespace ohio {
@@ -37,16 +38,9 @@ std::vector<RankMap> TestMaps() {
   return maps;
 }
 
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // Bytes rank a sends rank b: a quarter of the pairs none.
 size_t Count(uint32_t a, uint32_t b, uint64_t seed) {
-  const uint64_t h = Mix(seed ^ (uint64_t{a} << 20 | b));
+  const uint64_t h = Mix64(seed ^ (uint64_t{a} << 20 | b));
   return h % 4 == 0 ? 0 : (h >> 8) % 200;
 }
 

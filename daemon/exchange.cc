@@ -251,6 +251,13 @@ void Exchange::CheckAgreement() {
     if (h ? h->too_large : too_large_) too_large.push_back(n);
     digest_sum += h ? h->count_digest : count_digest_;
   }
+  if (vector_ && by_bytes.size() == 1 && split.empty() && skipping.empty() && too_large.empty()) {
+    // The verdict needs every node's share of the digest, which rides with its data: a
+    // ROUND_READY without a reason (an eager round after an announced one) precedes it.
+    for (uint32_t n = 0; n < shape_.nodes(); ++n) {
+      if (n != node_ && !HeardOf(n, round_).data) return;
+    }
+  }
   agreed_ = true;
   if (!skipping.empty()) {
     // Opting out wins over any size question: every rank falls back together.

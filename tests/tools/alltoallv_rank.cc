@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   size_t large_bytes = 0;
   std::string large_expect;
   uint64_t hint = 0;
+  size_t alltoall_bytes = 0;
   std::vector<uint32_t> rank_node;
   std::vector<std::string> nodes;
   app.add_option("--socket", socket)->required();
@@ -72,6 +73,8 @@ int main(int argc, char** argv) {
   app.add_option("--large-bytes", large_bytes);
   app.add_option("--large-expect", large_expect, "the large call must fail with this error (default: succeed)");
   app.add_option("--hint", hint, "bytes_per_rank_hint of the join (0: the configured buffers)");
+  app.add_option("--alltoall-bytes", alltoall_bytes,
+                 "after every alltoallv, an alltoall of this many bytes per rank, verified (0: none)");
   CLI11_PARSE(app, argc, argv);
 
   unsigned char key[OHIO_KEY_BYTES];
@@ -92,6 +95,25 @@ int main(int argc, char** argv) {
   }
   uint64_t verified = 0, remote_sent = 0, remote_received = 0;
   for (uint32_t call = 0; call < calls; ++call) {
+    if (call > 0 && alltoall_bytes > 0) {
+      std::vector<uint8_t> out(alltoall_bytes * size), in(alltoall_bytes * size);
+      for (uint32_t j = 0; j < size; ++j) {
+        for (size_t i = 0; i < alltoall_bytes; ++i) out[j * alltoall_bytes + i] = Pattern(rank, j, i, call);
+      }
+      r = group.Alltoall(out.data(), in.data(), alltoall_bytes);
+      if (!r.ok()) {
+        std::printf("rank %u: alltoall before call %u: code=%d %s\n", rank, call, r.code, r.message.c_str());
+        return 1;
+      }
+      for (uint32_t s = 0; s < size; ++s) {
+        for (size_t i = 0; i < alltoall_bytes; ++i) {
+          if (in[s * alltoall_bytes + i] != Pattern(s, rank, i, call)) {
+            std::printf("rank %u: WRONG byte %zu from rank %u in the alltoall before call %u\n", rank, i, s, call);
+            return 1;
+          }
+        }
+      }
+    }
     const bool large = static_cast<int>(call) == large_call;
     const size_t most = large ? large_bytes : max_bytes;
     std::vector<size_t> send_counts(size), recv_counts(size), send_displs, recv_displs;

@@ -33,7 +33,7 @@ Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   const uint64_t region = VectorRegionBytes(*shape_, layout_, node_);
   // A row that does not fit is not staged: the daemon sees that from the same table, and the
   // call fails on every node.
-  if (VectorRowBytes(*shape_, table) <= region) {
+  if (VectorRowFits(*shape_, table, region)) {
     for (const CopySpan& s : PlanVectorCopyIn(*shape_, call.send_counts, call.send_displs)) {
       std::memcpy(ssb_half + local_ * region + s.dst, call.send + s.src, s.len);
     }

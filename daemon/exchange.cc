@@ -149,7 +149,10 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
 }
 
 bool Exchange::PlanVector() {
-  const NodeCounts counts{segment_->count_table(0, round_), shape_.size()};
+  // A snapshot: the ranks' tables are theirs to write, and what is checked must be what is put.
+  const CountEntry* tables = segment_->count_table(0, round_);
+  vector_counts_.assign(tables, tables + uint64_t{shape_.ppn(node_)} * shape_.size());
+  const NodeCounts counts{vector_counts_.data(), shape_.size()};
   if (!VectorFits(shape_, layout_, node_, counts)) return false;
   vector_puts_ = PlanVectorPuts(shape_, node_, layout_, counts);
   vector_deliveries_ = PlanVectorDeliveries(shape_, node_, layout_, counts);

@@ -205,6 +205,7 @@ class Exchange {
     std::vector<Put> puts;
     std::vector<Delivery> deliveries;
   } eager_plan_;
+  std::vector<CountEntry> vector_counts_;  // this node's count tables as the round began
   std::vector<Put> vector_puts_;
   std::vector<Delivery> vector_deliveries_;
   std::vector<Put> announced_puts_;

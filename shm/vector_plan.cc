@@ -37,6 +37,13 @@ uint64_t VectorRowBytes(const GroupShape& shape, const CountEntry* table) {
   return bytes;
 }
 
+bool VectorRowFits(const GroupShape& shape, const CountEntry* table, uint64_t region) {
+  for (uint32_t r = 0; r < shape.size(); ++r) {
+    if (table[r].bytes > region) return false;
+  }
+  return VectorRowBytes(shape, table) <= region;
+}
+
 std::vector<CopySpan> PlanVectorCopyIn(const GroupShape& shape, const size_t* send_counts,
                                        const size_t* send_displs) {
   std::vector<CopySpan> spans;
@@ -72,7 +79,12 @@ bool VectorFits(const GroupShape& shape, const EagerLayout& layout, uint32_t nod
   const uint64_t block = layout.slot - kEagerHeaderBytes;
   const uint64_t region = VectorRegionBytes(shape, layout, node);
   for (uint32_t l = 0; l < shape.ppn(node); ++l) {
-    if (VectorRowBytes(shape, counts.of(l)) > region) return false;
+    const CountEntry* t = counts.of(l);
+    if (!VectorRowFits(shape, t, region)) return false;
+    // Each count on its own first: the block sums below cannot wrap around.
+    for (uint32_t r = 0; r < shape.size(); ++r) {
+      if (t[r].recv_bytes > block) return false;
+    }
   }
   for (uint32_t j = 0; j < shape.nodes(); ++j) {
     if (j == node) continue;

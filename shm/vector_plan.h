@@ -46,6 +46,8 @@ uint64_t VectorRegionBytes(const GroupShape& shape, const EagerLayout& layout, u
 
 // Bytes a rank whose send table is `table` stages: its whole row.
 uint64_t VectorRowBytes(const GroupShape& shape, const CountEntry* table);
+// Whether that row fits `region` bytes (every count checked first: no sum wraps around).
+bool VectorRowFits(const GroupShape& shape, const CountEntry* table, uint64_t region);
 
 // Copy-in of a rank with these send counts and displacements: src into its send buffer, dst from
 // the start of its region.

@@ -210,6 +210,11 @@ TEST(VectorPlan, BothEndsOfAPairAgreeWhetherItFits) {
   // A row larger than the rank's region of the SSB half does not fit.
   const EagerLayout tiny_ssb = PlanEagerLayout(shape, 512, 1 << 20);
   EXPECT_FALSE(VectorFits(shape, tiny_ssb, 0, CountsOf(shape, tables, 0)));
+  // Nor do counts whose sum wraps around to something small.
+  auto wrapping = tables;
+  wrapping[0][0].bytes = ~uint64_t{0};
+  wrapping[0][1].bytes = 1;
+  EXPECT_FALSE(VectorFits(shape, large, 0, CountsOf(shape, wrapping, 0)));
 }
 
 }  // namespace

@@ -97,6 +97,30 @@ int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts
   return s.ok() ? OHIO_OK : Fail(s);
 }
 
+int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank, ohio_request* request) {
+  if (group == nullptr || request == nullptr) {
+    return Fail(ohio::Code::kInvalidArgument, "ohio_ialltoall: group and request must not be NULL");
+  }
+  ohio::Status s = group->handle->Ialltoall(send, recv, bytes_per_rank, request);
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
+int ohio_test(ohio_group* group, ohio_request request, int* done) { return ohio_test_within(group, request, 0, done); }
+
+int ohio_test_within(ohio_group* group, ohio_request request, unsigned timeout_us, int* done) {
+  if (group == nullptr || done == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_test: group and done must not be NULL");
+  bool complete = false;
+  ohio::Status s = group->handle->Test(request, &complete, std::chrono::microseconds(timeout_us));
+  *done = complete ? 1 : 0;
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
+int ohio_wait(ohio_group* group, ohio_request request) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_wait: group is NULL");
+  ohio::Status s = group->handle->Wait(request);
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
 int ohio_alltoall_skip(ohio_group* group) {
   if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_alltoall_skip: group is NULL");
   return Fail(group->handle->Skip());

@@ -67,6 +67,7 @@ Status GroupHandle::AwaitGroupStart() {
   if (!s.ok()) return s;
   if (shape_.nodes() == 1) {
     on_node_ = std::make_unique<LocalAlltoall>(&segment_, &shape_, algorithm_, local_, &waiter_, &stages_);
+    posted_ = std::make_unique<PostedAlltoalls>(&segment_, local_, &waiter_, doorbell_fd_);
   } else {
     across_nodes_ = std::make_unique<RemoteAlltoall>(&segment_, &shape_, algorithm_, node_, local_, &waiter_, doorbell_fd_,
                                                     &stages_);
@@ -134,6 +135,54 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
   waiter_.NoteCall(took);
   if (on_node_) on_node_->CountVector(s, took);
   return Finish(s);
+}
+
+Status GroupHandle::Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint32_t* call) {
+  if (!broken_.ok()) return broken_;
+  if (bytes_per_rank > 0 && (send == nullptr || recv == nullptr)) {
+    return Status(Code::kInvalidArgument, "send and recv must not be NULL");
+  }
+  if (shape_.nodes() > 1) {  // known from the join alike on every rank: nothing to wait for
+    return Status(Code::kNotSupported, "nonblocking alltoalls are served for groups on one node; this group spans " +
+                                           std::to_string(shape_.nodes()) + " nodes");
+  }
+  if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  if (Status s = Check(); !s.ok()) return Finish(s);
+  return Finish(posted_->Post(static_cast<const uint8_t*>(send), static_cast<uint8_t*>(recv), bytes_per_rank, call));
+}
+
+Status GroupHandle::IalltoallTest(uint32_t call, bool* done, std::chrono::microseconds within) {
+  *done = false;
+  if (!posted_ || !posted_->Outstanding(call)) {
+    return Status(Code::kInvalidArgument, "no nonblocking alltoall " + std::to_string(call) + " is outstanding");
+  }
+  if (!posted_->Done(call) && (within.count() == 0 || !posted_->AwaitBriefly(call, within))) {
+    // Nothing will ever complete it if the group or the daemon is gone.
+    if (Status s = Check(); !s.ok()) {
+      *done = true;
+      posted_->Outcome(call);
+      return Finish(s);
+    }
+    return Status::Ok();
+  }
+  *done = true;
+  return Finish(posted_->Outcome(call));
+}
+
+Status GroupHandle::IalltoallWait(uint32_t call) {
+  if (!posted_ || !posted_->Outstanding(call)) {
+    return Status(Code::kInvalidArgument, "no nonblocking alltoall " + std::to_string(call) + " is outstanding");
+  }
+  Status s = posted_->Await(call);
+  Status outcome = posted_->Outcome(call);
+  return Finish(s.ok() ? outcome : s);
+}
+
+std::map<uint32_t, Status> GroupHandle::SettleIalltoalls() {
+  std::map<uint32_t, Status> outcomes;
+  if (!posted_) return outcomes;
+  for (uint32_t call : posted_->OutstandingCalls()) outcomes.emplace(call, IalltoallWait(call));
+  return outcomes;
 }
 
 Status GroupHandle::Leave() { return connection_->Leave(key_); }

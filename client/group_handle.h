@@ -4,11 +4,13 @@
 // group spanning nodes hands its blocks to the daemon (remote_alltoall.h).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
 #include "client/control_connection.h"
 #include "client/local_alltoall.h"
+#include "client/posted_alltoalls.h"
 #include "client/remote_alltoall.h"
 #include "client/round_waiter.h"
 #include "common/status.h"
@@ -28,6 +30,17 @@ class GroupHandle {
   // On one node read in place (LocalAlltoall::Alltoallv); across nodes one eager round
   // (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it does not fit one.
   Status Alltoallv(const VectorCall& call);
+  // A nonblocking alltoall (client/posted_alltoalls.h): posted for the daemon to move, *call
+  // numbers it. kNotSupported on every rank of a group spanning nodes.
+  Status Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint32_t* call);
+  // Whether `call` is complete, waiting for it at most `within`; once it is, its outcome is
+  // returned and the call forgotten.
+  Status IalltoallTest(uint32_t call, bool* done, std::chrono::microseconds within);
+  // Waits until `call` is complete; its outcome, and the call is forgotten.
+  Status IalltoallWait(uint32_t call);
+  // Before the group is left: waits for every nonblocking call still outstanding and returns
+  // their outcomes by call.
+  std::map<uint32_t, Status> SettleIalltoalls();
   // Takes part in the group's next call without data, so that it fails with kSkipped on every
   // rank of every node (who may then all do the exchange some other way, together).
   Status Skip();
@@ -57,6 +70,7 @@ class GroupHandle {
   uint32_t rank_ = 0;                             // in the group, for the stage report
   std::unique_ptr<LocalAlltoall> on_node_;        // a group on one node
   std::unique_ptr<RemoteAlltoall> across_nodes_;  // a group spanning nodes
+  std::unique_ptr<PostedAlltoalls> posted_;       // nonblocking calls, a group on one node
   Status broken_;  // set once the group can no longer be used by this rank
 };
 

@@ -51,13 +51,60 @@ Status GrowingGroup::Skip() {
   return s;
 }
 
+namespace {
+
+uint64_t RequestOf(uint32_t generation, uint32_t call) { return uint64_t{generation} << 32 | call; }
+
+}  // namespace
+
+Status GrowingGroup::Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint64_t* request) {
+  if (!broken_.ok()) return broken_;
+  uint32_t call = 0;
+  Status s = current_->Ialltoall(send, recv, bytes_per_rank, &call);
+  if (s.ok()) *request = RequestOf(generation_, call);
+  // The daemon moves it from the ranks' own buffers: it needs none of the group's, and so
+  // never makes the group grow.
+  return s;
+}
+
+Status GrowingGroup::Test(uint64_t request, bool* done, std::chrono::microseconds within) {
+  *done = false;
+  const auto generation = static_cast<uint32_t>(request >> 32);
+  const auto call = static_cast<uint32_t>(request);
+  if (generation == generation_) return current_->IalltoallTest(call, done, within);
+  if (outgrown_ && generation == outgrown_generation_) return outgrown_->IalltoallTest(call, done, within);
+  auto settled = settled_.find(request);
+  if (settled == settled_.end()) {
+    return Status(Code::kInvalidArgument, "no nonblocking alltoall " + std::to_string(request) + " is outstanding");
+  }
+  *done = true;
+  Status s = settled->second;
+  settled_.erase(settled);
+  return s;
+}
+
+Status GrowingGroup::Wait(uint64_t request) {
+  const auto generation = static_cast<uint32_t>(request >> 32);
+  const auto call = static_cast<uint32_t>(request);
+  if (generation == generation_) return current_->IalltoallWait(call);
+  if (outgrown_ && generation == outgrown_generation_) return outgrown_->IalltoallWait(call);
+  bool done = false;
+  return Test(request, &done, std::chrono::microseconds(0));
+}
+
 void GrowingGroup::AfterCall(const Status& result, uint64_t agreed_bytes_per_rank) {
   if (outgrown_) {
+    // Every rank has posted the old group's nonblocking calls (it arrived at this call after
+    // them): the daemon moves them whatever the ranks do, so settling them waits for no rank.
+    for (auto& [call, outcome] : outgrown_->SettleIalltoalls()) settled_.emplace(RequestOf(outgrown_generation_, call), outcome);
     outgrown_->Leave();  // its last call is over on every rank (see the header)
     outgrown_.reset();
   }
   if (!result.ok() || !OutgrownBy(current_hint_, agreed_bytes_per_rank)) return;
   control::JoinGroup next = first_join_;
+  // The outgrown generation is held until the first call on the next: the daemon leaves it
+  // out of this uid's limits, so growth does not fail at user-max-groups.
+  next.set_replaces_key(generation_ == 0 ? first_join_.key() : GenerationKey(first_join_.key(), generation_));
   next.set_key(GenerationKey(first_join_.key(), ++generation_));
   next.set_bytes_per_rank_hint(HintClassFor(agreed_bytes_per_rank));
   auto joined = GroupHandle::Join(connection_, next);
@@ -69,6 +116,7 @@ void GrowingGroup::AfterCall(const Status& result, uint64_t agreed_bytes_per_ran
     return;
   }
   outgrown_ = std::move(current_);
+  outgrown_generation_ = generation_ - 1;
   current_ = std::move(joined).value();
   current_hint_ = next.bytes_per_rank_hint();
 }

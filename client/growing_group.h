@@ -11,6 +11,9 @@
 // from the old segment.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <map>
 #include <memory>
 
 #include "client/control_connection.h"
@@ -27,6 +30,11 @@ class GrowingGroup {
   Status Alltoall(const void* send, void* recv, uint64_t bytes_per_rank);
   Status Alltoallv(const VectorCall& call);
   Status Skip();
+  // Nonblocking alltoalls (GroupHandle::Ialltoall). A request names the generation it was
+  // posted on and its call there: a call outlives a growth, and its outcome the group it ran on.
+  Status Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint64_t* request);
+  Status Test(uint64_t request, bool* done, std::chrono::microseconds within);
+  Status Wait(uint64_t request);
   Status Check() const;
   // Leaves the group (and an outgrown one still held).
   Status Leave();
@@ -43,6 +51,9 @@ class GrowingGroup {
   uint64_t current_hint_ = 0;  // the hint current_ was joined with
   std::unique_ptr<GroupHandle> current_;
   std::unique_ptr<GroupHandle> outgrown_;
+  uint32_t outgrown_generation_ = 0;
+  // Outcomes of nonblocking calls of groups already left, by request.
+  std::map<uint64_t, Status> settled_;
   Status broken_;  // joining again failed: the group cannot serve further calls
 };
 

@@ -31,15 +31,10 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   if (ClosedBefore(st, &why)) return fall_through(why);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  const CallLayouts layouts = LayoutsOf(in_place, sendtype, recvtype);
+  CallLayouts layouts;
+  why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
   const ohio::TypeLayout* recv_layout = layouts.recv;
   const ohio::TypeLayout* send_layout = layouts.send;
-  if (recv_layout == nullptr || send_layout == nullptr) {
-    why = layouts.why;
-  } else if (recvcount < 0 || (!in_place && static_cast<long>(sendcount) * send_layout->size !=
-                                                static_cast<long>(recvcount) * recv_layout->size)) {
-    why = "send and receive sizes differ";
-  }
   if (!why.empty()) {
     if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
     return FailedMidCall(st, comm, "MPI_Alltoall");

@@ -11,7 +11,7 @@
 
 namespace ohio::shim {
 
-const char* const kFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv"};
+const char* const kFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Ialltoall"};
 const int kFunctionCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
 
 Process& P() {
@@ -166,6 +166,17 @@ CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtyp
   l.recv = ohio::LayoutOf(recvtype, &l.why);
   l.send = in_place ? l.recv : ohio::LayoutOf(sendtype, &l.why);
   return l;
+}
+
+std::string WhyNotServable(bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+                           CallLayouts* layouts) {
+  *layouts = LayoutsOf(in_place, sendtype, recvtype);
+  if (layouts->recv == nullptr || layouts->send == nullptr) return layouts->why;
+  if (recvcount < 0 || (!in_place && static_cast<long>(sendcount) * layouts->send->size !=
+                                         static_cast<long>(recvcount) * layouts->recv->size)) {
+    return "send and receive sizes differ";
+  }
+  return "";
 }
 
 bool ClosedBefore(CommState* st, std::string* why) {

@@ -41,6 +41,8 @@ struct CommState {
   std::vector<size_t> send_bytes, send_at, recv_bytes, recv_at;
   // Where calls with non-contiguous datatypes are packed for ohio and unpacked from it.
   std::vector<uint8_t> send_packed, recv_packed;
+  // MPI_Alltoallw's per-rank datatypes, as layouts.
+  std::vector<const ohio::TypeLayout*> send_layouts, recv_layouts;
 };
 
 struct Process {
@@ -89,6 +91,10 @@ struct CallLayouts {
   const char* why = nullptr;
 };
 CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtype);
+// Why this rank cannot pass a call shaped as MPI_Alltoall's (and MPI_Ialltoall's) to ohio, or
+// "" with both layouts in *layouts.
+std::string WhyNotServable(bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+                           CallLayouts* layouts);
 
 // Whether the group closed before this call (every rank sees it now, none has contributed):
 // then it is closed here too and *why says so.

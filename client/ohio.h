@@ -76,6 +76,26 @@ int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_
  * OHIO_ERR_NOT_SUPPORTED and nothing moved. */
 int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
                    void* recv, const size_t* recvcounts, const size_t* rdispls);
+/* A nonblocking alltoall, as ohio_alltoall: posts the call and returns at once; ohiod moves the
+ * data from send to every rank's recv itself, while the ranks compute, once every rank of the
+ * group has posted it. send and recv must stay as they are until the call is complete
+ * (ohio_test or ohio_wait). Calls are matched across ranks by their order. Up to 8 may be
+ * outstanding per group; posting a ninth first waits until the first has been moved (which
+ * needs every rank to have posted it). Served for groups on one node (ohiod needs
+ * CAP_SYS_PTRACE, as root has, to read and write the ranks' memory); a group spanning nodes gets
+ * OHIO_ERR_NOT_SUPPORTED on every rank and nothing is posted. A buffer that is not mapped fails
+ * the call with OHIO_ERR_INVALID_ARGUMENT on every rank; the group stays usable. */
+typedef uint64_t ohio_request;
+int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank, ohio_request* request);
+/* Never waits. *done = 0 and OHIO_OK while the call is under way; once it is complete, *done = 1,
+ * the call's outcome is returned, and the request is forgotten. */
+int ohio_test(ohio_group* group, ohio_request request, int* done);
+/* ohio_test, waiting up to timeout_us for the call to complete (spinning briefly, then sleeping
+ * on the group's futex): for a caller that must do something else from time to time while it
+ * waits (an MPI library's progress). */
+int ohio_test_within(ohio_group* group, ohio_request request, unsigned timeout_us, int* done);
+/* Waits until the call is complete; returns its outcome and forgets the request. */
+int ohio_wait(ohio_group* group, ohio_request request);
 /* Takes part in the group's next call without data: that call then returns OHIO_ERR_SKIPPED on
  * every rank of the group, on every node, and nothing moves. A rank that cannot take part in
  * a call (an MPI datatype libohio does not serve, say) uses this so that all ranks can do the

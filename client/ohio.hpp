@@ -37,6 +37,11 @@ class Group {
     return CallResult::From(ohio_alltoallv(g_, send, sendcounts, sdispls, recv, recvcounts, rdispls));
   }
   CallResult Skip() { return CallResult::From(ohio_alltoall_skip(g_)); }
+  CallResult Ialltoall(const void* send, void* recv, size_t bytes_per_rank, ohio_request* request) {
+    return CallResult::From(ohio_ialltoall(g_, send, recv, bytes_per_rank, request));
+  }
+  CallResult Test(ohio_request request, int* done) { return CallResult::From(ohio_test(g_, request, done)); }
+  CallResult Wait(ohio_request request) { return CallResult::From(ohio_wait(g_, request)); }
   CallResult Leave() {
     if (g_ == nullptr) return {};
     return CallResult::From(ohio_leave(std::exchange(g_, nullptr)));

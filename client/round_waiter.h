@@ -46,6 +46,11 @@ class RoundWaiter {
   template <typename Ready>
   Status Wait(Ready ready, const char* who, const char* what) const;
 
+  // Whether ready() holds within `most` (spinning, then sleeping on the event word). False as
+  // soon as the group fails or the daemon is gone: the caller asks the group which.
+  template <typename Ready>
+  bool WaitBriefly(Ready ready, std::chrono::microseconds most) const;
+
   bool GroupFailed() const {
     return header_->state.load(std::memory_order_acquire) != static_cast<uint32_t>(GroupState::kOpen);
   }
@@ -80,6 +85,16 @@ Status RoundWaiter::Wait(Ready ready, const char* who, const char* what) const {
   const WaitOutcome outcome = WaitForChange(
       header_, policy, ready, [this] { return GroupFailed(); }, [this] { return DaemonGone(); });
   return outcome == WaitOutcome::kReady ? Status::Ok() : Outcome(outcome, who, what);
+}
+
+template <typename Ready>
+bool RoundWaiter::WaitBriefly(Ready ready, std::chrono::microseconds most) const {
+  WaitPolicy policy;
+  policy.spin = std::min(Spin(), most);
+  policy.oversubscribed = oversubscribed_;
+  policy.deadline = std::chrono::steady_clock::now() + most;
+  return WaitForChange(header_, policy, ready, [this] { return GroupFailed(); }, [this] { return DaemonGone(); }) ==
+         WaitOutcome::kReady;
 }
 
 }  // namespace ohio

@@ -60,6 +60,15 @@ Result<GroupSpec> ValidateJoin(const control::JoinGroup& join, const DaemonConfi
   if (!parsed) return invalid("unknown algorithm '" + algo + "' (v1, v2 or v3)");
   spec.algorithm = *parsed;
   spec.bytes_per_rank_hint = join.bytes_per_rank_hint();
+  if (!join.replaces_key().empty()) {
+    if (join.replaces_key().size() != 16) {
+      return invalid("replaces_key must be 16 bytes, got " + std::to_string(join.replaces_key().size()));
+    }
+    if (join.replaces_key() == join.key()) return invalid("a group cannot replace itself");
+    GroupKey replaced;
+    std::copy(join.replaces_key().begin(), join.replaces_key().end(), replaced.begin());
+    spec.replaces = replaced;
+  }
   return spec;
 }
 

@@ -62,6 +62,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
     // Alive now: the ranks' first calls need not ask the kernel before the first watch tick.
     h->daemon_seen_ns.store(MonotonicNs(), std::memory_order_relaxed);
     h->started.store(1, std::memory_order_release);
+    g->offloaded_ = std::make_unique<OffloadedAlltoall>(&g->segment_, &g->shape_);
     return g;
   }
   g->tag_ = *tag;
@@ -161,6 +162,8 @@ std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, boo
   departed_[l] = why;
   departed_clean_[l] = clean;
   if (!spans_nodes()) {
+    // Its pid may soon be another process's: nothing more is moved into it.
+    offloaded_->SetPid(l, 0);
     // Its ranks settle rounds among themselves, so nothing here knows whether the others are
     // about to wait for it; and every later round would. Past its last arrival nobody needs
     // it: a round whose ranks have all arrived completes without the daemon. A rank that
@@ -198,7 +201,11 @@ void Group::RankGoneOnNode(uint32_t node, uint32_t rank, bool left, DaemonCounte
 bool Group::RankIdle(uint32_t l) const {
   const RankSlot* s = segment_.slot(l);
   if (!spans_nodes()) {
-    return s->arrived_round.load(std::memory_order_acquire) == s->done_round.load(std::memory_order_acquire);
+    // A nonblocking call it posted that the others have not all posted yet is a call under way.
+    const bool offload_idle = RoundReached(segment_.header()->offload_done.load(std::memory_order_acquire),
+                                           s->offload_posted.load(std::memory_order_acquire));
+    return offload_idle &&
+           s->arrived_round.load(std::memory_order_acquire) == s->done_round.load(std::memory_order_acquire);
   }
   if (phase_ == Phase::kFilling) return !ArrivedAt(l, round_);
   return segment_.Done(l, round_);
@@ -208,6 +215,10 @@ bool Group::Watch(Clock::time_point now, DaemonCounters* counters) {
   segment_.header()->daemon_seen_ns.store(MonotonicNs(), std::memory_order_relaxed);
   FoldCallStats(counters);
   if (failed()) return false;
+  if (auto stalled = offloaded_->Stalled(now, timeout_)) {
+    Fail(Code::kTimeout, *stalled + "; the group is closed", counters);
+    return true;
+  }
   const uint32_t n = local_ranks();
   // The round the furthest rank has arrived at, and who has not arrived there yet.
   uint32_t front = segment_.slot(0)->arrived_round.load(std::memory_order_acquire);

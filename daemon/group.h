@@ -18,6 +18,7 @@
 #include "daemon/counters.h"
 #include "daemon/exchange.h"
 #include "daemon/group_spec.h"
+#include "daemon/offloaded_alltoall.h"
 #include "daemon/tag_pool.h"
 #include "daemon/transport/transport.h"
 #include "shm/algorithm.h"
@@ -78,6 +79,11 @@ class Group {
 
   // Guarded by the registry's lock.
   std::vector<Member>& members() { return members_; }
+  // Local rank l joined from process `pid` (SO_PEERCRED): the process the daemon moves its
+  // nonblocking calls' data from and into.
+  void Attached(uint32_t l, pid_t pid) {
+    if (offloaded_) offloaded_->SetPid(l, pid);
+  }
   // Every local rank has joined (and may have left since).
   bool AllJoined() const {
     for (const Member& m : members_) {
@@ -95,6 +101,8 @@ class Group {
   // group if some rank has kept the others waiting for longer than the timeout. True if it
   // failed the group.
   bool Watch(Clock::time_point now, DaemonCounters* counters);
+  // A group on one node: moves the nonblocking calls every local rank has posted; true if any.
+  bool AdvanceOffloaded(DaemonCounters* counters) { return offloaded_ && offloaded_->Advance(counters); }
   // Adds to `counters` what the group's ranks counted in the segment since the last time.
   void FoldCallStats(DaemonCounters* counters);
   // Whether a round is under way, so that its timeout must be watched.
@@ -150,6 +158,7 @@ class Group {
   uint64_t srb_key_ = 0;
   Transport* transport_ = nullptr;
   std::unique_ptr<Exchange> exchange_;
+  std::unique_ptr<OffloadedAlltoall> offloaded_;  // a group on one node
   uint32_t published_delivered_ = 0;
   std::vector<std::string> departed_;  // why each local rank left, "" while it is here
   std::vector<bool> departed_clean_;   // it said LeaveGroup

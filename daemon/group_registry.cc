@@ -94,13 +94,14 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     auto segment_bytes = [ppn, ranks](BufferSizes b) {
       return ComputeSegmentLayout(ppn, ranks, b.ssb, b.srb).segment_bytes;
     };
+    const Group* outgrown = OutgrownExempt(spec.value(), who.uid);
     BufferSizes sizes =
         SizeBuffers(shape.value(), spec->algorithm, spec->bytes_per_rank_hint, config_.ssb_bytes, config_.srb_bytes);
     if (spec->bytes_per_rank_hint != 0) {
       // A hint asks for speed: give a hinted group smaller buffers rather than refuse it.
       sizes = ShrinkUntil(sizes, BufferSizes{min_ssb, multinode ? min_srb : 0}, [&](BufferSizes b) {
         const uint64_t need = segment_bytes(b);
-        return bytes_in_use_ + need <= config_.memory_limit && OverUserLimits(who.uid, need).empty();
+        return bytes_in_use_ + need <= config_.memory_limit && OverUserLimits(who.uid, need, outgrown).empty();
       });
     }
     const uint64_t need = segment_bytes(sizes);
@@ -111,7 +112,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                          std::to_string(config_.memory_limit) + " are in use by " +
                                          std::to_string(groups_.size()) + " groups");
     }
-    if (const std::string over = OverUserLimits(who.uid, need); !over.empty()) {
+    if (const std::string over = OverUserLimits(who.uid, need, outgrown); !over.empty()) {
       if (tag) tags_->Release(*tag);
       spdlog::warn("refusing a group of uid {}: {}", who.uid, over);
       return Status(Code::kNoMemory, over);
@@ -127,6 +128,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     users_[who.uid].bytes += group->segment_bytes();
     ++users_[who.uid].groups;
     groups_[spec->key] = group;
+    if (outgrown != nullptr) replaced_.insert(outgrown->spec().key);
     engine_->AddGroup(group);
     if (multinode) on_new_multinode_group_(group);
     spdlog::info("group {}: created for {} ranks, {} on this node, {} bytes of shared memory sized for {} (uid {})",
@@ -142,13 +144,27 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
   }
   m.attached = true;
   m.pid = who.pid;
+  group->Attached(local, who.pid);
   spdlog::debug("group {}: rank {} joined ({})", group->key_hex(), join.rank(), Who(who));
   return Membership{group, local};
 }
 
-std::string GroupRegistry::OverUserLimits(uid_t uid, uint64_t need) const {
+const Group* GroupRegistry::OutgrownExempt(const GroupSpec& spec, uid_t uid) const {
+  if (!spec.replaces) return nullptr;
+  const auto it = groups_.find(*spec.replaces);
+  if (it == groups_.end() || it->second->owner() != uid || replaced_.count(it->first) != 0) return nullptr;
+  const std::optional<GroupKey>& before = it->second->spec().replaces;
+  if (before && groups_.count(*before) != 0) return nullptr;
+  return it->second.get();
+}
+
+std::string GroupRegistry::OverUserLimits(uid_t uid, uint64_t need, const Group* outgrown) const {
   const auto it = users_.find(uid);
-  const UserUse use = it == users_.end() ? UserUse{} : it->second;
+  UserUse use = it == users_.end() ? UserUse{} : it->second;
+  if (outgrown != nullptr) {
+    use.groups -= 1;
+    use.bytes -= outgrown->segment_bytes();
+  }
   const std::string who = "uid " + std::to_string(uid);
   if (use.groups + 1 > config_.user_max_groups) {
     return who + " already has " + std::to_string(use.groups) + " groups on node " + config_.node_name +
@@ -172,6 +188,7 @@ void GroupRegistry::Forget(std::map<GroupKey, std::shared_ptr<Group>>::iterator 
     user->second.bytes -= g->segment_bytes();
     if (--user->second.groups == 0) users_.erase(user);
   }
+  replaced_.erase(it->first);
   groups_.erase(it);
 }
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -92,7 +93,15 @@ class GroupRegistry {
   // No longer counted: its memory, and its place among its uid's groups. Caller holds mu_.
   void Forget(std::map<GroupKey, std::shared_ptr<Group>>::iterator it);
   // Why a new group of `need` bytes for `uid` would pass its per-uid limits, or empty.
-  std::string OverUserLimits(uid_t uid, uint64_t need) const;
+  // `outgrown`, if any, is left out of the uid's use (see OutgrownExempt).
+  std::string OverUserLimits(uid_t uid, uint64_t need, const Group* outgrown) const;
+  // The live group a new group of `spec` replaces as a growing group's next generation, if it
+  // may be left out of the uid's limits: the ranks hold it only until their first call on the
+  // new one, and the growth of a group at its uid's user-max-groups must not fail on one node
+  // (its other nodes would wait for it until the timeout). Once per group, and never while
+  // its own predecessor is still held, so a chain of generations holds at most two groups
+  // however its client behaves. Caller holds mu_.
+  const Group* OutgrownExempt(const GroupSpec& spec, uid_t uid) const;
 
   struct UserUse {
     uint64_t bytes = 0;
@@ -100,6 +109,8 @@ class GroupRegistry {
   };
   std::map<GroupKey, std::shared_ptr<Group>> groups_;
   std::map<uid_t, UserUse> users_;
+  // Live groups a successor has been exempted for (OutgrownExempt).
+  std::set<GroupKey> replaced_;
   uint64_t bytes_in_use_ = 0;
   std::atomic<uint32_t> timeout_ms_;
 };

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct GroupSpec {
   uint32_t node = 0;  // this daemon's index in node_names
   Algorithm algorithm = Algorithm::kV3;
   uint64_t bytes_per_rank_hint = 0;  // what the buffers are sized for (0: configured)
+  std::optional<GroupKey> replaces;  // the outgrown generation of a growing group, if this is one
 };
 
 }  // namespace ohio

@@ -283,8 +283,10 @@ bool ProgressEngine::AdvanceAll() {
   for (auto& g : groups_) {
     if (g->spans_nodes()) {
       progressed |= g->Advance(now, counters_);
-    } else if (watch) {
-      progressed |= g->Watch(now, counters_);
+    } else {
+      // Nonblocking calls are the engine's to move, as soon as every rank has posted them.
+      progressed |= g->AdvanceOffloaded(counters_);
+      if (watch) progressed |= g->Watch(now, counters_);
     }
   }
   return progressed;

@@ -13,6 +13,9 @@ PACKAGES=(
   libmunge-dev munge
   # the MPI interposition library is built for both MPIs; their launchers run its tests
   openmpi-bin libopenmpi-dev mpich libmpich-dev
+  # a real application through the shim (tests/mpi/hpcc_test.cc, tests/bench/hpcc_compare.sh;
+  # Debian's hpcc is linked to Open MPI); GNU time counts the benchmark's CPU time and switches
+  hpcc time
   # tests
   libgtest-dev libgmock-dev python3 procps iproute2
   # tests/fuzz: libFuzzer targets built with clang (libFuzzer, ASan and UBSan runtimes), linked by lld

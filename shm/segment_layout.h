@@ -18,10 +18,13 @@
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 5;
+constexpr uint32_t kSegmentVersion = 6;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
+
+// Offloaded (nonblocking) calls a rank may have outstanding on one group.
+constexpr uint32_t kOffloadDepth = 8;
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "futex words must be plain atomics");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "slots must be plain atomics");
@@ -111,6 +114,13 @@ struct alignas(kCacheLine) SegmentHeader {
 
   // Daemon -> ranks: when the daemon took each step of a round spanning nodes, by parity.
   alignas(kCacheLine) RoundStamps stamps[2];
+
+  // Daemon -> ranks: offloaded calls of a group on one node (daemon/offloaded_alltoall.h).
+  // Every call up to offload_done is complete; call s's outcome is in entry s mod
+  // kOffloadDepth until call s + kOffloadDepth completes.
+  alignas(kCacheLine) std::atomic<uint32_t> offload_done;
+  std::atomic<uint32_t> offload_code[kOffloadDepth];  // ohio::Code
+  char offload_error[kOffloadDepth][kErrorMessageBytes];
 };
 
 // bytes_per_rank of a rank that opts out of a call (ohio_alltoall_skip): the round then fails
@@ -154,6 +164,14 @@ struct RoundEntry {
   std::atomic<uint32_t> row_staged_round;
 };
 
+// One offloaded call as a rank posts it: the daemon reads the row from the rank's send buffer
+// and writes the column into its receive buffer, both in the rank's own address space.
+struct OffloadEntry {
+  std::atomic<uint64_t> send_address;
+  std::atomic<uint64_t> recv_address;
+  std::atomic<uint64_t> bytes_per_rank;
+};
+
 struct alignas(kCacheLine) RankSlot {
   std::atomic<uint32_t> arrived_round;  // this rank's part of the round is published
   std::atomic<uint32_t> done_round;     // copy-out of this round is complete
@@ -167,6 +185,10 @@ struct alignas(kCacheLine) RankSlot {
   std::atomic<uint32_t> fault_source;   // group rank read from
   std::atomic<uint64_t> fault_sent;     // bytes it sends this rank (or the displacement read)
   std::atomic<uint64_t> fault_expected; // bytes this rank expects of it
+  // Offloaded calls: every call up to offload_posted is in its entry (call s in s mod
+  // kOffloadDepth), for the daemon to move.
+  std::atomic<uint32_t> offload_posted;
+  OffloadEntry offload[kOffloadDepth];
 };
 
 inline RoundEntry& EntryFor(RankSlot* slot, uint32_t round) { return slot->rounds[round & 1]; }

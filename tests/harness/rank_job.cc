@@ -26,9 +26,9 @@ std::string RankToolAnyoneCanRun(const TempDir& dir) {
 
 RankJob::RankJob(const TempDir& dir, const std::string& socket, const std::string& name, uint32_t size,
                  const std::vector<std::string>& common,
-                 const std::function<std::vector<std::string>(uint32_t)>& extra) {
+                 const std::function<std::vector<std::string>(uint32_t)>& extra, const std::string& tool) {
   for (uint32_t r = 0; r < size; ++r) {
-    std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket", socket, "--key",
+    std::vector<std::string> argv = {RunfilePath(tool), "--socket", socket, "--key",
                                      KeyHex(name), "--size", std::to_string(size), "--rank", std::to_string(r)};
     argv.insert(argv.end(), common.begin(), common.end());
     if (extra) {
@@ -42,9 +42,10 @@ RankJob::RankJob(const TempDir& dir, const std::string& socket, const std::strin
 RankJob::RankJob(const TempDir& dir, const std::vector<std::string>& sockets,
                  const std::vector<std::string>& node_names, const std::vector<uint32_t>& rank_node,
                  const std::string& name, const std::vector<std::string>& common,
-                 const std::function<std::vector<std::string>(uint32_t)>& extra, std::optional<uid_t> run_as_uid) {
+                 const std::function<std::vector<std::string>(uint32_t)>& extra, std::optional<uid_t> run_as_uid,
+                 const std::string& rank_tool) {
   const uint32_t size = static_cast<uint32_t>(rank_node.size());
-  const std::string tool = run_as_uid ? RankToolAnyoneCanRun(dir) : RunfilePath("tests/tools/alltoall_rank");
+  const std::string tool = run_as_uid ? RankToolAnyoneCanRun(dir) : RunfilePath(rank_tool);
   std::vector<std::string> placement = {"--nodes"};
   placement.insert(placement.end(), node_names.begin(), node_names.end());
   placement.push_back("--rank-node");

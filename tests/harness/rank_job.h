@@ -1,4 +1,5 @@
-// A test job: `size` real rank processes (the alltoall_rank tool) of one group on one daemon.
+// A test job: `size` real rank processes (the alltoall_rank tool, or another rank tool of
+// tests/tools/ that takes the same placement flags) of one group on one daemon.
 #pragma once
 
 #include <sys/types.h>
@@ -15,17 +16,20 @@ namespace ohio::testing {
 
 class RankJob {
  public:
+  static constexpr const char* kAlltoallRank = "tests/tools/alltoall_rank";
+
   // Every rank gets --socket, --key, --size, --rank and `common`; `extra(r)` adds more.
   RankJob(const TempDir& dir, const std::string& socket, const std::string& name, uint32_t size,
           const std::vector<std::string>& common,
-          const std::function<std::vector<std::string>(uint32_t)>& extra = nullptr);
+          const std::function<std::vector<std::string>(uint32_t)>& extra = nullptr,
+          const std::string& tool = kAlltoallRank);
   // A job across nodes: rank r talks to sockets[rank_node[r]] and joins with the node names
   // and placement given. With run_as_uid, every rank runs as that uid (and gid), from a copy
   // of the rank tool in `dir` (see RankToolAnyoneCanRun).
   RankJob(const TempDir& dir, const std::vector<std::string>& sockets, const std::vector<std::string>& node_names,
           const std::vector<uint32_t>& rank_node, const std::string& name, const std::vector<std::string>& common,
           const std::function<std::vector<std::string>(uint32_t)>& extra = nullptr,
-          std::optional<uid_t> run_as_uid = std::nullopt);
+          std::optional<uid_t> run_as_uid = std::nullopt, const std::string& tool = kAlltoallRank);
 
   Process& rank(uint32_t r) { return *ranks_[r]; }
   uint32_t size() const { return static_cast<uint32_t>(ranks_.size()); }

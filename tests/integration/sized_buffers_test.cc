@@ -2,12 +2,15 @@
 // hint maps what its calls need, grows by itself when a call outgrows it (every byte of every
 // call verified meanwhile), shrinks to what fits the memory left rather than being refused, and
 // its ranks must agree on the hint. Real daemons, real rank processes.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "client/control_connection.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
@@ -20,6 +23,14 @@ using std::chrono::seconds;
 constexpr auto kDeadline = seconds(90);
 
 bool Contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+// The 16 raw bytes of KeyHex(name).
+std::string KeyBytes(const std::string& name) {
+  const std::string hex = KeyHex(name);
+  std::string key;
+  for (size_t i = 0; i < hex.size(); i += 2) key += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return key;
+}
 
 // Waits until every rank of `job` has said it keeps its group after its calls.
 void AwaitStalling(RankJob& job) {
@@ -88,6 +99,58 @@ TEST(SizedBuffers, AGroupAcrossNodesGrowsWithItsCalls) {
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "rising", kRisingCalls);
   GrowsThroughTheClasses({&cluster.node(0), &cluster.node(1)}, job);
+}
+
+// A uid at its user-max-groups still grows its groups: the outgrown generation, held until the
+// first call on the next, is not counted (without that, one node refuses the re-join and the
+// other waits for it until the timeout).
+TEST(SizedBuffers, AGroupAtItsUidsGroupLimitStillGrows) {
+  TempDir dir;
+  Cluster cluster(dir, 2, {"--user-max-groups", "1"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "rising", kRisingCalls);
+  GrowsThroughTheClasses({&cluster.node(0), &cluster.node(1)}, job);
+}
+
+// The exemption cannot be used to hold more groups: a group is left out of the limits for one
+// successor only, and not while its own predecessor is still held. Raw joins of one-rank
+// groups, as a client that never leaves its outgrown groups would send them.
+TEST(SizedBuffers, AnOutgrownGroupIsExemptOnceAndOneGenerationDeep) {
+  TempDir dir;
+  Daemon daemon(dir, {"--user-max-groups", "1"});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  auto connected = ControlConnection::Connect(daemon.socket());
+  ASSERT_TRUE(connected.ok()) << connected.status().message();
+  ControlConnection& connection = *connected.value();
+  auto join = [&](const std::string& name, const std::string& replaces) {
+    control::JoinGroup j;
+    j.set_key(KeyBytes(name));
+    j.set_size(1);
+    j.set_rank(0);
+    j.add_node_names(connection.node_name());
+    j.add_rank_node(0);
+    j.set_bytes_per_rank_hint(64);
+    if (!replaces.empty()) j.set_replaces_key(KeyBytes(replaces));
+    auto joined = connection.Join(j);
+    if (joined.ok()) {
+      close(joined->segment_fd);
+      close(joined->doorbell_fd);
+    }
+    return joined.status();
+  };
+  auto refused_at_the_limit = [](const Status& s, int held) {
+    EXPECT_FALSE(s.ok());
+    EXPECT_TRUE(Contains(s.message(), "already has " + std::to_string(held) + " groups on node")) << s.message();
+    EXPECT_TRUE(Contains(s.message(), "user-max-groups = 1")) << s.message();
+  };
+  ASSERT_TRUE(join("g1", "").ok());
+  refused_at_the_limit(join("other", ""), 1);
+  ASSERT_TRUE(join("g2", "g1").ok()) << "g1's successor";
+  refused_at_the_limit(join("g2b", "g1"), 2);  // g1 has its successor already
+  refused_at_the_limit(join("g3", "g2"), 2);   // g2's predecessor g1 is still held
+  ASSERT_TRUE(connection.Leave(KeyBytes("g1")).ok());
+  EXPECT_TRUE(join("g3", "g2").ok()) << "g1 is gone: g2 may have its successor";
+  EXPECT_EQ(QueryStatus(daemon.admin_socket()).reply.groups(), 2u);
 }
 
 TEST(SizedBuffers, AHintedGroupShrinksToTheMemoryLeft) {

@@ -14,6 +14,12 @@ const Mpi kMpich = {"mpich", "/usr/bin/mpirun.mpich"};
 std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
                                 const std::vector<std::pair<std::string, std::string>>& env,
                                 const std::string& program, const std::vector<std::string>& program_args) {
+  return MpiRunPath(mpi, ranks, sockets, ppn, env, RunfilePath("tests/mpi/" + program + "_" + mpi.name), program_args);
+}
+
+std::vector<std::string> MpiRunPath(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
+                                    const std::vector<std::pair<std::string, std::string>>& env,
+                                    const std::string& program_path, const std::vector<std::string>& program_args) {
   std::string joined;
   for (const auto& s : sockets) joined += (joined.empty() ? "" : ":") + s;
   std::vector<std::pair<std::string, std::string>> all = {
@@ -32,7 +38,7 @@ std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std
     for (const auto& [k, v] : all) argv.insert(argv.end(), {"-genv", k, v});
   }
   argv.push_back(RunfilePath("tests/mpi/on_node.sh"));
-  argv.push_back(RunfilePath("tests/mpi/" + program + "_" + mpi.name));
+  argv.push_back(program_path);
   argv.insert(argv.end(), program_args.begin(), program_args.end());
   return argv;
 }

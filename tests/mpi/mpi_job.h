@@ -22,6 +22,11 @@ std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std
                                 const std::vector<std::pair<std::string, std::string>>& env,
                                 const std::string& program, const std::vector<std::string>& program_args);
 
+// The same for a program outside tests/mpi, by its absolute path (e.g. /usr/bin/hpcc).
+std::vector<std::string> MpiRunPath(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
+                                    const std::vector<std::pair<std::string, std::string>>& env,
+                                    const std::string& program_path, const std::vector<std::string>& program_args);
+
 // "ohio: S <function> calls served by ohiod, F fell through ..." -> (S, F); (-1, -1) if absent.
 std::pair<long, long> Stats(const std::string& out, const std::string& function = "MPI_Alltoall");
 

@@ -1,0 +1,63 @@
+// Nonblocking calls served by ohio, as the MPI program sees them: MPI generalized requests
+// (MPI_Grequest_start), real MPI_Request handles that the MPI library's own Wait and Test
+// functions accept in any array beside its own requests. ohiod moves the data while the program
+// computes; the shim's Wait and Test functions (mpi_wait.cc, mpi_test.cc) look at ohio's
+// completion of the requests that are ohio's, MPI_Grequest_complete those that are done, and
+// then hand the whole array to the PMPI_ function, which returns them with the library's own.
+//
+// Nothing here blocks inside ohio alone: a wait sleeps on ohio's futex (woken the moment ohiod
+// completes the call) in slices, and gives the MPI library its turn (PMPI_Iprobe) between them,
+// since another rank may need this one's progress (a message it sent before its collective) to
+// reach the collective at all. Every wait is bounded: a rank that never posts the call fails
+// the group at ohiod's timeout, a daemon that dies is seen on the connection, and either
+// completes the request with an error.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "client/mpi_shim_state.h"
+#include "client/mpi_type_layout.h"
+#include "client/ohio.h"
+
+namespace ohio::shim {
+
+struct OhioRequest {
+  CommState* st = nullptr;
+  MPI_Comm comm = MPI_COMM_NULL;
+  const char* function = "";
+  ohio_request posted = 0;
+  MPI_Request handle = MPI_REQUEST_NULL;
+  bool complete = false;
+  int error = MPI_SUCCESS;
+  // A receive datatype that is not contiguous: ohio wrote into recv_packed, which is unpacked
+  // into recvbuf when the request completes (the one copy left to the rank).
+  const ohio::TypeLayout* recv_layout = nullptr;
+  void* recvbuf = nullptr;
+  MPI_Aint recv_elements = 0;
+  std::vector<uint8_t> send_packed, recv_packed;
+};
+
+// Hands a posted call to the MPI program as a generalized request.
+int StartRequest(std::unique_ptr<OhioRequest> r, MPI_Request* request);
+// The request of ohio's behind `request`, or null (also for MPI_REQUEST_NULL).
+OhioRequest* Find(MPI_Request request);
+// Whether any request of ohio's is outstanding: programs that post none pay one load per Wait.
+bool AnyOutstanding();
+// Completes `r` (copies out, MPI_Grequest_complete) if ohio is done with it, waiting for that
+// at most `within_us`; true once complete.
+bool TryComplete(OhioRequest* r, unsigned within_us);
+// TryComplete for every request of ohio's in the array, waiting at most `within_us` for the
+// first one not complete; the number of them still incomplete.
+int TryCompleteAll(int count, const MPI_Request* requests, unsigned within_us);
+// Between two waits: the MPI library's progress on its own requests.
+void LetTheLibraryProgress();
+// How long one wait sleeps on ohio before the library's turn: alone, and when the library's own
+// requests in the same array may complete meanwhile.
+constexpr unsigned kOhioOnlySliceUs = 1000;
+constexpr unsigned kMixedSliceUs = 100;
+
+}  // namespace ohio::shim

@@ -1,0 +1,59 @@
+// A rank's side of nonblocking alltoalls on a group on one node (daemon/offloaded_alltoall.h
+// moves the data). Posting a call writes the addresses of its buffers and M into the rank's
+// slot and returns; the daemon moves the data once every local rank has posted the call, while
+// the ranks compute, and publishes the call's outcome. Completing a call is a look at
+// offload_done (or a sleep on the segment's futex): there is nothing left to copy.
+//
+// Calls are numbered from 1 per group, in the order the rank posts them; every rank posts the
+// same calls in the same order (MPI's rule for collectives). At most kOffloadDepth calls may be
+// outstanding: posting one more first waits until the oldest has been moved, which needs every
+// rank to have posted it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <set>
+
+#include "client/round_waiter.h"
+#include "common/status.h"
+#include "shm/segment.h"
+
+namespace ohio {
+
+class PostedAlltoalls {
+ public:
+  PostedAlltoalls(const Segment* segment, uint32_t local, const RoundWaiter* waiter, int doorbell_fd);
+
+  // Posts the next call; *call is its number.
+  Status Post(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* call);
+  // Whether the daemon has moved `call` (never waits). Once it has, Outcome tells how it went.
+  bool Done(uint32_t call) const;
+  // Waits until `call` is done.
+  Status Await(uint32_t call) const;
+  // Waits at most `most` for `call` (less if the group fails or the daemon goes); whether done.
+  bool AwaitBriefly(uint32_t call, std::chrono::microseconds most) const {
+    return waiter_->WaitBriefly([this, call] { return Done(call); }, most);
+  }
+  // The outcome of a done call, once: the call is forgotten.
+  Status Outcome(uint32_t call);
+  // Whether `call` was posted and its outcome not yet taken.
+  bool Outstanding(uint32_t call) const { return open_.count(call) != 0; }
+  std::set<uint32_t> OutstandingCalls() const { return open_; }
+
+ private:
+  // The ring entry of `call` is about to be reused: keeps its outcome if nobody took it yet.
+  void Keep(uint32_t call);
+  Status Published(uint32_t call) const;
+
+  const Segment* segment_;
+  SegmentHeader* header_;
+  uint32_t local_;
+  const RoundWaiter* waiter_;
+  int doorbell_fd_;
+  uint32_t posted_ = 0;
+  std::set<uint32_t> open_;             // posted, outcome not yet taken
+  std::map<uint32_t, Status> kept_;     // outcomes saved from reused ring entries
+};
+
+}  // namespace ohio

@@ -1,0 +1,150 @@
+#include "daemon/offloaded_alltoall.h"
+
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "shm/event_word.h"
+#include "shm/round_verdict.h"
+
+namespace ohio {
+namespace {
+
+// The daemon holds every row of a call at once (so that in place works and each rank costs
+// one read and one write); a call larger than this is refused rather than allowed to take the
+// node's memory.
+constexpr uint64_t kMaxCallBytes = uint64_t{256} << 20;
+
+std::string Hex(uint64_t address) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(address));
+  return text;
+}
+
+}  // namespace
+
+OffloadedAlltoall::OffloadedAlltoall(const Segment* segment, const GroupShape* shape)
+    : segment_(segment),
+      shape_(shape),
+      ranks_(shape->ppn(0)),
+      pids_(new std::atomic<pid_t>[shape->ppn(0)]) {
+  for (uint32_t l = 0; l < ranks_; ++l) pids_[l].store(0, std::memory_order_relaxed);
+}
+
+bool OffloadedAlltoall::AllPosted(uint32_t call) const {
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    if (!RoundReached(segment_->slot(l)->offload_posted.load(std::memory_order_acquire), call)) return false;
+  }
+  return true;
+}
+
+bool OffloadedAlltoall::Advance(DaemonCounters* counters) {
+  SegmentHeader* h = segment_->header();
+  bool moved = false;
+  for (;;) {
+    const uint32_t call = h->offload_done.load(std::memory_order_relaxed) + 1;
+    if (!AllPosted(call)) return moved;
+    const uint32_t entry = call % kOffloadDepth;
+    auto bytes_of = [this, entry](uint32_t l) {
+      return segment_->slot(l)->offload[entry].bytes_per_rank.load(std::memory_order_relaxed);
+    };
+    Status outcome = NodeVerdict(ranks_, bytes_of, [this](uint32_t l) { return shape_->rank_at(0, l); });
+    const uint64_t m = bytes_of(0);
+    if (outcome.ok()) outcome = Move(call, m);
+    if (outcome.ok()) {
+      counters->collectives_served.fetch_add(1, std::memory_order_relaxed);
+      counters->rounds.fetch_add(1, std::memory_order_relaxed);
+      counters->bytes_local.fetch_add(uint64_t{ranks_} * ranks_ * m, std::memory_order_relaxed);
+    } else {
+      counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+      counters->CountError(outcome.code());
+    }
+    Publish(call, outcome);
+    moved = true;
+  }
+}
+
+std::optional<std::string> OffloadedAlltoall::Stalled(std::chrono::steady_clock::time_point now,
+                                                      std::chrono::milliseconds timeout) {
+  const uint32_t call = segment_->header()->offload_done.load(std::memory_order_acquire) + 1;
+  std::vector<uint32_t> missing;
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    if (!RoundReached(segment_->slot(l)->offload_posted.load(std::memory_order_acquire), call)) {
+      missing.push_back(shape_->rank_at(0, l));
+    }
+  }
+  if (missing.empty() || missing.size() == ranks_ || call != watched_call_) {
+    watched_call_ = missing.empty() || missing.size() == ranks_ ? 0 : call;
+    watched_since_ = now;
+    return std::nullopt;
+  }
+  if (now - watched_since_ < timeout) return std::nullopt;
+  return DescribeRanks(missing) + " did not post nonblocking alltoall " + std::to_string(call) + " within " +
+         std::to_string(timeout.count()) + " ms of the others";
+}
+
+Status OffloadedAlltoall::Move(uint32_t call, uint64_t m) {
+  const uint32_t entry = call % kOffloadDepth;
+  const uint64_t row = uint64_t{ranks_} * m;
+  if (m == 0) return Status::Ok();
+  if (row * ranks_ / ranks_ != row || row * ranks_ > kMaxCallBytes) {
+    return Status(Code::kNotSupported, "a nonblocking alltoall of " + std::to_string(m) +
+                                           " bytes per rank is larger than ohiod moves at once (" +
+                                           std::to_string(kMaxCallBytes) + " bytes in all)");
+  }
+  rows_.resize(row * ranks_);
+  // Every row is read before any column is written: a rank may pass the same buffer for both.
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    const uint32_t src = shape_->rank_at(0, l);
+    const uint64_t address = segment_->slot(l)->offload[entry].send_address.load(std::memory_order_relaxed);
+    struct iovec local = {rows_.data() + src * row, row};
+    struct iovec remote = {reinterpret_cast<void*>(address), row};
+    const pid_t pid = pids_[l].load(std::memory_order_acquire);
+    if (pid == 0) return Status(Code::kGroupFailed, "rank " + std::to_string(src) + " has left the group");
+    const ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n == static_cast<ssize_t>(row)) continue;
+    const int err = n < 0 ? errno : EFAULT;
+    const std::string who = "rank " + std::to_string(src) + " (pid " + std::to_string(pid) + ")";
+    if (err == ESRCH) return Status(Code::kGroupFailed, who + " is gone");
+    if (err == EFAULT) {
+      return Status(Code::kInvalidArgument, who + ": its send buffer (" + std::to_string(row) + " bytes at " +
+                                                Hex(address) + ") is not mapped in its process");
+    }
+    return Status(Code::kNotSupported, "the kernel refused ohiod to read " + who + "'s memory: " + std::strerror(err));
+  }
+  std::vector<struct iovec> column(ranks_);
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    const uint32_t dst = shape_->rank_at(0, l);
+    for (uint32_t src = 0; src < ranks_; ++src) column[src] = {rows_.data() + src * row + dst * m, m};
+    const uint64_t address = segment_->slot(l)->offload[entry].recv_address.load(std::memory_order_relaxed);
+    struct iovec remote = {reinterpret_cast<void*>(address), row};
+    const pid_t pid = pids_[l].load(std::memory_order_acquire);
+    if (pid == 0) return Status(Code::kGroupFailed, "rank " + std::to_string(dst) + " has left the group");
+    const ssize_t n = process_vm_writev(pid, column.data(), ranks_, &remote, 1, 0);
+    if (n == static_cast<ssize_t>(row)) continue;
+    const int err = n < 0 ? errno : EFAULT;
+    const std::string who = "rank " + std::to_string(dst) + " (pid " + std::to_string(pid) + ")";
+    if (err == ESRCH) return Status(Code::kGroupFailed, who + " is gone");
+    if (err == EFAULT) {
+      return Status(Code::kInvalidArgument, who + ": its receive buffer (" + std::to_string(row) + " bytes at " +
+                                                Hex(address) + ") is not mapped writable in its process");
+    }
+    return Status(Code::kNotSupported, "the kernel refused ohiod to write " + who + "'s memory: " + std::strerror(err));
+  }
+  return Status::Ok();
+}
+
+void OffloadedAlltoall::Publish(uint32_t call, const Status& outcome) {
+  SegmentHeader* h = segment_->header();
+  const uint32_t entry = call % kOffloadDepth;
+  h->offload_code[entry].store(static_cast<uint32_t>(outcome.code()), std::memory_order_relaxed);
+  std::strncpy(h->offload_error[entry], outcome.message().c_str(), kErrorMessageBytes - 1);
+  h->offload_error[entry][kErrorMessageBytes - 1] = '\0';
+  h->offload_done.store(call, std::memory_order_seq_cst);
+  SignalChange(h);
+}
+
+}  // namespace ohio

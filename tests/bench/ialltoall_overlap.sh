@@ -1,0 +1,92 @@
+#!/bin/bash
+# MPI_Ialltoall latency and overlap (osu_ialltoall's definition, tests/bench/mpi_ialltoall_bench.c)
+# on one host: Open MPI alone, Open MPI + ohio (libohio_mpi_openmpi.so preloaded), MPICH alone
+# and MPICH + ohio, against one ohiod started here, interleaved and repeated (--runs, the order
+# rotated each run). Prints per variant and size the medians over the runs of the pure latency,
+# the overlap %, the CPU time and the context switches per call (ranks, and ohiod for the ohio
+# variants), the time MPI_Wait still takes after 2 ms of computation, and the ratio of the pure
+# latencies with / without ohio.
+#
+# usage: tests/bench/ialltoall_overlap.sh [--ranks P (4)] [--min-bytes B (1)] [--max-bytes B (1048576)]
+#          [--runs R (3)] [--iterations N (per size; default by size)] [--mpi openmpi|mpich|both (both)]
+#          [--daemon-nice N (0): ohiod's nice value, as a systemd unit's Nice= would set it]
+# As root, after: bazel build //daemon:ohiod //client:libohio_mpi_openmpi.so
+#   //client:libohio_mpi_mpich.so //tests/bench:mpi_ialltoall_bench_openmpi //tests/bench:mpi_ialltoall_bench_mpich
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+RANKS=4
+MIN_BYTES=1
+MAX_BYTES=1048576
+RUNS=3
+ITERATIONS=0
+MPIS="openmpi mpich"
+DAEMON_NICE=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ranks) RANKS=$2; shift 2 ;;
+    --min-bytes) MIN_BYTES=$2; shift 2 ;;
+    --max-bytes) MAX_BYTES=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --iterations) ITERATIONS=$2; shift 2 ;;
+    --mpi) MPIS=$2; [ "$MPIS" = both ] && MPIS="openmpi mpich"; shift 2 ;;
+    --daemon-nice) DAEMON_NICE=$2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "ialltoall_overlap.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+BIN=bazel-bin
+for f in daemon/ohiod client/libohio_mpi_openmpi.so client/libohio_mpi_mpich.so \
+         tests/bench/mpi_ialltoall_bench_openmpi tests/bench/mpi_ialltoall_bench_mpich; do
+  [ -e "$BIN/$f" ] || { echo "ialltoall_overlap.sh: $BIN/$f is missing; build it first (see --help)" >&2; exit 2; }
+done
+DIR=$(mktemp -d /tmp/ohio-ialltoall.XXXXXX)
+nice -n "$DAEMON_NICE" "$BIN/daemon/ohiod" --socket "$DIR/ohiod.sock" --admin-socket "$DIR/admin.sock" --peer-port 0 --data-port 0 \
+  --listen 127.0.0.1 --advertise 127.0.0.1 --auth none >"$DIR/ohiod.log" 2>&1 &
+DAEMON=$!
+trap 'kill $DAEMON 2>/dev/null; wait $DAEMON 2>/dev/null; rm -rf "$DIR"' EXIT
+for _ in $(seq 100); do [ -S "$DIR/ohiod.sock" ] && break; sleep 0.1; done
+[ -S "$DIR/ohiod.sock" ] || { echo "ialltoall_overlap.sh: ohiod did not start" >&2; cat "$DIR/ohiod.log" >&2; exit 1; }
+
+run() {  # variant run
+  local mpi=${1%+ohio} with_ohio=0 pid=0
+  [ "$1" != "$mpi" ] && with_ohio=1 && pid=$DAEMON
+  local prog=$BIN/tests/bench/mpi_ialltoall_bench_$mpi args=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" "$pid")
+  if [ "$mpi" = openmpi ]; then
+    local env=()
+    [ $with_ohio = 1 ] && env=(-x "LD_PRELOAD=$PWD/$BIN/client/libohio_mpi_openmpi.so" -x "OHIO_SOCKET=$DIR/ohiod.sock")
+    timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$RANKS" --mca pml ob1 --mca btl vader,self \
+      "${env[@]}" "$prog" "${args[@]}"
+  else
+    local env=()
+    [ $with_ohio = 1 ] && env=(-genv LD_PRELOAD "$PWD/$BIN/client/libohio_mpi_mpich.so" -genv OHIO_SOCKET "$DIR/ohiod.sock")
+    timeout 600 mpirun.mpich -launcher fork -np "$RANKS" "${env[@]}" "$prog" "${args[@]}"
+  fi
+}
+
+VARIANTS=()
+for m in $MPIS; do VARIANTS+=("$m" "$m+ohio"); done
+for r in $(seq 0 $((RUNS - 1))); do
+  for i in $(seq 0 $((${#VARIANTS[@]} - 1))); do
+    v=${VARIANTS[$(((i + r) % ${#VARIANTS[@]}))]}
+    echo "run $r: $v" >&2
+    run "$v" | grep -v '^#' | sed "s/^/$v /" >>"$DIR/results"
+  done
+done
+python3 - "$DIR/results" "$RANKS" "$RUNS" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) != 9: continue
+    v, b = f[0], int(f[1])
+    rows.setdefault((v, b), []).append([float(x) for x in f[2:]])
+print(f"# {sys.argv[2]} ranks on one host, median of {sys.argv[3]} interleaved runs; 1-minute load average after: {open('/proc/loadavg').read().split()[0]}")
+print("# variant bytes pure_us overlap_pct cpu_us_per_call ctx_per_call wait_after_2ms_us pure_ratio_vs_library")
+for (v, b) in sorted(rows, key=lambda k: (k[1], k[0])):
+    m = [statistics.median(c) for c in zip(*rows[(v, b)])]
+    ratio = "-"
+    if v.endswith("+ohio") and (v[:-5], b) in rows:
+        base = statistics.median(r[0] for r in rows[(v[:-5], b)])
+        ratio = f"{m[0] / base:.2f}"
+    print(f"{v:13s} {b:8d} {m[0]:9.2f} {m[3]:6.1f} {m[4]:9.1f} {m[5]:7.2f} {m[6]:9.2f} {ratio}")
+PY

@@ -1,0 +1,155 @@
+// ohio_ialltoall (client/posted_alltoalls.h, daemon/offloaded_alltoall.h) through a real daemon
+// and real rank processes: the ranks post several calls, then touch nothing of ohio while the
+// daemon moves the data into their receive buffers (tests/tools/ialltoall_rank.cc watches them
+// fill with plain loads, then ohio_test must find every call complete); every byte is checked,
+// and the daemon counts exactly the calls and bytes. A size mismatch and an unmapped buffer fail
+// the call on every rank and the group goes on; a rank that dies with a call outstanding fails
+// the others' wait instead of hanging them, and so does one that posts past the group's
+// timeout; a group spanning nodes is refused alike.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "tests/harness/cluster.h"
+#include "tests/harness/daemon_fixture.h"
+#include "tests/harness/rank_job.h"
+
+namespace ohio::testing {
+namespace {
+
+constexpr auto kDeadline = std::chrono::seconds(90);
+constexpr const char* kTool = "tests/tools/ialltoall_rank";
+
+RankJob OneNodeJob(const TempDir& dir, Daemon& d, uint32_t size, const std::string& name,
+                   const std::vector<std::string>& args) {
+  return RankJob(dir, d.socket(), name, size, args, nullptr, kTool);
+}
+
+void AllPass(RankJob& job) {
+  for (int c : job.Wait(kDeadline)) EXPECT_EQ(c, 0) << job.Outputs();
+}
+
+TEST(Ialltoall, TheDaemonMovesOutstandingCallsWhileTheRanksCompute) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  // 2 batches of 3 outstanding calls of 5000 bytes per rank, one of them in place; each batch
+  // is lined up by one blocking alltoall of 1 byte per rank.
+  RankJob job = OneNodeJob(dir, daemon, 3, "unaided", {"--batches", "2", "--outstanding", "3", "--bytes", "5000"});
+  AllPass(job);
+  for (uint32_t r = 0; r < 3; ++r) {
+    EXPECT_NE(job.rank(r).Output().find("ok moved_unaided=6 verified_bytes=90000"), std::string::npos)
+        << job.rank(r).Output();
+  }
+  // 6 calls moved by the daemon plus the 2 blocking ones the ranks made themselves; bytes
+  // between the ranks: 6 x 3 x 3 x 5000, and 2 x 3 x 3 x 1.
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(c.collectives_served(), 8u);
+  EXPECT_EQ(c.bytes_local(), 6u * 9 * 5000 + 2u * 9);
+  EXPECT_EQ(c.collectives_failed(), 0u);
+}
+
+TEST(Ialltoall, MoreOutstandingThanTheRingHolds) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  // 11 calls outstanding on a ring of 8: posting the ninth waits for the first to be moved.
+  RankJob job = OneNodeJob(dir, daemon, 2, "deep", {"--outstanding", "11", "--bytes", "300"});
+  AllPass(job);
+  for (uint32_t r = 0; r < 2; ++r) {
+    EXPECT_NE(job.rank(r).Output().find("ok moved_unaided=11 verified_bytes=6600"), std::string::npos)
+        << job.rank(r).Output();
+  }
+}
+
+// Every rank reports the same error text for call 0, and the calls after it are verified.
+void SameErrorEverywhere(RankJob& job, const std::string& code_and_name, const std::regex& text) {
+  std::string first;
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    std::smatch m;
+    const std::string out = job.rank(r).Output();
+    ASSERT_TRUE(std::regex_search(out, m, std::regex("call 0: code=" + code_and_name + " (.*)"))) << out;
+    EXPECT_TRUE(std::regex_match(std::string(m[1]), text)) << m[1];
+    if (first.empty()) first = m[1];
+    EXPECT_EQ(m[1], first) << "every rank reports the same error";
+    EXPECT_NE(out.find("ok moved_unaided=3 "), std::string::npos) << out;
+  }
+}
+
+TEST(Ialltoall, ASizeMismatchFailsEveryRankAndTheGroupGoesOn) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  RankJob job = OneNodeJob(dir, daemon, 3, "mismatch", {"--outstanding", "4", "--bytes", "64", "--mismatch-rank", "2"});
+  AllPass(job);
+  SameErrorEverywhere(job, "6 \\(size mismatch\\)", std::regex("ranks disagree on the bytes per rank of this alltoall: 64 from ranks 0,1; 65 from rank 2"));
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(c.collectives_failed(), 1u);
+  EXPECT_EQ(c.collectives_served(), 4u);  // the 3 calls after it, and the blocking one
+}
+
+TEST(Ialltoall, AnUnmappedBufferFailsEveryRankAndTheGroupGoesOn) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  RankJob job = OneNodeJob(dir, daemon, 3, "unmapped", {"--outstanding", "4", "--bytes", "64", "--unmapped-rank", "1"});
+  AllPass(job);
+  SameErrorEverywhere(job, "1 \\(invalid argument\\)",
+                      std::regex("rank 1 \\(pid \\d+\\): its receive buffer \\(192 bytes at 0x1000\\) is not mapped "
+                                 "writable in its process"));
+}
+
+TEST(Ialltoall, ARankThatDiesWithACallOutstandingFailsTheOthersWait) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  // Rank 1 exits after the line-up without posting; rank 0 posts and waits for a call that can
+  // never be moved (or finds the group closed as it posts).
+  RankJob job(
+      dir, daemon.socket(), "dies", 2, {"--outstanding", "1", "--bytes", "64", "--wait"},
+      [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--die-before-posting"} : std::vector<std::string>{}; },
+      kTool);
+  const auto codes = job.Wait(kDeadline);
+  EXPECT_EQ(codes[1], 3);
+  EXPECT_EQ(codes[0], 1) << job.Outputs();
+  EXPECT_TRUE(std::regex_search(job.rank(0).Output(),
+                                std::regex("code=7 \\(group failed\\) rank 1 \\(pid \\d+.*\\) disconnected")))
+      << job.Outputs();
+}
+
+TEST(Ialltoall, ARankThatDoesNotPostInTimeFailsTheGroupOnEveryRank) {
+  TempDir dir;
+  Daemon daemon(dir, {"--timeout-ms", "300"});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  // Rank 1 posts 2 s after rank 0, long past the group's timeout.
+  RankJob job(
+      dir, daemon.socket(), "late", 2, {"--outstanding", "1", "--bytes", "64", "--wait"},
+      [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--delay-posting-ms", "2000"} : std::vector<std::string>{}; },
+      kTool);
+  const auto codes = job.Wait(kDeadline);
+  const std::regex timed_out("code=8 \\(timeout\\) rank 1 did not post nonblocking alltoall 1 within 300 ms of the "
+                             "others; the group is closed");
+  for (uint32_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(codes[r], 1) << job.Outputs();
+    EXPECT_TRUE(std::regex_search(job.rank(r).Output(), timed_out)) << job.Outputs();
+  }
+  EXPECT_EQ(QueryCounters(daemon.admin_socket()).groups_failed(), 1u);
+}
+
+TEST(Ialltoall, AGroupAcrossNodesIsNotSupportedOnEveryRank) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "across",
+              {"--expect", "not supported"}, nullptr, std::nullopt, kTool);
+  AllPass(job);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_NE(job.rank(r).Output().find("nonblocking alltoalls are served for groups on one node; this group spans 2 nodes"),
+              std::string::npos)
+        << job.rank(r).Output();
+  }
+}
+
+}  // namespace
+}  // namespace ohio::testing

@@ -1,0 +1,29 @@
+"""mpi_job_test: a gtest of real mpirun jobs (tests/mpi/mpi_job.h) with libohio_mpi preloaded.
+
+    load(":mpi_job_test.bzl", "mpi_job_test")
+
+    mpi_job_test(
+        name = "alltoallw_test",  # srcs: alltoallw_test.cc
+        data = [":alltoallw_check_openmpi", "//client:libohio_mpi_openmpi.so", "//daemon:ohiod"],
+    )
+
+tests/mpi/on_node.sh (which points each rank at its node's daemon) comes along by itself.
+"""
+
+def mpi_job_test(name, data, size = "medium"):
+    native.cc_test(
+        name = name,
+        size = size,
+        srcs = [name + ".cc"],
+        data = ["on_node.sh"] + data,
+        # mpirun needs the host's process launching and /tmp as they are.
+        local = True,
+        # The MPI programs are not instrumented: an ASan shim cannot be preloaded into them.
+        tags = ["no-asan"],
+        deps = [
+            ":mpi_job",
+            "//tests/harness",
+            "//tests/harness:cluster",
+            "@system//:gtest_main",
+        ],
+    )

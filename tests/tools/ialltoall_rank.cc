@@ -1,0 +1,168 @@
+// One rank of a test job calling ohio_ialltoall: after a blocking alltoall that lines the ranks
+// up, it posts --outstanding calls at once, each with its own buffers, then "computes": it
+// watches its receive buffers with plain loads, never calling into ohio, until each holds
+// exactly what it must (or 20 s pass). Only then does it ask ohio_test, which must find every
+// call complete without waiting. Every received byte is checked. An expected error (a size
+// mismatch, an unmapped buffer) must reach this rank as that error, and the calls after it
+// must work. Exits 0 only if everything matched.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "client/ohio.hpp"
+#include "tests/tools/rank_placement.h"
+
+namespace {
+
+uint8_t Pattern(uint32_t src, uint32_t dst, uint64_t i, uint32_t call) {
+  return static_cast<uint8_t>(src * 131u + dst * 31u + i * 7u + call * 13u + (i >> 8));
+}
+
+constexpr uint8_t kUnwritten = 0xEE;
+
+struct Call {
+  std::vector<uint8_t> send, recv, want;
+  ohio_request request = 0;
+  bool in_place = false;
+  int expect_code = OHIO_OK;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("ialltoall_rank: one verified rank of a test job calling ohio_ialltoall");
+  RankPlacement at;
+  std::string expect;
+  uint32_t batches = 1, outstanding = 1;
+  size_t bytes = 1024;
+  int mismatch_rank = -1, unmapped_rank = -1;
+  uint32_t delay_posting_ms = 0;
+  bool die_before_posting = false, wait = false;
+  at.AddOptions(&app);
+  app.add_option("--batches", batches);
+  app.add_option("--outstanding", outstanding, "calls posted at once in a batch");
+  app.add_option("--bytes", bytes, "bytes per rank");
+  app.add_option("--mismatch-rank", mismatch_rank,
+                 "this rank passes one byte more in the first call: every rank must get a size mismatch");
+  app.add_option("--unmapped-rank", unmapped_rank,
+                 "this rank passes an unmapped receive buffer in the first call: every rank must get an "
+                 "invalid argument");
+  app.add_flag("--die-before-posting", die_before_posting, "exit without leaving after the line-up");
+  app.add_option("--delay-posting-ms", delay_posting_ms, "after the line-up, sleep this long before posting");
+  app.add_flag("--wait", wait, "complete the calls with ohio_wait at once instead of computing first");
+  app.add_option("--expect", expect, "every ohio_ialltoall must fail with this error (ohio_strerror's name)");
+  CLI11_PARSE(app, argc, argv);
+
+  ohio::Client client;
+  ohio::Group group;
+  if (!at.Join(&client, &group)) return 1;
+  const uint32_t size = at.size, rank = at.rank;
+  ohio::CallResult r;
+  if (!expect.empty()) {
+    std::vector<uint8_t> send(size * bytes), recv(size * bytes);
+    ohio_request request = 0;
+    r = group.Ialltoall(send.data(), recv.data(), bytes, &request);
+    std::printf("rank %u: code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
+    return expect == ohio_strerror(r.code) ? 0 : 1;
+  }
+  uint64_t verified = 0, moved_unaided = 0;
+  for (uint32_t batch = 0; batch < batches; ++batch) {
+    // Lines the ranks up, so that every rank posts the batch within moments of the others.
+    std::vector<uint8_t> token(size), tokens(size);
+    r = group.Alltoall(token.data(), tokens.data(), 1);
+    if (!r.ok()) {
+      std::printf("rank %u: lining up failed: %s\n", rank, r.message.c_str());
+      return 1;
+    }
+    if (die_before_posting) _exit(3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_posting_ms));
+    std::vector<Call> calls(outstanding);
+    for (uint32_t c = 0; c < outstanding; ++c) {
+      Call& call = calls[c];
+      const uint32_t id = batch * outstanding + c;
+      call.in_place = c == 1;  // one call per batch (from the second on) sends and receives in one buffer
+      call.send.resize(size * bytes);
+      for (uint32_t d = 0; d < size; ++d) {
+        for (size_t i = 0; i < bytes; ++i) call.send[d * bytes + i] = Pattern(rank, d, i, id);
+      }
+      call.want.resize(size * bytes);
+      for (uint32_t s = 0; s < size; ++s) {
+        for (size_t i = 0; i < bytes; ++i) call.want[s * bytes + i] = Pattern(s, rank, i, id);
+      }
+      if (call.in_place) {
+        call.recv = call.send;
+      } else {
+        call.recv.assign(size * bytes, kUnwritten);
+      }
+      size_t m = bytes;
+      void* recv = call.recv.data();
+      const void* send = call.in_place ? call.recv.data() : call.send.data();
+      if (id == 0 && mismatch_rank >= 0) call.expect_code = OHIO_ERR_SIZE_MISMATCH;
+      if (id == 0 && unmapped_rank >= 0) call.expect_code = OHIO_ERR_INVALID_ARGUMENT;
+      if (id == 0 && static_cast<int>(rank) == mismatch_rank) m = bytes + 1;
+      if (id == 0 && static_cast<int>(rank) == unmapped_rank) recv = reinterpret_cast<void*>(uintptr_t{4096});
+      r = group.Ialltoall(send, recv, m, &call.request);
+      if (!r.ok()) {
+        std::printf("rank %u: posting call %u failed: code=%d (%s) %s\n", rank, id, r.code, ohio_strerror(r.code),
+                    r.message.c_str());
+        return 1;
+      }
+    }
+    // Computing: plain loads of the receive buffers only, no call into ohio.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (Call& call : calls) {
+      if (call.expect_code != OHIO_OK || wait) continue;
+      while (std::memcmp(call.recv.data(), call.want.data(), call.want.size()) != 0 &&
+             std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+    for (uint32_t c = 0; c < outstanding; ++c) {
+      Call& call = calls[c];
+      const uint32_t id = batch * outstanding + c;
+      int done = 0;
+      // An expected failure may still be under way; a call that must succeed is complete by now.
+      if (call.expect_code == OHIO_OK && !wait) {
+        r = group.Test(call.request, &done);
+      } else {
+        r = group.Wait(call.request);
+        done = 1;
+      }
+      if (call.expect_code != OHIO_OK) {
+        std::printf("rank %u: call %u: code=%d (%s) %s\n", rank, id, r.code, ohio_strerror(r.code), r.message.c_str());
+        if (r.code != call.expect_code) return 1;
+        continue;
+      }
+      if (!r.ok() || done != 1) {
+        std::printf("rank %u: call %u: done=%d, code=%d (%s) %s\n", rank, id, done, r.code, ohio_strerror(r.code),
+                    r.message.c_str());
+        return 1;
+      }
+      for (uint32_t s = 0; s < size; ++s) {
+        for (size_t i = 0; i < bytes; ++i) {
+          if (call.recv[s * bytes + i] != call.want[s * bytes + i]) {
+            std::printf("rank %u: WRONG byte %zu from rank %u in call %u: got %u want %u\n", rank, i, s, id,
+                        call.recv[s * bytes + i], call.want[s * bytes + i]);
+            return 1;
+          }
+        }
+      }
+      verified += size * bytes;
+      ++moved_unaided;
+      // A request is forgotten once its outcome was taken.
+      r = group.Test(call.request, &done);
+      if (r.code != OHIO_ERR_INVALID_ARGUMENT) {
+        std::printf("rank %u: call %u: a second test returned %d, not invalid argument\n", rank, id, r.code);
+        return 1;
+      }
+    }
+  }
+  std::printf("rank %u: ok moved_unaided=%llu verified_bytes=%llu\n", rank, static_cast<unsigned long long>(moved_unaided),
+              static_cast<unsigned long long>(verified));
+  return 0;
+}

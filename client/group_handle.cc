@@ -128,16 +128,12 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
       call.recv_displs == nullptr) {
     return Status(Code::kInvalidArgument, "the counts and displacements must not be NULL");
   }
-  if (shape_.nodes() > 1) {  // known from the join alike on every rank: nothing to wait for
-    return Status(Code::kNotSupported, "alltoallv is served for groups on one node; this group spans " +
-                                           std::to_string(shape_.nodes()) + " nodes");
-  }
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
   const auto start = std::chrono::steady_clock::now();
-  Status s = on_node_->Alltoallv(call, &next_round_);
+  Status s = on_node_ ? on_node_->Alltoallv(call, &next_round_) : across_nodes_->Alltoallv(call, &next_round_);
   const auto took = std::chrono::steady_clock::now() - start;
   waiter_.NoteCall(took);
-  on_node_->CountVector(s, took);
+  if (on_node_) on_node_->CountVector(s, took);
   return Finish(s);
 }
 

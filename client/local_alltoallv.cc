@@ -34,9 +34,11 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
                                        "this group earlier");
   }
   const uint32_t size = ranks_;
-  CountEntry* table = segment_->count_table(local_);
-  for (uint32_t j = 0; j < size; ++j) table[j] = CountEntry{call.send_counts[j], call.send_displs[j]};
   const uint32_t k = (*next_round)++;
+  CountEntry* table = segment_->count_table(local_, k);
+  for (uint32_t j = 0; j < size; ++j) {
+    table[j] = CountEntry{call.send_counts[j], call.send_displs[j], call.recv_counts[j]};
+  }
   const void* offer = !SingleCopyPossible() ? nullptr : call.send != nullptr ? call.send : &kNothingToRead;
   Arrive(k, kVectorBytes, 0, 1, offer);
   if (Status s = MeetEveryone(k); !s.ok()) return s;
@@ -56,7 +58,7 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   for (uint32_t i = 0; i < ranks_ && !faulted; ++i) {
     const uint32_t l = (local_ + i) % ranks_;
     const uint32_t src = shape_->rank_at(0, l);
-    const CountEntry sent = segment_->count_table(l)[me];
+    const CountEntry sent = segment_->count_table(l, k)[me];
     const uint64_t expected = call.recv_counts[src];
     if (sent.bytes != expected) {
       RecordFault(k, VectorFault::kSizeMismatch, src, sent.bytes, expected);
@@ -97,7 +99,7 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
     // leave the call (and write its table for the next one) before that.
     vector_bytes_ = 0;
     for (uint32_t l = 0; l < ranks_; ++l) {
-      const CountEntry* t = segment_->count_table(l);
+      const CountEntry* t = segment_->count_table(l, k);
       for (uint32_t j = 0; j < size; ++j) vector_bytes_ += t[j].bytes;
     }
   }

@@ -12,12 +12,14 @@
 // Larger calls go in rounds that announce themselves (ROUND_READY) and use the whole SSB and
 // SRB: wait until the SSB is free, stage, arrive, wait for the release, copy out the deliveries
 // in order, telling the daemon how far each rank got (v3 reuses SRB halves within a round).
+// Alltoallv (client/remote_alltoallv.cc) is one eager round planned from the count tables.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "client/call_plan.h"
+#include "client/local_alltoall.h"
 #include "client/round_waiter.h"
 #include "client/stage_report.h"
 #include "common/status.h"
@@ -33,6 +35,7 @@ class RemoteAlltoall {
                  const RoundWaiter* waiter, int doorbell_fd, StageReport* report);
 
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
+  Status Alltoallv(const VectorCall& call, uint32_t* next_round);
   Status Skip(uint32_t* next_round);
 
  private:

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "shm/round_stamps.h"
+#include "shm/vector_plan.h"
 
 namespace ohio {
 namespace {
@@ -75,7 +76,7 @@ bool Exchange::Accept(uint32_t node, uint32_t round) {
   return AtLeast(round, round_) && !After(round, round_ + 1);
 }
 
-void Exchange::SendReady(bool disagree, bool skipped) {
+void Exchange::SendReady(bool disagree, bool skipped, uint32_t reason) {
   for (uint32_t n = 0; n < shape_.nodes(); ++n) {
     if (n == node_) continue;
     ExchangeMessage m;
@@ -84,6 +85,7 @@ void Exchange::SendReady(bool disagree, bool skipped) {
     m.skipped = skipped;
     m.round = round_;
     m.bytes_per_rank = bytes_per_rank_;
+    m.delivery = reason;
     SendTo(n, m);
   }
 }
@@ -100,8 +102,16 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   error_.reset();
   posted_ = delivered_ = credited_ = 0;
   const bool local_ok = !local_disagree && !local_skip;
-  eager_ = local_ok && FitsEager(shape_, layout_, bytes_per_rank);
-  if (eager_) {
+  vector_ = bytes_per_rank == kVectorBytes;
+  too_large_ = false;
+  vector_local_bytes_ = 0;
+  count_digest_ = 0;
+  if (vector_ && local_ok) too_large_ = !PlanVector();
+  eager_ = local_ok && (vector_ ? !too_large_ : FitsEager(shape_, layout_, bytes_per_rank));
+  if (eager_ && vector_) {
+    puts_ = &vector_puts_;
+    deliveries_ = &vector_deliveries_;
+  } else if (eager_) {
     if (eager_plan_.bytes_per_rank != bytes_per_rank) {
       eager_plan_.bytes_per_rank = bytes_per_rank;
       eager_plan_.puts = PlanEagerPuts(shape_, algo_, node_, layout_, bytes_per_rank);
@@ -109,14 +119,16 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
     }
     puts_ = &eager_plan_.puts;
     deliveries_ = &eager_plan_.deliveries;
+  }
+  if (eager_) {
     auto* h = reinterpret_cast<EagerHeader*>(segment_->header()->eager_out[round & 1]);
-    *h = EagerHeader{kEagerHeaderMagic, round, bytes_per_rank, 0, node_, MonotonicNs(), {}};
+    *h = EagerHeader{kEagerHeaderMagic, round, bytes_per_rank, 0, node_, MonotonicNs(), count_digest_, {}};
     // The SRB held a whole announced round: peers say when their ranks are through with it.
     if (after_announced_) SendReady(false, false);
   } else {
     announced_puts_.clear();
     announced_deliveries_.clear();
-    if (local_ok) {
+    if (local_ok && !vector_) {
       auto staging = PlanGroupStaging(shape_, algo_, plan_ssb_, plan_srb_, bytes_per_rank);
       if (!staging.ok()) {
         error_ = staging.status().message();
@@ -129,11 +141,26 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
     puts_ = &announced_puts_;
     deliveries_ = &announced_deliveries_;
     credited_ = algo_ == Algorithm::kV3 ? std::min<uint32_t>(2, deliveries_->size()) : deliveries_->size();
-    SendReady(local_disagree, local_skip);
+    SendReady(local_disagree, local_skip, too_large_ ? ExchangeMessage::kReadyTooLarge : 0);
   }
   put_posted_.assign(puts_->size(), false);
   arrived_.assign(deliveries_->size(), false);
   CheckAgreement();
+}
+
+bool Exchange::PlanVector() {
+  // A snapshot: the ranks' tables are theirs to write, and what is checked must be what is put.
+  const CountEntry* tables = segment_->count_table(0, round_);
+  vector_counts_.assign(tables, tables + uint64_t{shape_.ppn(node_)} * shape_.size());
+  const NodeCounts counts{vector_counts_.data(), shape_.size()};
+  if (!VectorFits(shape_, layout_, node_, counts)) return false;
+  vector_puts_ = PlanVectorPuts(shape_, node_, layout_, counts);
+  vector_deliveries_ = PlanVectorDeliveries(shape_, node_, layout_, counts);
+  count_digest_ = VectorCountDigest(shape_, node_, counts);
+  vector_local_bytes_ = VectorLocalBytes(shape_, node_, counts);
+  vector_sent_bytes_ = 0;
+  for (uint32_t l = 0; l < shape_.ppn(node_); ++l) vector_sent_bytes_ += VectorRowBytes(shape_, counts.of(l));
+  return true;
 }
 
 void Exchange::EndRound() {
@@ -163,6 +190,7 @@ void Exchange::OnMessage(uint32_t from, const ExchangeMessage& m) {
     h.bytes_per_rank = m.bytes_per_rank;
     h.disagree = m.sizes_disagree;
     h.skipped = m.skipped;
+    h.too_large = m.delivery == ExchangeMessage::kReadyTooLarge;
     if (active_ && m.round == round_) CheckAgreement();
   } else {
     h.credit = std::max(h.credit, m.delivery + 1);
@@ -188,6 +216,7 @@ void Exchange::OnArrived(uint32_t from, uint32_t delivery) {
     heard.bytes_per_rank = h.bytes_per_rank;
     heard.skipped = (h.flags & kEagerSkipped) != 0;
     heard.begun_ns = h.begun_ns;
+    heard.count_digest = h.count_digest;
     heard.landed_ns = MonotonicNs();
     if (active_ && h.round == round_) CheckAgreement();
     return;
@@ -215,12 +244,22 @@ void Exchange::CheckAgreement() {
     if (n != node_ && !HeardOf(n, round_).known) return;
   }
   std::map<uint64_t, std::vector<uint32_t>> by_bytes;
-  std::vector<uint32_t> split, skipping;
+  std::vector<uint32_t> split, skipping, too_large;
+  uint64_t digest_sum = 0;
   for (uint32_t n = 0; n < shape_.nodes(); ++n) {
     const Heard* h = n == node_ ? nullptr : &HeardOf(n, round_);
     by_bytes[h ? h->bytes_per_rank : bytes_per_rank_].push_back(n);
     if (h ? h->disagree : local_disagree_) split.push_back(n);
     if (h ? h->skipped : local_skip_) skipping.push_back(n);
+    if (h ? h->too_large : too_large_) too_large.push_back(n);
+    digest_sum += h ? h->count_digest : count_digest_;
+  }
+  if (vector_ && by_bytes.size() == 1 && split.empty() && skipping.empty() && too_large.empty()) {
+    // The verdict needs every node's share of the digest, which rides with its data: a
+    // ROUND_READY without a reason (an eager round after an announced one) precedes it.
+    for (uint32_t n = 0; n < shape_.nodes(); ++n) {
+      if (n != node_ && !HeardOf(n, round_).data) return;
+    }
   }
   agreed_ = true;
   if (!skipping.empty()) {
@@ -233,6 +272,7 @@ void Exchange::CheckAgreement() {
   }
   error_code_ = Code::kSizeMismatch;
   if (by_bytes.size() == 1 && split.empty()) {
+    if (vector_) VectorVerdict(too_large, digest_sum);
     announced_ok_ = !eager_ && !error_;
     return;
   }
@@ -248,6 +288,22 @@ void Exchange::CheckAgreement() {
   }
   for (uint32_t n : split) message += "; node " + node_names_[n] + "'s own ranks disagree";
   error_ = message;
+}
+
+void Exchange::VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum) {
+  if (!too_large.empty()) {
+    std::string nodes;
+    for (uint32_t n : too_large) nodes += (nodes.empty() ? "" : ",") + node_names_[n];
+    error_code_ = Code::kNotSupported;
+    error_ = "alltoallv across nodes is served when it fits one round of the group's shared buffers; the part of "
+             "node" + std::string(too_large.size() > 1 ? "s " : " ") + nodes + " does not";
+    return;
+  }
+  // Every node's share is in: they sum to zero only if every pair of ranks agrees.
+  if (digest_sum != 0) {
+    error_ = "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does "
+             "not expect (MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)";
+  }
 }
 
 void Exchange::Post(const Put& p, uint32_t index, bool eager) {
@@ -285,7 +341,9 @@ bool Exchange::PostEager() {
 
 void Exchange::PublishEager() {
   // Only blocks whose header carries this node's M: a rank may copy those out whatever the
-  // round's verdict turns out to be.
+  // round's verdict turns out to be. Alltoallv: only once the counts are known to agree, or a
+  // rank would read pieces where its counts, not the sender's, put them.
+  if (vector_ && (!agreed_ || error_)) return;
   while (delivered_ < deliveries_->size()) {
     const Heard& h = HeardOf((*deliveries_)[delivered_].source, round_);
     if (!h.data || h.skipped || h.bytes_per_rank != bytes_per_rank_) break;

@@ -18,6 +18,13 @@
 //
 // From an announced round to an eager one, the SRB held the whole announced round: each node
 // sends ROUND_READY for the eager round too, and puts only once it holds the peer's.
+//
+// Alltoallv rounds (M = kVectorBytes, shm/vector_plan.h) are eager rounds whose puts and
+// deliveries are planned from this node's count tables when the round begins; the header
+// carries the node's share of the count digest. A node whose part does not fit one eager round
+// sends ROUND_READY (kReadyTooLarge) instead, and the call is not supported on any node. Blocks
+// are published only once every node's share is in and they sum to zero: a pair that disagrees
+// fails the round on every node before any rank copies a block out.
 #pragma once
 
 #include <array>
@@ -79,6 +86,10 @@ class Exchange {
   bool Progress(uint32_t consumed_by_all);
 
   bool eager() const { return eager_; }
+  // Bytes the current alltoallv round moves between this node's own ranks.
+  uint64_t vector_local_bytes() const { return vector_local_bytes_; }
+  // Bytes the current alltoallv round's ranks on this node send, to every node.
+  uint64_t vector_sent_bytes() const { return vector_sent_bytes_; }
   // Deliveries of the current round landed (announced) or landed and published (eager) so
   // far, in order.
   uint32_t delivered() const { return delivered_; }
@@ -128,12 +139,19 @@ class Exchange {
     uint64_t begun_ns = 0;   // from its eager header: when it began the round (its clock)
     uint64_t landed_ns = 0;  // when its eager put was seen here
     uint32_t credit = 0;   // announced v3: deliveries it granted + 1
+    bool too_large = false;   // alltoallv: its part does not fit one eager round
+    uint64_t count_digest = 0;  // alltoallv: its share, from its eager header
   };
   Heard& HeardOf(uint32_t node, uint32_t round);
   // Records a message about `round` from `node`; false if the round is already over here.
   bool Accept(uint32_t node, uint32_t round);
   void CheckAgreement();
-  void SendReady(bool disagree, bool skipped);
+  // The verdict of an alltoallv round whose nodes all passed it: which nodes' parts do not
+  // fit, and whether the count digests sum to zero.
+  void VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum);
+  void SendReady(bool disagree, bool skipped, uint32_t reason = 0);
+  // Plans a vector round from the count tables; false if this node's part does not fit.
+  bool PlanVector();
   void SendTo(uint32_t node, ExchangeMessage m);
   bool EagerCredit(uint32_t node) const;
   bool PostEager();
@@ -174,6 +192,11 @@ class Exchange {
   bool local_skip_ = false;
   Code error_code_ = Code::kSizeMismatch;
   bool agreed_ = false;  // every node's M is known and the verdict taken
+  bool vector_ = false;     // an alltoallv round
+  bool too_large_ = false;  // alltoallv: this node's part does not fit one eager round
+  uint64_t count_digest_ = 0;
+  uint64_t vector_local_bytes_ = 0;
+  uint64_t vector_sent_bytes_ = 0;
   std::optional<std::string> error_;
 
   // The puts of the round: planned once per M (eager) or per round (announced).
@@ -182,6 +205,9 @@ class Exchange {
     std::vector<Put> puts;
     std::vector<Delivery> deliveries;
   } eager_plan_;
+  std::vector<CountEntry> vector_counts_;  // this node's count tables as the round began
+  std::vector<Put> vector_puts_;
+  std::vector<Delivery> vector_deliveries_;
   std::vector<Put> announced_puts_;
   std::vector<Delivery> announced_deliveries_;
   const std::vector<Put>* puts_ = &announced_puts_;

@@ -19,10 +19,15 @@ struct ExchangeMessage {
   uint32_t tag = 0;             // the receiver's tag for the group
   uint32_t round = 0;
   uint32_t delivery = 0;        // CREDIT: the receiver may now put this delivery of the sender's;
-                                // RANK_GONE: the group rank that departed
+                                // RANK_GONE: the group rank that departed;
+                                // ROUND_READY: kReadyTooLarge or 0
   bool left = false;            // RANK_GONE: it said LeaveGroup (else its connection dropped)
   uint64_t bytes_per_rank = 0;  // ROUND_READY: M
   std::array<uint8_t, 16> key{};
+
+  // ROUND_READY of an alltoallv round instead of its data: the sender's part of the call does not
+  // fit one eager round (shm/vector_plan.h), so the call is not served on any node.
+  static constexpr uint32_t kReadyTooLarge = 1;
 
   static constexpr size_t kBytes = 40;
   using Encoded = std::array<uint8_t, kBytes>;

@@ -439,9 +439,13 @@ bool Group::FinishRound(Clock::time_point now, DaemonCounters* counters) {
     const RoundEntry& e0 = EntryFor(segment_.slot(0), round_);
     if (e0.round_in_call.load(std::memory_order_relaxed) + 1 == e0.rounds_in_call.load(std::memory_order_relaxed)) {
       const uint64_t m = e0.bytes_per_rank.load(std::memory_order_relaxed);
+      const bool vector = m == kVectorBytes;
       counters->collectives_served.fetch_add(1, std::memory_order_relaxed);
-      counters->bytes_local.fetch_add(uint64_t{n} * n * m, std::memory_order_relaxed);
-      if (call_started_) counters->latency.Record(m, now - *call_started_);
+      counters->bytes_local.fetch_add(vector ? exchange_->vector_local_bytes() : uint64_t{n} * n * m,
+                                      std::memory_order_relaxed);
+      // Alltoallv: latency by the mean message this node sent.
+      const uint64_t message = vector ? exchange_->vector_sent_bytes() / (uint64_t{n} * shape_.size()) : m;
+      if (call_started_) counters->latency.Record(message, now - *call_started_);
       call_started_.reset();
     }
     counters->rounds.fetch_add(1, std::memory_order_relaxed);

@@ -19,6 +19,7 @@
 #          [--max-bytes B (65536)] [--runs R (3; --repeats R is the same)]
 #          [--iterations N (timed calls per size, 40)] [--run-timeout S (per mpirun, 90)] [--mpich-yield]
 #          [--out DIR (/tmp/ohio-bench/mpi-compare-KxP, or -single-host)]
+#          [--collective alltoall|alltoallv (alltoall; alltoallv: MPI_Alltoallv of the same bytes)]
 # As root. Ratio columns: latency with ohio / without (above 1: ohio is slower).
 # MPICH 4.0.2 never yields its core while it waits, so with more ranks than cores (here: 2
 # cores) its calls take milliseconds. --mpich-yield preloads, into both MPICH variants, a tiny
@@ -41,6 +42,7 @@ ITERATIONS=40
 RUN_TIMEOUT=90
 MPICH_YIELD=0
 OUT=
+COLLECTIVE=alltoall
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES=$2; shift 2 ;;
@@ -52,7 +54,8 @@ while [ $# -gt 0 ]; do
     --iterations) ITERATIONS=$2; shift 2 ;;
     --run-timeout) RUN_TIMEOUT=$2; shift 2 ;;
     --mpich-yield) MPICH_YIELD=1; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --collective) COLLECTIVE=$2; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "mpi-compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -71,6 +74,11 @@ if [ "$PPN" -lt 1 ] || [ "$PPN" -gt 64 ] || [ "$MAX_BYTES" -lt 1 ] || [ "$REPEAT
    [ "$ITERATIONS" -lt 1 ] || [ "$RUN_TIMEOUT" -lt 5 ]; then
   echo "mpi-compare.sh: --ppn 1..64, --max-bytes, --repeats, --iterations >= 1, --run-timeout >= 5" >&2; exit 2
 fi
+case "$COLLECTIVE" in
+  alltoall) FUNC=MPI_Alltoall ;;
+  alltoallv) FUNC=MPI_Alltoallv ;;
+  *) echo "mpi-compare.sh: --collective alltoall or alltoallv" >&2; exit 2 ;;
+esac
 if [ "$(id -u)" != 0 ]; then echo "mpi-compare.sh: needs root (network namespaces)" >&2; exit 2; fi
 RANKS=$(( NODES * PPN ))
 if [ -z "$OUT" ]; then
@@ -161,7 +169,7 @@ mkdir "$DIR/runs"
 # Results stay after the run; only what an earlier run of this script wrote there is replaced.
 mkdir -p "$OUT/runs"
 OUT=$(cd "$OUT" && pwd)
-rm -f "$OUT"/runs/*.csv "$OUT/alltoall.csv" "$OUT/alltoall.png"
+rm -f "$OUT"/runs/*.csv "$OUT/$COLLECTIVE.csv" "$OUT/$COLLECTIVE.png"
 
 setup_network "$NODES"
 PEERS=()
@@ -187,7 +195,7 @@ for ((i = 0; i < NODES; i++)); do
   HYDRA_HOSTS+="${HYDRA_HOSTS:+,}$(node_ip $i):$PPN"
 done
 # Every run, with or without ohio, counts the daemons' CPU time: they are processes of the run.
-BENCH_ARGS=(1 "$MAX_BYTES" "$ITERATIONS" "$(IFS=,; echo "${DAEMON_PIDS[*]}")")
+BENCH_ARGS=(1 "$MAX_BYTES" "$ITERATIONS" "$(IFS=,; echo "${DAEMON_PIDS[*]}")" "$COLLECTIVE")
 VARIANTS=(ompi ompi+ohio mpich mpich+ohio)
 # shellcheck disable=SC2054  # commas inside MCA values, not between array elements
 mpi_command() {  # fills CMD for variant $1
@@ -322,7 +330,7 @@ group_lines() {  # groups node $1's daemon has created for all RANKS ranks, PPN 
 }
 
 SIZES=$(awk -v m="$MAX_BYTES" 'BEGIN { for (b = 1; b <= m; b *= 2) n++; print n }')
-# Calls per rank and size that go through MPI_Alltoall: warm-up (n/10 + 2) and timed (n).
+# Calls per rank and size that go through $FUNC: warm-up (n/10 + 2) and timed (n).
 EXPECT_SERVED=$(( RANKS * SIZES * (ITERATIONS + ITERATIONS / 10 + 2) ))
 FAILED=0
 HANGS=0
@@ -358,7 +366,7 @@ for ((r = 0; r < REPEATS; r++)); do
       mv "$DIR/runs/$tag.out" "$DIR/runs/$tag.failed"
       tail -5 "$DIR/runs/$tag.err" | sed 's/^/    /' >&2
     elif [[ "$v" == *+ohio ]]; then
-      read -r served fell < <(sed -nE 's/^ohio: ([0-9]+) MPI_Alltoall calls served by ohiod, ([0-9]+) fell through.*/\1 \2/p' \
+      read -r served fell < <(sed -nE "s/^ohio: ([0-9]+) $FUNC calls served by ohiod, ([0-9]+) fell through.*/\1 \2/p" \
                                "$DIR/runs/$tag.err" | head -1) || true
       groups_ok=1
       for ((i = 0; i < NODES; i++)); do [ "$(group_lines $i)" -gt "${g0[$i]}" ] || groups_ok=0; done
@@ -392,7 +400,7 @@ for f in "$DIR"/runs/*.out; do
     "$f" > "$OUT/runs/$tag.csv"
 done
 echo
-echo "### $TOPO: MPI_Alltoall, median of $REPEATS runs (each run: latency = the slowest rank's mean over $ITERATIONS calls)"
+echo "### $TOPO: $FUNC, median of $REPEATS runs (each run: latency = the slowest rank's mean over $ITERATIONS calls)"
 echo
 echo "CPU time and context switches: every rank and every ohiod (in every variant), in the timed"
 echo "window; frames: packets each node's veth0 sent in it (with launcher traffic; one host: no"
@@ -404,10 +412,10 @@ for v in "${VARIANTS[@]}"; do   # in this order, which bench_median keeps
 done
 PLOT=
 if [ ${#CSVS[@]} -gt 0 ]; then
-  bench_median "$OUT/alltoall.csv" "ompi+ohio=ompi mpich+ohio=mpich" "${CSVS[@]}"
-  bench_print "$OUT/alltoall.csv"
-  if bench_plot "$OUT/alltoall.csv" "$OUT/alltoall.png" "MPI_Alltoall latency, $TOPO, median of $REPEATS runs"; then
-    PLOT=$OUT/alltoall.png
+  bench_median "$OUT/$COLLECTIVE.csv" "ompi+ohio=ompi mpich+ohio=mpich" "${CSVS[@]}"
+  bench_print "$OUT/$COLLECTIVE.csv"
+  if bench_plot "$OUT/$COLLECTIVE.csv" "$OUT/$COLLECTIVE.png" "$FUNC latency, $TOPO, median of $REPEATS runs"; then
+    PLOT=$OUT/$COLLECTIVE.png
   fi
 fi
 runs_done() { ls "$DIR/runs/${1/+/_}".*.out 2>/dev/null | wc -l; }
@@ -448,8 +456,8 @@ for v in "${VARIANTS[@]}"; do
 done
 echo
 echo "command: deploy/mpi-compare.sh $ARGS"
-if [ -e "$OUT/alltoall.csv" ]; then
-  echo "results: $OUT/alltoall.csv (medians, one row per variant and size)"
+if [ -e "$OUT/$COLLECTIVE.csv" ]; then
+  echo "results: $OUT/$COLLECTIVE.csv (medians, one row per variant and size)"
   if [ -n "$PLOT" ]; then echo "plot:    $PLOT (latency against bytes per rank, log-log)"; fi
   echo "runs:    $OUT/runs/VARIANT.R.csv (each run's own numbers)"
 fi

@@ -35,7 +35,9 @@ struct alignas(64) EagerHeader {
   // When the source node began the round (CLOCK_MONOTONIC there): only for the stage report's
   // trip time, which means something only where nodes share a clock.
   uint64_t begun_ns;
-  uint8_t unused[32];
+  // Alltoallv: the source node's share of the group's count digest (shm/vector_plan.h).
+  uint64_t count_digest;
+  uint8_t unused[24];
 };
 static_assert(sizeof(EagerHeader) == kEagerHeaderBytes, "one cache line");
 constexpr uint32_t kEagerSkipped = 1;

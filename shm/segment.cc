@@ -89,7 +89,7 @@ Result<Segment> Segment::Attach(int fd) {
                           h->segment_bytes == bytes && h->ssb_offset + h->ssb_bytes <= bytes &&
                           h->srb_offset + h->srb_bytes <= bytes &&
                           h->slots_offset + uint64_t{h->local_ranks} * sizeof(RankSlot) <= h->count_tables_offset &&
-                          h->count_tables_offset + uint64_t{h->local_ranks} * CountTableBytes(h->group_size) <=
+                          h->count_tables_offset + 2 * uint64_t{h->local_ranks} * CountTableBytes(h->group_size) <=
                               h->ssb_offset;
   if (!consistent) {
     return Status(Code::kProtocol, "the group segment received from ohiod has an unexpected layout "

@@ -33,9 +33,11 @@ class Segment {
     return reinterpret_cast<RankSlot*>(base_ + header()->slots_offset) + local_rank;
   }
   uint8_t* ssb() const { return base_ + header()->ssb_offset; }
-  CountEntry* count_table(uint32_t local_rank) const {
+  // Local rank l's count table for `round`: tables alternate by the round's parity, and those
+  // of one parity lie together in local rank order (shm/vector_plan.h's NodeCounts).
+  CountEntry* count_table(uint32_t local_rank, uint32_t round) const {
     return reinterpret_cast<CountEntry*>(base_ + header()->count_tables_offset) +
-           uint64_t{local_rank} * header()->group_size;
+           (uint64_t{round & 1} * header()->local_ranks + local_rank) * header()->group_size;
   }
   // Whether local rank l has arrived at `round` or beyond, and whether every local rank has;
   // the same for having finished copying out of it.

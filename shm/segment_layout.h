@@ -18,7 +18,7 @@
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 5;
+constexpr uint32_t kSegmentVersion = 6;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
@@ -56,7 +56,7 @@ struct alignas(kCacheLine) SegmentHeader {
   uint32_t group_size;
   uint32_t local_ranks;
   uint64_t slots_offset;
-  uint64_t count_tables_offset;  // local_ranks x CountTableBytes(group_size)
+  uint64_t count_tables_offset;  // 2 (round parity) x local_ranks x CountTableBytes(group_size)
   uint64_t ssb_offset;
   uint64_t ssb_bytes;
   uint64_t srb_offset;
@@ -129,12 +129,15 @@ constexpr uint64_t kSkipBytes = ~uint64_t{0};
 // bytes_per_rank of a rank in an alltoallv round: its counts are in its count table.
 constexpr uint64_t kVectorBytes = ~uint64_t{0} - 1;
 
-// What a rank sends to each rank in an alltoallv, written by it before it arrives and read by
-// the others until they are done (client/local_alltoallv.h): bytes and displacement into its
-// send buffer, per destination rank of the group.
+// What a rank sends to and expects from each rank in an alltoallv, written by it before it
+// arrives and read by the others until they are done (client/local_alltoallv.cc), and, in a
+// group spanning nodes, by its daemon when the round begins (shm/vector_plan.h): bytes and
+// displacement into its send buffer, and bytes it expects, per rank of the group. One table per
+// rank and round parity: across nodes a rank may write round k's while others still read k-1's.
 struct CountEntry {
   uint64_t bytes;
   uint64_t displacement;
+  uint64_t recv_bytes;  // across nodes: where each piece of a peer's block lies, and the digest
 };
 inline uint64_t CountTableBytes(uint32_t group_size) { return uint64_t{group_size} * sizeof(CountEntry); }
 
@@ -215,7 +218,7 @@ inline SegmentLayout ComputeSegmentLayout(uint32_t local_ranks, uint32_t group_s
   l.group_size = group_size;
   l.slots_offset = RoundUp(sizeof(SegmentHeader), kCacheLine);
   l.count_tables_offset = RoundUp(l.slots_offset + uint64_t{local_ranks} * sizeof(RankSlot), kCacheLine);
-  l.ssb_offset = RoundUp(l.count_tables_offset + uint64_t{local_ranks} * CountTableBytes(group_size), kPage);
+  l.ssb_offset = RoundUp(l.count_tables_offset + 2 * uint64_t{local_ranks} * CountTableBytes(group_size), kPage);
   l.ssb_bytes = ssb_bytes;
   l.srb_offset = RoundUp(l.ssb_offset + ssb_bytes, kPage);
   l.srb_bytes = srb_bytes;

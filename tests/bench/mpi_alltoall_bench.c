@@ -1,7 +1,10 @@
 /* osu-style MPI_Alltoall latency: a plain MPI program, timed the same way whether MPI_Alltoall
  * is the MPI library's own or ohio's (libohio_mpi preloaded).
  *
- * usage: mpi_alltoall_bench [min_bytes] [max_bytes] [iterations] [daemon_pids]   (1, 1 MiB, auto, none)
+ * usage: mpi_alltoall_bench [min_bytes] [max_bytes] [iterations] [daemon_pids] [collective]
+ *        (1, 1 MiB, auto, none, alltoall)
+ * collective: alltoall, or alltoallv: MPI_Alltoallv moving the same bytes (every count = bytes,
+ * blocks in rank order), to set it beside MPI_Alltoall.
  * daemon_pids: the ohiod of every node, comma-separated (one pid namespace: network namespaces
  * do not hide pids); their CPU time counts too, and each one's network namespace tells which
  * veth0 is its node's.
@@ -46,6 +49,14 @@ static nodes_sample sample_nodes(const pid_t* pids, int n, int start) {
   return s;
 }
 
+static void exchange(int vector, const char* send, char* recv, int bytes, const int* counts, const int* displs) {
+  if (vector) {
+    MPI_Alltoallv(send, counts, displs, MPI_BYTE, recv, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
+  } else {
+    MPI_Alltoall(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, MPI_COMM_WORLD);
+  }
+}
+
 static int rank_is_zero(void) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -77,20 +88,32 @@ int main(int argc, char** argv) {
     daemons[ndaemons++] = (pid_t)pid;
     p = *end == ',' ? end + 1 : end;
   }
+  const char* collective = argc > 5 ? argv[5] : "alltoall";
+  const int vector = strcmp(collective, "alltoallv") == 0;
+  if (!vector && strcmp(collective, "alltoall") != 0) {
+    if (rank_is_zero()) fprintf(stderr, "mpi_alltoall_bench: collective: alltoall or alltoallv, not '%s'\n", collective);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int* counts = malloc(sizeof(int) * size);
+  int* displs = malloc(sizeof(int) * size);
   char* send = malloc((size_t)max_bytes * size);
   char* recv = malloc((size_t)max_bytes * size);
   memset(send, rank, (size_t)max_bytes * size);
   const pid_t self = getpid();
   if (rank == 0) {
-    printf("# bytes avg_us cpu_us_per_call ctx_switches_per_call frames_per_call_per_node (%d ranks, %d daemons)\n",
-           size, ndaemons);
+    printf("# bytes avg_us cpu_us_per_call ctx_switches_per_call frames_per_call_per_node (%d ranks, %d daemons, %s)\n",
+           size, ndaemons, vector ? "MPI_Alltoallv" : "MPI_Alltoall");
   }
   for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     int n = iterations_for(bytes, requested);
-    for (int w = 0; w < n / 10 + 2; ++w) MPI_Alltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+    for (int j = 0; j < size; ++j) {
+      counts[j] = (int)bytes;
+      displs[j] = j * (int)bytes;
+    }
+    for (int w = 0; w < n / 10 + 2; ++w) exchange(vector, send, recv, (int)bytes, counts, displs);
     /* The daemons' and veths' window spans every rank's: sampled before the barrier that starts
      * the ranks and after the one that sees them all done. */
     nodes_sample nodes_start = {{0, 0}, -1};
@@ -98,7 +121,7 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     ohio_bench_usage mine_start = ohio_bench_usage_start(self);
     double start = MPI_Wtime();
-    for (int i = 0; i < n; ++i) MPI_Alltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+    for (int i = 0; i < n; ++i) exchange(vector, send, recv, (int)bytes, counts, displs);
     double mine = (MPI_Wtime() - start) * 1e6 / n, slowest = 0;
     ohio_bench_usage mine_end = ohio_bench_usage_end(self);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -127,6 +150,8 @@ int main(int argc, char** argv) {
   }
   free(send);
   free(recv);
+  free(counts);
+  free(displs);
   MPI_Finalize();
   return 0;
 }

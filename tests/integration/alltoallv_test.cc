@@ -1,8 +1,10 @@
-// ohio_alltoallv (client/local_alltoallv.cc) through a real daemon and real rank processes:
-// counts drawn per pair and call with zeros among them, blocks out of order with gaps, every
-// byte and every gap checked by the rank tool; a pair whose counts disagree fails the call on
-// every rank with the same message and the group goes on; the daemon counts the calls and their
-// bytes exactly; a group spanning nodes gets "not supported" on every rank, nothing moved.
+// ohio_alltoallv through real daemons and real rank processes, on one node
+// (client/local_alltoallv.cc) and across nodes (client/remote_alltoallv.cc): counts drawn per
+// pair and call with zeros among them, blocks out of order with gaps, every byte and every gap
+// checked by the rank tool; a pair whose counts disagree fails the call on every rank with the
+// same message and the group goes on; a call across nodes too large for one round is "not
+// supported" on every rank alike and the group goes on; the daemons count the calls and their
+// bytes exactly, on the wire only the non-zero pairs' bytes.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -112,17 +114,108 @@ TEST(Alltoallv, APairThatDisagreesFailsEveryRankAlikeAndTheGroupGoesOn) {
   EXPECT_EQ(c.collectives_failed(), 1u);
 }
 
-TEST(Alltoallv, AGroupAcrossNodesIsNotSupportedOnEveryRank) {
+// What the ranks of each node printed, summed: name=value pairs of their last lines.
+std::vector<uint64_t> SumPerNode(const Ranks& ranks, const std::vector<uint32_t>& rank_node, uint32_t nodes,
+                                 const std::string& name) {
+  std::vector<uint64_t> sums(nodes, 0);
+  for (uint32_t r = 0; r < ranks.size(); ++r) {
+    std::smatch m;
+    const std::string out = ranks[r]->Output();
+    EXPECT_TRUE(std::regex_search(out, m, std::regex(name + "=(\\d+)"))) << out;
+    if (!m.empty()) sums[rank_node[r]] += std::stoull(m[1]);
+  }
+  return sums;
+}
+
+// The message every rank printed for call `call`, which must be the same on every rank.
+std::string SameErrorEverywhere(const Ranks& ranks, uint32_t call, const std::string& code) {
+  std::string first;
+  for (const auto& r : ranks) {
+    std::smatch m;
+    const std::string out = r->Output();
+    const std::regex line("call " + std::to_string(call) + ": code=" + code + " (.*)");
+    EXPECT_TRUE(std::regex_search(out, m, line)) << out;
+    if (m.empty()) continue;
+    if (first.empty()) first = m[1];
+    EXPECT_EQ(m[1], first) << "every rank reports the same error";
+  }
+  return first;
+}
+
+TEST(Alltoallv, RandomCountsAcrossThreeNodesWithUnevenPlacement) {
+  TempDir dir;
+  // Small buffers: a slot of 64 KiB per source node, a 42 KiB region of SSB half per rank on
+  // the node of three, so that call 7's counts of up to 40,000 bytes do not fit one round.
+  Cluster cluster(dir, 3, {"--ssb-bytes", "256KiB", "--srb-bytes", "256KiB"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::vector<uint32_t> placement = {0, 1, 2, 0, 1, 0};  // 3, 2 and 1 ranks, interleaved
+  const uint32_t calls = 16;
+  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "across",
+                          {"--calls", std::to_string(calls), "--max-bytes", "3000", "--seed", "11", "--large-call",
+                           "7", "--large-bytes", "40000", "--large-expect", "not supported"});
+  const uint64_t verified = AllPass(ranks);
+  EXPECT_GT(verified, 0u);
+  const std::string why = SameErrorEverywhere(ranks, 7, "11 \\(not supported\\)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(why, m,
+                               std::regex("alltoallv across nodes is served when it fits one round of the group's "
+                                          "shared buffers; the part of nodes? ([^ ]+) does not")))
+      << why;
+  const std::string too_large = "," + std::string(m[1]) + ",";
+  const auto sent = SumPerNode(ranks, placement, 3, "remote_sent_bytes");
+  const auto received = SumPerNode(ranks, placement, 3, "remote_received_bytes");
+  const auto all = SumPerNode(ranks, placement, 3, "verified_bytes");
+  for (uint32_t n = 0; n < 3; ++n) {
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    // On the wire, exactly the bytes of the non-zero pairs between nodes (headers aside).
+    EXPECT_EQ(c.bytes_sent(), sent[n]) << "node " << n;
+    EXPECT_EQ(c.bytes_received(), received[n]) << "node " << n;
+    EXPECT_EQ(c.bytes_local(), all[n] - received[n]) << "node " << n;
+    EXPECT_EQ(c.collectives_served(), calls - 1) << "node " << n;
+    EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n;
+    // One put per other node and call, whatever the counts of its ranks' pairs; a node whose
+    // part of call 7 did not fit sent none for it.
+    const bool sent_none = too_large.find("," + cluster.name(n) + ",") != std::string::npos;
+    EXPECT_EQ(c.transport_counters().data_frames_sent(), 2 * (calls - (sent_none ? 1 : 0))) << "node " << n;
+  }
+}
+
+TEST(Alltoallv, AGroupSizedForSmallCallsGrowsForALargerOneAcrossNodes) {
   TempDir dir;
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "across",
-                          {"--calls", "2", "--expect", "not supported"});
+  // Buffers for 64-byte calls (a 4 KiB class); pairs of up to 20,000 bytes do not fit them.
+  const std::vector<uint32_t> placement = {0, 1, 1, 0, 1};
+  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "grows",
+                          {"--calls", "4", "--max-bytes", "20000", "--seed", "5", "--hint", "64"});
+  EXPECT_GT(AllPass(ranks), 0u);
+  for (uint32_t n = 0; n < 2; ++n) {
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    EXPECT_EQ(c.collectives_served(), 4u) << "node " << n;
+    EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n << ": the first try, on the small buffers";
+  }
+}
+
+TEST(Alltoallv, APairThatDisagreesAcrossNodesFailsEveryRankAlikeAndTheGroupGoesOn) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // Rank 1 (node 0) expects one byte more from rank 2 (node 1) in call 0. Between alltoallv
+  // calls, an alltoall of 3 MiB per rank: announced rounds, after which an eager round waits
+  // for the peers' ROUND_READY before their data (and their digest) come.
+  const std::vector<uint32_t> placement = {0, 0, 1};
+  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "mismatch",
+                          {"--calls", "5", "--max-bytes", "500", "--mismatch-rank", "1", "--alltoall-bytes",
+                           "3145728"});
   AllPass(ranks);
-  for (const auto& r : ranks) {
-    EXPECT_NE(r->Output().find("alltoallv is served for groups on one node; this group spans 2 nodes"),
-              std::string::npos)
-        << r->Output();
+  EXPECT_EQ(SameErrorEverywhere(ranks, 0, "6 \\(size mismatch\\)"),
+            "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does not "
+            "expect (MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)");
+  for (const auto& r : ranks) EXPECT_NE(r->Output().find("ok calls=5"), std::string::npos) << r->Output();
+  for (uint32_t n = 0; n < 2; ++n) {
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    EXPECT_EQ(c.collectives_served(), 4u + 4u) << "4 alltoallv and 4 alltoall";
+    EXPECT_EQ(c.collectives_failed(), 1u);
   }
 }
 

@@ -1,27 +1,23 @@
 // One rank of a test job calling ohio_alltoallv: counts drawn per pair and call (a quarter of
 // them zero, the same on every rank from the seed), blocks laid out of order with gaps on both
 // sides, every received byte checked and every gap checked untouched. Exits 0 only if
-// everything matched what the test expected (including an expected error).
+// everything matched what the test expected (including an expected error). Prints the bytes it
+// verified and, of its successful calls, the bytes it sent to and received from other nodes (for
+// the daemons' counters).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "client/ohio.hpp"
+#include "common/mix64.h"
 #include "tests/tools/key_hex.h"
 
 namespace {
 
-uint64_t Mix(uint64_t x) {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // Bytes rank `src` sends rank `dst` in call `call`.
 size_t Count(uint64_t seed, uint32_t src, uint32_t dst, uint32_t call, size_t max_bytes) {
-  const uint64_t h = Mix(seed ^ Mix(uint64_t{src} << 40 ^ uint64_t{dst} << 20 ^ call));
+  const uint64_t h = ohio::Mix64(seed ^ ohio::Mix64(uint64_t{src} << 40 ^ uint64_t{dst} << 20 ^ call));
   return h % 4 == 0 ? 0 : static_cast<size_t>((h >> 8) % (max_bytes + 1));
 }
 
@@ -53,6 +49,11 @@ int main(int argc, char** argv) {
   size_t max_bytes = 4096;
   uint64_t seed = 1;
   int mismatch_rank = -1;
+  int large_call = -1;
+  size_t large_bytes = 0;
+  std::string large_expect;
+  uint64_t hint = 0;
+  size_t alltoall_bytes = 0;
   std::vector<uint32_t> rank_node;
   std::vector<std::string> nodes;
   app.add_option("--socket", socket)->required();
@@ -68,6 +69,12 @@ int main(int argc, char** argv) {
                  "in call 0 this rank expects one byte more from the next rank: every rank must get a size "
                  "mismatch, and the calls after it must work");
   app.add_option("--expect", expect, "every call must fail with this error (ohio_strerror's name)");
+  app.add_option("--large-call", large_call, "this call draws counts up to --large-bytes instead");
+  app.add_option("--large-bytes", large_bytes);
+  app.add_option("--large-expect", large_expect, "the large call must fail with this error (default: succeed)");
+  app.add_option("--hint", hint, "bytes_per_rank_hint of the join (0: the configured buffers)");
+  app.add_option("--alltoall-bytes", alltoall_bytes,
+                 "after every alltoallv, an alltoall of this many bytes per rank, verified (0: none)");
   CLI11_PARSE(app, argc, argv);
 
   unsigned char key[OHIO_KEY_BYTES];
@@ -81,18 +88,39 @@ int main(int argc, char** argv) {
   if (nodes.empty()) nodes = {client.node_name()};
   if (rank_node.empty()) rank_node.assign(size, 0);
   ohio::Group group;
-  r = client.Join(key, rank, nodes, rank_node, "", &group);
+  r = client.Join(key, rank, nodes, rank_node, "", &group, hint);
   if (!r.ok()) {
     std::printf("rank %u: join error %s\n", rank, r.message.c_str());
     return 1;
   }
-  uint64_t verified = 0;
+  uint64_t verified = 0, remote_sent = 0, remote_received = 0;
   for (uint32_t call = 0; call < calls; ++call) {
+    if (call > 0 && alltoall_bytes > 0) {
+      std::vector<uint8_t> out(alltoall_bytes * size), in(alltoall_bytes * size);
+      for (uint32_t j = 0; j < size; ++j) {
+        for (size_t i = 0; i < alltoall_bytes; ++i) out[j * alltoall_bytes + i] = Pattern(rank, j, i, call);
+      }
+      r = group.Alltoall(out.data(), in.data(), alltoall_bytes);
+      if (!r.ok()) {
+        std::printf("rank %u: alltoall before call %u: code=%d %s\n", rank, call, r.code, r.message.c_str());
+        return 1;
+      }
+      for (uint32_t s = 0; s < size; ++s) {
+        for (size_t i = 0; i < alltoall_bytes; ++i) {
+          if (in[s * alltoall_bytes + i] != Pattern(s, rank, i, call)) {
+            std::printf("rank %u: WRONG byte %zu from rank %u in the alltoall before call %u\n", rank, i, s, call);
+            return 1;
+          }
+        }
+      }
+    }
+    const bool large = static_cast<int>(call) == large_call;
+    const size_t most = large ? large_bytes : max_bytes;
     std::vector<size_t> send_counts(size), recv_counts(size), send_displs, recv_displs;
     std::vector<uint32_t> send_order(size), recv_order(size);
     for (uint32_t j = 0; j < size; ++j) {
-      send_counts[j] = Count(seed, rank, j, call, max_bytes);
-      recv_counts[j] = Count(seed, j, rank, call, max_bytes);
+      send_counts[j] = Count(seed, rank, j, call, most);
+      recv_counts[j] = Count(seed, j, rank, call, most);
       send_order[j] = size - 1 - j;            // last destination first
       recv_order[j] = (rank + 1 + j) % size;  // starting after this rank
     }
@@ -109,10 +137,11 @@ int main(int argc, char** argv) {
       std::printf("rank %u: call %u: code=%d (%s) %s\n", rank, call, r.code, ohio_strerror(r.code), r.message.c_str());
       std::fflush(stdout);
       if (!expect.empty() && expect == ohio_strerror(r.code)) continue;
+      if (large && !large_expect.empty() && large_expect == ohio_strerror(r.code)) continue;
       if (call == 0 && mismatch_rank >= 0 && r.code == OHIO_ERR_SIZE_MISMATCH) continue;
       return 1;
     }
-    if (!expect.empty() || (call == 0 && mismatch_rank >= 0)) {
+    if (!expect.empty() || (call == 0 && mismatch_rank >= 0) || (large && !large_expect.empty())) {
       std::printf("rank %u: call %u succeeded but should have failed\n", rank, call);
       return 1;
     }
@@ -132,8 +161,14 @@ int main(int argc, char** argv) {
         }
       }
       verified += recv_counts[s];
+      if (rank_node[s] != rank_node[rank]) {
+        remote_received += recv_counts[s];
+        remote_sent += send_counts[s];
+      }
     }
   }
-  std::printf("rank %u: ok calls=%u verified_bytes=%llu\n", rank, calls, static_cast<unsigned long long>(verified));
+  std::printf("rank %u: ok calls=%u verified_bytes=%llu remote_sent_bytes=%llu remote_received_bytes=%llu\n", rank,
+              calls, static_cast<unsigned long long>(verified), static_cast<unsigned long long>(remote_sent),
+              static_cast<unsigned long long>(remote_received));
   return 0;
 }

@@ -34,7 +34,7 @@ TEST(SegmentLayout, AlignedDisjointAndCovered) {
         EXPECT_EQ(l.slots_offset % kCacheLine, 0u);
         EXPECT_LE(l.slots_offset + uint64_t{ranks} * sizeof(RankSlot), l.count_tables_offset);
         EXPECT_EQ(l.count_tables_offset % kCacheLine, 0u);
-        const uint64_t tables_end = l.count_tables_offset + uint64_t{ranks} * CountTableBytes(group_size);
+        const uint64_t tables_end = l.count_tables_offset + 2 * uint64_t{ranks} * CountTableBytes(group_size);
         EXPECT_LE(tables_end, l.ssb_offset);
         EXPECT_EQ(l.ssb_offset % kPage, 0u);
         EXPECT_EQ(l.ssb_bytes, ssb);

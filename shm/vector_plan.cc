@@ -1,0 +1,177 @@
+#include "shm/vector_plan.h"
+
+#include "common/mix64.h"
+
+namespace ohio {
+namespace {
+
+uint64_t PairHash(uint32_t from, uint32_t to, uint64_t bytes) {
+  return Mix64(Mix64(uint64_t{from} << 32 | to) ^ bytes);
+}
+
+// Where the part of a row for node `dest` starts in the rank's region.
+uint64_t RowOffset(const GroupShape& shape, const CountEntry* table, uint32_t dest) {
+  uint64_t at = 0;
+  for (uint32_t j = 0; j < dest; ++j) {
+    for (uint32_t i = 0; i < shape.ppn(j); ++i) at += table[shape.rank_at(j, i)].bytes;
+  }
+  return at;
+}
+
+uint64_t RowBytesTo(const GroupShape& shape, const CountEntry* table, uint32_t dest) {
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < shape.ppn(dest); ++i) bytes += table[shape.rank_at(dest, i)].bytes;
+  return bytes;
+}
+
+}  // namespace
+
+uint64_t VectorRegionBytes(const GroupShape& shape, const EagerLayout& layout, uint32_t node) {
+  const uint64_t region = layout.ssb_half / shape.ppn(node);
+  return region - region % 64;
+}
+
+uint64_t VectorRowBytes(const GroupShape& shape, const CountEntry* table) {
+  uint64_t bytes = 0;
+  for (uint32_t r = 0; r < shape.size(); ++r) bytes += table[r].bytes;
+  return bytes;
+}
+
+bool VectorRowFits(const GroupShape& shape, const CountEntry* table, uint64_t region) {
+  for (uint32_t r = 0; r < shape.size(); ++r) {
+    if (table[r].bytes > region) return false;
+  }
+  return VectorRowBytes(shape, table) <= region;
+}
+
+std::vector<CopySpan> PlanVectorCopyIn(const GroupShape& shape, const size_t* send_counts,
+                                       const size_t* send_displs) {
+  std::vector<CopySpan> spans;
+  uint64_t at = 0;
+  for (uint32_t j = 0; j < shape.nodes(); ++j) {
+    for (uint32_t i = 0; i < shape.ppn(j); ++i) {
+      const uint32_t r = shape.rank_at(j, i);
+      if (send_counts[r] == 0) continue;
+      spans.push_back({send_displs[r], at, send_counts[r]});
+      at += send_counts[r];
+    }
+  }
+  return spans;
+}
+
+uint64_t VectorSendBlockBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts, uint32_t dest) {
+  uint64_t bytes = 0;
+  for (uint32_t l = 0; l < shape.ppn(node); ++l) bytes += RowBytesTo(shape, counts.of(l), dest);
+  return bytes;
+}
+
+uint64_t VectorRecvBlockBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts, uint32_t source) {
+  uint64_t bytes = 0;
+  for (uint32_t r = 0; r < shape.ppn(node); ++r) {
+    const CountEntry* t = counts.of(r);
+    for (uint32_t i = 0; i < shape.ppn(source); ++i) bytes += t[shape.rank_at(source, i)].recv_bytes;
+  }
+  return bytes;
+}
+
+bool VectorFits(const GroupShape& shape, const EagerLayout& layout, uint32_t node, const NodeCounts& counts) {
+  if (layout.slot < kEagerHeaderBytes) return false;
+  const uint64_t block = layout.slot - kEagerHeaderBytes;
+  const uint64_t region = VectorRegionBytes(shape, layout, node);
+  for (uint32_t l = 0; l < shape.ppn(node); ++l) {
+    const CountEntry* t = counts.of(l);
+    if (!VectorRowFits(shape, t, region)) return false;
+    // Each count on its own first: the block sums below cannot wrap around.
+    for (uint32_t r = 0; r < shape.size(); ++r) {
+      if (t[r].recv_bytes > block) return false;
+    }
+  }
+  for (uint32_t j = 0; j < shape.nodes(); ++j) {
+    if (j == node) continue;
+    if (VectorSendBlockBytes(shape, node, counts, j) > block) return false;
+    if (VectorRecvBlockBytes(shape, node, counts, j) > block) return false;
+  }
+  return true;
+}
+
+uint64_t VectorCountDigest(const GroupShape& shape, uint32_t node, const NodeCounts& counts) {
+  uint64_t digest = 0;
+  for (uint32_t l = 0; l < shape.ppn(node); ++l) {
+    const uint32_t me = shape.rank_at(node, l);
+    const CountEntry* t = counts.of(l);
+    for (uint32_t r = 0; r < shape.size(); ++r) {
+      digest += PairHash(me, r, t[r].bytes) - PairHash(r, me, t[r].recv_bytes);
+    }
+  }
+  return digest;
+}
+
+uint64_t VectorLocalBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts) {
+  return VectorSendBlockBytes(shape, node, counts, node);
+}
+
+std::vector<Put> PlanVectorPuts(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                                const NodeCounts& counts) {
+  std::vector<Put> puts;
+  const uint64_t region = VectorRegionBytes(shape, layout, node);
+  const auto steps = PairwiseSchedule(shape.nodes(), node);
+  for (uint32_t s = 0; s < steps.size(); ++s) {
+    Put p;
+    p.dest = steps[s].send_to;
+    p.step = s;
+    p.delivery = EagerImmDelivery(0);
+    p.srb_offset = EagerSlotOffset(layout, p.dest, node, 0);
+    for (uint32_t l = 0; l < shape.ppn(node); ++l) {
+      const CountEntry* t = counts.of(l);
+      const uint64_t bytes = RowBytesTo(shape, t, p.dest);
+      if (bytes == 0) continue;
+      p.pieces.push_back({l * region + RowOffset(shape, t, p.dest), bytes});
+      p.bytes += bytes;
+    }
+    puts.push_back(std::move(p));
+  }
+  return puts;
+}
+
+std::vector<Delivery> PlanVectorDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                                           const NodeCounts& counts) {
+  // Where and in which order blocks land is the eager round's; only their sizes differ.
+  std::vector<Delivery> out = PlanEagerDeliveries(shape, node, layout, 0);
+  for (Delivery& d : out) d.bytes = VectorRecvBlockBytes(shape, node, counts, d.source);
+  return out;
+}
+
+std::vector<CopySpan> PlanVectorCopyOutBlock(const GroupShape& shape, uint32_t node, uint32_t local,
+                                             const NodeCounts& counts, uint32_t source, const size_t* recv_displs) {
+  std::vector<CopySpan> spans;
+  uint64_t at = 0;
+  for (uint32_t i = 0; i < shape.ppn(source); ++i) {
+    const uint32_t from = shape.rank_at(source, i);
+    for (uint32_t r = 0; r < shape.ppn(node); ++r) {
+      const uint64_t bytes = counts.of(r)[from].recv_bytes;
+      if (r == local && bytes != 0) spans.push_back({at, recv_displs[from], bytes});
+      at += bytes;
+    }
+  }
+  return spans;
+}
+
+std::vector<CopySpan> PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t local,
+                                             const EagerLayout& layout, const NodeCounts& counts,
+                                             const size_t* recv_displs) {
+  std::vector<CopySpan> spans;
+  const uint64_t region = VectorRegionBytes(shape, layout, node);
+  const uint32_t me = shape.rank_at(node, local);
+  for (uint32_t l = 0; l < shape.ppn(node); ++l) {
+    const CountEntry* t = counts.of(l);
+    const uint64_t bytes = t[me].bytes;
+    const uint32_t from = shape.rank_at(node, l);
+    if (bytes == 0 || bytes != counts.of(local)[from].recv_bytes) continue;
+    uint64_t at = l * region + RowOffset(shape, t, node);
+    for (uint32_t i = 0; i < local; ++i) at += t[shape.rank_at(node, i)].bytes;
+    spans.push_back({at, recv_displs[from], bytes});
+  }
+  return spans;
+}
+
+}  // namespace ohio

@@ -1,0 +1,93 @@
+// Alltoallv across nodes, as pure functions shared by the daemon and the ranks: where a rank
+// stages its row, what a node puts to each other node, and where a rank finds its pieces in a
+// block that landed. Sender and receiver compute all of it from their own node's count tables
+// (shm/segment_layout.h), by MPI's rule that what rank a sends b is what b expects of a: no
+// counts travel.
+//
+// A call is one eager round (shm/eager_plan.h): same slots, same header, same credits.
+// - Each local rank owns an equal region of the round's SSB half and stages its row there by
+//   destination node, then destination rank, in group order; nothing waits for the others'
+//   counts before copying in.
+// - The block node n puts to node j gathers from every region (local ranks in order) the part
+//   for node j: pieces ordered by (sender, receiver), zero counts taking no room, so zero-count
+//   pairs cost nothing on the wire. The receiver finds piece (l, r) after the pieces before it,
+//   whose sizes its own ranks expect.
+// - A call fits when every rank's row fits its region and every block, either way, fits a slot.
+//   Both ends of a node pair compute both directions' block sizes, so they agree whether the
+//   pair fits; a node that does not fit says so instead of sending, and the call fails on every
+//   node alike.
+// - The counts are checked without exchanging them: every node adds h(a, b, bytes) for what
+//   its ranks a send every rank b, and subtracts h(a, b, bytes) for what its ranks b expect of
+//   every rank a; the shares of all nodes, carried in the eager headers, sum to zero when every
+//   pair agrees (and to anything else, but with probability 2^-64, when one does not).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "shm/copy_plan.h"
+#include "shm/eager_plan.h"
+#include "shm/exchange_plan.h"
+#include "shm/group_shape.h"
+#include "shm/segment_layout.h"
+
+namespace ohio {
+
+// One node's count tables: ppn tables of group-size entries, in local rank order (as they lie
+// in the segment).
+struct NodeCounts {
+  const CountEntry* tables = nullptr;
+  uint32_t group_size = 0;
+  const CountEntry* of(uint32_t local) const { return tables + uint64_t{local} * group_size; }
+};
+
+// The SSB bytes each local rank of `node` may stage its row in (cache-line multiples).
+uint64_t VectorRegionBytes(const GroupShape& shape, const EagerLayout& layout, uint32_t node);
+
+// Bytes a rank whose send table is `table` stages: its whole row.
+uint64_t VectorRowBytes(const GroupShape& shape, const CountEntry* table);
+// Whether that row fits `region` bytes (every count checked first: no sum wraps around).
+bool VectorRowFits(const GroupShape& shape, const CountEntry* table, uint64_t region);
+
+// Copy-in of a rank with these send counts and displacements: src into its send buffer, dst from
+// the start of its region.
+std::vector<CopySpan> PlanVectorCopyIn(const GroupShape& shape, const size_t* send_counts,
+                                       const size_t* send_displs);
+
+// Bytes node `node` sends to node `dest`, and expects from node `source`, by its own tables.
+uint64_t VectorSendBlockBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts, uint32_t dest);
+uint64_t VectorRecvBlockBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts, uint32_t source);
+
+// Whether this node's part of the call is one eager round: the same answer at both ends of every
+// node pair whose counts agree.
+bool VectorFits(const GroupShape& shape, const EagerLayout& layout, uint32_t node, const NodeCounts& counts);
+
+// This node's share of the count digest.
+uint64_t VectorCountDigest(const GroupShape& shape, uint32_t node, const NodeCounts& counts);
+
+// Bytes moved between this node's own ranks.
+uint64_t VectorLocalBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts);
+
+// This node's puts of a vector round of parity 0, one per other node in schedule order (as
+// PlanEagerPuts): pieces of the SSB half, srb_offset at the header in the peer's slot.
+std::vector<Put> PlanVectorPuts(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                                const NodeCounts& counts);
+
+// The deliveries a vector round of parity 0 brings to `node`, in schedule order (as
+// PlanEagerDeliveries), bytes as this node expects them.
+std::vector<Delivery> PlanVectorDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                                           const NodeCounts& counts);
+
+// Copy-out by local rank `local` of `node` of the block from node `source`: src from the
+// block's first byte (past the header), dst into the rank's receive buffer.
+std::vector<CopySpan> PlanVectorCopyOutBlock(const GroupShape& shape, uint32_t node, uint32_t local,
+                                             const NodeCounts& counts, uint32_t source, const size_t* recv_displs);
+
+// Copy-out by local rank `local` of what its own node's ranks send it: src from the start of the
+// SSB half, dst into its receive buffer. A pair whose counts disagree is left out (the round
+// fails on the digest).
+std::vector<CopySpan> PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t local,
+                                             const EagerLayout& layout, const NodeCounts& counts,
+                                             const size_t* recv_displs);
+
+}  // namespace ohio

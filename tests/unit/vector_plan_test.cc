@@ -1,0 +1,221 @@
+// The alltoallv planner (shm/vector_plan.h), simulated end to end for every placement of up to
+// 4 ranks on up to 4 nodes and a few uneven larger ones: ranks stage their rows, every node
+// gathers its puts into its peers' slots, ranks copy out by their own node's tables, and every
+// received byte and every gap is checked; a pair that disagrees makes the digests' sum non-zero;
+// a row or block too large for the buffers does not fit, at both ends of the pair.
+#include "shm/vector_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/mix64.h"
+#include "tests/unit/rank_maps.h"
+
+namespace ohio {
+namespace {
+
+using testing_util::AllValidMaps;
+using testing_util::MapName;
+using testing_util::RankMap;
+
+constexpr uint8_t kGap = 0xEE;
+constexpr uint64_t kGapBytes = 3;
+
+GroupShape Shape(const RankMap& rm) {
+  Result<GroupShape> r = GroupShape::Make(rm.nodes, rm.rank_node);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.value();
+}
+
+std::vector<RankMap> TestMaps() {
+  std::vector<RankMap> maps = AllValidMaps(4, 4);
+  const std::vector<RankMap> extra = {
+      {3, {0, 2, 1, 0, 2, 0}}, {5, {4, 0, 0, 3, 1, 2}}, {2, {1, 0, 0, 0, 1}}, {8, {7, 6, 5, 4, 3, 2, 1, 0, 0}}};
+  maps.insert(maps.end(), extra.begin(), extra.end());
+  return maps;
+}
+
+// Bytes rank a sends rank b: a quarter of the pairs none.
+size_t Count(uint32_t a, uint32_t b, uint64_t seed) {
+  const uint64_t h = Mix64(seed ^ (uint64_t{a} << 20 | b));
+  return h % 4 == 0 ? 0 : (h >> 8) % 200;
+}
+
+uint8_t Pattern(uint32_t a, uint32_t b, uint64_t i) { return static_cast<uint8_t>(a * 131 + b * 31 + i * 7 + 1); }
+
+struct Rank {
+  std::vector<size_t> send_counts, send_displs, recv_counts, recv_displs;
+  std::vector<uint8_t> send, recv;
+};
+
+// Blocks in reverse rank order, a gap after each.
+void Lay(const std::vector<size_t>& counts, std::vector<size_t>* displs, std::vector<uint8_t>* buffer) {
+  displs->assign(counts.size(), 0);
+  uint64_t at = kGapBytes;
+  for (size_t k = counts.size(); k-- > 0;) {
+    (*displs)[k] = at;
+    at += counts[k] + kGapBytes;
+  }
+  buffer->assign(at, kGap);
+}
+
+std::vector<Rank> MakeRanks(const GroupShape& shape, uint64_t seed) {
+  std::vector<Rank> ranks(shape.size());
+  for (uint32_t a = 0; a < shape.size(); ++a) {
+    Rank& r = ranks[a];
+    for (uint32_t b = 0; b < shape.size(); ++b) {
+      r.send_counts.push_back(Count(a, b, seed));
+      r.recv_counts.push_back(Count(b, a, seed));
+    }
+    Lay(r.send_counts, &r.send_displs, &r.send);
+    Lay(r.recv_counts, &r.recv_displs, &r.recv);
+    for (uint32_t b = 0; b < shape.size(); ++b) {
+      for (size_t i = 0; i < r.send_counts[b]; ++i) r.send[r.send_displs[b] + i] = Pattern(a, b, i);
+    }
+  }
+  return ranks;
+}
+
+std::vector<std::vector<CountEntry>> Tables(const GroupShape& shape, const std::vector<Rank>& ranks) {
+  std::vector<std::vector<CountEntry>> tables(shape.nodes());
+  for (uint32_t n = 0; n < shape.nodes(); ++n) {
+    for (uint32_t l = 0; l < shape.ppn(n); ++l) {
+      const Rank& r = ranks[shape.rank_at(n, l)];
+      for (uint32_t j = 0; j < shape.size(); ++j) {
+        tables[n].push_back(CountEntry{r.send_counts[j], r.send_displs[j], r.recv_counts[j]});
+      }
+    }
+  }
+  return tables;
+}
+
+NodeCounts CountsOf(const GroupShape& shape, const std::vector<std::vector<CountEntry>>& tables, uint32_t n) {
+  return NodeCounts{tables[n].data(), shape.size()};
+}
+
+TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
+  for (const RankMap& rm : TestMaps()) {
+    for (uint64_t seed : {1, 2}) {
+      const GroupShape shape = Shape(rm);
+      SCOPED_TRACE(MapName(rm.rank_node) + " over " + std::to_string(rm.nodes) + " seed " + std::to_string(seed));
+      const EagerLayout layout = PlanEagerLayout(shape, 1 << 20, 1 << 20);
+      std::vector<Rank> ranks = MakeRanks(shape, seed);
+      const auto tables = Tables(shape, ranks);
+      std::vector<std::vector<uint8_t>> ssb(shape.nodes(), std::vector<uint8_t>(layout.ssb_half, 0));
+      std::vector<std::vector<uint8_t>> srb(shape.nodes(), std::vector<uint8_t>(layout.srb_half, 0));
+      uint64_t digest = 0, wire = 0;
+      for (uint32_t n = 0; n < shape.nodes(); ++n) {
+        const NodeCounts counts = CountsOf(shape, tables, n);
+        ASSERT_TRUE(VectorFits(shape, layout, n, counts));
+        digest += VectorCountDigest(shape, n, counts);
+        const uint64_t region = VectorRegionBytes(shape, layout, n);
+        for (uint32_t l = 0; l < shape.ppn(n); ++l) {
+          const Rank& r = ranks[shape.rank_at(n, l)];
+          for (const CopySpan& s : PlanVectorCopyIn(shape, r.send_counts.data(), r.send_displs.data())) {
+            ASSERT_LE(s.dst + s.len, region);
+            std::memcpy(ssb[n].data() + l * region + s.dst, r.send.data() + s.src, s.len);
+          }
+        }
+      }
+      EXPECT_EQ(digest, 0u) << "every pair agrees";
+      for (uint32_t n = 0; n < shape.nodes(); ++n) {
+        const NodeCounts counts = CountsOf(shape, tables, n);
+        for (const Put& p : PlanVectorPuts(shape, n, layout, counts)) {
+          uint64_t at = p.srb_offset + kEagerHeaderBytes;
+          EXPECT_EQ(p.bytes, VectorSendBlockBytes(shape, n, counts, p.dest));
+          for (const SsbPiece& piece : p.pieces) {
+            ASSERT_GT(piece.bytes, 0u) << "zero counts take no room";
+            ASSERT_LE(at + piece.bytes, layout.srb_half);
+            std::memcpy(srb[p.dest].data() + at, ssb[n].data() + piece.ssb_offset, piece.bytes);
+            at += piece.bytes;
+          }
+          wire += p.bytes;
+        }
+      }
+      uint64_t remote = 0;
+      for (uint32_t n = 0; n < shape.nodes(); ++n) {
+        const NodeCounts counts = CountsOf(shape, tables, n);
+        for (const Delivery& d : PlanVectorDeliveries(shape, n, layout, counts)) {
+          EXPECT_EQ(d.bytes, VectorSendBlockBytes(shape, d.source, CountsOf(shape, tables, d.source), n));
+          remote += d.bytes;
+        }
+        for (uint32_t l = 0; l < shape.ppn(n); ++l) {
+          Rank& r = ranks[shape.rank_at(n, l)];
+          for (const CopySpan& s :
+               PlanVectorCopyOutLocal(shape, n, l, layout, counts, r.recv_displs.data())) {
+            std::memcpy(r.recv.data() + s.dst, ssb[n].data() + s.src, s.len);
+          }
+          for (uint32_t source = 0; source < shape.nodes(); ++source) {
+            if (source == n) continue;
+            const uint8_t* block = srb[n].data() + EagerSlotOffset(layout, n, source, 0) + kEagerHeaderBytes;
+            for (const CopySpan& s : PlanVectorCopyOutBlock(shape, n, l, counts, source, r.recv_displs.data())) {
+              std::memcpy(r.recv.data() + s.dst, block + s.src, s.len);
+            }
+          }
+        }
+      }
+      EXPECT_EQ(remote, wire);
+      for (uint32_t b = 0; b < shape.size(); ++b) {
+        const Rank& r = ranks[b];
+        for (uint32_t a = 0; a < shape.size(); ++a) {
+          for (size_t i = 0; i < r.recv_counts[a]; ++i) {
+            ASSERT_EQ(r.recv[r.recv_displs[a] + i], Pattern(a, b, i)) << "rank " << b << " from " << a << " byte " << i;
+          }
+          for (uint64_t g = 0; g < kGapBytes; ++g) ASSERT_EQ(r.recv[r.recv_displs[a] + r.recv_counts[a] + g], kGap);
+        }
+      }
+    }
+  }
+}
+
+TEST(VectorPlan, APairThatDisagreesMakesTheDigestsSumNonZero) {
+  for (const RankMap& rm : TestMaps()) {
+    const GroupShape shape = Shape(rm);
+    SCOPED_TRACE(MapName(rm.rank_node) + " over " + std::to_string(rm.nodes));
+    for (uint32_t b = 0; b < shape.size(); ++b) {
+      for (uint32_t a = 0; a < shape.size(); ++a) {
+        std::vector<Rank> ranks = MakeRanks(shape, 3);
+        ranks[b].recv_counts[a] += 1;
+        const auto tables = Tables(shape, ranks);
+        uint64_t digest = 0;
+        for (uint32_t n = 0; n < shape.nodes(); ++n) digest += VectorCountDigest(shape, n, CountsOf(shape, tables, n));
+        EXPECT_NE(digest, 0u) << "rank " << b << " expects one byte more from rank " << a;
+      }
+    }
+  }
+}
+
+TEST(VectorPlan, BothEndsOfAPairAgreeWhetherItFits) {
+  const GroupShape shape = Shape({3, {0, 2, 1, 0, 2, 0}});
+  const std::vector<Rank> ranks = MakeRanks(shape, 5);
+  const auto tables = Tables(shape, ranks);
+  for (uint32_t a = 0; a < shape.nodes(); ++a) {
+    for (uint32_t b = 0; b < shape.nodes(); ++b) {
+      if (a == b) continue;
+      // What a sends b, by a's tables, is what b expects of a, by b's: both ends compare the
+      // same two numbers with the same slot.
+      EXPECT_EQ(VectorSendBlockBytes(shape, a, CountsOf(shape, tables, a), b),
+                VectorRecvBlockBytes(shape, b, CountsOf(shape, tables, b), a));
+    }
+  }
+  const EagerLayout large = PlanEagerLayout(shape, 1 << 20, 16384);
+  const EagerLayout no_room = PlanEagerLayout(shape, 1 << 20, 128);  // slots under a header
+  for (uint32_t n = 0; n < shape.nodes(); ++n) {
+    EXPECT_TRUE(VectorFits(shape, large, n, CountsOf(shape, tables, n))) << n;
+    EXPECT_FALSE(VectorFits(shape, no_room, n, CountsOf(shape, tables, n))) << n;
+  }
+  // A row larger than the rank's region of the SSB half does not fit.
+  const EagerLayout tiny_ssb = PlanEagerLayout(shape, 512, 1 << 20);
+  EXPECT_FALSE(VectorFits(shape, tiny_ssb, 0, CountsOf(shape, tables, 0)));
+  // Nor do counts whose sum wraps around to something small.
+  auto wrapping = tables;
+  wrapping[0][0].bytes = ~uint64_t{0};
+  wrapping[0][1].bytes = 1;
+  EXPECT_FALSE(VectorFits(shape, large, 0, CountsOf(shape, wrapping, 0)));
+}
+
+}  // namespace
+}  // namespace ohio

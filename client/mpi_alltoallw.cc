@@ -86,12 +86,6 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
     return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
   };
   if (st->group == nullptr) return fall_through(st->why);
-  // Carried by ohio_alltoallv, which serves one node: the same answer on every rank, and no rank
-  // may opt out of a call (below) that the others would not enter.
-  if (st->nodes > 1) {
-    return fall_through("MPI_Alltoallw is served on one node; this communicator spans " + std::to_string(st->nodes) +
-                        " nodes");
-  }
   std::string why;
   if (ClosedBefore(st, &why)) return fall_through(why);
 

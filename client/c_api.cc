@@ -105,6 +105,22 @@ int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes
   return s.ok() ? OHIO_OK : Fail(s);
 }
 
+int ohio_ialltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
+                    void* recv, const size_t* recvcounts, const size_t* rdispls, ohio_request* request) {
+  if (group == nullptr || request == nullptr) {
+    return Fail(ohio::Code::kInvalidArgument, "ohio_ialltoallv: group and request must not be NULL");
+  }
+  ohio::VectorCall call;
+  call.send = static_cast<const uint8_t*>(send);
+  call.send_counts = sendcounts;
+  call.send_displs = sdispls;
+  call.recv = static_cast<uint8_t*>(recv);
+  call.recv_counts = recvcounts;
+  call.recv_displs = rdispls;
+  ohio::Status s = group->handle->Ialltoallv(call, request);
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
 int ohio_test(ohio_group* group, ohio_request request, int* done) { return ohio_test_within(group, request, 0, done); }
 
 int ohio_test_within(ohio_group* group, ohio_request request, unsigned timeout_us, int* done) {

@@ -3,6 +3,8 @@
 #include <map>
 #include <string>
 
+#include "client/mpi_vector_bytes.h"
+
 namespace ohio::shim {
 namespace {
 
@@ -35,7 +37,12 @@ int Cancel(void*, int) { return MPI_SUCCESS; }
 // How the call ended, as the blocking call would have told it.
 int Settle(OhioRequest* r, int rc) {
   if (rc == OHIO_OK) {
-    if (r->recv_layout != nullptr) ohio::UnpackRuns(*r->recv_layout, r->recv_packed.data(), r->recv_elements, r->recvbuf);
+    if (r->recv_layout != nullptr && !r->recv_counts.empty()) {
+      UnpackVector(*r->recv_layout, static_cast<int>(r->recv_counts.size()), r->recv_counts.data(),
+                   r->recv_displs.data(), r->recv_at, r->recv_packed.data(), r->recvbuf);
+    } else if (r->recv_layout != nullptr) {
+      ohio::UnpackRuns(*r->recv_layout, r->recv_packed.data(), r->recv_elements, r->recvbuf);
+    }
     Served(r->function);
     return MPI_SUCCESS;
   }

@@ -39,6 +39,10 @@ struct OhioRequest {
   void* recvbuf = nullptr;
   MPI_Aint recv_elements = 0;
   std::vector<uint8_t> send_packed, recv_packed;
+  // An alltoallv's receive side to unpack block by block instead (recv_counts not empty): the
+  // program's counts and displacements, and where each block is in recv_packed.
+  std::vector<int> recv_counts, recv_displs;
+  std::vector<size_t> recv_at;
 };
 
 // Hands a posted call to the MPI program as a generalized request.

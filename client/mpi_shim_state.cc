@@ -11,7 +11,7 @@
 
 namespace ohio::shim {
 
-const char* const kFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Ialltoall"};
+const char* const kFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Ialltoall", "MPI_Ialltoallv"};
 const int kFunctionCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
 
 Process& P() {

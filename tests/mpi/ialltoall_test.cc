@@ -4,7 +4,7 @@
 // Waitsome and Testsome, with a strided receive type; Request_free and Cancel refused as the
 // standard says. Every byte is checked by the program; OHIO_STATS shows who served the calls.
 // On one node ohiod serves every one; across nodes every one falls through to the library
-// alike, saying why.
+// alike, saying why. MPI_Ialltoallv likewise (tests/mpi/ialltoallv_check.c).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -96,6 +96,44 @@ TEST_P(MpiIalltoall, OffloadedOnlyFromTheThresholdAskedFor) {
                                   "is not set"
                                 : "the call's 4096 bytes per rank are below OHIO_IALLTOALL_MIN_BYTES = 8192";
     EXPECT_NE(out.find("MPI_Ialltoall: 11 fell through: " + why), std::string::npos) << out;
+  }
+}
+
+// MPI_Ialltoallv (tests/mpi/ialltoallv_check.c): counts of every pair's own with zeros,
+// displacements out of order, beside Isend/Irecv, in MPI_INT, strided, in place. Offloaded
+// when OHIO_IALLTOALL_MIN_BYTES is set at all (a v call's bytes differ between ranks), kept by
+// the library alike on every rank when it is not.
+constexpr const char* kVectorCheck = "ialltoallv_check";
+constexpr int kVectorCalls = 3 + 2 + 1 + 1;  // 3 iterations of part 1, then parts 2, 3, 4
+
+TEST_P(MpiIalltoall, VectorServedOnOneNodeWhenAskedAndKeptByTheLibraryOtherwise) {
+  const Mpi mpi = GetParam();
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  const int ranks = 3;
+  for (const bool asked : {true, false}) {
+    std::vector<std::pair<std::string, std::string>> env;
+    if (asked) env.push_back(kOffloadAll);
+    Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, env, kVectorCheck, {"300", "3"}),
+                dir.file(std::string("mpirun-v-") + (asked ? "asked" : "not") + ".out"));
+    ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
+    const std::string out = run.Output();
+    ExpectAllOk(out, ranks);
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_NE(out.find("rank " + std::to_string(r) + ": ialltoallvs=" + std::to_string(kVectorCalls)),
+                std::string::npos)
+          << out;
+    }
+    const auto [served, fell] = Stats(out, "MPI_Ialltoallv");
+    EXPECT_EQ(served, asked ? kVectorCalls * ranks : 0) << out;
+    EXPECT_EQ(fell, asked ? 0 : kVectorCalls * ranks) << out;
+    if (!asked) {
+      EXPECT_NE(out.find("MPI_Ialltoallv: 7 fell through: ohiod moves MPI_Ialltoallv only when "
+                         "OHIO_IALLTOALL_MIN_BYTES is set, which it is not"),
+                std::string::npos)
+          << out;
+    }
   }
 }
 

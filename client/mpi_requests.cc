@@ -53,6 +53,11 @@ int Settle(OhioRequest* r, int rc) {
 
 }  // namespace
 
+std::map<MPI_Request, PersistentAlltoall>& Persistents() {
+  static std::map<MPI_Request, PersistentAlltoall> persistents;
+  return persistents;
+}
+
 int StartRequest(std::unique_ptr<OhioRequest> r, MPI_Request* request) {
   const int rc = PMPI_Grequest_start(Query, Free, Cancel, r.get(), request);
   if (rc != MPI_SUCCESS) return rc;
@@ -94,6 +99,20 @@ int TryCompleteAll(int count, const MPI_Request* requests, unsigned within_us) {
     if (r != nullptr && !TryComplete(r, incomplete == 0 ? within_us : 0)) ++incomplete;
   }
   return incomplete;
+}
+
+PersistentSlots::PersistentSlots(int count, const MPI_Request* requests) {
+  if (!AnyOutstanding()) return;
+  for (int i = 0; i < count; ++i) {
+    const OhioRequest* r = Find(requests[i]);
+    if (r != nullptr && r->persistent != MPI_REQUEST_NULL) slots_.emplace_back(i, r->persistent);
+  }
+}
+
+void PersistentSlots::Restore(MPI_Request* requests) const {
+  for (const auto& [i, persistent] : slots_) {
+    if (requests[i] == MPI_REQUEST_NULL) requests[i] = persistent;
+  }
 }
 
 void LetTheLibraryProgress() {

@@ -140,5 +140,37 @@ TEST_P(MpiIalltoall, VectorServedOnOneNodeWhenAskedAndKeptByTheLibraryOtherwise)
 INSTANTIATE_TEST_SUITE_P(Launchers, MpiIalltoall, ::testing::Values(kOpenMpi, kMpich),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// MPI_Alltoall_init (tests/mpi/alltoall_init_check.c), MPICH only: every Start is posted like
+// an MPI_Ialltoall when asked for, else started by the library, alike on every rank; the
+// request survives every Wait, Waitall and Test as the persistent request it is.
+TEST(MpiAlltoallInit, EveryStartServedWhenAskedAndStartedByTheLibraryOtherwise) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  const int ranks = 3;
+  const int starts = 3 + 2 * 2 + 1;
+  for (const bool asked : {true, false}) {
+    std::vector<std::pair<std::string, std::string>> env;
+    if (asked) env.push_back(kOffloadAll);
+    Process run(MpiRun(kMpich, ranks, {daemon.socket()}, ranks, env, "alltoall_init_check", {"1000"}),
+                dir.file(std::string("mpirun-init-") + (asked ? "asked" : "not") + ".out"));
+    ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
+    const std::string out = run.Output();
+    ExpectAllOk(out, ranks);
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_NE(out.find("rank " + std::to_string(r) + ": starts=" + std::to_string(starts)), std::string::npos) << out;
+    }
+    const auto [served, fell] = Stats(out, "MPI_Alltoall_init");
+    EXPECT_EQ(served, asked ? starts * ranks : 0) << out;
+    EXPECT_EQ(fell, asked ? 0 : starts * ranks) << out;
+    if (!asked) {
+      EXPECT_NE(out.find("MPI_Alltoall_init: 8 fell through: ohiod moves MPI_Alltoall_init only from "
+                         "OHIO_IALLTOALL_MIN_BYTES bytes per rank, which is not set"),
+                std::string::npos)
+          << out;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ohio::testing

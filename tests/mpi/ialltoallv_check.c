@@ -6,9 +6,12 @@
  *   3. A strided receive datatype (every other byte): received bytes checked, and every byte
  *      between them untouched.
  *   4. In place, with counts alike both ways for every pair; completed by MPI_Test polling.
+ *   5. (mismatch only) With MPI_ERRORS_RETURN, the last rank sends rank 0 one byte more than
+ *      rank 0 expects: MPI_Wait must return an error of class MPI_ERR_COUNT on every rank, and
+ *      the next call must work.
  * Every received byte and every gap is checked; every poll loop gives up after 60 s.
  *
- * usage: ialltoallv_check bytes iterations
+ * usage: ialltoallv_check bytes iterations [mismatch]
  * Prints "rank R: ialltoallvs=N" and "rank R: ALL OK" on success; exits non-zero on the first
  * wrong byte. */
 #include <mpi.h>
@@ -140,6 +143,7 @@ int main(int argc, char** argv) {
   }
   bytes = atol(argv[1]);
   const int iterations = atoi(argv[2]);
+  const int mismatch = argc > 3 && strcmp(argv[3], "mismatch") == 0;
   int call = 0;
 
   /* 1 */
@@ -209,6 +213,32 @@ int main(int argc, char** argv) {
       }
     }
     verify(&x, "in place");
+  }
+
+  /* 5 */
+  if (mismatch) {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Request r;
+    Exchange bad = prepare(call++, 1, 1, 0);
+    if (rank == size - 1) ++bad.scounts[0];  /* the gap after the block is there to be read */
+    post(&bad, MPI_BYTE, MPI_BYTE, &r);
+    const int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    int error_class = MPI_SUCCESS;
+    MPI_Error_class(rc, &error_class);
+    printf("rank %d: mismatch: error class %d (MPI_ERR_COUNT is %d)\n", rank, error_class, MPI_ERR_COUNT);
+    if (error_class != MPI_ERR_COUNT) {
+      printf("rank %d: mismatch: WRONG error class\n", rank);
+      return 1;
+    }
+    free(bad.send);
+    free(bad.recv);
+    Exchange good = prepare(call++, 1, 1, 0);
+    post(&good, MPI_BYTE, MPI_BYTE, &r);
+    if (MPI_Wait(&r, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      printf("rank %d: MPI_Wait after the mismatch failed\n", rank);
+      return 1;
+    }
+    verify(&good, "after the mismatch");
   }
 
   printf("rank %d: ialltoallvs=%d\n", rank, ialltoallvs);

@@ -33,18 +33,12 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   if (ClosedBefore(st, &why)) return fall_through(why);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  const CallLayouts layouts = LayoutsOf(in_place, sendtype, recvtype);
-  const ohio::TypeLayout* recv_layout = layouts.recv;
-  const ohio::TypeLayout* send_layout = layouts.send;
   int size = 0;
   PMPI_Comm_size(comm, &size);
-  if (recv_layout == nullptr || send_layout == nullptr) {
-    why = layouts.why;
-  } else {
-    for (int j = 0; j < size && why.empty(); ++j) {
-      if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0)) why = "a negative count";
-    }
-  }
+  CallLayouts layouts;
+  why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
+  const ohio::TypeLayout* recv_layout = layouts.recv;
+  const ohio::TypeLayout* send_layout = layouts.send;
   if (!why.empty()) {
     if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
     return FailedMidCall(st, comm, "MPI_Alltoallv");

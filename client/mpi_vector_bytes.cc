@@ -2,6 +2,16 @@
 
 namespace ohio::shim {
 
+std::string WhyNotServableVector(bool in_place, const int sendcounts[], MPI_Datatype sendtype, const int recvcounts[],
+                                 MPI_Datatype recvtype, int size, CallLayouts* layouts) {
+  *layouts = LayoutsOf(in_place, sendtype, recvtype);
+  if (layouts->recv == nullptr || layouts->send == nullptr) return layouts->why;
+  for (int j = 0; j < size; ++j) {
+    if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0)) return "a negative count";
+  }
+  return "";
+}
+
 void VectorBytes(const ohio::TypeLayout& layout, int size, const int counts[], const int displs[],
                  std::vector<size_t>* bytes, std::vector<size_t>* at, bool pack_side, const void* typed,
                  std::vector<uint8_t>* packed) {

@@ -6,9 +6,17 @@
 #include <cstdint>
 #include <vector>
 
+#include <string>
+
+#include "client/mpi_shim_state.h"
 #include "client/mpi_type_layout.h"
 
 namespace ohio::shim {
+
+// Why this rank cannot pass an alltoallv side of `size` blocks to ohio (a type without a layout,
+// a negative count), or "" with both layouts in *layouts.
+std::string WhyNotServableVector(bool in_place, const int sendcounts[], MPI_Datatype sendtype, const int recvcounts[],
+                                 MPI_Datatype recvtype, int size, CallLayouts* layouts);
 
 // A contiguous type is used where it lies (`packed` null: *at are the displacements in bytes);
 // another is packed run by run, block after block, into *packed (pack_side: from `typed` now;

@@ -141,12 +141,14 @@ Status OffloadedAlltoall::Refused(uint32_t l, ssize_t moved, bool writing, const
 
 Status OffloadedAlltoall::SameKind(uint32_t call) const {
   const uint32_t entry = call % kOffloadDepth;
+  auto is_vector = [this, entry](uint32_t l) {
+    return segment_->slot(l)->offload[entry].tables_address.load(std::memory_order_relaxed) != 0;
+  };
+  uint32_t alike = 1;
+  while (alike < ranks_ && is_vector(alike) == is_vector(0)) ++alike;
+  if (alike == ranks_) return Status::Ok();  // without allocating, as every call of a correct program
   std::vector<uint32_t> vector, plain;
-  for (uint32_t l = 0; l < ranks_; ++l) {
-    const bool v = segment_->slot(l)->offload[entry].tables_address.load(std::memory_order_relaxed) != 0;
-    (v ? vector : plain).push_back(shape_->rank_at(0, l));
-  }
-  if (vector.empty() || plain.empty()) return Status::Ok();
+  for (uint32_t l = 0; l < ranks_; ++l) (is_vector(l) ? vector : plain).push_back(shape_->rank_at(0, l));
   return Status(Code::kInvalidArgument, "ranks posted different collectives as nonblocking call " +
                                             std::to_string(call) + ": an alltoallv from " + DescribeRanks(vector) +
                                             ", an alltoall from " + DescribeRanks(plain));

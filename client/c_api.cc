@@ -28,6 +28,18 @@ int Fail(const ohio::Status& s) {
 
 int Fail(ohio::Code code, const std::string& message) { return Fail(ohio::Status(code, message)); }
 
+ohio::VectorCall VectorCallOf(const void* send, const size_t* sendcounts, const size_t* sdispls, void* recv,
+                              const size_t* recvcounts, const size_t* rdispls) {
+  ohio::VectorCall call;
+  call.send = static_cast<const uint8_t*>(send);
+  call.send_counts = sendcounts;
+  call.send_displs = sdispls;
+  call.recv = static_cast<uint8_t*>(recv);
+  call.recv_counts = recvcounts;
+  call.recv_displs = rdispls;
+  return call;
+}
+
 }  // namespace
 
 extern "C" {
@@ -86,14 +98,7 @@ int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_
 int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
                    void* recv, const size_t* recvcounts, const size_t* rdispls) {
   if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_alltoallv: group is NULL");
-  ohio::VectorCall call;
-  call.send = static_cast<const uint8_t*>(send);
-  call.send_counts = sendcounts;
-  call.send_displs = sdispls;
-  call.recv = static_cast<uint8_t*>(recv);
-  call.recv_counts = recvcounts;
-  call.recv_displs = rdispls;
-  ohio::Status s = group->handle->Alltoallv(call);
+  ohio::Status s = group->handle->Alltoallv(VectorCallOf(send, sendcounts, sdispls, recv, recvcounts, rdispls));
   return s.ok() ? OHIO_OK : Fail(s);
 }
 
@@ -102,6 +107,16 @@ int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes
     return Fail(ohio::Code::kInvalidArgument, "ohio_ialltoall: group and request must not be NULL");
   }
   ohio::Status s = group->handle->Ialltoall(send, recv, bytes_per_rank, request);
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
+int ohio_ialltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
+                    void* recv, const size_t* recvcounts, const size_t* rdispls, ohio_request* request) {
+  if (group == nullptr || request == nullptr) {
+    return Fail(ohio::Code::kInvalidArgument, "ohio_ialltoallv: group and request must not be NULL");
+  }
+  ohio::Status s =
+      group->handle->Ialltoallv(VectorCallOf(send, sendcounts, sdispls, recv, recvcounts, rdispls), request);
   return s.ok() ? OHIO_OK : Fail(s);
 }
 

@@ -137,18 +137,40 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
   return Finish(s);
 }
 
-Status GroupHandle::Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint32_t* call) {
-  if (!broken_.ok()) return broken_;
-  if (bytes_per_rank > 0 && (send == nullptr || recv == nullptr)) {
-    return Status(Code::kInvalidArgument, "send and recv must not be NULL");
-  }
+Status GroupHandle::ReadyToPost() {
   if (shape_.nodes() > 1) {  // known from the join alike on every rank: nothing to wait for
     return Status(Code::kNotSupported, "nonblocking alltoalls are served for groups on one node; this group spans " +
                                            std::to_string(shape_.nodes()) + " nodes");
   }
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
-  if (Status s = Check(); !s.ok()) return Finish(s);
+  return Check();
+}
+
+Status GroupHandle::Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint32_t* call) {
+  if (!broken_.ok()) return broken_;
+  if (bytes_per_rank > 0 && (send == nullptr || recv == nullptr)) {
+    return Status(Code::kInvalidArgument, "send and recv must not be NULL");
+  }
+  if (Status s = ReadyToPost(); !s.ok()) return Finish(s);
   return Finish(posted_->Post(static_cast<const uint8_t*>(send), static_cast<uint8_t*>(recv), bytes_per_rank, call));
+}
+
+Status GroupHandle::Ialltoallv(const VectorCall& vector, uint32_t* call) {
+  if (!broken_.ok()) return broken_;
+  if (vector.send_counts == nullptr || vector.send_displs == nullptr || vector.recv_counts == nullptr ||
+      vector.recv_displs == nullptr) {
+    return Status(Code::kInvalidArgument, "the counts and displacements must not be NULL");
+  }
+  if (Status s = ReadyToPost(); !s.ok()) return Finish(s);
+  const uint32_t size = shape_.size();
+  std::vector<uint64_t> tables(uint64_t{kOffloadedTables} * size);
+  for (uint32_t j = 0; j < size; ++j) {
+    tables[kSendBytes * size + j] = vector.send_counts[j];
+    tables[kSendAt * size + j] = vector.send_displs[j];
+    tables[kRecvBytes * size + j] = vector.recv_counts[j];
+    tables[kRecvAt * size + j] = vector.recv_displs[j];
+  }
+  return Finish(posted_->PostVector(vector.send, vector.recv, std::move(tables), call));
 }
 
 Status GroupHandle::IalltoallTest(uint32_t call, bool* done, std::chrono::microseconds within) {

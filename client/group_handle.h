@@ -33,6 +33,9 @@ class GroupHandle {
   // A nonblocking alltoall (client/posted_alltoalls.h): posted for the daemon to move, *call
   // numbers it. kNotSupported on every rank of a group spanning nodes.
   Status Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint32_t* call);
+  // A nonblocking alltoallv, posted and numbered like Ialltoall (the same calls, in one order);
+  // the counts and displacements are copied, the buffers must stay until it is complete.
+  Status Ialltoallv(const VectorCall& vector, uint32_t* call);
   // Whether `call` is complete, waiting for it at most `within`; once it is, its outcome is
   // returned and the call forgotten.
   Status IalltoallTest(uint32_t call, bool* done, std::chrono::microseconds within);
@@ -50,6 +53,8 @@ class GroupHandle {
 
  private:
   GroupHandle() = default;
+  // Before a nonblocking call is posted: the group is on one node and has started.
+  Status ReadyToPost();
   // Waits, before a group's first call, until every node's daemon has met the others.
   Status AwaitGroupStart();
   // A call's outcome: errors that leave the group usable are returned; the others also break

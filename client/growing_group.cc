@@ -67,6 +67,14 @@ Status GrowingGroup::Ialltoall(const void* send, void* recv, uint64_t bytes_per_
   return s;
 }
 
+Status GrowingGroup::Ialltoallv(const VectorCall& vector, uint64_t* request) {
+  if (!broken_.ok()) return broken_;
+  uint32_t call = 0;
+  Status s = current_->Ialltoallv(vector, &call);
+  if (s.ok()) *request = RequestOf(generation_, call);
+  return s;  // moved from the ranks' own buffers, as Ialltoall: no growth
+}
+
 Status GrowingGroup::Test(uint64_t request, bool* done, std::chrono::microseconds within) {
   *done = false;
   const auto generation = static_cast<uint32_t>(request >> 32);

@@ -7,40 +7,10 @@
 
 #include "client/mpi_shim_state.h"
 #include "client/mpi_type_layout.h"
+#include "client/mpi_vector_bytes.h"
 #include "client/ohio.h"
 
 using namespace ohio::shim;
-
-namespace {
-
-// Element counts and displacements of an alltoallv side as ohio's bytes. A contiguous type is
-// used where it lies (`packed` stays empty); another is packed run by run, block after block, into
-// `packed` (or, for the receive side, laid out there to be unpacked after the call).
-void VectorBytes(const ohio::TypeLayout& layout, int size, const int counts[], const int displs[],
-                 std::vector<size_t>* bytes, std::vector<size_t>* at, bool pack_side, const void* typed,
-                 std::vector<uint8_t>* packed) {
-  bytes->resize(size);
-  at->resize(size);
-  size_t next = 0;
-  for (int j = 0; j < size; ++j) {
-    (*bytes)[j] = static_cast<size_t>(counts[j]) * static_cast<size_t>(layout.size);
-    if (packed == nullptr) {
-      (*at)[j] = static_cast<size_t>(static_cast<MPI_Aint>(displs[j]) * layout.extent);
-    } else {
-      (*at)[j] = next;
-      next += (*bytes)[j];
-    }
-  }
-  if (packed == nullptr) return;
-  packed->resize(next);
-  if (!pack_side) return;
-  for (int j = 0; j < size; ++j) {
-    const auto* from = static_cast<const uint8_t*>(typed) + static_cast<MPI_Aint>(displs[j]) * layout.extent;
-    ohio::PackRuns(layout, from, counts[j], packed->data() + (*at)[j]);
-  }
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -63,18 +33,12 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   if (ClosedBefore(st, &why)) return fall_through(why);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  const CallLayouts layouts = LayoutsOf(in_place, sendtype, recvtype);
-  const ohio::TypeLayout* recv_layout = layouts.recv;
-  const ohio::TypeLayout* send_layout = layouts.send;
   int size = 0;
   PMPI_Comm_size(comm, &size);
-  if (recv_layout == nullptr || send_layout == nullptr) {
-    why = layouts.why;
-  } else {
-    for (int j = 0; j < size && why.empty(); ++j) {
-      if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0)) why = "a negative count";
-    }
-  }
+  CallLayouts layouts;
+  why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
+  const ohio::TypeLayout* recv_layout = layouts.recv;
+  const ohio::TypeLayout* send_layout = layouts.send;
   if (!why.empty()) {
     if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
     return FailedMidCall(st, comm, "MPI_Alltoallv");
@@ -92,12 +56,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   const int rc = ohio_alltoallv(st->group, send, st->send_bytes.data(), st->send_at.data(), recv,
                                 st->recv_bytes.data(), st->recv_at.data());
   if (rc == OHIO_OK) {
-    if (pack_recv) {
-      for (int i = 0; i < size; ++i) {
-        ohio::UnpackRuns(*recv_layout, st->recv_packed.data() + st->recv_at[i], recvcounts[i],
-                         static_cast<uint8_t*>(recvbuf) + static_cast<MPI_Aint>(rdispls[i]) * recv_layout->extent);
-      }
-    }
+    if (pack_recv) UnpackVector(*recv_layout, size, recvcounts, rdispls, st->recv_at, st->recv_packed.data(), recvbuf);
     Served("MPI_Alltoallv");
     return MPI_SUCCESS;
   }

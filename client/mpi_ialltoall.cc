@@ -1,17 +1,14 @@
-// MPI_Ialltoall through ohiod: the call is posted (client/posted_alltoalls.h) and returns a
-// generalized request (client/mpi_requests.h); ohiod moves the data from the send buffers to
-// the receive buffers of every rank while the ranks compute. Consistency as for MPI_Alltoall
+// MPI_Ialltoall through ohiod: the call is posted (client/mpi_post_alltoall.h,
+// client/posted_alltoalls.h) and returns a generalized request (client/mpi_requests.h); ohiod
+// moves the data from the send buffers to the receive buffers of every rank while the ranks
+// compute. Consistency as for MPI_Alltoall
 // (client/mpi_shim_state.h); a group spanning nodes is "not supported" on every rank alike and
 // falls through to the library's MPI_Ialltoall.
 #include <mpi.h>
 
-#include <memory>
 #include <string>
 
-#include "client/mpi_requests.h"
-#include "client/mpi_shim_state.h"
-#include "client/mpi_type_layout.h"
-#include "client/ohio.h"
+#include "client/mpi_post_alltoall.h"
 
 using namespace ohio::shim;
 
@@ -24,70 +21,12 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   if (!ready || comm == MPI_COMM_NULL) {
     return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
   }
-  Initialise();
-  CommState* st = StateOf(comm, recvcount, recvtype);
-  auto fall_through = [&](const std::string& why) {
-    FellThrough("MPI_Ialltoall", why);
-    return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  };
-  if (st->group == nullptr) return fall_through(st->why);
-
-  std::string why;
-  if (ClosedBefore(st, &why)) return fall_through(why);
-  // Bytes per rank are the same on every rank (MPI's matching rule), so is this choice.
-  int type_size = 0;
-  PMPI_Type_size(recvtype, &type_size);
-  const uint64_t call_bytes = static_cast<uint64_t>(recvcount < 0 ? 0 : recvcount) * static_cast<uint64_t>(type_size);
-  if (call_bytes < st->ialltoall_min_bytes) {
-    return fall_through(st->ialltoall_min_bytes == UINT64_MAX
-                            ? std::string("ohiod moves MPI_Ialltoall only from OHIO_IALLTOALL_MIN_BYTES bytes per rank, "
-                                          "which is not set")
-                            : "the call's " + std::to_string(call_bytes) +
-                                  " bytes per rank are below OHIO_IALLTOALL_MIN_BYTES = " +
-                                  std::to_string(st->ialltoall_min_bytes));
-  }
-
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  CallLayouts layouts;
-  why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
-  const ohio::TypeLayout* recv_layout = layouts.recv;
-  const ohio::TypeLayout* send_layout = layouts.send;
-  if (!why.empty()) {
-    // The opt-out is a meeting of the ranks, the one wait inside this call.
-    if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
-    return FailedMidCall(st, comm, "MPI_Ialltoall");
-  }
-
-  auto r = std::make_unique<OhioRequest>();
-  r->st = st;
-  r->comm = comm;
-  r->function = "MPI_Ialltoall";
-  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
-  int size = 0;
-  if (!send_layout->contiguous() || !recv_layout->contiguous()) PMPI_Comm_size(comm, &size);
-  // Non-contiguous data is packed now and unpacked when the request completes; contiguous data
-  // is moved by ohiod where it lies.
-  const void* send = in_place ? recvbuf : sendbuf;
-  if (!send_layout->contiguous()) {
-    r->send_packed.resize(bytes * size);
-    ohio::PackRuns(*send_layout, send, static_cast<MPI_Aint>(in_place ? recvcount : sendcount) * size,
-                   r->send_packed.data());
-    send = r->send_packed.data();
-  }
-  void* recv = recvbuf;
-  if (!recv_layout->contiguous()) {
-    if (!in_place) r->recv_packed.resize(bytes * size);
-    recv = in_place ? r->send_packed.data() : r->recv_packed.data();
-    r->recv_layout = recv_layout;
-    r->recvbuf = recvbuf;
-    r->recv_elements = static_cast<MPI_Aint>(recvcount) * size;
-    if (in_place) r->recv_packed.swap(r->send_packed);  // unpacked from recv_packed
-  }
-  const int rc = ohio_ialltoall(st->group, send, recv, bytes, &r->posted);
-  if (rc == OHIO_OK) return StartRequest(std::move(r), request);
-  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
-  if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Ialltoall", MPI_ERR_BUFFER);
-  return FailedMidCall(st, comm, "MPI_Ialltoall");
+  return PostAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, "MPI_Ialltoall",
+                      [&] {
+                        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                              request);
+                      },
+                      request);
 }
 
 }  // extern "C"

@@ -3,6 +3,8 @@
 #include <map>
 #include <string>
 
+#include "client/mpi_vector_bytes.h"
+
 namespace ohio::shim {
 namespace {
 
@@ -35,7 +37,12 @@ int Cancel(void*, int) { return MPI_SUCCESS; }
 // How the call ended, as the blocking call would have told it.
 int Settle(OhioRequest* r, int rc) {
   if (rc == OHIO_OK) {
-    if (r->recv_layout != nullptr) ohio::UnpackRuns(*r->recv_layout, r->recv_packed.data(), r->recv_elements, r->recvbuf);
+    if (r->recv_layout != nullptr && !r->recv_counts.empty()) {
+      UnpackVector(*r->recv_layout, static_cast<int>(r->recv_counts.size()), r->recv_counts.data(),
+                   r->recv_displs.data(), r->recv_at, r->recv_packed.data(), r->recvbuf);
+    } else if (r->recv_layout != nullptr) {
+      ohio::UnpackRuns(*r->recv_layout, r->recv_packed.data(), r->recv_elements, r->recvbuf);
+    }
     Served(r->function);
     return MPI_SUCCESS;
   }
@@ -45,6 +52,11 @@ int Settle(OhioRequest* r, int rc) {
 }
 
 }  // namespace
+
+std::map<MPI_Request, PersistentAlltoall>& Persistents() {
+  static std::map<MPI_Request, PersistentAlltoall> persistents;
+  return persistents;
+}
 
 int StartRequest(std::unique_ptr<OhioRequest> r, MPI_Request* request) {
   const int rc = PMPI_Grequest_start(Query, Free, Cancel, r.get(), request);
@@ -87,6 +99,20 @@ int TryCompleteAll(int count, const MPI_Request* requests, unsigned within_us) {
     if (r != nullptr && !TryComplete(r, incomplete == 0 ? within_us : 0)) ++incomplete;
   }
   return incomplete;
+}
+
+PersistentSlots::PersistentSlots(int count, const MPI_Request* requests) {
+  if (!AnyOutstanding()) return;
+  for (int i = 0; i < count; ++i) {
+    const OhioRequest* r = Find(requests[i]);
+    if (r != nullptr && r->persistent != MPI_REQUEST_NULL) slots_.emplace_back(i, r->persistent);
+  }
+}
+
+void PersistentSlots::Restore(MPI_Request* requests) const {
+  for (const auto& [i, persistent] : slots_) {
+    if (requests[i] == MPI_REQUEST_NULL) requests[i] = persistent;
+  }
 }
 
 void LetTheLibraryProgress() {

@@ -16,7 +16,9 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "client/mpi_shim_state.h"
@@ -39,7 +41,30 @@ struct OhioRequest {
   void* recvbuf = nullptr;
   MPI_Aint recv_elements = 0;
   std::vector<uint8_t> send_packed, recv_packed;
+  // An alltoallv's receive side to unpack block by block instead (recv_counts not empty): the
+  // program's counts and displacements, and where each block is in recv_packed.
+  std::vector<int> recv_counts, recv_displs;
+  std::vector<size_t> recv_at;
+  // A Start of a persistent request of ohio's (client/mpi_alltoall_init.cc): the program's
+  // persistent handle, which the Wait and Test functions put back in the program's slot when
+  // they complete this request (the library frees a generalized request and leaves
+  // MPI_REQUEST_NULL there; a persistent request must stay, inactive).
+  MPI_Request persistent = MPI_REQUEST_NULL;
 };
+
+// A persistent MPI_Alltoall_init of the program's (client/mpi_alltoall_init.cc), by the handle
+// the program holds: the library's own persistent request for the same call, started by the
+// library when a Start falls through.
+struct PersistentAlltoall {
+  const void* sendbuf = nullptr;
+  int sendcount = 0;
+  MPI_Datatype sendtype = MPI_DATATYPE_NULL;
+  void* recvbuf = nullptr;
+  int recvcount = 0;
+  MPI_Datatype recvtype = MPI_DATATYPE_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+std::map<MPI_Request, PersistentAlltoall>& Persistents();
 
 // Hands a posted call to the MPI program as a generalized request.
 int StartRequest(std::unique_ptr<OhioRequest> r, MPI_Request* request);
@@ -53,6 +78,17 @@ bool TryComplete(OhioRequest* r, unsigned within_us);
 // TryComplete for every request of ohio's in the array, waiting at most `within_us` for the
 // first one not complete; the number of them still incomplete.
 int TryCompleteAll(int count, const MPI_Request* requests, unsigned within_us);
+// The slots of an array that hold a Start of a persistent request of ohio's, noted before a
+// Wait or Test function runs, and given their persistent handle back after it if it completed
+// them. Nothing to note when no request of ohio's is outstanding.
+class PersistentSlots {
+ public:
+  PersistentSlots(int count, const MPI_Request* requests);
+  void Restore(MPI_Request* requests) const;
+
+ private:
+  std::vector<std::pair<int, MPI_Request>> slots_;
+};
 // Between two waits: the MPI library's progress on its own requests.
 void LetTheLibraryProgress();
 // How long one wait sleeps on ohio before the library's turn: alone, and when the library's own

@@ -11,7 +11,8 @@
 
 namespace ohio::shim {
 
-const char* const kFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Ialltoall"};
+const char* const kFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Ialltoall", "MPI_Ialltoallv",
+                                  "MPI_Alltoall_init"};
 const int kFunctionCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
 
 Process& P() {

@@ -14,15 +14,23 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   if (r != nullptr) {
     while (!TryComplete(r, kOhioOnlySliceUs)) LetTheLibraryProgress();
   }
-  return PMPI_Wait(request, status);
+  const PersistentSlots persistent(1, request);
+  const int rc = PMPI_Wait(request, status);
+  persistent.Restore(request);
+  return rc;
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   while (TryCompleteAll(count, requests, kOhioOnlySliceUs) > 0) LetTheLibraryProgress();
-  return PMPI_Waitall(count, requests, statuses);
+  const PersistentSlots persistent(count, requests);
+  const int rc = PMPI_Waitall(count, requests, statuses);
+  persistent.Restore(requests);
+  return rc;
 }
 
-int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+namespace {
+
+int Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   if (!AnyOutstanding()) return PMPI_Waitany(count, requests, index, status);
   for (unsigned within = 0;; within = kMixedSliceUs) {
     // With none of ohio's left incomplete the library may block for its own.
@@ -33,7 +41,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
   }
 }
 
-int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+int Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (!AnyOutstanding()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   for (unsigned within = 0;; within = kMixedSliceUs) {
     if (TryCompleteAll(incount, requests, within) == 0) {
@@ -42,6 +50,22 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
     const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
     if (rc != MPI_SUCCESS || *outcount != 0) return rc;
   }
+}
+
+}  // namespace
+
+int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  const PersistentSlots persistent(count, requests);
+  const int rc = Waitany(count, requests, index, status);
+  persistent.Restore(requests);
+  return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  const PersistentSlots persistent(incount, requests);
+  const int rc = Waitsome(incount, requests, outcount, indices, statuses);
+  persistent.Restore(requests);
+  return rc;
 }
 
 }  // extern "C"

@@ -87,6 +87,16 @@ int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts
  * the call with OHIO_ERR_INVALID_ARGUMENT on every rank; the group stays usable. */
 typedef uint64_t ohio_request;
 int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank, ohio_request* request);
+/* A nonblocking alltoallv: ohio_alltoallv's counts and displacements (bytes), posted and
+ * completed like ohio_ialltoall and numbered with its calls (every rank posts the same calls in
+ * the same order). The four tables are copied when the call is posted; send and recv must stay
+ * until it is complete. ohiod checks every pair (sendcounts[j] on rank i equals recvcounts[i] on
+ * rank j) before it moves anything: a pair that differs fails the call on every rank with
+ * OHIO_ERR_SIZE_MISMATCH naming the first such pair, and the group stays usable. A zero count
+ * moves nothing and its displacement is not looked at. Served for groups on one node only, like
+ * ohio_ialltoall. */
+int ohio_ialltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
+                    void* recv, const size_t* recvcounts, const size_t* rdispls, ohio_request* request);
 /* Never waits. *done = 0 and OHIO_OK while the call is under way; once it is complete, *done = 1,
  * the call's outcome is returned, and the request is forgotten. */
 int ohio_test(ohio_group* group, ohio_request request, int* done);

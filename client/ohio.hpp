@@ -40,6 +40,10 @@ class Group {
   CallResult Ialltoall(const void* send, void* recv, size_t bytes_per_rank, ohio_request* request) {
     return CallResult::From(ohio_ialltoall(g_, send, recv, bytes_per_rank, request));
   }
+  CallResult Ialltoallv(const void* send, const size_t* sendcounts, const size_t* sdispls, void* recv,
+                        const size_t* recvcounts, const size_t* rdispls, ohio_request* request) {
+    return CallResult::From(ohio_ialltoallv(g_, send, sendcounts, sdispls, recv, recvcounts, rdispls, request));
+  }
   CallResult Test(ohio_request request, int* done) { return CallResult::From(ohio_test(g_, request, done)); }
   CallResult Wait(ohio_request request) { return CallResult::From(ohio_wait(g_, request)); }
   CallResult Leave() {

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "shm/event_word.h"
 
@@ -30,6 +31,7 @@ Status PostedAlltoalls::Published(uint32_t call) const {
 }
 
 void PostedAlltoalls::Keep(uint32_t call) {
+  tables_.erase(call);
   if (open_.count(call) != 0 && kept_.count(call) == 0) kept_.emplace(call, Published(call));
 }
 
@@ -43,10 +45,20 @@ Status PostedAlltoalls::Outcome(uint32_t call) {
     s = Published(call);
   }
   open_.erase(call);
+  tables_.erase(call);
   return s;
 }
 
 Status PostedAlltoalls::Post(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* call) {
+  return PostEntry(send, recv, m, {}, call);
+}
+
+Status PostedAlltoalls::PostVector(const uint8_t* send, uint8_t* recv, std::vector<uint64_t> tables, uint32_t* call) {
+  return PostEntry(send, recv, 0, std::move(tables), call);
+}
+
+Status PostedAlltoalls::PostEntry(const uint8_t* send, uint8_t* recv, uint64_t m, std::vector<uint64_t> tables,
+                                  uint32_t* call) {
   const uint32_t next = posted_ + 1;
   if (next > kOffloadDepth) {
     // The ring entry was call next - depth's: the daemon must be through with it.
@@ -59,6 +71,13 @@ Status PostedAlltoalls::Post(const uint8_t* send, uint8_t* recv, uint64_t m, uin
   e.send_address.store(reinterpret_cast<uint64_t>(send), std::memory_order_relaxed);
   e.recv_address.store(reinterpret_cast<uint64_t>(recv), std::memory_order_relaxed);
   e.bytes_per_rank.store(m, std::memory_order_relaxed);
+  uint64_t tables_address = 0;
+  if (!tables.empty()) {
+    // A vector's heap block does not move when the vector is moved into the map.
+    tables_address = reinterpret_cast<uint64_t>(tables.data());
+    tables_[next] = std::move(tables);
+  }
+  e.tables_address.store(tables_address, std::memory_order_relaxed);
   me->offload_posted.store(next, std::memory_order_seq_cst);
   posted_ = next;
   open_.insert(next);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "client/round_waiter.h"
 #include "common/status.h"
@@ -27,6 +28,9 @@ class PostedAlltoalls {
 
   // Posts the next call; *call is its number.
   Status Post(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* call);
+  // Posts the next call as an alltoallv: `tables` is kOffloadedTables arrays of one entry per
+  // group rank (shm/segment_layout.h), kept here until the daemon has moved the call.
+  Status PostVector(const uint8_t* send, uint8_t* recv, std::vector<uint64_t> tables, uint32_t* call);
   // Whether the daemon has moved `call` (never waits). Once it has, Outcome tells how it went.
   bool Done(uint32_t call) const;
   // Waits until `call` is done.
@@ -45,6 +49,8 @@ class PostedAlltoalls {
   // The ring entry of `call` is about to be reused: keeps its outcome if nobody took it yet.
   void Keep(uint32_t call);
   Status Published(uint32_t call) const;
+  Status PostEntry(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, std::vector<uint64_t> tables,
+                   uint32_t* call);
 
   const Segment* segment_;
   SegmentHeader* header_;
@@ -54,6 +60,8 @@ class PostedAlltoalls {
   uint32_t posted_ = 0;
   std::set<uint32_t> open_;             // posted, outcome not yet taken
   std::map<uint32_t, Status> kept_;     // outcomes saved from reused ring entries
+  // The tables of alltoallv calls not yet moved: the daemon reads them from this process.
+  std::map<uint32_t, std::vector<uint64_t>> tables_;
 };
 
 }  // namespace ohio

@@ -13,11 +13,6 @@
 namespace ohio {
 namespace {
 
-// The daemon holds every row of a call at once (so that in place works and each rank costs
-// one read and one write); a call larger than this is refused rather than allowed to take the
-// node's memory.
-constexpr uint64_t kMaxCallBytes = uint64_t{256} << 20;
-
 std::string Hex(uint64_t address) {
   char text[24];
   std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(address));
@@ -51,13 +46,21 @@ bool OffloadedAlltoall::Advance(DaemonCounters* counters) {
     auto bytes_of = [this, entry](uint32_t l) {
       return segment_->slot(l)->offload[entry].bytes_per_rank.load(std::memory_order_relaxed);
     };
-    Status outcome = NodeVerdict(ranks_, bytes_of, [this](uint32_t l) { return shape_->rank_at(0, l); });
-    const uint64_t m = bytes_of(0);
-    if (outcome.ok()) outcome = Move(call, m);
+    const bool vector = segment_->slot(0)->offload[entry].tables_address.load(std::memory_order_relaxed) != 0;
+    Status outcome = SameKind(call);
+    uint64_t moved = 0;
+    if (outcome.ok() && vector) {
+      outcome = MoveVector(call, &moved);
+    } else if (outcome.ok()) {
+      outcome = NodeVerdict(ranks_, bytes_of, [this](uint32_t l) { return shape_->rank_at(0, l); });
+      const uint64_t m = bytes_of(0);
+      if (outcome.ok()) outcome = Move(call, m);
+      moved = uint64_t{ranks_} * ranks_ * m;
+    }
     if (outcome.ok()) {
       counters->collectives_served.fetch_add(1, std::memory_order_relaxed);
       counters->rounds.fetch_add(1, std::memory_order_relaxed);
-      counters->bytes_local.fetch_add(uint64_t{ranks_} * ranks_ * m, std::memory_order_relaxed);
+      counters->bytes_local.fetch_add(moved, std::memory_order_relaxed);
     } else {
       counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
       counters->CountError(outcome.code());
@@ -105,15 +108,7 @@ Status OffloadedAlltoall::Move(uint32_t call, uint64_t m) {
     const pid_t pid = pids_[l].load(std::memory_order_acquire);
     if (pid == 0) return Status(Code::kGroupFailed, "rank " + std::to_string(src) + " has left the group");
     const ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (n == static_cast<ssize_t>(row)) continue;
-    const int err = n < 0 ? errno : EFAULT;
-    const std::string who = "rank " + std::to_string(src) + " (pid " + std::to_string(pid) + ")";
-    if (err == ESRCH) return Status(Code::kGroupFailed, who + " is gone");
-    if (err == EFAULT) {
-      return Status(Code::kInvalidArgument, who + ": its send buffer (" + std::to_string(row) + " bytes at " +
-                                                Hex(address) + ") is not mapped in its process");
-    }
-    return Status(Code::kNotSupported, "the kernel refused ohiod to read " + who + "'s memory: " + std::strerror(err));
+    if (n != static_cast<ssize_t>(row)) return Refused(l, n, false, "send buffer", row, address);
   }
   std::vector<struct iovec> column(ranks_);
   for (uint32_t l = 0; l < ranks_; ++l) {
@@ -124,17 +119,39 @@ Status OffloadedAlltoall::Move(uint32_t call, uint64_t m) {
     const pid_t pid = pids_[l].load(std::memory_order_acquire);
     if (pid == 0) return Status(Code::kGroupFailed, "rank " + std::to_string(dst) + " has left the group");
     const ssize_t n = process_vm_writev(pid, column.data(), ranks_, &remote, 1, 0);
-    if (n == static_cast<ssize_t>(row)) continue;
-    const int err = n < 0 ? errno : EFAULT;
-    const std::string who = "rank " + std::to_string(dst) + " (pid " + std::to_string(pid) + ")";
-    if (err == ESRCH) return Status(Code::kGroupFailed, who + " is gone");
-    if (err == EFAULT) {
-      return Status(Code::kInvalidArgument, who + ": its receive buffer (" + std::to_string(row) + " bytes at " +
-                                                Hex(address) + ") is not mapped writable in its process");
-    }
-    return Status(Code::kNotSupported, "the kernel refused ohiod to write " + who + "'s memory: " + std::strerror(err));
+    if (n != static_cast<ssize_t>(row)) return Refused(l, n, true, "receive buffer", row, address);
   }
   return Status::Ok();
+}
+
+Status OffloadedAlltoall::Refused(uint32_t l, ssize_t moved, bool writing, const char* what, uint64_t bytes,
+                                  uint64_t address) const {
+  const int err = moved < 0 ? errno : EFAULT;
+  const std::string who = "rank " + std::to_string(shape_->rank_at(0, l)) + " (pid " +
+                          std::to_string(pids_[l].load(std::memory_order_acquire)) + ")";
+  if (err == ESRCH) return Status(Code::kGroupFailed, who + " is gone");
+  if (err == EFAULT) {
+    return Status(Code::kInvalidArgument, who + ": its " + what + " (" + std::to_string(bytes) + " bytes at " +
+                                              Hex(address) + ") is not mapped" + (writing ? " writable" : "") +
+                                              " in its process");
+  }
+  return Status(Code::kNotSupported, std::string("the kernel refused ohiod to ") + (writing ? "write " : "read ") +
+                                         who + "'s memory: " + std::strerror(err));
+}
+
+Status OffloadedAlltoall::SameKind(uint32_t call) const {
+  const uint32_t entry = call % kOffloadDepth;
+  auto is_vector = [this, entry](uint32_t l) {
+    return segment_->slot(l)->offload[entry].tables_address.load(std::memory_order_relaxed) != 0;
+  };
+  uint32_t alike = 1;
+  while (alike < ranks_ && is_vector(alike) == is_vector(0)) ++alike;
+  if (alike == ranks_) return Status::Ok();  // without allocating, as every call of a correct program
+  std::vector<uint32_t> vector, plain;
+  for (uint32_t l = 0; l < ranks_; ++l) (is_vector(l) ? vector : plain).push_back(shape_->rank_at(0, l));
+  return Status(Code::kInvalidArgument, "ranks posted different collectives as nonblocking call " +
+                                            std::to_string(call) + ": an alltoallv from " + DescribeRanks(vector) +
+                                            ", an alltoall from " + DescribeRanks(plain));
 }
 
 void OffloadedAlltoall::Publish(uint32_t call, const Status& outcome) {

@@ -29,6 +29,11 @@ namespace ohio {
 
 class OffloadedAlltoall {
  public:
+  // The daemon holds every row of a call at once (so that in place works and each rank costs
+  // one read and one write); a call larger than this is refused rather than allowed to take
+  // the node's memory.
+  static constexpr uint64_t kMaxCallBytes = uint64_t{256} << 20;
+
   OffloadedAlltoall(const Segment* segment, const GroupShape* shape);
 
   // Local rank l's process, from its join (control thread).
@@ -41,7 +46,21 @@ class OffloadedAlltoall {
 
  private:
   bool AllPosted(uint32_t call) const;
+  // Whether every rank posted the same kind of call (alltoall or alltoallv), naming who did not.
+  Status SameKind(uint32_t call) const;
   Status Move(uint32_t call, uint64_t m);
+  // An alltoallv; *bytes is what it moved between the ranks.
+  Status MoveVector(uint32_t call, uint64_t* bytes);
+  // Every rank's tables of `call`, into tables_ (local rank l's at l * kOffloadedTables * ranks_).
+  Status ReadTables(uint32_t call);
+  // Why process_vm_readv/writev of `bytes` of `what` at `address` in local rank l's memory
+  // moved `moved` bytes and not all of them (errno still the call's).
+  Status Refused(uint32_t l, ssize_t moved, bool writing, const char* what, uint64_t bytes, uint64_t address) const;
+  // Local rank l's entry for group rank g in its table t (an OffloadedTable), from tables_.
+  uint64_t Table(uint32_t l, uint32_t t, uint32_t g) const {
+    return tables_[(uint64_t{l} * kOffloadedTables + t) * ranks_ + g];
+  }
+  Status PairsAgree() const;
   void Publish(uint32_t call, const Status& outcome);
 
   const Segment* segment_;
@@ -49,6 +68,8 @@ class OffloadedAlltoall {
   uint32_t ranks_;
   std::unique_ptr<std::atomic<pid_t>[]> pids_;
   std::vector<uint8_t> rows_;  // every rank's row of the call being moved
+  std::vector<uint64_t> tables_;  // every rank's tables of the alltoallv being moved
+  std::vector<uint64_t> piece_at_;  // where pair (src, dst)'s bytes are in rows_, by src * ranks_ + dst
   uint32_t watched_call_ = 0;  // the call some rank posted and others not, at the last tick
   std::chrono::steady_clock::time_point watched_since_;
 };

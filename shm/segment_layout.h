@@ -18,7 +18,7 @@
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 6;
+constexpr uint32_t kSegmentVersion = 7;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
@@ -170,7 +170,14 @@ struct OffloadEntry {
   std::atomic<uint64_t> send_address;
   std::atomic<uint64_t> recv_address;
   std::atomic<uint64_t> bytes_per_rank;
+  // 0 for an alltoall; for an alltoallv, the address in the rank's own memory of its
+  // OffloadedVectorTables (shm/offloaded_vector_tables.h), which the daemon reads like the data.
+  std::atomic<uint64_t> tables_address;
 };
+
+// An offloaded alltoallv's tables in the rank's memory: kOffloadedTables arrays of one uint64_t
+// per group rank, in this order (bytes and byte offsets, as ohio_alltoallv takes them).
+enum OffloadedTable : uint32_t { kSendBytes = 0, kSendAt, kRecvBytes, kRecvAt, kOffloadedTables };
 
 struct alignas(kCacheLine) RankSlot {
   std::atomic<uint32_t> arrived_round;  // this rank's part of the round is published

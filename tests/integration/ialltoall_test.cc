@@ -5,7 +5,9 @@
 // and the daemon counts exactly the calls and bytes. A size mismatch and an unmapped buffer fail
 // the call on every rank and the group goes on; a rank that dies with a call outstanding fails
 // the others' wait instead of hanging them, and so does one that posts past the group's
-// timeout; a group spanning nodes is refused alike.
+// timeout; a group spanning nodes is refused alike. ohio_ialltoallv the same way: counts per
+// pair (a third of them zero), blocks out of order with gaps that must stay unwritten, a pair
+// whose counts differ reported alike on every rank.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -100,6 +102,74 @@ TEST(Ialltoall, AnUnmappedBufferFailsEveryRankAndTheGroupGoesOn) {
                                  "writable in its process"));
 }
 
+// The bytes a rank verified, from its "ok" line.
+uint64_t VerifiedBytes(const std::string& output) {
+  std::smatch m;
+  if (!std::regex_search(output, m, std::regex("verified_bytes=(\\d+)"))) return 0;
+  return std::stoull(m[1]);
+}
+
+TEST(Ialltoallv, TheDaemonMovesEveryPairWhereTheTablesSay) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  RankJob job = OneNodeJob(dir, daemon, 3, "vector",
+                           {"--vector", "--batches", "2", "--outstanding", "3", "--bytes", "700"});
+  AllPass(job);
+  uint64_t verified = 0;
+  for (uint32_t r = 0; r < 3; ++r) {
+    EXPECT_NE(job.rank(r).Output().find("ok moved_unaided=6 "), std::string::npos) << job.rank(r).Output();
+    verified += VerifiedBytes(job.rank(r).Output());
+  }
+  // The daemon moved exactly what the ranks verified, besides the 2 line-ups of 1 byte.
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_GT(verified, 0u);
+  EXPECT_EQ(c.bytes_local(), verified + 2u * 9);
+  EXPECT_EQ(c.collectives_served(), 8u);
+  EXPECT_EQ(c.collectives_failed(), 0u);
+}
+
+TEST(Ialltoallv, APairWhoseCountsDifferFailsEveryRankAndTheGroupGoesOn) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  // Rank 2 sends rank 0 one byte more than rank 0 expects (67) in the first call.
+  RankJob job = OneNodeJob(dir, daemon, 3, "vmismatch",
+                           {"--vector", "--outstanding", "4", "--bytes", "64", "--mismatch-rank", "2"});
+  AllPass(job);
+  SameErrorEverywhere(job, "6 \\(size mismatch\\)",
+                      std::regex("ranks disagree on the counts of this alltoallv: rank 2 sends 68 bytes to rank 0, "
+                                 "which expects 67"));
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(c.collectives_failed(), 1u);
+  EXPECT_EQ(c.collectives_served(), 4u);
+}
+
+TEST(Ialltoallv, AnUnmappedBufferFailsEveryRankAndTheGroupGoesOn) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  // Rank 1 receives 67 bytes from rank 0, none from itself and 70 from rank 2.
+  RankJob job = OneNodeJob(dir, daemon, 3, "vunmapped",
+                           {"--vector", "--outstanding", "4", "--bytes", "64", "--unmapped-rank", "1"});
+  AllPass(job);
+  SameErrorEverywhere(job, "1 \\(invalid argument\\)",
+                      std::regex("rank 1 \\(pid \\d+\\): its receive buffer \\(137 bytes at 0x1000\\) is not mapped "
+                                 "writable in its process"));
+}
+
+TEST(Ialltoallv, ARankThatPostsAnotherCollectiveFailsEveryRankAndTheGroupGoesOn) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  RankJob job = OneNodeJob(dir, daemon, 3, "vkind",
+                           {"--vector", "--outstanding", "4", "--bytes", "64", "--alltoall-rank", "1"});
+  AllPass(job);
+  SameErrorEverywhere(job, "1 \\(invalid argument\\)",
+                      std::regex("ranks posted different collectives as nonblocking call 1: an alltoallv from "
+                                 "ranks 0,2, an alltoall from rank 1"));
+}
+
 TEST(Ialltoall, ARankThatDiesWithACallOutstandingFailsTheOthersWait) {
   TempDir dir;
   Daemon daemon(dir, {});
@@ -149,6 +219,9 @@ TEST(Ialltoall, AGroupAcrossNodesIsNotSupportedOnEveryRank) {
               std::string::npos)
         << job.rank(r).Output();
   }
+  RankJob vector(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "vacross",
+                 {"--vector", "--expect", "not supported"}, nullptr, std::nullopt, kTool);
+  AllPass(vector);
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 // Waitsome and Testsome, with a strided receive type; Request_free and Cancel refused as the
 // standard says. Every byte is checked by the program; OHIO_STATS shows who served the calls.
 // On one node ohiod serves every one; across nodes every one falls through to the library
-// alike, saying why.
+// alike, saying why. MPI_Ialltoallv likewise (tests/mpi/ialltoallv_check.c), and the Starts of
+// an MPI_Alltoall_init under MPICH (tests/mpi/alltoall_init_check.c).
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 
 #include "tests/harness/cluster.h"
@@ -99,8 +101,122 @@ TEST_P(MpiIalltoall, OffloadedOnlyFromTheThresholdAskedFor) {
   }
 }
 
+// MPI_Ialltoallv (tests/mpi/ialltoallv_check.c): counts of every pair's own with zeros,
+// displacements out of order, beside Isend/Irecv, in MPI_INT, strided, in place. Offloaded
+// when OHIO_IALLTOALL_MIN_BYTES is set at all (a v call's bytes differ between ranks), kept by
+// the library alike on every rank when it is not.
+constexpr const char* kVectorCheck = "ialltoallv_check";
+constexpr int kVectorCalls = 3 + 2 + 1 + 1;  // 3 iterations of part 1, then parts 2, 3, 4
+
+TEST_P(MpiIalltoall, VectorServedOnOneNodeWhenAskedAndKeptByTheLibraryOtherwise) {
+  const Mpi mpi = GetParam();
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  const int ranks = 3;
+  for (const bool asked : {true, false}) {
+    std::vector<std::pair<std::string, std::string>> env;
+    if (asked) env.push_back(kOffloadAll);
+    Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, env, kVectorCheck, {"300", "3"}),
+                dir.file(std::string("mpirun-v-") + (asked ? "asked" : "not") + ".out"));
+    ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
+    const std::string out = run.Output();
+    ExpectAllOk(out, ranks);
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_NE(out.find("rank " + std::to_string(r) + ": ialltoallvs=" + std::to_string(kVectorCalls)),
+                std::string::npos)
+          << out;
+    }
+    const auto [served, fell] = Stats(out, "MPI_Ialltoallv");
+    EXPECT_EQ(served, asked ? kVectorCalls * ranks : 0) << out;
+    EXPECT_EQ(fell, asked ? 0 : kVectorCalls * ranks) << out;
+    if (!asked) {
+      EXPECT_NE(out.find("MPI_Ialltoallv: 7 fell through: ohiod moves MPI_Ialltoallv only when "
+                         "OHIO_IALLTOALL_MIN_BYTES is set, which it is not"),
+                std::string::npos)
+          << out;
+    }
+  }
+}
+
+// Counts that disagree are the program's fault: MPI_ERR_COUNT from MPI_Wait on every rank
+// with ohiod's one text, and the next call goes through; across nodes every call falls
+// through alike.
+TEST_P(MpiIalltoall, VectorMismatchReportedAlikeAndAcrossNodesFallsThrough) {
+  const Mpi mpi = GetParam();
+  TempDir dir;
+  {
+    Daemon daemon(dir);
+    ASSERT_TRUE(daemon.Start()) << daemon.Log();
+    const int ranks = 3;
+    Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {kOffloadAll}, kVectorCheck, {"300", "1", "mismatch"}),
+                dir.file("mpirun-v-mismatch.out"));
+    ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
+    const std::string out = run.Output();
+    ExpectAllOk(out, ranks);
+    const std::regex said("ohio: MPI_Ialltoallv failed: ranks disagree on the counts of this alltoallv: rank 2 sends "
+                          "(\\d+) bytes to rank 0, which expects (\\d+)");
+    int reports = 0;
+    for (auto it = std::sregex_iterator(out.begin(), out.end(), said); it != std::sregex_iterator(); ++it, ++reports) {
+      EXPECT_EQ(std::stol((*it)[1]), std::stol((*it)[2]) + 1) << out;
+    }
+    EXPECT_EQ(reports, ranks) << out;
+    // 1 + 2 + 1 + 1 calls, the mismatch and the one after it: all but the mismatch served.
+    const auto [served, fell] = Stats(out, "MPI_Ialltoallv");
+    EXPECT_EQ(served, 6 * ranks) << out;
+    EXPECT_EQ(fell, 0) << out;
+  }
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const int ranks = 4;
+  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 2, {kOffloadAll}, kVectorCheck, {"300", "1"}),
+              dir.file("mpirun-v-across.out"));
+  ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
+  const std::string out = run.Output();
+  ExpectAllOk(out, ranks);
+  const auto [served, fell] = Stats(out, "MPI_Ialltoallv");
+  EXPECT_EQ(served, 0) << out;
+  EXPECT_EQ(fell, 5 * ranks) << out;
+  EXPECT_NE(out.find("MPI_Ialltoallv: 5 fell through: nonblocking alltoalls are served for groups on one node; this "
+                     "group spans 2 nodes"),
+            std::string::npos)
+      << out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Launchers, MpiIalltoall, ::testing::Values(kOpenMpi, kMpich),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// MPI_Alltoall_init (tests/mpi/alltoall_init_check.c), MPICH only: every Start is posted like
+// an MPI_Ialltoall when asked for, else started by the library, alike on every rank; the
+// request survives every Wait, Waitall and Test as the persistent request it is.
+TEST(MpiAlltoallInit, EveryStartServedWhenAskedAndStartedByTheLibraryOtherwise) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  const int ranks = 3;
+  const int starts = 3 + 2 * 2 + 1;
+  for (const bool asked : {true, false}) {
+    std::vector<std::pair<std::string, std::string>> env;
+    if (asked) env.push_back(kOffloadAll);
+    Process run(MpiRun(kMpich, ranks, {daemon.socket()}, ranks, env, "alltoall_init_check", {"1000"}),
+                dir.file(std::string("mpirun-init-") + (asked ? "asked" : "not") + ".out"));
+    ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
+    const std::string out = run.Output();
+    ExpectAllOk(out, ranks);
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_NE(out.find("rank " + std::to_string(r) + ": starts=" + std::to_string(starts)), std::string::npos) << out;
+    }
+    const auto [served, fell] = Stats(out, "MPI_Alltoall_init");
+    EXPECT_EQ(served, asked ? starts * ranks : 0) << out;
+    EXPECT_EQ(fell, asked ? 0 : starts * ranks) << out;
+    if (!asked) {
+      EXPECT_NE(out.find("MPI_Alltoall_init: 8 fell through: ohiod moves MPI_Alltoall_init only from "
+                         "OHIO_IALLTOALL_MIN_BYTES bytes per rank, which is not set"),
+                std::string::npos)
+          << out;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace ohio::testing

@@ -1,11 +1,15 @@
-// One rank of a test job calling ohio_ialltoall: after a blocking alltoall that lines the ranks
+// One rank of a test job calling ohio_ialltoall (or, with --vector, ohio_ialltoallv): after a blocking alltoall that lines the ranks
 // up, it posts --outstanding calls at once, each with its own buffers, then "computes": it
 // watches its receive buffers with plain loads, never calling into ohio, until each holds
 // exactly what it must (or 20 s pass). Only then does it ask ohio_test, which must find every
 // call complete without waiting. Every received byte is checked. An expected error (a size
 // mismatch, an unmapped buffer) must reach this rank as that error, and the calls after it
-// must work. Exits 0 only if everything matched.
+// must work. With --vector every pair has its own count (some zero), the send blocks lie in
+// reverse order and the receive blocks rotated, with gaps between them that must stay
+// unwritten. Exits 0 only if everything matched.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <numeric>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -25,12 +29,51 @@ uint8_t Pattern(uint32_t src, uint32_t dst, uint64_t i, uint32_t call) {
 
 constexpr uint8_t kUnwritten = 0xEE;
 
+constexpr uint8_t kSendGap = 0x55;
+
 struct Call {
   std::vector<uint8_t> send, recv, want;
   ohio_request request = 0;
   bool in_place = false;
   int expect_code = OHIO_OK;
+  std::vector<size_t> send_counts, send_displs, recv_counts, recv_displs;  // --vector
 };
+
+// The bytes src sends dst in call `id` of a --vector job: a third of the pairs send nothing.
+size_t VectorCount(uint32_t src, uint32_t dst, uint32_t id, size_t bytes) {
+  return (src + 2 * dst + id) % 3 == 0 ? 0 : bytes + (src * 5 + dst * 3 + id) % 7;
+}
+
+// Lays out a --vector call of rank `me`: send blocks in reverse order 3 bytes apart, receive
+// blocks from rank me+1 on, 5 bytes apart, the gaps left as they were.
+void LayOutVector(Call* call, uint32_t me, uint32_t size, uint32_t id, size_t bytes) {
+  call->send_counts.assign(size, 0);
+  call->send_displs.assign(size, 0);
+  call->recv_counts.assign(size, 0);
+  call->recv_displs.assign(size, 0);
+  size_t at = 0;
+  for (uint32_t k = size; k-- > 0;) {
+    call->send_counts[k] = VectorCount(me, k, id, bytes);
+    call->send_displs[k] = at;
+    at += call->send_counts[k] + 3;
+  }
+  call->send.assign(at, kSendGap);
+  for (uint32_t d = 0; d < size; ++d) {
+    for (size_t i = 0; i < call->send_counts[d]; ++i) call->send[call->send_displs[d] + i] = Pattern(me, d, i, id);
+  }
+  at = 0;
+  for (uint32_t k = 1; k <= size; ++k) {
+    const uint32_t s = (me + k) % size;
+    call->recv_counts[s] = VectorCount(s, me, id, bytes);
+    call->recv_displs[s] = at;
+    at += call->recv_counts[s] + 5;
+  }
+  call->want.assign(at, kUnwritten);
+  for (uint32_t s = 0; s < size; ++s) {
+    for (size_t i = 0; i < call->recv_counts[s]; ++i) call->want[call->recv_displs[s] + i] = Pattern(s, me, i, id);
+  }
+  call->recv.assign(at, kUnwritten);
+}
 
 }  // namespace
 
@@ -40,9 +83,9 @@ int main(int argc, char** argv) {
   std::string expect;
   uint32_t batches = 1, outstanding = 1;
   size_t bytes = 1024;
-  int mismatch_rank = -1, unmapped_rank = -1;
+  int mismatch_rank = -1, unmapped_rank = -1, alltoall_rank = -1;
   uint32_t delay_posting_ms = 0;
-  bool die_before_posting = false, wait = false;
+  bool die_before_posting = false, wait = false, vector = false;
   at.AddOptions(&app);
   app.add_option("--batches", batches);
   app.add_option("--outstanding", outstanding, "calls posted at once in a batch");
@@ -54,6 +97,10 @@ int main(int argc, char** argv) {
                  "invalid argument");
   app.add_flag("--die-before-posting", die_before_posting, "exit without leaving after the line-up");
   app.add_option("--delay-posting-ms", delay_posting_ms, "after the line-up, sleep this long before posting");
+  app.add_flag("--vector", vector, "call ohio_ialltoallv with counts per pair");
+  app.add_option("--alltoall-rank", alltoall_rank,
+                 "with --vector, this rank posts the first call as an ohio_ialltoall: every rank must get an "
+                 "invalid argument");
   app.add_flag("--wait", wait, "complete the calls with ohio_wait at once instead of computing first");
   app.add_option("--expect", expect, "every ohio_ialltoall must fail with this error (ohio_strerror's name)");
   CLI11_PARSE(app, argc, argv);
@@ -66,7 +113,11 @@ int main(int argc, char** argv) {
   if (!expect.empty()) {
     std::vector<uint8_t> send(size * bytes), recv(size * bytes);
     ohio_request request = 0;
-    r = group.Ialltoall(send.data(), recv.data(), bytes, &request);
+    std::vector<size_t> counts(size, bytes), displs(size);
+    for (uint32_t j = 0; j < size; ++j) displs[j] = j * bytes;
+    r = vector ? group.Ialltoallv(send.data(), counts.data(), displs.data(), recv.data(), counts.data(), displs.data(),
+                                  &request)
+               : group.Ialltoall(send.data(), recv.data(), bytes, &request);
     std::printf("rank %u: code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
     return expect == ohio_strerror(r.code) ? 0 : 1;
   }
@@ -85,28 +136,40 @@ int main(int argc, char** argv) {
     for (uint32_t c = 0; c < outstanding; ++c) {
       Call& call = calls[c];
       const uint32_t id = batch * outstanding + c;
-      call.in_place = c == 1;  // one call per batch (from the second on) sends and receives in one buffer
-      call.send.resize(size * bytes);
-      for (uint32_t d = 0; d < size; ++d) {
-        for (size_t i = 0; i < bytes; ++i) call.send[d * bytes + i] = Pattern(rank, d, i, id);
-      }
-      call.want.resize(size * bytes);
-      for (uint32_t s = 0; s < size; ++s) {
-        for (size_t i = 0; i < bytes; ++i) call.want[s * bytes + i] = Pattern(s, rank, i, id);
-      }
-      if (call.in_place) {
-        call.recv = call.send;
-      } else {
-        call.recv.assign(size * bytes, kUnwritten);
-      }
-      size_t m = bytes;
-      void* recv = call.recv.data();
-      const void* send = call.in_place ? call.recv.data() : call.send.data();
       if (id == 0 && mismatch_rank >= 0) call.expect_code = OHIO_ERR_SIZE_MISMATCH;
-      if (id == 0 && unmapped_rank >= 0) call.expect_code = OHIO_ERR_INVALID_ARGUMENT;
-      if (id == 0 && static_cast<int>(rank) == mismatch_rank) m = bytes + 1;
-      if (id == 0 && static_cast<int>(rank) == unmapped_rank) recv = reinterpret_cast<void*>(uintptr_t{4096});
-      r = group.Ialltoall(send, recv, m, &call.request);
+      if (id == 0 && (unmapped_rank >= 0 || alltoall_rank >= 0)) call.expect_code = OHIO_ERR_INVALID_ARGUMENT;
+      if (vector && id == 0 && static_cast<int>(rank) == alltoall_rank) {
+        LayOutVector(&call, rank, size, id, bytes);
+        r = group.Ialltoall(call.send.data(), call.recv.data(), 1, &call.request);
+      } else if (vector) {
+        LayOutVector(&call, rank, size, id, bytes);
+        if (id == 0 && static_cast<int>(rank) == mismatch_rank) ++call.send_counts[0];
+        void* recv = call.recv.data();
+        if (id == 0 && static_cast<int>(rank) == unmapped_rank) recv = reinterpret_cast<void*>(uintptr_t{4096});
+        r = group.Ialltoallv(call.send.data(), call.send_counts.data(), call.send_displs.data(), recv,
+                             call.recv_counts.data(), call.recv_displs.data(), &call.request);
+      } else {
+        call.in_place = c == 1;  // one call per batch (from the second on) sends and receives in one buffer
+        call.send.resize(size * bytes);
+        for (uint32_t d = 0; d < size; ++d) {
+          for (size_t i = 0; i < bytes; ++i) call.send[d * bytes + i] = Pattern(rank, d, i, id);
+        }
+        call.want.resize(size * bytes);
+        for (uint32_t s = 0; s < size; ++s) {
+          for (size_t i = 0; i < bytes; ++i) call.want[s * bytes + i] = Pattern(s, rank, i, id);
+        }
+        if (call.in_place) {
+          call.recv = call.send;
+        } else {
+          call.recv.assign(size * bytes, kUnwritten);
+        }
+        size_t m = bytes;
+        void* recv = call.recv.data();
+        const void* send = call.in_place ? call.recv.data() : call.send.data();
+        if (id == 0 && static_cast<int>(rank) == mismatch_rank) m = bytes + 1;
+        if (id == 0 && static_cast<int>(rank) == unmapped_rank) recv = reinterpret_cast<void*>(uintptr_t{4096});
+        r = group.Ialltoall(send, recv, m, &call.request);
+      }
       if (!r.ok()) {
         std::printf("rank %u: posting call %u failed: code=%d (%s) %s\n", rank, id, r.code, ohio_strerror(r.code),
                     r.message.c_str());
@@ -143,16 +206,14 @@ int main(int argc, char** argv) {
                     r.message.c_str());
         return 1;
       }
-      for (uint32_t s = 0; s < size; ++s) {
-        for (size_t i = 0; i < bytes; ++i) {
-          if (call.recv[s * bytes + i] != call.want[s * bytes + i]) {
-            std::printf("rank %u: WRONG byte %zu from rank %u in call %u: got %u want %u\n", rank, i, s, id,
-                        call.recv[s * bytes + i], call.want[s * bytes + i]);
-            return 1;
-          }
-        }
+      // Every byte, the gaps between the blocks too.
+      const auto wrong = std::mismatch(call.recv.begin(), call.recv.end(), call.want.begin());
+      if (wrong.first != call.recv.end()) {
+        std::printf("rank %u: WRONG byte at offset %zu of the receive buffer in call %u: got %u want %u\n", rank,
+                    static_cast<size_t>(wrong.first - call.recv.begin()), id, *wrong.first, *wrong.second);
+        return 1;
       }
-      verified += size * bytes;
+      verified += vector ? std::accumulate(call.recv_counts.begin(), call.recv_counts.end(), size_t{0}) : size * bytes;
       ++moved_unaided;
       // A request is forgotten once its outcome was taken.
       r = group.Test(call.request, &done);

@@ -1,0 +1,82 @@
+#include "client/mpi_post_alltoall.h"
+
+#include <memory>
+#include <string>
+
+#include "client/mpi_requests.h"
+#include "client/mpi_shim_state.h"
+#include "client/mpi_type_layout.h"
+#include "client/ohio.h"
+
+namespace ohio::shim {
+
+int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, const char* function,
+                 const std::function<int()>& library, MPI_Request* request) {
+  Initialise();
+  CommState* st = StateOf(comm, recvcount, recvtype);
+  auto fall_through = [&](const std::string& why) {
+    FellThrough(function, why);
+    return library();
+  };
+  if (st->group == nullptr) return fall_through(st->why);
+
+  std::string why;
+  if (ClosedBefore(st, &why)) return fall_through(why);
+  // Bytes per rank are the same on every rank (MPI's matching rule), so is this choice.
+  int type_size = 0;
+  PMPI_Type_size(recvtype, &type_size);
+  const uint64_t call_bytes = static_cast<uint64_t>(recvcount < 0 ? 0 : recvcount) * static_cast<uint64_t>(type_size);
+  if (call_bytes < st->ialltoall_min_bytes) {
+    return fall_through(st->ialltoall_min_bytes == UINT64_MAX
+                            ? std::string("ohiod moves ") + function +
+                                  " only from OHIO_IALLTOALL_MIN_BYTES bytes per rank, which is not set"
+                            : "the call's " + std::to_string(call_bytes) +
+                                  " bytes per rank are below OHIO_IALLTOALL_MIN_BYTES = " +
+                                  std::to_string(st->ialltoall_min_bytes));
+  }
+
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  CallLayouts layouts;
+  why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
+  const ohio::TypeLayout* recv_layout = layouts.recv;
+  const ohio::TypeLayout* send_layout = layouts.send;
+  if (!why.empty()) {
+    // The opt-out is a meeting of the ranks, the one wait inside this call.
+    if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
+    return FailedMidCall(st, comm, function);
+  }
+
+  auto r = std::make_unique<OhioRequest>();
+  r->st = st;
+  r->comm = comm;
+  r->function = function;
+  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
+  int size = 0;
+  if (!send_layout->contiguous() || !recv_layout->contiguous()) PMPI_Comm_size(comm, &size);
+  // Non-contiguous data is packed now and unpacked when the request completes; contiguous data
+  // is moved by ohiod where it lies.
+  const void* send = in_place ? recvbuf : sendbuf;
+  if (!send_layout->contiguous()) {
+    r->send_packed.resize(bytes * size);
+    ohio::PackRuns(*send_layout, send, static_cast<MPI_Aint>(in_place ? recvcount : sendcount) * size,
+                   r->send_packed.data());
+    send = r->send_packed.data();
+  }
+  void* recv = recvbuf;
+  if (!recv_layout->contiguous()) {
+    if (!in_place) r->recv_packed.resize(bytes * size);
+    recv = in_place ? r->send_packed.data() : r->recv_packed.data();
+    r->recv_layout = recv_layout;
+    r->recvbuf = recvbuf;
+    r->recv_elements = static_cast<MPI_Aint>(recvcount) * size;
+    if (in_place) r->recv_packed.swap(r->send_packed);  // unpacked from recv_packed
+  }
+  const int rc = ohio_ialltoall(st->group, send, recv, bytes, &r->posted);
+  if (rc == OHIO_OK) return StartRequest(std::move(r), request);
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
+  if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, function, MPI_ERR_BUFFER);
+  return FailedMidCall(st, comm, function);
+}
+
+}  // namespace ohio::shim

@@ -1,0 +1,136 @@
+/* An unmodified MPI program: a persistent MPI_Alltoall_init (MPI 4.0) started several times.
+ * Knows nothing of ohio.
+ *   1. One request, 3 cycles of MPI_Start / MPI_Wait, the send data changed between cycles;
+ *      after each Wait the request is still there (inactive), not MPI_REQUEST_NULL.
+ *   2. Two requests (bytes, and ints in buffers of their own), 2 cycles of MPI_Startall /
+ *      MPI_Waitall.
+ *   3. One more cycle of the first, completed by MPI_Test polling (gives up after 60 s).
+ *   4. MPI_Request_free of both inactive requests.
+ * Every received byte is checked.
+ *
+ * usage: alltoall_init_check bytes
+ * Prints "rank R: starts=N" and "rank R: ALL OK" on success; exits non-zero on the first
+ * wrong byte. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size;
+static int starts;
+
+static unsigned char pattern(int src, int dst, long i, int cycle) {
+  return (unsigned char)(src * 131 + dst * 31 + i * 7 + cycle * 13 + (i >> 8));
+}
+
+/* block_bytes per destination. */
+static void fill(unsigned char* send, unsigned char* recv, long block_bytes, int cycle) {
+  for (int d = 0; d < size; ++d)
+    for (long i = 0; i < block_bytes; ++i) send[d * block_bytes + i] = pattern(rank, d, i, cycle);
+  memset(recv, 0xEE, (size_t)block_bytes * size);
+}
+
+static void verify(const unsigned char* recv, long block_bytes, int cycle, const char* what) {
+  for (int s = 0; s < size; ++s)
+    for (long i = 0; i < block_bytes; ++i)
+      if (recv[s * block_bytes + i] != pattern(s, rank, i, cycle)) {
+        printf("rank %d: %s: WRONG byte %ld from %d (cycle %d): got %u\n", rank, what, i, s, cycle,
+               recv[s * block_bytes + i]);
+        exit(1);
+      }
+}
+
+static void still_there(MPI_Request r, const char* what) {
+  if (r == MPI_REQUEST_NULL) {
+    printf("rank %d: %s: WRONG: the persistent request became MPI_REQUEST_NULL\n", rank, what);
+    exit(1);
+  }
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc < 2) {
+    if (rank == 0) printf("usage: alltoall_init_check bytes\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const long bytes = atol(argv[1]);
+  const long ints = bytes / (long)sizeof(int);
+  unsigned char* send = malloc((size_t)bytes * size);
+  unsigned char* recv = malloc((size_t)bytes * size);
+  unsigned char* send_i = malloc((size_t)ints * sizeof(int) * size);
+  unsigned char* recv_i = malloc((size_t)ints * sizeof(int) * size);
+  MPI_Request r[2];
+  MPI_Alltoall_init(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+  MPI_Alltoall_init(send_i, (int)ints, MPI_INT, recv_i, (int)ints, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+  int cycle = 0;
+
+  /* 1 */
+  for (int k = 0; k < 3; ++k, ++cycle) {
+    fill(send, recv, bytes, cycle);
+    if (MPI_Start(&r[0]) != MPI_SUCCESS || MPI_Wait(&r[0], MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      printf("rank %d: MPI_Start/MPI_Wait failed\n", rank);
+      return 1;
+    }
+    ++starts;
+    still_there(r[0], "Wait");
+    verify(recv, bytes, cycle, "Start/Wait");
+  }
+
+  /* 2 */
+  for (int k = 0; k < 2; ++k, ++cycle) {
+    fill(send, recv, bytes, cycle);
+    fill(send_i, recv_i, ints * (long)sizeof(int), cycle + 100);
+    MPI_Status statuses[2];
+    if (MPI_Startall(2, r) != MPI_SUCCESS || MPI_Waitall(2, r, statuses) != MPI_SUCCESS) {
+      printf("rank %d: MPI_Startall/MPI_Waitall failed\n", rank);
+      return 1;
+    }
+    starts += 2;
+    still_there(r[0], "Waitall");
+    still_there(r[1], "Waitall");
+    verify(recv, bytes, cycle, "Startall");
+    verify(recv_i, ints * (long)sizeof(int), cycle + 100, "Startall (ints)");
+  }
+
+  /* 3 */
+  {
+    fill(send, recv, bytes, cycle);
+    if (MPI_Start(&r[0]) != MPI_SUCCESS) {
+      printf("rank %d: MPI_Start failed\n", rank);
+      return 1;
+    }
+    ++starts;
+    int done = 0;
+    const double start = MPI_Wtime();
+    while (!done) {
+      if (MPI_Test(&r[0], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        printf("rank %d: MPI_Test failed\n", rank);
+        return 1;
+      }
+      if (MPI_Wtime() - start > 60) {
+        printf("rank %d: Test: WRONG: not complete after 60 s\n", rank);
+        return 1;
+      }
+    }
+    still_there(r[0], "Test");
+    verify(recv, bytes, cycle, "Start/Test");
+    ++cycle;
+  }
+
+  /* 4 */
+  if (MPI_Request_free(&r[0]) != MPI_SUCCESS || MPI_Request_free(&r[1]) != MPI_SUCCESS || r[0] != MPI_REQUEST_NULL ||
+      r[1] != MPI_REQUEST_NULL) {
+    printf("rank %d: WRONG: MPI_Request_free of the inactive persistent requests\n", rank);
+    return 1;
+  }
+  printf("rank %d: starts=%d\n", rank, starts);
+  printf("rank %d: ALL OK\n", rank);
+  free(send);
+  free(recv);
+  free(send_i);
+  free(recv_i);
+  MPI_Finalize();
+  return 0;
+}

@@ -17,7 +17,7 @@
 #                                [--max-bytes B (1048576)] [--iterations N (per size and method;
 #                                default 500 up to 4 KiB, 100 up to 64 KiB, 50 above)]
 #                                [--runs R (3)] [--out DIR (/tmp/ohio-bench/local-cluster)]
-#                                [--algorithms LIST (v1,v2,v3)] [--stages]
+#                                [--algorithms LIST (v1,v2,v3; alltoallv: ohio_alltoallv of the same bytes)] [--stages]
 # --stages: ranks run with OHIO_STAGE_TIMES=1 and the stage table (deploy/lib/stage-table.sh:
 #   where a call's time goes, per size, averaged over ranks and runs) follows the results; with
 #   more than one algorithm their calls of a size are averaged together.

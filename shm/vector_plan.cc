@@ -174,4 +174,30 @@ std::vector<CopySpan> PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t n
   return spans;
 }
 
+bool UpdateVectorRoundPlan(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                           const CountEntry* tables, VectorRoundPlan* plan) {
+  const uint64_t entries = uint64_t{shape.ppn(node)} * shape.size();
+  bool same = plan->counts.size() == entries;
+  for (uint64_t i = 0; same && i < entries; ++i) {
+    same = tables[i].bytes == plan->counts[i].bytes && tables[i].recv_bytes == plan->counts[i].recv_bytes;
+  }
+  if (same) return false;
+  plan->counts.assign(tables, tables + entries);
+  const NodeCounts counts{plan->counts.data(), shape.size()};
+  plan->fits = VectorFits(shape, layout, node, counts);
+  if (!plan->fits) {
+    plan->puts.clear();
+    plan->deliveries.clear();
+    plan->digest = plan->local_bytes = plan->sent_bytes = 0;
+    return true;
+  }
+  plan->puts = PlanVectorPuts(shape, node, layout, counts);
+  plan->deliveries = PlanVectorDeliveries(shape, node, layout, counts);
+  plan->digest = VectorCountDigest(shape, node, counts);
+  plan->local_bytes = VectorLocalBytes(shape, node, counts);
+  plan->sent_bytes = 0;
+  for (uint32_t l = 0; l < shape.ppn(node); ++l) plan->sent_bytes += VectorRowBytes(shape, counts.of(l));
+  return true;
+}
+
 }  // namespace ohio

@@ -90,4 +90,24 @@ std::vector<CopySpan> PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t n
                                              const EagerLayout& layout, const NodeCounts& counts,
                                              const size_t* recv_displs);
 
+// A node's plan of its part of a vector round, kept from round to round: applications call
+// alltoallv in a loop with the same counts, and planning again would walk every table and
+// allocate the puts and deliveries anew for the same answer.
+struct VectorRoundPlan {
+  std::vector<CountEntry> counts;  // the snapshot the plan was made from
+  bool fits = false;               // VectorFits; nothing below is planned unless it does
+  std::vector<Put> puts;           // PlanVectorPuts
+  std::vector<Delivery> deliveries;  // PlanVectorDeliveries
+  uint64_t digest = 0;             // VectorCountDigest
+  uint64_t local_bytes = 0;        // VectorLocalBytes
+  uint64_t sent_bytes = 0;         // what this node's ranks send, to every node
+};
+
+// Brings `plan` up to date with the count tables of `node` at `tables` (a snapshot: the ranks'
+// tables are theirs to write, and what is checked must be what is put): planned again only if a
+// count differs from the snapshot's (displacements place bytes within a rank's own buffers,
+// which the plan never sees). True if it planned.
+bool UpdateVectorRoundPlan(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                           const CountEntry* tables, VectorRoundPlan* plan);
+
 }  // namespace ohio

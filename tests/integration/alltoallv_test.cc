@@ -22,6 +22,11 @@ using std::chrono::seconds;
 
 constexpr auto kDeadline = seconds(90);
 
+// What every rank of every node gets when a pair across nodes disagrees (the digest's verdict).
+constexpr char kCountsDisagree[] =
+    "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does not expect "
+    "(MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)";
+
 using Ranks = std::vector<std::unique_ptr<Process>>;
 
 Ranks VectorJob(const TempDir& dir, const std::vector<std::string>& sockets, const std::vector<std::string>& nodes,
@@ -208,9 +213,7 @@ TEST(Alltoallv, APairThatDisagreesAcrossNodesFailsEveryRankAlikeAndTheGroupGoesO
                           {"--calls", "5", "--max-bytes", "500", "--mismatch-rank", "1", "--alltoall-bytes",
                            "3145728"});
   AllPass(ranks);
-  EXPECT_EQ(SameErrorEverywhere(ranks, 0, "6 \\(size mismatch\\)"),
-            "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does not "
-            "expect (MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)");
+  EXPECT_EQ(SameErrorEverywhere(ranks, 0, "6 \\(size mismatch\\)"), kCountsDisagree);
   for (const auto& r : ranks) EXPECT_NE(r->Output().find("ok calls=5"), std::string::npos) << r->Output();
   for (uint32_t n = 0; n < 2; ++n) {
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
@@ -252,9 +255,7 @@ TEST(Alltoallv, CallsWithTheSameCountsAcrossNodesKeepTheirPlanAndCheckEveryCall)
                              {"--calls", "6", "--max-bytes", "500", "--seed", "4", "--same-counts", "--mismatch-rank",
                               "1", "--alltoall-bytes", "64"});
   AllPass(mismatch);
-  EXPECT_EQ(SameErrorEverywhere(mismatch, 0, "6 \\(size mismatch\\)"),
-            "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does not "
-            "expect (MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)");
+  EXPECT_EQ(SameErrorEverywhere(mismatch, 0, "6 \\(size mismatch\\)"), kCountsDisagree);
   for (const auto& r : mismatch) EXPECT_NE(r->Output().find("ok calls=6"), std::string::npos) << r->Output();
   for (uint32_t n = 0; n < 2; ++n) {
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());

@@ -97,6 +97,7 @@ NodeCounts CountsOf(const GroupShape& shape, const std::vector<std::vector<Count
 }
 
 TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
+  std::vector<CopySpan> spans;  // one for every plan, as a rank keeps one: nothing stale may show
   for (const RankMap& rm : TestMaps()) {
     for (uint64_t seed : {1, 2}) {
       const GroupShape shape = Shape(rm);
@@ -114,7 +115,8 @@ TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
         const uint64_t region = VectorRegionBytes(shape, layout, n);
         for (uint32_t l = 0; l < shape.ppn(n); ++l) {
           const Rank& r = ranks[shape.rank_at(n, l)];
-          for (const CopySpan& s : PlanVectorCopyIn(shape, r.send_counts.data(), r.send_displs.data())) {
+          PlanVectorCopyIn(shape, r.send_counts.data(), r.send_displs.data(), &spans);
+          for (const CopySpan& s : spans) {
             ASSERT_LE(s.dst + s.len, region);
             std::memcpy(ssb[n].data() + l * region + s.dst, r.send.data() + s.src, s.len);
           }
@@ -144,14 +146,15 @@ TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
         }
         for (uint32_t l = 0; l < shape.ppn(n); ++l) {
           Rank& r = ranks[shape.rank_at(n, l)];
-          for (const CopySpan& s :
-               PlanVectorCopyOutLocal(shape, n, l, layout, counts, r.recv_displs.data())) {
+          PlanVectorCopyOutLocal(shape, n, l, layout, counts, r.recv_displs.data(), &spans);
+          for (const CopySpan& s : spans) {
             std::memcpy(r.recv.data() + s.dst, ssb[n].data() + s.src, s.len);
           }
           for (uint32_t source = 0; source < shape.nodes(); ++source) {
             if (source == n) continue;
             const uint8_t* block = srb[n].data() + EagerSlotOffset(layout, n, source, 0) + kEagerHeaderBytes;
-            for (const CopySpan& s : PlanVectorCopyOutBlock(shape, n, l, counts, source, r.recv_displs.data())) {
+            PlanVectorCopyOutBlock(shape, n, l, counts, source, r.recv_displs.data(), &spans);
+            for (const CopySpan& s : spans) {
               std::memcpy(r.recv.data() + s.dst, block + s.src, s.len);
             }
           }
@@ -168,6 +171,29 @@ TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
         }
       }
     }
+  }
+}
+
+TEST(VectorPlan, ARanksCopyPlansReuseTheRoomOfTheCallBefore) {
+  const GroupShape shape = Shape({3, {0, 2, 1, 0, 2, 0}});
+  const EagerLayout layout = PlanEagerLayout(shape, 1 << 20, 1 << 20);
+  const std::vector<Rank> ranks = MakeRanks(shape, 5);
+  const auto tables = Tables(shape, ranks);
+  const uint32_t n = 0, l = 1;
+  const Rank& r = ranks[shape.rank_at(n, l)];
+  std::vector<CopySpan> spans;
+  // The first call grows the vector to its largest plan; the calls after it plan into that room.
+  spans.reserve(shape.size());
+  const CopySpan* room = spans.data();
+  for (int call = 0; call < 3; ++call) {
+    PlanVectorCopyIn(shape, r.send_counts.data(), r.send_displs.data(), &spans);
+    EXPECT_FALSE(spans.empty());
+    PlanVectorCopyOutLocal(shape, n, l, layout, CountsOf(shape, tables, n), r.recv_displs.data(), &spans);
+    EXPECT_FALSE(spans.empty());
+    for (uint32_t source = 1; source < shape.nodes(); ++source) {
+      PlanVectorCopyOutBlock(shape, n, l, CountsOf(shape, tables, n), source, r.recv_displs.data(), &spans);
+    }
+    EXPECT_EQ(spans.data(), room) << "call " << call << " allocated";
   }
 }
 

@@ -17,10 +17,14 @@
 #                                [--max-bytes B (1048576)] [--iterations N (per size and method;
 #                                default 500 up to 4 KiB, 100 up to 64 KiB, 50 above)]
 #                                [--runs R (3)] [--out DIR (/tmp/ohio-bench/local-cluster)]
-#                                [--algorithms LIST (v1,v2,v3; alltoallv: ohio_alltoallv of the same bytes)] [--stages]
+#                                [--algorithms LIST (v1,v2,v3; alltoallv: ohio_alltoallv of the same
+#                                bytes)] [--stages] [--daemon-flags "FLAGS"]
 # --stages: ranks run with OHIO_STAGE_TIMES=1 and the stage table (deploy/lib/stage-table.sh:
 #   where a call's time goes, per size, averaged over ranks and runs) follows the results; with
 #   more than one algorithm their calls of a size are averaged together.
+# --daemon-flags: added to every ohiod's command line; with many nodes on few cores,
+#   "--spin-us 0 --round-spin-us 0" (and OHIO_SPIN_US=0 in the environment, for the ranks), see
+#   docs/PERFORMANCE.md "Many emulated nodes on two cores".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NETNS_PROG=local-cluster.sh
@@ -35,6 +39,7 @@ OUT=/tmp/ohio-bench/local-cluster
 BENCH_ARGS=()
 ALGORITHMS=v1,v2,v3
 STAGES=0
+DAEMON_FLAGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES=$2; shift 2 ;;
@@ -46,7 +51,8 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2 ;;
     --algorithms) ALGORITHMS=$2; shift 2 ;;
     --stages) STAGES=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --daemon-flags) read -r -a DAEMON_FLAGS <<< "$2"; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "local-cluster.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -148,7 +154,7 @@ start_munged "$DIR"
 for ((i = 0; i < NODES; i++)); do
   ns=""
   if [ "$MODE" = netns ]; then ns=$(ns_name $i); fi
-  start_ohiod $i "$DIR" "$(HOST_OF $i)" "$(PEER_PORT_OF $i)" "$(DATA_PORT_OF $i)" "$ns" "${PEERS[@]}"
+  start_ohiod $i "$DIR" "$(HOST_OF $i)" "$(PEER_PORT_OF $i)" "$(DATA_PORT_OF $i)" "$ns" "${PEERS[@]}" "${DAEMON_FLAGS[@]}"
 done
 for ((i = 0; i < NODES; i++)); do wait_ohiod_up $i "$DIR" "${DAEMON_PIDS[$i]}"; done
 

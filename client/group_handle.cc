@@ -129,8 +129,16 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
     return Status(Code::kInvalidArgument, "the counts and displacements must not be NULL");
   }
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  if (stages_.enabled()) {
+    // Keyed by the mean count this rank sends: an alltoallv of every count M is in the row an
+    // alltoall of M would be, so the two compare line by line.
+    uint64_t sent = 0;
+    for (uint32_t j = 0; j < shape_.size(); ++j) sent += call.send_counts[j];
+    stages_.Start(sent / shape_.size());
+  }
   const auto start = std::chrono::steady_clock::now();
   Status s = on_node_ ? on_node_->Alltoallv(call, &next_round_) : across_nodes_->Alltoallv(call, &next_round_);
+  stages_.Stop();
   const auto took = std::chrono::steady_clock::now() - start;
   waiter_.NoteCall(took);
   if (on_node_) on_node_->CountVector(s, took);

@@ -73,6 +73,7 @@ class RemoteAlltoall {
   int doorbell_fd_;
   EagerLayout layout_;
   bool last_round_eager_ = true;  // round 0 (none) uses no SSB at all
+  std::vector<CopySpan> vector_spans_;  // an alltoallv's copies, planned into the same room each call
   static constexpr size_t kCached = 4;
   std::array<EagerPlan, kCached> eager_plans_;
   uint64_t uses_ = 0;

@@ -34,7 +34,8 @@ Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   // A row that does not fit is not staged: the daemon sees that from the same table, and the
   // call fails on every node.
   if (VectorRowFits(*shape_, table, region)) {
-    for (const CopySpan& s : PlanVectorCopyIn(*shape_, call.send_counts, call.send_displs)) {
+    PlanVectorCopyIn(*shape_, call.send_counts, call.send_displs, &vector_spans_);
+    for (const CopySpan& s : vector_spans_) {
       std::memcpy(ssb_half + local_ * region + s.dst, call.send + s.src, s.len);
     }
   }
@@ -57,7 +58,8 @@ Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   // Nothing is copied out before the verdict: a call that fails moved nothing.
   if (!RoundFailed(k)) {
     const NodeCounts counts{segment_->count_table(0, k), size};
-    for (const CopySpan& c : PlanVectorCopyOutLocal(*shape_, node_, local_, layout_, counts, call.recv_displs)) {
+    PlanVectorCopyOutLocal(*shape_, node_, local_, layout_, counts, call.recv_displs, &vector_spans_);
+    for (const CopySpan& c : vector_spans_) {
       std::memcpy(call.recv + c.dst, ssb_half + c.src, c.len);
     }
     report_->Lap(Stage::kCopyOutLocal);
@@ -65,7 +67,8 @@ Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
     for (uint32_t source = 0; source < shape_->nodes(); ++source) {
       if (source == node_) continue;
       const uint8_t* block = srb_half + EagerSlotOffset(layout_, node_, source, 0) + kEagerHeaderBytes;
-      for (const CopySpan& c : PlanVectorCopyOutBlock(*shape_, node_, local_, counts, source, call.recv_displs)) {
+      PlanVectorCopyOutBlock(*shape_, node_, local_, counts, source, call.recv_displs, &vector_spans_);
+      for (const CopySpan& c : vector_spans_) {
         std::memcpy(call.recv + c.dst, block + c.src, c.len);
       }
     }

@@ -47,6 +47,7 @@ void Exchange::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   // Where eager puts land depends on every node's buffers: only now can those that came
   // before be read.
   layout_ = PlanEagerLayout(shape_, plan_ssb_, plan_srb_);
+  vector_plan_ = VectorRoundPlan{};  // planned for the layout before, if any
   for (const auto& [from, delivery] : early_) OnArrived(from, delivery);
   early_.clear();
 }
@@ -104,13 +105,16 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   const bool local_ok = !local_disagree && !local_skip;
   vector_ = bytes_per_rank == kVectorBytes;
   too_large_ = false;
-  vector_local_bytes_ = 0;
   count_digest_ = 0;
-  if (vector_ && local_ok) too_large_ = !PlanVector();
+  if (vector_ && local_ok) {
+    UpdateVectorRoundPlan(shape_, node_, layout_, segment_->count_table(0, round_), &vector_plan_);
+    too_large_ = !vector_plan_.fits;
+    if (!too_large_) count_digest_ = vector_plan_.digest;
+  }
   eager_ = local_ok && (vector_ ? !too_large_ : FitsEager(shape_, layout_, bytes_per_rank));
   if (eager_ && vector_) {
-    puts_ = &vector_puts_;
-    deliveries_ = &vector_deliveries_;
+    puts_ = &vector_plan_.puts;
+    deliveries_ = &vector_plan_.deliveries;
   } else if (eager_) {
     if (eager_plan_.bytes_per_rank != bytes_per_rank) {
       eager_plan_.bytes_per_rank = bytes_per_rank;
@@ -146,21 +150,6 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   put_posted_.assign(puts_->size(), false);
   arrived_.assign(deliveries_->size(), false);
   CheckAgreement();
-}
-
-bool Exchange::PlanVector() {
-  // A snapshot: the ranks' tables are theirs to write, and what is checked must be what is put.
-  const CountEntry* tables = segment_->count_table(0, round_);
-  vector_counts_.assign(tables, tables + uint64_t{shape_.ppn(node_)} * shape_.size());
-  const NodeCounts counts{vector_counts_.data(), shape_.size()};
-  if (!VectorFits(shape_, layout_, node_, counts)) return false;
-  vector_puts_ = PlanVectorPuts(shape_, node_, layout_, counts);
-  vector_deliveries_ = PlanVectorDeliveries(shape_, node_, layout_, counts);
-  count_digest_ = VectorCountDigest(shape_, node_, counts);
-  vector_local_bytes_ = VectorLocalBytes(shape_, node_, counts);
-  vector_sent_bytes_ = 0;
-  for (uint32_t l = 0; l < shape_.ppn(node_); ++l) vector_sent_bytes_ += VectorRowBytes(shape_, counts.of(l));
-  return true;
 }
 
 void Exchange::EndRound() {

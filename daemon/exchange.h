@@ -20,7 +20,8 @@
 // sends ROUND_READY for the eager round too, and puts only once it holds the peer's.
 //
 // Alltoallv rounds (M = kVectorBytes, shm/vector_plan.h) are eager rounds whose puts and
-// deliveries are planned from this node's count tables when the round begins; the header
+// deliveries are planned from this node's count tables when the round begins (and kept while
+// the counts stay the same: a loop of alltoallv calls plans once); the header
 // carries the node's share of the count digest. A node whose part does not fit one eager round
 // sends ROUND_READY (kReadyTooLarge) instead, and the call is not supported on any node. Blocks
 // are published only once every node's share is in and they sum to zero: a pair that disagrees
@@ -38,6 +39,7 @@
 #include "shm/eager_plan.h"
 #include "shm/exchange_plan.h"
 #include "shm/segment.h"
+#include "shm/vector_plan.h"
 
 namespace ohio {
 
@@ -87,9 +89,9 @@ class Exchange {
 
   bool eager() const { return eager_; }
   // Bytes the current alltoallv round moves between this node's own ranks.
-  uint64_t vector_local_bytes() const { return vector_local_bytes_; }
+  uint64_t vector_local_bytes() const { return vector_plan_.local_bytes; }
   // Bytes the current alltoallv round's ranks on this node send, to every node.
-  uint64_t vector_sent_bytes() const { return vector_sent_bytes_; }
+  uint64_t vector_sent_bytes() const { return vector_plan_.sent_bytes; }
   // Deliveries of the current round landed (announced) or landed and published (eager) so
   // far, in order.
   uint32_t delivered() const { return delivered_; }
@@ -150,8 +152,6 @@ class Exchange {
   // fit, and whether the count digests sum to zero.
   void VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum);
   void SendReady(bool disagree, bool skipped, uint32_t reason = 0);
-  // Plans a vector round from the count tables; false if this node's part does not fit.
-  bool PlanVector();
   void SendTo(uint32_t node, ExchangeMessage m);
   bool EagerCredit(uint32_t node) const;
   bool PostEager();
@@ -195,8 +195,6 @@ class Exchange {
   bool vector_ = false;     // an alltoallv round
   bool too_large_ = false;  // alltoallv: this node's part does not fit one eager round
   uint64_t count_digest_ = 0;
-  uint64_t vector_local_bytes_ = 0;
-  uint64_t vector_sent_bytes_ = 0;
   std::optional<std::string> error_;
 
   // The puts of the round: planned once per M (eager) or per round (announced).
@@ -205,9 +203,7 @@ class Exchange {
     std::vector<Put> puts;
     std::vector<Delivery> deliveries;
   } eager_plan_;
-  std::vector<CountEntry> vector_counts_;  // this node's count tables as the round began
-  std::vector<Put> vector_puts_;
-  std::vector<Delivery> vector_deliveries_;
+  VectorRoundPlan vector_plan_;  // kept while the counts stay the same
   std::vector<Put> announced_puts_;
   std::vector<Delivery> announced_deliveries_;
   const std::vector<Put>* puts_ = &announced_puts_;

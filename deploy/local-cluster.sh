@@ -17,7 +17,8 @@
 #                                [--max-bytes B (1048576)] [--iterations N (per size and method;
 #                                default 500 up to 4 KiB, 100 up to 64 KiB, 50 above)]
 #                                [--runs R (3)] [--out DIR (/tmp/ohio-bench/local-cluster)]
-#                                [--algorithms LIST (v1,v2,v3)] [--stages] [--daemon-flags "FLAGS"]
+#                                [--algorithms LIST (v1,v2,v3; alltoallv: ohio_alltoallv of the same
+#                                bytes)] [--stages] [--daemon-flags "FLAGS"]
 # --stages: ranks run with OHIO_STAGE_TIMES=1 and the stage table (deploy/lib/stage-table.sh:
 #   where a call's time goes, per size, averaged over ranks and runs) follows the results; with
 #   more than one algorithm their calls of a size are averaged together.
@@ -51,7 +52,7 @@ while [ $# -gt 0 ]; do
     --algorithms) ALGORITHMS=$2; shift 2 ;;
     --stages) STAGES=1; shift ;;
     --daemon-flags) read -r -a DAEMON_FLAGS <<< "$2"; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "local-cluster.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done

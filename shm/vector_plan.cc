@@ -44,19 +44,18 @@ bool VectorRowFits(const GroupShape& shape, const CountEntry* table, uint64_t re
   return VectorRowBytes(shape, table) <= region;
 }
 
-std::vector<CopySpan> PlanVectorCopyIn(const GroupShape& shape, const size_t* send_counts,
-                                       const size_t* send_displs) {
-  std::vector<CopySpan> spans;
+void PlanVectorCopyIn(const GroupShape& shape, const size_t* send_counts, const size_t* send_displs,
+                      std::vector<CopySpan>* spans) {
+  spans->clear();
   uint64_t at = 0;
   for (uint32_t j = 0; j < shape.nodes(); ++j) {
     for (uint32_t i = 0; i < shape.ppn(j); ++i) {
       const uint32_t r = shape.rank_at(j, i);
       if (send_counts[r] == 0) continue;
-      spans.push_back({send_displs[r], at, send_counts[r]});
+      spans->push_back({send_displs[r], at, send_counts[r]});
       at += send_counts[r];
     }
   }
-  return spans;
 }
 
 uint64_t VectorSendBlockBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts, uint32_t dest) {
@@ -141,25 +140,23 @@ std::vector<Delivery> PlanVectorDeliveries(const GroupShape& shape, uint32_t nod
   return out;
 }
 
-std::vector<CopySpan> PlanVectorCopyOutBlock(const GroupShape& shape, uint32_t node, uint32_t local,
-                                             const NodeCounts& counts, uint32_t source, const size_t* recv_displs) {
-  std::vector<CopySpan> spans;
+void PlanVectorCopyOutBlock(const GroupShape& shape, uint32_t node, uint32_t local, const NodeCounts& counts,
+                            uint32_t source, const size_t* recv_displs, std::vector<CopySpan>* spans) {
+  spans->clear();
   uint64_t at = 0;
   for (uint32_t i = 0; i < shape.ppn(source); ++i) {
     const uint32_t from = shape.rank_at(source, i);
     for (uint32_t r = 0; r < shape.ppn(node); ++r) {
       const uint64_t bytes = counts.of(r)[from].recv_bytes;
-      if (r == local && bytes != 0) spans.push_back({at, recv_displs[from], bytes});
+      if (r == local && bytes != 0) spans->push_back({at, recv_displs[from], bytes});
       at += bytes;
     }
   }
-  return spans;
 }
 
-std::vector<CopySpan> PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t local,
-                                             const EagerLayout& layout, const NodeCounts& counts,
-                                             const size_t* recv_displs) {
-  std::vector<CopySpan> spans;
+void PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t local, const EagerLayout& layout,
+                            const NodeCounts& counts, const size_t* recv_displs, std::vector<CopySpan>* spans) {
+  spans->clear();
   const uint64_t region = VectorRegionBytes(shape, layout, node);
   const uint32_t me = shape.rank_at(node, local);
   for (uint32_t l = 0; l < shape.ppn(node); ++l) {
@@ -169,9 +166,34 @@ std::vector<CopySpan> PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t n
     if (bytes == 0 || bytes != counts.of(local)[from].recv_bytes) continue;
     uint64_t at = l * region + RowOffset(shape, t, node);
     for (uint32_t i = 0; i < local; ++i) at += t[shape.rank_at(node, i)].bytes;
-    spans.push_back({at, recv_displs[from], bytes});
+    spans->push_back({at, recv_displs[from], bytes});
   }
-  return spans;
+}
+
+bool UpdateVectorRoundPlan(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                           const CountEntry* tables, VectorRoundPlan* plan) {
+  const uint64_t entries = uint64_t{shape.ppn(node)} * shape.size();
+  bool same = plan->counts.size() == entries;
+  for (uint64_t i = 0; same && i < entries; ++i) {
+    same = tables[i].bytes == plan->counts[i].bytes && tables[i].recv_bytes == plan->counts[i].recv_bytes;
+  }
+  if (same) return false;
+  plan->counts.assign(tables, tables + entries);
+  const NodeCounts counts{plan->counts.data(), shape.size()};
+  plan->fits = VectorFits(shape, layout, node, counts);
+  if (!plan->fits) {
+    plan->puts.clear();
+    plan->deliveries.clear();
+    plan->digest = plan->local_bytes = plan->sent_bytes = 0;
+    return true;
+  }
+  plan->puts = PlanVectorPuts(shape, node, layout, counts);
+  plan->deliveries = PlanVectorDeliveries(shape, node, layout, counts);
+  plan->digest = VectorCountDigest(shape, node, counts);
+  plan->local_bytes = VectorLocalBytes(shape, node, counts);
+  plan->sent_bytes = 0;
+  for (uint32_t l = 0; l < shape.ppn(node); ++l) plan->sent_bytes += VectorRowBytes(shape, counts.of(l));
+  return true;
 }
 
 }  // namespace ohio

@@ -49,10 +49,13 @@ uint64_t VectorRowBytes(const GroupShape& shape, const CountEntry* table);
 // Whether that row fits `region` bytes (every count checked first: no sum wraps around).
 bool VectorRowFits(const GroupShape& shape, const CountEntry* table, uint64_t region);
 
+// The copy plans below fill `spans`, cleared first: a rank passes the same vector every call, so
+// that once it has grown a call plans its copies without allocating.
+
 // Copy-in of a rank with these send counts and displacements: src into its send buffer, dst from
 // the start of its region.
-std::vector<CopySpan> PlanVectorCopyIn(const GroupShape& shape, const size_t* send_counts,
-                                       const size_t* send_displs);
+void PlanVectorCopyIn(const GroupShape& shape, const size_t* send_counts, const size_t* send_displs,
+                      std::vector<CopySpan>* spans);
 
 // Bytes node `node` sends to node `dest`, and expects from node `source`, by its own tables.
 uint64_t VectorSendBlockBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts, uint32_t dest);
@@ -80,14 +83,33 @@ std::vector<Delivery> PlanVectorDeliveries(const GroupShape& shape, uint32_t nod
 
 // Copy-out by local rank `local` of `node` of the block from node `source`: src from the
 // block's first byte (past the header), dst into the rank's receive buffer.
-std::vector<CopySpan> PlanVectorCopyOutBlock(const GroupShape& shape, uint32_t node, uint32_t local,
-                                             const NodeCounts& counts, uint32_t source, const size_t* recv_displs);
+void PlanVectorCopyOutBlock(const GroupShape& shape, uint32_t node, uint32_t local, const NodeCounts& counts,
+                            uint32_t source, const size_t* recv_displs, std::vector<CopySpan>* spans);
 
 // Copy-out by local rank `local` of what its own node's ranks send it: src from the start of the
 // SSB half, dst into its receive buffer. A pair whose counts disagree is left out (the round
 // fails on the digest).
-std::vector<CopySpan> PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t local,
-                                             const EagerLayout& layout, const NodeCounts& counts,
-                                             const size_t* recv_displs);
+void PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t local, const EagerLayout& layout,
+                            const NodeCounts& counts, const size_t* recv_displs, std::vector<CopySpan>* spans);
+
+// A node's plan of its part of a vector round, kept from round to round: applications call
+// alltoallv in a loop with the same counts, and planning again would walk every table and
+// allocate the puts and deliveries anew for the same answer.
+struct VectorRoundPlan {
+  std::vector<CountEntry> counts;  // the snapshot the plan was made from
+  bool fits = false;               // VectorFits; nothing below is planned unless it does
+  std::vector<Put> puts;           // PlanVectorPuts
+  std::vector<Delivery> deliveries;  // PlanVectorDeliveries
+  uint64_t digest = 0;             // VectorCountDigest
+  uint64_t local_bytes = 0;        // VectorLocalBytes
+  uint64_t sent_bytes = 0;         // what this node's ranks send, to every node
+};
+
+// Brings `plan` up to date with the count tables of `node` at `tables` (a snapshot: the ranks'
+// tables are theirs to write, and what is checked must be what is put): planned again only if a
+// count differs from the snapshot's (displacements place bytes within a rank's own buffers,
+// which the plan never sees). True if it planned.
+bool UpdateVectorRoundPlan(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                           const CountEntry* tables, VectorRoundPlan* plan);
 
 }  // namespace ohio

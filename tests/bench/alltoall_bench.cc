@@ -6,7 +6,9 @@
 // average, min and max latency over ranks and the ratio to the memcpy.
 //
 // Several nodes (--sockets, one ohiod per node, --ppn ranks on each): rank g runs on node g/PPN
-// and talks to that node's daemon. Each algorithm of --algorithms gets its own group, and beside
+// and talks to that node's daemon. Each algorithm of --algorithms gets its own group (the name
+// alltoallv: a group of the daemon's default algorithm calling ohio_alltoallv with every count = M,
+// the same bytes as an alltoall), and beside
 // them the same processes run the baseline an MPI library would: a flat pairwise alltoall over
 // TCP directly between the rank processes, one connection per pair of ranks on different nodes.
 // All methods are timed in the same run, interleaved per size, so that drift on a loaded box hits
@@ -58,6 +60,9 @@ uint32_t IterationsFor(uint64_t bytes, uint32_t requested) {
   if (bytes <= 65536) return 200;
   return 50;
 }
+
+// The --algorithms entry that times ohio_alltoallv instead of an alltoall algorithm.
+bool IsVector(const std::string& algorithm) { return algorithm == "alltoallv"; }
 
 double Elapsed(std::chrono::steady_clock::time_point since, uint32_t n) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - since).count() / n;
@@ -641,7 +646,7 @@ int RunClusterRank(const Cluster& c, const Plan& p, Shared* s, uint32_t me) {
   for (size_t a = 0; a < groups.size(); ++a) {
     unsigned char key[OHIO_KEY_BYTES];
     std::copy(p.keys[a].begin(), p.keys[a].end(), key);
-    r = client.Join(key, me, c.names, rank_node, p.algorithms[a], &groups[a]);
+    r = client.Join(key, me, c.names, rank_node, IsVector(p.algorithms[a]) ? "" : p.algorithms[a], &groups[a]);
     if (!r.ok()) return fail("join (" + p.algorithms[a] + "): " + r.message);
     s->heartbeat(me).fetch_add(1, std::memory_order_relaxed);
   }
@@ -649,11 +654,18 @@ int RunClusterRank(const Cluster& c, const Plan& p, Shared* s, uint32_t me) {
   const uint64_t largest = p.sizes.back() * P;
   std::vector<uint8_t> send(largest), recv(largest), scratch(largest);
   uint64_t m = 0;
+  // alltoallv's counts and displacements: an alltoall's layout.
+  std::vector<size_t> counts(P), displs(P);
   // The buffer a method's results land in.
   auto result = [&](size_t method) { return method == p.flat() ? s->flat_recv(me) : recv.data(); };
   auto call = [&](size_t method) -> bool {
     bool ok = true;
-    if (method < groups.size()) {
+    if (method < groups.size() && IsVector(p.algorithms[method])) {
+      r = groups[method].Alltoallv(send.data(), counts.data(), displs.data(), recv.data(), counts.data(),
+                                   displs.data());
+      if (!r.ok()) error = "alltoallv of " + std::to_string(m) + " bytes per rank: " + r.message;
+      ok = r.ok();
+    } else if (method < groups.size()) {
       r = groups[method].Alltoall(send.data(), recv.data(), m);
       if (!r.ok()) error = "alltoall (" + p.algorithms[method] + ") of " + std::to_string(m) + " bytes: " + r.message;
       ok = r.ok();
@@ -698,6 +710,10 @@ int RunClusterRank(const Cluster& c, const Plan& p, Shared* s, uint32_t me) {
   const size_t methods = p.methods();
   for (size_t i = 0; i < p.sizes.size(); ++i) {
     m = p.sizes[i];
+    for (uint32_t g = 0; g < P; ++g) {
+      counts[g] = m;
+      displs[g] = g * m;
+    }
     const uint32_t per_round = p.PerRound(i);
     for (size_t method = 0; method < methods; ++method) {
       if (method != p.copy() && !verified(method, 0)) return fail(error);
@@ -859,6 +875,7 @@ bool PrintClusterTable(const Cluster& c, const Plan& p, Shared* s) {
               "#             per pair of ranks on different nodes ((N-1)*PPN^2 = %u per node), blocks for a\n"
               "#             rank on the same node by one memcpy into its buffer in shared memory\n"
               "#   vN        ohio_alltoall through the node daemons, algorithm vN, one group per algorithm\n"
+              "#   alltoallv ohio_alltoallv of the same bytes (every count M), the daemons' default algorithm\n"
               "#   memcpy    each rank copies its P*M bytes into a scratch buffer and out again: the copy\n"
               "#             limit, no network\n",
               static_cast<uint32_t>((K - 1) * c.ppn * c.ppn));
@@ -967,8 +984,8 @@ int RunCluster(Cluster c, Plan p) {
     return 2;
   }
   for (const auto& a : p.algorithms) {
-    if (a != "v1" && a != "v2" && a != "v3") {
-      std::fprintf(stderr, "unknown algorithm '%s' (v1, v2 or v3)\n", a.c_str());
+    if (a != "v1" && a != "v2" && a != "v3" && !IsVector(a)) {
+      std::fprintf(stderr, "unknown algorithm '%s' (v1, v2, v3 or alltoallv)\n", a.c_str());
       return 2;
     }
   }
@@ -1045,7 +1062,8 @@ int main(int argc, char** argv) {
   ranks_opt->excludes(sockets_opt);
   auto* algorithms_opt = app.add_option("--algorithms", plan.algorithms,
                                         "algorithms to compare, comma-separated, one fresh group each (a run as with "
-                                        "--sockets; default there: v1,v2,v3)")
+                                        "--sockets; default there: v1,v2,v3); alltoallv: ohio_alltoallv of the "
+                                        "same bytes")
                              ->delimiter(',')
                              ->excludes(algorithm_opt);
   app.add_option("--rank-hosts", cluster.hosts,

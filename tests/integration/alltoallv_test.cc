@@ -22,6 +22,11 @@ using std::chrono::seconds;
 
 constexpr auto kDeadline = seconds(90);
 
+// What every rank of every node gets when a pair across nodes disagrees (the digest's verdict).
+constexpr char kCountsDisagree[] =
+    "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does not expect "
+    "(MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)";
+
 using Ranks = std::vector<std::unique_ptr<Process>>;
 
 Ranks VectorJob(const TempDir& dir, const std::vector<std::string>& sockets, const std::vector<std::string>& nodes,
@@ -208,14 +213,57 @@ TEST(Alltoallv, APairThatDisagreesAcrossNodesFailsEveryRankAlikeAndTheGroupGoesO
                           {"--calls", "5", "--max-bytes", "500", "--mismatch-rank", "1", "--alltoall-bytes",
                            "3145728"});
   AllPass(ranks);
-  EXPECT_EQ(SameErrorEverywhere(ranks, 0, "6 \\(size mismatch\\)"),
-            "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does not "
-            "expect (MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)");
+  EXPECT_EQ(SameErrorEverywhere(ranks, 0, "6 \\(size mismatch\\)"), kCountsDisagree);
   for (const auto& r : ranks) EXPECT_NE(r->Output().find("ok calls=5"), std::string::npos) << r->Output();
   for (uint32_t n = 0; n < 2; ++n) {
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
     EXPECT_EQ(c.collectives_served(), 4u + 4u) << "4 alltoallv and 4 alltoall";
     EXPECT_EQ(c.collectives_failed(), 1u);
+  }
+}
+
+TEST(Alltoallv, CallsWithTheSameCountsAcrossNodesKeepTheirPlanAndCheckEveryCall) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // The daemons plan the first call and keep the plan while the counts stay (shm/vector_plan.h,
+  // VectorRoundPlan): new data every call, every byte checked, one put per other node and call
+  // as an alltoall's.
+  const std::vector<uint32_t> placement = {0, 1, 0, 1, 1};
+  const uint32_t calls = 30;
+  Ranks kept = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "kept",
+                         {"--calls", std::to_string(calls), "--max-bytes", "3000", "--seed", "9", "--same-counts"});
+  EXPECT_GT(AllPass(kept), 0u);
+  const auto sent = SumPerNode(kept, placement, 2, "remote_sent_bytes");
+  const auto received = SumPerNode(kept, placement, 2, "remote_received_bytes");
+  const auto all = SumPerNode(kept, placement, 2, "verified_bytes");
+  std::vector<admin::CountersReply> before;
+  for (uint32_t n = 0; n < 2; ++n) {
+    before.push_back(QueryCounters(cluster.node(n).admin_socket()));
+    const admin::CountersReply& c = before.back();
+    EXPECT_EQ(c.collectives_served(), calls) << "node " << n;
+    EXPECT_EQ(c.collectives_failed(), 0u) << "node " << n;
+    EXPECT_EQ(c.bytes_sent(), sent[n]) << "node " << n;
+    EXPECT_EQ(c.bytes_received(), received[n]) << "node " << n;
+    EXPECT_EQ(c.bytes_local(), all[n] - received[n]) << "node " << n;
+    EXPECT_EQ(c.transport_counters().data_frames_sent(), calls) << "node " << n;
+  }
+  // A kept plan still checks the counts: rank 1 (node 1) expects one byte more from rank 2
+  // (node 0) in call 0 only, so call 1 plans again and the calls after it keep that plan;
+  // eager alltoalls of another size run between the calls.
+  Ranks mismatch = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "kept-mismatch",
+                             {"--calls", "6", "--max-bytes", "500", "--seed", "4", "--same-counts", "--mismatch-rank",
+                              "1", "--alltoall-bytes", "64"});
+  AllPass(mismatch);
+  EXPECT_EQ(SameErrorEverywhere(mismatch, 0, "6 \\(size mismatch\\)"), kCountsDisagree);
+  for (const auto& r : mismatch) EXPECT_NE(r->Output().find("ok calls=6"), std::string::npos) << r->Output();
+  for (uint32_t n = 0; n < 2; ++n) {
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    EXPECT_EQ(c.collectives_served() - before[n].collectives_served(), 5u + 5u) << "5 alltoallv and 5 alltoall";
+    EXPECT_EQ(c.collectives_failed() - before[n].collectives_failed(), 1u);
+    // The failed call's data went too (its digest rides in the header): 6 + 5 puts.
+    EXPECT_EQ(c.transport_counters().data_frames_sent() - before[n].transport_counters().data_frames_sent(), 11u)
+        << "node " << n;
   }
 }
 

@@ -1,5 +1,5 @@
-// One rank of a test job calling ohio_alltoallv: counts drawn per pair and call (a quarter of
-// them zero, the same on every rank from the seed), blocks laid out of order with gaps on both
+// One rank of a test job calling ohio_alltoallv: counts drawn per pair and call, or per pair
+// once for every call (a quarter of them zero, the same on every rank from the seed), blocks laid out of order with gaps on both
 // sides, every received byte checked and every gap checked untouched. Exits 0 only if
 // everything matched what the test expected (including an expected error). Prints the bytes it
 // verified and, of its successful calls, the bytes it sent to and received from other nodes (for
@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   std::string large_expect;
   uint64_t hint = 0;
   size_t alltoall_bytes = 0;
+  bool same_counts = false;
   std::vector<uint32_t> rank_node;
   std::vector<std::string> nodes;
   app.add_option("--socket", socket)->required();
@@ -75,6 +76,8 @@ int main(int argc, char** argv) {
   app.add_option("--hint", hint, "bytes_per_rank_hint of the join (0: the configured buffers)");
   app.add_option("--alltoall-bytes", alltoall_bytes,
                  "after every alltoallv, an alltoall of this many bytes per rank, verified (0: none)");
+  app.add_flag("--same-counts", same_counts,
+               "every call with the counts of call 0 (new data each call), as an application's loop does");
   CLI11_PARSE(app, argc, argv);
 
   unsigned char key[OHIO_KEY_BYTES];
@@ -118,9 +121,10 @@ int main(int argc, char** argv) {
     const size_t most = large ? large_bytes : max_bytes;
     std::vector<size_t> send_counts(size), recv_counts(size), send_displs, recv_displs;
     std::vector<uint32_t> send_order(size), recv_order(size);
+    const uint32_t drawn = same_counts && !large ? 0 : call;
     for (uint32_t j = 0; j < size; ++j) {
-      send_counts[j] = Count(seed, rank, j, call, most);
-      recv_counts[j] = Count(seed, j, rank, call, most);
+      send_counts[j] = Count(seed, rank, j, drawn, most);
+      recv_counts[j] = Count(seed, j, rank, drawn, most);
       send_order[j] = size - 1 - j;            // last destination first
       recv_order[j] = (rank + 1 + j) % size;  // starting after this rank
     }

@@ -97,6 +97,7 @@ NodeCounts CountsOf(const GroupShape& shape, const std::vector<std::vector<Count
 }
 
 TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
+  std::vector<CopySpan> spans;  // one for every plan, as a rank keeps one: nothing stale may show
   for (const RankMap& rm : TestMaps()) {
     for (uint64_t seed : {1, 2}) {
       const GroupShape shape = Shape(rm);
@@ -114,7 +115,8 @@ TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
         const uint64_t region = VectorRegionBytes(shape, layout, n);
         for (uint32_t l = 0; l < shape.ppn(n); ++l) {
           const Rank& r = ranks[shape.rank_at(n, l)];
-          for (const CopySpan& s : PlanVectorCopyIn(shape, r.send_counts.data(), r.send_displs.data())) {
+          PlanVectorCopyIn(shape, r.send_counts.data(), r.send_displs.data(), &spans);
+          for (const CopySpan& s : spans) {
             ASSERT_LE(s.dst + s.len, region);
             std::memcpy(ssb[n].data() + l * region + s.dst, r.send.data() + s.src, s.len);
           }
@@ -144,14 +146,15 @@ TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
         }
         for (uint32_t l = 0; l < shape.ppn(n); ++l) {
           Rank& r = ranks[shape.rank_at(n, l)];
-          for (const CopySpan& s :
-               PlanVectorCopyOutLocal(shape, n, l, layout, counts, r.recv_displs.data())) {
+          PlanVectorCopyOutLocal(shape, n, l, layout, counts, r.recv_displs.data(), &spans);
+          for (const CopySpan& s : spans) {
             std::memcpy(r.recv.data() + s.dst, ssb[n].data() + s.src, s.len);
           }
           for (uint32_t source = 0; source < shape.nodes(); ++source) {
             if (source == n) continue;
             const uint8_t* block = srb[n].data() + EagerSlotOffset(layout, n, source, 0) + kEagerHeaderBytes;
-            for (const CopySpan& s : PlanVectorCopyOutBlock(shape, n, l, counts, source, r.recv_displs.data())) {
+            PlanVectorCopyOutBlock(shape, n, l, counts, source, r.recv_displs.data(), &spans);
+            for (const CopySpan& s : spans) {
               std::memcpy(r.recv.data() + s.dst, block + s.src, s.len);
             }
           }
@@ -168,6 +171,29 @@ TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
         }
       }
     }
+  }
+}
+
+TEST(VectorPlan, ARanksCopyPlansReuseTheRoomOfTheCallBefore) {
+  const GroupShape shape = Shape({3, {0, 2, 1, 0, 2, 0}});
+  const EagerLayout layout = PlanEagerLayout(shape, 1 << 20, 1 << 20);
+  const std::vector<Rank> ranks = MakeRanks(shape, 5);
+  const auto tables = Tables(shape, ranks);
+  const uint32_t n = 0, l = 1;
+  const Rank& r = ranks[shape.rank_at(n, l)];
+  std::vector<CopySpan> spans;
+  // The first call grows the vector to its largest plan; the calls after it plan into that room.
+  spans.reserve(shape.size());
+  const CopySpan* room = spans.data();
+  for (int call = 0; call < 3; ++call) {
+    PlanVectorCopyIn(shape, r.send_counts.data(), r.send_displs.data(), &spans);
+    EXPECT_FALSE(spans.empty());
+    PlanVectorCopyOutLocal(shape, n, l, layout, CountsOf(shape, tables, n), r.recv_displs.data(), &spans);
+    EXPECT_FALSE(spans.empty());
+    for (uint32_t source = 1; source < shape.nodes(); ++source) {
+      PlanVectorCopyOutBlock(shape, n, l, CountsOf(shape, tables, n), source, r.recv_displs.data(), &spans);
+    }
+    EXPECT_EQ(spans.data(), room) << "call " << call << " allocated";
   }
 }
 
@@ -215,6 +241,84 @@ TEST(VectorPlan, BothEndsOfAPairAgreeWhetherItFits) {
   wrapping[0][0].bytes = ~uint64_t{0};
   wrapping[0][1].bytes = 1;
   EXPECT_FALSE(VectorFits(shape, large, 0, CountsOf(shape, wrapping, 0)));
+}
+
+// A kept plan must be the plan the tables would get now: every field of every put and delivery.
+void ExpectPlannedFrom(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                       const std::vector<CountEntry>& table, const VectorRoundPlan& plan) {
+  const NodeCounts counts{table.data(), shape.size()};
+  const std::vector<Put> puts = PlanVectorPuts(shape, node, layout, counts);
+  ASSERT_EQ(plan.puts.size(), puts.size());
+  for (size_t i = 0; i < puts.size(); ++i) {
+    EXPECT_EQ(plan.puts[i].dest, puts[i].dest);
+    EXPECT_EQ(plan.puts[i].step, puts[i].step);
+    EXPECT_EQ(plan.puts[i].delivery, puts[i].delivery);
+    EXPECT_EQ(plan.puts[i].bytes, puts[i].bytes);
+    EXPECT_EQ(plan.puts[i].srb_offset, puts[i].srb_offset);
+    ASSERT_EQ(plan.puts[i].pieces.size(), puts[i].pieces.size());
+    for (size_t k = 0; k < puts[i].pieces.size(); ++k) {
+      EXPECT_EQ(plan.puts[i].pieces[k].ssb_offset, puts[i].pieces[k].ssb_offset);
+      EXPECT_EQ(plan.puts[i].pieces[k].bytes, puts[i].pieces[k].bytes);
+    }
+  }
+  const std::vector<Delivery> deliveries = PlanVectorDeliveries(shape, node, layout, counts);
+  ASSERT_EQ(plan.deliveries.size(), deliveries.size());
+  for (size_t i = 0; i < deliveries.size(); ++i) {
+    EXPECT_EQ(plan.deliveries[i].source, deliveries[i].source);
+    EXPECT_EQ(plan.deliveries[i].step, deliveries[i].step);
+    EXPECT_EQ(plan.deliveries[i].block_offset, deliveries[i].block_offset);
+    EXPECT_EQ(plan.deliveries[i].bytes, deliveries[i].bytes);
+    EXPECT_EQ(plan.deliveries[i].srb_offset, deliveries[i].srb_offset);
+  }
+  EXPECT_EQ(plan.digest, VectorCountDigest(shape, node, counts));
+  EXPECT_EQ(plan.local_bytes, VectorLocalBytes(shape, node, counts));
+  uint64_t sent = 0;
+  for (uint32_t l = 0; l < shape.ppn(node); ++l) sent += VectorRowBytes(shape, counts.of(l));
+  EXPECT_EQ(plan.sent_bytes, sent);
+}
+
+TEST(VectorPlan, ARoundWithTheSameCountsKeepsThePlanAndAnyChangedCountPlansAgain) {
+  const GroupShape shape = Shape({3, {0, 2, 1, 0, 2, 0}});
+  const EagerLayout layout = PlanEagerLayout(shape, 1 << 20, 16384);
+  for (uint32_t n = 0; n < shape.nodes(); ++n) {
+    SCOPED_TRACE("node " + std::to_string(n));
+    auto tables = Tables(shape, MakeRanks(shape, 5));
+    VectorRoundPlan plan;
+    EXPECT_TRUE(UpdateVectorRoundPlan(shape, n, layout, tables[n].data(), &plan));
+    ASSERT_TRUE(plan.fits);
+    ExpectPlannedFrom(shape, n, layout, tables[n], plan);
+    // The same counts, and the same counts at other displacements: kept, nothing allocated.
+    const Put* puts = plan.puts.data();
+    const Delivery* deliveries = plan.deliveries.data();
+    EXPECT_FALSE(UpdateVectorRoundPlan(shape, n, layout, tables[n].data(), &plan));
+    for (CountEntry& e : tables[n]) e.displacement += 64;
+    EXPECT_FALSE(UpdateVectorRoundPlan(shape, n, layout, tables[n].data(), &plan));
+    EXPECT_EQ(plan.puts.data(), puts);
+    EXPECT_EQ(plan.deliveries.data(), deliveries);
+    ExpectPlannedFrom(shape, n, layout, tables[n], plan);
+    // Any one count, sent or expected, of any local rank: planned again, as fresh.
+    for (size_t i = 0; i < tables[n].size(); ++i) {
+      for (const bool sent : {true, false}) {
+        uint64_t& count = sent ? tables[n][i].bytes : tables[n][i].recv_bytes;
+        count += 1;
+        EXPECT_TRUE(UpdateVectorRoundPlan(shape, n, layout, tables[n].data(), &plan)) << i << " " << sent;
+        ExpectPlannedFrom(shape, n, layout, tables[n], plan);
+        count -= 1;
+        EXPECT_TRUE(UpdateVectorRoundPlan(shape, n, layout, tables[n].data(), &plan)) << i << " " << sent;
+      }
+    }
+    // Counts that do not fit: no puts left from the plan before; fitting again plans again.
+    auto too_large = tables[n];
+    too_large[0].bytes = 1 << 20;
+    EXPECT_TRUE(UpdateVectorRoundPlan(shape, n, layout, too_large.data(), &plan));
+    EXPECT_FALSE(plan.fits);
+    EXPECT_TRUE(plan.puts.empty());
+    EXPECT_FALSE(UpdateVectorRoundPlan(shape, n, layout, too_large.data(), &plan));
+    EXPECT_FALSE(plan.fits);
+    EXPECT_TRUE(UpdateVectorRoundPlan(shape, n, layout, tables[n].data(), &plan));
+    ASSERT_TRUE(plan.fits);
+    ExpectPlannedFrom(shape, n, layout, tables[n], plan);
+  }
 }
 
 }  // namespace

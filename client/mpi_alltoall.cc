@@ -35,10 +35,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
   const ohio::TypeLayout* recv_layout = layouts.recv;
   const ohio::TypeLayout* send_layout = layouts.send;
-  if (!why.empty()) {
-    if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
-    return FailedMidCall(st, comm, "MPI_Alltoall");
-  }
+  if (!why.empty()) return OptOut(st, comm, "MPI_Alltoall", why, fall_through);
 
   const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
   // Non-contiguous data goes through a packed copy, run by run; contiguous data as it is.

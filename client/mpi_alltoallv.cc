@@ -39,10 +39,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
   const ohio::TypeLayout* recv_layout = layouts.recv;
   const ohio::TypeLayout* send_layout = layouts.send;
-  if (!why.empty()) {
-    if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
-    return FailedMidCall(st, comm, "MPI_Alltoallv");
-  }
+  if (!why.empty()) return OptOut(st, comm, "MPI_Alltoallv", why, fall_through);
   // In place, the others read this rank's data while it receives into the same buffer: send
   // from a packed copy instead.
   const bool pack_send = in_place || !send_layout->contiguous();

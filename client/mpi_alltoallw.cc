@@ -97,10 +97,7 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
   PMPI_Comm_size(comm, &size);
   const char* no_layout = LayoutsOfBlocks(recv_side, size, &st->recv_layouts);
   if (no_layout == nullptr) no_layout = LayoutsOfBlocks(send_side, size, &st->send_layouts);
-  if (no_layout != nullptr) {
-    if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(no_layout);
-    return FailedMidCall(st, comm, "MPI_Alltoallw");
-  }
+  if (no_layout != nullptr) return OptOut(st, comm, "MPI_Alltoallw", no_layout, fall_through);
   // In place, the others read this rank's data while it receives into the same buffer: send
   // from a packed copy instead.
   const bool send_where_it_lies = !in_place && UsedWhereItLies(send_side, size, st->send_layouts);

@@ -54,11 +54,8 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
   const ohio::TypeLayout* recv_layout = layouts.recv;
   const ohio::TypeLayout* send_layout = layouts.send;
-  if (!why.empty()) {
-    // The opt-out is a meeting of the ranks, the one wait inside this call.
-    if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
-    return FailedMidCall(st, comm, "MPI_Ialltoallv");
-  }
+  // The opt-out is a meeting of the ranks, the one wait inside this call.
+  if (!why.empty()) return OptOut(st, comm, "MPI_Ialltoallv", why, fall_through);
 
   auto r = std::make_unique<OhioRequest>();
   r->st = st;

@@ -41,11 +41,8 @@ int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
   const ohio::TypeLayout* recv_layout = layouts.recv;
   const ohio::TypeLayout* send_layout = layouts.send;
-  if (!why.empty()) {
-    // The opt-out is a meeting of the ranks, the one wait inside this call.
-    if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
-    return FailedMidCall(st, comm, function);
-  }
+  // The opt-out is a meeting of the ranks, the one wait inside this call.
+  if (!why.empty()) return OptOut(st, comm, function, why, fall_through);
 
   auto r = std::make_unique<OhioRequest>();
   r->st = st;

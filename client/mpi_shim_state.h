@@ -110,6 +110,15 @@ bool ClosedBefore(CommState* st, std::string* why);
 // communicator's error handler called (by default the job aborts, with the reason printed).
 int FailedMidCall(CommState* st, MPI_Comm comm, const char* function);
 
+// This rank cannot serve the call (`why`): it opts out (ohio_alltoall_skip), the call ends on
+// every rank of every node, and all of them fall through together (`fall_through`, which calls
+// the PMPI_ function); if the opt-out itself fails, the group failed mid-call.
+template <typename FallThrough>
+int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string& why, FallThrough fall_through) {
+  if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
+  return FailedMidCall(st, comm, function);
+}
+
 // A failure every rank reached alike and that is the program's (counts that disagree, a range
 // that is not mapped): the group stays usable.
 int ProgramError(MPI_Comm comm, const char* function, int mpi_error);

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/mpi/ring_message.h"
+
 static int rank, size;
 static long bytes;
 static int ialltoalls;
@@ -65,27 +67,6 @@ static void verify(Exchange* x, const char* what) {
       }
   if (x->recv != x->send) free(x->recv);
   free(x->send);
-}
-
-/* A ring message posted beside the collective: from the left, to the right. */
-typedef struct {
-  int out[64], in[64];
-} Ring;
-
-static void ring_post(Ring* g, int call, MPI_Request* recv, MPI_Request* send) {
-  for (int i = 0; i < 64; ++i) g->out[i] = rank * 1000 + call * 7 + i;
-  memset(g->in, 0, sizeof(g->in));
-  MPI_Irecv(g->in, 64, MPI_INT, (rank + size - 1) % size, call, MPI_COMM_WORLD, recv);
-  MPI_Isend(g->out, 64, MPI_INT, (rank + 1) % size, call, MPI_COMM_WORLD, send);
-}
-
-static void ring_verify(Ring* g, int call, const char* what) {
-  const int left = (rank + size - 1) % size;
-  for (int i = 0; i < 64; ++i)
-    if (g->in[i] != left * 1000 + call * 7 + i) {
-      printf("rank %d: %s: WRONG ring int %d: got %d\n", rank, what, i, g->in[i]);
-      exit(1);
-    }
 }
 
 static void compute(double us) {

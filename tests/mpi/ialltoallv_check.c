@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/mpi/ring_message.h"
+
 static int rank, size;
 static long bytes;
 static int ialltoallvs;
@@ -113,26 +115,6 @@ static void verify(Exchange* x, const char* what) {
   free(x->recv);
 }
 
-typedef struct {
-  int out[64], in[64];
-} Ring;
-
-static void ring_post(Ring* g, int call, MPI_Request* recv, MPI_Request* send) {
-  for (int i = 0; i < 64; ++i) g->out[i] = rank * 1000 + call * 7 + i;
-  memset(g->in, 0, sizeof(g->in));
-  MPI_Irecv(g->in, 64, MPI_INT, (rank + size - 1) % size, call, MPI_COMM_WORLD, recv);
-  MPI_Isend(g->out, 64, MPI_INT, (rank + 1) % size, call, MPI_COMM_WORLD, send);
-}
-
-static void ring_verify(Ring* g, int call) {
-  const int left = (rank + size - 1) % size;
-  for (int i = 0; i < 64; ++i)
-    if (g->in[i] != left * 1000 + call * 7 + i) {
-      printf("rank %d: ring: WRONG int %d: got %d\n", rank, i, g->in[i]);
-      exit(1);
-    }
-}
-
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -159,7 +141,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     verify(&x, "Waitall");
-    ring_verify(&g, call);
+    ring_verify(&g, call, "ring");
   }
 
   /* 2 */

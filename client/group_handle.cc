@@ -104,12 +104,21 @@ Status GroupHandle::Skip() {
   return Finish(on_node_ ? on_node_->Skip(&next_round_) : across_nodes_->Skip(&next_round_));
 }
 
+Status GroupHandle::RefuseArguments(Status why) {
+  // The skip's own outcome (kSkipped, or the group's failure, kept in broken_ by Finish for
+  // the next call) matters less to this caller than what was wrong with its call.
+  Skip();
+  return why;
+}
+
 Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_rank) {
   if (!broken_.ok()) return broken_;
   if (bytes_per_rank > 0 && (send == nullptr || recv == nullptr)) {
-    return Status(Code::kInvalidArgument, "send and recv must not be NULL");
+    return RefuseArguments(Status(Code::kInvalidArgument, "send and recv must not be NULL"));
   }
-  if (bytes_per_rank == kSkipBytes) return Status(Code::kInvalidArgument, "bytes_per_rank is too large");
+  if (bytes_per_rank == kSkipBytes) {
+    return RefuseArguments(Status(Code::kInvalidArgument, "bytes_per_rank is too large"));
+  }
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
   const auto* src = static_cast<const uint8_t*>(send);
   auto* dst = static_cast<uint8_t*>(recv);
@@ -126,7 +135,7 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
   if (!broken_.ok()) return broken_;
   if (call.send_counts == nullptr || call.send_displs == nullptr || call.recv_counts == nullptr ||
       call.recv_displs == nullptr) {
-    return Status(Code::kInvalidArgument, "the counts and displacements must not be NULL");
+    return RefuseArguments(Status(Code::kInvalidArgument, "the counts and displacements must not be NULL"));
   }
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
   if (stages_.enabled()) {

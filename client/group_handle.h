@@ -60,6 +60,10 @@ class GroupHandle {
   // A call's outcome: errors that leave the group usable are returned; the others also break
   // it for this rank.
   Status Finish(Status s);
+  // This rank's own arguments are wrong (`why`): it still takes part in the call, without
+  // data, so that every other rank fails at once with kSkipped naming it rather than waiting
+  // for it until the group's timeout, and the group stays usable. Returns `why`.
+  Status RefuseArguments(Status why);
 
   ControlConnection* connection_ = nullptr;
   std::string key_;

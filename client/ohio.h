@@ -63,7 +63,10 @@ void ohio_disconnect(ohio_client* client);
 
 int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out);
 /* Every rank sends bytes_per_rank bytes to every rank: send holds size blocks in rank
- * order, recv receives them in rank order. send == recv is allowed (in place). */
+ * order, recv receives them in rank order. send == recv is allowed (in place). A rank that
+ * passes a NULL buffer (or NULL counts to ohio_alltoallv) gets OHIO_ERR_INVALID_ARGUMENT and
+ * still takes part without data, so the call returns OHIO_ERR_SKIPPED on every other rank at
+ * once; nothing moved and the group stays usable. */
 int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank);
 /* Every rank sends sendcounts[j] bytes at send + sdispls[j] to rank j, and receives recvcounts[i]
  * bytes from rank i at recv + rdispls[i] (bytes, not elements). By MPI's rule sendcounts[j] on

@@ -66,6 +66,30 @@ TEST(SingleNodeFaults, SizeMismatchErrorsEveryRankAndTheGroupStaysUsable) {
   EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
 }
 
+// A NULL buffer is the caller's mistake on one rank: that rank gets 'invalid argument' and the
+// others 'skipped' naming it at once (not the group's timeout), and the calls after it are
+// verified byte for byte, so the group stays usable.
+TEST(SingleNodeFaults, NullBufferOnOneRankFailsThatCallOnEveryRankAtOnce) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  RankJob job(dir, daemon.socket(), "null-send", 4, {"--bytes", "200", "--iterations", "5"}, [](uint32_t r) {
+    return std::vector<std::string>{r == 1 ? "--null-send-at" : "--skipped-at", "2"};
+  });
+  auto codes = job.Wait(kDeadline);
+  for (uint32_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(codes[r], 0) << job.Outputs();
+    const std::string out = job.rank(r).Output();
+    if (r == 1) {
+      EXPECT_TRUE(Contains(out, "call 2: code=1 (invalid argument) send and recv must not be NULL")) << out;
+    } else {
+      EXPECT_TRUE(Contains(out, "call 2: code=12 (skipped) rank 1 opted out of this alltoall")) << out;
+    }
+    EXPECT_TRUE(Contains(out, "ok bytes=200 iterations=5")) << out;
+  }
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
+}
+
 TEST(SingleNodeFaults, RankKilledWhileOthersWaitInTheCollective) {
   TempDir dir;
   // The timeout is far away: the death must be noticed from the closed connection.

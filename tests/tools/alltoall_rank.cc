@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   uint64_t my_bytes = 0, hint = 0;
   bool stall = false, stall_after = false, in_place = false;
   uint32_t pause_after_first_ms = 0;
-  int skip_at = -1, skipped_at = -1;
+  int skip_at = -1, skipped_at = -1, null_send_at = -1;
   std::string hold_file;
   uint64_t random_bytes = 0, seed = 0;
   app.add_option("--socket", socket)->required();
@@ -74,6 +74,9 @@ int main(int argc, char** argv) {
   app.add_option("--pause-after-first-ms", pause_after_first_ms,
                  "after the first alltoall, say 'paused' and sleep this long before the rest");
   app.add_option("--skip-at", skip_at, "opt out of this iteration's call (ohio_alltoall_skip); it must return 'skipped'");
+  app.add_option("--null-send-at", null_send_at,
+                 "pass a NULL send buffer to this iteration's call: it must return 'invalid argument' at once "
+                 "(and the other ranks 'skipped')");
   app.add_option("--skipped-at", skipped_at, "this iteration's call must return 'skipped' (another rank opts out)");
   app.add_option("--hold-after-first", hold_file,
                  "after the first alltoall, say 'holding' and wait (up to 10 minutes) until this file exists");
@@ -135,6 +138,12 @@ int main(int argc, char** argv) {
       }
       std::fill(recv.begin(), recv.end(), 0xEE);
       uint8_t* out = in_place ? send.data() : recv.data();
+      if (static_cast<int>(it) == null_send_at) {
+        r = group.Alltoall(nullptr, out, m);
+        std::printf("rank %u: call %u: code=%d (%s) %s\n", rank, it, r.code, ohio_strerror(r.code), r.message.c_str());
+        if (r.code != OHIO_ERR_INVALID_ARGUMENT) return 1;
+        continue;  // and the group goes on, verified
+      }
       if (static_cast<int>(it) == skip_at || static_cast<int>(it) == skipped_at) {
         r = static_cast<int>(it) == skip_at ? group.Skip() : group.Alltoall(send.data(), out, m);
         std::printf("rank %u: call %u: code=%d (%s) %s\n", rank, it, r.code, ohio_strerror(r.code), r.message.c_str());

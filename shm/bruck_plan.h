@@ -16,6 +16,19 @@
 // the sending side, one transfer, one landing place): the blocks meant for the receiver are
 // copied out from there by its ranks, the others are gathered from there into later rounds'
 // messages. Own blocks are gathered from the SSB, laid as v2/v3 lay them (SsbBlockOffset).
+//
+// Executing it (ohiod does not yet; this is what the daemon side must keep true):
+// - A node sends its round-k message only once its inboxes 0..k-1 have landed. Then, when
+//   all of a node's inboxes of call c have landed, it has heard (through the chain of
+//   messages) from every node, so every node's ranks had arrived at c and copied c-1 out:
+//   that is the credit for putting c+1 into the half c-1 used, on any node, although a node
+//   never hears directly from the nodes it sends to.
+// - Agreement on M travels the same way: each message's header carries its sender's M and
+//   whether everything the sender has heard so far agreed; a receiver whose M equals the
+//   header's may publish the blocks at once (their sizes are consistent), and after the last
+//   round every node knows whether any node disagreed. A node that cannot send data (its
+//   ranks disagree or opted out) still sends every round's message, header only, flagged, so
+//   nobody waits and everybody learns why.
 #pragma once
 
 #include <cstdint>

@@ -127,18 +127,24 @@ json TransportCountersJson(const admin::TransportCounters& t) {
           {"data_frames_received", t.data_frames_received()},
           {"control_frames_sent", t.control_frames_sent()},
           {"control_frames_received", t.control_frames_received()},
-          {"rails", std::vector<std::string>(t.rails().begin(), t.rails().end())}};
+          {"rails", std::vector<std::string>(t.rails().begin(), t.rails().end())},
+          {"rail_put_bytes", std::vector<uint64_t>(t.rail_put_bytes().begin(), t.rail_put_bytes().end())},
+          {"striped_puts", t.striped_puts()}};
 }
 
 // One line on what the transport did with memory and queue pairs ("" for tcp, which has none).
 std::string TransportCountersLine(const admin::TransportCounters& t) {
   if (t.rails_size() == 0) return "";
   std::string rails;
-  for (const auto& r : t.rails()) rails += (rails.empty() ? "" : ", ") + r;
+  for (int i = 0; i < t.rails_size(); ++i) {
+    rails += (rails.empty() ? "" : ", ") + t.rails(i);
+    if (i < t.rail_put_bytes_size()) rails += " (" + Bytes(t.rail_put_bytes(i)) + " put)";
+  }
   return std::to_string(t.queue_pairs()) + " queue pairs on " + rails + "; " + std::to_string(t.registrations()) +
          " registered (" + Bytes(t.registered_bytes()) + " now, " + std::to_string(t.registrations_pending()) +
-         " pending); puts " + std::to_string(t.direct_puts()) + " direct, " + std::to_string(t.bounce_puts()) +
-         " through bounce buffers (" + Bytes(t.bounce_bytes()) + ")";
+         " pending); puts " + std::to_string(t.direct_puts()) + " direct (" + std::to_string(t.striped_puts()) +
+         " striped over the rails), " + std::to_string(t.bounce_puts()) + " through bounce buffers (" +
+         Bytes(t.bounce_bytes()) + ")";
 }
 
 // Frames on the wire, either transport: puts (data) and exchange messages (control).

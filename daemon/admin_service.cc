@@ -25,6 +25,8 @@ void FillTransportCounters(const TransportStats& s, admin::TransportCounters* ou
   out->set_control_frames_sent(s.control_frames_sent);
   out->set_control_frames_received(s.control_frames_received);
   for (const auto& r : s.rails) out->add_rails(r);
+  for (uint64_t b : s.rail_put_bytes) out->add_rail_put_bytes(b);
+  out->set_striped_puts(s.striped_puts);
 }
 
 }  // namespace

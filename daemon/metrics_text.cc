@@ -107,6 +107,13 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Counter("ohio_bounce_puts_total", "Puts sent through bounce buffers (memory not yet registered).",
             t.bounce_puts());
   w.Counter("ohio_bounce_bytes_total", "Bytes sent through bounce buffers.", t.bounce_bytes());
+  w.Counter("ohio_striped_puts_total", "Puts cut into one stripe per rail.", t.striped_puts());
+  if (t.rail_put_bytes_size() > 0) {
+    w.Family("ohio_rail_put_bytes_total", "counter", "Bytes of puts posted on each rail.");
+    for (int i = 0; i < t.rail_put_bytes_size() && i < t.rails_size(); ++i) {
+      w.Sample("ohio_rail_put_bytes_total", "rail=\"" + Escape(t.rails(i)) + "\"", t.rail_put_bytes(i));
+    }
+  }
   w.Counter("ohio_data_frames_sent_total", "Puts written to other nodes (one frame however many pieces).",
             t.data_frames_sent());
   w.Counter("ohio_data_frames_received_total", "Puts from other nodes landed here.", t.data_frames_received());

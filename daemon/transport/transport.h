@@ -42,6 +42,8 @@ struct TransportStats {
   uint64_t bounce_bytes = 0;
   uint32_t queue_pairs = 0;        // connected queue pairs, over every rail
   std::vector<std::string> rails;  // devices and ports carrying data, e.g. "rxe0:1"
+  std::vector<uint64_t> rail_put_bytes;  // bytes of puts posted on each rail, as `rails`
+  uint64_t striped_puts = 0;       // puts large enough to be cut across every rail
   // Frames on the wire, counted where they are posted and where they complete arriving. A put
   // is one data frame however many pieces it gathers; a Send is one control frame; frames the
   // transport makes for itself (hellos, keepalives, region announcements) are not counted.

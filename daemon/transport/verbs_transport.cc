@@ -24,6 +24,11 @@ constexpr uint32_t kSendSlots = 64;    // per rail, shared by every peer
 constexpr uint32_t kRecvSlots = 32;    // per connection
 constexpr uint32_t kSendDepth = 128;   // work requests in flight per connection
 constexpr uint32_t kMaxGather = 30;    // SGEs per work request we ask for (the device may allow fewer)
+// A put at least this large, to a peer reached over several rails, is cut into one stripe per
+// rail (whole pages), all written at once; below it one rail's bandwidth is not what limits
+// the put, and the extra work requests and the closing write would only add latency.
+constexpr uint64_t kStripeMinBytes = 256u << 10;
+constexpr uint64_t kStripeAlign = 4096;
 constexpr uint64_t kReceiveBit = 1ull << 63;
 // A send's work request id: a sequence number above the index of its InFlight slot, so that a
 // completion for a slot released since (its peer went down) is recognised as stale.
@@ -60,6 +65,27 @@ void Gather(const LocalPiece* pieces, size_t count, uint64_t from, uint64_t len,
   }
 }
 
+// Bytes [from, from + len) of the concatenated pieces as scatter/gather entries under `lkey`.
+void RangeSges(const LocalPiece* pieces, size_t count, uint64_t from, uint64_t len, uint32_t lkey,
+               std::vector<ibv_sge>* out) {
+  out->clear();
+  for (size_t i = 0; i < count && len > 0; ++i) {
+    const LocalPiece& p = pieces[i];
+    if (from >= p.bytes) {
+      from -= p.bytes;
+      continue;
+    }
+    const uint64_t n = std::min(len, p.bytes - from);
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<uintptr_t>(static_cast<const uint8_t*>(p.base) + from);
+    sge.length = static_cast<uint32_t>(n);
+    sge.lkey = lkey;
+    out->push_back(sge);
+    len -= n;
+    from = 0;
+  }
+}
+
 }  // namespace
 
 struct VerbsTransport::Connection {
@@ -91,6 +117,12 @@ struct VerbsTransport::Op {
   bool started = false;
   bool bounce = false;
   uint64_t sent = 0;
+  // A striped put: its stripes are out on every rail and it stays first in its peer's line
+  // until all are acknowledged, then closes with a zero-byte write carrying the immediate.
+  bool striped = false;
+  uint32_t stripes_left = 0;  // work requests of the stripes not completed yet
+  uint64_t close_addr = 0;    // where the closing write points (a valid address of the region)
+  uint32_t close_rkey = 0;
   // kSend
   uint32_t type = VerbsWireHeader::kMessage;
   std::string payload;
@@ -104,6 +136,7 @@ struct VerbsTransport::InFlight {
   size_t rail = 0;
   int slot = -1;         // send pool slot to return
   bool put_last = false;  // completes a put: report kPutDone
+  bool stripe = false;    // one stripe of the striped put first in its peer's line
   uint64_t cookie = 0;
   uint64_t bytes = 0;
 };
@@ -144,6 +177,7 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
       std::move(pds), options.registration_delay,
       [raw](uint64_t key, std::vector<ibv_mr*> mrs, Status status) { raw->OnRegistered(key, std::move(mrs), status); });
   for (const auto& r : t->rails_) t->stats_.rails.push_back(r->name());
+  t->stats_.rail_put_bytes.assign(t->rails_.size(), 0);
   return t;
 }
 
@@ -617,6 +651,9 @@ bool VerbsTransport::PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece
     if (it != p.regions.end() && op.offset + op.total <= it->second.bytes) remote = &it->second;
     op.bounce = local == nullptr || remote == nullptr;
   }
+  if (!op.bounce && (op.striped || (p.conns.size() > 1 && op.total >= kStripeMinBytes))) {
+    return PostStriped(peer, p, op, local, remote, pieces, count);
+  }
   const size_t rail = static_cast<size_t>(op.rail);
   Connection& c = *p.conns[rail];
   if (!op.bounce) {
@@ -670,6 +707,7 @@ bool VerbsTransport::PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece
     c.send_free -= static_cast<uint32_t>(wrs);
     ++stats_.direct_puts;
     ++stats_.data_frames_sent;
+    stats_.rail_put_bytes[rail] += op.total;
     return true;
   }
   if (!op.started) {
@@ -693,9 +731,102 @@ bool VerbsTransport::PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece
     f.bytes = op.total;
     if (!PostSend(peer, p, rail, h, pieces, count, op.sent, n, f)) return false;
     stats_.bounce_bytes += n;
+    stats_.rail_put_bytes[rail] += n;
     op.sent += n;
   } while (op.sent < op.total);
   return true;
+}
+
+bool VerbsTransport::PostStriped(PeerId peer, PeerState& p, Op& op, const LocalRegion* local,
+                                 const RemoteRegion* remote, const LocalPiece* pieces, size_t count) {
+  if (op.striped) {
+    if (op.stripes_left > 0) return false;
+    // Every stripe is acknowledged, so it has been placed in the peer's memory (RC): the
+    // immediate may tell the peer, on the put's own rail, so that the group's puts to this
+    // peer still raise their immediates in the order they were posted.
+    Connection& c = *p.conns[static_cast<size_t>(op.rail)];
+    if (c.send_free == 0) return false;
+    InFlight f;
+    f.peer = peer;
+    f.generation = p.generation;
+    f.rail = c.rail;
+    f.put_last = true;
+    f.cookie = op.cookie;
+    f.bytes = op.total;
+    ibv_send_wr wr{};
+    wr.wr_id = Track(f);
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.imm_data = htonl(op.imm);
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = op.close_addr;
+    wr.wr.rdma.rkey = op.close_rkey;
+    ibv_send_wr* bad = nullptr;
+    if (int e = ibv_post_send(c.qp->qp(), &wr, &bad); e != 0) {
+      PeerDown(peer, std::string("posting an RDMA write failed: ") + std::strerror(e));
+      return false;
+    }
+    --c.send_free;
+    return true;
+  }
+  // Rail r writes bytes [r * share, (r + 1) * share): the stripes go out together or not at all.
+  const size_t rails = p.conns.size();
+  const uint64_t share = ((op.total + rails - 1) / rails + kStripeAlign - 1) / kStripeAlign * kStripeAlign;
+  std::vector<size_t> wrs_per_rail(rails, 0);
+  for (size_t r = 0; r < rails && r * share < op.total; ++r) {
+    const uint64_t len = std::min(share, op.total - r * share);
+    RangeSges(pieces, count, r * share, len, local->mrs[r]->lkey, &sges_);
+    const uint32_t per_wr = p.conns[r]->qp->max_sge();
+    wrs_per_rail[r] = (sges_.size() + per_wr - 1) / per_wr;
+    if (p.conns[r]->send_free < wrs_per_rail[r]) {
+      op.started = false;  // decide again when there is room
+      return false;
+    }
+  }
+  op.started = true;
+  op.striped = true;
+  op.close_addr = remote->addr + op.offset;
+  op.close_rkey = remote->rkeys[static_cast<size_t>(op.rail)];
+  for (size_t r = 0; r < rails && r * share < op.total; ++r) {
+    Connection& c = *p.conns[r];
+    const uint64_t len = std::min(share, op.total - r * share);
+    RangeSges(pieces, count, r * share, len, local->mrs[r]->lkey, &sges_);
+    const uint32_t per_wr = c.qp->max_sge();
+    wrs_.assign(wrs_per_rail[r], ibv_send_wr{});
+    uint64_t remote_at = remote->addr + op.offset + r * share;
+    for (size_t w = 0; w < wrs_.size(); ++w) {
+      const size_t first = w * per_wr;
+      const size_t n = std::min<size_t>(per_wr, sges_.size() - first);
+      uint64_t bytes = 0;
+      for (size_t i = first; i < first + n; ++i) bytes += sges_[i].length;
+      InFlight f;
+      f.peer = peer;
+      f.generation = p.generation;
+      f.rail = r;
+      f.stripe = true;
+      ibv_send_wr& wr = wrs_[w];
+      wr.wr_id = Track(f);
+      wr.sg_list = &sges_[first];
+      wr.num_sge = static_cast<int>(n);
+      wr.opcode = IBV_WR_RDMA_WRITE;
+      wr.send_flags = IBV_SEND_SIGNALED;
+      wr.wr.rdma.remote_addr = remote_at;
+      wr.wr.rdma.rkey = remote->rkeys[r];
+      wr.next = w + 1 == wrs_.size() ? nullptr : &wrs_[w + 1];
+      remote_at += bytes;
+    }
+    ibv_send_wr* bad = nullptr;
+    if (int e = ibv_post_send(c.qp->qp(), wrs_.data(), &bad); e != 0) {
+      PeerDown(peer, std::string("posting an RDMA write failed: ") + std::strerror(e));
+      return false;
+    }
+    c.send_free -= static_cast<uint32_t>(wrs_.size());
+    op.stripes_left += static_cast<uint32_t>(wrs_.size());
+    stats_.rail_put_bytes[r] += len;
+  }
+  ++stats_.direct_puts;
+  ++stats_.striped_puts;
+  ++stats_.data_frames_sent;
+  return false;  // first in line until the stripes are acknowledged (OnCompletion)
 }
 
 // --- completions ---
@@ -815,6 +946,10 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc) {
   if (wc.status != IBV_WC_SUCCESS) {
     PeerDown(f.peer, std::string("send on ") + rails_[f.rail]->name() + ": " + ibv_wc_status_str(wc.status) +
                          " (peer gone or unreachable)");
+    return;
+  }
+  if (f.stripe && !p.pending.empty() && p.pending.front().stripes_left > 0) {
+    if (--p.pending.front().stripes_left == 0) Flush(f.peer);  // the closing write
     return;
   }
   if (f.put_last) {

@@ -6,7 +6,9 @@
 //
 // Data: a put is an RDMA WRITE WITH IMMEDIATE straight from the registered segment into the
 // peer's registered segment, one work request with a gather list of the put's pieces (split
-// only past the device's SGE limit). Registration runs on a background thread
+// only past the device's SGE limit). A put of 256 KiB or more to a peer reached on several
+// rails is striped: one RDMA WRITE per rail, all at once, then, once every stripe is
+// acknowledged, a zero-byte WRITE WITH IMMEDIATE on the put's own rail. Registration runs on a background thread
 // (MemoryRegistrar); until both ends' regions are registered a put goes through bounce
 // buffers registered at start: copied into send slots, sent, and copied at the receiver into
 // its (not yet registered) segment. Small messages are SENDs. Completions come from one
@@ -143,6 +145,11 @@ class VerbsTransport : public Transport {
   bool PostControl(PeerId peer, PeerState& p, uint32_t type, uint64_t key, const void* payload, size_t bytes,
                    int rail);
   bool PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count);
+  // A large put to a peer on several rails: first the stripes, one per rail, all at once (the
+  // op then waits first in the peer's line), then, once they are acknowledged, the closing
+  // zero-byte write with the immediate on the put's own rail.
+  bool PostStriped(PeerId peer, PeerState& p, Op& op, const LocalRegion* local, const RemoteRegion* remote,
+                   const LocalPiece* pieces, size_t count);
   // A SEND of header h and bytes [from, from + n) of the pieces, through a bounce slot.
   bool PostSend(PeerId peer, PeerState& p, size_t rail, const VerbsWireHeader& h, const LocalPiece* pieces,
                 size_t count, uint64_t from, uint64_t n, InFlight f);

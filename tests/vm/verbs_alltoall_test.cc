@@ -233,6 +233,57 @@ TEST(VerbsCluster, OneQueuePairPerPeerAndRailWhateverTheGroups) {
   }
 }
 
+uint64_t RxePacketsSent(const std::string& device) {
+  std::ifstream in("/sys/class/infiniband/" + device + "/ports/1/hw_counters/sent_pkts");
+  uint64_t n = 0;
+  in >> n;
+  return n;
+}
+
+// A 4 MiB put over two rails (the guest's rxe0 and rxe1, every daemon on both): cut into one
+// stripe per rail, so each rail carries about half of the bytes, by the daemons' own counts and
+// by the kernel's packet counters of the two devices; every byte is checked by the ranks.
+TEST(VerbsCluster, LargePutsStripedOverBothRails) {
+  TempDir dir;
+  Cluster cluster(dir, 2, Verbs());
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // The first call goes through bounce buffers (one rail) while the segments register: the
+  // counts start once every node has registered.
+  const std::string go = dir.file("striped.go");
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 1), "verbs-striped",
+              {"--bytes", "4194304", "--iterations", "5", "--algorithm", "v2", "--hold-after-first", go});
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    ASSERT_TRUE(job.rank(r).WaitForOutput("holding", kDeadline)) << job.Outputs() << cluster.Logs();
+  }
+  std::vector<admin::TransportCounters> before;
+  for (uint32_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(WaitForStatus(cluster, i, [](const admin::StatusReply& s) {
+      return s.transport_counters().registrations_pending() == 0 && s.transport_counters().registered_bytes() > 0;
+    })) << cluster.name(i);
+    before.push_back(Status(cluster, i).transport_counters());
+    ASSERT_EQ(before[i].rails_size(), 2) << before[i].DebugString();
+    ASSERT_EQ(before[i].rail_put_bytes_size(), 2) << before[i].DebugString();
+  }
+  const uint64_t pkts0 = RxePacketsSent("rxe0"), pkts1 = RxePacketsSent("rxe1");
+  std::ofstream(go).put('\n');
+  ExpectAllOk(job, "striped", cluster);
+  const uint64_t d0 = RxePacketsSent("rxe0") - pkts0, d1 = RxePacketsSent("rxe1") - pkts1;
+  for (uint32_t i = 0; i < 2; ++i) {
+    const admin::TransportCounters t = Status(cluster, i).transport_counters();
+    // 4 calls after the first, one 4 MiB put to the other node each.
+    EXPECT_EQ(t.striped_puts() - before[i].striped_puts(), 4u) << cluster.name(i) << "\n" << t.DebugString();
+    const uint64_t r0 = t.rail_put_bytes(0) - before[i].rail_put_bytes(0);
+    const uint64_t r1 = t.rail_put_bytes(1) - before[i].rail_put_bytes(1);
+    EXPECT_EQ(r0 + r1, 4u * 4194304u) << cluster.name(i);
+    EXPECT_EQ(r0, r1) << cluster.name(i) << ": a 4 MiB put cuts into two equal page-aligned stripes";
+  }
+  // Packets include the other direction's acknowledgements and a few keepalives: about half each.
+  ASSERT_GT(d0 + d1, 0u);
+  const double share0 = static_cast<double>(d0) / static_cast<double>(d0 + d1);
+  EXPECT_GT(share0, 0.4) << "rxe0 sent " << d0 << " packets, rxe1 " << d1;
+  EXPECT_LT(share0, 0.6) << "rxe0 sent " << d0 << " packets, rxe1 " << d1;
+}
+
 // Registration is held back 5 s: the group's first collective cannot wait for it and goes
 // through bounce buffers; once the segments are registered, the rest are RDMA writes.
 TEST(VerbsCluster, FirstCollectiveOnBounceBuffersThenRegistered) {

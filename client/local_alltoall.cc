@@ -9,6 +9,7 @@
 #include "shm/staging.h"
 #include "shm/latency_buckets.h"
 #include "shm/round_verdict.h"
+#include "shm/vector_plan.h"
 
 namespace ohio {
 namespace {
@@ -30,7 +31,8 @@ LocalAlltoall::LocalAlltoall(const Segment* segment, const GroupShape* shape, Al
       waiter_(waiter),
       report_(report),
       half_bytes_(LocalSsbHalfBytes(segment->header()->plan_ssb_bytes)),
-      plans_(shape, algo, 0, local) {
+      plans_(shape, algo, 0, local),
+      vector_region_(VectorRegionBytes(*shape, EagerLayout{half_bytes_, 0, 0}, 0)) {
   segment->slot(local)->pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
 }
 

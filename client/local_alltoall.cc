@@ -8,6 +8,7 @@
 #include "shm/event_word.h"
 #include "shm/staging.h"
 #include "shm/latency_buckets.h"
+#include "shm/local_vector_plan.h"
 #include "shm/round_verdict.h"
 #include "shm/vector_plan.h"
 
@@ -32,7 +33,8 @@ LocalAlltoall::LocalAlltoall(const Segment* segment, const GroupShape* shape, Al
       report_(report),
       half_bytes_(LocalSsbHalfBytes(segment->header()->plan_ssb_bytes)),
       plans_(shape, algo, 0, local),
-      vector_region_(VectorRegionBytes(*shape, EagerLayout{half_bytes_, 0, 0}, 0)) {
+      vector_region_(VectorRegionBytes(*shape, EagerLayout{half_bytes_, 0, 0}, 0)),
+      vector_piece_slot_(VectorPieceSlotBytes(*shape, vector_region_)) {
   segment->slot(local)->pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
 }
 

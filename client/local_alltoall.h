@@ -95,6 +95,7 @@ class LocalAlltoall {
   uint64_t rounds_this_call_ = 0;
   uint64_t vector_bytes_ = 0;  // local rank 0: bytes of the last alltoallv, from the count tables
   uint64_t vector_region_;     // SSB bytes of a half each rank may stage its alltoallv row in
+  uint64_t vector_piece_slot_;  // bytes of a piece slot in such a region
   std::vector<CopySpan> vector_spans_;  // the copy-in of a staged row, kept: no allocation per call
 };
 

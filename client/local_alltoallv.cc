@@ -2,14 +2,14 @@
 // calls (shm/local_vector_plan.h) and in one copy for large ones.
 //
 // A rank writes its send counts and displacements into its count table in the segment. If its
-// row is small it packs the row into its region of SSB half k mod 2 and says so in its slot;
+// row is small it stages the row in its region of SSB half k mod 2 and says how in its slot;
 // otherwise it offers its send buffer to be read in place (process_vm_readv). With its arrival it
 // publishes its share of the count digest. Once everyone has arrived, every rank sums the same
 // shares: a call whose counts disagree anywhere fails on every rank, before anything is copied,
 // with the first such pair in the same tables, so all ranks fail alike with the same text and
-// the group stays usable. Otherwise each rank takes, from every sender's table, the bytes that
-// sender sends it and copies them from the sender's region, or reads them from the sender's
-// buffer; zero-count pairs cost nothing.
+// the group stays usable. Otherwise each rank copies what every sender sends it from the
+// sender's region (from its piece slot there, or where the sender's table says), or reads it
+// from the sender's buffer where the table says; zero-count pairs cost nothing.
 //
 // When every row was staged that is all: half k mod 2 and the tables of k's parity are not
 // written again before round k+2, which no rank enters before all have arrived at k+1, that is,
@@ -54,16 +54,18 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   }
   // A refusal is set in an earlier call, which every rank has finished: all ranks see it alike.
   const bool readable = SingleCopyPossible() && header_->single_copy_refused.load(std::memory_order_relaxed) == 0;
-  const bool staged = StagesVectorRow(*shape_, table, vector_region_, readable ? SingleCopyThreshold() : ~uint64_t{0});
-  if (staged) {
-    PlanStagedRowCopyIn(*shape_, table, &vector_spans_);
+  StagedRow row = StagedRow::kNotStaged;
+  if (StagesVectorRow(*shape_, table, vector_region_, readable ? SingleCopyThreshold() : ~uint64_t{0})) {
+    row = PlanStagedRowCopyIn(*shape_, vector_region_, table, &vector_spans_);
     uint8_t* region = VectorRegion(k, local_);
     for (const CopySpan& s : vector_spans_) std::memcpy(region + s.dst, call.send + s.src, s.len);
     report_->Lap(Stage::kCopyIn);
   }
   RoundEntry& entry = EntryFor(segment_->slot(local_), k);
-  entry.row_staged.store(staged ? 1 : 0, std::memory_order_relaxed);
+  entry.row_staged.store(static_cast<uint32_t>(row), std::memory_order_relaxed);
   entry.count_digest.store(VectorRankDigest(*shape_, me, table), std::memory_order_relaxed);
+  entry.row_bytes.store(VectorRowBytes(*shape_, table), std::memory_order_relaxed);
+  const bool staged = row != StagedRow::kNotStaged;
   const void* offer = staged || !readable ? nullptr : call.send != nullptr ? call.send : &kNothingToRead;
   Arrive(k, kVectorBytes, 0, 1, offer);
   if (Status s = MeetEveryone(k); !s.ok()) return s;
@@ -72,11 +74,11 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   uint32_t read_in_place = 0;
   for (uint32_t l = 0; l < ranks_ && verdict.ok(); ++l) {
     const RoundEntry& e = EntryFor(segment_->slot(l), k);
-    if (e.row_staged.load(std::memory_order_relaxed) != 0) continue;
+    if (static_cast<StagedRow>(e.row_staged.load(std::memory_order_relaxed)) != StagedRow::kNotStaged) continue;
     ++read_in_place;
     if (e.send_address.load(std::memory_order_relaxed) != 0) continue;
     verdict = Status(Code::kNotSupported, "rank " + std::to_string(shape_->rank_at(0, l)) + " sends " +
-                                              std::to_string(VectorRowBytes(*shape_, segment_->count_table(l, k))) +
+                                              std::to_string(e.row_bytes.load(std::memory_order_relaxed)) +
                                               " bytes in this alltoallv, more than its share of the group's shared "
                                               "buffers (" + std::to_string(vector_region_) +
                                               " bytes), and may not have its memory read (ptrace restrictions), "
@@ -91,8 +93,15 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   for (uint32_t i = 0; i < ranks_ && !faulted; ++i) {
     const uint32_t l = (local_ + i) % ranks_;
     const uint32_t src = shape_->rank_at(0, l);
-    const CountEntry sent = segment_->count_table(l, k)[me];
     const uint64_t expected = call.recv_counts[src];
+    const RankSlot* slot = segment_->slot(l);
+    const auto row = static_cast<StagedRow>(EntryFor(slot, k).row_staged.load(std::memory_order_relaxed));
+    if (row == StagedRow::kPieceSlots && expected <= vector_piece_slot_) {
+      // The digest has checked that the sender sends what this rank expects.
+      if (expected != 0) std::memcpy(call.recv + call.recv_displs[src], VectorRegion(k, l) + me * vector_piece_slot_, expected);
+      continue;
+    }
+    const CountEntry sent = segment_->count_table(l, k)[me];
     if (sent.bytes != expected) {
       // The digest let a disagreement through (odds 2^-64): copy nothing of it, and say so.
       RecordFault(k, VectorFault::kSizeMismatch, src, sent.bytes, expected);
@@ -101,8 +110,7 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
     }
     if (sent.bytes == 0) continue;
     uint8_t* to = call.recv + call.recv_displs[src];
-    const RankSlot* slot = segment_->slot(l);
-    if (EntryFor(slot, k).row_staged.load(std::memory_order_relaxed) != 0) {
+    if (row == StagedRow::kPacked) {
       std::memcpy(to, VectorRegion(k, l) + sent.displacement, sent.bytes);
       continue;
     }
@@ -133,10 +141,11 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   }
   report_->Lap(read_in_place == 0 ? Stage::kCopyOutLocal : Stage::kReadPeers);
   if (local_ == 0) {
-    // For the stats: every table stays as it is until this rank is done, since no rank can
-    // leave the call (and write its table for the next one) before that.
+    // For the stats: every slot's entry of k's parity stays as it is until this rank is done.
     vector_bytes_ = 0;
-    for (uint32_t l = 0; l < ranks_; ++l) vector_bytes_ += VectorRowBytes(*shape_, segment_->count_table(l, k));
+    for (uint32_t l = 0; l < ranks_; ++l) {
+      vector_bytes_ += EntryFor(segment_->slot(l), k).row_bytes.load(std::memory_order_relaxed);
+    }
   }
   if (read_in_place == 0) {
     Done(k, false);

@@ -179,6 +179,21 @@ TEST(Alltoallv, RowsStagedAndARowReadInPlaceMixInOneCallOnOneNode) {
   EXPECT_EQ(c.bytes_local(), verified);
 }
 
+TEST(Alltoallv, AGroupSizedForSmallCallsOnOneNodeStagesWhatFitsAndReadsTheRestInPlace) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  // Buffers for alltoalls of 256 bytes: a 1 KiB region per rank, in piece slots of 256 bytes.
+  // Counts up to 600: rows in piece slots, rows packed, rows too large read in place, mixed.
+  Ranks ranks = OneNodeJob(dir, daemon, NodeName(daemon), 4, "sized",
+                           {"--calls", "20", "--max-bytes", "600", "--seed", "13", "--hint", "256"});
+  const uint64_t verified = AllPass(ranks);
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(c.collectives_served(), 20u);
+  EXPECT_EQ(c.collectives_failed(), 0u);
+  EXPECT_EQ(c.bytes_local(), verified);
+}
+
 // Rank 1 expects one byte more from rank 2 in call 0; calls 1-4 are verified as usual.
 void ExpectMismatchEverywhere(Daemon& daemon, const TempDir& dir, const std::string& name,
                               const std::vector<std::string>& counts) {

@@ -9,16 +9,14 @@
 // bytes exactly, on the wire only the non-zero pairs' bytes.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <map>
 #include <memory>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
+#include "tests/harness/stage_lines.h"
 
 namespace ohio::testing {
 namespace {
@@ -98,30 +96,6 @@ TEST(Alltoallv, RandomCountsWithZerosOutOfOrderOnOneNode) {
   EXPECT_EQ(c.bytes_local(), small_bytes + large_bytes);
   EXPECT_EQ(c.collectives_failed(), 0u);
 }
-
-// Every "ohio stages:" line a rank printed (OHIO_STAGE_TIMES=1), as name -> value.
-using StageFields = std::map<std::string, double>;
-std::vector<StageFields> StageLines(const std::string& output) {
-  std::vector<StageFields> lines;
-  std::istringstream in(output);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("ohio stages: ", 0) != 0) continue;
-    std::istringstream words(line.substr(13));
-    StageFields fields;
-    std::string key;
-    double value = 0;
-    while (words >> key >> value) fields[key] = value;
-    lines.push_back(std::move(fields));
-  }
-  return lines;
-}
-
-class StageTimes {
- public:
-  StageTimes() { setenv("OHIO_STAGE_TIMES", "1", 1); }
-  ~StageTimes() { unsetenv("OHIO_STAGE_TIMES"); }
-};
 
 TEST(Alltoallv, SmallCallsOnOneNodeAreStagedAndTheRanksMeetOnce) {
   TempDir dir;

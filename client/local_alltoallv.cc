@@ -98,7 +98,8 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
     const auto row = static_cast<StagedRow>(EntryFor(slot, k).row_staged.load(std::memory_order_relaxed));
     if (row == StagedRow::kPieceSlots && expected <= vector_piece_slot_) {
       // The digest has checked that the sender sends what this rank expects.
-      if (expected != 0) std::memcpy(call.recv + call.recv_displs[src], VectorRegion(k, l) + me * vector_piece_slot_, expected);
+      const uint8_t* piece = VectorRegion(k, l) + me * vector_piece_slot_;
+      if (expected != 0) std::memcpy(call.recv + call.recv_displs[src], piece, expected);
       continue;
     }
     const CountEntry sent = segment_->count_table(l, k)[me];

@@ -27,7 +27,7 @@ class GroupHandle {
 
   Status Alltoall(const void* send, void* recv, uint64_t bytes_per_rank);
   bool spans_nodes() const { return shape_.nodes() > 1; }
-  // On one node read in place (LocalAlltoall::Alltoallv); across nodes one eager round
+  // On one node staged or read in place (LocalAlltoall::Alltoallv); across nodes one eager round
   // (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it does not fit one.
   Status Alltoallv(const VectorCall& call);
   // A nonblocking alltoall (client/posted_alltoalls.h): posted for the daemon to move, *call

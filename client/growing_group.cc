@@ -33,14 +33,15 @@ Status GrowingGroup::Alltoall(const void* send, void* recv, uint64_t bytes_per_r
 Status GrowingGroup::Alltoallv(const VectorCall& call) {
   if (!broken_.ok()) return broken_;
   Status s = current_->Alltoallv(call);
-  if (s.code() == Code::kNotSupported && current_->spans_nodes() && current_hint_ != 0) {
-    // It did not fit one round of the buffers sized for the hint, and every rank of every node
-    // knows it alike; nobody knows by how much: grow to the configured sizes and try once more.
+  if (s.code() == Code::kNotSupported && current_hint_ != 0) {
+    // It did not fit the buffers sized for the hint (across nodes one round; on one node a row
+    // its rank may not have read in place), and every rank knows it alike; nobody knows by how
+    // much: grow to the configured sizes and try once more.
     AfterCall(Status::Ok(), ~uint64_t{0});
     if (!broken_.ok()) return broken_;
     s = current_->Alltoallv(call);
   }
-  AfterCall(s, 0);  // on one node it reads in place: no buffer to grow
+  AfterCall(s, 0);  // a row too large for its share of the buffers is read in place on one node
   return s;
 }
 

@@ -8,7 +8,9 @@
 #include "shm/event_word.h"
 #include "shm/staging.h"
 #include "shm/latency_buckets.h"
+#include "shm/local_vector_plan.h"
 #include "shm/round_verdict.h"
+#include "shm/vector_plan.h"
 
 namespace ohio {
 namespace {
@@ -30,7 +32,9 @@ LocalAlltoall::LocalAlltoall(const Segment* segment, const GroupShape* shape, Al
       waiter_(waiter),
       report_(report),
       half_bytes_(LocalSsbHalfBytes(segment->header()->plan_ssb_bytes)),
-      plans_(shape, algo, 0, local) {
+      plans_(shape, algo, 0, local),
+      vector_region_(VectorRegionBytes(*shape, EagerLayout{half_bytes_, 0, 0}, 0)),
+      vector_piece_slot_(VectorPieceSlotBytes(*shape, vector_region_)) {
   segment->slot(local)->pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
 }
 

@@ -21,6 +21,7 @@
 #include "client/round_waiter.h"
 #include "client/stage_report.h"
 #include "common/status.h"
+#include "shm/copy_plan.h"
 #include "shm/group_shape.h"
 #include "shm/segment.h"
 
@@ -46,8 +47,9 @@ class LocalAlltoall {
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
   // A round without data that fails with kSkipped on every rank.
   Status Skip(uint32_t* next_round);
-  // An alltoallv (client/local_alltoallv.cc): one round in which every rank reads what it
-  // receives straight from the senders' buffers, where the senders' count tables say.
+  // An alltoallv (client/local_alltoallv.cc): one round in which every rank copies what it
+  // receives from the senders' regions of the SSB (small rows) or reads it straight from their
+  // buffers (large ones), where the senders' count tables say.
   Status Alltoallv(const VectorCall& call, uint32_t* next_round);
   // The call just made took `took` on this rank (timed by the caller, who needs it too): local
   // rank 0 counts it in the segment's stats, for the daemon to fold in.
@@ -75,6 +77,11 @@ class LocalAlltoall {
   // Once every rank is done with round k: the first fault any rank published, as the error every
   // rank returns.
   Status VectorOutcome(uint32_t k) const;
+  // Alltoallv: where local rank l stages its row of round k.
+  uint8_t* VectorRegion(uint32_t k, uint32_t l) const;
+  // Alltoallv, once every rank has arrived at round k: whether the count digest's shares sum to
+  // zero, else the first pair that disagrees, the same on every rank.
+  Status CountsAgree(uint32_t k) const;
 
   const Segment* segment_;
   SegmentHeader* header_;
@@ -87,6 +94,9 @@ class LocalAlltoall {
   CallPlans plans_;
   uint64_t rounds_this_call_ = 0;
   uint64_t vector_bytes_ = 0;  // local rank 0: bytes of the last alltoallv, from the count tables
+  uint64_t vector_region_;     // SSB bytes of a half each rank may stage its alltoallv row in
+  uint64_t vector_piece_slot_;  // bytes of a piece slot in such a region
+  std::vector<CopySpan> vector_spans_;  // the copy-in of a staged row, kept: no allocation per call
 };
 
 }  // namespace ohio

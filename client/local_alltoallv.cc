@@ -1,22 +1,33 @@
-// Alltoallv of a group on one node: counts of any size per pair, read in one copy.
+// Alltoallv of a group on one node: counts of any size per pair, in one meeting for small
+// calls (shm/local_vector_plan.h) and in one copy for large ones.
 //
-// A rank writes its send counts and displacements into its count table in the segment, then
-// arrives offering its send buffer. Once everyone has arrived, each rank takes, from every
-// sender's table, the bytes that sender sends it: by MPI's rule they must equal what the rank
-// expects of that sender, which it alone knows, so no counts are exchanged beyond the tables.
-// It reads the bytes straight from the sender's buffer (process_vm_readv), and zero-count pairs
-// cost nothing. A pair that disagrees, a range that is not mapped or a read the kernel refuses is
-// published in the rank's slot before it is done; every rank waits until all are done (their
-// send buffers are being read until then) and returns the first fault published, so all ranks
-// fail alike with the same text and the group stays usable.
+// A rank writes its send counts and displacements into its count table in the segment. If its
+// row is small it stages the row in its region of SSB half k mod 2 and says how in its slot;
+// otherwise it offers its send buffer to be read in place (process_vm_readv). With its arrival it
+// publishes its share of the count digest. Once everyone has arrived, every rank sums the same
+// shares: a call whose counts disagree anywhere fails on every rank, before anything is copied,
+// with the first such pair in the same tables, so all ranks fail alike with the same text and
+// the group stays usable. Otherwise each rank copies what every sender sends it from the
+// sender's region (from its piece slot there, or where the sender's table says), or reads it
+// from the sender's buffer where the table says; zero-count pairs cost nothing.
 //
-// There is no staged fallback: a group whose ranks cannot read each other's memory gets
-// kNotSupported on every rank, so that a caller like the MPI shim can do the call another way.
+// When every row was staged that is all: half k mod 2 and the tables of k's parity are not
+// written again before round k+2, which no rank enters before all have arrived at k+1, that is,
+// before all are through with k. A rank whose buffer is read in place must not return before its
+// readers are done, so when any row was read in place every rank waits until all are done and
+// returns the first fault a reader published (a range that is not mapped, a read the kernel
+// refused): one meeting more, paid only by large calls.
+//
+// A row too large for its region whose owner may not be read (ptrace restrictions, or a refusal
+// earlier in the group) gets kNotSupported on every rank, so that a caller like the MPI shim can
+// do the call another way.
 #include <cstring>
 
 #include "client/local_alltoall.h"
 #include "client/single_copy.h"
 #include "shm/event_word.h"
+#include "shm/local_vector_plan.h"
+#include "shm/vector_plan.h"
 
 namespace ohio {
 namespace {
@@ -24,54 +35,90 @@ namespace {
 // An offer for a rank that sends nothing: never read, but not "cannot offer" (0).
 const uint8_t kNothingToRead = 0;
 
+Status SizeMismatch(uint32_t source, uint32_t reader, uint64_t sent, uint64_t expected) {
+  return Status(Code::kSizeMismatch, "rank " + std::to_string(source) + " sends " + std::to_string(sent) +
+                                         " bytes to rank " + std::to_string(reader) + ", which expects " +
+                                         std::to_string(expected) + " from it");
+}
+
 }  // namespace
 
 Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   rounds_this_call_ = 0;
-  if (header_->single_copy_refused.load(std::memory_order_relaxed) != 0) {
-    // Set in an earlier call, which every rank has finished: all ranks see it alike.
-    return Status(Code::kNotSupported, "alltoallv on one node reads other ranks' memory, which the kernel refused "
-                                       "this group earlier");
-  }
   const uint32_t size = ranks_;
   const uint32_t k = (*next_round)++;
+  const uint32_t me = shape_->rank_at(0, local_);
   CountEntry* table = segment_->count_table(local_, k);
   for (uint32_t j = 0; j < size; ++j) {
     table[j] = CountEntry{call.send_counts[j], call.send_displs[j], call.recv_counts[j]};
   }
-  const void* offer = !SingleCopyPossible() ? nullptr : call.send != nullptr ? call.send : &kNothingToRead;
+  // A refusal is set in an earlier call, which every rank has finished: all ranks see it alike.
+  const bool readable = SingleCopyPossible() && header_->single_copy_refused.load(std::memory_order_relaxed) == 0;
+  StagedRow row = StagedRow::kNotStaged;
+  if (StagesVectorRow(*shape_, table, vector_region_, readable ? SingleCopyThreshold() : ~uint64_t{0})) {
+    row = PlanStagedRowCopyIn(*shape_, vector_region_, table, &vector_spans_);
+    uint8_t* region = VectorRegion(k, local_);
+    for (const CopySpan& s : vector_spans_) std::memcpy(region + s.dst, call.send + s.src, s.len);
+    report_->Lap(Stage::kCopyIn);
+  }
+  RoundEntry& entry = EntryFor(segment_->slot(local_), k);
+  entry.row_staged.store(static_cast<uint32_t>(row), std::memory_order_relaxed);
+  entry.count_digest.store(VectorRankDigest(*shape_, me, table), std::memory_order_relaxed);
+  entry.row_bytes.store(VectorRowBytes(*shape_, table), std::memory_order_relaxed);
+  const bool staged = row != StagedRow::kNotStaged;
+  const void* offer = staged || !readable ? nullptr : call.send != nullptr ? call.send : &kNothingToRead;
   Arrive(k, kVectorBytes, 0, 1, offer);
   if (Status s = MeetEveryone(k); !s.ok()) return s;
-  if (Status v = Verdict(k); !v.ok()) {
-    Done(k, false);
-    return v;
+  Status verdict = Verdict(k);
+  if (verdict.ok()) verdict = CountsAgree(k);
+  uint32_t read_in_place = 0;
+  for (uint32_t l = 0; l < ranks_ && verdict.ok(); ++l) {
+    const RoundEntry& e = EntryFor(segment_->slot(l), k);
+    if (static_cast<StagedRow>(e.row_staged.load(std::memory_order_relaxed)) != StagedRow::kNotStaged) continue;
+    ++read_in_place;
+    if (e.send_address.load(std::memory_order_relaxed) != 0) continue;
+    verdict = Status(Code::kNotSupported, "rank " + std::to_string(shape_->rank_at(0, l)) + " sends " +
+                                              std::to_string(e.row_bytes.load(std::memory_order_relaxed)) +
+                                              " bytes in this alltoallv, more than its share of the group's shared "
+                                              "buffers (" + std::to_string(vector_region_) +
+                                              " bytes), and may not have its memory read (ptrace restrictions), "
+                                              "which alltoallv on one node then needs");
   }
-  if (const uint32_t l = FirstWithoutOffer(k); l < ranks_) {
+  if (!verdict.ok()) {
     Done(k, false);
-    return Status(Code::kNotSupported, "rank " + std::to_string(shape_->rank_at(0, l)) +
-                                           " may not have its memory read (ptrace restrictions), which "
-                                           "alltoallv on one node needs");
+    return verdict;
   }
-  const uint32_t me = shape_->rank_at(0, local_);
   bool faulted = false;
   // Each rank starts with the next one, so that no send buffer has every reader at once.
   for (uint32_t i = 0; i < ranks_ && !faulted; ++i) {
     const uint32_t l = (local_ + i) % ranks_;
     const uint32_t src = shape_->rank_at(0, l);
-    const CountEntry sent = segment_->count_table(l, k)[me];
     const uint64_t expected = call.recv_counts[src];
+    const RankSlot* slot = segment_->slot(l);
+    const auto row = static_cast<StagedRow>(EntryFor(slot, k).row_staged.load(std::memory_order_relaxed));
+    if (row == StagedRow::kPieceSlots && expected <= vector_piece_slot_) {
+      // The digest has checked that the sender sends what this rank expects.
+      const uint8_t* piece = VectorRegion(k, l) + me * vector_piece_slot_;
+      if (expected != 0) std::memcpy(call.recv + call.recv_displs[src], piece, expected);
+      continue;
+    }
+    const CountEntry sent = segment_->count_table(l, k)[me];
     if (sent.bytes != expected) {
+      // The digest let a disagreement through (odds 2^-64): copy nothing of it, and say so.
       RecordFault(k, VectorFault::kSizeMismatch, src, sent.bytes, expected);
       faulted = true;
       continue;
     }
     if (sent.bytes == 0) continue;
     uint8_t* to = call.recv + call.recv_displs[src];
+    if (row == StagedRow::kPacked) {
+      std::memcpy(to, VectorRegion(k, l) + sent.displacement, sent.bytes);
+      continue;
+    }
     if (l == local_) {
       std::memcpy(to, call.send + sent.displacement, sent.bytes);
       continue;
     }
-    const RankSlot* slot = segment_->slot(l);
     const pid_t pid = static_cast<pid_t>(slot->pid.load(std::memory_order_relaxed));
     const uint64_t address = EntryFor(slot, k).send_address.load(std::memory_order_relaxed);
     std::string why;
@@ -93,15 +140,17 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
         break;
     }
   }
-  report_->Lap(Stage::kReadPeers);
+  report_->Lap(read_in_place == 0 ? Stage::kCopyOutLocal : Stage::kReadPeers);
   if (local_ == 0) {
-    // For the stats: every table stays as it is until this rank is done, since no rank can
-    // leave the call (and write its table for the next one) before that.
+    // For the stats: every slot's entry of k's parity stays as it is until this rank is done.
     vector_bytes_ = 0;
     for (uint32_t l = 0; l < ranks_; ++l) {
-      const CountEntry* t = segment_->count_table(l, k);
-      for (uint32_t j = 0; j < size; ++j) vector_bytes_ += t[j].bytes;
+      vector_bytes_ += EntryFor(segment_->slot(l), k).row_bytes.load(std::memory_order_relaxed);
     }
+  }
+  if (read_in_place == 0) {
+    Done(k, false);
+    return faulted ? VectorOutcome(k) : Status::Ok();
   }
   Done(k, true);
   // The others read this rank's send buffer until they are done: it must not change before.
@@ -110,6 +159,21 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   report_->Lap(Stage::kAwaitReaders);
   if (!s.ok()) return s;
   return VectorOutcome(k);
+}
+
+uint8_t* LocalAlltoall::VectorRegion(uint32_t k, uint32_t l) const {
+  return segment_->ssb() + (k & 1) * half_bytes_ + l * vector_region_;
+}
+
+Status LocalAlltoall::CountsAgree(uint32_t k) const {
+  uint64_t digest = 0;
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    digest += EntryFor(segment_->slot(l), k).count_digest.load(std::memory_order_relaxed);
+  }
+  if (digest == 0) return Status::Ok();
+  const VectorDisagreement d = FirstVectorDisagreement(*shape_, segment_->count_table(0, k));
+  if (!d.found) return Status(Code::kProtocol, "the count digests of this alltoallv disagree but its tables agree");
+  return SizeMismatch(d.source, d.reader, d.sent, d.expected);
 }
 
 void LocalAlltoall::RecordFault(uint32_t k, VectorFault kind, uint32_t source, uint64_t sent, uint64_t expected) {
@@ -126,21 +190,23 @@ Status LocalAlltoall::VectorOutcome(uint32_t k) const {
   for (uint32_t l = 0; l < ranks_; ++l) {
     const RankSlot* slot = segment_->slot(l);
     if (slot->fault_round.load(std::memory_order_acquire) != k) continue;
-    const std::string reader = "rank " + std::to_string(shape_->rank_at(0, l));
-    const std::string source = "rank " + std::to_string(slot->fault_source.load(std::memory_order_relaxed));
+    const uint32_t reader = shape_->rank_at(0, l);
+    const uint32_t source = slot->fault_source.load(std::memory_order_relaxed);
     const uint64_t sent = slot->fault_sent.load(std::memory_order_relaxed);
     const uint64_t expected = slot->fault_expected.load(std::memory_order_relaxed);
     switch (static_cast<VectorFault>(slot->fault_kind.load(std::memory_order_relaxed))) {
       case VectorFault::kSizeMismatch:
-        return Status(Code::kSizeMismatch, source + " sends " + std::to_string(sent) + " bytes to " + reader +
-                                               ", which expects " + std::to_string(expected) + " from it");
+        return SizeMismatch(source, reader, sent, expected);
       case VectorFault::kUnreadable:
-        return Status(Code::kInvalidArgument, reader + " could not read " + std::to_string(expected) + " bytes of " +
-                                                  source + "'s send buffer at displacement " + std::to_string(sent) +
+        return Status(Code::kInvalidArgument, "rank " + std::to_string(reader) + " could not read " +
+                                                  std::to_string(expected) + " bytes of rank " +
+                                                  std::to_string(source) + "'s send buffer at displacement " +
+                                                  std::to_string(sent) +
                                                   ": not mapped (a count or displacement is wrong)");
       case VectorFault::kRefused:
       case VectorFault::kNone:
-        return Status(Code::kNotSupported, "the kernel refused " + reader + " a read of " + source +
+        return Status(Code::kNotSupported, "the kernel refused rank " + std::to_string(reader) +
+                                               " a read of rank " + std::to_string(source) +
                                                "'s memory, which alltoallv on one node needs");
     }
   }

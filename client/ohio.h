@@ -72,11 +72,13 @@ int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_
  * bytes from rank i at recv + rdispls[i] (bytes, not elements). By MPI's rule sendcounts[j] on
  * rank i equals recvcounts[i] on rank j; a pair that differs fails the call on every rank with
  * OHIO_ERR_SIZE_MISMATCH naming it, and the group stays usable. Send and receive ranges must
- * not overlap. Served for groups on one node whose ranks may read each other's memory (one
- * copy, nothing staged), and for groups spanning nodes when the call fits one round of the
- * group's shared buffers (every rank's row fits its share of half the SSB, every node's block
- * for another node fits that node's slot of half its SRB); otherwise every rank gets
- * OHIO_ERR_NOT_SUPPORTED and nothing moved. */
+ * not overlap. Served for groups on one node (a row that fits its share of half the SSB and
+ * whose mean block is below OHIO_SINGLE_COPY_BYTES, 32 KiB, is staged there and the ranks meet
+ * once; a larger one is read in place, which needs ranks that may read each other's memory),
+ * and for groups spanning nodes when the call fits one round of the group's shared buffers
+ * (every rank's row fits its share of half the SSB, every node's block for another node fits
+ * that node's slot of half its SRB); otherwise every rank gets OHIO_ERR_NOT_SUPPORTED and
+ * nothing moved. */
 int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
                    void* recv, const size_t* recvcounts, const size_t* rdispls);
 /* A nonblocking alltoall, as ohio_alltoall: posts the call and returns at once; ohiod moves the

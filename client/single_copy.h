@@ -18,8 +18,9 @@ namespace ohio {
 // is 0 and the process is dumpable. Checked once per process.
 bool SingleCopyPossible();
 
-// Message bytes from which a call is read in place ($OHIO_SINGLE_COPY_BYTES, default 32 KiB;
-// 0 turns single copies off). Read once per process.
+// Message bytes (for an alltoallv, the mean block of a rank's row) from which a call is read in
+// place ($OHIO_SINGLE_COPY_BYTES, default 32 KiB; 0 turns single copies off). Read once per
+// process.
 uint64_t SingleCopyThreshold();
 
 enum class ReadOutcome { kDone, kRefused, kBadAddress, kGone };

@@ -18,7 +18,7 @@
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 7;
+constexpr uint32_t kSegmentVersion = 8;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
@@ -159,9 +159,13 @@ struct RoundEntry {
   // One node: where the other ranks read this rank's messages straight from (its send buffer
   // in its own address space, with process_vm_readv); 0 when its row is in the SSB.
   std::atomic<uint64_t> send_address;
-  // One node, after a refused single copy: the round whose row this rank has since staged in
-  // the SSB for the readers that could not read its memory.
-  std::atomic<uint32_t> row_staged_round;
+  // One node, alltoallv: how this rank's row lies (shm/local_vector_plan.h's StagedRow): in its
+  // region of the round's SSB half, or read from send_address.
+  std::atomic<uint32_t> row_staged;
+  // One node, alltoallv: this rank's share of the count digest (the shares of all ranks sum to
+  // zero when every pair agrees), and the bytes of its row, for local rank 0's counters.
+  std::atomic<uint64_t> count_digest;
+  std::atomic<uint64_t> row_bytes;
 };
 
 // One offloaded call as a rank posts it: the daemon reads the row from the rank's send buffer

@@ -95,12 +95,14 @@ bool VectorFits(const GroupShape& shape, const EagerLayout& layout, uint32_t nod
 
 uint64_t VectorCountDigest(const GroupShape& shape, uint32_t node, const NodeCounts& counts) {
   uint64_t digest = 0;
-  for (uint32_t l = 0; l < shape.ppn(node); ++l) {
-    const uint32_t me = shape.rank_at(node, l);
-    const CountEntry* t = counts.of(l);
-    for (uint32_t r = 0; r < shape.size(); ++r) {
-      digest += PairHash(me, r, t[r].bytes) - PairHash(r, me, t[r].recv_bytes);
-    }
+  for (uint32_t l = 0; l < shape.ppn(node); ++l) digest += VectorRankDigest(shape, shape.rank_at(node, l), counts.of(l));
+  return digest;
+}
+
+uint64_t VectorRankDigest(const GroupShape& shape, uint32_t rank, const CountEntry* table) {
+  uint64_t digest = 0;
+  for (uint32_t r = 0; r < shape.size(); ++r) {
+    digest += PairHash(rank, r, table[r].bytes) - PairHash(r, rank, table[r].recv_bytes);
   }
   return digest;
 }

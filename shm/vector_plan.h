@@ -65,8 +65,10 @@ uint64_t VectorRecvBlockBytes(const GroupShape& shape, uint32_t node, const Node
 // node pair whose counts agree.
 bool VectorFits(const GroupShape& shape, const EagerLayout& layout, uint32_t node, const NodeCounts& counts);
 
-// This node's share of the count digest.
+// This node's share of the count digest: the sum of its ranks' shares.
 uint64_t VectorCountDigest(const GroupShape& shape, uint32_t node, const NodeCounts& counts);
+// One rank's share: what group rank `rank` sends and expects by its own table.
+uint64_t VectorRankDigest(const GroupShape& shape, uint32_t rank, const CountEntry* table);
 
 // Bytes moved between this node's own ranks.
 uint64_t VectorLocalBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts);

@@ -1,7 +1,9 @@
 // ohio_alltoallv through real daemons and real rank processes, on one node
 // (client/local_alltoallv.cc) and across nodes (client/remote_alltoallv.cc): counts drawn per
 // pair and call with zeros among them, blocks out of order with gaps, every byte and every gap
-// checked by the rank tool; a pair whose counts disagree fails the call on every rank with the
+// checked by the rank tool; on one node, small rows staged through the SSB with the ranks
+// meeting once (no read in place, no wait for readers in the stage report), large rows read in
+// place, both in one call; a pair whose counts disagree fails the call on every rank with the
 // same message and the group goes on; a call across nodes too large for one round is "not
 // supported" on every rank alike and the group goes on; the daemons count the calls and their
 // bytes exactly, on the wire only the non-zero pairs' bytes.
@@ -14,6 +16,7 @@
 
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
+#include "tests/harness/stage_lines.h"
 
 namespace ohio::testing {
 namespace {
@@ -94,13 +97,83 @@ TEST(Alltoallv, RandomCountsWithZerosOutOfOrderOnOneNode) {
   EXPECT_EQ(c.collectives_failed(), 0u);
 }
 
-TEST(Alltoallv, APairThatDisagreesFailsEveryRankAlikeAndTheGroupGoesOn) {
+TEST(Alltoallv, SmallCallsOnOneNodeAreStagedAndTheRanksMeetOnce) {
   TempDir dir;
   Daemon daemon(dir, {});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
-  // Rank 1 expects one byte more from rank 2 in call 0; calls 1-4 are verified as usual.
-  Ranks ranks = OneNodeJob(dir, daemon, NodeName(daemon), 3, "mismatch",
-                           {"--calls", "5", "--max-bytes", "500", "--mismatch-rank", "1"});
+  StageTimes on;
+  // An alltoall before every call but the first: both kinds take turns in the SSB halves.
+  constexpr uint32_t kCalls = 30, kAlltoallBytes = 100;
+  Ranks ranks = OneNodeJob(dir, daemon, NodeName(daemon), 4, "staged",
+                           {"--calls", std::to_string(kCalls), "--max-bytes", "3000", "--seed", "11",
+                            "--alltoall-bytes", std::to_string(kAlltoallBytes)});
+  const uint64_t verified = AllPass(ranks);
+  EXPECT_GT(verified, 0u);
+  for (uint32_t r = 0; r < ranks.size(); ++r) {
+    const std::vector<StageFields> lines = StageLines(ranks[r]->Output());
+    ASSERT_FALSE(lines.empty()) << ranks[r]->Output();
+    double calls = 0, copied_in = 0;
+    for (const StageFields& f : lines) {
+      calls += f.at("calls");
+      copied_in += f.at("copy_in_us");
+      // Nothing read from another rank's buffer, and no wait for readers after copying out:
+      // the one meeting was all (the path that reads in place meets a second time).
+      EXPECT_EQ(f.at("read_peers_us"), 0.0) << "rank " << r << ": " << ranks[r]->Output();
+      EXPECT_EQ(f.at("await_readers_us"), 0.0) << "rank " << r << ": " << ranks[r]->Output();
+    }
+    EXPECT_EQ(calls, 2 * kCalls - 1) << "rank " << r;
+    EXPECT_GT(copied_in, 0.0) << "rank " << r;
+  }
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(c.collectives_served(), 2 * kCalls - 1);
+  EXPECT_EQ(c.collectives_failed(), 0u);
+  EXPECT_EQ(c.bytes_local(), verified + uint64_t{kCalls - 1} * 4 * 4 * kAlltoallBytes);
+}
+
+TEST(Alltoallv, RowsStagedAndARowReadInPlaceMixInOneCallOnOneNode) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  StageTimes on;
+  // Rank 0 sends up to 200 KB a pair, above the single-copy switch; the others up to 2000 bytes.
+  Ranks ranks = OneNodeJob(dir, daemon, NodeName(daemon), 3, "mixed",
+                           {"--calls", "8", "--max-bytes", "2000", "--seed", "5", "--large-sender", "0",
+                            "--large-bytes", "200000"});
+  const uint64_t verified = AllPass(ranks);
+  for (uint32_t r = 1; r < ranks.size(); ++r) {
+    bool mixed = false;
+    for (const StageFields& f : StageLines(ranks[r]->Output())) {
+      // Its own row staged, rank 0's read in place, then the wait until rank 0's readers are done.
+      mixed = mixed || (f.at("copy_in_us") > 0 && f.at("read_peers_us") > 0 && f.at("await_readers_us") > 0);
+    }
+    EXPECT_TRUE(mixed) << "rank " << r << ": " << ranks[r]->Output();
+  }
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(c.collectives_served(), 8u);
+  EXPECT_EQ(c.bytes_local(), verified);
+}
+
+TEST(Alltoallv, AGroupSizedForSmallCallsOnOneNodeStagesWhatFitsAndReadsTheRestInPlace) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  // Buffers for alltoalls of 256 bytes: a 1 KiB region per rank, in piece slots of 256 bytes.
+  // Counts up to 600: rows in piece slots, rows packed, rows too large read in place, mixed.
+  Ranks ranks = OneNodeJob(dir, daemon, NodeName(daemon), 4, "sized",
+                           {"--calls", "20", "--max-bytes", "600", "--seed", "13", "--hint", "256"});
+  const uint64_t verified = AllPass(ranks);
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(c.collectives_served(), 20u);
+  EXPECT_EQ(c.collectives_failed(), 0u);
+  EXPECT_EQ(c.bytes_local(), verified);
+}
+
+// Rank 1 expects one byte more from rank 2 in call 0; calls 1-4 are verified as usual.
+void ExpectMismatchEverywhere(Daemon& daemon, const TempDir& dir, const std::string& name,
+                              const std::vector<std::string>& counts) {
+  std::vector<std::string> args = {"--calls", "5", "--mismatch-rank", "1"};
+  args.insert(args.end(), counts.begin(), counts.end());
+  Ranks ranks = OneNodeJob(dir, daemon, NodeName(daemon), 3, name, args);
   AllPass(ranks);
   std::string first;
   for (const auto& r : ranks) {
@@ -114,9 +187,20 @@ TEST(Alltoallv, APairThatDisagreesFailsEveryRankAlikeAndTheGroupGoesOn) {
     EXPECT_EQ(m[1], first) << "every rank reports the same pair";
     EXPECT_NE(out.find("ok calls=5"), std::string::npos) << out;
   }
+}
+
+TEST(Alltoallv, APairThatDisagreesFailsEveryRankAlikeAndTheGroupGoesOn) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  // Every row staged.
+  ExpectMismatchEverywhere(daemon, dir, "mismatch", {"--max-bytes", "500"});
+  // Rank 2's row, the one that disagrees, read in place.
+  ExpectMismatchEverywhere(daemon, dir, "mismatch_large", {"--max-bytes", "500", "--large-sender", "2",
+                                                           "--large-bytes", "200000"});
   const admin::CountersReply c = QueryCounters(daemon.admin_socket());
-  EXPECT_EQ(c.collectives_served(), 4u);
-  EXPECT_EQ(c.collectives_failed(), 1u);
+  EXPECT_EQ(c.collectives_served(), 8u);
+  EXPECT_EQ(c.collectives_failed(), 2u);
 }
 
 // What the ranks of each node printed, summed: name=value pairs of their last lines.

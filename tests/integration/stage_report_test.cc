@@ -7,13 +7,13 @@
 
 #include <cstdlib>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
+#include "tests/harness/stage_lines.h"
 
 namespace ohio::testing {
 namespace {
@@ -22,20 +22,9 @@ using std::chrono::seconds;
 
 constexpr auto kDeadline = seconds(120);
 
-using StageFields = std::map<std::string, double>;
-
-// The "ohio stages:" line of one rank's output for `bytes`, as name -> value ("rank", "calls",
-// "total_us", "<stage>_us", ...); empty if there is none.
+// The "ohio stages:" line of one rank's output for `bytes`; empty if there is none.
 StageFields StageLine(const std::string& output, uint64_t bytes) {
-  std::istringstream in(output);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("ohio stages: ", 0) != 0) continue;
-    std::istringstream words(line.substr(13));
-    StageFields fields;
-    std::string key;
-    double value = 0;
-    while (words >> key >> value) fields[key] = value;
+  for (StageFields& fields : StageLines(output)) {
     if (fields["bytes"] == static_cast<double>(bytes)) return fields;
   }
   return {};
@@ -69,12 +58,6 @@ std::vector<StageFields> CheckedLines(RankJob& job, uint64_t bytes, uint32_t cal
   }
   return lines;
 }
-
-class StageTimes {
- public:
-  StageTimes() { setenv("OHIO_STAGE_TIMES", "1", 1); }
-  ~StageTimes() { unsetenv("OHIO_STAGE_TIMES"); }
-};
 
 TEST(StageReport, OneNodeSingleCopyStagesAddUpToTheCall) {
   TempDir dir;

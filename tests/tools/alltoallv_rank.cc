@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   int mismatch_rank = -1;
   int large_call = -1;
   size_t large_bytes = 0;
+  int large_sender = -1;
   std::string large_expect;
   uint64_t hint = 0;
   size_t alltoall_bytes = 0;
@@ -72,6 +73,9 @@ int main(int argc, char** argv) {
   app.add_option("--expect", expect, "every call must fail with this error (ohio_strerror's name)");
   app.add_option("--large-call", large_call, "this call draws counts up to --large-bytes instead");
   app.add_option("--large-bytes", large_bytes);
+  app.add_option("--large-sender", large_sender,
+                 "in every call this rank's counts are drawn up to --large-bytes instead (its row read in place "
+                 "while the others' are staged)");
   app.add_option("--large-expect", large_expect, "the large call must fail with this error (default: succeed)");
   app.add_option("--hint", hint, "bytes_per_rank_hint of the join (0: the configured buffers)");
   app.add_option("--alltoall-bytes", alltoall_bytes,
@@ -122,9 +126,10 @@ int main(int argc, char** argv) {
     std::vector<size_t> send_counts(size), recv_counts(size), send_displs, recv_displs;
     std::vector<uint32_t> send_order(size), recv_order(size);
     const uint32_t drawn = same_counts && !large ? 0 : call;
+    const auto most_of = [&](uint32_t sender) { return static_cast<int>(sender) == large_sender ? large_bytes : most; };
     for (uint32_t j = 0; j < size; ++j) {
-      send_counts[j] = Count(seed, rank, j, drawn, most);
-      recv_counts[j] = Count(seed, j, rank, drawn, most);
+      send_counts[j] = Count(seed, rank, j, drawn, most_of(rank));
+      recv_counts[j] = Count(seed, j, rank, drawn, most_of(j));
       send_order[j] = size - 1 - j;            // last destination first
       recv_order[j] = (rank + 1 + j) % size;  // starting after this rank
     }

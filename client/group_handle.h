@@ -27,6 +27,8 @@ class GroupHandle {
 
   Status Alltoall(const void* send, void* recv, uint64_t bytes_per_rank);
   bool spans_nodes() const { return shape_.nodes() > 1; }
+  // Rounds the last alltoallv across nodes that passed its first round took (1 on one node).
+  uint32_t last_vector_rounds() const { return across_nodes_ ? across_nodes_->last_vector_rounds() : 1; }
   // On one node read in place (LocalAlltoall::Alltoallv); across nodes one eager round
   // (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it does not fit one.
   Status Alltoallv(const VectorCall& call);

@@ -34,13 +34,17 @@ Status GrowingGroup::Alltoallv(const VectorCall& call) {
   if (!broken_.ok()) return broken_;
   Status s = current_->Alltoallv(call);
   if (s.code() == Code::kNotSupported && current_->spans_nodes() && current_hint_ != 0) {
-    // It did not fit one round of the buffers sized for the hint, and every rank of every node
-    // knows it alike; nobody knows by how much: grow to the configured sizes and try once more.
+    // It would take too many rounds of the buffers sized for the hint, and every rank of every
+    // node knows it alike: grow to the configured sizes and try once more.
     AfterCall(Status::Ok(), ~uint64_t{0});
     if (!broken_.ok()) return broken_;
     s = current_->Alltoallv(call);
   }
-  AfterCall(s, 0);  // on one node it reads in place: no buffer to grow
+  // A call that took several rounds of buffers sized for the hint (every rank learnt how many
+  // from the same verdict): the calls after it get the configured sizes, as an alltoall that
+  // outgrew them would. On one node it reads in place: no buffer to grow.
+  const bool outgrown = s.ok() && current_->spans_nodes() && current_hint_ != 0 && current_->last_vector_rounds() > 1;
+  AfterCall(s, outgrown ? ~uint64_t{0} : 0);
   return s;
 }
 

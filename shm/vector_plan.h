@@ -4,7 +4,8 @@
 // (shm/segment_layout.h), by MPI's rule that what rank a sends b is what b expects of a: no
 // counts travel.
 //
-// A call is one eager round (shm/eager_plan.h): same slots, same header, same credits.
+// A call whose every node's part fits is one eager round (shm/eager_plan.h): same slots, same
+// header, same credits. Any other call goes in several (shm/vector_staging.h).
 // - Each local rank owns an equal region of the round's SSB half and stages its row there by
 //   destination node, then destination rank, in group order; nothing waits for the others'
 //   counts before copying in.
@@ -14,8 +15,8 @@
 //   whose sizes its own ranks expect.
 // - A call fits when every rank's row fits its region and every block, either way, fits a slot.
 //   Both ends of a node pair compute both directions' block sizes, so they agree whether the
-//   pair fits; a node that does not fit says so instead of sending, and the call fails on every
-//   node alike.
+//   pair fits; a node that does not fit says so in its header, and every node stages the call
+//   over several rounds alike.
 // - The counts are checked without exchanging them: every node adds h(a, b, bytes) for what
 //   its ranks a send every rank b, and subtracts h(a, b, bytes) for what its ranks b expect of
 //   every rank a; the shares of all nodes, carried in the eager headers, sum to zero when every
@@ -46,6 +47,8 @@ uint64_t VectorRegionBytes(const GroupShape& shape, const EagerLayout& layout, u
 
 // Bytes a rank whose send table is `table` stages: its whole row.
 uint64_t VectorRowBytes(const GroupShape& shape, const CountEntry* table);
+// Bytes a rank whose send table is `table` sends the ranks of node `dest`.
+uint64_t VectorRowBytesTo(const GroupShape& shape, const CountEntry* table, uint32_t dest);
 // Whether that row fits `region` bytes (every count checked first: no sum wraps around).
 bool VectorRowFits(const GroupShape& shape, const CountEntry* table, uint64_t region);
 
@@ -97,9 +100,14 @@ void PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t loc
 // allocate the puts and deliveries anew for the same answer.
 struct VectorRoundPlan {
   std::vector<CountEntry> counts;  // the snapshot the plan was made from
-  bool fits = false;               // VectorFits; nothing below is planned unless it does
-  std::vector<Put> puts;           // PlanVectorPuts
-  std::vector<Delivery> deliveries;  // PlanVectorDeliveries
+  bool fits = false;               // VectorFits
+  bool stageable = false;          // VectorStreamRounds: its streams take few enough rounds
+  uint32_t stream_rounds = 0;      // what they take, when stageable
+  // The call's first round: PlanVectorPuts and PlanVectorDeliveries if it fits; else one put
+  // per other node of the header alone (the data goes in stream rounds). Nothing below is
+  // planned when it neither fits nor is stageable.
+  std::vector<Put> puts;
+  std::vector<Delivery> deliveries;
   uint64_t digest = 0;             // VectorCountDigest
   uint64_t local_bytes = 0;        // VectorLocalBytes
   uint64_t sent_bytes = 0;         // what this node's ranks send, to every node

@@ -29,8 +29,8 @@ class GroupHandle {
   bool spans_nodes() const { return shape_.nodes() > 1; }
   // Rounds the last alltoallv across nodes that passed its first round took (1 on one node).
   uint32_t last_vector_rounds() const { return across_nodes_ ? across_nodes_->last_vector_rounds() : 1; }
-  // On one node read in place (LocalAlltoall::Alltoallv); across nodes one eager round
-  // (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it does not fit one.
+  // On one node read in place (LocalAlltoall::Alltoallv); across nodes in eager rounds
+  // (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it would take too many.
   Status Alltoallv(const VectorCall& call);
   // A nonblocking alltoall (client/posted_alltoalls.h): posted for the daemon to move, *call
   // numbers it. kNotSupported on every rank of a group spanning nodes.

@@ -70,10 +70,10 @@ int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_
  * rank i equals recvcounts[i] on rank j; a pair that differs fails the call on every rank with
  * OHIO_ERR_SIZE_MISMATCH naming it, and the group stays usable. Send and receive ranges must
  * not overlap. Served for groups on one node whose ranks may read each other's memory (one
- * copy, nothing staged), and for groups spanning nodes when the call fits one round of the
- * group's shared buffers (every rank's row fits its share of half the SSB, every node's block
- * for another node fits that node's slot of half its SRB); otherwise every rank gets
- * OHIO_ERR_NOT_SUPPORTED and nothing moved. */
+ * copy, nothing staged), and for groups spanning nodes in as many rounds of the group's shared
+ * buffers as the call needs (one when every rank's row fits its share of half the SSB and every
+ * node's block for another node fits that node's slot of half its SRB); a call that would take
+ * more than 2^24 rounds gets OHIO_ERR_NOT_SUPPORTED on every rank and nothing moved. */
 int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
                    void* recv, const size_t* recvcounts, const size_t* rdispls);
 /* A nonblocking alltoall, as ohio_alltoall: posts the call and returns at once; ohiod moves the

@@ -114,22 +114,13 @@ std::vector<Put> PlanVectorPuts(const GroupShape& shape, uint32_t node, const Ea
                                 const NodeCounts& counts) {
   std::vector<Put> puts;
   const uint64_t region = VectorRegionBytes(shape, layout, node);
-  const auto steps = PairwiseSchedule(shape.nodes(), node);
-  for (uint32_t s = 0; s < steps.size(); ++s) {
-    Put p;
-    p.dest = steps[s].send_to;
-    p.step = s;
-    p.delivery = EagerImmDelivery(0);
-    p.srb_offset = EagerSlotOffset(layout, p.dest, node, 0);
-    for (uint32_t l = 0; l < shape.ppn(node); ++l) {
-      const CountEntry* t = counts.of(l);
-      const uint64_t bytes = VectorRowBytesTo(shape, t, p.dest);
-      if (bytes == 0) continue;
-      p.pieces.push_back({l * region + RowOffset(shape, t, p.dest), bytes});
-      p.bytes += bytes;
-    }
-    puts.push_back(std::move(p));
-  }
+  PlanVectorPutsOf(
+      shape, node, layout,
+      [&](uint32_t l, uint32_t dest) {
+        const CountEntry* t = counts.of(l);
+        return SsbPiece{l * region + RowOffset(shape, t, dest), VectorRowBytesTo(shape, t, dest)};
+      },
+      &puts);
   return puts;
 }
 

@@ -75,7 +75,31 @@ uint64_t VectorCountDigest(const GroupShape& shape, uint32_t node, const NodeCou
 uint64_t VectorLocalBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts);
 
 // This node's puts of a vector round of parity 0, one per other node in schedule order (as
-// PlanEagerPuts): pieces of the SSB half, srb_offset at the header in the peer's slot.
+// PlanEagerPuts), each gathering from every local rank l in order the piece piece_of(l, dest)
+// returns (an SsbPiece of the SSB half; one of no bytes is left out), srb_offset at the header
+// in the peer's slot.
+template <typename PieceOf>
+void PlanVectorPutsOf(const GroupShape& shape, uint32_t node, const EagerLayout& layout, PieceOf piece_of,
+                      std::vector<Put>* puts) {
+  puts->clear();
+  const auto steps = PairwiseSchedule(shape.nodes(), node);
+  for (uint32_t step = 0; step < steps.size(); ++step) {
+    Put p;
+    p.dest = steps[step].send_to;
+    p.step = step;
+    p.delivery = EagerImmDelivery(0);
+    p.srb_offset = EagerSlotOffset(layout, p.dest, node, 0);
+    for (uint32_t l = 0; l < shape.ppn(node); ++l) {
+      const SsbPiece piece = piece_of(l, p.dest);
+      if (piece.bytes == 0) continue;
+      p.pieces.push_back(piece);
+      p.bytes += piece.bytes;
+    }
+    puts->push_back(std::move(p));
+  }
+}
+
+// PlanVectorPutsOf for a call of one round: each rank's whole row part for the peer.
 std::vector<Put> PlanVectorPuts(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
                                 const NodeCounts& counts);
 

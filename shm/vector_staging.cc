@@ -75,24 +75,15 @@ void PlanVectorStreamCopyIn(const GroupShape& shape, const EagerLayout& layout, 
 
 void PlanVectorStreamPuts(const GroupShape& shape, uint32_t node, const EagerLayout& layout, const NodeCounts& counts,
                           uint64_t s, std::vector<Put>* puts) {
-  puts->clear();
   const uint64_t region = VectorRegionBytes(shape, layout, node);
   const uint64_t slice = VectorStreamSlice(shape, layout, node);
-  const auto steps = PairwiseSchedule(shape.nodes(), node);
-  for (uint32_t step = 0; step < steps.size(); ++step) {
-    Put p;
-    p.dest = steps[step].send_to;
-    p.step = step;
-    p.delivery = EagerImmDelivery(0);
-    p.srb_offset = EagerSlotOffset(layout, p.dest, node, 0);
-    for (uint32_t l = 0; l < shape.ppn(node); ++l) {
-      const uint64_t bytes = VectorStreamChunk(VectorRowBytesTo(shape, counts.of(l), p.dest), slice, s);
-      if (bytes == 0) continue;
-      p.pieces.push_back({l * region + p.dest * slice, bytes});
-      p.bytes += bytes;
-    }
-    puts->push_back(std::move(p));
-  }
+  PlanVectorPutsOf(
+      shape, node, layout,
+      [&](uint32_t l, uint32_t dest) {
+        return SsbPiece{l * region + dest * slice,
+                        VectorStreamChunk(VectorRowBytesTo(shape, counts.of(l), dest), slice, s)};
+      },
+      puts);
 }
 
 void PlanVectorStreamDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,

@@ -182,30 +182,40 @@ void ExpectServedInRounds(Cluster& cluster, const std::vector<admin::CountersRep
   }
 }
 
+// Buffers of 256 KiB (halves of 128 KiB): node 0 of kSkewedPlacement has 2 ranks, so a slice of
+// 32 KiB of each of its ranks' streams a round (its 64 KiB region split between the 2 nodes);
+// node 1 has 3: 21,824 bytes.
+const std::vector<std::string> kSmallBuffers = {"--ssb-bytes", "256KiB", "--srb-bytes", "256KiB"};
+const std::vector<uint32_t> kSkewedPlacement = {0, 1, 1, 0, 1};
+// Rank 0 sends rank 4 100,000 bytes every call: its stream to node 1 is 100,000 to 106,000
+// bytes (the other pairs up to 3,000, a quarter none), 4 slices; every other stream fits one.
+// So a call is 5 rounds: the counts' check and 4 stream rounds.
+constexpr uint64_t kSkewedRounds = 5;
+
+Ranks SkewedTwoNodeJob(const TempDir& dir, Cluster& cluster, const std::string& name, uint32_t calls,
+                       const std::vector<std::string>& more) {
+  std::vector<std::string> args = {"--calls", std::to_string(calls), "--max-bytes", "3000", "--seed", "12",
+                                   "--skew-from", "0", "--skew-to", "4", "--skew-bytes", "100000"};
+  args.insert(args.end(), more.begin(), more.end());
+  return VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), kSkewedPlacement, name, args);
+}
+
 TEST(Alltoallv, ASkewedCallAcrossTwoNodesGoesInSeveralRounds) {
   TempDir dir;
-  // Halves of 128 KiB; node 0 has 2 ranks, so a slice of 32 KiB of each of its ranks' streams a
-  // round (its 64 KiB region split between the 2 nodes); node 1 has 3: 21,824 bytes.
-  Cluster cluster(dir, 2, {"--ssb-bytes", "256KiB", "--srb-bytes", "256KiB"});
+  Cluster cluster(dir, 2, kSmallBuffers);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  const std::vector<uint32_t> placement = {0, 1, 1, 0, 1};
-  // Rank 0 sends rank 4 100,000 bytes every call: its stream to node 1 is 100,000 to 106,000
-  // bytes (the other pairs up to 3,000, a quarter none), 4 slices; every other stream fits one.
-  // So a call is 5 rounds: the counts' check and 4 stream rounds.
   const uint32_t calls = 6;
   const auto before = CountersOf(cluster);
-  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "skewed",
-                          {"--calls", std::to_string(calls), "--max-bytes", "3000", "--seed", "12", "--skew-from", "0",
-                           "--skew-to", "4", "--skew-bytes", "100000"});
+  Ranks ranks = SkewedTwoNodeJob(dir, cluster, "skewed", calls, {});
   EXPECT_GT(AllPass(ranks), uint64_t{calls} * 100000);
-  ExpectServedInRounds(cluster, before, ranks, placement, calls, 5 * calls);
+  ExpectServedInRounds(cluster, before, ranks, kSkewedPlacement, calls, kSkewedRounds * calls);
 }
 
 TEST(Alltoallv, RandomCountsAcrossThreeNodesWithUnevenPlacementGoInSeveralRounds) {
   TempDir dir;
   // Halves of 128 KiB, a slot of 64 KiB per source node: node 0 (3 ranks) streams 14,528 bytes
   // a round per rank and node, node 1 (2 ranks) 21,824, node 2 (1 rank) 43,648.
-  Cluster cluster(dir, 3, {"--ssb-bytes", "256KiB", "--srb-bytes", "256KiB"});
+  Cluster cluster(dir, 3, kSmallBuffers);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const std::vector<uint32_t> placement = {0, 1, 2, 0, 1, 0};  // 3, 2 and 1 ranks, interleaved
   // Rank 1 (node 1) sends rank 0 (node 0) 100,000 bytes a call: with its pairs to ranks 3 and
@@ -273,25 +283,22 @@ TEST(Alltoallv, APairThatDisagreesAcrossNodesFailsEveryRankAlikeAndTheGroupGoesO
 
 TEST(Alltoallv, APairThatDisagreesInACallOfSeveralRoundsFailsItsFirstRoundOnEveryRank) {
   TempDir dir;
-  Cluster cluster(dir, 2, {"--ssb-bytes", "256KiB", "--srb-bytes", "256KiB"});
+  Cluster cluster(dir, 2, kSmallBuffers);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  // Every call 5 rounds (ASkewedCallAcrossTwoNodesGoesInSeveralRounds); in call 0 rank 3
+  // Every call 5 rounds, as in ASkewedCallAcrossTwoNodesGoesInSeveralRounds; in call 0 rank 3
   // (node 0) expects one byte more from rank 4 (node 1). The digest fails the call's first
-  // round, which carried headers only, on every rank: nothing was copied, no stream round
-  // follows, and the calls after it are served.
-  const std::vector<uint32_t> placement = {0, 1, 1, 0, 1};
+  // round, which carried node 0's part not at all, on every rank: nothing was copied, no stream
+  // round follows, and the calls after it are served.
   const uint32_t calls = 4;
-  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "mismatch-rounds",
-                          {"--calls", std::to_string(calls), "--max-bytes", "3000", "--seed", "12", "--skew-from", "0",
-                           "--skew-to", "4", "--skew-bytes", "100000", "--mismatch-rank", "3"});
+  Ranks ranks = SkewedTwoNodeJob(dir, cluster, "mismatch-rounds", calls, {"--mismatch-rank", "3"});
   AllPass(ranks);
   EXPECT_EQ(SameErrorEverywhere(ranks, 0, "6 \\(size mismatch\\)"), kCountsDisagree);
   for (uint32_t n = 0; n < 2; ++n) {
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
     EXPECT_EQ(c.collectives_served(), calls - 1) << "node " << n;
     EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n;
-    EXPECT_EQ(c.rounds(), 5u * (calls - 1)) << "node " << n << ": the failed round is not counted";
-    EXPECT_EQ(c.transport_counters().data_frames_sent(), 5u * (calls - 1) + 1) << "node " << n;
+    EXPECT_EQ(c.rounds(), kSkewedRounds * (calls - 1)) << "node " << n << ": the failed round is not counted";
+    EXPECT_EQ(c.transport_counters().data_frames_sent(), kSkewedRounds * (calls - 1) + 1) << "node " << n;
     EXPECT_EQ(c.transport_counters().control_frames_sent(), 0u) << "node " << n;
   }
 }

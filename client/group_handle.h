@@ -27,8 +27,10 @@ class GroupHandle {
 
   Status Alltoall(const void* send, void* recv, uint64_t bytes_per_rank);
   bool spans_nodes() const { return shape_.nodes() > 1; }
-  // On one node staged or read in place (LocalAlltoall::Alltoallv); across nodes one eager round
-  // (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it does not fit one.
+  // Rounds the last alltoallv across nodes that passed its first round took (1 on one node).
+  uint32_t last_vector_rounds() const { return across_nodes_ ? across_nodes_->last_vector_rounds() : 1; }
+  // On one node staged or read in place (LocalAlltoall::Alltoallv); across nodes in eager
+  // rounds (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it would take too many.
   Status Alltoallv(const VectorCall& call);
   // A nonblocking alltoall (client/posted_alltoalls.h): posted for the daemon to move, *call
   // numbers it. kNotSupported on every rank of a group spanning nodes.

@@ -34,14 +34,18 @@ Status GrowingGroup::Alltoallv(const VectorCall& call) {
   if (!broken_.ok()) return broken_;
   Status s = current_->Alltoallv(call);
   if (s.code() == Code::kNotSupported && current_hint_ != 0) {
-    // It did not fit the buffers sized for the hint (across nodes one round; on one node a row
-    // its rank may not have read in place), and every rank knows it alike; nobody knows by how
-    // much: grow to the configured sizes and try once more.
+    // It did not fit the buffers sized for the hint (across nodes it would take too many rounds;
+    // on one node a row its rank may not read in place), and every rank knows it alike; nobody
+    // knows by how much: grow to the configured sizes and try once more.
     AfterCall(Status::Ok(), ~uint64_t{0});
     if (!broken_.ok()) return broken_;
     s = current_->Alltoallv(call);
   }
-  AfterCall(s, 0);  // a row too large for its share of the buffers is read in place on one node
+  // A call that took several rounds of buffers sized for the hint (every rank learnt how many
+  // from the same verdict): the calls after it get the configured sizes, as an alltoall that
+  // outgrew them would. On one node a row too large for its share is read in place.
+  const bool outgrown = s.ok() && current_->spans_nodes() && current_hint_ != 0 && current_->last_vector_rounds() > 1;
+  AfterCall(s, outgrown ? ~uint64_t{0} : 0);
   return s;
 }
 

@@ -4,9 +4,10 @@
 //
 // Growth is decided after a call that succeeded, from that call's bytes per rank, which every
 // rank of every node agreed on in the call: every rank decides alike without a message of its
-// own. An alltoallv that did not fit the buffers (kNotSupported, alike on every rank: across
-// nodes one round; on one node a row its rank may not have read in place) grows the group to the
-// configured sizes at once and is tried again there. The ranks then join the group again under a key derived from the first one and the
+// own. An alltoallv across nodes that took several rounds grows the group to the configured
+// sizes after it; one that did not fit the buffers (kNotSupported, alike on every rank: across
+// nodes it would take too many rounds; on one node a row its rank may not read in place) grows it
+// at once and is tried again there. The ranks then join the group again under a key derived from the first one and the
 // generation. They leave the outgrown group only after their first call on the new one: a rank
 // arrives at a call only once its previous call returned, so by then no rank is still reading
 // from the old segment.

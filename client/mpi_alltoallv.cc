@@ -59,7 +59,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   }
   if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
   // Every rank reached it alike: on one node ranks may not read each other's memory, across
-  // nodes the call does not fit one round of the group's buffers.
+  // nodes the call would take more rounds of the group's buffers than are served.
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_COUNT);
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_ARG);

@@ -75,10 +75,11 @@ int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_
  * not overlap. Served for groups on one node (a row that fits its share of half the SSB and
  * whose mean block is below OHIO_SINGLE_COPY_BYTES, 32 KiB, is staged there and the ranks meet
  * once; a larger one is read in place, which needs ranks that may read each other's memory),
- * and for groups spanning nodes when the call fits one round of the group's shared buffers
- * (every rank's row fits its share of half the SSB, every node's block for another node fits
- * that node's slot of half its SRB); otherwise every rank gets OHIO_ERR_NOT_SUPPORTED and
- * nothing moved. */
+ * and for groups spanning nodes in as many rounds of the group's shared buffers as the call
+ * needs (one when every rank's row fits its share of half the SSB and every node's block for
+ * another node fits that node's slot of half its SRB); otherwise (on one node a row that can be
+ * neither staged nor read; across nodes a call of more than 2^24 rounds) every rank gets
+ * OHIO_ERR_NOT_SUPPORTED and nothing moved. */
 int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
                    void* recv, const size_t* recvcounts, const size_t* rdispls);
 /* A nonblocking alltoall, as ohio_alltoall: posts the call and returns at once; ohiod moves the

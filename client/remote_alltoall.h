@@ -12,7 +12,8 @@
 // Larger calls go in rounds that announce themselves (ROUND_READY) and use the whole SSB and
 // SRB: wait until the SSB is free, stage, arrive, wait for the release, copy out the deliveries
 // in order, telling the daemon how far each rank got (v3 reuses SRB halves within a round).
-// Alltoallv (client/remote_alltoallv.cc) is one eager round planned from the count tables.
+// Alltoallv (client/remote_alltoallv.cc) goes in eager rounds planned from the count tables:
+// one when the call fits, else a round that checks the counts and the stream rounds after it.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,8 @@ class RemoteAlltoall {
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
   Status Alltoallv(const VectorCall& call, uint32_t* next_round);
   Status Skip(uint32_t* next_round);
+  // Rounds the last alltoallv that passed its first round took.
+  uint32_t last_vector_rounds() const { return last_vector_rounds_; }
 
  private:
   struct EagerPlan {
@@ -61,6 +64,16 @@ class RemoteAlltoall {
   Status RoundError() const;
   void Done(uint32_t k);
   void RingIfSleeping();
+  // One round of an alltoallv, `part` of `parts`, up to the blocks landed: stage_row(table,
+  // region) stages this rank's part of the row. Not OK (and done with the round) if the round
+  // failed.
+  template <typename StageRow>
+  Status VectorRound(const VectorCall& call, uint32_t k, uint32_t part, uint32_t parts, StageRow stage_row);
+  // Copies out round k of an alltoallv: plan_from(source) plans into vector_spans_ the copies
+  // from node `source`'s block (this node's: from the SSB half).
+  template <typename PlanFrom>
+  void CopyOut(const VectorCall& call, uint32_t k, PlanFrom plan_from);
+  void RunVectorCopies(const uint8_t* src, uint8_t* dst) const;
 
   const Segment* segment_;
   SegmentHeader* header_;
@@ -74,6 +87,8 @@ class RemoteAlltoall {
   EagerLayout layout_;
   bool last_round_eager_ = true;  // round 0 (none) uses no SSB at all
   std::vector<CopySpan> vector_spans_;  // an alltoallv's copies, planned into the same room each call
+  uint32_t last_vector_rounds_ = 1;
+  std::vector<bool> streaming_nodes_;  // an alltoallv's: by node, its part goes in stream rounds
   static constexpr size_t kCached = 4;
   std::array<EagerPlan, kCached> eager_plans_;
   uint64_t uses_ = 0;

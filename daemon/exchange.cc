@@ -7,6 +7,7 @@
 
 #include "shm/round_stamps.h"
 #include "shm/vector_plan.h"
+#include "shm/vector_staging.h"
 
 namespace ohio {
 namespace {
@@ -104,17 +105,14 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   posted_ = delivered_ = credited_ = 0;
   const bool local_ok = !local_disagree && !local_skip;
   vector_ = bytes_per_rank == kVectorBytes;
+  vector_part_ = vector_ ? static_cast<uint32_t>(round_in_call) : 0;
+  if (vector_part_ == 0) vector_rounds_in_call_ = 1;
   too_large_ = false;
   count_digest_ = 0;
-  if (vector_ && local_ok) {
-    UpdateVectorRoundPlan(shape_, node_, layout_, segment_->count_table(0, round_), &vector_plan_);
-    too_large_ = !vector_plan_.fits;
-    if (!too_large_) count_digest_ = vector_plan_.digest;
-  }
+  if (vector_ && local_ok) PlanVectorRound();
   eager_ = local_ok && (vector_ ? !too_large_ : FitsEager(shape_, layout_, bytes_per_rank));
   if (eager_ && vector_) {
-    puts_ = &vector_plan_.puts;
-    deliveries_ = &vector_plan_.deliveries;
+    // PlanVectorRound aimed puts_ and deliveries_.
   } else if (eager_) {
     if (eager_plan_.bytes_per_rank != bytes_per_rank) {
       eager_plan_.bytes_per_rank = bytes_per_rank;
@@ -126,7 +124,16 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   }
   if (eager_) {
     auto* h = reinterpret_cast<EagerHeader*>(segment_->header()->eager_out[round & 1]);
-    *h = EagerHeader{kEagerHeaderMagic, round, bytes_per_rank, 0, node_, MonotonicNs(), count_digest_, {}};
+    const bool first = vector_ && vector_part_ == 0;
+    *h = EagerHeader{kEagerHeaderMagic,
+                     round,
+                     bytes_per_rank,
+                     first && !vector_plan_.fits ? kEagerVectorStaged : 0u,
+                     node_,
+                     MonotonicNs(),
+                     count_digest_,
+                     first ? vector_plan_.stream_rounds : 0u,
+                     {}};
     // The SRB held a whole announced round: peers say when their ranks are through with it.
     if (after_announced_) SendReady(false, false);
   } else {
@@ -150,6 +157,34 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   put_posted_.assign(puts_->size(), false);
   arrived_.assign(deliveries_->size(), false);
   CheckAgreement();
+}
+
+void Exchange::PlanVectorRound() {
+  if (vector_part_ == 0) {
+    UpdateVectorRoundPlan(shape_, node_, layout_, segment_->count_table(0, round_), &vector_plan_);
+    too_large_ = !vector_plan_.stageable;
+    count_digest_ = vector_plan_.digest;
+    puts_ = &vector_plan_.puts;
+    deliveries_ = &vector_plan_.deliveries;
+    return;
+  }
+  // The counts the first round checked: the ranks write the same ones every round of a call.
+  // Only the nodes whose part did not fit the first round stream it; the others' puts carry
+  // the header alone.
+  const NodeCounts counts{vector_plan_.counts.data(), shape_.size()};
+  PlanVectorStreamPuts(shape_, node_, layout_, counts, vector_part_ - 1, &stream_puts_);
+  if (!staged_nodes_[node_]) {
+    for (Put& p : stream_puts_) {
+      p.pieces.clear();
+      p.bytes = 0;
+    }
+  }
+  PlanVectorStreamDeliveries(shape_, node_, layout_, counts, vector_part_ - 1, &stream_deliveries_);
+  for (Delivery& d : stream_deliveries_) {
+    if (!staged_nodes_[d.source]) d.bytes = 0;
+  }
+  puts_ = &stream_puts_;
+  deliveries_ = &stream_deliveries_;
 }
 
 void Exchange::EndRound() {
@@ -206,6 +241,8 @@ void Exchange::OnArrived(uint32_t from, uint32_t delivery) {
     heard.skipped = (h.flags & kEagerSkipped) != 0;
     heard.begun_ns = h.begun_ns;
     heard.count_digest = h.count_digest;
+    heard.staged = (h.flags & kEagerVectorStaged) != 0;
+    heard.stream_rounds = h.stream_rounds;
     heard.landed_ns = MonotonicNs();
     if (active_ && h.round == round_) CheckAgreement();
     return;
@@ -235,8 +272,19 @@ void Exchange::CheckAgreement() {
   std::map<uint64_t, std::vector<uint32_t>> by_bytes;
   std::vector<uint32_t> split, skipping, too_large;
   uint64_t digest_sum = 0;
+  // Alltoallv, the call's first round: which nodes' parts did not fit (they stream theirs; the
+  // others' came whole in this round), and the most stream rounds any of those needs.
+  const bool first = vector_ && vector_part_ == 0;
+  bool staged = false;
+  uint32_t max_stream_rounds = 0;
+  if (first) staged_nodes_.assign(shape_.nodes(), false);
   for (uint32_t n = 0; n < shape_.nodes(); ++n) {
     const Heard* h = n == node_ ? nullptr : &HeardOf(n, round_);
+    if (first && (h ? h->staged : !vector_plan_.fits)) {
+      staged = true;
+      staged_nodes_[n] = true;
+      max_stream_rounds = std::max(max_stream_rounds, h ? h->stream_rounds : vector_plan_.stream_rounds);
+    }
     by_bytes[h ? h->bytes_per_rank : bytes_per_rank_].push_back(n);
     if (h ? h->disagree : local_disagree_) split.push_back(n);
     if (h ? h->skipped : local_skip_) skipping.push_back(n);
@@ -261,7 +309,7 @@ void Exchange::CheckAgreement() {
   }
   error_code_ = Code::kSizeMismatch;
   if (by_bytes.size() == 1 && split.empty()) {
-    if (vector_) VectorVerdict(too_large, digest_sum);
+    if (vector_) VectorVerdict(too_large, digest_sum, staged, max_stream_rounds);
     announced_ok_ = !eager_ && !error_;
     return;
   }
@@ -279,20 +327,30 @@ void Exchange::CheckAgreement() {
   error_ = message;
 }
 
-void Exchange::VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum) {
+void Exchange::VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum, bool staged,
+                             uint32_t max_stream_rounds) {
   if (!too_large.empty()) {
     std::string nodes;
     for (uint32_t n : too_large) nodes += (nodes.empty() ? "" : ",") + node_names_[n];
     error_code_ = Code::kNotSupported;
-    error_ = "alltoallv across nodes is served when it fits one round of the group's shared buffers; the part of "
-             "node" + std::string(too_large.size() > 1 ? "s " : " ") + nodes + " does not";
+    error_ = "alltoallv across nodes is served in at most " + std::to_string(kMaxVectorStreamRounds) +
+             " rounds of the group's shared buffers; the part of node" + (too_large.size() > 1 ? "s " : " ") + nodes +
+             " would take more";
     return;
   }
   // Every node's share is in: they sum to zero only if every pair of ranks agrees.
   if (digest_sum != 0) {
     error_ = "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does "
              "not expect (MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)";
+    return;
   }
+  if (vector_part_ != 0) return;
+  // A node whose part did not fit sent headers only: at least one stream round follows.
+  const uint32_t streamed = staged ? std::max<uint32_t>(max_stream_rounds, 1) : 0;
+  vector_rounds_in_call_ = 1 + streamed;
+  const uint64_t own = staged_nodes_[node_] ? kVectorOwnPartStaged : 0;
+  segment_->header()->vector_streamed[round_ & 1].store(uint64_t{round_} << 32 | own | streamed,
+                                                        std::memory_order_relaxed);
 }
 
 void Exchange::Post(const Put& p, uint32_t index, bool eager) {

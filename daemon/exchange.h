@@ -20,12 +20,17 @@
 // sends ROUND_READY for the eager round too, and puts only once it holds the peer's.
 //
 // Alltoallv rounds (M = kVectorBytes, shm/vector_plan.h) are eager rounds whose puts and
-// deliveries are planned from this node's count tables when the round begins (and kept while
-// the counts stay the same: a loop of alltoallv calls plans once); the header
-// carries the node's share of the count digest. A node whose part does not fit one eager round
-// sends ROUND_READY (kReadyTooLarge) instead, and the call is not supported on any node. Blocks
-// are published only once every node's share is in and they sum to zero: a pair that disagrees
-// fails the round on every node before any rank copies a block out.
+// deliveries are planned from this node's count tables when the call's first round begins (and
+// kept while the counts stay the same: a loop of alltoallv calls plans once); its header
+// carries the node's share of the count digest and, when the node's part does not fit one
+// round, kEagerVectorStaged and the stream rounds its part needs. Blocks are published only once
+// every node's share is in and they sum to zero: a pair that disagrees fails the round on every
+// node before any rank copies a block out. A node whose part did not fit sent headers only;
+// the others sent their whole part. If any did not fit, the call goes on in as many stream
+// rounds as the most those nodes need (shm/vector_staging.h), planned from the first round's
+// counts, in which only they put data; the ranks learn how many from the segment
+// (vector_streamed), and which nodes stream from the headers in their SRB. A node whose part would take more than kMaxVectorStreamRounds
+// sends ROUND_READY (kReadyTooLarge) instead, and the call is not supported on any node.
 #pragma once
 
 #include <array>
@@ -88,9 +93,11 @@ class Exchange {
   bool Progress(uint32_t consumed_by_all);
 
   bool eager() const { return eager_; }
-  // Bytes the current alltoallv round moves between this node's own ranks.
+  // Rounds of the current alltoallv call, once its first round's verdict is in (1 until then).
+  uint32_t vector_rounds_in_call() const { return vector_rounds_in_call_; }
+  // Bytes the current alltoallv call moves between this node's own ranks.
   uint64_t vector_local_bytes() const { return vector_plan_.local_bytes; }
-  // Bytes the current alltoallv round's ranks on this node send, to every node.
+  // Bytes the current alltoallv call's ranks on this node send, to every node.
   uint64_t vector_sent_bytes() const { return vector_plan_.sent_bytes; }
   // Deliveries of the current round landed (announced) or landed and published (eager) so
   // far, in order.
@@ -141,16 +148,22 @@ class Exchange {
     uint64_t begun_ns = 0;   // from its eager header: when it began the round (its clock)
     uint64_t landed_ns = 0;  // when its eager put was seen here
     uint32_t credit = 0;   // announced v3: deliveries it granted + 1
-    bool too_large = false;   // alltoallv: its part does not fit one eager round
+    bool too_large = false;   // alltoallv: its part would take too many rounds
     uint64_t count_digest = 0;  // alltoallv: its share, from its eager header
+    bool staged = false;        // alltoallv: its part does not fit one round (kEagerVectorStaged)
+    uint32_t stream_rounds = 0;  // alltoallv: the stream rounds its part needs
   };
   Heard& HeardOf(uint32_t node, uint32_t round);
   // Records a message about `round` from `node`; false if the round is already over here.
   bool Accept(uint32_t node, uint32_t round);
   void CheckAgreement();
-  // The verdict of an alltoallv round whose nodes all passed it: which nodes' parts do not
-  // fit, and whether the count digests sum to zero.
-  void VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum);
+  // Plans this node's part of the alltoallv round under way.
+  void PlanVectorRound();
+  // The verdict of an alltoallv round whose nodes all passed it: which nodes' parts would take
+  // too many rounds, whether the count digests sum to zero, and (the call's first round) how
+  // many stream rounds follow: `max_stream_rounds` if any node's part is `staged`.
+  void VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum, bool staged,
+                     uint32_t max_stream_rounds);
   void SendReady(bool disagree, bool skipped, uint32_t reason = 0);
   void SendTo(uint32_t node, ExchangeMessage m);
   bool EagerCredit(uint32_t node) const;
@@ -193,7 +206,10 @@ class Exchange {
   Code error_code_ = Code::kSizeMismatch;
   bool agreed_ = false;  // every node's M is known and the verdict taken
   bool vector_ = false;     // an alltoallv round
-  bool too_large_ = false;  // alltoallv: this node's part does not fit one eager round
+  bool too_large_ = false;  // alltoallv: this node's part would take too many rounds
+  uint32_t vector_part_ = 0;  // alltoallv: the round's index in its call (0: the counts' check)
+  uint32_t vector_rounds_in_call_ = 1;
+  std::vector<bool> staged_nodes_;  // alltoallv: by node, its part did not fit the first round
   uint64_t count_digest_ = 0;
   std::optional<std::string> error_;
 
@@ -204,6 +220,8 @@ class Exchange {
     std::vector<Delivery> deliveries;
   } eager_plan_;
   VectorRoundPlan vector_plan_;  // kept while the counts stay the same
+  std::vector<Put> stream_puts_;  // alltoallv: the stream round under way
+  std::vector<Delivery> stream_deliveries_;
   std::vector<Put> announced_puts_;
   std::vector<Delivery> announced_deliveries_;
   const std::vector<Put>* puts_ = &announced_puts_;

@@ -25,8 +25,9 @@ struct ExchangeMessage {
   uint64_t bytes_per_rank = 0;  // ROUND_READY: M
   std::array<uint8_t, 16> key{};
 
-  // ROUND_READY of an alltoallv round instead of its data: the sender's part of the call does not
-  // fit one eager round (shm/vector_plan.h), so the call is not served on any node.
+  // ROUND_READY of an alltoallv round instead of its data: the sender's part of the call would
+  // take more stream rounds than are served (shm/vector_staging.h), so the call is not served on
+  // any node.
   static constexpr uint32_t kReadyTooLarge = 1;
 
   static constexpr size_t kBytes = 40;

@@ -437,9 +437,13 @@ bool Group::FinishRound(Clock::time_point now, DaemonCounters* counters) {
   const uint32_t n = local_ranks();
   if (!round_failed_) {
     const RoundEntry& e0 = EntryFor(segment_.slot(0), round_);
-    if (e0.round_in_call.load(std::memory_order_relaxed) + 1 == e0.rounds_in_call.load(std::memory_order_relaxed)) {
-      const uint64_t m = e0.bytes_per_rank.load(std::memory_order_relaxed);
-      const bool vector = m == kVectorBytes;
+    const uint64_t m = e0.bytes_per_rank.load(std::memory_order_relaxed);
+    const bool vector = m == kVectorBytes;
+    // An alltoallv's ranks learn how many rounds their call takes from its first round's
+    // verdict, which the exchange took.
+    const uint32_t rounds_in_call =
+        vector ? exchange_->vector_rounds_in_call() : e0.rounds_in_call.load(std::memory_order_relaxed);
+    if (e0.round_in_call.load(std::memory_order_relaxed) + 1 == rounds_in_call) {
       counters->collectives_served.fetch_add(1, std::memory_order_relaxed);
       counters->bytes_local.fetch_add(vector ? exchange_->vector_local_bytes() : uint64_t{n} * n * m,
                                       std::memory_order_relaxed);

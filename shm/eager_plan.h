@@ -30,17 +30,23 @@ struct alignas(64) EagerHeader {
   uint32_t magic;
   uint32_t round;
   uint64_t bytes_per_rank;
-  uint32_t flags;  // kEagerDisagree, kEagerSkipped
+  uint32_t flags;  // kEagerSkipped, kEagerVectorStaged
   uint32_t source_node;
   // When the source node began the round (CLOCK_MONOTONIC there): only for the stage report's
   // trip time, which means something only where nodes share a clock.
   uint64_t begun_ns;
   // Alltoallv: the source node's share of the group's count digest (shm/vector_plan.h).
   uint64_t count_digest;
-  uint8_t unused[24];
+  // Alltoallv, the call's first round: the stream rounds the source node's part needs
+  // (shm/vector_staging.h).
+  uint32_t stream_rounds;
+  uint8_t unused[20];
 };
 static_assert(sizeof(EagerHeader) == kEagerHeaderBytes, "one cache line");
 constexpr uint32_t kEagerSkipped = 1;
+// Alltoallv: the source node's part of the call does not fit one round; the call goes in
+// stream rounds on every node.
+constexpr uint32_t kEagerVectorStaged = 2;
 
 struct EagerLayout {
   uint64_t ssb_half = 0;  // SSB bytes a round may use (rounds alternate halves)

@@ -90,6 +90,11 @@ struct alignas(kCacheLine) SegmentHeader {
   std::atomic<uint32_t> delivered;
   // Eager rounds (eager_plan.h), by parity: round << 32 | deliveries of it landed, in order.
   std::atomic<uint64_t> eager_landed[2];
+  // Alltoallv across nodes, by parity: round << 32 | kVectorOwnPartStaged if this node's part of
+  // the call whose first round is `round` did not fit it | the stream rounds that follow
+  // (shm/vector_staging.h), 0 when that round was the whole call. Written before the round's
+  // blocks are published.
+  std::atomic<uint64_t> vector_streamed[2];
   // Groups on one node: CLOCK_MONOTONIC when the daemon last looked in on the group (every
   // watch tick, 100 ms). A rank that finds it recent knows the daemon lives without asking the
   // kernel (client/group_handle.cc): one system call less per call.
@@ -128,6 +133,8 @@ struct alignas(kCacheLine) SegmentHeader {
 constexpr uint64_t kSkipBytes = ~uint64_t{0};
 // bytes_per_rank of a rank in an alltoallv round: its counts are in its count table.
 constexpr uint64_t kVectorBytes = ~uint64_t{0} - 1;
+// SegmentHeader::vector_streamed: this node streams its part.
+constexpr uint64_t kVectorOwnPartStaged = uint64_t{1} << 31;
 
 // What a rank sends to and expects from each rank in an alltoallv, written by it before it
 // arrives and read by the others until they are done (client/local_alltoallv.cc), and, in a

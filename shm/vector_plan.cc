@@ -1,6 +1,7 @@
 #include "shm/vector_plan.h"
 
 #include "common/mix64.h"
+#include "shm/vector_staging.h"
 
 namespace ohio {
 namespace {
@@ -18,13 +19,13 @@ uint64_t RowOffset(const GroupShape& shape, const CountEntry* table, uint32_t de
   return at;
 }
 
-uint64_t RowBytesTo(const GroupShape& shape, const CountEntry* table, uint32_t dest) {
+}  // namespace
+
+uint64_t VectorRowBytesTo(const GroupShape& shape, const CountEntry* table, uint32_t dest) {
   uint64_t bytes = 0;
   for (uint32_t i = 0; i < shape.ppn(dest); ++i) bytes += table[shape.rank_at(dest, i)].bytes;
   return bytes;
 }
-
-}  // namespace
 
 uint64_t VectorRegionBytes(const GroupShape& shape, const EagerLayout& layout, uint32_t node) {
   const uint64_t region = layout.ssb_half / shape.ppn(node);
@@ -60,7 +61,7 @@ void PlanVectorCopyIn(const GroupShape& shape, const size_t* send_counts, const 
 
 uint64_t VectorSendBlockBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts, uint32_t dest) {
   uint64_t bytes = 0;
-  for (uint32_t l = 0; l < shape.ppn(node); ++l) bytes += RowBytesTo(shape, counts.of(l), dest);
+  for (uint32_t l = 0; l < shape.ppn(node); ++l) bytes += VectorRowBytesTo(shape, counts.of(l), dest);
   return bytes;
 }
 
@@ -115,22 +116,13 @@ std::vector<Put> PlanVectorPuts(const GroupShape& shape, uint32_t node, const Ea
                                 const NodeCounts& counts) {
   std::vector<Put> puts;
   const uint64_t region = VectorRegionBytes(shape, layout, node);
-  const auto steps = PairwiseSchedule(shape.nodes(), node);
-  for (uint32_t s = 0; s < steps.size(); ++s) {
-    Put p;
-    p.dest = steps[s].send_to;
-    p.step = s;
-    p.delivery = EagerImmDelivery(0);
-    p.srb_offset = EagerSlotOffset(layout, p.dest, node, 0);
-    for (uint32_t l = 0; l < shape.ppn(node); ++l) {
-      const CountEntry* t = counts.of(l);
-      const uint64_t bytes = RowBytesTo(shape, t, p.dest);
-      if (bytes == 0) continue;
-      p.pieces.push_back({l * region + RowOffset(shape, t, p.dest), bytes});
-      p.bytes += bytes;
-    }
-    puts.push_back(std::move(p));
-  }
+  PlanVectorPutsOf(
+      shape, node, layout,
+      [&](uint32_t l, uint32_t dest) {
+        const CountEntry* t = counts.of(l);
+        return SsbPiece{l * region + RowOffset(shape, t, dest), VectorRowBytesTo(shape, t, dest)};
+      },
+      &puts);
   return puts;
 }
 
@@ -183,17 +175,28 @@ bool UpdateVectorRoundPlan(const GroupShape& shape, uint32_t node, const EagerLa
   plan->counts.assign(tables, tables + entries);
   const NodeCounts counts{plan->counts.data(), shape.size()};
   plan->fits = VectorFits(shape, layout, node, counts);
-  if (!plan->fits) {
-    plan->puts.clear();
-    plan->deliveries.clear();
-    plan->digest = plan->local_bytes = plan->sent_bytes = 0;
-    return true;
+  uint64_t stream_rounds = 0;
+  plan->stageable = VectorStreamRounds(shape, layout, node, counts, &stream_rounds);
+  plan->stream_rounds = plan->stageable ? static_cast<uint32_t>(stream_rounds) : 0;
+  plan->puts.clear();
+  plan->deliveries.clear();
+  plan->digest = plan->local_bytes = plan->sent_bytes = 0;
+  if (!plan->fits && !plan->stageable) return true;
+  if (plan->fits) {
+    plan->puts = PlanVectorPuts(shape, node, layout, counts);
+    plan->deliveries = PlanVectorDeliveries(shape, node, layout, counts);
+  } else {
+    // The call's first round carries only the headers (digest, rounds needed): the data follows
+    // in stream rounds (shm/vector_staging.h).
+    plan->puts = PlanVectorPuts(shape, node, layout, counts);
+    for (Put& p : plan->puts) {
+      p.pieces.clear();
+      p.bytes = 0;
+    }
+    plan->deliveries = PlanEagerDeliveries(shape, node, layout, 0);
   }
-  plan->puts = PlanVectorPuts(shape, node, layout, counts);
-  plan->deliveries = PlanVectorDeliveries(shape, node, layout, counts);
   plan->digest = VectorCountDigest(shape, node, counts);
   plan->local_bytes = VectorLocalBytes(shape, node, counts);
-  plan->sent_bytes = 0;
   for (uint32_t l = 0; l < shape.ppn(node); ++l) plan->sent_bytes += VectorRowBytes(shape, counts.of(l));
   return true;
 }

@@ -4,7 +4,8 @@
 // (shm/segment_layout.h), by MPI's rule that what rank a sends b is what b expects of a: no
 // counts travel.
 //
-// A call is one eager round (shm/eager_plan.h): same slots, same header, same credits.
+// A call whose every node's part fits is one eager round (shm/eager_plan.h): same slots, same
+// header, same credits. Any other call goes in several (shm/vector_staging.h).
 // - Each local rank owns an equal region of the round's SSB half and stages its row there by
 //   destination node, then destination rank, in group order; nothing waits for the others'
 //   counts before copying in.
@@ -14,8 +15,8 @@
 //   whose sizes its own ranks expect.
 // - A call fits when every rank's row fits its region and every block, either way, fits a slot.
 //   Both ends of a node pair compute both directions' block sizes, so they agree whether the
-//   pair fits; a node that does not fit says so instead of sending, and the call fails on every
-//   node alike.
+//   pair fits; a node that does not fit says so in its header, and every node stages the call
+//   over several rounds alike.
 // - The counts are checked without exchanging them: every node adds h(a, b, bytes) for what
 //   its ranks a send every rank b, and subtracts h(a, b, bytes) for what its ranks b expect of
 //   every rank a; the shares of all nodes, carried in the eager headers, sum to zero when every
@@ -46,6 +47,8 @@ uint64_t VectorRegionBytes(const GroupShape& shape, const EagerLayout& layout, u
 
 // Bytes a rank whose send table is `table` stages: its whole row.
 uint64_t VectorRowBytes(const GroupShape& shape, const CountEntry* table);
+// Bytes a rank whose send table is `table` sends the ranks of node `dest`.
+uint64_t VectorRowBytesTo(const GroupShape& shape, const CountEntry* table, uint32_t dest);
 // Whether that row fits `region` bytes (every count checked first: no sum wraps around).
 bool VectorRowFits(const GroupShape& shape, const CountEntry* table, uint64_t region);
 
@@ -74,7 +77,31 @@ uint64_t VectorRankDigest(const GroupShape& shape, uint32_t rank, const CountEnt
 uint64_t VectorLocalBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts);
 
 // This node's puts of a vector round of parity 0, one per other node in schedule order (as
-// PlanEagerPuts): pieces of the SSB half, srb_offset at the header in the peer's slot.
+// PlanEagerPuts), each gathering from every local rank l in order the piece piece_of(l, dest)
+// returns (an SsbPiece of the SSB half; one of no bytes is left out), srb_offset at the header
+// in the peer's slot.
+template <typename PieceOf>
+void PlanVectorPutsOf(const GroupShape& shape, uint32_t node, const EagerLayout& layout, PieceOf piece_of,
+                      std::vector<Put>* puts) {
+  puts->clear();
+  const auto steps = PairwiseSchedule(shape.nodes(), node);
+  for (uint32_t step = 0; step < steps.size(); ++step) {
+    Put p;
+    p.dest = steps[step].send_to;
+    p.step = step;
+    p.delivery = EagerImmDelivery(0);
+    p.srb_offset = EagerSlotOffset(layout, p.dest, node, 0);
+    for (uint32_t l = 0; l < shape.ppn(node); ++l) {
+      const SsbPiece piece = piece_of(l, p.dest);
+      if (piece.bytes == 0) continue;
+      p.pieces.push_back(piece);
+      p.bytes += piece.bytes;
+    }
+    puts->push_back(std::move(p));
+  }
+}
+
+// PlanVectorPutsOf for a call of one round: each rank's whole row part for the peer.
 std::vector<Put> PlanVectorPuts(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
                                 const NodeCounts& counts);
 
@@ -99,9 +126,14 @@ void PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t loc
 // allocate the puts and deliveries anew for the same answer.
 struct VectorRoundPlan {
   std::vector<CountEntry> counts;  // the snapshot the plan was made from
-  bool fits = false;               // VectorFits; nothing below is planned unless it does
-  std::vector<Put> puts;           // PlanVectorPuts
-  std::vector<Delivery> deliveries;  // PlanVectorDeliveries
+  bool fits = false;               // VectorFits
+  bool stageable = false;          // VectorStreamRounds: its streams take few enough rounds
+  uint32_t stream_rounds = 0;      // what they take, when stageable
+  // The call's first round: PlanVectorPuts and PlanVectorDeliveries if it fits; else one put
+  // per other node of the header alone (the data goes in stream rounds). Nothing below is
+  // planned when it neither fits nor is stageable.
+  std::vector<Put> puts;
+  std::vector<Delivery> deliveries;
   uint64_t digest = 0;             // VectorCountDigest
   uint64_t local_bytes = 0;        // VectorLocalBytes
   uint64_t sent_bytes = 0;         // what this node's ranks send, to every node

@@ -4,9 +4,10 @@
 // checked by the rank tool; on one node, small rows staged through the SSB with the ranks
 // meeting once (no read in place, no wait for readers in the stage report), large rows read in
 // place, both in one call; a pair whose counts disagree fails the call on every rank with the
-// same message and the group goes on; a call across nodes too large for one round is "not
-// supported" on every rank alike and the group goes on; the daemons count the calls and their
-// bytes exactly, on the wire only the non-zero pairs' bytes.
+// same message and the group goes on; a call across nodes too large for one round goes in
+// several (a round that checks the counts, then stream rounds), with one pair skewed far above
+// the rest, on 2 and 3 nodes with uneven ranks per node; the daemons count the calls, rounds,
+// frames and bytes exactly, on the wire only the non-zero pairs' bytes.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -231,49 +232,106 @@ std::string SameErrorEverywhere(const Ranks& ranks, uint32_t call, const std::st
   return first;
 }
 
-TEST(Alltoallv, RandomCountsAcrossThreeNodesWithUnevenPlacement) {
-  TempDir dir;
-  // Small buffers: a slot of 64 KiB per source node, a 42 KiB region of SSB half per rank on
-  // the node of three, so that call 7's counts of up to 40,000 bytes do not fit one round.
-  Cluster cluster(dir, 3, {"--ssb-bytes", "256KiB", "--srb-bytes", "256KiB"});
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  const std::vector<uint32_t> placement = {0, 1, 2, 0, 1, 0};  // 3, 2 and 1 ranks, interleaved
-  const uint32_t calls = 16;
-  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "across",
-                          {"--calls", std::to_string(calls), "--max-bytes", "3000", "--seed", "11", "--large-call",
-                           "7", "--large-bytes", "40000", "--large-expect", "not supported"});
-  const uint64_t verified = AllPass(ranks);
-  EXPECT_GT(verified, 0u);
-  const std::string why = SameErrorEverywhere(ranks, 7, "11 \\(not supported\\)");
-  std::smatch m;
-  ASSERT_TRUE(std::regex_match(why, m,
-                               std::regex("alltoallv across nodes is served when it fits one round of the group's "
-                                          "shared buffers; the part of nodes? ([^ ]+) does not")))
-      << why;
-  const std::string too_large = "," + std::string(m[1]) + ",";
-  const auto sent = SumPerNode(ranks, placement, 3, "remote_sent_bytes");
-  const auto received = SumPerNode(ranks, placement, 3, "remote_received_bytes");
-  const auto all = SumPerNode(ranks, placement, 3, "verified_bytes");
-  for (uint32_t n = 0; n < 3; ++n) {
-    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
-    // On the wire, exactly the bytes of the non-zero pairs between nodes (headers aside).
-    EXPECT_EQ(c.bytes_sent(), sent[n]) << "node " << n;
-    EXPECT_EQ(c.bytes_received(), received[n]) << "node " << n;
-    EXPECT_EQ(c.bytes_local(), all[n] - received[n]) << "node " << n;
-    EXPECT_EQ(c.collectives_served(), calls - 1) << "node " << n;
-    EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n;
-    // One put per other node and call, whatever the counts of its ranks' pairs; a node whose
-    // part of call 7 did not fit sent none for it.
-    const bool sent_none = too_large.find("," + cluster.name(n) + ",") != std::string::npos;
-    EXPECT_EQ(c.transport_counters().data_frames_sent(), 2 * (calls - (sent_none ? 1 : 0))) << "node " << n;
+// The daemons' counters of `cluster`'s nodes now.
+std::vector<admin::CountersReply> CountersOf(Cluster& cluster) {
+  std::vector<admin::CountersReply> out;
+  for (uint32_t n = 0; n < cluster.size(); ++n) out.push_back(QueryCounters(cluster.node(n).admin_socket()));
+  return out;
+}
+
+// What a job of `ranks` added to every node's counters from `before` on: `calls` served, none
+// failed, `rounds` rounds, one put (data frame) per other node and round and no control frame
+// (every round eager: no counts, no ROUND_READY), exactly the bytes of the non-zero pairs.
+void ExpectServedInRounds(Cluster& cluster, const std::vector<admin::CountersReply>& before, const Ranks& ranks,
+                          const std::vector<uint32_t>& placement, uint64_t calls, uint64_t rounds) {
+  const uint32_t nodes = cluster.size();
+  const auto sent = SumPerNode(ranks, placement, nodes, "remote_sent_bytes");
+  const auto received = SumPerNode(ranks, placement, nodes, "remote_received_bytes");
+  const auto all = SumPerNode(ranks, placement, nodes, "verified_bytes");
+  const auto after = CountersOf(cluster);
+  for (uint32_t n = 0; n < nodes; ++n) {
+    const admin::CountersReply& a = after[n];
+    const admin::CountersReply& b = before[n];
+    EXPECT_EQ(a.collectives_served() - b.collectives_served(), calls) << "node " << n;
+    EXPECT_EQ(a.collectives_failed() - b.collectives_failed(), 0u) << "node " << n;
+    EXPECT_EQ(a.rounds() - b.rounds(), rounds) << "node " << n;
+    const auto& at = a.transport_counters();
+    const auto& bt = b.transport_counters();
+    EXPECT_EQ(at.data_frames_sent() - bt.data_frames_sent(), (nodes - 1) * rounds) << "node " << n;
+    EXPECT_EQ(at.data_frames_received() - bt.data_frames_received(), (nodes - 1) * rounds) << "node " << n;
+    EXPECT_EQ(at.control_frames_sent() - bt.control_frames_sent(), 0u) << "node " << n;
+    EXPECT_EQ(a.bytes_sent() - b.bytes_sent(), sent[n]) << "node " << n;
+    EXPECT_EQ(a.bytes_received() - b.bytes_received(), received[n]) << "node " << n;
+    EXPECT_EQ(a.bytes_local() - b.bytes_local(), all[n] - received[n]) << "node " << n;
   }
 }
 
-TEST(Alltoallv, AGroupSizedForSmallCallsGrowsForALargerOneAcrossNodes) {
+// Buffers of 256 KiB (halves of 128 KiB): node 0 of kSkewedPlacement has 2 ranks, so a slice of
+// 32 KiB of each of its ranks' streams a round (its 64 KiB region split between the 2 nodes);
+// node 1 has 3: 21,824 bytes.
+const std::vector<std::string> kSmallBuffers = {"--ssb-bytes", "256KiB", "--srb-bytes", "256KiB"};
+const std::vector<uint32_t> kSkewedPlacement = {0, 1, 1, 0, 1};
+// Rank 0 sends rank 4 100,000 bytes every call: its stream to node 1 is 100,000 to 106,000
+// bytes (the other pairs up to 3,000, a quarter none), 4 slices; every other stream fits one.
+// So a call is 5 rounds: the counts' check and 4 stream rounds.
+constexpr uint64_t kSkewedRounds = 5;
+
+Ranks SkewedTwoNodeJob(const TempDir& dir, Cluster& cluster, const std::string& name, uint32_t calls,
+                       const std::vector<std::string>& more) {
+  std::vector<std::string> args = {"--calls", std::to_string(calls), "--max-bytes", "3000", "--seed", "12",
+                                   "--skew-from", "0", "--skew-to", "4", "--skew-bytes", "100000"};
+  args.insert(args.end(), more.begin(), more.end());
+  return VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), kSkewedPlacement, name, args);
+}
+
+TEST(Alltoallv, ASkewedCallAcrossTwoNodesGoesInSeveralRounds) {
+  TempDir dir;
+  Cluster cluster(dir, 2, kSmallBuffers);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const uint32_t calls = 6;
+  const auto before = CountersOf(cluster);
+  Ranks ranks = SkewedTwoNodeJob(dir, cluster, "skewed", calls, {});
+  EXPECT_GT(AllPass(ranks), uint64_t{calls} * 100000);
+  ExpectServedInRounds(cluster, before, ranks, kSkewedPlacement, calls, kSkewedRounds * calls);
+}
+
+TEST(Alltoallv, RandomCountsAcrossThreeNodesWithUnevenPlacementGoInSeveralRounds) {
+  TempDir dir;
+  // Halves of 128 KiB, a slot of 64 KiB per source node: node 0 (3 ranks) streams 14,528 bytes
+  // a round per rank and node, node 1 (2 ranks) 21,824, node 2 (1 rank) 43,648.
+  Cluster cluster(dir, 3, kSmallBuffers);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::vector<uint32_t> placement = {0, 1, 2, 0, 1, 0};  // 3, 2 and 1 ranks, interleaved
+  // Rank 1 (node 1) sends rank 0 (node 0) 100,000 bytes a call: with its pairs to ranks 3 and
+  // 5, 100,000 to 106,000 bytes, 5 slices of 21,824; the other streams hold at most 3 pairs of
+  // 3,000 bytes, one slice. So 6 rounds a call.
+  const uint32_t calls = 8;
+  auto before = CountersOf(cluster);
+  Ranks skewed = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "skewed3",
+                           {"--calls", std::to_string(calls), "--max-bytes", "3000", "--seed", "11", "--skew-from",
+                            "1", "--skew-to", "0", "--skew-bytes", "100000"});
+  EXPECT_GT(AllPass(skewed), uint64_t{calls} * 100000);
+  ExpectServedInRounds(cluster, before, skewed, placement, calls, 6 * calls);
+  // Calls of random counts, call 3's up to 40,000 bytes a pair: calls that fit one round (one
+  // put per other node and call), and one that goes in as many rounds as its longest stream
+  // needs. Every node counts the same rounds, with one put per other node each.
+  before = CountersOf(cluster);
+  Ranks random = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "random3",
+                           {"--calls", "6", "--max-bytes", "3000", "--seed", "13", "--large-call", "3",
+                            "--large-bytes", "40000"});
+  EXPECT_GT(AllPass(random), 0u);
+  const uint64_t rounds = QueryCounters(cluster.node(0).admin_socket()).rounds() - before[0].rounds();
+  EXPECT_GT(rounds, 6u + 1u) << "call 3 took more than 2 rounds";
+  ExpectServedInRounds(cluster, before, random, placement, 6, rounds);
+}
+
+TEST(Alltoallv, AGroupSizedForSmallCallsGrowsAfterACallThatTookSeveralRounds) {
   TempDir dir;
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  // Buffers for 64-byte calls (a 4 KiB class); pairs of up to 20,000 bytes do not fit them.
+  // Buffers for 64-byte calls (a 4 KiB class); pairs of up to 20,000 bytes take several rounds
+  // of them. The first call is served there, the group grows to the configured sizes after it,
+  // and the calls after it fit one round each.
   const std::vector<uint32_t> placement = {0, 1, 1, 0, 1};
   Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "grows",
                           {"--calls", "4", "--max-bytes", "20000", "--seed", "5", "--hint", "64"});
@@ -281,7 +339,8 @@ TEST(Alltoallv, AGroupSizedForSmallCallsGrowsForALargerOneAcrossNodes) {
   for (uint32_t n = 0; n < 2; ++n) {
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
     EXPECT_EQ(c.collectives_served(), 4u) << "node " << n;
-    EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n << ": the first try, on the small buffers";
+    EXPECT_EQ(c.collectives_failed(), 0u) << "node " << n;
+    EXPECT_GT(c.rounds(), 4u + 1u) << "node " << n << ": the first call in several rounds";
   }
 }
 
@@ -303,6 +362,28 @@ TEST(Alltoallv, APairThatDisagreesAcrossNodesFailsEveryRankAlikeAndTheGroupGoesO
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
     EXPECT_EQ(c.collectives_served(), 4u + 4u) << "4 alltoallv and 4 alltoall";
     EXPECT_EQ(c.collectives_failed(), 1u);
+  }
+}
+
+TEST(Alltoallv, APairThatDisagreesInACallOfSeveralRoundsFailsItsFirstRoundOnEveryRank) {
+  TempDir dir;
+  Cluster cluster(dir, 2, kSmallBuffers);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // Every call 5 rounds, as in ASkewedCallAcrossTwoNodesGoesInSeveralRounds; in call 0 rank 3
+  // (node 0) expects one byte more from rank 4 (node 1). The digest fails the call's first
+  // round, which carried node 0's part not at all, on every rank: nothing was copied, no stream
+  // round follows, and the calls after it are served.
+  const uint32_t calls = 4;
+  Ranks ranks = SkewedTwoNodeJob(dir, cluster, "mismatch-rounds", calls, {"--mismatch-rank", "3"});
+  AllPass(ranks);
+  EXPECT_EQ(SameErrorEverywhere(ranks, 0, "6 \\(size mismatch\\)"), kCountsDisagree);
+  for (uint32_t n = 0; n < 2; ++n) {
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    EXPECT_EQ(c.collectives_served(), calls - 1) << "node " << n;
+    EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n;
+    EXPECT_EQ(c.rounds(), kSkewedRounds * (calls - 1)) << "node " << n << ": the failed round is not counted";
+    EXPECT_EQ(c.transport_counters().data_frames_sent(), kSkewedRounds * (calls - 1) + 1) << "node " << n;
+    EXPECT_EQ(c.transport_counters().control_frames_sent(), 0u) << "node " << n;
   }
 }
 

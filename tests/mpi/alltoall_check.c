@@ -3,7 +3,8 @@
  * with derived datatypes (contiguous, a strided vector on either side, subarrays, in place), and
  * once with a pair type on rank 0 only; then MPI_Alltoallv with counts drawn per pair (a quarter
  * zero), blocks out of order with gaps, as bytes, as ints, in place, and with a strided type on
- * either side. Every received byte, and every byte between the ones a type selects or a gap
+ * either side, and twice with every count 1200 times as large (pairs of up to 3.4 MB: more than
+ * one round of ohiod's default buffers across nodes). Every received byte, and every byte between the ones a type selects or a gap
  * leaves, is checked. Knows nothing of ohio.
  *
  * usage: alltoall_check [max_bytes] [iterations] [passes]   (defaults 1 MiB, 20, 1)
@@ -59,7 +60,9 @@ static int fail(int rank, const char* what, long at, int got, int want) {
   return 1;
 }
 
-static int value(int src, int dst, int k) { return src * 100000 + dst * 1000 + k; }
+/* Distinct for every (src, dst, k) of fewer than 31 ranks and k below a million: a piece landing
+ * in another pair's block shows, even for the large alltoallv's. */
+static int value(int src, int dst, int k) { return (src * 131 + dst * 31 + 1) * 1000003 + k; }
 
 /* Derived datatypes on both sides of MPI_Alltoall. N ints go to each rank; a strided vector
  * takes every other int of 2N, a subarray a 3x4 window of a 5x6 matrix. Bytes a type skips must
@@ -196,9 +199,10 @@ static int v_count(int src, int dst, int it, int symmetric) {
 }
 
 /* MPI_Alltoallv of ints: mode 0 as MPI_INT, 1 as bytes, 2 in place, 3 a strided type (every
- * other int) on the send side, 4 on the receive side. Blocks lie in reverse rank order with a
- * gap of 3 elements after each; gaps and the holes of the strided type must stay untouched. */
-static int check_alltoallv(MPI_Comm comm, int it, int mode) {
+ * other int) on the send side, 4 on the receive side; every count times `scale`. Blocks lie in
+ * reverse rank order with a gap of 3 elements after each; gaps and the holes of the strided
+ * type must stay untouched. */
+static int check_alltoallv(MPI_Comm comm, int it, int mode, int scale) {
   enum { GAP = 3, HOLE = -7 };
   int rank, size;
   MPI_Comm_rank(comm, &rank);
@@ -209,8 +213,8 @@ static int check_alltoallv(MPI_Comm comm, int it, int mode) {
   int sn = GAP, rn = GAP;
   for (int k = 0; k < size; ++k) {
     int j = size - 1 - k;
-    scount[j] = v_count(rank, j, it, in_place);
-    rcount[j] = v_count(j, rank, it, in_place);
+    scount[j] = v_count(rank, j, it, in_place) * scale;
+    rcount[j] = v_count(j, rank, it, in_place) * scale;
     sdispl[j] = sn;
     sn += scount[j] + GAP;
     rdispl[j] = rn;
@@ -311,9 +315,10 @@ int main(int argc, char** argv) {
   if (!bad) bad |= check_pair_type_on_one_rank(MPI_COMM_WORLD);
   if (!bad) bad |= check(MPI_COMM_WORLD, 64, 7, 0, "after the pair type");
   for (int it = 0; it < 10 && !bad; ++it) {
-    bad |= check_alltoallv(MPI_COMM_WORLD, it, it % 5);
-    bad |= check_alltoallv(split, it, (it + 2) % 5);
+    bad |= check_alltoallv(MPI_COMM_WORLD, it, it % 5, 1);
+    bad |= check_alltoallv(split, it, (it + 2) % 5, 1);
   }
+  for (int it = 0; it < 2 && !bad; ++it) bad |= check_alltoallv(MPI_COMM_WORLD, it, 1, 1200);
   MPI_Comm_free(&split);
   MPI_Comm_free(&dup);
   int any = 0;

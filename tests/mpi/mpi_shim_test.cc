@@ -46,9 +46,10 @@ TEST_P(MpiShim, ServedByOhioWithVerifiedData) {
   EXPECT_NE(out.find("MPI_Alltoall: 1 fell through: a predefined datatype with holes (a pair type)"),
             std::string::npos)
       << out;
-  // 20 MPI_Alltoallv per rank (10 on the world, 10 on a split), on one node and across nodes.
+  // 22 MPI_Alltoallv per rank (10 on the world, 10 on a split, 2 large ones on the world that
+  // take several rounds across nodes), on one node and across nodes: none falls through.
   const auto [v_served, v_fell] = Stats(out, "MPI_Alltoallv");
-  EXPECT_EQ(v_served, 20 * ranks) << out;
+  EXPECT_EQ(v_served, 22 * ranks) << out;
   EXPECT_EQ(v_fell, 0) << out;
 }
 

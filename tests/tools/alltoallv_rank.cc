@@ -1,5 +1,6 @@
 // One rank of a test job calling ohio_alltoallv: counts drawn per pair and call, or per pair
-// once for every call (a quarter of them zero, the same on every rank from the seed), blocks laid out of order with gaps on both
+// once for every call (a quarter of them zero, the same on every rank from the seed), maybe one
+// pair skewed to a fixed large count, blocks laid out of order with gaps on both
 // sides, every received byte checked and every gap checked untouched. Exits 0 only if
 // everything matched what the test expected (including an expected error). Prints the bytes it
 // verified and, of its successful calls, the bytes it sent to and received from other nodes (for
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
   uint64_t hint = 0;
   size_t alltoall_bytes = 0;
   bool same_counts = false;
+  int skew_from = -1, skew_to = -1;
+  size_t skew_bytes = 0;
   std::vector<uint32_t> rank_node;
   std::vector<std::string> nodes;
   app.add_option("--socket", socket)->required();
@@ -82,6 +85,9 @@ int main(int argc, char** argv) {
                  "after every alltoallv, an alltoall of this many bytes per rank, verified (0: none)");
   app.add_flag("--same-counts", same_counts,
                "every call with the counts of call 0 (new data each call), as an application's loop does");
+  app.add_option("--skew-from", skew_from, "in every call this rank sends --skew-to --skew-bytes bytes");
+  app.add_option("--skew-to", skew_to);
+  app.add_option("--skew-bytes", skew_bytes);
   CLI11_PARSE(app, argc, argv);
 
   unsigned char key[OHIO_KEY_BYTES];
@@ -133,6 +139,8 @@ int main(int argc, char** argv) {
       send_order[j] = size - 1 - j;            // last destination first
       recv_order[j] = (rank + 1 + j) % size;  // starting after this rank
     }
+    if (skew_from == static_cast<int>(rank) && skew_to >= 0) send_counts[skew_to] = skew_bytes;
+    if (skew_to == static_cast<int>(rank) && skew_from >= 0) recv_counts[skew_from] = skew_bytes;
     const bool mismatch = call == 0 && mismatch_rank == static_cast<int>(rank);
     if (mismatch) recv_counts[(rank + 1) % size] += 1;
     std::vector<uint8_t> send(Lay(send_counts, send_order, 3, &send_displs), kGap);

@@ -2,7 +2,9 @@
 // 4 ranks on up to 4 nodes and a few uneven larger ones: ranks stage their rows, every node
 // gathers its puts into its peers' slots, ranks copy out by their own node's tables, and every
 // received byte and every gap is checked; a pair that disagrees makes the digests' sum non-zero;
-// a row or block too large for the buffers does not fit, at both ends of the pair.
+// a row or block too large for the buffers does not fit, at both ends of the pair. A call that
+// does not fit is simulated over its stream rounds (shm/vector_staging.h) on buffers of a few
+// hundred bytes, with skewed pairs, and checked the same way, round by round.
 #include "shm/vector_plan.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "common/mix64.h"
+#include "shm/vector_staging.h"
 #include "tests/unit/rank_maps.h"
 
 namespace ohio {
@@ -62,13 +65,16 @@ void Lay(const std::vector<size_t>& counts, std::vector<size_t>* displs, std::ve
   buffer->assign(at, kGap);
 }
 
-std::vector<Rank> MakeRanks(const GroupShape& shape, uint64_t seed) {
+// Counts by Count, but rank 0 sends the last rank `skew` bytes when that is not 0.
+std::vector<Rank> MakeRanks(const GroupShape& shape, uint64_t seed, size_t skew = 0) {
   std::vector<Rank> ranks(shape.size());
+  const uint32_t last = shape.size() - 1;
+  auto count = [&](uint32_t a, uint32_t b) { return skew != 0 && a == 0 && b == last ? skew : Count(a, b, seed); };
   for (uint32_t a = 0; a < shape.size(); ++a) {
     Rank& r = ranks[a];
     for (uint32_t b = 0; b < shape.size(); ++b) {
-      r.send_counts.push_back(Count(a, b, seed));
-      r.recv_counts.push_back(Count(b, a, seed));
+      r.send_counts.push_back(count(a, b));
+      r.recv_counts.push_back(count(b, a));
     }
     Lay(r.send_counts, &r.send_displs, &r.send);
     Lay(r.recv_counts, &r.recv_displs, &r.recv);
@@ -94,6 +100,19 @@ std::vector<std::vector<CountEntry>> Tables(const GroupShape& shape, const std::
 
 NodeCounts CountsOf(const GroupShape& shape, const std::vector<std::vector<CountEntry>>& tables, uint32_t n) {
   return NodeCounts{tables[n].data(), shape.size()};
+}
+
+// Every byte each rank received is the one its sender sent, and every gap is untouched.
+void ExpectEveryByteReceived(const GroupShape& shape, const std::vector<Rank>& ranks) {
+  for (uint32_t b = 0; b < shape.size(); ++b) {
+    const Rank& r = ranks[b];
+    for (uint32_t a = 0; a < shape.size(); ++a) {
+      for (size_t i = 0; i < r.recv_counts[a]; ++i) {
+        ASSERT_EQ(r.recv[r.recv_displs[a] + i], Pattern(a, b, i)) << "rank " << b << " from " << a << " byte " << i;
+      }
+      for (uint64_t g = 0; g < kGapBytes; ++g) ASSERT_EQ(r.recv[r.recv_displs[a] + r.recv_counts[a] + g], kGap);
+    }
+  }
 }
 
 TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
@@ -161,17 +180,198 @@ TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
         }
       }
       EXPECT_EQ(remote, wire);
-      for (uint32_t b = 0; b < shape.size(); ++b) {
-        const Rank& r = ranks[b];
-        for (uint32_t a = 0; a < shape.size(); ++a) {
-          for (size_t i = 0; i < r.recv_counts[a]; ++i) {
-            ASSERT_EQ(r.recv[r.recv_displs[a] + i], Pattern(a, b, i)) << "rank " << b << " from " << a << " byte " << i;
-          }
-          for (uint64_t g = 0; g < kGapBytes; ++g) ASSERT_EQ(r.recv[r.recv_displs[a] + r.recv_counts[a] + g], kGap);
+      ExpectEveryByteReceived(shape, ranks);
+    }
+  }
+}
+
+// Bytes between ranks on different nodes: what the wire must carry, all rounds together.
+uint64_t RemoteBytes(const GroupShape& shape, const std::vector<Rank>& ranks) {
+  uint64_t bytes = 0;
+  for (uint32_t a = 0; a < shape.size(); ++a) {
+    for (uint32_t b = 0; b < shape.size(); ++b) {
+      if (shape.node_of(a) != shape.node_of(b)) bytes += ranks[a].send_counts[b];
+    }
+  }
+  return bytes;
+}
+
+// The stream rounds of a call, simulated: each round's halves start dirty, so a byte read
+// from where no round put one shows.
+void SimulateStreamRounds(const GroupShape& shape, const EagerLayout& layout, std::vector<Rank>& ranks,
+                          uint64_t* rounds_out, uint64_t* wire_out) {
+  const auto tables = Tables(shape, ranks);
+  uint64_t rounds = 0;
+  for (uint32_t n = 0; n < shape.nodes(); ++n) {
+    uint64_t r = 0;
+    ASSERT_TRUE(VectorStreamRounds(shape, layout, n, CountsOf(shape, tables, n), &r));
+    rounds = std::max(rounds, r);
+  }
+  std::vector<CopySpan> spans;
+  std::vector<Put> puts;
+  std::vector<Delivery> deliveries;
+  uint64_t wire = 0;
+  for (uint64_t s = 0; s < rounds; ++s) {
+    SCOPED_TRACE("stream round " + std::to_string(s));
+    std::vector<std::vector<uint8_t>> ssb(shape.nodes(), std::vector<uint8_t>(layout.ssb_half, 0xA5));
+    std::vector<std::vector<uint8_t>> srb(shape.nodes(), std::vector<uint8_t>(layout.srb_half, 0x5A));
+    for (uint32_t n = 0; n < shape.nodes(); ++n) {
+      const uint64_t region = VectorRegionBytes(shape, layout, n);
+      for (uint32_t l = 0; l < shape.ppn(n); ++l) {
+        const Rank& r = ranks[shape.rank_at(n, l)];
+        PlanVectorStreamCopyIn(shape, layout, n, s, r.send_counts.data(), r.send_displs.data(), &spans);
+        for (const CopySpan& c : spans) {
+          ASSERT_GT(c.len, 0u);
+          ASSERT_LE(c.dst + c.len, region);
+          std::memcpy(ssb[n].data() + l * region + c.dst, r.send.data() + c.src, c.len);
+        }
+      }
+    }
+    std::vector<std::vector<uint64_t>> put_bytes(shape.nodes(), std::vector<uint64_t>(shape.nodes(), 0));
+    for (uint32_t n = 0; n < shape.nodes(); ++n) {
+      PlanVectorStreamPuts(shape, n, layout, CountsOf(shape, tables, n), s, &puts);
+      ASSERT_EQ(puts.size(), shape.nodes() - 1u);
+      for (const Put& p : puts) {
+        uint64_t at = p.srb_offset + kEagerHeaderBytes;
+        for (const SsbPiece& piece : p.pieces) {
+          ASSERT_GT(piece.bytes, 0u) << "empty chunks take no room";
+          ASSERT_LE(at + piece.bytes, p.srb_offset + layout.slot) << "the block fits its slot";
+          std::memcpy(srb[p.dest].data() + at, ssb[n].data() + piece.ssb_offset, piece.bytes);
+          at += piece.bytes;
+        }
+        put_bytes[n][p.dest] = p.bytes;
+        wire += p.bytes;
+      }
+    }
+    for (uint32_t n = 0; n < shape.nodes(); ++n) {
+      const NodeCounts counts = CountsOf(shape, tables, n);
+      PlanVectorStreamDeliveries(shape, n, layout, counts, s, &deliveries);
+      for (const Delivery& d : deliveries) EXPECT_EQ(d.bytes, put_bytes[d.source][n]) << d.source << " to " << n;
+      for (uint32_t l = 0; l < shape.ppn(n); ++l) {
+        Rank& r = ranks[shape.rank_at(n, l)];
+        PlanVectorStreamCopyOutLocal(shape, n, l, layout, counts, s, r.recv_displs.data(), &spans);
+        for (const CopySpan& c : spans) std::memcpy(r.recv.data() + c.dst, ssb[n].data() + c.src, c.len);
+        for (uint32_t source = 0; source < shape.nodes(); ++source) {
+          if (source == n) continue;
+          const uint8_t* block = srb[n].data() + EagerSlotOffset(layout, n, source, 0) + kEagerHeaderBytes;
+          PlanVectorStreamCopyOutBlock(shape, n, l, layout, counts, source, s, r.recv_displs.data(), &spans);
+          for (const CopySpan& c : spans) std::memcpy(r.recv.data() + c.dst, block + c.src, c.len);
         }
       }
     }
   }
+  *rounds_out = rounds;
+  *wire_out = wire;
+}
+
+// The rounds the longest stream of the group needs, by its definition: the bytes one rank sends
+// the ranks of one node, in slices of its node's.
+uint64_t LongestStreamRounds(const GroupShape& shape, const EagerLayout& layout, const std::vector<Rank>& ranks) {
+  uint64_t rounds = 0;
+  for (uint32_t a = 0; a < shape.size(); ++a) {
+    const uint64_t slice = VectorStreamSlice(shape, layout, shape.node_of(a));
+    for (uint32_t j = 0; j < shape.nodes(); ++j) {
+      uint64_t bytes = 0;
+      for (uint32_t i = 0; i < shape.ppn(j); ++i) bytes += ranks[a].send_counts[shape.rank_at(j, i)];
+      rounds = std::max(rounds, (bytes + slice - 1) / slice);
+    }
+  }
+  return rounds;
+}
+
+TEST(VectorStaging, EveryByteLandsWhereTheReceiverExpectsItOverSeveralRounds) {
+  for (const RankMap& rm : TestMaps()) {
+    for (const size_t skew : {size_t{0}, size_t{5000}}) {
+      for (uint64_t seed : {1, 2}) {
+        const GroupShape shape = Shape(rm);
+        SCOPED_TRACE(MapName(rm.rank_node) + " over " + std::to_string(rm.nodes) + " seed " + std::to_string(seed) +
+                     " skew " + std::to_string(skew));
+        // Halves of 1 KiB: slices of 64 to 512 bytes, so counts of up to 200 bytes take a few
+        // rounds and the skewed pair many more.
+        const EagerLayout layout = PlanEagerLayout(shape, 2048, 2048);
+        std::vector<Rank> ranks = MakeRanks(shape, seed, skew);
+        uint64_t rounds = 0, wire = 0;
+        SimulateStreamRounds(shape, layout, ranks, &rounds, &wire);
+        EXPECT_EQ(rounds, LongestStreamRounds(shape, layout, ranks));
+        EXPECT_GT(rounds, skew != 0 ? 1u : 0u);
+        EXPECT_EQ(wire, RemoteBytes(shape, ranks)) << "the wire carries the non-empty pairs' bytes, each once";
+        ExpectEveryByteReceived(shape, ranks);
+      }
+    }
+  }
+}
+
+TEST(VectorStaging, OnlyTheNonEmptyPairsCostAnything) {
+  const GroupShape shape = Shape({3, {0, 2, 1, 0, 2, 0}});
+  const EagerLayout layout = PlanEagerLayout(shape, 2048, 2048);
+  // Nothing at all: no stream round, no piece, no copy.
+  std::vector<Rank> none = MakeRanks(shape, 0);
+  for (Rank& r : none) {
+    std::fill(r.send_counts.begin(), r.send_counts.end(), 0);
+    std::fill(r.recv_counts.begin(), r.recv_counts.end(), 0);
+  }
+  const auto tables = Tables(shape, none);
+  for (uint32_t n = 0; n < shape.nodes(); ++n) {
+    uint64_t rounds = 1;
+    EXPECT_TRUE(VectorStreamRounds(shape, layout, n, CountsOf(shape, tables, n), &rounds));
+    EXPECT_EQ(rounds, 0u);
+  }
+  // One pair only, rank 1 (node 2) to rank 2 (node 1): its stream alone, in as many rounds as
+  // its slices, one piece a round.
+  std::vector<Rank> one = none;
+  const uint32_t from = 1, to = 2;
+  one[from].send_counts[to] = one[to].recv_counts[from] = 1000;
+  for (uint32_t r : {from, to}) {
+    Lay(one[r].send_counts, &one[r].send_displs, &one[r].send);
+    Lay(one[r].recv_counts, &one[r].recv_displs, &one[r].recv);
+  }
+  for (size_t i = 0; i < 1000; ++i) one[from].send[one[from].send_displs[to] + i] = Pattern(from, to, i);
+  const auto one_tables = Tables(shape, one);
+  const uint32_t node = shape.node_of(from);
+  const uint64_t slice = VectorStreamSlice(shape, layout, node);
+  ASSERT_GT(slice, 0u);
+  std::vector<Put> puts;
+  for (uint64_t s = 0; s < (1000 + slice - 1) / slice; ++s) {
+    for (uint32_t n = 0; n < shape.nodes(); ++n) {
+      PlanVectorStreamPuts(shape, n, layout, CountsOf(shape, one_tables, n), s, &puts);
+      for (const Put& p : puts) {
+        const bool carries = n == node && p.dest == shape.node_of(to);
+        EXPECT_EQ(p.pieces.size(), carries ? 1u : 0u) << "node " << n << " to " << p.dest << " round " << s;
+        EXPECT_EQ(p.bytes, carries ? VectorStreamChunk(1000, slice, s) : 0u);
+      }
+    }
+  }
+  uint64_t rounds = 0, wire = 0;
+  SimulateStreamRounds(shape, layout, one, &rounds, &wire);
+  EXPECT_EQ(rounds, (1000 + slice - 1) / slice);
+  EXPECT_EQ(wire, 1000u);
+  ExpectEveryByteReceived(shape, one);
+}
+
+TEST(VectorStaging, ACallOfTooManyRoundsIsRefusedWithoutWrappingAround) {
+  const GroupShape shape = Shape({2, {0, 1, 0}});
+  const EagerLayout layout = PlanEagerLayout(shape, 2048, 2048);
+  const uint64_t slice = VectorStreamSlice(shape, layout, 0);
+  std::vector<CountEntry> table(2 * shape.size(), CountEntry{0, 0, 0});
+  const NodeCounts counts{table.data(), shape.size()};
+  uint64_t rounds = 0;
+  table[1].bytes = slice * kMaxVectorStreamRounds;  // the most rounds served, exactly
+  EXPECT_TRUE(VectorStreamRounds(shape, layout, 0, counts, &rounds));
+  EXPECT_EQ(rounds, kMaxVectorStreamRounds);
+  table[1].bytes += 1;
+  EXPECT_FALSE(VectorStreamRounds(shape, layout, 0, counts, &rounds));
+  // Two counts to the same node (ranks 0 and 2) whose sum wraps around to something small.
+  table[1].bytes = 0;
+  table[0].bytes = 64;
+  table[2].bytes = ~uint64_t{0} - 10;
+  EXPECT_FALSE(VectorStreamRounds(shape, layout, 0, counts, &rounds));
+  // Buffers that cannot hold a byte of every stream: nothing to send is still nothing.
+  const EagerLayout none = PlanEagerLayout(shape, 64, 2048);
+  EXPECT_EQ(VectorStreamSlice(shape, none, 0), 0u);
+  std::vector<CountEntry> empty(2 * shape.size(), CountEntry{0, 0, 0});
+  EXPECT_TRUE(VectorStreamRounds(shape, none, 0, NodeCounts{empty.data(), shape.size()}, &rounds));
+  EXPECT_EQ(rounds, 0u);
+  EXPECT_FALSE(VectorStreamRounds(shape, none, 0, counts, &rounds));
 }
 
 TEST(VectorPlan, ARanksCopyPlansReuseTheRoomOfTheCallBefore) {
@@ -307,14 +507,32 @@ TEST(VectorPlan, ARoundWithTheSameCountsKeepsThePlanAndAnyChangedCountPlansAgain
         EXPECT_TRUE(UpdateVectorRoundPlan(shape, n, layout, tables[n].data(), &plan)) << i << " " << sent;
       }
     }
-    // Counts that do not fit: no puts left from the plan before; fitting again plans again.
+    // Counts that do not fit: the first round puts headers only, the digest still counted,
+    // and the stream rounds the node's part needs; fitting again plans again.
     auto too_large = tables[n];
     too_large[0].bytes = 1 << 20;
     EXPECT_TRUE(UpdateVectorRoundPlan(shape, n, layout, too_large.data(), &plan));
     EXPECT_FALSE(plan.fits);
-    EXPECT_TRUE(plan.puts.empty());
+    EXPECT_TRUE(plan.stageable);
+    uint64_t stream_rounds = 0;
+    ASSERT_TRUE(VectorStreamRounds(shape, layout, n, NodeCounts{too_large.data(), shape.size()}, &stream_rounds));
+    EXPECT_EQ(plan.stream_rounds, stream_rounds);
+    EXPECT_GT(plan.stream_rounds, 1u);
+    EXPECT_EQ(plan.digest, VectorCountDigest(shape, n, NodeCounts{too_large.data(), shape.size()}));
+    ASSERT_EQ(plan.puts.size(), shape.nodes() - 1u);
+    for (const Put& p : plan.puts) {
+      EXPECT_TRUE(p.pieces.empty());
+      EXPECT_EQ(p.bytes, 0u);
+    }
+    for (const Delivery& d : plan.deliveries) EXPECT_EQ(d.bytes, 0u);
     EXPECT_FALSE(UpdateVectorRoundPlan(shape, n, layout, too_large.data(), &plan));
     EXPECT_FALSE(plan.fits);
+    // More rounds than are served: neither fits nor stageable, nothing planned.
+    too_large[0].bytes = ~uint64_t{0};
+    EXPECT_TRUE(UpdateVectorRoundPlan(shape, n, layout, too_large.data(), &plan));
+    EXPECT_FALSE(plan.fits);
+    EXPECT_FALSE(plan.stageable);
+    EXPECT_TRUE(plan.puts.empty());
     EXPECT_TRUE(UpdateVectorRoundPlan(shape, n, layout, tables[n].data(), &plan));
     ASSERT_TRUE(plan.fits);
     ExpectPlannedFrom(shape, n, layout, tables[n], plan);

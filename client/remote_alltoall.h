@@ -37,6 +37,9 @@ class RemoteAlltoall {
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
   Status Alltoallv(const VectorCall& call, uint32_t* next_round);
   Status Skip(uint32_t* next_round);
+  // The daemon played this rank's part of rounds for posted calls since its last call: how the
+  // last of them used the SSB is not known here, so the next round waits as after a whole-SSB one.
+  void AfterDaemonRounds() { last_round_eager_ = false; }
 
  private:
   struct EagerPlan {

@@ -67,11 +67,21 @@ Status GroupHandle::AwaitGroupStart() {
   if (!s.ok()) return s;
   if (shape_.nodes() == 1) {
     on_node_ = std::make_unique<LocalAlltoall>(&segment_, &shape_, algorithm_, local_, &waiter_, &stages_);
-    posted_ = std::make_unique<PostedAlltoalls>(&segment_, local_, &waiter_, doorbell_fd_);
   } else {
     across_nodes_ = std::make_unique<RemoteAlltoall>(&segment_, &shape_, algorithm_, node_, local_, &waiter_, doorbell_fd_,
                                                     &stages_);
   }
+  posted_ = std::make_unique<PostedAlltoalls>(&segment_, local_, &waiter_, doorbell_fd_);
+  return Status::Ok();
+}
+
+Status GroupHandle::SettlePosted() {
+  const uint32_t last = posted_->last_posted();
+  if (on_node_ || last == settled_call_) return Status::Ok();
+  if (Status s = posted_->Await(last); !s.ok()) return s;
+  settled_call_ = last;
+  next_round_ = segment_.slot(local_)->arrived_round.load(std::memory_order_acquire) + 1;
+  across_nodes_->AfterDaemonRounds();
   return Status::Ok();
 }
 
@@ -101,6 +111,7 @@ Status GroupHandle::Check() const {
 Status GroupHandle::Skip() {
   if (!broken_.ok()) return broken_;
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  if (Status s = SettlePosted(); !s.ok()) return Finish(s);
   return Finish(on_node_ ? on_node_->Skip(&next_round_) : across_nodes_->Skip(&next_round_));
 }
 
@@ -120,6 +131,7 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
     return RefuseArguments(Status(Code::kInvalidArgument, "bytes_per_rank is too large"));
   }
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  if (Status s = SettlePosted(); !s.ok()) return Finish(s);
   const auto* src = static_cast<const uint8_t*>(send);
   auto* dst = static_cast<uint8_t*>(recv);
   const auto start = std::chrono::steady_clock::now();
@@ -138,6 +150,7 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
     return RefuseArguments(Status(Code::kInvalidArgument, "the counts and displacements must not be NULL"));
   }
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  if (Status s = SettlePosted(); !s.ok()) return Finish(s);
   if (stages_.enabled()) {
     // Keyed by the mean count this rank sends: an alltoallv of every count M is in the row an
     // alltoall of M would be, so the two compare line by line.
@@ -154,9 +167,9 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
   return Finish(s);
 }
 
-Status GroupHandle::ReadyToPost() {
-  if (shape_.nodes() > 1) {  // known from the join alike on every rank: nothing to wait for
-    return Status(Code::kNotSupported, "nonblocking alltoalls are served for groups on one node; this group spans " +
+Status GroupHandle::ReadyToPost(bool vector) {
+  if (vector && shape_.nodes() > 1) {  // known from the join alike on every rank: nothing to wait for
+    return Status(Code::kNotSupported, "nonblocking alltoallvs are served for groups on one node; this group spans " +
                                            std::to_string(shape_.nodes()) + " nodes");
   }
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
@@ -168,7 +181,9 @@ Status GroupHandle::Ialltoall(const void* send, void* recv, uint64_t bytes_per_r
   if (bytes_per_rank > 0 && (send == nullptr || recv == nullptr)) {
     return Status(Code::kInvalidArgument, "send and recv must not be NULL");
   }
-  if (Status s = ReadyToPost(); !s.ok()) return Finish(s);
+  // Those two mean an opt-out and an alltoallv in a round entry (shm/segment_layout.h).
+  if (bytes_per_rank >= kVectorBytes) return Status(Code::kInvalidArgument, "bytes_per_rank is too large");
+  if (Status s = ReadyToPost(false); !s.ok()) return Finish(s);
   return Finish(posted_->Post(static_cast<const uint8_t*>(send), static_cast<uint8_t*>(recv), bytes_per_rank, call));
 }
 
@@ -178,7 +193,7 @@ Status GroupHandle::Ialltoallv(const VectorCall& vector, uint32_t* call) {
       vector.recv_displs == nullptr) {
     return Status(Code::kInvalidArgument, "the counts and displacements must not be NULL");
   }
-  if (Status s = ReadyToPost(); !s.ok()) return Finish(s);
+  if (Status s = ReadyToPost(true); !s.ok()) return Finish(s);
   const uint32_t size = shape_.size();
   std::vector<uint64_t> tables(uint64_t{kOffloadedTables} * size);
   for (uint32_t j = 0; j < size; ++j) {

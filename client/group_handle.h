@@ -33,10 +33,11 @@ class GroupHandle {
   // rounds (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it would take too many.
   Status Alltoallv(const VectorCall& call);
   // A nonblocking alltoall (client/posted_alltoalls.h): posted for the daemon to move, *call
-  // numbers it. kNotSupported on every rank of a group spanning nodes.
+  // numbers it; across nodes through the group's rounds (daemon/offloaded_remote_alltoall.h).
   Status Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint32_t* call);
   // A nonblocking alltoallv, posted and numbered like Ialltoall (the same calls, in one order);
   // the counts and displacements are copied, the buffers must stay until it is complete.
+  // kNotSupported on every rank of a group spanning nodes.
   Status Ialltoallv(const VectorCall& vector, uint32_t* call);
   // Whether `call` is complete, waiting for it at most `within`; once it is, its outcome is
   // returned and the call forgotten.
@@ -55,8 +56,13 @@ class GroupHandle {
 
  private:
   GroupHandle() = default;
-  // Before a nonblocking call is posted: the group is on one node and has started.
-  Status ReadyToPost();
+  // Before a nonblocking call is posted: the group has started (and, for an alltoallv, is on
+  // one node).
+  Status ReadyToPost(bool vector);
+  // Before a blocking call of a group spanning nodes: waits until this rank's posted calls are
+  // complete (the daemon played its part of their rounds in its slot) and goes on from the
+  // round the daemon arrived at last.
+  Status SettlePosted();
   // Waits, before a group's first call, until every node's daemon has met the others.
   Status AwaitGroupStart();
   // A call's outcome: errors that leave the group usable are returned; the others also break
@@ -81,7 +87,8 @@ class GroupHandle {
   uint32_t rank_ = 0;                             // in the group, for the stage report
   std::unique_ptr<LocalAlltoall> on_node_;        // a group on one node
   std::unique_ptr<RemoteAlltoall> across_nodes_;  // a group spanning nodes
-  std::unique_ptr<PostedAlltoalls> posted_;       // nonblocking calls, a group on one node
+  std::unique_ptr<PostedAlltoalls> posted_;       // nonblocking calls
+  uint32_t settled_call_ = 0;                     // the last posted call whose rounds are counted
   Status broken_;  // set once the group can no longer be used by this rank
 };
 

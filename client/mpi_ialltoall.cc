@@ -1,9 +1,8 @@
 // MPI_Ialltoall through ohiod: the call is posted (client/mpi_post_alltoall.h,
 // client/posted_alltoalls.h) and returns a generalized request (client/mpi_requests.h); ohiod
 // moves the data from the send buffers to the receive buffers of every rank while the ranks
-// compute. Consistency as for MPI_Alltoall
-// (client/mpi_shim_state.h); a group spanning nodes is "not supported" on every rank alike and
-// falls through to the library's MPI_Ialltoall.
+// compute, across nodes through the group's rounds (daemon/offloaded_remote_alltoall.h).
+// Consistency as for MPI_Alltoall (client/mpi_shim_state.h).
 #include <mpi.h>
 
 #include <string>

@@ -87,10 +87,14 @@ int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts
  * group has posted it. send and recv must stay as they are until the call is complete
  * (ohio_test or ohio_wait). Calls are matched across ranks by their order. Up to 8 may be
  * outstanding per group; posting a ninth first waits until the first has been moved (which
- * needs every rank to have posted it). Served for groups on one node (ohiod needs
- * CAP_SYS_PTRACE, as root has, to read and write the ranks' memory); a group spanning nodes gets
- * OHIO_ERR_NOT_SUPPORTED on every rank and nothing is posted. A buffer that is not mapped fails
- * the call with OHIO_ERR_INVALID_ARGUMENT on every rank; the group stays usable. */
+ * needs every rank to have posted it). ohiod needs CAP_SYS_PTRACE, as root has, to read and
+ * write the ranks' memory. On one node a buffer that is not mapped fails the call with
+ * OHIO_ERR_INVALID_ARGUMENT on every rank and the group stays usable. Across nodes ohiod plays
+ * the ranks' part of the group's ordinary rounds (copy-in, exchange with the other nodes'
+ * daemons, copy-out), so the call is checked as a blocking one is (ranks that pass different
+ * sizes get OHIO_ERR_SIZE_MISMATCH on every rank of every node); a rank's next blocking call on
+ * the group first waits until its posted calls are complete, keeping the order it made them
+ * in; and a buffer that is not mapped, or a rank gone, fails the group on every node. */
 typedef uint64_t ohio_request;
 int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank, ohio_request* request);
 /* A nonblocking alltoallv: ohio_alltoallv's counts and displacements (bytes), posted and
@@ -99,8 +103,8 @@ int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes
  * until it is complete. ohiod checks every pair (sendcounts[j] on rank i equals recvcounts[i] on
  * rank j) before it moves anything: a pair that differs fails the call on every rank with
  * OHIO_ERR_SIZE_MISMATCH naming the first such pair, and the group stays usable. A zero count
- * moves nothing and its displacement is not looked at. Served for groups on one node only, like
- * ohio_ialltoall. */
+ * moves nothing and its displacement is not looked at. Served for groups on one node only: a
+ * group spanning nodes gets OHIO_ERR_NOT_SUPPORTED on every rank and nothing is posted. */
 int ohio_ialltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
                     void* recv, const size_t* recvcounts, const size_t* rdispls, ohio_request* request);
 /* Never waits. *done = 0 and OHIO_OK while the call is under way; once it is complete, *done = 1,

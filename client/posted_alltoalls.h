@@ -1,5 +1,5 @@
-// A rank's side of nonblocking alltoalls on a group on one node (daemon/offloaded_alltoall.h
-// moves the data). Posting a call writes the addresses of its buffers and M into the rank's
+// A rank's side of nonblocking alltoalls (daemon/offloaded_alltoall.h moves the data on one
+// node, daemon/offloaded_remote_alltoall.h across nodes). Posting a call writes the addresses of its buffers and M into the rank's
 // slot and returns; the daemon moves the data once every local rank has posted the call, while
 // the ranks compute, and publishes the call's outcome. Completing a call is a look at
 // offload_done (or a sleep on the segment's futex): there is nothing left to copy.
@@ -41,6 +41,8 @@ class PostedAlltoalls {
   }
   // The outcome of a done call, once: the call is forgotten.
   Status Outcome(uint32_t call);
+  // The last call posted (0 before the first).
+  uint32_t last_posted() const { return posted_; }
   // Whether `call` was posted and its outcome not yet taken.
   bool Outstanding(uint32_t call) const { return open_.count(call) != 0; }
   std::set<uint32_t> OutstandingCalls() const { return open_; }

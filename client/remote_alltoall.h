@@ -40,6 +40,9 @@ class RemoteAlltoall {
   Status Skip(uint32_t* next_round);
   // Rounds the last alltoallv that passed its first round took.
   uint32_t last_vector_rounds() const { return last_vector_rounds_; }
+  // The daemon played this rank's part of rounds for posted calls since its last call: how the
+  // last of them used the SSB is not known here, so the next round waits as after a whole-SSB one.
+  void AfterDaemonRounds() { last_round_eager_ = false; }
 
  private:
   struct EagerPlan {

@@ -58,11 +58,11 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   h->algorithm = static_cast<uint32_t>(g->spec_.algorithm);
   h->plan_ssb_bytes = ssb_bytes;
   h->plan_srb_bytes = srb_bytes;
+  g->offloaded_ = std::make_unique<OffloadedAlltoall>(&g->segment_, &g->shape_, g->spec_.node);
   if (g->shape_.nodes() == 1) {
     // Alive now: the ranks' first calls need not ask the kernel before the first watch tick.
     h->daemon_seen_ns.store(MonotonicNs(), std::memory_order_relaxed);
     h->started.store(1, std::memory_order_release);
-    g->offloaded_ = std::make_unique<OffloadedAlltoall>(&g->segment_, &g->shape_);
     return g;
   }
   g->tag_ = *tag;
@@ -75,6 +75,8 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   g->srb_key_ = key.value();
   g->exchange_ = std::make_unique<Exchange>(g->shape_, g->spec_.node, g->spec_.algorithm, g->spec_.node_names,
                                             g->spec_.key, ssb_bytes, srb_bytes, transport, &g->segment_, g->tag_);
+  g->remote_offloaded_ = std::make_unique<OffloadedRemoteAlltoall>(&g->segment_, &g->shape_, g->spec_.algorithm,
+                                                                   g->spec_.node, g->offloaded_.get());
   return g;
 }
 
@@ -161,9 +163,9 @@ std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, boo
   departed_clean_.resize(local_ranks());
   departed_[l] = why;
   departed_clean_[l] = clean;
+  // Its pid may soon be another process's: nothing more is moved into it.
+  offloaded_->SetPid(l, 0);
   if (!spans_nodes()) {
-    // Its pid may soon be another process's: nothing more is moved into it.
-    offloaded_->SetPid(l, 0);
     // Its ranks settle rounds among themselves, so nothing here knows whether the others are
     // about to wait for it; and every later round would. Past its last arrival nobody needs
     // it: a round whose ranks have all arrived completes without the daemon. A rank that
@@ -200,11 +202,12 @@ void Group::RankGoneOnNode(uint32_t node, uint32_t rank, bool left, DaemonCounte
 
 bool Group::RankIdle(uint32_t l) const {
   const RankSlot* s = segment_.slot(l);
+  // A nonblocking call it posted that is not complete yet is a call under way.
+  const bool offload_idle = RoundReached(segment_.header()->offload_done.load(std::memory_order_acquire),
+                                         s->offload_posted.load(std::memory_order_acquire));
+  if (!offload_idle) return false;
   if (!spans_nodes()) {
-    // A nonblocking call it posted that the others have not all posted yet is a call under way.
-    const bool offload_idle = RoundReached(segment_.header()->offload_done.load(std::memory_order_acquire),
-                                           s->offload_posted.load(std::memory_order_acquire));
-    return offload_idle &&
+    return
            s->arrived_round.load(std::memory_order_acquire) == s->done_round.load(std::memory_order_acquire);
   }
   if (phase_ == Phase::kFilling) return !ArrivedAt(l, round_);
@@ -269,13 +272,49 @@ void Group::FoldCallStats(DaemonCounters* counters) {
 bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
   if (failed()) return false;
   if (!spans_nodes()) return false;
-  bool changed = PublishFinished();
+  bool changed = DrainOffloaded(counters);
+  changed |= PublishFinished();
   if (phase_ == Phase::kFilling) {
+    changed |= FillOffloaded(now, counters);
+    if (failed()) return true;
     if (!Begin(now, counters)) return changed;
     if (failed() || phase_ == Phase::kFilling) return true;
     changed = true;  // and its puts go out in this same pass
   }
-  return AdvanceExchange(now, counters) || changed;
+  changed |= AdvanceExchange(now, counters);
+  if (failed()) return true;
+  // What landed in this pass is copied out in it, as a rank waiting for it would.
+  return DrainOffloaded(counters) || changed;
+}
+
+bool Group::FillOffloaded(Clock::time_point now, DaemonCounters* counters) {
+  Result<bool> arrived = remote_offloaded_->Fill(round_);
+  if (!arrived.ok()) {
+    FailOffloaded(arrived.status(), counters);
+    return true;
+  }
+  if (arrived.value() || remote_offloaded_->moving()) return arrived.value();
+  // Some ranks posted a call and the others have not: the group's timeout applies as to a round.
+  if (auto stalled = offloaded_->Stalled(now, timeout_)) {
+    Fail(Code::kTimeout, *stalled + "; the group is closed", counters);
+    counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  return false;
+}
+
+bool Group::DrainOffloaded(DaemonCounters* counters) {
+  Result<bool> changed = remote_offloaded_->Drain();
+  if (changed.ok()) return changed.value();
+  FailOffloaded(changed.status(), counters);
+  return true;
+}
+
+void Group::FailOffloaded(const Status& why, DaemonCounters* counters) {
+  Fail(why.code(), why.message() + "; the group is closed", counters);
+  counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+  // The other nodes' rounds would wait for this node's part until their timeout.
+  if (auto rank = remote_offloaded_->culprit()) exchange_->TellRankGone(*rank, false);
 }
 
 bool Group::ArrivedAt(uint32_t l, uint32_t round) const {

@@ -19,6 +19,7 @@
 #include "daemon/exchange.h"
 #include "daemon/group_spec.h"
 #include "daemon/offloaded_alltoall.h"
+#include "daemon/offloaded_remote_alltoall.h"
 #include "daemon/tag_pool.h"
 #include "daemon/transport/transport.h"
 #include "shm/algorithm.h"
@@ -81,9 +82,7 @@ class Group {
   std::vector<Member>& members() { return members_; }
   // Local rank l joined from process `pid` (SO_PEERCRED): the process the daemon moves its
   // nonblocking calls' data from and into.
-  void Attached(uint32_t l, pid_t pid) {
-    if (offloaded_) offloaded_->SetPid(l, pid);
-  }
+  void Attached(uint32_t l, pid_t pid) { offloaded_->SetPid(l, pid); }
   // Every local rank has joined (and may have left since).
   bool AllJoined() const {
     for (const Member& m : members_) {
@@ -102,13 +101,16 @@ class Group {
   // failed the group.
   bool Watch(Clock::time_point now, DaemonCounters* counters);
   // A group on one node: moves the nonblocking calls every local rank has posted; true if any.
-  bool AdvanceOffloaded(DaemonCounters* counters) { return offloaded_ && offloaded_->Advance(counters); }
+  bool AdvanceOffloaded(DaemonCounters* counters) { return offloaded_->Advance(counters); }
   // Adds to `counters` what the group's ranks counted in the segment since the last time.
   void FoldCallStats(DaemonCounters* counters);
   // Whether a round is under way, so that its timeout must be watched.
   bool busy() const {
     return !failed() && spans_nodes() && (phase_ == Phase::kReleased || waiting_since_.has_value());
   }
+  // A group spanning nodes some of whose ranks posted a nonblocking call the others have not:
+  // its timeout must be watched although no round is under way.
+  bool posts_pending() const { return !failed() && spans_nodes() && offloaded_->AnyPosted(); }
   // Closes the group for good: every waiting and every later call gets this error.
   void Fail(Code code, const std::string& message, DaemonCounters* counters);
   // The same without counting a failure: the group ended as jobs end.
@@ -140,6 +142,12 @@ class Group {
   void StampSends();
   void StampLanded();
   bool FinishRound(Clock::time_point now, DaemonCounters* counters);
+  // Groups spanning nodes: the daemon's part in the nonblocking calls its ranks posted
+  // (offloaded_remote_alltoall.h), failing the group if it could not play it. True if anything
+  // changed.
+  bool FillOffloaded(Clock::time_point now, DaemonCounters* counters);
+  bool DrainOffloaded(DaemonCounters* counters);
+  void FailOffloaded(const Status& why, DaemonCounters* counters);
   void Notify();
   void PublishRoundError(Code code, const std::string& message);
   std::string DescribeLocals(const std::vector<uint32_t>& locals) const;
@@ -158,7 +166,10 @@ class Group {
   uint64_t srb_key_ = 0;
   Transport* transport_ = nullptr;
   std::unique_ptr<Exchange> exchange_;
-  std::unique_ptr<OffloadedAlltoall> offloaded_;  // a group on one node
+  // Nonblocking calls the ranks posted: moved by offloaded_ alone on one node, by
+  // remote_offloaded_ through the rounds across nodes.
+  std::unique_ptr<OffloadedAlltoall> offloaded_;
+  std::unique_ptr<OffloadedRemoteAlltoall> remote_offloaded_;
   uint32_t published_delivered_ = 0;
   std::vector<std::string> departed_;  // why each local rank left, "" while it is here
   std::vector<bool> departed_clean_;   // it said LeaveGroup

@@ -21,11 +21,12 @@ std::string Hex(uint64_t address) {
 
 }  // namespace
 
-OffloadedAlltoall::OffloadedAlltoall(const Segment* segment, const GroupShape* shape)
+OffloadedAlltoall::OffloadedAlltoall(const Segment* segment, const GroupShape* shape, uint32_t node)
     : segment_(segment),
       shape_(shape),
-      ranks_(shape->ppn(0)),
-      pids_(new std::atomic<pid_t>[shape->ppn(0)]) {
+      node_(node),
+      ranks_(shape->ppn(node)),
+      pids_(new std::atomic<pid_t>[shape->ppn(node)]) {
   for (uint32_t l = 0; l < ranks_; ++l) pids_[l].store(0, std::memory_order_relaxed);
 }
 
@@ -34,6 +35,14 @@ bool OffloadedAlltoall::AllPosted(uint32_t call) const {
     if (!RoundReached(segment_->slot(l)->offload_posted.load(std::memory_order_acquire), call)) return false;
   }
   return true;
+}
+
+bool OffloadedAlltoall::AnyPosted() const {
+  const uint32_t done = segment_->header()->offload_done.load(std::memory_order_acquire);
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    if (segment_->slot(l)->offload_posted.load(std::memory_order_acquire) != done) return true;
+  }
+  return false;
 }
 
 bool OffloadedAlltoall::Advance(DaemonCounters* counters) {
@@ -76,7 +85,7 @@ std::optional<std::string> OffloadedAlltoall::Stalled(std::chrono::steady_clock:
   std::vector<uint32_t> missing;
   for (uint32_t l = 0; l < ranks_; ++l) {
     if (!RoundReached(segment_->slot(l)->offload_posted.load(std::memory_order_acquire), call)) {
-      missing.push_back(shape_->rank_at(0, l));
+      missing.push_back(shape_->rank_at(node_, l));
     }
   }
   if (missing.empty() || missing.size() == ranks_ || call != watched_call_) {
@@ -127,7 +136,7 @@ Status OffloadedAlltoall::Move(uint32_t call, uint64_t m) {
 Status OffloadedAlltoall::Refused(uint32_t l, ssize_t moved, bool writing, const char* what, uint64_t bytes,
                                   uint64_t address) const {
   const int err = moved < 0 ? errno : EFAULT;
-  const std::string who = "rank " + std::to_string(shape_->rank_at(0, l)) + " (pid " +
+  const std::string who = "rank " + std::to_string(shape_->rank_at(node_, l)) + " (pid " +
                           std::to_string(pids_[l].load(std::memory_order_acquire)) + ")";
   if (err == ESRCH) return Status(Code::kGroupFailed, who + " is gone");
   if (err == EFAULT) {
@@ -148,7 +157,7 @@ Status OffloadedAlltoall::SameKind(uint32_t call) const {
   while (alike < ranks_ && is_vector(alike) == is_vector(0)) ++alike;
   if (alike == ranks_) return Status::Ok();  // without allocating, as every call of a correct program
   std::vector<uint32_t> vector, plain;
-  for (uint32_t l = 0; l < ranks_; ++l) (is_vector(l) ? vector : plain).push_back(shape_->rank_at(0, l));
+  for (uint32_t l = 0; l < ranks_; ++l) (is_vector(l) ? vector : plain).push_back(shape_->rank_at(node_, l));
   return Status(Code::kInvalidArgument, "ranks posted different collectives as nonblocking call " +
                                             std::to_string(call) + ": an alltoallv from " + DescribeRanks(vector) +
                                             ", an alltoall from " + DescribeRanks(plain));

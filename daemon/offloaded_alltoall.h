@@ -34,37 +34,47 @@ class OffloadedAlltoall {
   // the node's memory.
   static constexpr uint64_t kMaxCallBytes = uint64_t{256} << 20;
 
-  OffloadedAlltoall(const Segment* segment, const GroupShape* shape);
+  // `node`: the group's node this daemon is; a group spanning nodes only uses the posting side
+  // (AllPosted, SameKind, Stalled, Publish, the pids): OffloadedRemoteAlltoall moves its calls.
+  OffloadedAlltoall(const Segment* segment, const GroupShape* shape, uint32_t node);
 
-  // Local rank l's process, from its join (control thread).
+  // Local rank l's process, from its join (control thread); 0 once it left.
   void SetPid(uint32_t l, pid_t pid) { pids_[l].store(pid, std::memory_order_release); }
+  pid_t pid(uint32_t l) const { return pids_[l].load(std::memory_order_acquire); }
   // Moves every call that all local ranks have posted (progress engine thread); true if any.
   bool Advance(DaemonCounters* counters);
   // At every watch tick: if some ranks have posted the next call and others have not for
   // `timeout`, why (naming the ranks missing); the group's timeout applies as to a round.
   std::optional<std::string> Stalled(std::chrono::steady_clock::time_point now, std::chrono::milliseconds timeout);
 
- private:
+  // The next call to complete, and whether every local rank has posted `call`.
+  uint32_t next_call() const { return segment_->header()->offload_done.load(std::memory_order_acquire) + 1; }
   bool AllPosted(uint32_t call) const;
+  // Whether some local rank has posted a call not yet complete.
+  bool AnyPosted() const;
   // Whether every rank posted the same kind of call (alltoall or alltoallv), naming who did not.
   Status SameKind(uint32_t call) const;
+  // Publishes call's outcome and offload_done = call, and wakes the ranks.
+  void Publish(uint32_t call, const Status& outcome);
+  // Why process_vm_readv/writev of `bytes` of `what` at `address` in local rank l's memory
+  // moved `moved` bytes and not all of them (errno still the call's).
+  Status Refused(uint32_t l, ssize_t moved, bool writing, const char* what, uint64_t bytes, uint64_t address) const;
+
+ private:
   Status Move(uint32_t call, uint64_t m);
   // An alltoallv; *bytes is what it moved between the ranks.
   Status MoveVector(uint32_t call, uint64_t* bytes);
   // Every rank's tables of `call`, into tables_ (local rank l's at l * kOffloadedTables * ranks_).
   Status ReadTables(uint32_t call);
-  // Why process_vm_readv/writev of `bytes` of `what` at `address` in local rank l's memory
-  // moved `moved` bytes and not all of them (errno still the call's).
-  Status Refused(uint32_t l, ssize_t moved, bool writing, const char* what, uint64_t bytes, uint64_t address) const;
   // Local rank l's entry for group rank g in its table t (an OffloadedTable), from tables_.
   uint64_t Table(uint32_t l, uint32_t t, uint32_t g) const {
     return tables_[(uint64_t{l} * kOffloadedTables + t) * ranks_ + g];
   }
   Status PairsAgree() const;
-  void Publish(uint32_t call, const Status& outcome);
 
   const Segment* segment_;
   const GroupShape* shape_;
+  uint32_t node_;
   uint32_t ranks_;
   std::unique_ptr<std::atomic<pid_t>[]> pids_;
   std::vector<uint8_t> rows_;  // every rank's row of the call being moved

@@ -6,32 +6,14 @@
 // no piece at all: its displacement is never looked at.
 #include <sys/uio.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <string>
 #include <vector>
 
 #include "daemon/offloaded_alltoall.h"
+#include "daemon/process_memory.h"
 
 namespace ohio {
-namespace {
-
-// process_vm_readv/writev take at most IOV_MAX pieces a side; both lists here are paired one
-// to one, so they are cut at the same places. The bytes moved, or -1 with errno set.
-ssize_t TransferPieces(pid_t pid, const std::vector<iovec>& local, const std::vector<iovec>& remote, bool writing) {
-  ssize_t total = 0;
-  for (size_t i = 0; i < local.size(); i += IOV_MAX) {
-    const auto n = static_cast<unsigned long>(std::min<size_t>(IOV_MAX, local.size() - i));
-    const ssize_t moved = writing ? process_vm_writev(pid, &local[i], n, &remote[i], n, 0)
-                                  : process_vm_readv(pid, &local[i], n, &remote[i], n, 0);
-    if (moved < 0) return moved;
-    total += moved;
-  }
-  return total;
-}
-
-}  // namespace
 
 Status OffloadedAlltoall::ReadTables(uint32_t call) {
   const uint32_t entry = call % kOffloadDepth;

@@ -305,7 +305,9 @@ int ProgressEngine::NextWakeMs() const {
   for (const auto& g : groups_) {
     // A group on one node is watched at every tick while it is open: nothing tells the engine
     // when its ranks start waiting for each other.
-    if (g->busy() || (!g->spans_nodes() && !g->failed())) return static_cast<int>(kTimeoutTick.count());
+    if (g->busy() || g->posts_pending() || (!g->spans_nodes() && !g->failed())) {
+      return static_cast<int>(kTimeoutTick.count());
+    }
   }
   if (!draining_.empty()) return static_cast<int>(kTimeoutTick.count());
   return -1;

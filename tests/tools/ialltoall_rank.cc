@@ -6,7 +6,9 @@
 // mismatch, an unmapped buffer) must reach this rank as that error, and the calls after it
 // must work. With --vector every pair has its own count (some zero), the send blocks lie in
 // reverse order and the receive blocks rotated, with gaps between them that must stay
-// unwritten. Exits 0 only if everything matched.
+// unwritten. With --blocking-after-posting, a blocking alltoall comes between posting and
+// watching: it may only begin once this rank's posted calls are complete (MPI's order), so right
+// after it every posted call must already hold its bytes. Exits 0 only if everything matched.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <numeric>
@@ -85,7 +87,7 @@ int main(int argc, char** argv) {
   size_t bytes = 1024;
   int mismatch_rank = -1, unmapped_rank = -1, alltoall_rank = -1;
   uint32_t delay_posting_ms = 0;
-  bool die_before_posting = false, wait = false, vector = false;
+  bool die_before_posting = false, wait = false, vector = false, blocking_after_posting = false;
   at.AddOptions(&app);
   app.add_option("--batches", batches);
   app.add_option("--outstanding", outstanding, "calls posted at once in a batch");
@@ -101,6 +103,8 @@ int main(int argc, char** argv) {
   app.add_option("--alltoall-rank", alltoall_rank,
                  "with --vector, this rank posts the first call as an ohio_ialltoall: every rank must get an "
                  "invalid argument");
+  app.add_flag("--blocking-after-posting", blocking_after_posting,
+               "after posting, a verified blocking alltoall of --bytes; the posted calls must be complete by then");
   app.add_flag("--wait", wait, "complete the calls with ohio_wait at once instead of computing first");
   app.add_option("--expect", expect, "every ohio_ialltoall must fail with this error (ohio_strerror's name)");
   CLI11_PARSE(app, argc, argv);
@@ -173,6 +177,32 @@ int main(int argc, char** argv) {
       if (!r.ok()) {
         std::printf("rank %u: posting call %u failed: code=%d (%s) %s\n", rank, id, r.code, ohio_strerror(r.code),
                     r.message.c_str());
+        return 1;
+      }
+    }
+    if (blocking_after_posting) {
+      std::vector<uint8_t> send(size * bytes), recv(size * bytes, kUnwritten);
+      for (uint32_t d = 0; d < size; ++d) {
+        for (size_t i = 0; i < bytes; ++i) send[d * bytes + i] = Pattern(rank, d, i, 1000 + batch);
+      }
+      r = group.Alltoall(send.data(), recv.data(), bytes);
+      for (uint32_t s = 0; r.ok() && s < size; ++s) {
+        for (size_t i = 0; i < bytes; ++i) {
+          if (recv[s * bytes + i] == Pattern(s, rank, i, 1000 + batch)) continue;
+          std::printf("rank %u: WRONG byte %zu from rank %u in the blocking alltoall\n", rank, i, s);
+          return 1;
+        }
+      }
+      if (!r.ok()) {
+        std::printf("rank %u: the blocking alltoall after posting failed: code=%d (%s) %s\n", rank, r.code,
+                    ohio_strerror(r.code), r.message.c_str());
+        return 1;
+      }
+      for (uint32_t c = 0; c < outstanding; ++c) {
+        const Call& call = calls[c];
+        if (call.expect_code != OHIO_OK || std::memcmp(call.recv.data(), call.want.data(), call.want.size()) == 0) continue;
+        std::printf("rank %u: posted call %u was not complete when the blocking alltoall after it returned\n", rank,
+                    batch * outstanding + c);
         return 1;
       }
     }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace ohio {
@@ -73,6 +74,21 @@ Look Descriptors(const std::string& pid, const FileId& id) {
   return found;
 }
 
+// When process `pid` started, in clock ticks after boot (field 22 of /proc/PID/stat, which
+// anyone may read); 0 if unknown.
+unsigned long long StartTicks(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t comm_end = stat.rfind(')');  // the command name may hold spaces and parentheses
+  if (comm_end == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(comm_end + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::optional<std::string> OtherSegmentHolder(int fd) {
@@ -80,6 +96,7 @@ std::optional<std::string> OtherSegmentHolder(int fd) {
   if (fstat(fd, &st) != 0) return std::string("the segment cannot be examined: ") + std::strerror(errno);
   const FileId id{st.st_dev, st.st_ino};
   const std::string self = std::to_string(getpid());
+  const unsigned long long self_start = StartTicks(self);
   std::optional<std::string> holder;
   const bool listed = ForEachEntry("/proc", [&](const char* name) {
     if (name[0] < '0' || name[0] > '9' || self == name) return true;
@@ -91,7 +108,13 @@ std::optional<std::string> OtherSegmentHolder(int fd) {
       what = "holds its descriptor";
     }
     if (look == Look::kYes) holder = "pid " + pid + " " + what;
-    if (look == Look::kUnreadable) holder = "pid " + pid + " cannot be examined (" + std::strerror(errno) + ")";
+    // A process ohiod may not examine (a container's init, say, without CAP_SYS_PTRACE) that
+    // was running before ohiod started cannot have inherited the segment from a rank: it could
+    // hold it only if a rank sent it the descriptor on purpose. A younger one might be a child.
+    const int why = errno;
+    if (look == Look::kUnreadable && (self_start == 0 || StartTicks(pid) >= self_start)) {
+      holder = "pid " + pid + " cannot be examined (" + std::strerror(why) + ")";
+    }
     return !holder;
   });
   if (!listed) return std::string("/proc cannot be read: ") + std::strerror(errno);

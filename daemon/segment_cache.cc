@@ -1,5 +1,10 @@
 #include "daemon/segment_cache.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
 #include <spdlog/spdlog.h>
 
 #include "daemon/segment_holders.h"
@@ -12,10 +17,26 @@ SegmentCache::~SegmentCache() {
 }
 
 std::optional<RegisteredSegment> SegmentCache::Take(const SegmentCacheKey& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if (!(it->key == key)) continue;
-    if (const auto holder = OtherSegmentHolder(it->s.segment.fd())) {
+  std::unique_lock<std::mutex> lock(mu_);
+  std::set<uint64_t> examined;
+  for (;;) {
+    auto it = std::find_if(entries_.begin(), entries_.end(),
+                           [&](const Entry& e) { return e.key == key && examined.count(e.serial) == 0; });
+    if (it == entries_.end()) break;
+    const uint64_t serial = it->serial;
+    examined.insert(serial);
+    // /proc is read without the lock (milliseconds on a busy node), so that a group ending on
+    // the progress engine meanwhile is not held up; a duplicate keeps the memfd if the entry
+    // is evicted in the meantime.
+    const int fd = dup(it->s.segment.fd());
+    if (fd < 0) continue;
+    lock.unlock();
+    const std::optional<std::string> holder = OtherSegmentHolder(fd);
+    close(fd);
+    lock.lock();
+    it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.serial == serial; });
+    if (it == entries_.end()) continue;
+    if (holder) {
       ++stats_.still_held;
       spdlog::info("segment cache: a cached segment of uid {} is not reused: {}", key.uid, *holder);
       continue;
@@ -56,7 +77,7 @@ void SegmentCache::Return(const SegmentCacheKey& key, RegisteredSegment s) {
     transport_->DeregisterRegion(s.region_key);  // no-op if ParkRegion already did
     return;
   }
-  entries_.push_front(Entry{key, std::move(s)});
+  entries_.push_front(Entry{key, std::move(s), next_serial_++});
   stats_.cached_bytes += bytes;
   ++stats_.cached_segments;
   while (stats_.in_use_bytes + stats_.cached_bytes > limit_) EvictOldest();

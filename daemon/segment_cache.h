@@ -82,6 +82,7 @@ class SegmentCache {
   struct Entry {
     SegmentCacheKey key;
     RegisteredSegment s;
+    uint64_t serial = 0;  // names it across Take's unlocked look at /proc
   };
   // Caller holds mu_.
   void EvictOldest();
@@ -92,6 +93,7 @@ class SegmentCache {
   // Most recently returned first. Searched in order: the cache holds at most limit / segment
   // size entries, a few dozen, looked at once per new group.
   std::list<Entry> entries_;
+  uint64_t next_serial_ = 1;
   SegmentCacheStats stats_;
 };
 

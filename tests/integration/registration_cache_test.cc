@@ -115,36 +115,26 @@ TEST(RegistrationCache, ReusedBySameUidAndSizesOnlyEvictedLeastRecentlyUsed) {
   Cluster cluster(dir, 2, SmallSegments(kLimit));
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
 
-  auto first = Job(dir, cluster, "first", 2);
-  ExpectAllOk(*first, "first group", cluster);
-  WaitForCached(cluster, 1);
-  ExpectCounters(cluster, {1, 0, 1, 0}, "after the first group");
-
+  // One group after another: a job of `ppn` ranks per node, every byte checked; then, once
+  // it has ended, the segments cached and the counters on every node.
+  auto step = [&](const std::string& name, uint32_t ppn, std::optional<uid_t> uid, uint64_t cached,
+                  const Expected& expected) {
+    auto job = Job(dir, cluster, name, ppn, uid);
+    ExpectAllOk(*job, name, cluster);
+    WaitForCached(cluster, cached);
+    ExpectCounters(cluster, expected, "after group " + name);
+  };
+  step("first", 2, std::nullopt, 1, {1, 0, 1, 0});
   // Same uid, same sizes, another communicator: no registration at all.
-  auto second = Job(dir, cluster, "second", 2);
-  ExpectAllOk(*second, "second group", cluster);
-  ExpectCounters(cluster, {1, 1, 1, 0}, "after the second group");
-  WaitForCached(cluster, 1);
-
+  step("second", 2, std::nullopt, 1, {1, 1, 1, 0});
   // Another uid, same sizes: its own segment; both are cached afterwards (they fit).
-  auto other_uid = Job(dir, cluster, "other-uid", 2, kNobody);
-  ExpectAllOk(*other_uid, "a group of uid nobody", cluster);
-  WaitForCached(cluster, 2);
-  ExpectCounters(cluster, {2, 1, 2, 0}, "after uid nobody's group");
-
+  step("other-uid", 2, kNobody, 2, {2, 1, 2, 0});
   // Other sizes (one rank per node): no match, and its registration would pass the limit, so
   // the least recently used (the first uid's) is evicted before it registers.
-  auto narrow = Job(dir, cluster, "narrow", 1);
-  ExpectAllOk(*narrow, "a group of other sizes", cluster);
-  WaitForCached(cluster, 2);
-  ExpectCounters(cluster, {3, 1, 3, 1}, "after the group of other sizes");
-
+  step("narrow", 1, std::nullopt, 2, {3, 1, 3, 1});
   // The first uid's sizes again, its segment evicted and nobody's not its own: a new one
   // (evicting nobody's), and it works.
-  auto after_eviction = Job(dir, cluster, "after-eviction", 2);
-  ExpectAllOk(*after_eviction, "a group after an eviction", cluster);
-  WaitForCached(cluster, 2);
-  ExpectCounters(cluster, {4, 1, 4, 2}, "after the group after an eviction");
+  step("after-eviction", 2, std::nullopt, 2, {4, 1, 4, 2});
 
   const std::string status = Ctl(dir, cluster, {"status"});
   EXPECT_TRUE(Contains(status, "2 segments (4")) << status;

@@ -132,6 +132,26 @@ json TransportCountersJson(const admin::TransportCounters& t) {
           {"striped_puts", t.striped_puts()}};
 }
 
+json SegmentCacheJson(const admin::SegmentCacheCounters& c) {
+  return {{"hits", c.hits()},
+          {"misses", c.misses()},
+          {"evictions", c.evictions()},
+          {"still_held", c.still_held()},
+          {"cached_bytes", c.cached_bytes()},
+          {"cached_segments", c.cached_segments()},
+          {"in_use_bytes", c.in_use_bytes()},
+          {"limit_bytes", c.limit_bytes()}};
+}
+
+// The registered segments kept for the next group of the same uid and sizes.
+std::string SegmentCacheLine(const admin::SegmentCacheCounters& c) {
+  return Plural(c.cached_segments(), "segment", "segments") + " (" + Bytes(c.cached_bytes()) + ") cached; " +
+         std::to_string(c.hits()) + " reused, " + std::to_string(c.misses()) + " missed, " +
+         std::to_string(c.evictions()) + " evicted, " + std::to_string(c.still_held()) +
+         " passed over while another process held them; registered " + Bytes(c.in_use_bytes()) + " in use + " +
+         Bytes(c.cached_bytes()) + " cached of " + Bytes(c.limit_bytes());
+}
+
 // One line on what the transport did with memory and queue pairs ("" for tcp, which has none).
 std::string TransportCountersLine(const admin::TransportCounters& t) {
   if (t.rails_size() == 0) return "";
@@ -185,6 +205,7 @@ json StatusJson(const admin::StatusReply& s) {
           {"transport", s.transport()},
           {"transport_choice", s.transport_choice()},
           {"transport_counters", TransportCountersJson(s.transport_counters())},
+          {"segment_cache", SegmentCacheJson(s.segment_cache())},
           {"data_address", s.data_address()},
           {"hcas", hcas},
           {"hca_note", s.hca_note()},
@@ -235,6 +256,7 @@ std::string StatusText(const admin::StatusReply& s) {
   rows.push_back({"sockets", "control " + s.control_socket() + ", admin " + s.admin_socket()});
   rows.push_back({"groups", Plural(s.groups(), "open", "open") + ", " + Bytes(s.segment_bytes_in_use()) + " of " +
                                 Bytes(s.memory_limit_bytes()) + " shared memory in use"});
+  rows.push_back({"cache", SegmentCacheLine(s.segment_cache())});
   std::string peers;
   for (const auto& p : s.connected_peers()) peers += (peers.empty() ? "" : ", ") + p;
   rows.push_back({"peers", Plural(s.data_connections(), "data connection", "data connections") +
@@ -343,6 +365,7 @@ json CountersJson(const admin::CountersReply& c) {
           {"memory_limit_bytes", c.memory_limit_bytes()},
           {"data_connections", c.data_connections()},
           {"transport_counters", TransportCountersJson(c.transport_counters())},
+          {"segment_cache", SegmentCacheJson(c.segment_cache())},
           {"auth", c.auth()},
           {"auth_refusals", refusals}};
 }
@@ -371,6 +394,7 @@ std::string CountersText(const admin::CountersReply& c) {
                       " cut short by a doorbell or the transport"},
        {"frames", FramesLine(c.transport_counters())},
        {"transport", TransportCountersLine(c.transport_counters())},
+       {"cache", SegmentCacheLine(c.segment_cache())},
        {"errors", errors},
        {"auth", c.auth() + ", refused: " + (refused.empty() ? "none" : refused)}});
   std::vector<std::vector<std::string>> rows = {{"  BYTES PER RANK", "COUNT", "MEAN", "P50", "P99"}};

@@ -58,6 +58,17 @@ void FillGroup(const GroupInfo& g, admin::GroupSummary* s) {
   s->set_bytes_per_rank_hint(g.bytes_per_rank_hint);
 }
 
+void FillSegmentCache(const SegmentCacheStats& s, admin::SegmentCacheCounters* out) {
+  out->set_hits(s.hits);
+  out->set_misses(s.misses);
+  out->set_evictions(s.evictions);
+  out->set_still_held(s.still_held);
+  out->set_cached_bytes(s.cached_bytes);
+  out->set_cached_segments(s.cached_segments);
+  out->set_in_use_bytes(s.in_use_bytes);
+  out->set_limit_bytes(s.limit_bytes);
+}
+
 }  // namespace
 
 uint64_t AdminService::uptime_seconds() const {
@@ -83,6 +94,7 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const admin::StatusReque
   reply->set_auth(p_.auth->mode());
   reply->set_transport_choice(p_.transport_choice);
   FillTransportCounters(p_.transport->stats(), reply->mutable_transport_counters());
+  FillSegmentCache(p_.registry->cache_stats(), reply->mutable_segment_cache());
   reply->set_data_address(p_.transport->address());
   reply->set_data_connections(static_cast<uint32_t>(p_.transport->connections()));
   for (const auto& peer : p_.transport->connected_peers()) reply->add_connected_peers(peer);
@@ -213,6 +225,7 @@ admin::CountersReply AdminService::CountersSnapshot() {
   r.set_memory_limit_bytes(p_.startup->memory_limit);
   r.set_data_connections(static_cast<uint32_t>(p_.transport->connections()));
   FillTransportCounters(p_.transport->stats(), r.mutable_transport_counters());
+  FillSegmentCache(p_.registry->cache_stats(), r.mutable_segment_cache());
   r.set_auth(p_.auth->mode());
   for (size_t ch = 0; ch < kAuthChannels; ++ch) {
     for (size_t reason = 0; reason < kAuthRefusals; ++reason) {

@@ -58,6 +58,13 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
       ->check(kNotNegative)
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
+  app.add_option("--registered-memory-limit", c.registered_memory_limit,
+                 "Memory kept registered with the transport: the segments of open groups spanning nodes plus "
+                 "those of ended groups, cached for the next group of the same uid and sizes; the least recently "
+                 "used cached ones are evicted to stay under it (0: cache none)")
+      ->check(kNotNegative)
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
   app.add_option("--timeout-ms", c.timeout_ms,
                  "How long a collective waits for every rank of the group before the group is failed")
       ->check(CLI::Range(1u, 86400000u))

@@ -19,6 +19,9 @@ struct DaemonConfig {
   uint64_t ssb_bytes = 16u << 20;
   uint64_t srb_bytes = 8u << 20;
   uint64_t memory_limit = 1ull << 30;
+  // Registered memory (segments of open groups spanning nodes plus those cached for the next
+  // group of the same uid and layout); cached ones are evicted to stay under it. 0: no cache.
+  uint64_t registered_memory_limit = 256ull << 20;
   uint32_t timeout_ms = 60000;
   uint32_t spin_us = 50;
   uint32_t round_spin_us = 1000;

@@ -35,7 +35,8 @@ std::string KeyHex(const GroupKey& key) {
 Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, uid_t owner,
                                              uint64_t ssb_bytes, uint64_t srb_bytes, uint32_t timeout_ms,
                                              std::optional<uint32_t> tag, std::shared_ptr<TagPool> tags,
-                                             Transport* transport) {
+                                             Transport* transport, std::shared_ptr<SegmentCache> cache,
+                                             std::optional<RegisteredSegment> reused) {
   std::unique_ptr<Group> g(new Group());
   g->spec_ = std::move(spec);
   g->shape_ = std::move(shape);
@@ -45,10 +46,19 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   g->created_at_ = Clock::now();
   const uint32_t locals = g->shape_.ppn(g->spec_.node);
   g->members_.resize(locals);
-  auto segment = Segment::Create("ohio-group-" + g->key_hex_.substr(0, 8),
-                                 ComputeSegmentLayout(locals, g->shape_.size(), ssb_bytes, srb_bytes));
-  if (!segment.ok()) return segment.status();
-  g->segment_ = std::move(segment).value();
+  const SegmentLayout layout = ComputeSegmentLayout(locals, g->shape_.size(), ssb_bytes, srb_bytes);
+  g->cache_key_ = SegmentCacheKey{owner, locals, g->shape_.size(), ssb_bytes, srb_bytes};
+  if (reused) {
+    // Handed back by the destructor whatever happens next.
+    g->cache_ = std::move(cache);
+    g->srb_key_ = reused->region_key;
+    g->segment_ = std::move(reused->segment);
+    if (Status s = g->segment_.ResetControlState(layout); !s.ok()) return s;
+  } else {
+    auto segment = Segment::Create("ohio-group-" + g->key_hex_.substr(0, 8), layout);
+    if (!segment.ok()) return segment.status();
+    g->segment_ = std::move(segment).value();
+  }
   g->doorbell_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (g->doorbell_fd_ < 0) return SystemError("eventfd for the group doorbell", errno);
   SegmentHeader* h = g->segment_.header();
@@ -68,11 +78,15 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   g->tag_ = *tag;
   g->tags_ = std::move(tags);
   g->transport_ = transport;
-  // The whole segment, once: peers write into its SRB, and the transport reads puts from its
-  // SSB (v1: the ranks' send buffers inside it) without copying them first.
-  auto key = transport->RegisterRegion(g->segment_.header(), g->segment_.bytes());
-  if (!key.ok()) return key.status();
-  g->srb_key_ = key.value();
+  if (!reused) {
+    // The whole segment, once: peers write into its SRB, and the transport reads puts from its
+    // SSB (v1: the ranks' send buffers inside it) without copying them first.
+    auto key = transport->RegisterRegion(g->segment_.header(), g->segment_.bytes());
+    if (!key.ok()) return key.status();
+    g->srb_key_ = key.value();
+    g->cache_ = std::move(cache);
+    g->cache_->Registered(g->segment_.bytes());
+  }
   g->exchange_ = std::make_unique<Exchange>(g->shape_, g->spec_.node, g->spec_.algorithm, g->spec_.node_names,
                                             g->spec_.key, ssb_bytes, srb_bytes, transport, &g->segment_, g->tag_);
   g->remote_offloaded_ = std::make_unique<OffloadedRemoteAlltoall>(&g->segment_, &g->shape_, g->spec_.algorithm,
@@ -81,7 +95,8 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
 }
 
 Group::~Group() {
-  if (srb_key_ != 0) transport_->DeregisterRegion(srb_key_);
+  exchange_.reset();  // it points into the segment
+  if (srb_key_ != 0) cache_->Return(cache_key_, RegisteredSegment{std::move(segment_), srb_key_});
   if (tags_) tags_->Release(tag_);
   if (doorbell_fd_ >= 0) close(doorbell_fd_);
 }

@@ -20,6 +20,7 @@
 #include "daemon/group_spec.h"
 #include "daemon/offloaded_alltoall.h"
 #include "daemon/offloaded_remote_alltoall.h"
+#include "daemon/segment_cache.h"
 #include "daemon/tag_pool.h"
 #include "daemon/transport/transport.h"
 #include "shm/algorithm.h"
@@ -41,12 +42,16 @@ class Group {
   using Clock = std::chrono::steady_clock;
 
   // Creates the segment and the doorbell. A single-node group is ready for round 1 at once;
-  // a group spanning nodes registers its SRB with the transport under `tag` and is ready once
-  // every other node's daemon has told it its own tag and SRB (SetPeer).
+  // a group spanning nodes registers its segment with the transport (or takes `reused`, a
+  // cached one of its key, already registered) under `tag` and is ready once every other
+  // node's daemon has told it its own tag and SRB (SetPeer). Its segment goes back to `cache`
+  // when the group is destroyed.
   static Result<std::unique_ptr<Group>> Create(GroupSpec spec, GroupShape shape, uid_t owner,
                                                uint64_t ssb_bytes, uint64_t srb_bytes,
                                                uint32_t timeout_ms, std::optional<uint32_t> tag,
-                                               std::shared_ptr<TagPool> tags, Transport* transport);
+                                               std::shared_ptr<TagPool> tags, Transport* transport,
+                                               std::shared_ptr<SegmentCache> cache,
+                                               std::optional<RegisteredSegment> reused);
   ~Group();
 
   const GroupSpec& spec() const { return spec_; }
@@ -165,6 +170,8 @@ class Group {
   std::shared_ptr<TagPool> tags_;  // the tag is returned when the group is destroyed
   uint64_t srb_key_ = 0;
   Transport* transport_ = nullptr;
+  std::shared_ptr<SegmentCache> cache_;  // takes the registered segment back (groups spanning nodes)
+  SegmentCacheKey cache_key_;
   std::unique_ptr<Exchange> exchange_;
   // Nonblocking calls the ranks posted: moved by offloaded_ alone on one node, by
   // remote_offloaded_ through the rounds across nodes.

@@ -117,8 +117,15 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
       spdlog::warn("refusing a group of uid {}: {}", who.uid, over);
       return Status(Code::kNoMemory, over);
     }
+    // A group spanning nodes takes a cached segment of its uid and layout if one is free;
+    // otherwise the cache gives up what the new one's memory and registration need.
+    std::optional<RegisteredSegment> reused;
+    if (multinode) reused = cache_->Take(SegmentCacheKey{who.uid, ppn, ranks, sizes.ssb, sizes.srb});
+    const bool took_cached = reused.has_value();
+    if (!reused) cache_->Trim(multinode ? need : 0, config_.memory_limit - bytes_in_use_ - need);
     auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, sizes.ssb, sizes.srb,
-                                 timeout_ms_.load(std::memory_order_relaxed), tag, tags_, transport_);
+                                 timeout_ms_.load(std::memory_order_relaxed), tag, tags_, transport_, cache_,
+                                 std::move(reused));
     if (!created.ok()) {
       if (tag) tags_->Release(*tag);
       return created.status();
@@ -131,9 +138,9 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     if (outgrown != nullptr) replaced_.insert(outgrown->spec().key);
     engine_->AddGroup(group);
     if (multinode) on_new_multinode_group_(group);
-    spdlog::info("group {}: created for {} ranks, {} on this node, {} bytes of shared memory sized for {} (uid {})",
+    spdlog::info("group {}: created for {} ranks, {} on this node, {} bytes of shared memory sized for {} (uid {}){}",
                  group->key_hex(), join.size(), group->local_ranks(), group->segment_bytes(),
-                 HintText(spec->bytes_per_rank_hint), who.uid);
+                 HintText(spec->bytes_per_rank_hint), who.uid, took_cached ? ", a cached segment" : "");
   }
   const uint32_t local = group->shape().local_index(join.rank());
   Member& m = group->members()[local];

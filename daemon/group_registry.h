@@ -18,6 +18,7 @@
 #include "daemon/exchange.h"
 #include "daemon/group.h"
 #include "daemon/progress_engine.h"
+#include "daemon/segment_cache.h"
 #include "daemon/tag_pool.h"
 #include "proto/control.pb.h"
 #include "proto/peer.pb.h"
@@ -63,6 +64,7 @@ class GroupRegistry {
         transport_(transport),
         on_new_multinode_group_(std::move(on_new_multinode_group)),
         tags_(std::make_shared<TagPool>(kMaxGroupTags)),
+        cache_(std::make_shared<SegmentCache>(transport, config.registered_memory_limit)),
         timeout_ms_(config.timeout_ms) {}
 
   // The error's code maps to a control Error code; its message goes to the client verbatim.
@@ -77,6 +79,8 @@ class GroupRegistry {
 
   std::vector<GroupInfo> Snapshot();
   uint64_t bytes_in_use();
+  // The registered segments kept for reuse (segment_cache.h).
+  SegmentCacheStats cache_stats() const { return cache_->stats(); }
   // The timeout given to groups created from now on (SIGHUP); open groups keep theirs.
   void set_timeout_ms(uint32_t ms) { timeout_ms_.store(ms, std::memory_order_relaxed); }
 
@@ -87,6 +91,7 @@ class GroupRegistry {
   std::function<void(std::shared_ptr<Group>)> on_new_multinode_group_;
   std::mutex mu_;
   std::shared_ptr<TagPool> tags_;
+  std::shared_ptr<SegmentCache> cache_;  // groups hold it too: they return their segments to it
   // Groups whose local ranks have not all joined within the group's timeout are dropped: failed
   // (a rank that did join gets the error), their memory and key released. Caller holds mu_.
   void DropUnjoined();

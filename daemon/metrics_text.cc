@@ -98,9 +98,9 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Gauge("ohio_data_connections", "Established data connections to other nodes.", c.data_connections());
   const admin::TransportCounters& t = c.transport_counters();
   w.Gauge("ohio_queue_pairs", "Connected RC queue pairs, every rail (verbs transport).", t.queue_pairs());
-  w.Counter("ohio_registrations_total", "Group segments registered with the HCAs.", t.registrations());
+  w.Counter("ohio_registrations_total", "Group segments registered with the transport.", t.registrations());
   w.Counter("ohio_deregistrations_total", "Group segments deregistered.", t.deregistrations());
-  w.Gauge("ohio_registered_bytes", "Bytes registered with the HCAs now.", t.registered_bytes());
+  w.Gauge("ohio_registered_bytes", "Bytes registered with the transport now.", t.registered_bytes());
   w.Gauge("ohio_registrations_pending", "Registrations queued on the registration thread.",
           t.registrations_pending());
   w.Counter("ohio_direct_puts_total", "Puts written by RDMA straight between registered segments.", t.direct_puts());
@@ -114,6 +114,19 @@ std::string PrometheusText(const admin::CountersReply& c) {
       w.Sample("ohio_rail_put_bytes_total", "rail=\"" + Escape(t.rails(i)) + "\"", t.rail_put_bytes(i));
     }
   }
+  const admin::SegmentCacheCounters& cache = c.segment_cache();
+  w.Counter("ohio_segment_cache_hits_total", "New groups given a cached registered segment (nothing registered).",
+            cache.hits());
+  w.Counter("ohio_segment_cache_misses_total", "New groups spanning nodes that found no cached segment to take.",
+            cache.misses());
+  w.Counter("ohio_segment_cache_evictions_total", "Cached segments deregistered and unmapped to stay under the limit.",
+            cache.evictions());
+  w.Counter("ohio_segment_cache_still_held_total",
+            "Cached segments passed over because another process still mapped or held them.", cache.still_held());
+  w.Gauge("ohio_segment_cache_bytes", "Registered segments of ended groups kept for reuse.", cache.cached_bytes());
+  w.Gauge("ohio_segment_cache_segments", "Cached segments.", cache.cached_segments());
+  w.Gauge("ohio_registered_memory_limit_bytes", "registered-memory-limit: open groups' segments plus cached ones.",
+          cache.limit_bytes());
   w.Counter("ohio_data_frames_sent_total", "Puts written to other nodes (one frame however many pieces).",
             t.data_frames_sent());
   w.Counter("ohio_data_frames_received_total", "Puts from other nodes landed here.", t.data_frames_received());

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -53,8 +54,24 @@ Result<Segment> Segment::Create(const std::string& name, const SegmentLayout& la
   if (p == MAP_FAILED) return SystemError("mmap of the group segment", errno);
   s.base_ = static_cast<uint8_t*>(p);
   s.bytes_ = layout.segment_bytes;
-  // The memfd is zero-filled; construct the atomics in place (zero is their initial value).
-  SegmentHeader* h = new (s.base_) SegmentHeader();
+  // The memfd is zero-filled.
+  s.InitHeader(layout);
+  return s;
+}
+
+Status Segment::ResetControlState(const SegmentLayout& layout) {
+  if (layout.segment_bytes != bytes_) {
+    return Status(Code::kInvalidArgument, "a segment of " + std::to_string(bytes_) +
+                                              " bytes cannot take a layout of " + std::to_string(layout.segment_bytes));
+  }
+  std::memset(base_, 0, layout.ssb_offset);
+  InitHeader(layout);
+  return Status::Ok();
+}
+
+void Segment::InitHeader(const SegmentLayout& layout) {
+  // Construct the atomics in place over zeroes (zero is their initial value).
+  SegmentHeader* h = new (base_) SegmentHeader();
   h->magic = kSegmentMagic;
   h->version = kSegmentVersion;
   h->segment_bytes = layout.segment_bytes;
@@ -65,7 +82,6 @@ Result<Segment> Segment::Create(const std::string& name, const SegmentLayout& la
   h->ssb_bytes = layout.ssb_bytes;
   h->srb_offset = layout.srb_offset;
   h->srb_bytes = layout.srb_bytes;
-  return s;
 }
 
 Result<Segment> Segment::Attach(int fd) {

@@ -22,6 +22,11 @@ class Segment {
 
   // Daemon side: a new zeroed memfd of layout.segment_bytes, sealed against resizing, mapped.
   static Result<Segment> Create(const std::string& name, const SegmentLayout& layout);
+  // Daemon side, a segment no process but this one maps any more (a cached one, given to a new
+  // group): everything before the SSB (header, slots, count tables) as Create leaves it, so no
+  // round, event word, error or count of the group before is seen by the next. The SSB and SRB
+  // keep their bytes: every byte of them is written before it is read within a round.
+  Status ResetControlState(const SegmentLayout& layout);
   // Client side: maps a received memfd after checking it is a sealed segment of this version
   // whose header agrees with its size. Takes ownership of fd.
   static Result<Segment> Attach(int fd);
@@ -63,6 +68,7 @@ class Segment {
 
  private:
   void Reset();
+  void InitHeader(const SegmentLayout& layout);
 
   int fd_ = -1;
   uint8_t* base_ = nullptr;

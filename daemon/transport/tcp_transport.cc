@@ -123,12 +123,40 @@ Result<uint64_t> TcpTransport::RegisterRegion(void* base, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(regions_mu_);
   const uint64_t key = next_key_++;
   regions_[key] = {static_cast<uint8_t*>(base), bytes};
+  ++registrations_;
+  registered_bytes_ += bytes;
   return key;
 }
 
 void TcpTransport::DeregisterRegion(uint64_t key) {
   std::lock_guard<std::mutex> lock(regions_mu_);
-  regions_.erase(key);
+  for (auto* regions : {&regions_, &parked_}) {
+    auto it = regions->find(key);
+    if (it == regions->end()) continue;
+    ++deregistrations_;
+    registered_bytes_ -= it->second.bytes;
+    regions->erase(it);
+    return;
+  }
+}
+
+bool TcpTransport::ParkRegion(uint64_t key) {
+  std::lock_guard<std::mutex> lock(regions_mu_);
+  auto it = regions_.find(key);
+  if (it == regions_.end()) return false;
+  parked_[key] = it->second;
+  regions_.erase(it);
+  return true;
+}
+
+std::optional<uint64_t> TcpTransport::ReuseRegion(uint64_t key) {
+  std::lock_guard<std::mutex> lock(regions_mu_);
+  auto it = parked_.find(key);
+  if (it == parked_.end()) return std::nullopt;
+  const uint64_t fresh = next_key_++;
+  regions_[fresh] = it->second;
+  parked_.erase(it);
+  return fresh;
 }
 
 std::vector<std::string> TcpTransport::connected_peers() const {
@@ -138,6 +166,12 @@ std::vector<std::string> TcpTransport::connected_peers() const {
 
 TransportStats TcpTransport::stats() const {
   TransportStats s;
+  {
+    std::lock_guard<std::mutex> lock(regions_mu_);
+    s.registrations = registrations_;
+    s.deregistrations = deregistrations_;
+    s.registered_bytes = registered_bytes_;
+  }
   s.data_frames_sent = data_frames_sent_.load(std::memory_order_relaxed);
   s.data_frames_received = data_frames_received_.load(std::memory_order_relaxed);
   s.control_frames_sent = control_frames_sent_.load(std::memory_order_relaxed);

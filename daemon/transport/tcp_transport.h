@@ -51,6 +51,8 @@ class TcpTransport : public Transport {
   std::string address() const override { return address_; }
   Result<uint64_t> RegisterRegion(void* base, uint64_t bytes) override;
   void DeregisterRegion(uint64_t key) override;
+  bool ParkRegion(uint64_t key) override;
+  std::optional<uint64_t> ReuseRegion(uint64_t key) override;
   PeerId PeerFor(const std::string& node) override { return directory_.For(node); }
   std::string PeerName(PeerId peer) const override { return directory_.Name(peer); }
   Status Connect(PeerId peer, const std::string& address) override;
@@ -141,13 +143,19 @@ class TcpTransport : public Transport {
   std::deque<Command> commands_;
 
   // Held while a payload is read into a region, so a region is never freed under a read.
-  std::mutex regions_mu_;
+  mutable std::mutex regions_mu_;
   struct Region {
     uint8_t* base;
     uint64_t bytes;
   };
   std::map<uint64_t, Region> regions_;
+  // Parked regions, by their last key: no frame lands in them (a put naming the key is
+  // dropped as one naming a key never handed out), so they are quiet at once.
+  std::map<uint64_t, Region> parked_;
   uint64_t next_key_ = 1;
+  uint64_t registrations_ = 0;
+  uint64_t deregistrations_ = 0;
+  uint64_t registered_bytes_ = 0;
 
   // Engine thread only.
   std::map<int, std::unique_ptr<Conn>> conns_;

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ struct LocalPiece {
 // What a transport has done with memory, queue pairs and frames, for Status and Counters. A
 // transport without registration or queue pairs (tcp) leaves those zero.
 struct TransportStats {
-  uint64_t registrations = 0;      // regions registered with the hardware so far
+  uint64_t registrations = 0;      // regions registered so far (verbs: with the HCAs; tcp: made writable by peers)
   uint64_t deregistrations = 0;
   uint64_t registered_bytes = 0;   // registered now
   uint64_t registrations_pending = 0;
@@ -84,7 +85,17 @@ class Transport {
 
   // Memory that peers may put into; the key is what they must name.
   virtual Result<uint64_t> RegisterRegion(void* base, uint64_t bytes) = 0;
+  // Peers may no longer put into it; the registration is released once none of their puts
+  // can still land. Also takes a parked region (below).
   virtual void DeregisterRegion(uint64_t key) = 0;
+  // As DeregisterRegion for the peers (the key is dead to them), but the memory stays
+  // registered, to be given to another group by ReuseRegion. False if there was nothing to
+  // keep (the registration had not completed, or failed): the region is then deregistered.
+  virtual bool ParkRegion(uint64_t key) = 0;
+  // A parked region under a new key, announced to peers as a new region would be, without
+  // registering anything. Empty while a peer's put under the old key may still land (the
+  // peers have not all said they are done with it), or if `key` is not parked here.
+  virtual std::optional<uint64_t> ReuseRegion(uint64_t key) = 0;
 
   // The id of node `node`, the same on every call for the daemon's life.
   virtual PeerId PeerFor(const std::string& node) = 0;

@@ -520,16 +520,54 @@ void VerbsTransport::DeregisterRegion(uint64_t key) {
   auto it = regions_.find(key);
   if (it == regions_.end()) return;
   LocalRegion& r = it->second;
+  r.keep_registration = false;
+  if (r.state == LocalRegion::State::kParked) {
+    FinishClosing(key);
+  } else if (r.state != LocalRegion::State::kClosing) {  // closing: FinishClosing frees it
+    Close(it, false);
+  }
+}
+
+bool VerbsTransport::ParkRegion(uint64_t key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = regions_.find(key);
+  if (it == regions_.end()) return false;
+  const bool registered = it->second.state == LocalRegion::State::kRegistered;
+  Close(it, registered);
+  return registered;
+}
+
+std::optional<uint64_t> VerbsTransport::ReuseRegion(uint64_t key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = regions_.find(key);
+  if (it == regions_.end() || it->second.state != LocalRegion::State::kParked) return std::nullopt;
+  const uint64_t fresh = next_key_++;
+  LocalRegion& r = regions_[fresh] = std::move(it->second);
+  regions_.erase(it);
+  r.state = LocalRegion::State::kRegistered;
+  r.keep_registration = false;
+  registered_by_base_[r.base] = fresh;
+  for (PeerId id = 0; id < peers_.size(); ++id) {
+    if (peers_[id].state == PeerState::State::kConnected) Announce(id, fresh, r);
+  }
+  Wake();  // puts waiting for the region may go direct now
+  return fresh;
+}
+
+void VerbsTransport::Close(std::map<uint64_t, LocalRegion>::iterator it, bool keep) {
+  const uint64_t key = it->first;
+  LocalRegion& r = it->second;
   const bool registered = r.state == LocalRegion::State::kRegistered;
   r.state = LocalRegion::State::kClosing;  // incoming bounce data for it is dropped from now on
+  r.keep_registration = keep;
   if (r.registration_failed) {
     regions_.erase(it);
     return;
   }
   if (!registered) return;  // OnRegistered finishes it
   registered_by_base_.erase(r.base);
-  // Peers may still write into it: tell them, and free it once every rail has said that
-  // nothing more is on its way.
+  // Peers may still write into it: tell them, and free (or park) it once every rail has said
+  // that nothing more is on its way.
   for (PeerId id = 0; id < peers_.size(); ++id) {
     const PeerState& p = peers_[id];
     if (p.state != PeerState::State::kConnected) continue;
@@ -542,6 +580,10 @@ void VerbsTransport::DeregisterRegion(uint64_t key) {
 void VerbsTransport::FinishClosing(uint64_t key) {
   auto it = regions_.find(key);
   if (it == regions_.end()) return;
+  if (it->second.keep_registration) {
+    it->second.state = LocalRegion::State::kParked;
+    return;
+  }
   ++stats_.deregistrations;
   stats_.registered_bytes -= it->second.bytes;
   registrar_->Deregister(std::move(it->second.mrs));
@@ -1036,7 +1078,9 @@ void VerbsTransport::OnReceive(PeerId peer, PeerState& p, size_t rail, const uin
     }
     case VerbsWireHeader::kBouncePut: {
       auto it = regions_.find(h->key);
-      if (it != regions_.end() && it->second.state != LocalRegion::State::kClosing && h->offset <= it->second.bytes &&
+      const bool open = it != regions_.end() && (it->second.state == LocalRegion::State::kPending ||
+                                                 it->second.state == LocalRegion::State::kRegistered);
+      if (open && h->offset <= it->second.bytes &&
           n <= it->second.bytes - h->offset) {
         std::memcpy(it->second.base + h->offset, payload, n);
       } else {

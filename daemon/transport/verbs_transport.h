@@ -81,6 +81,8 @@ class VerbsTransport : public Transport {
   std::string address() const override;
   Result<uint64_t> RegisterRegion(void* base, uint64_t bytes) override;
   void DeregisterRegion(uint64_t key) override;
+  bool ParkRegion(uint64_t key) override;
+  std::optional<uint64_t> ReuseRegion(uint64_t key) override;
   PeerId PeerFor(const std::string& node) override { return directory_.For(node); }
   std::string PeerName(PeerId peer) const override { return directory_.Name(peer); }
   Status Connect(PeerId peer, const std::string& address) override;
@@ -115,13 +117,15 @@ class VerbsTransport : public Transport {
     uint64_t dial_floor = 0;   // its dials numbered up to this are stale
   };
   struct LocalRegion {
-    enum class State { kPending, kRegistered, kClosing };
+    // kParked: its key is dead to every peer (all acknowledged), its registration kept.
+    enum class State { kPending, kRegistered, kClosing, kParked };
     State state = State::kPending;
     uint8_t* base = nullptr;
     uint64_t bytes = 0;
     std::vector<ibv_mr*> mrs;  // per rail, once registered
     bool registration_failed = false;  // bounce buffers only, for good
     std::set<std::pair<PeerId, size_t>> acks_waiting;  // (peer, rail) while closing
+    bool keep_registration = false;  // closing to be parked, not deregistered
   };
   struct SendPool {
     uint8_t* base = nullptr;
@@ -139,6 +143,8 @@ class VerbsTransport : public Transport {
   // on another rail (so it is alive and this rail is what does not reach).
   std::string SendFailure(const PeerState& p, const std::string& peer_name, size_t rail, ibv_wc_status status) const;
   void OnRegistered(uint64_t key, std::vector<ibv_mr*> mrs, Status status);
+  // Tells peers the key is gone; parked (keep) or deregistered once they all acknowledged.
+  void Close(std::map<uint64_t, LocalRegion>::iterator it, bool keep);
   void FinishClosing(uint64_t key);
   void Announce(PeerId peer, uint64_t key, const LocalRegion& r);
   void EnqueueControl(PeerId peer, uint32_t type, uint64_t key, std::string payload, int rail);

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   bool stall = false, stall_after = false, in_place = false;
   uint32_t pause_after_first_ms = 0;
   int skip_at = -1, skipped_at = -1, null_send_at = -1;
-  std::string hold_file;
+  std::string hold_file, holder_file;
   uint64_t random_bytes = 0, seed = 0;
   app.add_option("--socket", socket)->required();
   app.add_option("--key", key_hex, "32 hex digits")->required();
@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
   app.add_option("--skipped-at", skipped_at, "this iteration's call must return 'skipped' (another rank opts out)");
   app.add_option("--hold-after-first", hold_file,
                  "after the first alltoall, say 'holding' and wait (up to 10 minutes) until this file exists");
+  app.add_option("--fork-holder", holder_file,
+                 "before leaving, fork a child that keeps the group's segment mapped (as a process the rank "
+                 "started would) until this file exists (at most 10 minutes); says 'holder PID'");
   app.add_option("--random-bytes", random_bytes,
                  "instead of --bytes: each of the --iterations calls has its own bytes per rank in [0, this], "
                  "drawn from --seed; every exit then says how many calls were verified");
@@ -207,6 +210,15 @@ int main(int argc, char** argv) {
     std::printf("rank %u: stalling\n", rank);
     std::fflush(stdout);
     for (;;) pause();
+  }
+  if (!holder_file.empty()) {
+    const pid_t holder = fork();
+    if (holder == 0) {
+      for (int waited = 0; waited < 60000 && access(holder_file.c_str(), F_OK) != 0; ++waited) usleep(10000);
+      _exit(0);
+    }
+    std::printf("rank %u: holder %d\n", rank, static_cast<int>(holder));
+    std::fflush(stdout);
   }
   r = group.Leave();
   if (!r.ok()) {

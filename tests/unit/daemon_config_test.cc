@@ -183,8 +183,9 @@ TEST_F(ConfigTest, HelpListsEverySettingAndItsEnvironmentName) {
   auto c = Load({"--help"});
   EXPECT_TRUE(c.exit_now);
   EXPECT_EQ(c.exit_code, 0);
-  for (const char* key : {"--socket", "--node-name", "--ssb-bytes", "--srb-bytes", "--memory-limit", "--timeout-ms",
-                          "--spin-us", "--algorithm", "--log-level", "--config", "OHIOD_<KEY>"}) {
+  for (const char* key : {"--socket", "--node-name", "--ssb-bytes", "--srb-bytes", "--memory-limit",
+                          "--registered-memory-limit", "--timeout-ms", "--spin-us", "--algorithm", "--log-level",
+                          "--config", "OHIOD_<KEY>"}) {
     EXPECT_THAT(c.output, HasSubstr(key));
   }
 }

@@ -56,6 +56,14 @@ admin::CountersReply Sample() {
   c.mutable_transport_counters()->set_data_frames_received(42);
   c.mutable_transport_counters()->set_control_frames_sent(43);
   c.mutable_transport_counters()->set_control_frames_received(44);
+  admin::SegmentCacheCounters* cache = c.mutable_segment_cache();
+  cache->set_hits(7);
+  cache->set_misses(2);
+  cache->set_evictions(1);
+  cache->set_still_held(4);
+  cache->set_cached_bytes(3 << 20);
+  cache->set_cached_segments(2);
+  cache->set_limit_bytes(256 << 20);
   c.set_auth("munge");
   for (const char* channel : {"peer_call", "data"}) {
     for (const char* reason : {"missing", "foreign", "replayed"}) {
@@ -91,6 +99,13 @@ TEST(MetricsText, ParsesStrictlyAndCarriesEveryCounter) {
   EXPECT_EQ(p.Value("ohio_control_frames_sent_total"), 43);
   EXPECT_EQ(p.Value("ohio_control_frames_received_total"), 44);
   EXPECT_EQ(p.Value("ohio_registrations_total"), 0);
+  EXPECT_EQ(p.Value("ohio_segment_cache_hits_total"), 7);
+  EXPECT_EQ(p.Value("ohio_segment_cache_misses_total"), 2);
+  EXPECT_EQ(p.Value("ohio_segment_cache_evictions_total"), 1);
+  EXPECT_EQ(p.Value("ohio_segment_cache_still_held_total"), 4);
+  EXPECT_EQ(p.Value("ohio_segment_cache_bytes"), 3 << 20);
+  EXPECT_EQ(p.Value("ohio_segment_cache_segments"), 2);
+  EXPECT_EQ(p.Value("ohio_registered_memory_limit_bytes"), 256 << 20);
   EXPECT_EQ(p.Value("ohio_auth_info", {{"mode", "munge"}}), 1);
   EXPECT_EQ(p.Value("ohio_peer_auth_refusals_total", {{"channel", "data"}, {"reason", "replayed"}}), 5);
   EXPECT_EQ(p.Value("ohio_peer_auth_refusals_total", {{"channel", "peer_call"}, {"reason", "foreign"}}), 0);

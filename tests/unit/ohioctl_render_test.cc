@@ -64,6 +64,12 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   c.mutable_transport_counters()->set_data_frames_received(8);
   c.mutable_transport_counters()->set_control_frames_sent(9);
   c.mutable_transport_counters()->set_control_frames_received(10);
+  c.mutable_segment_cache()->set_hits(5);
+  c.mutable_segment_cache()->set_misses(2);
+  c.mutable_segment_cache()->set_cached_segments(1);
+  c.mutable_segment_cache()->set_cached_bytes(3 << 20);
+  c.mutable_segment_cache()->set_in_use_bytes(6 << 20);
+  c.mutable_segment_cache()->set_limit_bytes(256 << 20);
   c.set_auth("munge");
   auto* a = c.add_auth_refusals();
   a->set_channel("data");
@@ -90,6 +96,10 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   EXPECT_THAT(text, HasSubstr("data 7 sent, 8 received; control 9 sent, 10 received"));
   EXPECT_THAT(text, HasSubstr("0-1KiB"));
   EXPECT_THAT(text, HasSubstr("<= 1 ms"));  // p99
+  EXPECT_EQ(j["segment_cache"]["hits"].get<uint64_t>(), 5u);
+  EXPECT_EQ(j["segment_cache"]["limit_bytes"].get<uint64_t>(), uint64_t{256} << 20);
+  EXPECT_THAT(text, HasSubstr("cache        1 segment (3.0 MiB) cached; 5 reused, 2 missed, 0 evicted, 0 passed over "
+                              "while another process held them; registered 6.0 MiB in use + 3.0 MiB cached of 256 MiB\n"));
 }
 
 TEST(OhioctlRender, StatusShowsPendingSettingsAndTheHcaNote) {

@@ -372,7 +372,8 @@ TEST_F(TcpPair, ManyPutsArriveInOrder) {
   EXPECT_EQ(b.t->connections(), 1u);
 }
 
-// 4. Puts naming an unknown key, a deregistered region, or bytes beyond the region's end are
+// 4. Puts naming an unknown key, a deregistered region, a parked region (ParkRegion), the old
+// key of a region reused under a new one (ReuseRegion), or bytes beyond the region's end are
 // dropped: no kArrived, no write outside registered memory, and the connection lives on.
 TEST_F(TcpPair, BadPutsAreDroppedAndConnectionSurvives) {
 
@@ -383,7 +384,22 @@ TEST_F(TcpPair, BadPutsAreDroppedAndConnectionSurvives) {
   auto gone_key = b.t->RegisterRegion(gone.data(), gone.size());
   ASSERT_TRUE(live_key.ok() && gone_key.ok());
   b.t->DeregisterRegion(gone_key.value());
-  const uint64_t never = live_key.value() + gone_key.value() + 1000;
+  std::vector<uint8_t> parked(kRegion, 0);
+  std::vector<uint8_t> reused(kRegion, 0);
+  auto parked_key = b.t->RegisterRegion(parked.data(), parked.size());
+  auto old_key = b.t->RegisterRegion(reused.data(), reused.size());
+  ASSERT_TRUE(parked_key.ok() && old_key.ok());
+  ASSERT_TRUE(b.t->ParkRegion(parked_key.value()));
+  ASSERT_TRUE(b.t->ParkRegion(old_key.value()));
+  const std::optional<uint64_t> new_key = b.t->ReuseRegion(old_key.value());
+  ASSERT_TRUE(new_key.has_value());
+  EXPECT_NE(*new_key, old_key.value());
+  EXPECT_FALSE(b.t->ReuseRegion(old_key.value()).has_value()) << "a key reused twice";
+  const TransportStats stats = b.t->stats();
+  EXPECT_EQ(stats.registrations, 4u);
+  EXPECT_EQ(stats.deregistrations, 1u);
+  EXPECT_EQ(stats.registered_bytes, 3 * kRegion);
+  const uint64_t never = *new_key + 1000;
 
   const std::vector<uint8_t> src = Pattern(2 * kRegion, 4);
   struct Bad {
@@ -393,6 +409,8 @@ TEST_F(TcpPair, BadPutsAreDroppedAndConnectionSurvives) {
   const std::vector<Bad> bad = {
       {"never registered key", never, 0, 4096},
       {"deregistered region", gone_key.value(), 0, 4096},
+      {"parked region", parked_key.value(), 0, 4096},
+      {"old key of a reused region", old_key.value(), 0, 4096},
       {"offset+bytes past the end", live_key.value(), kRegion - 100, 4096},
       {"offset past the end", live_key.value(), kRegion + 1, 16},
       {"bytes larger than the region", live_key.value(), 0, 2 * kRegion},
@@ -427,6 +445,13 @@ TEST_F(TcpPair, BadPutsAreDroppedAndConnectionSurvives) {
   EXPECT_TRUE(std::all_of(live.begin(), live.begin() + 8192, [](uint8_t x) { return x == 0; }));
   EXPECT_TRUE(std::all_of(live.begin() + 8192 + 4096, live.end(), [](uint8_t x) { return x == 0; }));
   EXPECT_TRUE(std::all_of(gone.begin(), gone.end(), [](uint8_t x) { return x == 0; }));
+  EXPECT_TRUE(std::all_of(parked.begin(), parked.end(), [](uint8_t x) { return x == 0; }));
+  EXPECT_TRUE(std::all_of(reused.begin(), reused.end(), [](uint8_t x) { return x == 0; }));
+  // The reused region takes puts under its new key.
+  ASSERT_TRUE(a.PutBytes("b", src.data(), 4096, *new_key, 0, 779, 3).ok());
+  EXPECT_TRUE(b.Await([](const TransportEvent& e) { return e.kind == Kind::kArrived && e.imm == 779; }).has_value())
+      << b.Pending();
+  EXPECT_EQ(std::memcmp(reused.data(), src.data(), 4096), 0);
 
   EXPECT_EQ(a.t->connections(), 1u);
   EXPECT_EQ(b.t->connections(), 1u);

@@ -317,8 +317,10 @@ TEST(VerbsCluster, RailThatDoesNotReachItsPeerRailIsNamed) {
 }
 
 // Registration is held back 5 s: the group's first collective cannot wait for it and goes
-// through bounce buffers; once the segments are registered, the rest are RDMA writes.
-TEST(VerbsCluster, FirstCollectiveOnBounceBuffersThenRegistered) {
+// through bounce buffers; once the segments are registered, the rest are RDMA writes. When the
+// group ends its registered segment is cached (parked once the peer acknowledged), and a second
+// group of the same uid and sizes takes it: no ibv_reg_mr at all, RDMA writes, every byte right.
+TEST(VerbsCluster, FirstCollectiveOnBounceBuffersThenRegisteredThenReused) {
   TempDir dir;
   Cluster cluster(dir, 2, Verbs({"--registration-delay-ms", "5000"}));
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
@@ -335,16 +337,30 @@ TEST(VerbsCluster, FirstCollectiveOnBounceBuffersThenRegistered) {
     EXPECT_EQ(t.direct_puts(), 0u) << cluster.name(i);
   }
   ExpectAllOk(job, "bounce then registered", cluster);
+  std::vector<uint64_t> direct(2);
   for (uint32_t i = 0; i < 2; ++i) {
     const admin::TransportCounters t = Status(cluster, i).transport_counters();
     EXPECT_EQ(t.registrations(), 1u) << cluster.name(i);
     EXPECT_GE(t.direct_puts(), 9u) << cluster.name(i) << ": later collectives did not use registered memory";
   }
-  // The group is gone: its segment is deregistered once the peer acknowledged.
+  // The group is gone: its segment stays registered, cached, once the peer acknowledged that
+  // nothing more of the group is on its way.
   for (uint32_t i = 0; i < 2; ++i) {
     EXPECT_TRUE(WaitForStatus(cluster, i, [](const admin::StatusReply& s) {
-      return s.transport_counters().deregistrations() == 1 && s.transport_counters().registered_bytes() == 0;
+      return s.groups() == 0 && s.segment_cache().cached_segments() == 1 &&
+             s.transport_counters().deregistrations() == 0 &&
+             s.transport_counters().registered_bytes() == s.segment_cache().cached_bytes();
     })) << cluster.name(i) << "\n" << Status(cluster, i).DebugString();
+    direct[i] = Status(cluster, i).transport_counters().direct_puts();
+  }
+  RankJob again(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "verbs-reused",
+                {"--bytes", "1", "100000", "--iterations", "10"});
+  ExpectAllOk(again, "a second group on the cached registration", cluster);
+  for (uint32_t i = 0; i < 2; ++i) {
+    const admin::StatusReply s = Status(cluster, i);
+    EXPECT_EQ(s.transport_counters().registrations(), 1u) << cluster.name(i) << ": the second group registered";
+    EXPECT_EQ(s.segment_cache().hits(), 1u) << cluster.name(i) << "\n" << s.DebugString();
+    EXPECT_GE(s.transport_counters().direct_puts(), direct[i] + 10) << cluster.name(i);
   }
 }
 

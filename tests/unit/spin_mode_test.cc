@@ -1,21 +1,19 @@
-// The rule that decides whether ohiod's engine and ranks spin
-// (common/spin_mode.h), and the CPUs it is fed: a cgroup's quota read from its
-// files, and ohiod's `cpus` setting.
+// The rule that decides whether ohiod's engine and ranks spin (common/spin_mode.h), and the CPUs it
+// is fed: a cgroup's quota read from its files, and ohiod's `cpus` setting.
+#include "common/spin_mode.h"
+
 #include <gtest/gtest.h>
 
 #include "common/host_cpus.h"
-#include "common/spin_mode.h"
 
 namespace ohio {
 namespace {
 
 TEST(SpinMode, OwnCoreOnlyWhenEveryoneFits) {
-  // A real node: 56 CPUs, 55 ranks and the engine fit; a 56th rank makes them
-  // share.
+  // A real node: 56 CPUs, 55 ranks and the engine fit; a 56th rank makes them share.
   EXPECT_EQ(ChooseSpinMode(56, 56), SpinMode::kOwnCore);
   EXPECT_EQ(ChooseSpinMode(56, 57), SpinMode::kYield);
-  // One node on this 2-core machine: 1 rank + engine fit, 4 ranks + engine do
-  // not.
+  // One node on this 2-core machine: 1 rank + engine fit, 4 ranks + engine do not.
   EXPECT_EQ(ChooseSpinMode(2, 2), SpinMode::kOwnCore);
   EXPECT_EQ(ChooseSpinMode(2, 5), SpinMode::kYield);
   // A cgroup quota of 1.5 CPUs: a rank and the engine do not both fit.
@@ -24,8 +22,7 @@ TEST(SpinMode, OwnCoreOnlyWhenEveryoneFits) {
 }
 
 TEST(SpinMode, LessThanOneCpuForTheNodeNeverSpins) {
-  // 16 and 32 nodes emulated on 2 cores, and 4 on 2 (deploy/local-cluster.sh's
-  // default).
+  // 16 and 32 nodes emulated on 2 cores, and 4 on 2 (deploy/local-cluster.sh's default).
   EXPECT_EQ(ChooseSpinMode(2.0 / 16, 2), SpinMode::kSleep);
   EXPECT_EQ(ChooseSpinMode(2.0 / 32, 1), SpinMode::kSleep);
   EXPECT_EQ(ChooseSpinMode(0.5, 1), SpinMode::kSleep);
@@ -37,8 +34,7 @@ TEST(HostCpus, CgroupV2CpuMax) {
   EXPECT_EQ(CpusOfCpuMax("max 100000\n"), std::nullopt);
   EXPECT_DOUBLE_EQ(CpusOfCpuMax("150000 100000\n").value(), 1.5);
   EXPECT_DOUBLE_EQ(CpusOfCpuMax("50000 100000").value(), 0.5);
-  for (const char *bad :
-       {"", "100000", "abc 100000", "0 100000", "100000 0", "-1 100000"}) {
+  for (const char* bad : {"", "100000", "abc 100000", "0 100000", "100000 0", "-1 100000"}) {
     EXPECT_EQ(CpusOfCpuMax(bad), std::nullopt) << bad;
   }
 }
@@ -54,11 +50,10 @@ TEST(HostCpus, SettingIsAutoOrANumber) {
   EXPECT_DOUBLE_EQ(CpusOfSetting("0.125"), 0.125);
   EXPECT_DOUBLE_EQ(CpusOfSetting("16"), 16.0);
   EXPECT_DOUBLE_EQ(CpusOfSetting("auto"), HostCpus());
-  // What the host offers is never more than the affinity mask, and always
-  // something.
+  // What the host offers is never more than the affinity mask, and always something.
   EXPECT_GT(HostCpus(), 0.0);
   EXPECT_LE(HostCpus(), static_cast<double>(UsableCpus()));
 }
 
-} // namespace
-} // namespace ohio
+}  // namespace
+}  // namespace ohio

@@ -21,12 +21,12 @@ std::chrono::microseconds MicrosecondsFromEnvironment(const char* name, long fal
 }
 
 // How this rank waits, from the CPUs ohiod counts for the node (what this host offers, from a
-// daemon that does not say) and the group's ranks on it: with less than one CPU for the node
-// it sleeps at once unless OHIO_SPIN_US says otherwise; with more ranks than CPUs it yields
-// often while it spins.
+// daemon that does not say) and the group's ranks on it plus ohiod: with more than
+// kMostWantingPerCpu of them per CPU it sleeps at once unless OHIO_SPIN_US says otherwise; with
+// more of them than CPUs it yields often while it spins.
 RoundWaiter MakeWaiter(SegmentHeader* header, int control_fd, double node_cpus, std::chrono::milliseconds patience) {
   const double cpus = node_cpus > 0 ? node_cpus : HostCpus();
-  const SpinMode mode = ChooseSpinMode(cpus, header->local_ranks);
+  const SpinMode mode = ChooseSpinMode(cpus, header->local_ranks + 1);
   return RoundWaiter(header, control_fd,
                      MicrosecondsFromEnvironment("OHIO_SPIN_US", mode == SpinMode::kSleep ? 0 : 200),
                      MicrosecondsFromEnvironment("OHIO_SPIN_MAX_US", 1000), patience, mode != SpinMode::kOwnCore);

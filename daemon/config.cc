@@ -77,8 +77,9 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
       ->check(CLI::Range(1u, 86400000u))
       ->capture_default_str();
   app.add_option("--spin-us", c.spin_us,
-                 "How long the progress engine spins for new work before sleeping, when the node has at least one "
-                 "CPU (see --cpus); it yields between passes when its ranks and it outnumber the CPUs")
+                 "How long the progress engine spins for new work before sleeping, unless the node has more than 8 "
+                 "processes (ranks and engine) per CPU (see --cpus); it yields between passes when they outnumber "
+                 "the CPUs")
       ->check(CLI::Range(0u, 100000u))
       ->capture_default_str();
   app.add_option("--round-spin-us", c.round_spin_us,
@@ -90,8 +91,8 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--cpus", c.cpus,
                  "CPUs this node's daemon and ranks may count as their own: auto (the CPUs of ohiod's affinity "
                  "mask, bounded by its cgroup's CPU quota) or a number, e.g. 0.125 for one of 16 nodes emulated on "
-                 "2 cores. Below 1 neither the engine nor the ranks spin: every wait sleeps at once. Ranks learn it "
-                 "when they join")
+                 "2 cores. With more than 8 of the node's processes (ranks and engine) per CPU neither the engine "
+                 "nor the ranks spin: every wait sleeps at once. Ranks learn it when they join")
       ->check(kCpus)
       ->capture_default_str();
   app.add_option("--algorithm", c.algorithm, "Default node-level algorithm: v1, v2 or v3")

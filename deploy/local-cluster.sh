@@ -24,8 +24,8 @@
 #   more than one algorithm their calls of a size are averaged together.
 # --daemon-flags: added to every ohiod's command line (after the script's own, so they win).
 # Every ohiod is told its node's share of this host's CPUs, --cpus C/K for C CPUs (nproc) and
-# K nodes: with less than one CPU per node (16 or 32 nodes on 2 cores) neither daemons nor
-# ranks spin, every wait sleeps (docs/OPERATIONS.md, "Spinning"); --daemon-flags "--cpus X"
+# K nodes: beyond 8 processes per CPU (16 or 32 nodes on 2 cores) neither daemons nor ranks
+# spin, every wait sleeps (docs/OPERATIONS.md, "Spinning"); --daemon-flags "--cpus X"
 # overrides it.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -21,13 +21,18 @@ TEST(SpinMode, OwnCoreOnlyWhenEveryoneFits) {
   EXPECT_EQ(ChooseSpinMode(1.5, 1), SpinMode::kOwnCore);
 }
 
-TEST(SpinMode, LessThanOneCpuForTheNodeNeverSpins) {
-  // 16 and 32 nodes emulated on 2 cores, and 4 on 2 (deploy/local-cluster.sh's default).
+TEST(SpinMode, MoreThanEightPerCpuNeverSpins) {
+  // deploy/local-cluster.sh's default, 4 nodes x 2 ranks on 2 cores: 3 per half CPU, yield.
+  EXPECT_EQ(ChooseSpinMode(0.5, 3), SpinMode::kYield);
+  EXPECT_EQ(ChooseSpinMode(0.5, 4), SpinMode::kYield);
+  EXPECT_EQ(ChooseSpinMode(0.5, 5), SpinMode::kSleep);
+  // 16 x 1, 16 x 2 and 32 x 1 on 2 cores: 16, 24 and 32 per CPU, sleep.
   EXPECT_EQ(ChooseSpinMode(2.0 / 16, 2), SpinMode::kSleep);
-  EXPECT_EQ(ChooseSpinMode(2.0 / 32, 1), SpinMode::kSleep);
-  EXPECT_EQ(ChooseSpinMode(0.5, 1), SpinMode::kSleep);
-  EXPECT_EQ(ChooseSpinMode(0.999, 0), SpinMode::kSleep);
-  EXPECT_EQ(ChooseSpinMode(1, 1), SpinMode::kOwnCore);
+  EXPECT_EQ(ChooseSpinMode(2.0 / 16, 3), SpinMode::kSleep);
+  EXPECT_EQ(ChooseSpinMode(2.0 / 32, 2), SpinMode::kSleep);
+  // A real node's worth: 448 processes on 56 CPUs still yield, 449 sleep.
+  EXPECT_EQ(ChooseSpinMode(56, 448), SpinMode::kYield);
+  EXPECT_EQ(ChooseSpinMode(56, 449), SpinMode::kSleep);
 }
 
 TEST(HostCpus, CgroupV2CpuMax) {

@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "common/usable_cpus.h"
+#include "common/host_cpus.h"
+#include "common/spin_mode.h"
 
 namespace ohio {
 namespace {
@@ -17,6 +18,18 @@ constexpr std::chrono::milliseconds kDaemonGrace{10000};
 std::chrono::microseconds MicrosecondsFromEnvironment(const char* name, long fallback) {
   const char* v = std::getenv(name);
   return std::chrono::microseconds(v == nullptr ? fallback : std::strtol(v, nullptr, 10));
+}
+
+// How this rank waits, from the CPUs ohiod counts for the node (what this host offers, from a
+// daemon that does not say) and the group's ranks on it plus ohiod: with more than
+// kMostWantingPerCpu of them per CPU it sleeps at once unless OHIO_SPIN_US says otherwise; with
+// more of them than CPUs it yields often while it spins.
+RoundWaiter MakeWaiter(SegmentHeader* header, int control_fd, double node_cpus, std::chrono::milliseconds patience) {
+  const double cpus = node_cpus > 0 ? node_cpus : HostCpus();
+  const SpinMode mode = ChooseSpinMode(cpus, header->local_ranks + 1);
+  return RoundWaiter(header, control_fd,
+                     MicrosecondsFromEnvironment("OHIO_SPIN_US", mode == SpinMode::kSleep ? 0 : 200),
+                     MicrosecondsFromEnvironment("OHIO_SPIN_MAX_US", 1000), patience, mode != SpinMode::kOwnCore);
 }
 
 }  // namespace
@@ -47,9 +60,8 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
   auto algo = ParseAlgorithm(joined->reply.algorithm());
   if (!algo) return Status(Code::kProtocol, "ohiod chose an unknown algorithm '" + joined->reply.algorithm() + "'");
   g->algorithm_ = *algo;
-  g->waiter_ = RoundWaiter(g->segment_.header(), connection->fd(), MicrosecondsFromEnvironment("OHIO_SPIN_US", 200),
-                           MicrosecondsFromEnvironment("OHIO_SPIN_MAX_US", 1000),
-                           std::chrono::milliseconds(h->timeout_ms) + kDaemonGrace, h->local_ranks > UsableCpus());
+  g->waiter_ = MakeWaiter(g->segment_.header(), connection->fd(), joined->reply.node_cpus(),
+                          std::chrono::milliseconds(h->timeout_ms) + kDaemonGrace);
   return g;
 }
 

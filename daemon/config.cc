@@ -37,6 +37,20 @@ const CLI::Validator kNotNegative(
     },
     "SIZE");
 
+// "auto", or a decimal number of CPUs above 0 (at most what a host could have).
+const CLI::Validator kCpus(
+    [](std::string& v) {
+      if (v == "auto") return std::string();
+      char* end = nullptr;
+      const double cpus = std::strtod(v.c_str(), &end);
+      if (v.empty() || end != v.c_str() + v.size() || !(cpus > 0) || cpus > 65536 ||
+          v.find_first_of("xX") != std::string::npos) {
+        return "expected auto or a number of CPUs above 0, e.g. 0.125, got '" + v + "'";
+      }
+      return std::string();
+    },
+    "auto|CPUS");
+
 void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--config", config_file,
                  std::string("Config file (key = value lines; default ") + kDefaultConfigFile + " if present)");
@@ -69,13 +83,24 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                  "How long a collective waits for every rank of the group before the group is failed")
       ->check(CLI::Range(1u, 86400000u))
       ->capture_default_str();
-  app.add_option("--spin-us", c.spin_us, "How long the progress engine spins for new work before sleeping")
+  app.add_option("--spin-us", c.spin_us,
+                 "How long the progress engine spins for new work before sleeping, unless the node has more than 8 "
+                 "processes (ranks and engine) per CPU (see --cpus); it yields between passes when they outnumber "
+                 "the CPUs")
       ->check(CLI::Range(0u, 100000u))
       ->capture_default_str();
   app.add_option("--round-spin-us", c.round_spin_us,
-                 "While a round spanning nodes is under way and the node has a core to spare, how long the "
-                 "progress engine spins without yielding before it sleeps")
+                 "While a round spanning nodes is under way and the node has a CPU to spare (its open groups' ranks "
+                 "plus the engine fit in --cpus), how long the progress engine spins without yielding before it "
+                 "sleeps")
       ->check(CLI::Range(0u, 100000u))
+      ->capture_default_str();
+  app.add_option("--cpus", c.cpus,
+                 "CPUs this node's daemon and ranks may count as their own: auto (the CPUs of ohiod's affinity "
+                 "mask, bounded by its cgroup's CPU quota) or a number, e.g. 0.125 for one of 16 nodes emulated on "
+                 "2 cores. With more than 8 of the node's processes (ranks and engine) per CPU neither the engine "
+                 "nor the ranks spin: every wait sleeps at once. Ranks learn it when they join")
+      ->check(kCpus)
       ->capture_default_str();
   app.add_option("--algorithm", c.algorithm, "Default node-level algorithm: v1, v2 or v3")
       ->check(CLI::IsMember({"v1", "v2", "v3"}))

@@ -25,6 +25,10 @@ struct DaemonConfig {
   uint32_t timeout_ms = 60000;
   uint32_t spin_us = 50;
   uint32_t round_spin_us = 1000;
+  // The CPUs this node's daemon and ranks may count as their own: "auto" (what the host offers,
+  // common/host_cpus.h) or a number, fractional when several emulated nodes share a host.
+  // Whether anything on the node spins is decided from it (common/spin_mode.h).
+  std::string cpus = "auto";
   std::string algorithm = "v3";
   uint64_t max_message_bytes = 4u << 20;
   uint32_t max_group_ranks = 1u << 20;

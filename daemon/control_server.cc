@@ -242,6 +242,7 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
     j->set_local_ranks(m.group->local_ranks());
     j->set_timeout_ms(m.group->timeout_ms());
     j->set_algorithm(AlgorithmName(m.group->spec().algorithm));
+    j->set_node_cpus(node_cpus_);
     c.memberships.push_back(m);
     if (!Reply(c, reply, {m.group->segment_fd(), m.group->doorbell_fd()})) return false;
     return true;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/framed_socket.h"
+#include "common/host_cpus.h"
 #include "common/status.h"
 #include "daemon/config.h"
 #include "daemon/group_registry.h"
@@ -19,7 +20,8 @@ namespace ohio {
 
 class ControlServer {
  public:
-  ControlServer(const DaemonConfig& config, GroupRegistry* registry) : config_(config), registry_(registry) {}
+  ControlServer(const DaemonConfig& config, GroupRegistry* registry)
+      : config_(config), node_cpus_(CpusOfSetting(config.cpus)), registry_(registry) {}
   ~ControlServer();
 
   // Binds the socket (refusing if another daemon answers on it) and starts the thread.
@@ -47,6 +49,7 @@ class ControlServer {
   void Disconnect(int fd);
 
   const DaemonConfig& config_;
+  const double node_cpus_;  // told to every rank that joins
   GroupRegistry* registry_;
   int listen_fd_ = -1;
   int epoll_fd_ = -1;

@@ -15,6 +15,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "common/host_cpus.h"
+#include "common/spin_mode.h"
 #include "common/unix_socket.h"
 #include "common/version.h"
 #include "daemon/admin_service.h"
@@ -120,8 +122,12 @@ int main(int argc, char** argv) {
   spdlog::info("transport {} at {} ({})", transport->name(), transport->address(), chosen.value().why);
 
   ohio::DaemonCounters counters;
+  const double node_cpus = ohio::CpusOfSetting(config.cpus);
+  spdlog::info("cpus {} ({}): with one rank, the progress engine {}", node_cpus,
+               config.cpus == "auto" ? "what the host offers" : "cpus = " + config.cpus,
+               ohio::SpinModeName(ohio::ChooseSpinMode(node_cpus, 2)));
   ohio::ProgressEngine engine(std::chrono::microseconds(config.spin_us), std::chrono::microseconds(config.round_spin_us),
-                             &counters, transport);
+                             node_cpus, &counters, transport);
   ohio::Status s = engine.Start();
   if (!s.ok()) {
     spdlog::critical("progress engine: {}", s.message());

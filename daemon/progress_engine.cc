@@ -10,7 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/usable_cpus.h"
+#include "common/spin_mode.h"
 #include "shm/segment_layout.h"
 
 namespace ohio {
@@ -314,10 +314,10 @@ int ProgressEngine::NextWakeMs() const {
 }
 
 ProgressEngine::ProgressEngine(std::chrono::microseconds spin, std::chrono::microseconds round_spin,
-                               DaemonCounters* counters, Transport* transport)
+                               double node_cpus, DaemonCounters* counters, Transport* transport)
     : spin_us_(spin.count()),
       round_spin_us_(round_spin.count()),
-      usable_cpus_(UsableCpus()),
+      node_cpus_(node_cpus),
       counters_(counters),
       transport_(transport) {}
 
@@ -329,8 +329,10 @@ ProgressEngine::SpinPolicy ProgressEngine::SpinNow() const {
     mid_round |= g->busy();
     ranks += g->local_ranks();
   }
-  const bool spare_core = ranks + 1 <= usable_cpus_;
+  const SpinMode mode = ChooseSpinMode(node_cpus_, ranks + 1);
   SpinPolicy p;
+  if (mode == SpinMode::kSleep) return p;
+  const bool spare_core = mode == SpinMode::kOwnCore;
   p.yield = !spare_core;
   p.budget = std::chrono::microseconds(mid_round && spare_core ? round_spin_us_.load(std::memory_order_relaxed)
                                                                : spin_us_.load(std::memory_order_relaxed));

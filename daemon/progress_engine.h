@@ -26,9 +26,10 @@ class ProgressEngine {
  public:
   // `transport` carries multi-node groups' data; its completions are handled on this thread.
   // `spin`: how long to poll after work before sleeping. `round_spin`: the same while a round
-  // spanning nodes is under way and the node has a core to spare (SpinNow).
-  ProgressEngine(std::chrono::microseconds spin, std::chrono::microseconds round_spin, DaemonCounters* counters,
-                 Transport* transport);
+  // spanning nodes is under way and the node has a core to spare (SpinNow). `node_cpus`: the
+  // CPUs the node counts as its own (the `cpus` setting), which decide whether it spins.
+  ProgressEngine(std::chrono::microseconds spin, std::chrono::microseconds round_spin, double node_cpus,
+                 DaemonCounters* counters, Transport* transport);
   ~ProgressEngine();
 
   Status Start();
@@ -78,10 +79,10 @@ class ProgressEngine {
 
   static constexpr std::chrono::milliseconds kTimeoutTick{100};
 
-  // How the engine polls when a pass found nothing to do. A core is to spare when every open
-  // group's ranks on this node plus the engine fit in the CPUs the daemon may run on: then it
-  // never yields, and while a group spanning nodes is mid-round it polls round-spin-us instead
-  // of spin-us.
+  // How the engine polls when a pass found nothing to do, by common/spin_mode.h with every open
+  // group's ranks on this node plus the engine as the processes that want a CPU: with a core
+  // to spare it never yields, and while a group spanning nodes is mid-round it polls
+  // round-spin-us instead of spin-us; with less than one CPU for the node it does not poll.
   struct SpinPolicy {
     std::chrono::microseconds budget{0};  // since the last work, before sleeping
     bool yield = true;                    // hand the core over between passes
@@ -90,7 +91,7 @@ class ProgressEngine {
 
   std::atomic<int64_t> spin_us_;
   std::atomic<int64_t> round_spin_us_;
-  uint32_t usable_cpus_ = 1;  // the daemon's affinity mask, read once
+  const double node_cpus_;
   std::chrono::steady_clock::time_point next_watch_;  // of groups on one node
   DaemonCounters* counters_;
   Transport* transport_;

@@ -22,9 +22,11 @@
 # --stages: ranks run with OHIO_STAGE_TIMES=1 and the stage table (deploy/lib/stage-table.sh:
 #   where a call's time goes, per size, averaged over ranks and runs) follows the results; with
 #   more than one algorithm their calls of a size are averaged together.
-# --daemon-flags: added to every ohiod's command line; with many nodes on few cores,
-#   "--spin-us 0 --round-spin-us 0" (and OHIO_SPIN_US=0 in the environment, for the ranks), see
-#   docs/PERFORMANCE.md "Many emulated nodes on two cores".
+# --daemon-flags: added to every ohiod's command line (after the script's own, so they win).
+# Every ohiod is told its node's share of this host's CPUs, --cpus C/K for C CPUs (nproc) and
+# K nodes: beyond 8 processes per CPU (16 or 32 nodes on 2 cores) neither daemons nor ranks
+# spin, every wait sleeps (docs/OPERATIONS.md, "Spinning"); --daemon-flags "--cpus X"
+# overrides it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NETNS_PROG=local-cluster.sh
@@ -52,7 +54,7 @@ while [ $# -gt 0 ]; do
     --algorithms) ALGORITHMS=$2; shift 2 ;;
     --stages) STAGES=1; shift ;;
     --daemon-flags) read -r -a DAEMON_FLAGS <<< "$2"; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "local-cluster.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -146,15 +148,19 @@ else
   HOST_OF() { echo 127.0.0.1; }
 fi
 
+# The emulated nodes share this host's CPUs: each counts its share as its own.
+NODE_CPUS=$(awk -v c="$(nproc)" -v k="$NODES" 'BEGIN { printf "%.4g", c / k }')
+
 PEERS=()
 for ((i = 0; i < NODES; i++)); do PEERS+=(--peer "node$i=$(HOST_OF $i):$(PEER_PORT_OF $i)"); done
 
-echo "local cluster: $NODES nodes x $PPN ranks, $MODE mode, in $DIR"
+echo "local cluster: $NODES nodes x $PPN ranks, $MODE mode, in $DIR; each node counts $NODE_CPUS of $(nproc) CPUs"
 start_munged "$DIR"
 for ((i = 0; i < NODES; i++)); do
   ns=""
   if [ "$MODE" = netns ]; then ns=$(ns_name $i); fi
-  start_ohiod $i "$DIR" "$(HOST_OF $i)" "$(PEER_PORT_OF $i)" "$(DATA_PORT_OF $i)" "$ns" "${PEERS[@]}" "${DAEMON_FLAGS[@]}"
+  start_ohiod $i "$DIR" "$(HOST_OF $i)" "$(PEER_PORT_OF $i)" "$(DATA_PORT_OF $i)" "$ns" "${PEERS[@]}" --cpus "$NODE_CPUS" \
+    "${DAEMON_FLAGS[@]}"
 done
 for ((i = 0; i < NODES; i++)); do wait_ohiod_up $i "$DIR" "${DAEMON_PIDS[$i]}"; done
 

@@ -53,8 +53,12 @@ void Cluster::AddFlags(uint32_t i, const std::vector<std::string>& flags) {
 }
 
 bool Cluster::Start() {
+  // All at once: with 32 nodes, one after another would wait out each start-up in turn.
   for (uint32_t i = 0; i < size(); ++i) {
-    if (!daemons_[i]->Start()) return false;
+    if (!daemons_[i]->Launch()) return false;
+  }
+  for (uint32_t i = 0; i < size(); ++i) {
+    if (!daemons_[i]->AwaitUp()) return false;
   }
   return true;
 }

@@ -31,7 +31,7 @@ Daemon::~Daemon() {
   if (running()) Stop();
 }
 
-bool Daemon::Start() {
+bool Daemon::Launch() {
   std::vector<std::string> argv = {RunfilePath("daemon/ohiod"), "--socket", socket_, "--admin-socket", admin_socket_,
                                    "--log-level", "debug", "--peer-port", "0", "--data-port", "0",
                                    "--listen", "127.0.0.1", "--advertise", "127.0.0.1",
@@ -40,6 +40,11 @@ bool Daemon::Start() {
                                    "--auth", "none"};
   argv.insert(argv.end(), flags_.begin(), flags_.end());
   process_ = std::make_unique<Process>(argv, log_);
+  return true;
+}
+
+bool Daemon::AwaitUp() {
+  if (!process_) return false;
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < end) {
     if (!process_->Running()) return false;

@@ -17,7 +17,11 @@ class Daemon {
   ~Daemon();
 
   // False if the daemon did not come up (its log tells why).
-  bool Start();
+  bool Start() { return Launch() && AwaitUp(); }
+  // Start in two halves, so that many daemons start side by side: Launch runs the process,
+  // AwaitUp waits (up to 20 s) until its socket accepts; false if it exited first.
+  bool Launch();
+  bool AwaitUp();
   // SIGTERM, then wait; returns the exit code (-1 if it had to be killed).
   int Stop();
   void Kill();

@@ -81,6 +81,20 @@ TEST_F(ConfigTest, DefaultsWithoutAnySource) {
   EXPECT_FALSE(c.config.node_name.empty());  // the host name
 }
 
+// cpus: auto unless set; a number of CPUs above 0, fractions too (a node's share of a host).
+TEST_F(ConfigTest, CpusIsAutoOrAPositiveNumber) {
+  EXPECT_EQ(Load({"--config="}).config.cpus, "auto");
+  auto share = Load({"--config=", "--cpus", "0.125"});
+  ASSERT_FALSE(share.exit_now) << share.output;
+  EXPECT_EQ(share.config.cpus, "0.125");
+  for (const char* bad : {"0", "-1", "", "two", "0x2", "1.5cpus", "nan", "1e9"}) {
+    auto c = Load({"--config=", std::string("--cpus=") + bad});
+    EXPECT_TRUE(c.exit_now) << bad;
+    EXPECT_EQ(c.exit_code, 2) << bad;
+    EXPECT_THAT(c.output, HasSubstr("--cpus")) << bad << ": " << c.output;
+  }
+}
+
 // auth = munge unless an admin says none: in the file, the environment or a flag.
 TEST_F(ConfigTest, AuthIsMungeUnlessNoneIsChosen) {
   auto defaults = Load({"--config="});
@@ -184,8 +198,8 @@ TEST_F(ConfigTest, HelpListsEverySettingAndItsEnvironmentName) {
   EXPECT_TRUE(c.exit_now);
   EXPECT_EQ(c.exit_code, 0);
   for (const char* key : {"--socket", "--node-name", "--ssb-bytes", "--srb-bytes", "--memory-limit",
-                          "--registered-memory-limit", "--timeout-ms", "--spin-us", "--algorithm", "--log-level",
-                          "--config", "OHIOD_<KEY>"}) {
+                          "--registered-memory-limit", "--timeout-ms", "--spin-us", "--cpus", "--algorithm",
+                          "--log-level", "--config", "OHIOD_<KEY>"}) {
     EXPECT_THAT(c.output, HasSubstr(key));
   }
 }

@@ -1,0 +1,64 @@
+// The rule that decides whether ohiod's engine and ranks spin (common/spin_mode.h), and the CPUs it
+// is fed: a cgroup's quota read from its files, and ohiod's `cpus` setting.
+#include "common/spin_mode.h"
+
+#include <gtest/gtest.h>
+
+#include "common/host_cpus.h"
+
+namespace ohio {
+namespace {
+
+TEST(SpinMode, OwnCoreOnlyWhenEveryoneFits) {
+  // A real node: 56 CPUs, 55 ranks and the engine fit; a 56th rank makes them share.
+  EXPECT_EQ(ChooseSpinMode(56, 56), SpinMode::kOwnCore);
+  EXPECT_EQ(ChooseSpinMode(56, 57), SpinMode::kYield);
+  // One node on this 2-core machine: 1 rank + engine fit, 4 ranks + engine do not.
+  EXPECT_EQ(ChooseSpinMode(2, 2), SpinMode::kOwnCore);
+  EXPECT_EQ(ChooseSpinMode(2, 5), SpinMode::kYield);
+  // A cgroup quota of 1.5 CPUs: a rank and the engine do not both fit.
+  EXPECT_EQ(ChooseSpinMode(1.5, 2), SpinMode::kYield);
+  EXPECT_EQ(ChooseSpinMode(1.5, 1), SpinMode::kOwnCore);
+}
+
+TEST(SpinMode, MoreThanEightPerCpuNeverSpins) {
+  // deploy/local-cluster.sh's default, 4 nodes x 2 ranks on 2 cores: 3 per half CPU, yield.
+  EXPECT_EQ(ChooseSpinMode(0.5, 3), SpinMode::kYield);
+  EXPECT_EQ(ChooseSpinMode(0.5, 4), SpinMode::kYield);
+  EXPECT_EQ(ChooseSpinMode(0.5, 5), SpinMode::kSleep);
+  // 16 x 1, 16 x 2 and 32 x 1 on 2 cores: 16, 24 and 32 per CPU, sleep.
+  EXPECT_EQ(ChooseSpinMode(2.0 / 16, 2), SpinMode::kSleep);
+  EXPECT_EQ(ChooseSpinMode(2.0 / 16, 3), SpinMode::kSleep);
+  EXPECT_EQ(ChooseSpinMode(2.0 / 32, 2), SpinMode::kSleep);
+  // A real node's worth: 448 processes on 56 CPUs still yield, 449 sleep.
+  EXPECT_EQ(ChooseSpinMode(56, 448), SpinMode::kYield);
+  EXPECT_EQ(ChooseSpinMode(56, 449), SpinMode::kSleep);
+}
+
+TEST(HostCpus, CgroupV2CpuMax) {
+  EXPECT_EQ(CpusOfCpuMax("max 100000\n"), std::nullopt);
+  EXPECT_DOUBLE_EQ(CpusOfCpuMax("150000 100000\n").value(), 1.5);
+  EXPECT_DOUBLE_EQ(CpusOfCpuMax("50000 100000").value(), 0.5);
+  for (const char* bad : {"", "100000", "abc 100000", "0 100000", "100000 0", "-1 100000"}) {
+    EXPECT_EQ(CpusOfCpuMax(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(HostCpus, CgroupV1CfsQuota) {
+  EXPECT_EQ(CpusOfCfsQuota("-1\n", "100000\n"), std::nullopt);
+  EXPECT_DOUBLE_EQ(CpusOfCfsQuota("200000\n", "100000\n").value(), 2.0);
+  EXPECT_EQ(CpusOfCfsQuota("", "100000"), std::nullopt);
+  EXPECT_EQ(CpusOfCfsQuota("100000", "0"), std::nullopt);
+}
+
+TEST(HostCpus, SettingIsAutoOrANumber) {
+  EXPECT_DOUBLE_EQ(CpusOfSetting("0.125"), 0.125);
+  EXPECT_DOUBLE_EQ(CpusOfSetting("16"), 16.0);
+  EXPECT_DOUBLE_EQ(CpusOfSetting("auto"), HostCpus());
+  // What the host offers is never more than the affinity mask, and always something.
+  EXPECT_GT(HostCpus(), 0.0);
+  EXPECT_LE(HostCpus(), static_cast<double>(UsableCpus()));
+}
+
+}  // namespace
+}  // namespace ohio

@@ -62,8 +62,8 @@ class Group {
   uint32_t tag() const { return tag_; }
   uint64_t srb_key() const { return srb_key_; }  // the segment's region with the transport
   uint64_t srb_offset() const { return segment_.header()->srb_offset; }
-  uint64_t ssb_bytes() const { return segment_.header()->ssb_bytes; }
-  uint64_t srb_bytes() const { return segment_.header()->srb_bytes; }
+  uint64_t ssb_bytes() const { return segment_.layout().ssb_bytes; }
+  uint64_t srb_bytes() const { return segment_.layout().srb_bytes; }
   bool spans_nodes() const { return exchange_ != nullptr; }
   // The inter-node side (progress engine thread only); null for a single-node group.
   Exchange* exchange() { return exchange_.get(); }

@@ -22,7 +22,8 @@ Segment::~Segment() { Reset(); }
 Segment::Segment(Segment&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       base_(std::exchange(other.base_, nullptr)),
-      bytes_(std::exchange(other.bytes_, 0)) {}
+      bytes_(std::exchange(other.bytes_, 0)),
+      layout_(std::exchange(other.layout_, SegmentLayout{})) {}
 
 Segment& Segment::operator=(Segment&& other) noexcept {
   if (this != &other) {
@@ -30,6 +31,7 @@ Segment& Segment::operator=(Segment&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     base_ = std::exchange(other.base_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
+    layout_ = std::exchange(other.layout_, SegmentLayout{});
   }
   return *this;
 }
@@ -40,6 +42,7 @@ void Segment::Reset() {
   base_ = nullptr;
   fd_ = -1;
   bytes_ = 0;
+  layout_ = SegmentLayout{};
 }
 
 Result<Segment> Segment::Create(const std::string& name, const SegmentLayout& layout) {
@@ -71,11 +74,13 @@ Status Segment::ResetControlState(const SegmentLayout& layout) {
 
 void Segment::InitHeader(const SegmentLayout& layout) {
   // Construct the atomics in place over zeroes (zero is their initial value).
+  layout_ = layout;
   SegmentHeader* h = new (base_) SegmentHeader();
   h->magic = kSegmentMagic;
   h->version = kSegmentVersion;
   h->segment_bytes = layout.segment_bytes;
   h->group_size = layout.group_size;
+  h->local_ranks = layout.local_ranks;
   h->slots_offset = layout.slots_offset;
   h->count_tables_offset = layout.count_tables_offset;
   h->ssb_offset = layout.ssb_offset;
@@ -111,6 +116,8 @@ Result<Segment> Segment::Attach(int fd) {
     return Status(Code::kProtocol, "the group segment received from ohiod has an unexpected layout "
                                    "(daemon and library versions differ?)");
   }
+  s.layout_ = SegmentLayout{h->local_ranks, h->group_size, h->slots_offset, h->count_tables_offset, h->ssb_offset,
+                            h->ssb_bytes, h->srb_offset, h->srb_bytes, h->segment_bytes};
   return s;
 }
 

@@ -34,15 +34,19 @@ class Segment {
   int fd() const { return fd_; }
   uint64_t bytes() const { return bytes_; }
   SegmentHeader* header() const { return reinterpret_cast<SegmentHeader*>(base_); }
+  // Where everything lies, as this process set it (Create) or checked it (Attach). Never read
+  // again from the header: every process of the group may write there, and the daemon must not
+  // let a rank's write move its slots, SSB or SRB (or their loops' bounds) outside the mapping.
+  const SegmentLayout& layout() const { return layout_; }
   RankSlot* slot(uint32_t local_rank) const {
-    return reinterpret_cast<RankSlot*>(base_ + header()->slots_offset) + local_rank;
+    return reinterpret_cast<RankSlot*>(base_ + layout_.slots_offset) + local_rank;
   }
-  uint8_t* ssb() const { return base_ + header()->ssb_offset; }
+  uint8_t* ssb() const { return base_ + layout_.ssb_offset; }
   // Local rank l's count table for `round`: tables alternate by the round's parity, and those
   // of one parity lie together in local rank order (shm/vector_plan.h's NodeCounts).
   CountEntry* count_table(uint32_t local_rank, uint32_t round) const {
-    return reinterpret_cast<CountEntry*>(base_ + header()->count_tables_offset) +
-           (uint64_t{round & 1} * header()->local_ranks + local_rank) * header()->group_size;
+    return reinterpret_cast<CountEntry*>(base_ + layout_.count_tables_offset) +
+           (uint64_t{round & 1} * layout_.local_ranks + local_rank) * layout_.group_size;
   }
   // Whether local rank l has arrived at `round` or beyond, and whether every local rank has;
   // the same for having finished copying out of it.
@@ -53,18 +57,18 @@ class Segment {
     return RoundReached(slot(l)->done_round.load(std::memory_order_acquire), round);
   }
   bool AllArrived(uint32_t round) const {
-    for (uint32_t l = 0; l < header()->local_ranks; ++l) {
+    for (uint32_t l = 0; l < layout_.local_ranks; ++l) {
       if (!Arrived(l, round)) return false;
     }
     return true;
   }
   bool AllDone(uint32_t round) const {
-    for (uint32_t l = 0; l < header()->local_ranks; ++l) {
+    for (uint32_t l = 0; l < layout_.local_ranks; ++l) {
       if (!Done(l, round)) return false;
     }
     return true;
   }
-  uint8_t* srb() const { return base_ + header()->srb_offset; }
+  uint8_t* srb() const { return base_ + layout_.srb_offset; }
 
  private:
   void Reset();
@@ -73,6 +77,7 @@ class Segment {
   int fd_ = -1;
   uint8_t* base_ = nullptr;
   uint64_t bytes_ = 0;
+  SegmentLayout layout_;
 };
 
 }  // namespace ohio

@@ -220,7 +220,8 @@ inline const RoundEntry& EntryFor(const RankSlot* slot, uint32_t round) { return
 inline bool RoundReached(uint32_t value, uint32_t round) { return static_cast<int32_t>(value - round) >= 0; }
 
 struct SegmentLayout {
-  uint32_t group_size = 0;  // sizes the count tables
+  uint32_t local_ranks = 0;  // slots and count tables
+  uint32_t group_size = 0;   // sizes the count tables
   uint64_t slots_offset = 0;
   uint64_t count_tables_offset = 0;
   uint64_t ssb_offset = 0;
@@ -236,6 +237,7 @@ constexpr uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to *
 inline SegmentLayout ComputeSegmentLayout(uint32_t local_ranks, uint32_t group_size, uint64_t ssb_bytes,
                                           uint64_t srb_bytes) {
   SegmentLayout l;
+  l.local_ranks = local_ranks;
   l.group_size = group_size;
   l.slots_offset = RoundUp(sizeof(SegmentHeader), kCacheLine);
   l.count_tables_offset = RoundUp(l.slots_offset + uint64_t{local_ranks} * sizeof(RankSlot), kCacheLine);

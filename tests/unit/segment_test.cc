@@ -67,6 +67,31 @@ class SegmentTest : public ::testing::Test {
   }
 };
 
+// Any rank of the group may write the header. The daemon maps the same memory: a rank that
+// rewrites the offsets or the count of local ranks there must not move where the daemon's
+// segment finds its slots, count tables, SSB and SRB, nor how far its loops over slots go.
+TEST_F(SegmentTest, TheHeaderWrittenByARankDoesNotMoveTheDaemonsView) {
+  Segment s = MakeSegment();
+  uint8_t* const ssb = s.ssb();
+  uint8_t* const srb = s.srb();
+  RankSlot* const slot1 = s.slot(1);
+  CountEntry* const table = s.count_table(2, 1);
+  SegmentHeader* h = s.header();
+  h->ssb_offset = uint64_t{1} << 40;
+  h->srb_offset = uint64_t{1} << 40;
+  h->slots_offset = uint64_t{1} << 40;
+  h->count_tables_offset = uint64_t{1} << 40;
+  h->local_ranks = 1u << 30;
+  h->group_size = 1u << 30;
+  EXPECT_EQ(s.ssb(), ssb);
+  EXPECT_EQ(s.srb(), srb);
+  EXPECT_EQ(s.slot(1), slot1);
+  EXPECT_EQ(s.count_table(2, 1), table);
+  // The loop stops at the daemon's own count (it would run off the mapping at 2^30).
+  for (uint32_t l = 0; l < kRanks; ++l) s.slot(l)->arrived_round.store(7);
+  EXPECT_TRUE(s.AllArrived(7));
+}
+
 TEST_F(SegmentTest, CreateIsSealedZeroedAndDescribed) {
   Segment s = MakeSegment();
   ASSERT_GE(s.fd(), 0);

@@ -23,6 +23,28 @@ const BruckBlock& BlockOfIndex(const BruckMessage& message, uint32_t index) {
   return message.blocks.front();  // unreachable for a well-formed question
 }
 
+// What `node` receives in rounds 0..rounds-1: round k's message is the one node - 2^k sends.
+std::vector<BruckMessage> ReceivedMessages(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node,
+                                           uint32_t rounds) {
+  std::vector<BruckMessage> received;
+  for (uint32_t k = 0; k < rounds; ++k) {
+    received.push_back(
+        PlanBruckMessage(shape, bytes_per_rank, Wrap(int64_t{node} - (int64_t{1} << k), shape.nodes()), k));
+  }
+  return received;
+}
+
+// Inboxes laid one after another, each 64-byte aligned, sized by what lands in it.
+BruckInboxes InboxesFor(const std::vector<BruckMessage>& received) {
+  BruckInboxes in;
+  for (const BruckMessage& m : received) {
+    in.offsets.push_back(in.bytes);
+    in.sizes.push_back(m.bytes);
+    in.bytes = AlignUp64(in.bytes + m.bytes);
+  }
+  return in;
+}
+
 }  // namespace
 
 uint32_t BruckRounds(uint32_t nodes) { return nodes <= 1 ? 0 : HighestBit(nodes - 1) + 1; }
@@ -49,26 +71,14 @@ BruckMessage PlanBruckMessage(const GroupShape& shape, uint64_t bytes_per_rank, 
 }
 
 BruckInboxes PlanBruckInboxes(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node) {
-  BruckInboxes in;
-  const uint32_t n = shape.nodes();
-  for (uint32_t k = 0; k < BruckRounds(n); ++k) {
-    const uint32_t from = Wrap(int64_t{node} - (int64_t{1} << k), n);
-    const uint64_t size = PlanBruckMessage(shape, bytes_per_rank, from, k).bytes;
-    in.offsets.push_back(in.bytes);
-    in.sizes.push_back(size);
-    in.bytes = AlignUp64(in.bytes + size);
-  }
-  return in;
+  return InboxesFor(ReceivedMessages(shape, bytes_per_rank, node, BruckRounds(shape.nodes())));
 }
 
 std::vector<BruckPiece> PlanBruckGather(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node,
                                         uint32_t round) {
-  const uint32_t n = shape.nodes();
-  const BruckInboxes inboxes = PlanBruckInboxes(shape, bytes_per_rank, node);
-  std::vector<BruckMessage> received;  // what this node got in the rounds before `round`
-  for (uint32_t k = 0; k < round; ++k) {
-    received.push_back(PlanBruckMessage(shape, bytes_per_rank, Wrap(int64_t{node} - (int64_t{1} << k), n), k));
-  }
+  // The inboxes of every round, but only those before `round` hold anything to forward.
+  const std::vector<BruckMessage> received = ReceivedMessages(shape, bytes_per_rank, node, BruckRounds(shape.nodes()));
+  const BruckInboxes inboxes = InboxesFor(received);
   std::vector<BruckPiece> pieces;
   for (const BruckBlock& b : PlanBruckMessage(shape, bytes_per_rank, node, round).blocks) {
     if (b.bytes == 0) continue;
@@ -94,11 +104,8 @@ std::vector<BruckPiece> PlanBruckGather(const GroupShape& shape, uint64_t bytes_
 
 std::vector<BruckArrival> PlanBruckArrivals(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node) {
   const uint32_t n = shape.nodes();
-  const BruckInboxes inboxes = PlanBruckInboxes(shape, bytes_per_rank, node);
-  std::vector<BruckMessage> received;
-  for (uint32_t k = 0; k < BruckRounds(n); ++k) {
-    received.push_back(PlanBruckMessage(shape, bytes_per_rank, Wrap(int64_t{node} - (int64_t{1} << k), n), k));
-  }
+  const std::vector<BruckMessage> received = ReceivedMessages(shape, bytes_per_rank, node, BruckRounds(n));
+  const BruckInboxes inboxes = InboxesFor(received);
   std::vector<BruckArrival> arrivals;
   for (uint32_t s = 0; s < n; ++s) {
     if (s == node) continue;

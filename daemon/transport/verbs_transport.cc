@@ -701,52 +701,19 @@ bool VerbsTransport::PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece
   if (!op.bounce) {
     // Straight from our segment into theirs: one work request per max_sge pieces, the last
     // one carrying the immediate, so it lands after the rest (RC keeps them in order).
-    const uint32_t per_wr = c.qp->max_sge();
-    const size_t wrs = std::max<size_t>(1, (count + per_wr - 1) / per_wr);
-    if (c.send_free < wrs) {
+    RangeSges(pieces, count, 0, op.total, local->mrs[rail]->lkey, &sges_);
+    if (c.send_free < WritesFor(c)) {
       op.started = false;  // decide again when there is room: a region may change meanwhile
       return false;
     }
     op.started = true;
-    sges_.assign(count, ibv_sge{});
-    wrs_.assign(wrs, ibv_send_wr{});
-    uint64_t remote_at = remote->addr + op.offset;
-    for (size_t w = 0; w < wrs; ++w) {
-      const size_t first = w * per_wr;
-      const size_t n = std::min<size_t>(per_wr, count - std::min(first, count));
-      uint64_t bytes = 0;
-      for (size_t i = first; i < first + n; ++i) {
-        sges_[i].addr = reinterpret_cast<uintptr_t>(pieces[i].base);
-        sges_[i].length = static_cast<uint32_t>(pieces[i].bytes);
-        sges_[i].lkey = local->mrs[rail]->lkey;
-        bytes += pieces[i].bytes;
-      }
-      const bool last = w + 1 == wrs;
-      InFlight f;
-      f.peer = peer;
-      f.generation = p.generation;
-      f.rail = rail;
-      f.put_last = last;
-      f.cookie = op.cookie;
-      f.bytes = op.total;
-      ibv_send_wr& wr = wrs_[w];
-      wr.wr_id = Track(f);
-      wr.sg_list = n > 0 ? &sges_[first] : nullptr;
-      wr.num_sge = static_cast<int>(n);
-      wr.opcode = last ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
-      if (last) wr.imm_data = htonl(op.imm);
-      wr.send_flags = IBV_SEND_SIGNALED;
-      wr.wr.rdma.remote_addr = remote_at;
-      wr.wr.rdma.rkey = remote->rkeys[rail];
-      wr.next = last ? nullptr : &wrs_[w + 1];
-      remote_at += bytes;
-    }
-    ibv_send_wr* bad = nullptr;
-    if (int e = ibv_post_send(c.qp->qp(), wrs_.data(), &bad); e != 0) {
-      PeerDown(peer, std::string("posting an RDMA write failed: ") + std::strerror(e));
-      return false;
-    }
-    c.send_free -= static_cast<uint32_t>(wrs);
+    InFlight f;
+    f.peer = peer;
+    f.generation = p.generation;
+    f.rail = rail;
+    f.cookie = op.cookie;
+    f.bytes = op.total;
+    if (!PostWrites(peer, c, remote->addr + op.offset, remote->rkeys[rail], f, op.imm)) return false;
     ++stats_.direct_puts;
     ++stats_.data_frames_sent;
     stats_.rail_put_bytes[rail] += op.total;
@@ -776,6 +743,45 @@ bool VerbsTransport::PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece
     stats_.rail_put_bytes[rail] += n;
     op.sent += n;
   } while (op.sent < op.total);
+  return true;
+}
+
+size_t VerbsTransport::WritesFor(const Connection& c) const {
+  const uint32_t per_wr = c.qp->max_sge();
+  return std::max<size_t>(1, (sges_.size() + per_wr - 1) / per_wr);
+}
+
+bool VerbsTransport::PostWrites(PeerId peer, Connection& c, uint64_t remote_at, uint32_t rkey, InFlight each,
+                                std::optional<uint32_t> imm) {
+  const uint32_t per_wr = c.qp->max_sge();
+  const size_t wrs = WritesFor(c);
+  wrs_.assign(wrs, ibv_send_wr{});
+  for (size_t w = 0; w < wrs; ++w) {
+    const size_t first = w * per_wr;
+    const size_t n = std::min<size_t>(per_wr, sges_.size() - std::min(first, sges_.size()));
+    uint64_t bytes = 0;
+    for (size_t i = first; i < first + n; ++i) bytes += sges_[i].length;
+    const bool last = w + 1 == wrs;
+    InFlight f = each;
+    f.put_last = last && imm.has_value();
+    ibv_send_wr& wr = wrs_[w];
+    wr.wr_id = Track(f);
+    wr.sg_list = n > 0 ? &sges_[first] : nullptr;
+    wr.num_sge = static_cast<int>(n);
+    wr.opcode = last && imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+    if (last && imm) wr.imm_data = htonl(*imm);
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = remote_at;
+    wr.wr.rdma.rkey = rkey;
+    wr.next = last ? nullptr : &wrs_[w + 1];
+    remote_at += bytes;
+  }
+  ibv_send_wr* bad = nullptr;
+  if (int e = ibv_post_send(c.qp->qp(), wrs_.data(), &bad); e != 0) {
+    PeerDown(peer, std::string("posting an RDMA write failed: ") + std::strerror(e));
+    return false;
+  }
+  c.send_free -= static_cast<uint32_t>(wrs);
   return true;
 }
 
@@ -817,8 +823,7 @@ bool VerbsTransport::PostStriped(PeerId peer, PeerState& p, Op& op, const LocalR
   for (size_t r = 0; r < rails && r * share < op.total; ++r) {
     const uint64_t len = std::min(share, op.total - r * share);
     RangeSges(pieces, count, r * share, len, local->mrs[r]->lkey, &sges_);
-    const uint32_t per_wr = p.conns[r]->qp->max_sge();
-    wrs_per_rail[r] = (sges_.size() + per_wr - 1) / per_wr;
+    wrs_per_rail[r] = WritesFor(*p.conns[r]);
     if (p.conns[r]->send_free < wrs_per_rail[r]) {
       op.started = false;  // decide again when there is room
       return false;
@@ -832,37 +837,13 @@ bool VerbsTransport::PostStriped(PeerId peer, PeerState& p, Op& op, const LocalR
     Connection& c = *p.conns[r];
     const uint64_t len = std::min(share, op.total - r * share);
     RangeSges(pieces, count, r * share, len, local->mrs[r]->lkey, &sges_);
-    const uint32_t per_wr = c.qp->max_sge();
-    wrs_.assign(wrs_per_rail[r], ibv_send_wr{});
-    uint64_t remote_at = remote->addr + op.offset + r * share;
-    for (size_t w = 0; w < wrs_.size(); ++w) {
-      const size_t first = w * per_wr;
-      const size_t n = std::min<size_t>(per_wr, sges_.size() - first);
-      uint64_t bytes = 0;
-      for (size_t i = first; i < first + n; ++i) bytes += sges_[i].length;
-      InFlight f;
-      f.peer = peer;
-      f.generation = p.generation;
-      f.rail = r;
-      f.stripe = true;
-      ibv_send_wr& wr = wrs_[w];
-      wr.wr_id = Track(f);
-      wr.sg_list = &sges_[first];
-      wr.num_sge = static_cast<int>(n);
-      wr.opcode = IBV_WR_RDMA_WRITE;
-      wr.send_flags = IBV_SEND_SIGNALED;
-      wr.wr.rdma.remote_addr = remote_at;
-      wr.wr.rdma.rkey = remote->rkeys[r];
-      wr.next = w + 1 == wrs_.size() ? nullptr : &wrs_[w + 1];
-      remote_at += bytes;
-    }
-    ibv_send_wr* bad = nullptr;
-    if (int e = ibv_post_send(c.qp->qp(), wrs_.data(), &bad); e != 0) {
-      PeerDown(peer, std::string("posting an RDMA write failed: ") + std::strerror(e));
-      return false;
-    }
-    c.send_free -= static_cast<uint32_t>(wrs_.size());
-    op.stripes_left += static_cast<uint32_t>(wrs_.size());
+    InFlight f;
+    f.peer = peer;
+    f.generation = p.generation;
+    f.rail = r;
+    f.stripe = true;
+    if (!PostWrites(peer, c, remote->addr + op.offset + r * share, remote->rkeys[r], f, std::nullopt)) return false;
+    op.stripes_left += static_cast<uint32_t>(wrs_per_rail[r]);
     stats_.rail_put_bytes[r] += len;
   }
   ++stats_.direct_puts;

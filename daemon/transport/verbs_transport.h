@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -151,6 +152,13 @@ class VerbsTransport : public Transport {
   bool PostControl(PeerId peer, PeerState& p, uint32_t type, uint64_t key, const void* payload, size_t bytes,
                    int rail);
   bool PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count);
+  // Work requests PostWrites makes of sges_ on c: one per max_sge entries, at least one.
+  size_t WritesFor(const Connection& c) const;
+  // Posts sges_ on c as RDMA WRITEs to remote_at (rkey), each work request tracked as `each`;
+  // with `imm`, the last one carries it and completes the put. False if posting failed (the
+  // peer is then down).
+  bool PostWrites(PeerId peer, Connection& c, uint64_t remote_at, uint32_t rkey, InFlight each,
+                  std::optional<uint32_t> imm);
   // A large put to a peer on several rails: first the stripes, one per rail, all at once (the
   // op then waits first in the peer's line), then, once they are acknowledged, the closing
   // zero-byte write with the immediate on the put's own rail.

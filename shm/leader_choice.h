@@ -1,0 +1,40 @@
+// Which leader algorithm the daemons of a group run among nodes for a call of M bytes per rank
+// (seeds/001: a hypercube for tiny blocks, pairwise in between, direct for large ones). Pure:
+// every node of a group computes the same choice from the same table, the same shape and the
+// same M, so the choice itself never travels.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "shm/group_shape.h"
+
+namespace ohio {
+
+enum class Leader {
+  kPairwise,   // one block per other node, in the pairwise schedule (the first version's only one)
+  kHypercube,  // ceil(log2 N) messages per node, blocks forwarded (shm/bruck_plan.h)
+  kDirect,     // every put posted at once behind a window that bounds incast
+};
+
+const char* LeaderName(Leader l);
+
+// One row: calls of groups with at least `min_nodes` nodes whose largest node-to-node block
+// (M x max ppn x max ppn) is at most `max_block_bytes` run `leader`. The first row that
+// matches wins; none matching means pairwise.
+struct LeaderRule {
+  uint32_t min_nodes = 2;
+  uint64_t max_block_bytes = 0;
+  Leader leader = Leader::kPairwise;
+};
+
+struct LeaderTable {
+  std::vector<LeaderRule> rules;
+};
+
+// The table ohiod runs when its configuration names none.
+LeaderTable DefaultLeaderTable();
+
+Leader ChooseLeader(const LeaderTable& table, const GroupShape& shape, uint64_t bytes_per_rank);
+
+}  // namespace ohio

@@ -5,7 +5,9 @@
 #include <map>
 #include <utility>
 
+#include "shm/bruck_plan.h"
 #include "shm/copy_plan.h"
+#include "shm/eager_plan.h"
 #include "shm/exchange_plan.h"
 #include "shm/group_shape.h"
 #include "shm/staging.h"
@@ -111,6 +113,20 @@ NodePlan NodeLevelNode(const GroupShape& shape, Algorithm algo, uint32_t n, cons
     const uint64_t srb = algo == Algorithm::kV3 ? 2 * std::min(SrbHalfBytes(srb_plan), largest) : all;
     p.srb_bytes = std::max(p.srb_bytes, srb);
   }
+  return p;
+}
+
+// A hypercube round: one message per step, blocks forwarded (so bytes count every hop).
+NodePlan HypercubeNode(const GroupShape& shape, uint32_t n, uint64_t m, uint64_t srb_plan) {
+  NodePlan p;
+  p.node = n;
+  p.ppn = shape.ppn(n);
+  p.connections = shape.nodes() - 1;
+  p.rounds = 1;
+  p.sends = BruckRounds(shape.nodes());
+  for (uint32_t k = 0; k < p.sends; ++k) p.bytes_on_wire += PlanBruckMessage(shape, m, n, k).bytes;
+  p.ssb_bytes = SsbRoundBytes(shape, n, m);
+  p.srb_bytes = 2 * SrbHalfBytes(srb_plan);
   return p;
 }
 
@@ -276,13 +292,19 @@ Result<PlanReport> MakePlanReport(const PlanRequest& req) {
     Result<Staging> staging = PlanGroupStaging(shape, algo, ssb_plan, srb_plan, m);
     if (!staging.ok()) return staging.status();
     r.slice = staging->length(0);
+    const EagerLayout eager = PlanEagerLayout(shape, ssb_plan, srb_plan);
+    if (shape.nodes() > 1 && FitsEager(shape, eager, m)) r.leader = EagerRoundLeader(shape, algo, eager, req.leaders, m);
     // With consecutive placement a node's figures depend only on its own PPN and the multiset
     // of the others' (blocks are PPN_n x PPN_q, v1 puts one per row per destination node), so
     // one node per distinct PPN is planned: 128 x 56 costs one node's O(N^2) puts, not 128.
     std::map<uint32_t, NodePlan> by_ppn;
     for (uint32_t n = 0; n < shape.nodes(); ++n) {
-      auto it = req.every_node ? by_ppn.end() : by_ppn.find(shape.ppn(n));
-      NodePlan p = it != by_ppn.end() ? it->second : NodeLevelNode(shape, algo, n, staging.value(), srb_plan);
+      // A hypercube node's messages carry blocks of nodes at distances with its step's bit set:
+      // its figures depend on who those are, not only on its own PPN.
+      auto it = req.every_node || r.leader == Leader::kHypercube ? by_ppn.end() : by_ppn.find(shape.ppn(n));
+      NodePlan p = it != by_ppn.end()                  ? it->second
+                   : r.leader == Leader::kHypercube ? HypercubeNode(shape, n, m, srb_plan)
+                                                    : NodeLevelNode(shape, algo, n, staging.value(), srb_plan);
       p.node = n;
       by_ppn.emplace(p.ppn, p);
       r.nodes.push_back(p);

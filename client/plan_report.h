@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "shm/algorithm.h"
+#include "shm/leader_choice.h"
 
 namespace ohio {
 
@@ -35,6 +36,8 @@ struct PlanRequest {
   std::optional<uint64_t> srb_bytes;
   // Plan every node rather than one per distinct PPN (identical by construction; for tests).
   bool every_node = false;
+  // The daemons' leader table (shm/leader_choice.h).
+  LeaderTable leaders = DefaultLeaderTable();
 };
 
 // Figures of one node for one alltoall.
@@ -59,6 +62,7 @@ struct PlanReport {
   std::optional<uint64_t> ssb_limit;
   std::optional<uint64_t> srb_limit;
   uint64_t slice = 0;  // bytes of each message a full round carries (M when one round)
+  Leader leader = Leader::kPairwise;  // what the daemons run among nodes
   std::vector<NodePlan> nodes;
   NodePlan max;  // every figure's maximum over the nodes (node and ppn: of the largest node)
 };

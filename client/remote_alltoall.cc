@@ -15,6 +15,15 @@ void RunCopies(const std::vector<CopySpan>& spans, const uint8_t* src, uint8_t* 
   for (const CopySpan& s : spans) std::memcpy(dst + s.dst, src + s.src, s.len);
 }
 
+// An eager call is one round carrying all of M.
+Staging OneRound(uint64_t m) {
+  Staging one;
+  one.bytes_per_rank = m;
+  one.slice = m;
+  one.rounds = 1;
+  return one;
+}
+
 }  // namespace
 
 RemoteAlltoall::RemoteAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
@@ -88,7 +97,7 @@ void RemoteAlltoall::Done(uint32_t k) {
   segment_->slot(local_)->done_round.store(k, std::memory_order_seq_cst);
 }
 
-const RemoteAlltoall::EagerPlan& RemoteAlltoall::EagerPlanFor(uint64_t m) {
+RemoteAlltoall::EagerPlan& RemoteAlltoall::EagerPlanFor(uint64_t m) {
   ++uses_;
   EagerPlan* victim = &eager_plans_[0];
   for (EagerPlan& p : eager_plans_) {
@@ -98,19 +107,22 @@ const RemoteAlltoall::EagerPlan& RemoteAlltoall::EagerPlanFor(uint64_t m) {
     }
     if (!p.used || p.last_use < victim->last_use) victim = &p;
   }
-  Staging one;
-  one.bytes_per_rank = m;
-  one.slice = m;
-  one.rounds = 1;
-  victim->call = MakeCallPlan(*shape_, algo_, node_, local_, one);
-  victim->deliveries = PlanEagerDeliveries(*shape_, node_, layout_, m);
-  victim->copy_out.clear();
-  for (const Delivery& d : victim->deliveries) {
-    victim->copy_out.push_back(PlanCopyOutDelivery(*shape_, node_, local_, one, 0, d));
-  }
+  victim->call = MakeCallPlan(*shape_, algo_, node_, local_, OneRound(m));
+  for (EagerPlan::Arrivals& a : victim->by_leader) a = EagerPlan::Arrivals{};
   victim->used = true;
   victim->last_use = uses_;
   return *victim;
+}
+
+const RemoteAlltoall::EagerPlan::Arrivals& RemoteAlltoall::ArrivalsFor(EagerPlan& plan, Leader leader) {
+  EagerPlan::Arrivals& a = plan.by_leader[static_cast<size_t>(leader)];
+  if (a.planned) return a;
+  const uint64_t m = plan.call.bytes_per_rank;
+  a.deliveries = PlanEagerRoundDeliveries(*shape_, node_, layout_, m, leader);
+  a.copy_out.clear();
+  for (const Delivery& d : a.deliveries) a.copy_out.push_back(PlanCopyOutDelivery(*shape_, node_, local_, OneRound(m), 0, d));
+  a.planned = true;
+  return a;
 }
 
 Status RemoteAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
@@ -143,7 +155,7 @@ Status RemoteAlltoall::Skip(uint32_t* next_round) {
   return v;
 }
 
-Status RemoteAlltoall::EagerRound(const EagerPlan& plan, const uint8_t* send, uint8_t* recv, uint32_t k) {
+Status RemoteAlltoall::EagerRound(EagerPlan& plan, const uint8_t* send, uint8_t* recv, uint32_t k) {
   // Half k mod 2 last carried round k-2 (or, after a round that used the whole SSB, k-1).
   if (Status s = AwaitFinished(last_round_eager_ ? k - 2 : k - 1); !s.ok()) return s;
   last_round_eager_ = true;
@@ -161,7 +173,8 @@ Status RemoteAlltoall::EagerRound(const EagerPlan& plan, const uint8_t* send, ui
   report_->Lap(Stage::kCopyOutLocal);
   const uint8_t* srb_half = segment_->srb() + parity * layout_.srb_half;
   const uint64_t round_tag = uint64_t{k} << 32;
-  for (uint32_t d = 0; d < plan.deliveries.size(); ++d) {
+  const EagerPlan::Arrivals* arrivals = nullptr;  // known once the first block landed
+  for (uint32_t d = 0; d < shape_->nodes() - 1; ++d) {
     const uint64_t want = round_tag | (d + 1);
     Status s = waiter_->Wait(
         [this, parity, want, k] {
@@ -172,7 +185,10 @@ Status RemoteAlltoall::EagerRound(const EagerPlan& plan, const uint8_t* send, ui
     report_->Lap(Stage::kAwaitBlocks);
     if (!s.ok()) return s;
     if (RoundFailed(k)) break;
-    RunCopies(plan.copy_out[d], srb_half, recv);
+    if (arrivals == nullptr) {
+      arrivals = &ArrivalsFor(plan, EagerLeaderOf(header_->eager_leader[parity].load(std::memory_order_relaxed), k));
+    }
+    RunCopies(arrivals->copy_out[d], srb_half, recv);
     report_->Lap(Stage::kCopyOutRemote);
   }
   report_->DaemonSteps(header_->stamps[parity], k);

@@ -16,6 +16,7 @@
 // one when the call fits, else a round that checks the counts and the stream rounds after it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -49,13 +50,20 @@ class RemoteAlltoall {
     bool used = false;
     uint64_t last_use = 0;
     CallPlan call;  // copy-in and the node's own copy-out, one round
-    std::vector<Delivery> deliveries;
-    std::vector<std::vector<CopySpan>> copy_out;  // per delivery, parity 0
+    // By leader (shm/leader_choice.h): the daemons say which one the round runs once its
+    // first block lands; each is planned when first needed.
+    struct Arrivals {
+      bool planned = false;
+      std::vector<Delivery> deliveries;
+      std::vector<std::vector<CopySpan>> copy_out;  // per delivery, parity 0
+    };
+    std::array<Arrivals, 3> by_leader;
   };
+  const EagerPlan::Arrivals& ArrivalsFor(EagerPlan& plan, Leader leader);
 
-  const EagerPlan& EagerPlanFor(uint64_t m);
+  EagerPlan& EagerPlanFor(uint64_t m);
   Status Rounds(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round);
-  Status EagerRound(const EagerPlan& plan, const uint8_t* send, uint8_t* recv, uint32_t k);
+  Status EagerRound(EagerPlan& plan, const uint8_t* send, uint8_t* recv, uint32_t k);
   Status AnnouncedRound(const Staging& staging, uint64_t round, const uint8_t* send, uint8_t* recv, uint32_t k);
   Status CopyOutAnnounced(const Staging& staging, uint64_t round, uint32_t k, uint8_t* recv);
   // Waits until this node is through with round `through` (its puts out, its ranks done).

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "shm/round_stamps.h"
 #include "shm/vector_plan.h"
@@ -19,7 +20,7 @@ bool AtLeast(uint32_t a, uint32_t b) { return RoundReached(a, b); }
 
 Exchange::Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
                    std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
-                   const Segment* segment, uint32_t tag)
+                   const Segment* segment, uint32_t tag, LeaderTable leaders)
     : shape_(shape),
       node_(node),
       algo_(algo),
@@ -28,6 +29,7 @@ Exchange::Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::
       transport_(transport),
       segment_(segment),
       tag_(tag),
+      leaders_(std::move(leaders)),
       peers_(shape.nodes()),
       plan_ssb_(ssb_bytes),
       plan_srb_(srb_bytes),
@@ -49,6 +51,7 @@ void Exchange::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   // before be read.
   layout_ = PlanEagerLayout(shape_, plan_ssb_, plan_srb_);
   vector_plan_ = VectorRoundPlan{};  // planned for the layout before, if any
+  hypercube_plan_ = HypercubePlanCache{};
   for (const auto& [from, delivery] : early_) OnArrived(from, delivery);
   early_.clear();
 }
@@ -79,6 +82,7 @@ bool Exchange::Accept(uint32_t node, uint32_t round) {
 }
 
 void Exchange::SendReady(bool disagree, bool skipped, uint32_t reason) {
+  ready_sent_ = true;
   for (uint32_t n = 0; n < shape_.nodes(); ++n) {
     if (n == node_) continue;
     ExchangeMessage m;
@@ -101,6 +105,8 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   local_skip_ = local_skip;
   agreed_ = false;
   announced_ok_ = false;
+  ready_sent_ = false;
+  hypercube_halted_ = false;
   error_.reset();
   posted_ = delivered_ = credited_ = 0;
   const bool local_ok = !local_disagree && !local_skip;
@@ -111,8 +117,12 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   count_digest_ = 0;
   if (vector_ && local_ok) PlanVectorRound();
   eager_ = local_ok && (vector_ ? !too_large_ : FitsEager(shape_, layout_, bytes_per_rank));
+  hypercube_ = eager_ && !vector_ &&
+               EagerRoundLeader(shape_, algo_, layout_, leaders_, bytes_per_rank) == Leader::kHypercube;
   if (eager_ && vector_) {
     // PlanVectorRound aimed puts_ and deliveries_.
+  } else if (hypercube_) {
+    PlanHypercubeRound();
   } else if (eager_) {
     if (eager_plan_.bytes_per_rank != bytes_per_rank) {
       eager_plan_.bytes_per_rank = bytes_per_rank;
@@ -123,6 +133,8 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
     deliveries_ = &eager_plan_.deliveries;
   }
   if (eager_) {
+    // Before any of the round's blocks is published: where they land depends on it.
+    segment_->header()->eager_leader[round & 1].store(EagerLeaderWord(round, leader()), std::memory_order_relaxed);
     auto* h = reinterpret_cast<EagerHeader*>(segment_->header()->eager_out[round & 1]);
     const bool first = vector_ && vector_part_ == 0;
     *h = EagerHeader{kEagerHeaderMagic,
@@ -156,7 +168,38 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   }
   put_posted_.assign(puts_->size(), false);
   arrived_.assign(deliveries_->size(), false);
+  if (hypercube_) {
+    inbox_landed_.assign(puts_->size(), false);
+    inboxes_landed_ = inbox_prefix_ = 0;
+    const uint32_t early = std::exchange(early_inboxes_[round & 1], 0);
+    for (uint32_t k = 0; k < puts_->size(); ++k) {
+      if (early >> k & 1) ReadInbox(k);
+    }
+  }
+  ReactToMixedSigns();
   CheckAgreement();
+}
+
+void Exchange::PlanHypercubeRound() {
+  if (hypercube_plan_.bytes_per_rank != bytes_per_rank_) {
+    HypercubePlanCache& c = hypercube_plan_;
+    c = HypercubePlanCache{};
+    c.bytes_per_rank = bytes_per_rank_;
+    const uint64_t stride = BruckInboxStride(shape_.nodes(), layout_.srb_half);
+    for (uint32_t k = 0; k < BruckRounds(shape_.nodes()); ++k) {
+      const BruckMessage message = PlanBruckMessage(shape_, bytes_per_rank_, node_, k);
+      Put p;
+      p.dest = message.to;
+      p.step = k;
+      p.bytes = message.bytes;
+      p.srb_offset = k * stride;
+      c.puts.push_back(p);
+      c.gathers.push_back(PlanBruckGather(shape_, bytes_per_rank_, node_, k, layout_.srb_half));
+    }
+    c.deliveries = PlanBruckDeliveries(shape_, bytes_per_rank_, node_, layout_.srb_half);
+  }
+  puts_ = &hypercube_plan_.puts;
+  deliveries_ = &hypercube_plan_.deliveries;
 }
 
 void Exchange::PlanVectorRound() {
@@ -189,6 +232,10 @@ void Exchange::PlanVectorRound() {
 
 void Exchange::EndRound() {
   after_announced_ = !eager_ && announced_ok_;
+  // Complete as a hypercube means every inbox landed, or every node's M was heard.
+  after_hypercube_ = hypercube_;
+  // Pairwise eager puts of this parity seen from now on belong to the round after next.
+  pairwise_eager_seen_[round_ & 1] = false;
   active_ = false;
   ++round_;
 }
@@ -215,7 +262,11 @@ void Exchange::OnMessage(uint32_t from, const ExchangeMessage& m) {
     h.disagree = m.sizes_disagree;
     h.skipped = m.skipped;
     h.too_large = m.delivery == ExchangeMessage::kReadyTooLarge;
-    if (active_ && m.round == round_) CheckAgreement();
+    h.mixed = m.delivery == ExchangeMessage::kReadyMixed;
+    if (active_ && m.round == round_) {
+      ReactToMixedSigns();
+      CheckAgreement();
+    }
   } else {
     h.credit = std::max(h.credit, m.delivery + 1);
   }
@@ -228,8 +279,16 @@ void Exchange::OnArrived(uint32_t from, uint32_t delivery) {
     early_.push_back({from, delivery});
     return;
   }
+  if (IsBruckImm(delivery)) {
+    OnHypercubeArrived(from, delivery & 1);
+    return;
+  }
   if (IsEagerImm(delivery)) {
     const uint32_t parity = delivery & 1;
+    // A node running this round pairwise while this one runs it as a hypercube: its M cannot
+    // be this node's, and its header may be unreadable under hypercube inboxes.
+    pairwise_eager_seen_[parity] = true;
+    if (active_ && hypercube_ && (round_ & 1) == parity) ReactToMixedSigns();
     EagerHeader h;
     std::memcpy(&h, segment_->srb() + EagerSlotOffset(layout_, node_, from, parity), sizeof(h));
     if (h.magic != kEagerHeaderMagic || (h.round & 1) != parity || h.source_node != from) return;
@@ -250,6 +309,75 @@ void Exchange::OnArrived(uint32_t from, uint32_t delivery) {
   if (!active_ || eager_ || delivery >= arrived_.size()) return;
   arrived_[delivery] = true;
   while (delivered_ < deliveries_->size() && arrived_[delivered_]) ++delivered_;
+}
+
+void Exchange::OnHypercubeArrived(uint32_t from, uint32_t parity) {
+  const uint32_t n = shape_.nodes();
+  const uint32_t distance = (node_ + n - from) % n;
+  if (distance == 0 || (distance & (distance - 1)) != 0) return;  // no step of the hypercube comes from there
+  const uint32_t k = static_cast<uint32_t>(__builtin_ctz(distance));
+  if (k >= BruckRounds(n)) return;
+  if (active_ && hypercube_ && (round_ & 1) == parity) {
+    ReadInbox(k);
+    return;
+  }
+  // The next round's (a sender finished this one first), or one of a round under way here
+  // that does not run as a hypercube (the round fails: its nodes disagree on M).
+  if (!active_ || (round_ & 1) != parity) early_inboxes_[parity] |= 1u << k;
+}
+
+bool Exchange::ReadInbox(uint32_t k) {
+  if (inbox_landed_[k]) return false;
+  const uint32_t n = shape_.nodes();
+  const uint32_t from = (node_ + n - (1u << k) % n) % n;
+  const uint64_t at = (round_ & 1) * layout_.srb_half + k * BruckInboxStride(n, layout_.srb_half);
+  EagerHeader h;
+  std::memcpy(&h, segment_->srb() + at, sizeof(h));
+  // A message of a round that failed may land late: the round's own brings its own put.
+  if (h.magic != kEagerHeaderMagic || h.round != round_ || h.source_node != from) return false;
+  Accept(from, h.round);
+  Heard& heard = HeardOf(from, h.round);
+  heard.known = true;
+  heard.data = true;
+  heard.bytes_per_rank = h.bytes_per_rank;
+  heard.skipped = (h.flags & kEagerSkipped) != 0;
+  heard.begun_ns = h.begun_ns;
+  heard.landed_ns = MonotonicNs();
+  if (h.bytes_per_rank != bytes_per_rank_ || h.flags != 0) {
+    // Its blocks are laid for another M: never published nor forwarded.
+    ReactToMixedSigns();
+    CheckAgreement();
+    return false;
+  }
+  inbox_landed_[k] = true;
+  ++inboxes_landed_;
+  while (inbox_prefix_ < inbox_landed_.size() && inbox_landed_[inbox_prefix_]) ++inbox_prefix_;
+  return true;
+}
+
+bool Exchange::MixedSign(uint32_t node) const {
+  const Heard& h = heard_[node][round_ & 1];
+  return h.round == round_ && h.known &&
+         (h.bytes_per_rank != bytes_per_rank_ || h.disagree || h.skipped || h.too_large);
+}
+
+void Exchange::ReactToMixedSigns() {
+  if (!active_) return;
+  bool asked = false, other_m = false;
+  for (uint32_t n = 0; n < shape_.nodes(); ++n) {
+    if (n == node_) continue;
+    const Heard& h = heard_[n][round_ & 1];
+    asked |= h.round == round_ && h.known && h.mixed;
+    other_m |= MixedSign(n);
+  }
+  if (hypercube_ && other_m) hypercube_halted_ = true;  // the round fails whatever else comes
+  if (ready_sent_) return;
+  if (hypercube_ && (asked || other_m || pairwise_eager_seen_[round_ & 1])) {
+    SendReady(false, false, ExchangeMessage::kReadyMixed);
+  } else if (asked) {
+    // Not a hypercube here: this node's M, once, so that the nodes that run one learn it.
+    SendReady(local_disagree_, local_skip_, too_large_ ? ExchangeMessage::kReadyTooLarge : 0);
+  }
 }
 
 void Exchange::OnPutDone(uint64_t cookie) {
@@ -373,7 +501,7 @@ bool Exchange::EagerCredit(uint32_t node) const {
   // the whole SRB) anything it said about the round before: its ranks were through with the
   // half this round lands in.
   if (AtLeast(last_ready_[node], round_)) return true;
-  return !after_announced_ && (round_ == 1 || AtLeast(last_heard_[node], round_ - 1));
+  return !after_announced_ && (round_ == 1 || after_hypercube_ || AtLeast(last_heard_[node], round_ - 1));
 }
 
 bool Exchange::PostEager() {
@@ -398,6 +526,38 @@ void Exchange::PublishEager() {
   }
 }
 
+bool Exchange::PostHypercube() {
+  bool changed = false;
+  const uint32_t parity = round_ & 1;
+  const uint8_t* ssb = segment_->ssb() + parity * layout_.ssb_half;
+  const uint8_t* srb = segment_->srb() + parity * layout_.srb_half;
+  // Step k forwards what inboxes 0..k-1 brought.
+  while (posted_ < puts_->size() && posted_ <= inbox_prefix_ && !hypercube_halted_ && !error_) {
+    const uint32_t k = posted_;
+    const Put& p = (*puts_)[k];
+    // After a round that used the whole SRB, the receiver says when its ranks are through.
+    if (after_announced_ && !AtLeast(last_ready_[p.dest], round_)) break;
+    pieces_.clear();
+    pieces_.push_back({segment_->header()->eager_out[parity], kEagerHeaderBytes});
+    for (const BruckPiece& piece : hypercube_plan_.gathers[k]) {
+      pieces_.push_back({(piece.forwarded ? srb : ssb) + piece.offset, piece.bytes});
+    }
+    const PeerGroupInfo& peer = *peers_[p.dest];
+    transport_->Put(peer_ids_[p.dest], pieces_.data(), pieces_.size(), peer.srb_key,
+                    peer.srb_offset + parity * layout_.srb_half + p.srb_offset, EncodeImm(peer.tag, BruckImmDelivery(parity)),
+                    PutCookie(tag_, round_, true, k));
+    put_posted_[k] = true;
+    ++posted_;
+    ++in_flight_[parity];
+    changed = true;
+  }
+  return changed;
+}
+
+void Exchange::PublishHypercube() {
+  while (delivered_ < deliveries_->size() && inbox_landed_[(*deliveries_)[delivered_].step]) ++delivered_;
+}
+
 bool Exchange::PostAnnounced() {
   bool changed = false;
   for (uint32_t i = 0; i < puts_->size(); ++i) {
@@ -415,8 +575,12 @@ bool Exchange::Progress(uint32_t consumed_by_all) {
   if (!active_) return false;
   if (eager_) {
     const uint32_t before = delivered_;
-    bool changed = PostEager();
-    PublishEager();
+    bool changed = hypercube_ ? PostHypercube() : PostEager();
+    if (hypercube_) {
+      PublishHypercube();
+    } else {
+      PublishEager();
+    }
     return changed || delivered_ != before;
   }
   if (!agreed_ || error_) return false;
@@ -435,7 +599,13 @@ bool Exchange::Progress(uint32_t consumed_by_all) {
 }
 
 bool Exchange::complete() const {
-  if (!active_ || !agreed_) return false;
+  if (!active_) return false;
+  if (hypercube_) {
+    // Its messages read inboxes the round after next overwrites: over once they have left.
+    if (in_flight_[round_ & 1] != 0) return false;
+    return (posted_ == puts_->size() && inboxes_landed_ == inbox_landed_.size()) || (agreed_ && error_);
+  }
+  if (!agreed_) return false;
   if (eager_) return posted_ == puts_->size() && (error_ || delivered_ == deliveries_->size());
   if (error_) return in_flight_[round_ & 1] == 0;
   return in_flight_[round_ & 1] == 0 && posted_ == puts_->size() && delivered_ == deliveries_->size();
@@ -456,6 +626,18 @@ void Exchange::PeerTimes(uint64_t* latest_begun_ns, uint64_t* mean_trip_ns) cons
 }
 
 std::string Exchange::Waiting() const {
+  if (hypercube_ && !ready_sent_) {
+    // A hypercube node hears only from the nodes 2^k behind it.
+    std::string missing;
+    for (uint32_t k = 0; k < inbox_landed_.size(); ++k) {
+      if (inbox_landed_[k]) continue;
+      const uint32_t from = (node_ + shape_.nodes() - (1u << k) % shape_.nodes()) % shape_.nodes();
+      missing += (missing.empty() ? "" : ",") + node_names_[from] + " (step " + std::to_string(k) + ")";
+    }
+    if (!missing.empty()) return "hypercube messages from node(s) " + missing;
+    if (posted_ < puts_->size()) return "credit to send to its peers";
+    return "its own sends to complete";
+  }
   std::set<std::string> silent, data;
   for (uint32_t n = 0; n < shape_.nodes(); ++n) {
     if (n == node_) continue;

@@ -19,6 +19,17 @@
 // From an announced round to an eager one, the SRB held the whole announced round: each node
 // sends ROUND_READY for the eager round too, and puts only once it holds the peer's.
 //
+// Hypercube rounds (the leader table chooses it for the call's M and it fits, see
+// EagerRoundLeader): eager rounds whose node exchange is shm/bruck_plan.h's: in step k this
+// node sends one message (header first, from eager_out) to node + 2^k, gathered from its SSB
+// half and from the inboxes of earlier steps, into that node's inbox k; it sends step k once
+// inboxes 0..k-1 have landed. Blocks are published as their inbox lands (its header carries
+// this node's M). All inboxes landed means every node had arrived at the round, which is the
+// credit for the next one. The round completes only once this node's messages have left:
+// they read inboxes that the round after next overwrites. A sign that not every node runs
+// the hypercube with this M (ExchangeMessage::kReadyMixed) turns the round into one where
+// every node tells every node its M, and the verdict is taken as in announced rounds.
+//
 // Alltoallv rounds (M = kVectorBytes, shm/vector_plan.h) are eager rounds whose puts and
 // deliveries are planned from this node's count tables when the call's first round begins (and
 // kept while the counts stay the same: a loop of alltoallv calls plans once); its header
@@ -41,8 +52,10 @@
 
 #include "daemon/exchange_message.h"
 #include "daemon/transport/transport.h"
+#include "shm/bruck_plan.h"
 #include "shm/eager_plan.h"
 #include "shm/exchange_plan.h"
+#include "shm/leader_choice.h"
 #include "shm/segment.h"
 #include "shm/vector_plan.h"
 
@@ -59,10 +72,11 @@ struct PeerGroupInfo {
 class Exchange {
  public:
   // `segment` is the group's on this node: eager puts gather their header from it and land
-  // their blocks in its SRB; `tag` is the group's tag here (what peers' messages carry).
+  // their blocks in its SRB; `tag` is the group's tag here (what peers' messages carry);
+  // `leaders` chooses the leader algorithm per call (the same table on every node).
   Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
            std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
-           const Segment* segment, uint32_t tag);
+           const Segment* segment, uint32_t tag, LeaderTable leaders);
 
   // --- bootstrap ---
   void SetPeer(uint32_t node, const PeerGroupInfo& info);
@@ -93,6 +107,8 @@ class Exchange {
   bool Progress(uint32_t consumed_by_all);
 
   bool eager() const { return eager_; }
+  // The leader algorithm of the eager round under way.
+  Leader leader() const { return hypercube_ ? Leader::kHypercube : Leader::kPairwise; }
   // Rounds of the current alltoallv call, once its first round's verdict is in (1 until then).
   uint32_t vector_rounds_in_call() const { return vector_rounds_in_call_; }
   // Bytes the current alltoallv call moves between this node's own ranks.
@@ -152,6 +168,7 @@ class Exchange {
     uint64_t count_digest = 0;  // alltoallv: its share, from its eager header
     bool staged = false;        // alltoallv: its part does not fit one round (kEagerVectorStaged)
     uint32_t stream_rounds = 0;  // alltoallv: the stream rounds its part needs
+    bool mixed = false;          // its ROUND_READY said kReadyMixed
   };
   Heard& HeardOf(uint32_t node, uint32_t round);
   // Records a message about `round` from `node`; false if the round is already over here.
@@ -165,6 +182,19 @@ class Exchange {
   void VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum, bool staged,
                      uint32_t max_stream_rounds);
   void SendReady(bool disagree, bool skipped, uint32_t reason = 0);
+  // Hypercube rounds.
+  void PlanHypercubeRound();
+  void OnHypercubeArrived(uint32_t from, uint32_t parity);
+  // Reads inbox k's header once its message landed; false if the message is not (yet) the
+  // round's.
+  bool ReadInbox(uint32_t k);
+  bool PostHypercube();
+  void PublishHypercube();
+  // Signs that not every node runs this round as a hypercube with this M: what was heard of
+  // the round so far, and pairwise eager puts seen in its SRB half. If any, tells every node
+  // this node's M (kReadyMixed), once a round.
+  void ReactToMixedSigns();
+  bool MixedSign(uint32_t node) const;
   void SendTo(uint32_t node, ExchangeMessage m);
   bool EagerCredit(uint32_t node) const;
   bool PostEager();
@@ -181,6 +211,7 @@ class Exchange {
   Transport* transport_;
   const Segment* segment_;
   const uint32_t tag_;
+  const LeaderTable leaders_;
   std::vector<std::optional<PeerGroupInfo>> peers_;
   uint32_t known_peers_ = 0;
   std::optional<ExchangeMessage> rank_gone_;  // told to every node met from now on
@@ -199,6 +230,7 @@ class Exchange {
   bool active_ = false;
   bool eager_ = false;
   bool after_announced_ = false;  // the round before succeeded as an announced round
+  bool after_hypercube_ = false;  // the round before completed as a hypercube: every node had arrived
   bool announced_ok_ = false;     // this round, announced, has succeeded so far
   uint64_t bytes_per_rank_ = 0;
   bool local_disagree_ = false;
@@ -212,6 +244,22 @@ class Exchange {
   std::vector<bool> staged_nodes_;  // alltoallv: by node, its part did not fit the first round
   uint64_t count_digest_ = 0;
   std::optional<std::string> error_;
+
+  // Hypercube rounds.
+  bool hypercube_ = false;
+  bool ready_sent_ = false;        // this node told every node its M this round
+  bool hypercube_halted_ = false;  // a node runs another M: no more messages this round
+  std::array<bool, 2> pairwise_eager_seen_{};  // by parity: a pairwise eager put landed
+  std::array<uint32_t, 2> early_inboxes_{};   // by parity: inboxes whose put landed before the round began
+  std::vector<bool> inbox_landed_;
+  uint32_t inboxes_landed_ = 0;
+  uint32_t inbox_prefix_ = 0;  // inboxes 0..inbox_prefix_-1 have all landed
+  struct HypercubePlanCache {
+    uint64_t bytes_per_rank = ~uint64_t{0};
+    std::vector<Put> puts;  // one per step: dest, srb_offset of the inbox's header, no pieces
+    std::vector<std::vector<BruckPiece>> gathers;  // by step
+    std::vector<Delivery> deliveries;
+  } hypercube_plan_;
 
   // The puts of the round: planned once per M (eager) or per round (announced).
   struct EagerPlanCache {

@@ -20,7 +20,7 @@ struct ExchangeMessage {
   uint32_t round = 0;
   uint32_t delivery = 0;        // CREDIT: the receiver may now put this delivery of the sender's;
                                 // RANK_GONE: the group rank that departed;
-                                // ROUND_READY: kReadyTooLarge or 0
+                                // ROUND_READY: kReadyTooLarge, kReadyMixed or 0
   bool left = false;            // RANK_GONE: it said LeaveGroup (else its connection dropped)
   uint64_t bytes_per_rank = 0;  // ROUND_READY: M
   std::array<uint8_t, 16> key{};
@@ -29,6 +29,12 @@ struct ExchangeMessage {
   // take more stream rounds than are served (shm/vector_staging.h), so the call is not served on
   // any node.
   static constexpr uint32_t kReadyTooLarge = 1;
+  // ROUND_READY sent to every node by a node whose round runs as a hypercube and that saw a
+  // sign the group's nodes do not all run it (another M, a node's own ranks disagreeing or
+  // opting out, a pairwise eager put): hypercube nodes hear directly from only log2 N nodes,
+  // so every receiver answers with a ROUND_READY of its own to every node (once a round), and
+  // every node learns every node's M and reaches the round's verdict as in announced rounds.
+  static constexpr uint32_t kReadyMixed = 2;
 
   static constexpr size_t kBytes = 40;
   using Encoded = std::array<uint8_t, kBytes>;

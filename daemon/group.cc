@@ -88,7 +88,8 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
     g->cache_->Registered(g->segment_.bytes());
   }
   g->exchange_ = std::make_unique<Exchange>(g->shape_, g->spec_.node, g->spec_.algorithm, g->spec_.node_names,
-                                            g->spec_.key, ssb_bytes, srb_bytes, transport, &g->segment_, g->tag_);
+                                            g->spec_.key, ssb_bytes, srb_bytes, transport, &g->segment_, g->tag_,
+                                            DefaultLeaderTable());
   g->remote_offloaded_ = std::make_unique<OffloadedRemoteAlltoall>(&g->segment_, &g->shape_, g->spec_.algorithm,
                                                                    g->spec_.node, g->offloaded_.get());
   return g;

@@ -1,5 +1,7 @@
 #include "shm/bruck_plan.h"
 
+#include <algorithm>
+
 #include "shm/copy_plan.h"
 
 namespace ohio {
@@ -11,8 +13,6 @@ uint32_t Wrap(int64_t node, uint32_t nodes) {
 }
 
 uint32_t HighestBit(uint32_t v) { return 31 - static_cast<uint32_t>(__builtin_clz(v)); }
-
-uint64_t AlignUp64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
 
 // The block of index `index` in `message` (present by construction: callers ask only for
 // indices whose bit `message.round` is set).
@@ -34,20 +34,45 @@ std::vector<BruckMessage> ReceivedMessages(const GroupShape& shape, uint64_t byt
   return received;
 }
 
-// Inboxes laid one after another, each 64-byte aligned, sized by what lands in it.
-BruckInboxes InboxesFor(const std::vector<BruckMessage>& received) {
+// Inbox k at k strides, its message behind its header.
+BruckInboxes InboxesFor(const std::vector<BruckMessage>& received, uint64_t stride) {
   BruckInboxes in;
-  for (const BruckMessage& m : received) {
-    in.offsets.push_back(in.bytes);
-    in.sizes.push_back(m.bytes);
-    in.bytes = AlignUp64(in.bytes + m.bytes);
+  for (uint32_t k = 0; k < received.size(); ++k) {
+    in.offsets.push_back(k * stride + kBruckHeaderBytes);
+    in.sizes.push_back(received[k].bytes);
   }
+  in.bytes = received.size() * stride;
   return in;
 }
 
 }  // namespace
 
 uint32_t BruckRounds(uint32_t nodes) { return nodes <= 1 ? 0 : HighestBit(nodes - 1) + 1; }
+
+uint64_t BruckInboxStride(uint32_t nodes, uint64_t area_bytes) {
+  const uint32_t rounds = BruckRounds(nodes);
+  if (rounds == 0) return 0;
+  const uint64_t stride = area_bytes / rounds;
+  return stride - stride % 64;
+}
+
+bool FitsBruck(const GroupShape& shape, uint64_t bytes_per_rank, uint64_t area_bytes, uint64_t ssb_half) {
+  const uint32_t n = shape.nodes();
+  const uint64_t stride = BruckInboxStride(n, area_bytes);
+  if (stride < kBruckHeaderBytes) return false;
+  const uint64_t max_ppn = shape.max_ppn();
+  const uint64_t m = bytes_per_rank;
+  if (m > 0 && ssb_half / (max_ppn * uint64_t{shape.size()}) < m) return false;
+  // Bounded by the blocks a round's message may carry (the indices with its bit set), each at
+  // most M x max ppn^2: the bound depends on nothing node-specific. Divisions, not products:
+  // M may be anything a caller passes.
+  for (uint32_t k = 0; k < BruckRounds(n); ++k) {
+    uint64_t blocks = 0;
+    for (uint32_t j = 1; j < n; ++j) blocks += (j >> k) & 1;
+    if (m > 0 && (stride - kBruckHeaderBytes) / (blocks * max_ppn * max_ppn) < m) return false;
+  }
+  return true;
+}
 
 BruckMessage PlanBruckMessage(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t sender, uint32_t round) {
   const uint32_t n = shape.nodes();
@@ -70,15 +95,16 @@ BruckMessage PlanBruckMessage(const GroupShape& shape, uint64_t bytes_per_rank, 
   return m;
 }
 
-BruckInboxes PlanBruckInboxes(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node) {
-  return InboxesFor(ReceivedMessages(shape, bytes_per_rank, node, BruckRounds(shape.nodes())));
+BruckInboxes PlanBruckInboxes(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node, uint64_t area_bytes) {
+  return InboxesFor(ReceivedMessages(shape, bytes_per_rank, node, BruckRounds(shape.nodes())),
+                    BruckInboxStride(shape.nodes(), area_bytes));
 }
 
 std::vector<BruckPiece> PlanBruckGather(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node,
-                                        uint32_t round) {
+                                        uint32_t round, uint64_t area_bytes) {
   // The inboxes of every round, but only those before `round` hold anything to forward.
   const std::vector<BruckMessage> received = ReceivedMessages(shape, bytes_per_rank, node, BruckRounds(shape.nodes()));
-  const BruckInboxes inboxes = InboxesFor(received);
+  const BruckInboxes inboxes = InboxesFor(received, BruckInboxStride(shape.nodes(), area_bytes));
   std::vector<BruckPiece> pieces;
   for (const BruckBlock& b : PlanBruckMessage(shape, bytes_per_rank, node, round).blocks) {
     if (b.bytes == 0) continue;
@@ -102,10 +128,11 @@ std::vector<BruckPiece> PlanBruckGather(const GroupShape& shape, uint64_t bytes_
   return pieces;
 }
 
-std::vector<BruckArrival> PlanBruckArrivals(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node) {
+std::vector<BruckArrival> PlanBruckArrivals(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node,
+                                           uint64_t area_bytes) {
   const uint32_t n = shape.nodes();
   const std::vector<BruckMessage> received = ReceivedMessages(shape, bytes_per_rank, node, BruckRounds(n));
-  const BruckInboxes inboxes = InboxesFor(received);
+  const BruckInboxes inboxes = InboxesFor(received, BruckInboxStride(n, area_bytes));
   std::vector<BruckArrival> arrivals;
   for (uint32_t s = 0; s < n; ++s) {
     if (s == node) continue;
@@ -115,6 +142,23 @@ std::vector<BruckArrival> PlanBruckArrivals(const GroupShape& shape, uint64_t by
     arrivals.push_back({s, last, inboxes.offsets[last] + b.offset, b.bytes});
   }
   return arrivals;
+}
+
+std::vector<Delivery> PlanBruckDeliveries(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node,
+                                          uint64_t area_bytes) {
+  std::vector<BruckArrival> arrivals = PlanBruckArrivals(shape, bytes_per_rank, node, area_bytes);
+  std::stable_sort(arrivals.begin(), arrivals.end(),
+                   [](const BruckArrival& a, const BruckArrival& b) { return a.round < b.round; });
+  std::vector<Delivery> out;
+  for (const BruckArrival& a : arrivals) {
+    Delivery d;
+    d.source = a.source;
+    d.step = a.round;
+    d.bytes = a.bytes;
+    d.srb_offset = a.offset;
+    out.push_back(d);
+  }
+  return out;
 }
 
 }  // namespace ohio

@@ -17,23 +17,25 @@
 // copied out from there by its ranks, the others are gathered from there into later rounds'
 // messages. Own blocks are gathered from the SSB, laid as v2/v3 lay them (SsbBlockOffset).
 //
-// Executing it (ohiod does not yet; this is what the daemon side must keep true):
+// A round's receive area (the SRB half of its parity) is cut into ceil(log2 N) equal inboxes,
+// whatever M: a 64-byte header (who sent it, its M) at the start of each, the message behind
+// it. So a receiver finds the header of every message where it expects it even when the
+// sender's M is not its own, and a wrong M is seen instead of being read as blocks.
+//
+// What the daemon (daemon/exchange.cc) keeps true running it:
 // - A node sends its round-k message only once its inboxes 0..k-1 have landed. Then, when
 //   all of a node's inboxes of call c have landed, it has heard (through the chain of
 //   messages) from every node, so every node's ranks had arrived at c and copied c-1 out:
 //   that is the credit for putting c+1 into the half c-1 used, on any node, although a node
 //   never hears directly from the nodes it sends to.
-// - Agreement on M travels the same way: each message's header carries its sender's M and
-//   whether everything the sender has heard so far agreed; a receiver whose M equals the
-//   header's may publish the blocks at once (their sizes are consistent), and after the last
-//   round every node knows whether any node disagreed. A node that cannot send data (its
-//   ranks disagree or opted out) still sends every round's message, header only, flagged, so
-//   nobody waits and everybody learns why.
+// - A node forwards blocks only from messages whose header carried its own M, so a header
+//   with this node's M vouches for every block behind it.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "shm/exchange_plan.h"
 #include "shm/group_shape.h"
 
 namespace ohio {
@@ -63,15 +65,26 @@ struct BruckMessage {
 // The message a node receives in round k is the one node - 2^k sends.
 BruckMessage PlanBruckMessage(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t sender, uint32_t round);
 
-// Where node `node` keeps the messages it receives: inbox k starts at offsets[k] of its
-// receive area (64-byte aligned, so the daemon may prefix each with a cache-line header in
-// front of it); `bytes` is the whole area.
+constexpr uint64_t kBruckHeaderBytes = 64;
+
+// The bytes between the starts of two inboxes in a receive area of `area_bytes`: the same on
+// every node and for every M (64-byte aligned).
+uint64_t BruckInboxStride(uint32_t nodes, uint64_t area_bytes);
+
+// Whether a call of M bytes per rank runs as a hypercube with receive areas of `area_bytes`
+// and SSB halves of `ssb_half` bytes: every message fits its inbox behind its header on every
+// node, and every rank's row fits its share of the SSB half. The same answer on every node.
+bool FitsBruck(const GroupShape& shape, uint64_t bytes_per_rank, uint64_t area_bytes, uint64_t ssb_half);
+
+// Where node `node` keeps the messages it receives: inbox k's message starts at offsets[k] of
+// its receive area, behind the inbox's header at offsets[k] - kBruckHeaderBytes; `bytes` is
+// the whole area the inboxes take.
 struct BruckInboxes {
   std::vector<uint64_t> offsets;
   std::vector<uint64_t> sizes;
   uint64_t bytes = 0;
 };
-BruckInboxes PlanBruckInboxes(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node);
+BruckInboxes PlanBruckInboxes(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node, uint64_t area_bytes);
 
 // A piece of a message as the sender gathers it: from its own SSB (a block it sends itself)
 // or from its receive area (a block it forwards). Adjacent pieces of the same area are merged.
@@ -81,7 +94,7 @@ struct BruckPiece {
   uint64_t bytes = 0;
 };
 std::vector<BruckPiece> PlanBruckGather(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node,
-                                        uint32_t round);
+                                        uint32_t round, uint64_t area_bytes);
 
 // Where the block node `source` sent to `node` ends up on `node`: its offset in the receive
 // area, and the round whose message brought it (the ranks may copy it out once that round's
@@ -92,6 +105,12 @@ struct BruckArrival {
   uint64_t offset = 0;
   uint64_t bytes = 0;
 };
-std::vector<BruckArrival> PlanBruckArrivals(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node);
+std::vector<BruckArrival> PlanBruckArrivals(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node,
+                                           uint64_t area_bytes);
+
+// The arrivals as the ranks copy them out: in the order of the rounds that bring them (so the
+// daemon publishes them as a prefix while inboxes land), step = that round.
+std::vector<Delivery> PlanBruckDeliveries(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node,
+                                          uint64_t area_bytes);
 
 }  // namespace ohio

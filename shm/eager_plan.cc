@@ -1,5 +1,6 @@
 #include "shm/eager_plan.h"
 
+#include "shm/bruck_plan.h"
 #include "shm/copy_plan.h"
 #include "shm/staging.h"
 
@@ -53,6 +54,20 @@ std::vector<Delivery> PlanEagerDeliveries(const GroupShape& shape, uint32_t node
     out.push_back(d);
   }
   return out;
+}
+
+Leader EagerRoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
+                        uint64_t m) {
+  // v1 keeps each rank's row as it is in the SSB: a node's block for another is not one range
+  // there, which the hypercube's gather of own blocks assumes.
+  if (algo == Algorithm::kV1 || ChooseLeader(table, shape, m) != Leader::kHypercube) return Leader::kPairwise;
+  return FitsBruck(shape, m, layout.srb_half, layout.ssb_half) ? Leader::kHypercube : Leader::kPairwise;
+}
+
+std::vector<Delivery> PlanEagerRoundDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                                               uint64_t m, Leader leader) {
+  if (leader != Leader::kHypercube) return PlanEagerDeliveries(shape, node, layout, m);
+  return PlanBruckDeliveries(shape, m, node, layout.srb_half);
 }
 
 }  // namespace ohio

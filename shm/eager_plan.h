@@ -18,6 +18,7 @@
 #include "shm/algorithm.h"
 #include "shm/exchange_plan.h"
 #include "shm/group_shape.h"
+#include "shm/leader_choice.h"
 
 namespace ohio {
 
@@ -79,5 +80,29 @@ std::vector<Delivery> PlanEagerDeliveries(const GroupShape& shape, uint32_t node
 constexpr uint32_t kEagerImmBit = kMaxRendezvousDeliveries;
 inline uint32_t EagerImmDelivery(uint32_t parity) { return kEagerImmBit | (parity & 1); }
 inline bool IsEagerImm(uint32_t delivery) { return (delivery & kEagerImmBit) != 0; }
+// An eager round run as a hypercube (shm/bruck_plan.h): which inbox the message fills follows
+// from who sent it.
+inline uint32_t BruckImmDelivery(uint32_t parity) { return kEagerImmBit | 2 | (parity & 1); }
+inline bool IsBruckImm(uint32_t delivery) { return IsEagerImm(delivery) && (delivery & 2) != 0; }
+
+// The leader algorithm an eager round of M bytes per rank runs: the table's choice where the
+// hypercube is chosen and fits (and the SSB is laid per node, v2/v3), else pairwise. The same
+// answer on every node of the group for the same M.
+Leader EagerRoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
+                        uint64_t bytes_per_rank);
+
+// SegmentHeader::eager_leader: the round and its leader in one word, so that a word left from
+// the round before reads as pairwise.
+inline uint64_t EagerLeaderWord(uint32_t round, Leader leader) {
+  return uint64_t{round} << 32 | static_cast<uint32_t>(leader);
+}
+inline Leader EagerLeaderOf(uint64_t word, uint32_t round) {
+  return (word >> 32) == round ? static_cast<Leader>(static_cast<uint32_t>(word)) : Leader::kPairwise;
+}
+
+// The deliveries an eager round of parity 0 run by `leader` brings to `node`, in the order they
+// are published (for parity 1 add layout.srb_half).
+std::vector<Delivery> PlanEagerRoundDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
+                                               uint64_t bytes_per_rank, Leader leader);
 
 }  // namespace ohio

@@ -20,7 +20,7 @@
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 8;
+constexpr uint32_t kSegmentVersion = 9;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
@@ -92,6 +92,10 @@ struct alignas(kCacheLine) SegmentHeader {
   std::atomic<uint32_t> delivered;
   // Eager rounds (eager_plan.h), by parity: round << 32 | deliveries of it landed, in order.
   std::atomic<uint64_t> eager_landed[2];
+  // Eager rounds, by parity: round << 32 | the leader algorithm (shm/leader_choice.h) the
+  // round runs among nodes, which says where its blocks land. Written before the round's
+  // first block is published.
+  std::atomic<uint64_t> eager_leader[2];
   // Alltoallv across nodes, by parity: round << 32 | kVectorOwnPartStaged if this node's part of
   // the call whose first round is `round` did not fit it | the stream rounds that follow
   // (shm/vector_staging.h), 0 when that round was the whole call. Written before the round's

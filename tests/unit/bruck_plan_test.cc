@@ -36,10 +36,17 @@ struct Simulated {
   std::vector<uint64_t> bytes_sent;   // per node
 };
 
+// A receive area every message of the call fits, headers included.
+uint64_t AreaFor(const GroupShape& shape, uint64_t m) {
+  return BruckRounds(shape.nodes()) * (2 * kBruckHeaderBytes + uint64_t{shape.nodes()} * m * shape.max_ppn() * shape.max_ppn());
+}
+
 // Runs every round of the plan over byte arrays standing for the nodes' SSBs and receive
 // areas, checking each step against the plan's own sizes; then checks every arrival.
 Simulated Simulate(const GroupShape& shape, uint64_t m) {
   const uint32_t n = shape.nodes();
+  const uint64_t area_bytes = AreaFor(shape, m);
+  if (n > 1) EXPECT_TRUE(FitsBruck(shape, m, area_bytes, uint64_t{shape.max_ppn()} * shape.size() * m));
   std::vector<std::vector<uint8_t>> ssb(n), area(n);
   for (uint32_t p = 0; p < n; ++p) {
     ssb[p].assign(SsbRoundBytes(shape, p, m), 0xEE);
@@ -47,7 +54,7 @@ Simulated Simulate(const GroupShape& shape, uint64_t m) {
       const uint64_t at = SsbBlockOffset(shape, p, d, m);
       for (uint64_t b = 0; b < BlockBytes(shape, p, d, m); ++b) ssb[p][at + b] = Pattern(p, d, b);
     }
-    area[p].assign(PlanBruckInboxes(shape, m, p).bytes, 0xEE);
+    area[p].assign(PlanBruckInboxes(shape, m, p, area_bytes).bytes, 0xEE);
   }
   Simulated sim{std::vector<uint64_t>(n, 0), std::vector<uint64_t>(n, 0)};
   for (uint32_t k = 0; k < BruckRounds(n); ++k) {
@@ -55,7 +62,7 @@ Simulated Simulate(const GroupShape& shape, uint64_t m) {
     // earlier rounds, so the order inside a round must not matter.
     std::vector<std::vector<uint8_t>> messages(n);
     for (uint32_t i = 0; i < n; ++i) {
-      for (const BruckPiece& piece : PlanBruckGather(shape, m, i, k)) {
+      for (const BruckPiece& piece : PlanBruckGather(shape, m, i, k, area_bytes)) {
         const std::vector<uint8_t>& from = piece.forwarded ? area[i] : ssb[i];
         EXPECT_LE(piece.offset + piece.bytes, from.size());
         messages[i].insert(messages[i].end(), from.begin() + piece.offset, from.begin() + piece.offset + piece.bytes);
@@ -67,14 +74,16 @@ Simulated Simulate(const GroupShape& shape, uint64_t m) {
     }
     for (uint32_t i = 0; i < n; ++i) {
       const BruckMessage plan = PlanBruckMessage(shape, m, i, k);
-      const BruckInboxes inboxes = PlanBruckInboxes(shape, m, plan.to);
+      const BruckInboxes inboxes = PlanBruckInboxes(shape, m, plan.to, area_bytes);
       EXPECT_EQ(inboxes.sizes[k], plan.bytes);
-      EXPECT_EQ(inboxes.offsets[k] % 64, 0u);
+      // Behind its header, which sits where every node expects it whatever the M.
+      EXPECT_EQ(inboxes.offsets[k], k * BruckInboxStride(n, area_bytes) + kBruckHeaderBytes);
+      EXPECT_LE(inboxes.offsets[k] + plan.bytes, (k + 1) * BruckInboxStride(n, area_bytes));
       std::copy(messages[i].begin(), messages[i].end(), area[plan.to].begin() + inboxes.offsets[k]);
     }
   }
   for (uint32_t p = 0; p < n; ++p) {
-    const std::vector<BruckArrival> arrivals = PlanBruckArrivals(shape, m, p);
+    const std::vector<BruckArrival> arrivals = PlanBruckArrivals(shape, m, p, area_bytes);
     EXPECT_EQ(arrivals.size(), n - 1);
     std::vector<bool> seen(n, false);
     for (const BruckArrival& a : arrivals) {
@@ -149,11 +158,28 @@ TEST(BruckPlan, EveryPlacementOfFewRanks) {
 TEST(BruckPlan, RoundZeroGathersOnlyOwnBlocks) {
   const GroupShape shape = Shape(7, {2});
   for (uint32_t i = 0; i < 7; ++i) {
-    for (const BruckPiece& p : PlanBruckGather(shape, 4, i, 0)) EXPECT_FALSE(p.forwarded);
+    for (const BruckPiece& p : PlanBruckGather(shape, 4, i, 0, AreaFor(shape, 4))) EXPECT_FALSE(p.forwarded);
     bool forwards = false;
-    for (const BruckPiece& p : PlanBruckGather(shape, 4, i, 2)) forwards |= p.forwarded;
+    for (const BruckPiece& p : PlanBruckGather(shape, 4, i, 2, AreaFor(shape, 4))) forwards |= p.forwarded;
     EXPECT_TRUE(forwards) << "round 2 of 7 nodes forwards indices 3, 5 and 6";
   }
+}
+
+// The fit is decided from the group and the buffers alone, at the byte: 7 nodes x 2 ranks take
+// 3 rounds, each carrying 3 blocks of M x 4 (indices 1,3,5; 2,3,6; 4,5,6), and each rank's row
+// of 14 x M must fit its share of the SSB half.
+TEST(BruckPlan, FitsAtTheByte) {
+  const GroupShape shape = Shape(7, {2});
+  const uint64_t m = 10;
+  const uint64_t block = m * 2 * 2;
+  const uint64_t ssb = 2 * 14 * m;
+  // Three inboxes of header + 3 blocks each, 64-byte aligned.
+  const uint64_t stride = (kBruckHeaderBytes + 3 * block + 63) / 64 * 64;
+  EXPECT_TRUE(FitsBruck(shape, m, 3 * stride, ssb));
+  EXPECT_FALSE(FitsBruck(shape, m + 1 + (stride - kBruckHeaderBytes - 3 * block) / 12, 3 * stride, ssb));
+  EXPECT_FALSE(FitsBruck(shape, m, 3 * stride, ssb - 1));
+  EXPECT_FALSE(FitsBruck(shape, m, 3 * kBruckHeaderBytes, ssb));
+  EXPECT_TRUE(FitsBruck(shape, 0, 3 * kBruckHeaderBytes, 0));
 }
 
 }  // namespace

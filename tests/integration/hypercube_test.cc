@@ -1,0 +1,178 @@
+// The hypercube leader algorithm (shm/bruck_plan.h) run by real daemons: every byte of every
+// call checked by the ranks, each node's frames and payload bytes equal to what ohio-plan
+// computes for it (ceil(log2 N) messages per call, blocks forwarded), and calls whose nodes
+// do not all run it with the same M fail alike on every rank, with the group going on.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "client/plan_report.h"
+#include "daemon/config.h"
+#include "proto/admin.pb.h"
+#include "shm/bruck_plan.h"
+#include "tests/harness/cluster.h"
+#include "tests/harness/daemon_fixture.h"
+#include "tests/harness/rank_job.h"
+
+namespace ohio::testing {
+namespace {
+
+using std::chrono::seconds;
+
+constexpr auto kDeadline = seconds(120);
+
+bool Contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+// Node index per rank for `ppn` ranks on each node in turn.
+std::vector<uint32_t> Placement(const std::vector<uint32_t>& ppn) {
+  std::vector<uint32_t> rank_node;
+  for (uint32_t n = 0; n < ppn.size(); ++n) rank_node.insert(rank_node.end(), ppn[n], n);
+  return rank_node;
+}
+
+// What ohio-plan says node `node` costs per call of `bytes`, with the daemons' default buffers.
+NodePlan PlannedNode(const std::vector<uint32_t>& ppn, uint64_t bytes, uint32_t node, Leader* leader) {
+  PlanRequest request;
+  request.ppn = ppn;
+  request.bytes_per_rank = bytes;
+  request.design = Design::kV3;
+  request.ssb_bytes = DaemonConfig().ssb_bytes;
+  request.srb_bytes = DaemonConfig().srb_bytes;
+  request.every_node = true;
+  auto report = MakePlanReport(request);
+  EXPECT_TRUE(report.ok()) << report.status().message();
+  *leader = report.value().leader;
+  return report.value().nodes.at(node);
+}
+
+// Runs `calls` calls of each size on one node per entry of `ppn`, checks every byte (the
+// ranks do) and each node's counters against ohio-plan's figures; `hypercube_sizes` of the
+// sizes must be planned as hypercube calls.
+void RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vector<uint64_t>& sizes, uint32_t calls,
+                           uint32_t hypercube_sizes) {
+  TempDir dir;
+  const uint32_t nodes = static_cast<uint32_t>(ppn.size());
+  Cluster cluster(dir, nodes, {"--log-level", "info"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  std::vector<admin::CountersReply> before;
+  for (uint32_t n = 0; n < nodes; ++n) before.push_back(QueryCounters(cluster.node(n).admin_socket()));
+  std::vector<std::string> args = {"--iterations", std::to_string(calls), "--bytes"};
+  for (uint64_t b : sizes) args.push_back(std::to_string(b));
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), Placement(ppn), "cube", args,
+              [](uint32_t) { return std::vector<std::string>{"--stall-after"}; });
+  // A rank says "stalling" only once every call's bytes matched.
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    ASSERT_TRUE(job.rank(r).WaitForOutput("stalling", kDeadline)) << job.Outputs() << cluster.Logs();
+  }
+  for (uint32_t n = 0; n < nodes; ++n) {
+    SCOPED_TRACE("node " + cluster.name(n));
+    uint64_t frames = 0, bytes = 0;
+    uint32_t cube = 0;
+    for (uint64_t b : sizes) {
+      Leader leader = Leader::kPairwise;
+      const NodePlan p = PlannedNode(ppn, b, n, &leader);
+      if (leader == Leader::kHypercube) {
+        ++cube;
+        EXPECT_EQ(p.sends, BruckRounds(nodes)) << b << " bytes";
+      }
+      frames += p.sends * calls;
+      bytes += p.bytes_on_wire * calls;
+    }
+    EXPECT_EQ(cube, hypercube_sizes);
+    const admin::CountersReply now = QueryCounters(cluster.node(n).admin_socket());
+    const auto& t = now.transport_counters();
+    const auto& t0 = before[n].transport_counters();
+    EXPECT_EQ(now.collectives_served() - before[n].collectives_served(), calls * sizes.size());
+    EXPECT_EQ(t.data_frames_sent() - t0.data_frames_sent(), frames);
+    EXPECT_EQ(now.bytes_sent() - before[n].bytes_sent(), bytes);
+    EXPECT_EQ(now.data_connections(), nodes - 1u);
+  }
+  for (uint32_t r = 0; r < job.size(); ++r) job.rank(r).Signal(SIGKILL);
+  job.Wait(seconds(10));
+}
+
+TEST(Hypercube, FiveNodesUnevenRanks) {
+  // Blocks up to 64 x 3 x 3 bytes: the hypercube; 4 KiB: pairwise eager; 256 KiB: announced
+  // rounds. Each size follows the others, so every transition runs (credit after an announced
+  // round included).
+  RunAndCompareWithPlan({2, 1, 3, 1, 2}, {1, 64, 4096, 64, 256 << 10, 100}, 10, 4);
+}
+
+TEST(Hypercube, EightNodes) { RunAndCompareWithPlan({1, 1, 1, 1, 1, 1, 1, 1}, {0, 8, 1000}, 30, 3); }
+
+TEST(Hypercube, ThirteenNodes) {
+  RunAndCompareWithPlan(std::vector<uint32_t>(13, 2), {16, 256, 2048}, 10, 2);
+}
+
+// A job on 5 nodes x 2 ranks at 64 bytes (the hypercube) where `odd` ranks pass other
+// arguments: every rank must end with `expect`, its text containing `text`, and (for a size
+// mismatch) the group must then run a call at 64 bytes.
+void RunOdd(const std::string& name, const std::vector<uint32_t>& odd, const std::vector<std::string>& odd_args,
+            const std::vector<std::string>& expect_args, const std::string& text) {
+  TempDir dir;
+  Cluster cluster(dir, 5);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  std::vector<std::string> args = {"--bytes", "64", "--iterations", "3"};
+  args.insert(args.end(), expect_args.begin(), expect_args.end());
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), Placement({2, 2, 2, 2, 2}), name, args,
+              [&](uint32_t r) {
+                for (uint32_t o : odd) {
+                  if (o == r) return odd_args;
+                }
+                return std::vector<std::string>{};
+              });
+  auto codes = job.Wait(kDeadline);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+    const std::string out = job.rank(r).Output();
+    EXPECT_TRUE(Contains(out, text)) << out;
+  }
+}
+
+TEST(Hypercube, NodesOfAnotherMBothHypercube) {
+  // n2 passes 32: both sizes run the hypercube, and the inbox headers tell them apart.
+  RunOdd("other-m", {4, 5}, {"--my-bytes", "32"}, {"--expect", "size mismatch"},
+         "ranks disagree on the bytes per rank of this alltoall: 32 on node n2; 64 on nodes n0,n1,n3,n4");
+  if (HasFailure()) return;
+  RunOdd("other-m-after", {4, 5}, {"--my-bytes", "32"}, {"--expect", "size mismatch"}, "after mismatch ok");
+}
+
+TEST(Hypercube, ANodeRunningPairwise) {
+  // n3's 4 KiB runs pairwise eager; its puts land under the others' inboxes.
+  RunOdd("pairwise", {6, 7}, {"--my-bytes", "4096"}, {"--expect", "size mismatch"},
+         "64 on nodes n0,n1,n2,n4; 4096 on node n3");
+}
+
+TEST(Hypercube, ANodeAnnouncingItsRound) {
+  // n1's 4 MiB is announced (ROUND_READY), the others' 64 bytes a hypercube.
+  RunOdd("announced", {2, 3}, {"--my-bytes", "4194304"}, {"--expect", "size mismatch"},
+         "64 on nodes n0,n2,n3,n4; 4194304 on node n1");
+}
+
+TEST(Hypercube, ANodesOwnRanksDisagree) {
+  // Rank 9 (n4) alone passes 32: n4 never runs the hypercube and tells every node why.
+  RunOdd("split", {9}, {"--my-bytes", "32"}, {"--expect", "size mismatch"}, "after mismatch ok");
+}
+
+TEST(Hypercube, ARankOptsOut) {
+  // Rank 1 (n0) opts out of the second call: 'skipped' on every rank, and the third call runs.
+  TempDir dir;
+  Cluster cluster(dir, 5);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), Placement({2, 2, 2, 2, 2}), "skip",
+              {"--bytes", "64", "--iterations", "3"}, [](uint32_t r) {
+                return r == 1 ? std::vector<std::string>{"--skip-at", "1"} : std::vector<std::string>{"--skipped-at", "1"};
+              });
+  auto codes = job.Wait(kDeadline);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+    EXPECT_TRUE(Contains(job.rank(r).Output(), "call 1: code=")) << job.rank(r).Output();
+  }
+}
+
+}  // namespace
+}  // namespace ohio::testing

@@ -293,7 +293,7 @@ Result<PlanReport> MakePlanReport(const PlanRequest& req) {
     if (!staging.ok()) return staging.status();
     r.slice = staging->length(0);
     const EagerLayout eager = PlanEagerLayout(shape, ssb_plan, srb_plan);
-    if (shape.nodes() > 1 && FitsEager(shape, eager, m)) r.leader = EagerRoundLeader(shape, algo, eager, req.leaders, m);
+    if (shape.nodes() > 1) r.leader = RoundLeader(shape, algo, eager, req.leaders, m, FitsEager(shape, eager, m));
     // With consecutive placement a node's figures depend only on its own PPN and the multiset
     // of the others' (blocks are PPN_n x PPN_q, v1 puts one per row per destination node), so
     // one node per distinct PPN is planned: 128 x 56 costs one node's O(N^2) puts, not 128.

@@ -195,6 +195,7 @@ admin::CountersReply AdminService::CountersSnapshot() {
   r.set_rounds(c.rounds.load());
   r.set_bytes_local(c.bytes_local.load());
   r.set_bytes_sent(c.bytes_sent.load());
+  r.set_puts_in_flight_peak(static_cast<uint32_t>(c.puts_in_flight_peak.load()));
   r.set_bytes_received(c.bytes_received.load());
   r.set_groups_failed(c.groups_failed.load());
   r.set_engine_sleeps(c.engine_sleeps.load());

@@ -117,8 +117,9 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   count_digest_ = 0;
   if (vector_ && local_ok) PlanVectorRound();
   eager_ = local_ok && (vector_ ? !too_large_ : FitsEager(shape_, layout_, bytes_per_rank));
-  hypercube_ = eager_ && !vector_ &&
-               EagerRoundLeader(shape_, algo_, layout_, leaders_, bytes_per_rank) == Leader::kHypercube;
+  leader_ = vector_ || !local_ok ? Leader::kPairwise
+                                : RoundLeader(shape_, algo_, layout_, leaders_, bytes_per_rank, eager_);
+  hypercube_ = leader_ == Leader::kHypercube;
   if (eager_ && vector_) {
     // PlanVectorRound aimed puts_ and deliveries_.
   } else if (hypercube_) {
@@ -504,9 +505,14 @@ bool Exchange::EagerCredit(uint32_t node) const {
   return !after_announced_ && (round_ == 1 || after_hypercube_ || AtLeast(last_heard_[node], round_ - 1));
 }
 
+bool Exchange::DirectWindowFull() const {
+  return leader_ == Leader::kDirect && in_flight_[round_ & 1] >= std::max<uint32_t>(leaders_.direct_window, 1);
+}
+
 bool Exchange::PostEager() {
   bool changed = false;
   for (uint32_t i = 0; i < puts_->size(); ++i) {
+    if (DirectWindowFull()) break;
     if (put_posted_[i] || !EagerCredit((*puts_)[i].dest)) continue;
     Post((*puts_)[i], i, true);
     changed = true;
@@ -561,6 +567,7 @@ void Exchange::PublishHypercube() {
 bool Exchange::PostAnnounced() {
   bool changed = false;
   for (uint32_t i = 0; i < puts_->size(); ++i) {
+    if (DirectWindowFull()) break;
     if (put_posted_[i]) continue;
     const Put& p = (*puts_)[i];
     const bool credited = algo_ != Algorithm::kV3 || p.delivery < 2 || HeardOf(p.dest, round_).credit > p.delivery;

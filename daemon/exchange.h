@@ -19,8 +19,12 @@
 // From an announced round to an eager one, the SRB held the whole announced round: each node
 // sends ROUND_READY for the eager round too, and puts only once it holds the peer's.
 //
+// Direct rounds (the leader table chooses it for the call's M, shm/leader_choice.h): eager or
+// announced rounds whose puts go as pairwise ones do, but never more than the table's
+// direct_window in flight from this node at once, which bounds what any node receives at once.
+//
 // Hypercube rounds (the leader table chooses it for the call's M and it fits, see
-// EagerRoundLeader): eager rounds whose node exchange is shm/bruck_plan.h's: in step k this
+// RoundLeader): eager rounds whose node exchange is shm/bruck_plan.h's: in step k this
 // node sends one message (header first, from eager_out) to node + 2^k, gathered from its SSB
 // half and from the inboxes of earlier steps, into that node's inbox k; it sends step k once
 // inboxes 0..k-1 have landed. Blocks are published as their inbox lands (its header carries
@@ -108,7 +112,7 @@ class Exchange {
 
   bool eager() const { return eager_; }
   // The leader algorithm of the eager round under way.
-  Leader leader() const { return hypercube_ ? Leader::kHypercube : Leader::kPairwise; }
+  Leader leader() const { return leader_; }
   // Rounds of the current alltoallv call, once its first round's verdict is in (1 until then).
   uint32_t vector_rounds_in_call() const { return vector_rounds_in_call_; }
   // Bytes the current alltoallv call moves between this node's own ranks.
@@ -197,6 +201,8 @@ class Exchange {
   bool MixedSign(uint32_t node) const;
   void SendTo(uint32_t node, ExchangeMessage m);
   bool EagerCredit(uint32_t node) const;
+  // Direct rounds: the window is full.
+  bool DirectWindowFull() const;
   bool PostEager();
   bool PostAnnounced();
   void PublishEager();
@@ -245,6 +251,7 @@ class Exchange {
   uint64_t count_digest_ = 0;
   std::optional<std::string> error_;
 
+  Leader leader_ = Leader::kPairwise;  // of the round under way
   // Hypercube rounds.
   bool hypercube_ = false;
   bool ready_sent_ = false;        // this node told every node its M this round

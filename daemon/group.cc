@@ -430,6 +430,10 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
     all_done &= segment_.Done(l, round_);
   }
   changed |= exchange_->Progress(consumed);
+  const uint64_t in_flight = exchange_->puts_in_flight();
+  if (in_flight > counters->puts_in_flight_peak.load(std::memory_order_relaxed)) {
+    counters->puts_in_flight_peak.store(in_flight, std::memory_order_relaxed);  // the engine thread alone writes it
+  }
   StampSends();
   if (exchange_->delivered() != published_delivered_) {
     published_delivered_ = exchange_->delivered();

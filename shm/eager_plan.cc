@@ -56,11 +56,13 @@ std::vector<Delivery> PlanEagerDeliveries(const GroupShape& shape, uint32_t node
   return out;
 }
 
-Leader EagerRoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
-                        uint64_t m) {
+Leader RoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
+                   uint64_t m, bool eager) {
+  const Leader chosen = ChooseLeader(table, shape, m);
+  if (chosen != Leader::kHypercube) return chosen;
   // v1 keeps each rank's row as it is in the SSB: a node's block for another is not one range
   // there, which the hypercube's gather of own blocks assumes.
-  if (algo == Algorithm::kV1 || ChooseLeader(table, shape, m) != Leader::kHypercube) return Leader::kPairwise;
+  if (!eager || algo == Algorithm::kV1) return Leader::kPairwise;
   return FitsBruck(shape, m, layout.srb_half, layout.ssb_half) ? Leader::kHypercube : Leader::kPairwise;
 }
 

@@ -85,11 +85,12 @@ inline bool IsEagerImm(uint32_t delivery) { return (delivery & kEagerImmBit) != 
 inline uint32_t BruckImmDelivery(uint32_t parity) { return kEagerImmBit | 2 | (parity & 1); }
 inline bool IsBruckImm(uint32_t delivery) { return IsEagerImm(delivery) && (delivery & 2) != 0; }
 
-// The leader algorithm an eager round of M bytes per rank runs: the table's choice where the
-// hypercube is chosen and fits (and the SSB is laid per node, v2/v3), else pairwise. The same
-// answer on every node of the group for the same M.
-Leader EagerRoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
-                        uint64_t bytes_per_rank);
+// The leader algorithm a round of M bytes per rank runs (`eager`: it is one eager round): the
+// table's choice, except that the hypercube runs only as an eager round that fits it, with the
+// SSB laid per node (v2/v3), and pairwise otherwise. The same answer on every node of the
+// group for the same M.
+Leader RoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
+                   uint64_t bytes_per_rank, bool eager);
 
 // SegmentHeader::eager_leader: the round and its leader in one word, so that a word left from
 // the round before reads as pairwise.

@@ -30,6 +30,10 @@ struct LeaderRule {
 
 struct LeaderTable {
   std::vector<LeaderRule> rules;
+  // Direct: the most puts a node has in flight at once. Puts follow the pairwise schedule, in
+  // which each step's receivers are all different, so no node receives more than about this
+  // many at once (incast), whatever N. Sender-side only: nodes need not agree on it.
+  uint32_t direct_window = 4;
 };
 
 // The table ohiod runs when its configuration names none.

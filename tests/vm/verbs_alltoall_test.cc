@@ -61,7 +61,7 @@ bool WaitForStatus(Cluster& c, uint32_t i, Pred ok, milliseconds deadline = kDea
   return false;
 }
 
-std::string Run(const std::string& command) {
+std::string RunShell(const std::string& command) {
   std::string out;
   FILE* f = popen(("PATH=\"$PATH:/usr/sbin:/sbin\" " + command + " 2>&1").c_str(), "r");
   if (f == nullptr) return out;
@@ -85,8 +85,8 @@ std::string Field(const std::string& line, const std::string& key) {
 // itself. The kernel credits a queue pair to the thread that made it (gRPC threads make the
 // accepted ones), so they are matched by the process's protection domains, one per device.
 int KernelQueuePairs(pid_t pid, std::string* listing) {
-  const std::string pds = Run("rdma resource show pd");
-  const std::string qps = Run("rdma resource show qp");
+  const std::string pds = RunShell("rdma resource show pd");
+  const std::string qps = RunShell("rdma resource show qp");
   *listing = pds + qps;
   std::set<std::pair<std::string, std::string>> mine;  // (device, pdn)
   std::istringstream pd_lines(pds);
@@ -282,6 +282,38 @@ TEST(VerbsCluster, LargePutsStripedOverBothRails) {
   const double share0 = static_cast<double>(d0) / static_cast<double>(d0 + d1);
   EXPECT_GT(share0, 0.4) << "rxe0 sent " << d0 << " packets, rxe1 " << d1;
   EXPECT_LT(share0, 0.6) << "rxe0 sent " << d0 << " packets, rxe1 " << d1;
+}
+
+// Node n0's second rail is a Soft-RoCE device on a veth pair of its own (rxe2, 10.78.0.1),
+// which reaches nothing, while n1's second rail is rxe1: rail 1 of n0 does not reach rail 1 of
+// n1. The group fails on both nodes as soon as the queue pairs are connected (not at its
+// timeout, set far away), with a message naming both ends of that rail and what to fix.
+TEST(VerbsCluster, RailThatDoesNotReachItsPeerRailIsNamed) {
+  const std::string made = RunShell(
+      "ip link add ohio-r2a type veth peer name ohio-r2b && ip addr add 10.78.0.1/24 dev ohio-r2a && "
+      "ip link set ohio-r2a up && ip link set ohio-r2b up && rdma link add rxe2 type rxe netdev ohio-r2a && echo made");
+  ASSERT_TRUE(Contains(made, "made")) << made;
+  TempDir dir;
+  Cluster cluster(dir, 2, Verbs({"--timeout-ms", "120000"}));  // the failure, not the timeout, must end it
+  cluster.AddFlags(0, {"--hca", "rxe0", "--hca", "rxe2"});
+  cluster.AddFlags(1, {"--hca", "rxe0", "--hca", "rxe1"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 1), "verbs-misrailed",
+              {"--bytes", "4096", "--iterations", "1000000", "--expect", "group failed"});
+  auto codes = job.Wait(kDeadline);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+  }
+  // Whichever end found it (a queue pair that would not connect, or sends never acknowledged),
+  // both ranks are told which rails of which nodes do not meet.
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    const std::string out = job.rank(r).Output();
+    EXPECT_TRUE(Contains(out, "alltoall error code=7 (group failed)")) << out;
+    EXPECT_TRUE(Contains(out, "cannot reach rail 1 of node")) << job.Outputs() << cluster.Logs();
+    EXPECT_TRUE(Contains(out, "(rxe1:1, GID ") && Contains(out, "(rxe2:1, GID ")) << out;  // both ends named
+    EXPECT_TRUE(Contains(out, "list the same HCAs in the same order")) << out;
+  }
+  RunShell("rdma link delete rxe2; ip link delete ohio-r2a");
 }
 
 // Registration is held back 5 s: the group's first collective cannot wait for it and goes

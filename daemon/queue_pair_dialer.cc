@@ -44,7 +44,12 @@ Result<DialAnswer> QueuePairDialer::Dial(const std::string& node, const DialOffe
   if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
     return Status(Code::kRefused, "peer " + node + " refused this node: " + s.error_message());
   }
-  if (!s.ok()) return Status(Code::kRefused, "node " + node + " at " + address_of_(node) + ": " + s.error_message());
+  if (!s.ok()) {
+    // INTERNAL: its queue pairs could not be made or connected to ours (VerbsTransport::Accept),
+    // which a later dial will not change; anything else (a crossing dial, a daemon not up yet) may.
+    const Code code = s.error_code() == grpc::StatusCode::INTERNAL ? Code::kSystem : Code::kRefused;
+    return Status(code, "node " + node + " at " + address_of_(node) + ": " + s.error_message());
+  }
   DialAnswer answer;
   answer.incarnation = reply.incarnation();
   answer.dials_started = reply.dials_started();

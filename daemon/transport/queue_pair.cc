@@ -1,11 +1,20 @@
 #include "daemon/transport/queue_pair.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
 
 namespace ohio {
+
+std::string GidText(const std::array<uint8_t, 16>& gid) {
+  char text[INET6_ADDRSTRLEN] = "";
+  inet_ntop(AF_INET6, gid.data(), text, sizeof(text));
+  return text;
+}
+
 namespace {
 
 // 4.096 us * 2^16 = 268 ms before a retransmission, 6 of them: a peer that is gone shows as an
@@ -94,6 +103,7 @@ Status QueuePair::ConnectTo(const QpEndpoint& remote) {
                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
                         IBV_QP_MAX_QP_RD_ATOMIC);
   if (e != 0) return SystemError("queue pair to RTS on " + rail_->name(), e);
+  remote_ = remote;
   return Status::Ok();
 }
 

@@ -24,6 +24,9 @@ struct QpEndpoint {
   std::string rail;             // e.g. "rxe0:1", for logs and Status
 };
 
+// A GID as people read it: "::ffff:10.77.0.1" (RoCE over IPv4), "fe80::..." (InfiniBand).
+std::string GidText(const std::array<uint8_t, 16>& gid);
+
 class QueuePair {
  public:
   static Result<std::unique_ptr<QueuePair>> Create(const Rail& rail, uint32_t send_depth, uint32_t recv_depth,
@@ -34,6 +37,8 @@ class QueuePair {
 
   ibv_qp* qp() const { return qp_; }
   const QpEndpoint& local() const { return local_; }
+  // The peer's end, once ConnectTo succeeded.
+  const QpEndpoint& remote() const { return remote_; }
   uint32_t max_sge() const { return max_sge_; }
   // INIT -> RTR -> RTS against the peer's end.
   Status ConnectTo(const QpEndpoint& remote);
@@ -43,6 +48,7 @@ class QueuePair {
   const Rail* rail_ = nullptr;
   ibv_qp* qp_ = nullptr;
   QpEndpoint local_;
+  QpEndpoint remote_;
   uint32_t max_sge_ = 1;
 };
 

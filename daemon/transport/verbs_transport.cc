@@ -65,6 +65,18 @@ void Gather(const LocalPiece* pieces, size_t count, uint64_t from, uint64_t len,
   }
 }
 
+// Why rail `rail` of this node cannot be used with node `peer`: its queue pair there would not
+// connect, or the peer, alive on other rails, never acknowledged a send on it. Rails pair by
+// position, so this is nearly always rails listed in different orders or cabled to another
+// network, which only the admin can fix: said so, with both ends named.
+std::string RailUnreachable(size_t rail, const QpEndpoint& local, const QpEndpoint& remote, const std::string& peer,
+                            const std::string& why) {
+  return "rail " + std::to_string(rail) + " (" + local.rail + ", GID " + GidText(local.gid) + ") cannot reach rail " +
+         std::to_string(rail) + " of node " + peer + " (" + remote.rail + ", GID " + GidText(remote.gid) + "): " + why +
+         ". Rails pair by position: rail i of every node must be on the network of rail i of every other node "
+         "(list the same HCAs in the same order in hca on every node)";
+}
+
 // Bytes [from, from + len) of the concatenated pieces as scatter/gather entries under `lkey`.
 void RangeSges(const LocalPiece* pieces, size_t count, uint64_t from, uint64_t len, uint32_t lkey,
                std::vector<ibv_sge>* out) {
@@ -95,6 +107,7 @@ struct VerbsTransport::Connection {
   uint8_t* recv_base = nullptr;
   ibv_mr* recv_mr = nullptr;
   uint32_t send_free = kSendDepth;
+  bool reached = false;  // a send on it completed: the peer's rail of the same index answers
 
   ~Connection() {
     qp.reset();  // the queue pair first: then the HCA no longer touches the ring
@@ -257,6 +270,15 @@ void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>
   std::string rails;
   for (const auto& c : p.conns) rails += (rails.empty() ? "" : ", ") + c->qp->local().rail;
   spdlog::info("verbs: connected to node {} ({} queue pair(s): {})", directory_.Name(peer), p.conns.size(), rails);
+  if (p.conns.size() < rails_.size()) {
+    spdlog::warn("verbs: node {} has fewer rails than this node's {}: only the first {} are used with it",
+                 directory_.Name(peer), rails_.size(), p.conns.size());
+  }
+  // A first send on every rail at once, so that a rail that does not reach the peer's rail of
+  // the same index shows now, by name, and not when a collective first uses it.
+  for (size_t r = 0; r < p.conns.size(); ++r) {
+    EnqueueControl(peer, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
+  }
   for (const auto& [key, r] : regions_) {
     if (r.state == LocalRegion::State::kRegistered) Announce(peer, key, r);
   }
@@ -306,12 +328,23 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
     conns.resize(rails);
     for (size_t r = 0; r < conns.size() && theirs.ok(); ++r) {
       Status s = conns[r]->qp->ConnectTo(theirs->endpoints[r]);
-      if (!s.ok()) theirs = s;
+      if (!s.ok()) {
+        theirs = Status(Code::kSystem,
+                        RailUnreachable(r, conns[r]->qp->local(), theirs->endpoints[r], peer, s.message()));
+      }
     }
   }
   if (!theirs.ok()) {
     p.state = PeerState::State::kIdle;
     spdlog::warn("verbs: cannot connect to node {}: {}", peer, theirs.status().message());
+    // Not a dial that crossed the peer's own (refused): the queue pairs cannot be made or
+    // connected, here or there, and waiting will not change that. The groups that need this
+    // peer fail now, with the reason, instead of at their timeout.
+    if (theirs.status().code() == Code::kSystem) {
+      TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);
+      e.reason = theirs.status().message();
+      Emit(std::move(e));
+    }
     return theirs.status();
   }
   Adopt(p, std::move(conns), id, theirs->incarnation, theirs->dials_started);
@@ -345,15 +378,35 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
   for (size_t r = 0; r < std::min(rails_.size(), remote.size()); ++r) {
     auto c = MakeConnection(r);
     Status s = c.ok() ? c.value()->qp->ConnectTo(remote[r]) : c.status();
+    if (c.ok() && !s.ok()) s = Status(Code::kSystem, RailUnreachable(r, c.value()->qp->local(), remote[r], peer, s.message()));
     if (!s.ok()) {
       p.state = PeerState::State::kIdle;
-      return s;
+      spdlog::warn("verbs: cannot accept node {}: {}", peer, s.message());
+      TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);  // as in Connect
+      e.reason = s.message();
+      Emit(std::move(e));
+      return Status(Code::kSystem, s.message());
     }
     answer.endpoints.push_back(c.value()->qp->local());
     conns.push_back(std::move(c.value()));
   }
   Adopt(p, std::move(conns), id, offer.incarnation, offer.dial_seq);
   return answer;
+}
+
+std::string VerbsTransport::SendFailure(const PeerState& p, const std::string& peer_name, size_t rail,
+                                        ibv_wc_status status) const {
+  const std::string what = ibv_wc_status_str(status);
+  std::string answering;
+  for (const auto& c : p.conns) {
+    if (c->reached && c->rail != rail) answering += (answering.empty() ? "" : ", ") + c->qp->local().rail;
+  }
+  if (answering.empty() || p.conns.size() <= rail) {
+    return "send on " + rails_[rail]->name() + ": " + what + " (peer gone or unreachable)";
+  }
+  // The peer answers on other rails, so it is alive: this rail is what does not reach.
+  const QueuePair& qp = *p.conns[rail]->qp;
+  return RailUnreachable(rail, qp.local(), qp.remote(), peer_name, what + " while " + answering + " reach it");
 }
 
 void VerbsTransport::PeerDown(PeerId peer, const std::string& reason) {
@@ -967,10 +1020,10 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc) {
   if (p.generation != f.generation) return;
   if (p.conns.size() > f.rail) ++p.conns[f.rail]->send_free;
   if (wc.status != IBV_WC_SUCCESS) {
-    PeerDown(f.peer, std::string("send on ") + rails_[f.rail]->name() + ": " + ibv_wc_status_str(wc.status) +
-                         " (peer gone or unreachable)");
+    PeerDown(f.peer, SendFailure(p, directory_.Name(f.peer), f.rail, wc.status));
     return;
   }
+  if (p.conns.size() > f.rail) p.conns[f.rail]->reached = true;
   if (f.stripe && !p.pending.empty() && p.pending.front().stripes_left > 0) {
     if (--p.pending.front().stripes_left == 0) Flush(f.peer);  // the closing write
     return;

@@ -140,6 +140,9 @@ class VerbsTransport : public Transport {
   void Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, PeerId peer, uint64_t incarnation,
              uint64_t dial_floor);
   void PeerDown(PeerId peer, const std::string& reason);
+  // Why a send on `rail` to a peer failed, naming both ends of the rail when the peer answers
+  // on another rail (so it is alive and this rail is what does not reach).
+  std::string SendFailure(const PeerState& p, const std::string& peer_name, size_t rail, ibv_wc_status status) const;
   void OnRegistered(uint64_t key, std::vector<ibv_mr*> mrs, Status status);
   // Tells peers the key is gone; parked (keep) or deregistered once they all acknowledged.
   void Close(std::map<uint64_t, LocalRegion>::iterator it, bool keep);

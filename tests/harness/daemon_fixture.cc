@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -45,12 +46,19 @@ bool Daemon::Launch() {
 
 bool Daemon::AwaitUp() {
   if (!process_) return false;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  // A minute: daemons started side by side share the CPUs, and in the emulated Soft-RoCE guest
+  // (tests/vm) two of them took over 20 s to open their HCAs and listen. Only a daemon that
+  // never comes up waits it out; one that exits ends the wait at once.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < end) {
-    if (!process_->Running()) return false;
+    if (!process_->Running()) {
+      std::fprintf(stderr, "ohiod for %s exited before it listened\n", socket_.c_str());
+      return false;
+    }
     if (Accepts(socket_)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  std::fprintf(stderr, "ohiod for %s did not listen within 60 s\n", socket_.c_str());
   return false;
 }
 

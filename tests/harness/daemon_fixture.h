@@ -19,7 +19,7 @@ class Daemon {
   // False if the daemon did not come up (its log tells why).
   bool Start() { return Launch() && AwaitUp(); }
   // Start in two halves, so that many daemons start side by side: Launch runs the process,
-  // AwaitUp waits (up to 20 s) until its socket accepts; false if it exited first.
+  // AwaitUp waits (up to 60 s) until its socket accepts; false if it exited first.
   bool Launch();
   bool AwaitUp();
   // SIGTERM, then wait; returns the exit code (-1 if it had to be killed).

@@ -8,7 +8,10 @@
 // munged of the test's own), queue pairs connect through authenticated ConnectQueuePairs calls.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -61,7 +64,7 @@ bool WaitForStatus(Cluster& c, uint32_t i, Pred ok, milliseconds deadline = kDea
   return false;
 }
 
-std::string Run(const std::string& command) {
+std::string RunShell(const std::string& command) {
   std::string out;
   FILE* f = popen(("PATH=\"$PATH:/usr/sbin:/sbin\" " + command + " 2>&1").c_str(), "r");
   if (f == nullptr) return out;
@@ -70,6 +73,65 @@ std::string Run(const std::string& command) {
   pclose(f);
   return out;
 }
+
+// Runs `command` in the background and waits at most `deadline` for it to end; false if it has
+// not (it is left running, and nothing here waits for it). For commands that can block in the
+// kernel beyond any signal, as `rdma link delete` does (IsolatedRxe).
+bool RunShellWithin(const std::string& command, seconds deadline, std::string* out) {
+  char tmpl[] = "/tmp/ohio-shell-XXXXXX";
+  const int fd = mkstemp(tmpl);
+  if (fd < 0) return false;
+  close(fd);
+  const std::string log = tmpl;
+  const std::string done = log + ".done";
+  const std::string line = "PATH=\"$PATH:/usr/sbin:/sbin\" sh -c '" + command + "' >" + log +
+                           " 2>&1 </dev/null; touch " + done;
+  if (std::system(("(" + line + ") >/dev/null 2>&1 </dev/null &").c_str()) != 0) return false;
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  bool finished = false;
+  while (!(finished = access(done.c_str(), F_OK) == 0) && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  std::ifstream in(log);
+  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (finished) {
+    unlink(log.c_str());
+    unlink(done.c_str());
+  }
+  return finished;
+}
+
+// A Soft-RoCE device, rxe2, on a veth pair of its own (ohio-r2a/ohio-r2b, 10.78.0.1/24) that
+// reaches nothing, removed again when this goes. Deleting an rxe device blocks in the kernel,
+// uninterruptibly, until every process that opened it has closed it (rxe cannot take its
+// resources away from a process, so ib_uverbs waits for their files to close): a test must
+// declare this before the Cluster whose daemons use rxe2, so that they are stopped first, and
+// the deletion is waited for with a deadline, so that a daemon still holding rxe2 fails the test
+// instead of hanging the guest.
+class IsolatedRxe {
+ public:
+  IsolatedRxe() {
+    made_ = RunShell(
+        "timeout 30 ip link add ohio-r2a type veth peer name ohio-r2b && "
+        "timeout 30 ip addr add 10.78.0.1/24 dev ohio-r2a && timeout 30 ip link set ohio-r2a up && "
+        "timeout 30 ip link set ohio-r2b up && timeout 30 rdma link add rxe2 type rxe netdev ohio-r2a && echo made");
+  }
+  ~IsolatedRxe() {
+    std::string out;
+    if (!RunShellWithin("rdma link delete rxe2; ip link delete ohio-r2a", seconds(60), &out)) {
+      std::string holders;
+      RunShellWithin("timeout 10 rdma resource show pd; ls -l /proc/[0-9]*/fd 2>/dev/null | grep uverbs", seconds(15),
+                     &holders);
+      ADD_FAILURE() << "`rdma link delete rxe2` has not finished in 60 s: some process still has rxe2 open\n"
+                    << out << holders;
+    }
+  }
+  bool ok() const { return made_.find("made") != std::string::npos; }
+  const std::string& output() const { return made_; }
+
+ private:
+  std::string made_;
+};
 
 // The value after `key` in an `rdma resource` line, "" if absent.
 std::string Field(const std::string& line, const std::string& key) {
@@ -85,8 +147,8 @@ std::string Field(const std::string& line, const std::string& key) {
 // itself. The kernel credits a queue pair to the thread that made it (gRPC threads make the
 // accepted ones), so they are matched by the process's protection domains, one per device.
 int KernelQueuePairs(pid_t pid, std::string* listing) {
-  const std::string pds = Run("rdma resource show pd");
-  const std::string qps = Run("rdma resource show qp");
+  const std::string pds = RunShell("rdma resource show pd");
+  const std::string qps = RunShell("rdma resource show qp");
   *listing = pds + qps;
   std::set<std::pair<std::string, std::string>> mine;  // (device, pdn)
   std::istringstream pd_lines(pds);
@@ -282,6 +344,35 @@ TEST(VerbsCluster, LargePutsStripedOverBothRails) {
   const double share0 = static_cast<double>(d0) / static_cast<double>(d0 + d1);
   EXPECT_GT(share0, 0.4) << "rxe0 sent " << d0 << " packets, rxe1 " << d1;
   EXPECT_LT(share0, 0.6) << "rxe0 sent " << d0 << " packets, rxe1 " << d1;
+}
+
+// Node n0's second rail is a Soft-RoCE device on a veth pair of its own (rxe2, 10.78.0.1),
+// which reaches nothing, while n1's second rail is rxe1: rail 1 of n0 does not reach rail 1 of
+// n1. The group fails on both nodes as soon as the queue pairs are connected (not at its
+// timeout, set far away), with a message naming both ends of that rail and what to fix.
+TEST(VerbsCluster, RailThatDoesNotReachItsPeerRailIsNamed) {
+  IsolatedRxe rxe2;  // first, so that it goes last: after the daemons that opened it have stopped
+  ASSERT_TRUE(rxe2.ok()) << rxe2.output();
+  TempDir dir;
+  Cluster cluster(dir, 2, Verbs({"--timeout-ms", "120000"}));  // the failure, not the timeout, must end it
+  cluster.AddFlags(0, {"--hca", "rxe0", "--hca", "rxe2"});
+  cluster.AddFlags(1, {"--hca", "rxe0", "--hca", "rxe1"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 1), "verbs-misrailed",
+              {"--bytes", "4096", "--iterations", "1000000", "--expect", "group failed"});
+  auto codes = job.Wait(kDeadline);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+  }
+  // Whichever end found it (a queue pair that would not connect, or sends never acknowledged),
+  // both ranks are told which rails of which nodes do not meet.
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    const std::string out = job.rank(r).Output();
+    EXPECT_TRUE(Contains(out, "alltoall error code=7 (group failed)")) << out;
+    EXPECT_TRUE(Contains(out, "cannot reach rail 1 of node")) << job.Outputs() << cluster.Logs();
+    EXPECT_TRUE(Contains(out, "(rxe1:1, GID ") && Contains(out, "(rxe2:1, GID ")) << out;  // both ends named
+    EXPECT_TRUE(Contains(out, "list the same HCAs in the same order")) << out;
+  }
 }
 
 // Registration is held back 5 s: the group's first collective cannot wait for it and goes

@@ -224,6 +224,29 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VerbsAlltoall,
                                   std::to_string(std::get<1>(info.param)) + "ppn";
                          });
 
+// Tiny calls at 4 nodes run as a hypercube (the default leader table): 2 RDMA writes per node
+// per call instead of 3, forwarded blocks read from the SRB, every byte checked by the ranks.
+TEST(VerbsAlltoallShapes, TinyCallsRunAsAHypercube) {
+  TempDir dir;
+  Cluster cluster(dir, 4, Verbs());
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  std::vector<admin::CountersReply> before;
+  for (uint32_t i = 0; i < 4; ++i) before.push_back(QueryCounters(cluster.node(i).admin_socket()));
+  constexpr uint32_t kCalls = 100;
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(4, 2), "verbs-cube",
+              {"--bytes", "64", "--iterations", std::to_string(kCalls), "--algorithm", "v3"});
+  ExpectAllOk(job, "hypercube", cluster);
+  for (uint32_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(cluster.name(i));
+    const admin::CountersReply now = QueryCounters(cluster.node(i).admin_socket());
+    EXPECT_EQ(now.collectives_served() - before[i].collectives_served(), kCalls);
+    EXPECT_EQ(now.transport_counters().data_frames_sent() - before[i].transport_counters().data_frames_sent(),
+              2u * kCalls);
+    // Each step carries 2 blocks of 2 x 2 x 64 bytes: 4 blocks a call, one of them forwarded.
+    EXPECT_EQ(now.bytes_sent() - before[i].bytes_sent(), uint64_t{kCalls} * 4 * 256);
+  }
+}
+
 // 1 MiB and 4 MiB per rank pair: v1/v2 staged through the SSB/SRB in several rounds, v3 in
 // chunks through the SRB halves with credits.
 TEST(VerbsAlltoallShapes, UpTo4MiBStagedAndChunked) {

@@ -9,7 +9,8 @@
 // blocking alltoallv. A blocking alltoall between posting and completing finds the posted calls
 // complete (MPI's order); a skewed pair makes every call go in stream rounds; a pair whose counts
 // disagree fails that call on every rank of every node with the same error and the group goes
-// on; a rank that dies fails every other rank's wait instead of hanging it.
+// on, and so does one where a rank posted an alltoall where the others posted an alltoallv; a
+// rank that dies fails every other rank's wait instead of hanging it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -156,6 +157,34 @@ TEST(IalltoallvAcrossNodes, APairThatDisagreesFailsThatCallOnEveryRankAlikeAndTh
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
     EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n;
     EXPECT_EQ(c.collectives_served(), 4u) << "node " << n;  // the line-up and the 3 calls after
+    EXPECT_EQ(c.groups_failed(), 0u) << "node " << n;
+  }
+}
+
+TEST(IalltoallvAcrossNodes, ARankPostingAnAlltoallWhereTheOthersPostAnAlltoallvFailsThatCallOnEveryRank) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // Rank 3 (node 0) posts the first call as an ohio_ialltoall: node 0's ranks arrive with
+  // different kinds, as blocking calls of the two kinds would, and the round fails everywhere.
+  const std::vector<uint32_t> placement = {0, 1, 1, 0, 1};
+  RankJob job = Job(dir, cluster, placement, "kinds", {"--outstanding", "3", "--bytes", "300", "--alltoall-rank", "3"});
+  AllPass(job, cluster);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    const std::string out = job.rank(r).Output();
+    EXPECT_NE(out.find("call 0: code=6 (size mismatch) "), std::string::npos) << out;
+    EXPECT_NE(out.find("ok moved_unaided=2 "), std::string::npos) << out;
+  }
+  for (uint32_t r : {0u, 3u}) {
+    EXPECT_NE(job.rank(r).Output().find("call 0: code=6 (size mismatch) rank 0 called alltoallv while rank 3 called "
+                                        "alltoall\n"),
+              std::string::npos)
+        << job.rank(r).Output();
+  }
+  for (uint32_t n = 0; n < 2; ++n) {
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n;
+    EXPECT_EQ(c.collectives_served(), 3u) << "node " << n;  // the line-up and the 2 calls after
     EXPECT_EQ(c.groups_failed(), 0u) << "node " << n;
   }
 }

@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
   app.add_option("--skew-bytes", skew.bytes);
   app.add_option("--alltoall-rank", alltoall_rank,
                  "with --vector, this rank posts the first call as an ohio_ialltoall: every rank must get an "
-                 "invalid argument");
+                 "invalid argument on one node (the daemon compares the kinds posted), a size mismatch across "
+                 "nodes (the ranks arrive at the round with different kinds, as blocking calls would)");
   app.add_flag("--blocking-after-posting", blocking_after_posting,
                "after posting, a verified blocking alltoall of --bytes; the posted calls must be complete by then");
   app.add_flag("--wait", wait, "complete the calls with ohio_wait at once instead of computing first");
@@ -155,6 +156,7 @@ int main(int argc, char** argv) {
       const uint32_t id = batch * outstanding + c;
       if (id == 0 && mismatch_rank >= 0) call.expect_code = OHIO_ERR_SIZE_MISMATCH;
       if (id == 0 && (unmapped_rank >= 0 || alltoall_rank >= 0)) call.expect_code = OHIO_ERR_INVALID_ARGUMENT;
+      if (id == 0 && alltoall_rank >= 0 && at.nodes.size() > 1) call.expect_code = OHIO_ERR_SIZE_MISMATCH;
       if (vector && id == 0 && static_cast<int>(rank) == alltoall_rank) {
         LayOutVector(&call, rank, size, id, bytes, skew);
         r = group.Ialltoall(call.send.data(), call.recv.data(), 1, &call.request);

@@ -13,6 +13,7 @@
 #include <regex>
 #include <string>
 
+#include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
 

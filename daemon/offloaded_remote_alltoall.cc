@@ -177,6 +177,11 @@ Result<bool> OffloadedRemoteAlltoall::Drain() {
   }
   const bool complete = agreed_ && local_copied_ && copied_ == deliveries_.size();
   if (!failed && !complete) return changed;
+  EndRound(failed);
+  return true;
+}
+
+void OffloadedRemoteAlltoall::EndRound(bool failed) {
   MarkDone();
   if (failed) {
     EndCall(Status(static_cast<Code>(header_->round_error_code.load(std::memory_order_relaxed)),
@@ -187,7 +192,6 @@ Result<bool> OffloadedRemoteAlltoall::Drain() {
     ++round_in_call_;
     round_ = 0;
   }
-  return true;
 }
 
 Status OffloadedRemoteAlltoall::CopyOutLocal() {

@@ -95,6 +95,9 @@ class OffloadedRemoteAlltoall {
   Status Transfer(uint32_t l, const std::vector<CopySpan>& spans, uint8_t* shared, uint64_t base, bool writing);
   uint8_t* SsbHalf(uint32_t round) const;
   void MarkDone();
+  // The round is over here (copied out, or failed on every node): done_round for every rank,
+  // then the next round of the call, or the call's end with its outcome.
+  void EndRound(bool failed);
   void EndCall(const Status& outcome);
   uint64_t SendAddress(uint32_t l) const;
   uint64_t RecvAddress(uint32_t l) const;

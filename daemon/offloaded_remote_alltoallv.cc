@@ -15,7 +15,6 @@
 // A round that fails (a pair whose counts disagree, anywhere in the group; a part that would
 // take too many rounds) ends the call with the round's error, the same on every rank of every
 // node, and the group goes on: nothing was copied out of it.
-#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -84,35 +83,16 @@ Result<bool> OffloadedRemoteAlltoall::DrainVector() {
     const uint64_t landed = header_->eager_landed[round_ & 1].load(std::memory_order_acquire);
     if ((landed >> 32) != round_ || landed < all_landed) return false;
     if (round_in_call_ == 0) {
-      const uint64_t streamed = header_->vector_streamed[round_ & 1].load(std::memory_order_relaxed);
-      const bool ours = (streamed >> 32) == round_;
-      const uint32_t stream_rounds = ours ? static_cast<uint32_t>(streamed & (kVectorOwnPartStaged - 1)) : 0;
-      own_staged_ = ours && (streamed & kVectorOwnPartStaged) != 0;
-      staging_.rounds = 1 + stream_rounds;
-      streaming_nodes_.assign(shape_->nodes(), false);
-      const uint8_t* srb_half = segment_->srb() + (round_ & 1) * layout_.srb_half;
-      for (uint32_t n = 0; stream_rounds != 0 && n < shape_->nodes(); ++n) {
-        if (n == node_) {
-          streaming_nodes_[n] = own_staged_;
-          continue;
-        }
-        EagerHeader h;
-        std::memcpy(&h, srb_half + EagerSlotOffset(layout_, node_, n, 0), sizeof(h));
-        streaming_nodes_[n] = (h.flags & kEagerVectorStaged) != 0;
-      }
+      const VectorStreams streams =
+          VectorStreamsOf(header_->vector_streamed[round_ & 1].load(std::memory_order_relaxed), round_);
+      own_staged_ = streams.own_staged;
+      staging_.rounds = 1 + streams.rounds;
+      PlanStreamingNodes(*shape_, layout_, node_, segment_->srb() + (round_ & 1) * layout_.srb_half, streams,
+                         &streaming_nodes_);
     }
     if (Status s = CopyOutVector(); !s.ok()) return s;
   }
-  MarkDone();
-  if (failed) {
-    EndCall(Status(static_cast<Code>(header_->round_error_code.load(std::memory_order_relaxed)),
-                   std::string(header_->round_error, strnlen(header_->round_error, kErrorMessageBytes))));
-  } else if (round_in_call_ + 1 == staging_.rounds) {
-    EndCall(Status::Ok());
-  } else {
-    ++round_in_call_;
-    round_ = 0;
-  }
+  EndRound(failed);
   return true;
 }
 

@@ -7,7 +7,7 @@
 // the others' wait instead of hanging them, and so does one that posts past the group's
 // timeout. ohio_ialltoallv the same way: counts per pair (a third of them zero), blocks out of
 // order with gaps that must stay unwritten, a pair whose counts differ reported alike on every
-// rank. Across nodes: ialltoall_across_nodes_test.cc and ialltoallv_across_nodes_test.cc.
+// rank. Across nodes: ialltoall_across_nodes_test.cc.
 #include <gtest/gtest.h>
 
 #include <regex>

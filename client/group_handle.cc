@@ -179,11 +179,7 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
   return Finish(s);
 }
 
-Status GroupHandle::ReadyToPost(bool vector) {
-  if (vector && shape_.nodes() > 1) {  // known from the join alike on every rank: nothing to wait for
-    return Status(Code::kNotSupported, "nonblocking alltoallvs are served for groups on one node; this group spans " +
-                                           std::to_string(shape_.nodes()) + " nodes");
-  }
+Status GroupHandle::ReadyToPost() {
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
   return Check();
 }
@@ -195,7 +191,7 @@ Status GroupHandle::Ialltoall(const void* send, void* recv, uint64_t bytes_per_r
   }
   // Those two mean an opt-out and an alltoallv in a round entry (shm/segment_layout.h).
   if (bytes_per_rank >= kVectorBytes) return Status(Code::kInvalidArgument, "bytes_per_rank is too large");
-  if (Status s = ReadyToPost(false); !s.ok()) return Finish(s);
+  if (Status s = ReadyToPost(); !s.ok()) return Finish(s);
   return Finish(posted_->Post(static_cast<const uint8_t*>(send), static_cast<uint8_t*>(recv), bytes_per_rank, call));
 }
 
@@ -205,7 +201,7 @@ Status GroupHandle::Ialltoallv(const VectorCall& vector, uint32_t* call) {
       vector.recv_displs == nullptr) {
     return Status(Code::kInvalidArgument, "the counts and displacements must not be NULL");
   }
-  if (Status s = ReadyToPost(true); !s.ok()) return Finish(s);
+  if (Status s = ReadyToPost(); !s.ok()) return Finish(s);
   const uint32_t size = shape_.size();
   std::vector<uint64_t> tables(uint64_t{kOffloadedTables} * size);
   for (uint32_t j = 0; j < size; ++j) {

@@ -37,7 +37,8 @@ class GroupHandle {
   Status Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint32_t* call);
   // A nonblocking alltoallv, posted and numbered like Ialltoall (the same calls, in one order);
   // the counts and displacements are copied, the buffers must stay until it is complete.
-  // kNotSupported on every rank of a group spanning nodes.
+  // Across nodes the daemon plays the vector rounds a blocking Alltoallv takes
+  // (daemon/offloaded_remote_alltoall.h).
   Status Ialltoallv(const VectorCall& vector, uint32_t* call);
   // Whether `call` is complete, waiting for it at most `within`; once it is, its outcome is
   // returned and the call forgotten.
@@ -56,9 +57,8 @@ class GroupHandle {
 
  private:
   GroupHandle() = default;
-  // Before a nonblocking call is posted: the group has started (and, for an alltoallv, is on
-  // one node).
-  Status ReadyToPost(bool vector);
+  // Before a nonblocking call is posted: the group has started.
+  Status ReadyToPost();
   // Before a blocking call of a group spanning nodes: waits until this rank's posted calls are
   // complete (the daemon played its part of their rounds in its slot) and goes on from the
   // round the daemon arrived at last.

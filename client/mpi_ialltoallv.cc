@@ -61,12 +61,14 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   r->st = st;
   r->comm = comm;
   r->function = "MPI_Ialltoallv";
-  // In place, ohiod reads every rank's data before it writes any: the receive side is also the
-  // send side, where it lies when contiguous.
+  // In place on one node, ohiod reads every rank's data before it writes any: the receive side
+  // is also the send side, where it lies when contiguous. Across nodes a call may go in several
+  // rounds, each writing pieces of the receive side before the next reads the send side: the
+  // send side is packed now, as a blocking MPI_Alltoallv does.
   const int* send_counts = in_place ? recvcounts : sendcounts;
   const int* send_displs = in_place ? rdispls : sdispls;
   const void* send = in_place ? recvbuf : sendbuf;
-  const bool pack_send = !send_layout->contiguous();
+  const bool pack_send = !send_layout->contiguous() || (in_place && st->nodes > 1);
   const bool pack_recv = !recv_layout->contiguous();
   std::vector<size_t> send_bytes, send_at, recv_bytes;
   VectorBytes(*send_layout, size, send_counts, send_displs, &send_bytes, &send_at, true, send,

@@ -100,11 +100,14 @@ int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes
 /* A nonblocking alltoallv: ohio_alltoallv's counts and displacements (bytes), posted and
  * completed like ohio_ialltoall and numbered with its calls (every rank posts the same calls in
  * the same order). The four tables are copied when the call is posted; send and recv must stay
- * until it is complete. ohiod checks every pair (sendcounts[j] on rank i equals recvcounts[i] on
- * rank j) before it moves anything: a pair that differs fails the call on every rank with
- * OHIO_ERR_SIZE_MISMATCH naming the first such pair, and the group stays usable. A zero count
- * moves nothing and its displacement is not looked at. Served for groups on one node only: a
- * group spanning nodes gets OHIO_ERR_NOT_SUPPORTED on every rank and nothing is posted. */
+ * until it is complete. On one node send may be recv (ohiod reads every piece before it writes
+ * any); across nodes, where a call may go in several rounds, the ranges must not overlap.
+ * ohiod checks every pair
+ * (sendcounts[j] on rank i equals recvcounts[i] on rank j) before it moves anything: a pair that
+ * differs fails the call on every rank with OHIO_ERR_SIZE_MISMATCH (on one node naming the first
+ * such pair), and the group stays usable. A zero count moves nothing and its displacement is not
+ * looked at. Across nodes ohiod plays the ranks' part of the rounds ohio_alltoallv takes (and
+ * checks, and refuses with OHIO_ERR_NOT_SUPPORTED, as it does), as for ohio_ialltoall. */
 int ohio_ialltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
                     void* recv, const size_t* recvcounts, const size_t* rdispls, ohio_request* request);
 /* Never waits. *done = 0 and OHIO_OK while the call is under way; once it is complete, *done = 1,

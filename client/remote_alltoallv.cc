@@ -35,23 +35,13 @@ Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
     RunVectorCopies(call.send, my_region);
   });
   if (!s.ok()) return s;
-  const uint64_t streamed = header_->vector_streamed[k & 1].load(std::memory_order_relaxed);
-  const bool ours = (streamed >> 32) == k;
-  const uint32_t stream_rounds = ours ? static_cast<uint32_t>(streamed & (kVectorOwnPartStaged - 1)) : 0;
-  const bool own_staged = ours && (streamed & kVectorOwnPartStaged) != 0;
+  const VectorStreams streams = VectorStreamsOf(header_->vector_streamed[k & 1].load(std::memory_order_relaxed), k);
+  const uint32_t stream_rounds = streams.rounds;
+  const bool own_staged = streams.own_staged;
   // Which nodes stream their part: read only when some do, so that a call of one round reads
   // nothing more than before.
-  streaming_nodes_.assign(shape_->nodes(), false);
-  const uint8_t* srb_half = segment_->srb() + (k & 1) * layout_.srb_half;
-  for (uint32_t n = 0; stream_rounds != 0 && n < shape_->nodes(); ++n) {
-    if (n == node_) {
-      streaming_nodes_[n] = own_staged;
-      continue;
-    }
-    EagerHeader h;
-    std::memcpy(&h, srb_half + EagerSlotOffset(layout_, node_, n, 0), sizeof(h));
-    streaming_nodes_[n] = (h.flags & kEagerVectorStaged) != 0;
-  }
+  PlanStreamingNodes(*shape_, layout_, node_, segment_->srb() + (k & 1) * layout_.srb_half, streams,
+                     &streaming_nodes_);
   last_vector_rounds_ = 1 + stream_rounds;
   const NodeCounts first_counts{segment_->count_table(0, k), shape_->size()};
   CopyOut(call, k, [&](uint32_t source) {

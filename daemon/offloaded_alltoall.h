@@ -35,7 +35,7 @@ class OffloadedAlltoall {
   static constexpr uint64_t kMaxCallBytes = uint64_t{256} << 20;
 
   // `node`: the group's node this daemon is; a group spanning nodes only uses the posting side
-  // (AllPosted, SameKind, Stalled, Publish, the pids): OffloadedRemoteAlltoall moves its calls.
+  // (AllPosted, Stalled, Publish, Refused, the pids): OffloadedRemoteAlltoall moves its calls.
   OffloadedAlltoall(const Segment* segment, const GroupShape* shape, uint32_t node);
 
   // Local rank l's process, from its join (control thread); 0 once it left.

@@ -31,34 +31,41 @@ uint64_t OffloadedRemoteAlltoall::BytesPosted(uint32_t l) const {
   return segment_->slot(l)->offload[call_ % kOffloadDepth].bytes_per_rank.load(std::memory_order_relaxed);
 }
 
-bool OffloadedRemoteAlltoall::StartCall() {
+uint64_t OffloadedRemoteAlltoall::ArrivalBytes(uint32_t l) const {
+  const bool vector =
+      segment_->slot(l)->offload[call_ % kOffloadDepth].tables_address.load(std::memory_order_relaxed) != 0;
+  return vector ? kVectorBytes : BytesPosted(l);
+}
+
+Result<bool> OffloadedRemoteAlltoall::StartCall() {
   // A call that ends before any round (nothing to exchange with the other nodes, the same
   // verdict on every node) lets the next posted one start in the same pass.
   for (;;) {
     const uint32_t call = posted_->next_call();
     if (!posted_->AllPosted(call)) return false;
     call_ = call;
-    Status kind = posted_->SameKind(call);
-    if (kind.ok() && segment_->slot(0)->offload[call % kOffloadDepth].tables_address.load(std::memory_order_relaxed) != 0) {
-      // libohio never posts one (it refuses an alltoallv across nodes at post, on every rank).
-      kind = Status(Code::kNotSupported, "ohiod does not move nonblocking alltoallvs of a group spanning nodes");
-    }
-    if (!kind.ok()) {
-      EndCall(kind);
-      continue;
-    }
-    agreed_ = NodeVerdict(ranks_, [this](uint32_t l) { return BytesPosted(l); },
+    round_in_call_ = 0;
+    layout_ = PlanEagerLayout(*shape_, header_->plan_ssb_bytes, header_->plan_srb_bytes);
+    vector_ = false;
+    // Ranks that posted different kinds disagree as blocking calls of different kinds would.
+    agreed_ = NodeVerdict(ranks_, [this](uint32_t l) { return ArrivalBytes(l); },
                           [this](uint32_t l) { return shape_->rank_at(node_, l); })
                   .ok();
-    round_in_call_ = 0;
     if (!agreed_) {
       // Each rank arrives with its own M: the group's verdict fails the round on every node.
       staging_ = Staging{0, 0, 1};
       deliveries_.clear();
       return true;
     }
+    if (ArrivalBytes(0) == kVectorBytes) {
+      // The counts are checked by the round's digest, on every node alike.
+      if (Status s = ReadVectorTables(); !s.ok()) return s;
+      vector_ = true;
+      eager_ = true;
+      staging_ = Staging{kVectorBytes, 0, 1};  // the stream rounds are known after the first
+      return true;
+    }
     const uint64_t m = BytesPosted(0);
-    layout_ = PlanEagerLayout(*shape_, header_->plan_ssb_bytes, header_->plan_srb_bytes);
     eager_ = FitsEager(*shape_, layout_, m);
     if (eager_) {
       staging_ = Staging{m, m, 1};
@@ -77,7 +84,10 @@ bool OffloadedRemoteAlltoall::StartCall() {
 }
 
 Result<bool> OffloadedRemoteAlltoall::Fill(uint32_t round) {
-  if (call_ == 0 && !StartCall()) return false;
+  if (call_ == 0) {
+    Result<bool> started = StartCall();
+    if (!started.ok() || !started.value()) return started;
+  }
   if (round_ != 0) return false;  // arrived already: the round is under way
   // Like a rank, only once the node is through with the round before (its SSB, its SRB
   // halves); not earlier for an eager round: the daemon does not know how the last began.
@@ -92,7 +102,9 @@ Result<bool> OffloadedRemoteAlltoall::Fill(uint32_t round) {
                         ": the ranks called the group's collectives in different orders");
     }
   }
-  if (agreed_) {
+  if (vector_) {
+    if (Status s = FillVector(round); !s.ok()) return s;
+  } else if (agreed_) {
     if (Status s = CopyIn(round); !s.ok()) return s;
   }
   if (!eager_ && agreed_) {
@@ -121,7 +133,7 @@ void OffloadedRemoteAlltoall::Arrive(uint32_t round) {
     RankSlot* slot = segment_->slot(l);
     slot->consumed.store(0, std::memory_order_relaxed);
     RoundEntry& e = EntryFor(slot, round);
-    e.bytes_per_rank.store(agreed_ ? staging_.bytes_per_rank : BytesPosted(l), std::memory_order_relaxed);
+    e.bytes_per_rank.store(agreed_ ? staging_.bytes_per_rank : ArrivalBytes(l), std::memory_order_relaxed);
     e.round_in_call.store(static_cast<uint32_t>(round_in_call_), std::memory_order_relaxed);
     e.rounds_in_call.store(static_cast<uint32_t>(staging_.rounds), std::memory_order_relaxed);
     e.send_address.store(0, std::memory_order_relaxed);
@@ -135,6 +147,7 @@ void OffloadedRemoteAlltoall::Arrive(uint32_t round) {
 
 Result<bool> OffloadedRemoteAlltoall::Drain() {
   if (round_ == 0) return false;
+  if (vector_) return DrainVector();
   const bool failed = header_->failed_round.load(std::memory_order_acquire) == round_;
   bool changed = false;
   if (!failed && agreed_) {
@@ -173,6 +186,11 @@ Result<bool> OffloadedRemoteAlltoall::Drain() {
   }
   const bool complete = agreed_ && local_copied_ && copied_ == deliveries_.size();
   if (!failed && !complete) return changed;
+  EndRound(failed);
+  return true;
+}
+
+void OffloadedRemoteAlltoall::EndRound(bool failed) {
   MarkDone();
   if (failed) {
     EndCall(Status(static_cast<Code>(header_->round_error_code.load(std::memory_order_relaxed)),
@@ -183,7 +201,6 @@ Result<bool> OffloadedRemoteAlltoall::Drain() {
     ++round_in_call_;
     round_ = 0;
   }
-  return true;
 }
 
 Status OffloadedRemoteAlltoall::CopyOutLocal() {

@@ -13,13 +13,20 @@
 //      that credits and finished_round move as for ranks copying out themselves;
 //   4. after the call's last round (or the first that failed, on every node alike): the
 //      outcome and offload_done = s, and the ranks are woken.
+// An alltoallv (offloaded_remote_alltoallv.cc) goes in the vector rounds a blocking one takes
+// (client/remote_alltoallv.cc): the daemon reads each rank's posted tables once, writes them
+// into the segment's count tables every round as the rank would, stages each rank's row (the
+// first round) or its chunks (stream rounds), and copies out once every other node's block of
+// the round is published, so the count check, the stream rounds and their verdicts are the
+// blocking call's.
 //
 // A rank keeps its slot's round fields to itself except while it has posted calls outstanding:
 // its next blocking call first waits until they are complete (client/group_handle.cc), and
 // takes the next round number from its slot. So a rank's posted and blocking calls of one group
 // stay in the order it made them, and the daemon and the rank never write the slot at once.
-// Local ranks that disagree on M arrive with their own Ms: the round fails on every node as a
-// blocking call's would. A rank whose memory cannot be read or written (gone, or a buffer not
+// Local ranks that disagree on M, or posted an alltoall where others posted an alltoallv, arrive
+// with their own Ms (kVectorBytes for an alltoallv): the round fails on every node as a blocking
+// call's would. A rank whose memory cannot be read or written (gone, or a buffer not
 // mapped) fails the group on every node (culprit()).
 //
 // Progress engine thread only.
@@ -27,6 +34,7 @@
 
 #include <sys/uio.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -62,8 +70,21 @@ class OffloadedRemoteAlltoall {
   std::optional<uint32_t> culprit() const { return culprit_; }
 
  private:
-  // Starts the next posted call if every local rank posted it; true if it did.
-  bool StartCall();
+  // Starts the next posted call if every local rank posted it; true if it did. Not OK if a
+  // rank's alltoallv tables cannot be read (culprit()).
+  Result<bool> StartCall();
+  // --- alltoallv (offloaded_remote_alltoallv.cc) ---
+  // Reads every local rank's posted tables into vector_tables_.
+  Status ReadVectorTables();
+  // Local rank l's table t (an OffloadedTable): one entry per group rank.
+  const size_t* VectorTable(uint32_t l, uint32_t t) const {
+    return vector_tables_.data() + (uint64_t{l} * kOffloadedTables + t) * shape_->size();
+  }
+  // Writes the count tables of `round`'s parity and stages every rank's part of the round.
+  Status FillVector(uint32_t round);
+  // Copies out the round once every other node's block is published; true if it did.
+  Result<bool> DrainVector();
+  Status CopyOutVector();
   Status CopyIn(uint32_t round);
   void Arrive(uint32_t round);
   // The node's own part of the round, from the SSB.
@@ -74,10 +95,15 @@ class OffloadedRemoteAlltoall {
   Status Transfer(uint32_t l, const std::vector<CopySpan>& spans, uint8_t* shared, uint64_t base, bool writing);
   uint8_t* SsbHalf(uint32_t round) const;
   void MarkDone();
+  // The round is over here (copied out, or failed on every node): done_round for every rank,
+  // then the next round of the call, or the call's end with its outcome.
+  void EndRound(bool failed);
   void EndCall(const Status& outcome);
   uint64_t SendAddress(uint32_t l) const;
   uint64_t RecvAddress(uint32_t l) const;
   uint64_t BytesPosted(uint32_t l) const;
+  // What local rank l arrives with for the call: its M, or kVectorBytes for an alltoallv.
+  uint64_t ArrivalBytes(uint32_t l) const;
 
   const Segment* segment_;
   SegmentHeader* header_;
@@ -101,6 +127,13 @@ class OffloadedRemoteAlltoall {
   uint32_t copied_ = 0;  // deliveries of the round copied out
   std::vector<Delivery> deliveries_;
   std::vector<iovec> local_, remote_;  // one transfer's pieces, reused
+
+  // An alltoallv's: its rounds are the call's first (round_in_call_ 0) and its stream rounds.
+  bool vector_ = false;
+  std::vector<size_t> vector_tables_;  // local rank l's tables at l * kOffloadedTables * group size
+  std::vector<CopySpan> vector_spans_;  // one copy's plan, planned into the same room each time
+  bool own_staged_ = false;             // this node's part goes in the stream rounds
+  std::vector<bool> streaming_nodes_;   // by node: its part goes in the stream rounds
 };
 
 }  // namespace ohio

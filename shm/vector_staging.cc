@@ -1,6 +1,9 @@
 #include "shm/vector_staging.h"
 
 #include <algorithm>
+#include <cstring>
+
+#include "shm/segment_layout.h"
 
 namespace ohio {
 namespace {
@@ -129,6 +132,26 @@ void PlanVectorStreamCopyOutLocal(const GroupShape& shape, uint32_t node, uint32
             spans->push_back({l * region + node * slice + in_chunk, recv_displs[shape.rank_at(node, l)] + in_piece, bytes});
           }
         });
+  }
+}
+
+VectorStreams VectorStreamsOf(uint64_t vector_streamed, uint32_t k) {
+  if ((vector_streamed >> 32) != k) return VectorStreams{};  // a call of one round
+  return VectorStreams{static_cast<uint32_t>(vector_streamed & (kVectorOwnPartStaged - 1)),
+                       (vector_streamed & kVectorOwnPartStaged) != 0};
+}
+
+void PlanStreamingNodes(const GroupShape& shape, const EagerLayout& layout, uint32_t node, const uint8_t* srb_half,
+                        const VectorStreams& streams, std::vector<bool>* streaming) {
+  streaming->assign(shape.nodes(), false);
+  for (uint32_t n = 0; streams.rounds != 0 && n < shape.nodes(); ++n) {
+    if (n == node) {
+      (*streaming)[n] = streams.own_staged;
+      continue;
+    }
+    EagerHeader h;
+    std::memcpy(&h, srb_half + EagerSlotOffset(layout, node, n, 0), sizeof(h));
+    (*streaming)[n] = (h.flags & kEagerVectorStaged) != 0;
   }
 }
 

@@ -46,6 +46,22 @@ uint64_t VectorStreamChunk(uint64_t stream_bytes, uint64_t slice, uint64_t s);
 bool VectorStreamRounds(const GroupShape& shape, const EagerLayout& layout, uint32_t node, const NodeCounts& counts,
                         uint64_t* rounds);
 
+// What the verdict of an alltoallv's first round k says (SegmentHeader::vector_streamed of k's
+// parity, written before its blocks are published): the stream rounds that follow, and whether
+// this node's part goes in them.
+struct VectorStreams {
+  uint32_t rounds = 0;
+  bool own_staged = false;
+};
+VectorStreams VectorStreamsOf(uint64_t vector_streamed, uint32_t k);
+
+// By node, whether its part of the call goes in the stream rounds (else it came whole in the
+// first round): this node's from `streams`, each other node's from the flags of its header in
+// `srb_half`, the SRB half of the first round. All false, and nothing read, when no stream
+// round follows.
+void PlanStreamingNodes(const GroupShape& shape, const EagerLayout& layout, uint32_t node, const uint8_t* srb_half,
+                        const VectorStreams& streams, std::vector<bool>* streaming);
+
 // Copy-in of stream round `s` by a rank of `node` with these send counts and displacements: src
 // into its send buffer, dst from the start of its region. `spans` is cleared first.
 void PlanVectorStreamCopyIn(const GroupShape& shape, const EagerLayout& layout, uint32_t node, uint64_t s,

@@ -12,6 +12,7 @@
 # usage: tests/bench/ialltoall_overlap.sh [--ranks P (4)] [--min-bytes B (1)] [--max-bytes B (1048576)]
 #          [--runs R (3)] [--iterations N (per size; default by size)] [--mpi openmpi|mpich|both (both)]
 #          [--daemon-nice N (0): ohiod's nice value, as a systemd unit's Nice= would set it] [--nodes K (1)]
+#          [--vector: MPI_Ialltoallv of the same blocks instead]
 # As root, after: bazel build //daemon:ohiod //client:libohio_mpi_openmpi.so
 #   //client:libohio_mpi_mpich.so //tests/bench:mpi_ialltoall_bench_openmpi //tests/bench:mpi_ialltoall_bench_mpich
 #   (only those of the --mpi asked for)
@@ -25,6 +26,7 @@ ITERATIONS=0
 MPIS="openmpi mpich"
 DAEMON_NICE=0
 NODES=1
+VECTOR=
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) RANKS=$2; shift 2 ;;
@@ -35,7 +37,8 @@ while [ $# -gt 0 ]; do
     --mpi) MPIS=$2; [ "$MPIS" = both ] && MPIS="openmpi mpich"; shift 2 ;;
     --daemon-nice) DAEMON_NICE=$2; shift 2 ;;
     --nodes) NODES=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --vector) VECTOR=vector; shift ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "ialltoall_overlap.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -78,7 +81,7 @@ PLACE=(env OHIO_TEST_SOCKETS="$SOCKETS" OHIO_TEST_PPN=$((RANKS / NODES)) tests/m
 run() {  # variant run
   local mpi=${1%+ohio} with_ohio=0 pid=0
   [ "$1" != "$mpi" ] && with_ohio=1 && pid=$DAEMON
-  local prog=$BIN/tests/bench/mpi_ialltoall_bench_$mpi args=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" "$pid")
+  local prog=$BIN/tests/bench/mpi_ialltoall_bench_$mpi args=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" "$pid" 2000 $VECTOR)
   if [ "$mpi" = openmpi ]; then
     local env=()
     [ $with_ohio = 1 ] && env=(-x "LD_PRELOAD=$PWD/$BIN/client/libohio_mpi_openmpi.so" -x OHIO_IALLTOALL_MIN_BYTES=0)
@@ -100,7 +103,7 @@ for r in $(seq 0 $((RUNS - 1))); do
     run "$v" | grep -v '^#' | sed "s/^/$v /" >>"$DIR/results"
   done
 done
-python3 - "$DIR/results" "$RANKS" "$RUNS" "$NODES" <<'PY'
+python3 - "$DIR/results" "$RANKS" "$RUNS" "$NODES" "${VECTOR:+MPI_Ialltoallv}" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
@@ -108,7 +111,7 @@ for line in open(sys.argv[1]):
     if len(f) != 9: continue
     v, b = f[0], int(f[1])
     rows.setdefault((v, b), []).append([float(x) for x in f[2:]])
-print(f"# {sys.argv[2]} ranks on one host as {sys.argv[4]} node(s), median of {sys.argv[3]} interleaved runs; 1-minute load average after: {open('/proc/loadavg').read().split()[0]}")
+print(f"# {sys.argv[5] or 'MPI_Ialltoall'}, {sys.argv[2]} ranks on one host as {sys.argv[4]} node(s), median of {sys.argv[3]} interleaved runs; 1-minute load average after: {open('/proc/loadavg').read().split()[0]}")
 print("# variant bytes pure_us overlap_pct cpu_us_per_call ctx_per_call wait_after_2ms_us pure_ratio_vs_library")
 for (v, b) in sorted(rows, key=lambda k: (k[1], k[0])):
     m = [statistics.median(c) for c in zip(*rows[(v, b)])]

@@ -1,4 +1,4 @@
-/* osu_ialltoall-style overlap of MPI_Ialltoall: a plain MPI program, timed the same way whether
+/* osu_ialltoall-style overlap of MPI_Ialltoall (or MPI_Ialltoallv): a plain MPI program, timed the same way whether
  * MPI_Ialltoall is the MPI library's own or ohio's (libohio_mpi preloaded).
  *
  * Per size, as osu-micro-benchmarks' osu_ialltoall does: t_pure = Ialltoall + Wait; then
@@ -7,8 +7,9 @@
  * Then, beyond osu: Ialltoall, a computation of `long_compute_us`, Wait: wait_us is the time
  * MPI_Wait still takes (the part of the call the computation did not hide).
  *
- * usage: mpi_ialltoall_bench [min_bytes] [max_bytes] [iterations] [daemon_pid] [long_compute_us]
- *        (1, 1 MiB, auto, none, 2000)
+ * usage: mpi_ialltoall_bench [min_bytes] [max_bytes] [iterations] [daemon_pid] [long_compute_us] [vector]
+ *        (1, 1 MiB, auto, none, 2000); "vector": MPI_Ialltoallv of the same blocks (every count
+ *        `bytes`, displacements j * bytes) instead, so the two compare size by size
  * Rank 0 prints one line per size:
  *   bytes pure_us total_us compute_us overlap_pct cpu_us_per_call ctx_switches_per_call wait_us
  * times: the slowest rank's averages over the timed calls; cpu_us_per_call and
@@ -47,6 +48,21 @@ static double slowest(double mine) {
   return s;
 }
 
+static int vector;  /* MPI_Ialltoallv instead of MPI_Ialltoall */
+static int *counts, *displs;
+
+static void post(const char* send, char* recv, long bytes, int size, MPI_Request* r) {
+  if (!vector) {
+    MPI_Ialltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD, r);
+    return;
+  }
+  for (int j = 0; j < size; ++j) {
+    counts[j] = (int)bytes;
+    displs[j] = (int)(j * bytes);
+  }
+  MPI_Ialltoallv(send, counts, displs, MPI_BYTE, recv, counts, displs, MPI_BYTE, MPI_COMM_WORLD, r);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const long min_bytes = argc > 1 ? atol(argv[1]) : 1;
@@ -54,29 +70,32 @@ int main(int argc, char** argv) {
   const int requested = argc > 3 ? atoi(argv[3]) : 0;
   const pid_t daemon = argc > 4 ? (pid_t)atol(argv[4]) : 0;
   const double long_compute_us = argc > 5 ? atof(argv[5]) : 2000;
+  vector = argc > 6 && strcmp(argv[6], "vector") == 0;
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  counts = malloc(sizeof(int) * size);
+  displs = malloc(sizeof(int) * size);
   char* send = malloc((size_t)max_bytes * size);
   char* recv = malloc((size_t)max_bytes * size);
   memset(send, rank, (size_t)max_bytes * size);
   const pid_t self = getpid();
   if (rank == 0) {
-    printf("# bytes pure_us total_us compute_us overlap_pct cpu_us_per_call ctx_switches_per_call wait_us (%d ranks%s; "
+    printf("# bytes pure_us total_us compute_us overlap_pct cpu_us_per_call ctx_switches_per_call wait_us (%s, %d ranks%s; "
            "wait_us after %.0f us of computation)\n",
-           size, daemon > 0 ? ", and ohiod" : "", long_compute_us);
+           vector ? "MPI_Ialltoallv" : "MPI_Ialltoall", size, daemon > 0 ? ", and ohiod" : "", long_compute_us);
   }
   for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     const int n = iterations_for(bytes, requested);
     MPI_Request r;
     for (int w = 0; w < n / 10 + 2; ++w) {
-      MPI_Ialltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD, &r);
+      post(send, recv, bytes, size, &r);
       MPI_Wait(&r, MPI_STATUS_IGNORE);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     double start = MPI_Wtime();
     for (int i = 0; i < n; ++i) {
-      MPI_Ialltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD, &r);
+      post(send, recv, bytes, size, &r);
       MPI_Wait(&r, MPI_STATUS_IGNORE);
     }
     const double pure = (MPI_Wtime() - start) * 1e6 / n;
@@ -90,7 +109,7 @@ int main(int argc, char** argv) {
     double compute_time = 0, compute_cpu_us = 0;
     start = MPI_Wtime();
     for (int i = 0; i < n; ++i) {
-      MPI_Ialltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD, &r);
+      post(send, recv, bytes, size, &r);
       const double c = MPI_Wtime(), cpu = thread_cpu_us();
       compute(pure_max);
       compute_cpu_us += thread_cpu_us() - cpu;
@@ -111,7 +130,7 @@ int main(int argc, char** argv) {
     double waited = 0;
     const int long_n = n < 20 ? n : 20;
     for (int i = 0; i < long_n; ++i) {
-      MPI_Ialltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD, &r);
+      post(send, recv, bytes, size, &r);
       compute(long_compute_us);
       const double w = MPI_Wtime();
       MPI_Wait(&r, MPI_STATUS_IGNORE);

@@ -6,6 +6,15 @@
 // and completing finds the posted calls complete (MPI's order); large calls go in staged rounds;
 // a size that differs across nodes fails that call on every rank of every node and the group
 // goes on; a rank that dies, or posts too late, fails every rank's wait instead of hanging it.
+//
+// ohio_ialltoallv across nodes likewise (its daemon side in offloaded_remote_alltoallv.cc), on
+// 2 and 3 nodes with uneven ranks per node: counts per pair and call, a third of them zero, send
+// blocks in reverse order, receive blocks rotated, gaps between them, every byte and gap
+// checked; each daemon counts the calls, rounds, frames (one put per other node and round, no
+// control frame) and bytes (only the non-zero pairs' on the wire) exactly, as for a blocking
+// alltoallv. A skewed pair makes every call go in stream rounds; a pair whose counts disagree,
+// or a rank posting an alltoall where the others post an alltoallv, fails that call on every
+// rank and the group goes on; a rank that dies fails the others' wait.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,11 +41,33 @@ void AllPass(RankJob& job, Cluster& cluster) {
   for (int c : job.Wait(kDeadline)) EXPECT_EQ(c, 0) << job.Outputs() << cluster.Logs();
 }
 
-// What every node of an eager-only job must have counted: `calls` alltoalls, one data frame to
-// and one from every other node per call and no control frame, and the payload both ways, where
-// each rank sent each rank `pair_bytes` over all calls.
-void ExpectEagerCounts(Cluster& cluster, const std::vector<uint32_t>& placement, uint64_t calls, uint64_t pair_bytes) {
+// The sum over the ranks of each node of what they printed as name=value.
+std::vector<uint64_t> SumPerNode(RankJob& job, const std::vector<uint32_t>& placement, uint32_t nodes,
+                                 const std::string& name) {
+  std::vector<uint64_t> sums(nodes, 0);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    std::smatch m;
+    const std::string out = job.rank(r).Output();
+    EXPECT_TRUE(std::regex_search(out, m, std::regex(name + "=(\\d+)"))) << out;
+    if (!m.empty()) sums[placement[r]] += std::stoull(m[1]);
+  }
+  return sums;
+}
+
+// What every node must have counted after a job whose every round was eager: `calls` served
+// (posted calls, line-ups and blocking alltoalls), `rounds` rounds, one data frame to and from
+// every other node per round and no control frame; on the wire exactly `pair_bytes` per pair of
+// ranks on different nodes for the alltoalls (and per pair on the node, locally), plus what the
+// ranks of `vector_job`, if any, sent and received across nodes in their alltoallvs.
+void ExpectEagerCounts(Cluster& cluster, const std::vector<uint32_t>& placement, uint64_t calls, uint64_t rounds,
+                       uint64_t pair_bytes, RankJob* vector_job = nullptr) {
   const uint32_t nodes = cluster.size();
+  std::vector<uint64_t> sent(nodes, 0), received(nodes, 0), verified(nodes, 0);
+  if (vector_job != nullptr) {
+    sent = SumPerNode(*vector_job, placement, nodes, "remote_sent_bytes");
+    received = SumPerNode(*vector_job, placement, nodes, "remote_received_bytes");
+    verified = SumPerNode(*vector_job, placement, nodes, "verified_bytes");
+  }
   for (uint32_t n = 0; n < nodes; ++n) {
     SCOPED_TRACE("node " + cluster.name(n));
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
@@ -44,12 +75,54 @@ void ExpectEagerCounts(Cluster& cluster, const std::vector<uint32_t>& placement,
     const uint64_t there = placement.size() - here;
     EXPECT_EQ(c.collectives_served(), calls);
     EXPECT_EQ(c.collectives_failed(), 0u);
-    EXPECT_EQ(c.transport_counters().data_frames_sent(), uint64_t{nodes - 1} * calls);
-    EXPECT_EQ(c.transport_counters().data_frames_received(), uint64_t{nodes - 1} * calls);
+    EXPECT_EQ(c.rounds(), rounds);
+    EXPECT_EQ(c.transport_counters().data_frames_sent(), uint64_t{nodes - 1} * rounds);
+    EXPECT_EQ(c.transport_counters().data_frames_received(), uint64_t{nodes - 1} * rounds);
     EXPECT_EQ(c.transport_counters().control_frames_sent(), 0u);
-    EXPECT_EQ(c.bytes_sent(), pair_bytes * here * there);
-    EXPECT_EQ(c.bytes_received(), pair_bytes * here * there);
-    EXPECT_EQ(c.bytes_local(), pair_bytes * here * here);
+    EXPECT_EQ(c.bytes_sent(), sent[n] + pair_bytes * here * there);
+    EXPECT_EQ(c.bytes_received(), received[n] + pair_bytes * here * there);
+    EXPECT_EQ(c.bytes_local(), verified[n] - received[n] + pair_bytes * here * here);
+  }
+}
+
+// Every rank of `job` saw `calls` calls complete while it only watched its memory.
+void ExpectMovedUnaided(RankJob& job, uint32_t calls) {
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_NE(job.rank(r).Output().find("ok moved_unaided=" + std::to_string(calls) + " "), std::string::npos)
+        << job.rank(r).Output();
+  }
+}
+
+// Rank `dead` of `job` exited (code 3) after the line-up without posting; every other rank's
+// call failed (exit 1) saying that rank disconnected: usually in the posted call, but a rank on
+// the dead rank's peer node may still be copying the line-up out when the news arrives, and
+// then that call fails with the same reason.
+void ExpectTheOthersFailOnceDead(RankJob& job, Cluster& cluster, uint32_t dead) {
+  const auto codes = job.Wait(kDeadline);
+  const std::regex why("(code=7 \\(group failed\\)|lining up failed:) rank " + std::to_string(dead) + " .*disconnected");
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    if (r == dead) {
+      EXPECT_EQ(codes[r], 3) << job.Outputs();
+      continue;
+    }
+    EXPECT_EQ(codes[r], 1) << job.Outputs();
+    EXPECT_TRUE(std::regex_search(job.rank(r).Output(), why)) << job.Outputs() << cluster.Logs();
+  }
+}
+
+// The first of the `calls` calls of a batch failed on every rank with `text` in its line, the
+// others were served (every node counted them and the line-up, one failed, no group failed).
+void ExpectFirstCallFailedAlike(RankJob& job, Cluster& cluster, const std::string& text, uint32_t calls) {
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    const std::string out = job.rank(r).Output();
+    EXPECT_NE(out.find(text), std::string::npos) << "every rank of every node reports the same error\n" << out;
+  }
+  ExpectMovedUnaided(job, calls - 1);
+  for (uint32_t n = 0; n < cluster.size(); ++n) {
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n;
+    EXPECT_EQ(c.collectives_served(), calls) << "node " << n;
+    EXPECT_EQ(c.groups_failed(), 0u) << "node " << n;
   }
 }
 
@@ -67,7 +140,7 @@ TEST(IalltoallAcrossNodes, TwoNodesMoveOutstandingCallsWhileTheRanksOnlyWatch) {
         << job.rank(r).Output();
   }
   // 8 calls, each one eager round: one frame each way between the two nodes.
-  ExpectEagerCounts(cluster, placement, 8, 6 * 5000 + 2 * 1);
+  ExpectEagerCounts(cluster, placement, 8, 8, 6 * 5000 + 2 * 1);
 }
 
 TEST(IalltoallAcrossNodes, FiveNodesMoveTinyCallsAsAHypercube) {
@@ -108,7 +181,7 @@ TEST(IalltoallAcrossNodes, ThreeUnevenNodesWithABlockingCallBetweenPostingAndCom
         << job.rank(r).Output();
   }
   // Per batch 4 posted calls, the line-up (1 byte) and the blocking call (777 bytes).
-  ExpectEagerCounts(cluster, placement, 2 * 6, 2 * 5 * 777 + 2 * 1);
+  ExpectEagerCounts(cluster, placement, 2 * 6, 2 * 6, 2 * 5 * 777 + 2 * 1);
 }
 
 TEST(IalltoallAcrossNodes, LargeCallsGoInStagedRounds) {
@@ -145,17 +218,7 @@ TEST(IalltoallAcrossNodes, ASizeThatDiffersAcrossNodesFailsEveryRankAndTheGroupG
   AllPass(job, cluster);
   const std::string text = "call 0: code=6 (size mismatch) ranks disagree on the bytes per rank of this alltoall: 64 "
                            "on nodes " + cluster.name(0) + "," + cluster.name(2) + "; 65 on node " + cluster.name(1) + "\n";
-  for (uint32_t r = 0; r < job.size(); ++r) {
-    const std::string out = job.rank(r).Output();
-    EXPECT_NE(out.find(text), std::string::npos) << "every rank of every node reports the same error\n" << out;
-    EXPECT_NE(out.find("ok moved_unaided=3 "), std::string::npos) << out;
-  }
-  for (uint32_t n = 0; n < 3; ++n) {
-    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
-    EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n;
-    EXPECT_EQ(c.collectives_served(), 4u) << "node " << n;  // the line-up and the 3 calls after
-    EXPECT_EQ(c.groups_failed(), 0u) << "node " << n;
-  }
+  ExpectFirstCallFailedAlike(job, cluster, text, 4);
 }
 
 TEST(IalltoallAcrossNodes, ARankThatDiesFailsEveryOtherRanksWait) {
@@ -165,16 +228,7 @@ TEST(IalltoallAcrossNodes, ARankThatDiesFailsEveryOtherRanksWait) {
   // Rank 3 (node 1) exits after the line-up without posting; the others post and wait.
   RankJob job = Job(dir, cluster, ConsecutivePlacement(2, 2), "dies", {"--outstanding", "1", "--bytes", "64", "--wait"},
                     [](uint32_t r) { return r == 3 ? std::vector<std::string>{"--die-before-posting"} : std::vector<std::string>{}; });
-  const auto codes = job.Wait(kDeadline);
-  EXPECT_EQ(codes[3], 3);
-  for (uint32_t r = 0; r < 3; ++r) {
-    EXPECT_EQ(codes[r], 1) << job.Outputs();
-    // Usually in the posted call; a rank on rank 3's peer node may still be copying the line-up
-    // out when the news of rank 3 arrives, and then that call fails with the same reason.
-    EXPECT_TRUE(std::regex_search(job.rank(r).Output(),
-                                  std::regex("(code=7 \\(group failed\\)|lining up failed:) rank 3 .*disconnected")))
-        << job.Outputs() << cluster.Logs();
-  }
+  ExpectTheOthersFailOnceDead(job, cluster, 3);
 }
 
 TEST(IalltoallAcrossNodes, ARankThatDoesNotPostInTimeFailsEveryRank) {
@@ -193,6 +247,113 @@ TEST(IalltoallAcrossNodes, ARankThatDoesNotPostInTimeFailsEveryRank) {
   EXPECT_TRUE(std::regex_search(job.rank(0).Output(),
                                 std::regex("rank 1 did not post nonblocking alltoall 1 within 300 ms of the others")))
       << job.Outputs();
+}
+
+// What every rank of every node gets when a pair disagrees (the count digest's verdict).
+constexpr char kCountsDisagree[] =
+    "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does not expect "
+    "(MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)";
+
+// A job of ohio_ialltoallv calls.
+RankJob VectorJob(const TempDir& dir, Cluster& cluster, const std::vector<uint32_t>& placement,
+                  const std::string& name, std::vector<std::string> args,
+                  std::function<std::vector<std::string>(uint32_t)> per_rank = nullptr) {
+  args.insert(args.begin(), "--vector");
+  return Job(dir, cluster, placement, name, args, std::move(per_rank));
+}
+
+TEST(IalltoallvAcrossNodes, TwoUnevenNodesMoveOutstandingCallsWhileTheRanksOnlyWatch) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // 2 + 3 ranks, interleaved: a node's ranks are not consecutive in the group.
+  const std::vector<uint32_t> placement = {0, 1, 1, 0, 1};
+  // 2 batches of 3 outstanding calls of pairs around 2000 bytes, each batch lined up by one
+  // blocking alltoall of 1 byte.
+  RankJob job = VectorJob(dir, cluster, placement, "two", {"--batches", "2", "--outstanding", "3", "--bytes", "2000"});
+  AllPass(job, cluster);
+  ExpectMovedUnaided(job, 6);
+  // 8 calls, each one eager round.
+  ExpectEagerCounts(cluster, placement, 8, 8, 2 * 1, &job);
+}
+
+TEST(IalltoallvAcrossNodes, ThreeUnevenNodesWithABlockingCallBetweenPostingAndCompleting) {
+  TempDir dir;
+  Cluster cluster(dir, 3);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // 2 + 2 + 3 ranks, interleaved, node 2 first in the group.
+  const std::vector<uint32_t> placement = {2, 0, 1, 2, 0, 2, 1};
+  RankJob job = VectorJob(dir, cluster, placement, "three",
+                          {"--batches", "3", "--outstanding", "2", "--bytes", "1500", "--blocking-after-posting"});
+  AllPass(job, cluster);
+  ExpectMovedUnaided(job, 6);
+  // Per batch 2 posted calls, the line-up (1 byte) and the blocking alltoall (1500 bytes).
+  ExpectEagerCounts(cluster, placement, 3 * 4, 3 * 4, 3 * (1 + 1500), &job);
+}
+
+TEST(IalltoallvAcrossNodes, ASkewedPairMakesEveryCallGoInStreamRounds) {
+  TempDir dir;
+  // Halves of 128 KiB: node 0 (2 ranks) streams 32 KiB of each of its ranks' streams a round.
+  Cluster cluster(dir, 2, {"--ssb-bytes", "256KiB", "--srb-bytes", "256KiB"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::vector<uint32_t> placement = {0, 1, 1, 0, 1};
+  // Rank 0 sends rank 4 100,000 bytes (and the call's index) every call: with its pairs to
+  // ranks 1 and 2, at most 104,016 bytes to node 1, 4 slices; every other stream fits one. So a
+  // call is 5 rounds: the counts' check and 4 stream rounds.
+  RankJob job = VectorJob(dir, cluster, placement, "skewed",
+                          {"--outstanding", "3", "--bytes", "2000", "--skew-from", "0", "--skew-to", "4",
+                           "--skew-bytes", "100000", "--blocking-after-posting"});
+  AllPass(job, cluster);
+  ExpectMovedUnaided(job, 3);
+  // The line-up, 3 posted calls of 5 rounds, and the blocking alltoall of 2000 bytes.
+  ExpectEagerCounts(cluster, placement, 5, 1 + 3 * 5 + 1, 1 + 2000, &job);
+}
+
+TEST(IalltoallvAcrossNodes, APairThatDisagreesFailsThatCallOnEveryRankAlikeAndTheGroupGoesOn) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // Rank 1 (node 1) sends rank 0 (node 0) one byte more than rank 0 expects in the first call.
+  const std::vector<uint32_t> placement = {0, 1, 1};
+  RankJob job = VectorJob(dir, cluster, placement, "mismatch",
+                          {"--outstanding", "4", "--bytes", "300", "--mismatch-rank", "1"});
+  AllPass(job, cluster);
+  ExpectFirstCallFailedAlike(job, cluster, "call 0: code=6 (size mismatch) " + std::string(kCountsDisagree) + "\n",
+                             4);
+}
+
+TEST(IalltoallvAcrossNodes, ARankPostingAnAlltoallWhereTheOthersPostAnAlltoallvFailsThatCallOnEveryRank) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // Rank 3 (node 0) posts the first call as an ohio_ialltoall: node 0's ranks arrive with
+  // different kinds, as blocking calls of the two kinds would, and the round fails everywhere.
+  const std::vector<uint32_t> placement = {0, 1, 1, 0, 1};
+  RankJob job =
+      VectorJob(dir, cluster, placement, "kinds", {"--outstanding", "3", "--bytes", "300", "--alltoall-rank", "3"});
+  AllPass(job, cluster);
+  ExpectFirstCallFailedAlike(job, cluster, "call 0: code=6 (size mismatch) ", 3);
+  // Node 0's ranks say who called what; node 1's learn only that node 0's ranks disagree (the
+  // blocking path's texts).
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    const std::string text = placement[r] == 0 ? "rank 0 called alltoallv while rank 3 called alltoall\n"
+                                               : "ranks disagree on the bytes per rank of this alltoall:; node " +
+                                                     cluster.name(0) + "'s own ranks disagree\n";
+    EXPECT_NE(job.rank(r).Output().find("call 0: code=6 (size mismatch) " + text), std::string::npos)
+        << job.rank(r).Output();
+  }
+}
+
+TEST(IalltoallvAcrossNodes, ARankThatDiesFailsEveryOtherRanksWait) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // Rank 4 (node 1) exits after the line-up without posting; the others post and wait.
+  RankJob job = VectorJob(dir, cluster, {0, 1, 0, 0, 1}, "dies", {"--outstanding", "2", "--bytes", "500", "--wait"},
+                          [](uint32_t r) {
+                            return r == 4 ? std::vector<std::string>{"--die-before-posting"} : std::vector<std::string>{};
+                          });
+  ExpectTheOthersFailOnceDead(job, cluster, 4);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 // the others' wait instead of hanging them, and so does one that posts past the group's
 // timeout. ohio_ialltoallv the same way: counts per pair (a third of them zero), blocks out of
 // order with gaps that must stay unwritten, a pair whose counts differ reported alike on every
-// rank; a group spanning nodes refused alike. Across nodes: ialltoall_across_nodes_test.cc.
+// rank. Across nodes: ialltoall_across_nodes_test.cc.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -205,21 +205,6 @@ TEST(Ialltoall, ARankThatDoesNotPostInTimeFailsTheGroupOnEveryRank) {
     EXPECT_TRUE(std::regex_search(job.rank(r).Output(), timed_out)) << job.Outputs();
   }
   EXPECT_EQ(QueryCounters(daemon.admin_socket()).groups_failed(), 1u);
-}
-
-TEST(Ialltoallv, AGroupAcrossNodesIsNotSupportedOnEveryRank) {
-  TempDir dir;
-  Cluster cluster(dir, 2);
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  RankJob vector(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "vacross",
-                 {"--vector", "--expect", "not supported"}, nullptr, std::nullopt, kTool);
-  AllPass(vector);
-  for (uint32_t r = 0; r < vector.size(); ++r) {
-    EXPECT_NE(vector.rank(r).Output().find("nonblocking alltoallvs are served for groups on one node; this group spans "
-                                           "2 nodes"),
-              std::string::npos)
-        << vector.rank(r).Output();
-  }
 }
 
 }  // namespace

@@ -5,8 +5,9 @@
 // standard says. Every byte is checked by the program; OHIO_STATS shows who served the calls.
 // ohiod serves every one, on one node and across 2 emulated nodes (where the daemons move the
 // data through the group's rounds, a blocking MPI_Alltoall between outstanding calls keeping
-// its order). MPI_Ialltoallv likewise on one node, falling through alike across nodes
-// (tests/mpi/ialltoallv_check.c), and the Starts of an MPI_Alltoall_init under MPICH
+// its order). MPI_Ialltoallv likewise, on one node and across 2 emulated nodes with uneven ranks
+// per node (tests/mpi/ialltoallv_check.c: a blocking MPI_Alltoallv between outstanding calls
+// keeping its order there too), and the Starts of an MPI_Alltoall_init under MPICH
 // (tests/mpi/alltoall_init_check.c).
 #include <gtest/gtest.h>
 
@@ -114,7 +115,7 @@ TEST_P(MpiIalltoall, OffloadedOnlyFromTheThresholdAskedFor) {
 // when OHIO_IALLTOALL_MIN_BYTES is set at all (a v call's bytes differ between ranks), kept by
 // the library alike on every rank when it is not.
 constexpr const char* kVectorCheck = "ialltoallv_check";
-constexpr int kVectorCalls = 3 + 2 + 1 + 1;  // 3 iterations of part 1, then parts 2, 3, 4
+constexpr int kVectorCalls = 3 + 2 + 1 + 1 + 2;  // 3 iterations of part 1, then parts 2, 3, 4, 5
 
 TEST_P(MpiIalltoall, VectorServedOnOneNodeWhenAskedAndKeptByTheLibraryOtherwise) {
   const Mpi mpi = GetParam();
@@ -139,7 +140,7 @@ TEST_P(MpiIalltoall, VectorServedOnOneNodeWhenAskedAndKeptByTheLibraryOtherwise)
     EXPECT_EQ(served, asked ? kVectorCalls * ranks : 0) << out;
     EXPECT_EQ(fell, asked ? 0 : kVectorCalls * ranks) << out;
     if (!asked) {
-      EXPECT_NE(out.find("MPI_Ialltoallv: 7 fell through: ohiod moves MPI_Ialltoallv only when "
+      EXPECT_NE(out.find("MPI_Ialltoallv: 9 fell through: ohiod moves MPI_Ialltoallv only when "
                          "OHIO_IALLTOALL_MIN_BYTES is set, which it is not"),
                 std::string::npos)
           << out;
@@ -148,9 +149,8 @@ TEST_P(MpiIalltoall, VectorServedOnOneNodeWhenAskedAndKeptByTheLibraryOtherwise)
 }
 
 // Counts that disagree are the program's fault: MPI_ERR_COUNT from MPI_Wait on every rank
-// with ohiod's one text, and the next call goes through; across nodes every call falls
-// through alike (decided from the group's shape, which every rank knows).
-TEST_P(MpiIalltoall, VectorMismatchReportedAlikeAndAcrossNodesFallsThrough) {
+// with ohiod's one text, and the next call goes through.
+TEST_P(MpiIalltoall, VectorMismatchReportedAlikeOnOneNode) {
   const Mpi mpi = GetParam();
   TempDir dir;
   {
@@ -169,26 +169,47 @@ TEST_P(MpiIalltoall, VectorMismatchReportedAlikeAndAcrossNodesFallsThrough) {
       EXPECT_EQ(std::stol((*it)[1]), std::stol((*it)[2]) + 1) << out;
     }
     EXPECT_EQ(reports, ranks) << out;
-    // 1 + 2 + 1 + 1 calls, the mismatch and the one after it: all but the mismatch served.
+    // 1 + 2 + 1 + 1 + 2 calls, the mismatch and the one after it: all but the mismatch served.
     const auto [served, fell] = Stats(out, "MPI_Ialltoallv");
-    EXPECT_EQ(served, 6 * ranks) << out;
+    EXPECT_EQ(served, 8 * ranks) << out;
     EXPECT_EQ(fell, 0) << out;
   }
+}
+
+// Across 2 emulated nodes, 3 ranks on one and 2 on the other, the daemons move every
+// MPI_Ialltoallv through the group's vector rounds (the count digest: a pair that disagrees is
+// MPI_ERR_COUNT on every rank with the same text), and the blocking MPI_Alltoallv between
+// outstanding calls waits for them.
+TEST_P(MpiIalltoall, VectorServedAcrossNodesByTheDaemons) {
+  const Mpi mpi = GetParam();
+  TempDir dir;
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  const int ranks = 4;
-  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 2, {kOffloadAll}, kVectorCheck, {"300", "1"}),
+  const int ranks = 5;
+  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 3, {kOffloadAll}, kVectorCheck, {"300", "1", "mismatch"}),
               dir.file("mpirun-v-across.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
   const std::string out = run.Output();
   ExpectAllOk(out, ranks);
+  int reports = 0;
+  for (size_t at = 0; (at = out.find("ohio: MPI_Ialltoallv failed: ranks disagree on the counts of this alltoallv: "
+                                     "some rank sends another a number of bytes it does not expect",
+                                     at)) != std::string::npos;
+       ++at) {
+    ++reports;
+  }
+  EXPECT_EQ(reports, ranks) << out;
+  // 1 + 2 + 1 + 1 + 2 calls, the mismatch and the one after it: all but the mismatch served.
   const auto [served, fell] = Stats(out, "MPI_Ialltoallv");
-  EXPECT_EQ(served, 0) << out;
-  EXPECT_EQ(fell, 5 * ranks) << out;
-  EXPECT_NE(out.find("MPI_Ialltoallv: 5 fell through: nonblocking alltoallvs are served for groups on one node; this "
-                     "group spans 2 nodes"),
-            std::string::npos)
-      << out;
+  EXPECT_EQ(served, 8 * ranks) << out;
+  EXPECT_EQ(fell, 0) << out;
+  const auto [blocking, blocking_fell] = Stats(out, "MPI_Alltoallv");
+  EXPECT_EQ(blocking, ranks) << out;
+  for (uint32_t n = 0; n < 2; ++n) {
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    EXPECT_EQ(c.collectives_served(), 8u + 1u) << "node " << n;
+    EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Launchers, MpiIalltoall, ::testing::Values(kOpenMpi, kMpich),

@@ -6,7 +6,9 @@
  *   3. A strided receive datatype (every other byte): received bytes checked, and every byte
  *      between them untouched.
  *   4. In place, with counts alike both ways for every pair; completed by MPI_Test polling.
- *   5. (mismatch only) With MPI_ERRORS_RETURN, the last rank sends rank 0 one byte more than
+ *   5. Two outstanding, then a blocking MPI_Alltoallv (MPI orders it after them), then the two
+ *      completed by MPI_Waitany.
+ *   6. (mismatch only) With MPI_ERRORS_RETURN, the last rank sends rank 0 one byte more than
  *      rank 0 expects: MPI_Wait must return an error of class MPI_ERR_COUNT on every rank, and
  *      the next call must work.
  * Every received byte and every gap is checked; every poll loop gives up after 60 s.
@@ -198,6 +200,31 @@ int main(int argc, char** argv) {
   }
 
   /* 5 */
+  {
+    MPI_Request r[2];
+    Exchange x[2];
+    for (int k = 0; k < 2; ++k, ++call) {
+      x[k] = prepare(call, 1, 1, 0);
+      post(&x[k], MPI_BYTE, MPI_BYTE, &r[k]);
+    }
+    Exchange b = prepare(call++, 1, 1, 0);
+    if (MPI_Alltoallv(b.send, b.scounts, b.sdispls, MPI_BYTE, b.recv, b.rcounts, b.rdispls, MPI_BYTE,
+                      MPI_COMM_WORLD) != MPI_SUCCESS) {
+      printf("rank %d: the blocking MPI_Alltoallv between outstanding calls failed\n", rank);
+      return 1;
+    }
+    verify(&b, "blocking between outstanding");
+    for (int k = 0; k < 2; ++k) {
+      int index = MPI_UNDEFINED;
+      if (MPI_Waitany(2, r, &index, MPI_STATUS_IGNORE) != MPI_SUCCESS || index < 0 || index > 1) {
+        printf("rank %d: MPI_Waitany failed\n", rank);
+        return 1;
+      }
+      verify(&x[index], "Waitany");
+    }
+  }
+
+  /* 6 */
   if (mismatch) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Request r;

@@ -6,7 +6,9 @@
 // mismatch, an unmapped buffer) must reach this rank as that error, and the calls after it
 // must work. With --vector every pair has its own count (some zero), the send blocks lie in
 // reverse order and the receive blocks rotated, with gaps between them that must stay
-// unwritten. With --blocking-after-posting, a blocking alltoall comes between posting and
+// unwritten; --skew-bytes gives one pair a count far above the rest (across nodes, a call that
+// goes in stream rounds), and the last line sums the bytes sent to and received from other
+// nodes' ranks, for the daemons' counters. With --blocking-after-posting, a blocking alltoall comes between posting and
 // watching: it may only begin once this rank's posted calls are complete (MPI's order), so right
 // after it every posted call must already hold its bytes. Exits 0 only if everything matched.
 #include <CLI/CLI.hpp>
@@ -41,21 +43,28 @@ struct Call {
   std::vector<size_t> send_counts, send_displs, recv_counts, recv_displs;  // --vector
 };
 
+// One pair of a --vector job that sends far more than the others, every call.
+struct Skew {
+  int from = -1, to = -1;
+  size_t bytes = 0;
+};
+
 // The bytes src sends dst in call `id` of a --vector job: a third of the pairs send nothing.
-size_t VectorCount(uint32_t src, uint32_t dst, uint32_t id, size_t bytes) {
+size_t VectorCount(uint32_t src, uint32_t dst, uint32_t id, size_t bytes, const Skew& skew) {
+  if (static_cast<int>(src) == skew.from && static_cast<int>(dst) == skew.to) return skew.bytes + id;
   return (src + 2 * dst + id) % 3 == 0 ? 0 : bytes + (src * 5 + dst * 3 + id) % 7;
 }
 
 // Lays out a --vector call of rank `me`: send blocks in reverse order 3 bytes apart, receive
 // blocks from rank me+1 on, 5 bytes apart, the gaps left as they were.
-void LayOutVector(Call* call, uint32_t me, uint32_t size, uint32_t id, size_t bytes) {
+void LayOutVector(Call* call, uint32_t me, uint32_t size, uint32_t id, size_t bytes, const Skew& skew) {
   call->send_counts.assign(size, 0);
   call->send_displs.assign(size, 0);
   call->recv_counts.assign(size, 0);
   call->recv_displs.assign(size, 0);
   size_t at = 0;
   for (uint32_t k = size; k-- > 0;) {
-    call->send_counts[k] = VectorCount(me, k, id, bytes);
+    call->send_counts[k] = VectorCount(me, k, id, bytes, skew);
     call->send_displs[k] = at;
     at += call->send_counts[k] + 3;
   }
@@ -66,7 +75,7 @@ void LayOutVector(Call* call, uint32_t me, uint32_t size, uint32_t id, size_t by
   at = 0;
   for (uint32_t k = 1; k <= size; ++k) {
     const uint32_t s = (me + k) % size;
-    call->recv_counts[s] = VectorCount(s, me, id, bytes);
+    call->recv_counts[s] = VectorCount(s, me, id, bytes, skew);
     call->recv_displs[s] = at;
     at += call->recv_counts[s] + 5;
   }
@@ -88,6 +97,7 @@ int main(int argc, char** argv) {
   int mismatch_rank = -1, unmapped_rank = -1, alltoall_rank = -1;
   uint32_t delay_posting_ms = 0;
   bool die_before_posting = false, wait = false, vector = false, blocking_after_posting = false;
+  Skew skew;
   at.AddOptions(&app);
   app.add_option("--batches", batches);
   app.add_option("--outstanding", outstanding, "calls posted at once in a batch");
@@ -100,9 +110,13 @@ int main(int argc, char** argv) {
   app.add_flag("--die-before-posting", die_before_posting, "exit without leaving after the line-up");
   app.add_option("--delay-posting-ms", delay_posting_ms, "after the line-up, sleep this long before posting");
   app.add_flag("--vector", vector, "call ohio_ialltoallv with counts per pair");
+  app.add_option("--skew-from", skew.from, "with --vector, the rank that sends --skew-bytes (+ the call's index)");
+  app.add_option("--skew-to", skew.to, "the rank that receives them");
+  app.add_option("--skew-bytes", skew.bytes);
   app.add_option("--alltoall-rank", alltoall_rank,
                  "with --vector, this rank posts the first call as an ohio_ialltoall: every rank must get an "
-                 "invalid argument");
+                 "invalid argument on one node (the daemon compares the kinds posted), a size mismatch across "
+                 "nodes (the ranks arrive at the round with different kinds, as blocking calls would)");
   app.add_flag("--blocking-after-posting", blocking_after_posting,
                "after posting, a verified blocking alltoall of --bytes; the posted calls must be complete by then");
   app.add_flag("--wait", wait, "complete the calls with ohio_wait at once instead of computing first");
@@ -125,7 +139,7 @@ int main(int argc, char** argv) {
     std::printf("rank %u: code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
     return expect == ohio_strerror(r.code) ? 0 : 1;
   }
-  uint64_t verified = 0, moved_unaided = 0;
+  uint64_t verified = 0, moved_unaided = 0, remote_sent = 0, remote_received = 0;
   for (uint32_t batch = 0; batch < batches; ++batch) {
     // Lines the ranks up, so that every rank posts the batch within moments of the others.
     std::vector<uint8_t> token(size), tokens(size);
@@ -142,11 +156,12 @@ int main(int argc, char** argv) {
       const uint32_t id = batch * outstanding + c;
       if (id == 0 && mismatch_rank >= 0) call.expect_code = OHIO_ERR_SIZE_MISMATCH;
       if (id == 0 && (unmapped_rank >= 0 || alltoall_rank >= 0)) call.expect_code = OHIO_ERR_INVALID_ARGUMENT;
+      if (id == 0 && alltoall_rank >= 0 && at.nodes.size() > 1) call.expect_code = OHIO_ERR_SIZE_MISMATCH;
       if (vector && id == 0 && static_cast<int>(rank) == alltoall_rank) {
-        LayOutVector(&call, rank, size, id, bytes);
+        LayOutVector(&call, rank, size, id, bytes, skew);
         r = group.Ialltoall(call.send.data(), call.recv.data(), 1, &call.request);
       } else if (vector) {
-        LayOutVector(&call, rank, size, id, bytes);
+        LayOutVector(&call, rank, size, id, bytes, skew);
         if (id == 0 && static_cast<int>(rank) == mismatch_rank) ++call.send_counts[0];
         void* recv = call.recv.data();
         if (id == 0 && static_cast<int>(rank) == unmapped_rank) recv = reinterpret_cast<void*>(uintptr_t{4096});
@@ -244,6 +259,11 @@ int main(int argc, char** argv) {
         return 1;
       }
       verified += vector ? std::accumulate(call.recv_counts.begin(), call.recv_counts.end(), size_t{0}) : size * bytes;
+      for (uint32_t j = 0; vector && j < size; ++j) {
+        if (at.rank_node[j] == at.rank_node[rank]) continue;
+        remote_sent += call.send_counts[j];
+        remote_received += call.recv_counts[j];
+      }
       ++moved_unaided;
       // A request is forgotten once its outcome was taken.
       r = group.Test(call.request, &done);
@@ -253,7 +273,8 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("rank %u: ok moved_unaided=%llu verified_bytes=%llu\n", rank, static_cast<unsigned long long>(moved_unaided),
-              static_cast<unsigned long long>(verified));
+  std::printf("rank %u: ok moved_unaided=%llu verified_bytes=%llu remote_sent_bytes=%llu remote_received_bytes=%llu\n",
+              rank, static_cast<unsigned long long>(moved_unaided), static_cast<unsigned long long>(verified),
+              static_cast<unsigned long long>(remote_sent), static_cast<unsigned long long>(remote_received));
   return 0;
 }

@@ -374,6 +374,32 @@ TEST(VectorStaging, ACallOfTooManyRoundsIsRefusedWithoutWrappingAround) {
   EXPECT_FALSE(VectorStreamRounds(shape, none, 0, counts, &rounds));
 }
 
+TEST(VectorStaging, TheFirstRoundsVerdictSaysWhichNodesStream) {
+  // What the rank and the daemon playing it both read after a call's first round k = 9: the
+  // segment's word of k's parity and each other node's header in the SRB half.
+  const GroupShape shape = Shape({3, {0, 1, 2, 1}});
+  const EagerLayout layout = PlanEagerLayout(shape, 1 << 16, 1 << 16);
+  std::vector<uint8_t> srb_half(layout.srb_half, 0);
+  for (uint32_t source : {0u, 2u}) {
+    EagerHeader h{};
+    h.flags = source == 2 ? kEagerVectorStaged : 0u;
+    std::memcpy(srb_half.data() + EagerSlotOffset(layout, 1, source, 0), &h, sizeof(h));
+  }
+  const VectorStreams streams = VectorStreamsOf(uint64_t{9} << 32 | kVectorOwnPartStaged | 4, 9);
+  EXPECT_EQ(streams.rounds, 4u);
+  EXPECT_TRUE(streams.own_staged);
+  std::vector<bool> streaming = {true};  // what a call before left
+  PlanStreamingNodes(shape, layout, 1, srb_half.data(), streams, &streaming);
+  EXPECT_EQ(streaming, (std::vector<bool>{false, true, true}));
+  // A word of an older round (a call of one round wrote none): nothing streams, and the headers
+  // are not read.
+  const VectorStreams none = VectorStreamsOf(uint64_t{7} << 32 | kVectorOwnPartStaged | 4, 9);
+  EXPECT_EQ(none.rounds, 0u);
+  EXPECT_FALSE(none.own_staged);
+  PlanStreamingNodes(shape, layout, 1, nullptr, none, &streaming);
+  EXPECT_EQ(streaming, (std::vector<bool>{false, false, false}));
+}
+
 TEST(VectorPlan, ARanksCopyPlansReuseTheRoomOfTheCallBefore) {
   const GroupShape shape = Shape({3, {0, 2, 1, 0, 2, 0}});
   const EagerLayout layout = PlanEagerLayout(shape, 1 << 20, 1 << 20);

@@ -32,7 +32,7 @@ std::string KeyHex(const GroupKey& key) {
   return s;
 }
 
-Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, uid_t owner,
+Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, uid_t owner, LeaderPolicy leader,
                                              uint64_t ssb_bytes, uint64_t srb_bytes, uint32_t timeout_ms,
                                              std::optional<uint32_t> tag, std::shared_ptr<TagPool> tags,
                                              Transport* transport, std::shared_ptr<SegmentCache> cache,
@@ -42,6 +42,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   g->shape_ = std::move(shape);
   g->key_hex_ = KeyHex(g->spec_.key);
   g->owner_ = owner;
+  g->leader_ = std::move(leader);
   g->timeout_ = std::chrono::milliseconds(timeout_ms);
   g->created_at_ = Clock::now();
   const uint32_t locals = g->shape_.ppn(g->spec_.node);

@@ -57,7 +57,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     if (have.leader != spec->leader) {
       *refusal = control::Error::GROUP_MISMATCH;
       return Status(Code::kRefused, "rank " + std::to_string(join.rank()) + " asks for leader " +
-                                        LeaderAsked(spec->leader) + " but the group's ranks that joined before for " +
+                                        LeaderAsked(spec->leader) + " but the ranks that joined before asked for " +
                                         LeaderAsked(have.leader));
     }
     if (have.bytes_per_rank_hint != spec->bytes_per_rank_hint) {

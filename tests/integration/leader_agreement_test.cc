@@ -95,5 +95,34 @@ TEST(LeaderAgreement, NodeWithAnotherTableRefusesTheGroupOnEveryRank) {
   }
 }
 
+// OHIO_LEADER reaches the daemon in each rank's join: the ranks of one node must agree, and a
+// value the daemon does not know is refused at the join.
+TEST(LeaderAgreement, RanksOfANodeThatDisagreeOnOhioLeaderAreRefusedAtTheirJoin) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  auto rank = [&](const std::string& key, uint32_t r, const std::string& leader, const std::vector<std::string>& more) {
+    std::vector<std::string> argv = {"/usr/bin/env", "OHIO_LEADER=" + leader, RunfilePath(RankJob::kAlltoallRank),
+                                     "--socket", cluster.node(0).socket(), "--key", KeyHex(key), "--size", "4", "--rank",
+                                     std::to_string(r), "--nodes", "n0", "n1", "--rank-node", "0", "0", "1", "1",
+                                     "--bytes", "8"};
+    argv.insert(argv.end(), more.begin(), more.end());
+    return std::make_unique<Process>(argv, dir.file(key + "-rank" + std::to_string(r) + ".out"));
+  };
+  // Rank 0 joins first and holds the group; rank 1 asks for another leader.
+  auto first = rank("split", 0, "direct", {"--stall"});
+  ASSERT_TRUE(first->WaitForOutput("joined", kDeadline)) << first->Output() << cluster.Logs();
+  auto second = rank("split", 1, "", {"--expect", "refused"});
+  EXPECT_EQ(second->Wait(kDeadline), 0) << second->Output();
+  EXPECT_TRUE(Contains(second->Output(), "join error code=4 (refused) rank 1 asks for leader auto (the daemons' "
+                                         "table) but the ranks that joined before asked for direct (OHIO_LEADER)"))
+      << second->Output();
+
+  auto unknown = rank("unknown", 0, "bruck", {"--expect", "invalid argument"});
+  EXPECT_EQ(unknown->Wait(kDeadline), 0) << unknown->Output();
+  EXPECT_TRUE(Contains(unknown->Output(), "unknown leader 'bruck' (auto, pairwise, hypercube or direct)"))
+      << unknown->Output();
+}
+
 }  // namespace
 }  // namespace ohio::testing

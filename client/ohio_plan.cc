@@ -4,12 +4,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "client/leader_report.h"
 #include "client/plan_report.h"
+#include "shm/leader_table_text.h"
 
 namespace {
 
@@ -40,6 +44,29 @@ int Fail(const std::string& message) {
   return kUsageError;
 }
 
+int Print(const std::string& out) {
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : Fail("cannot write the plan to stdout");
+}
+
+int Explain(const std::vector<uint32_t>& ppn, uint64_t bytes, const std::string& table_file) {
+  ohio::LeaderTable table = ohio::DefaultLeaderTable();
+  std::string source = "the built-in table";
+  if (!table_file.empty()) {
+    std::ifstream in(table_file);
+    if (!in) return Fail("cannot read leader table " + table_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto parsed = ohio::ParseLeaderTable(text.str(), table_file);
+    if (!parsed.ok()) return Fail(parsed.status().message());
+    table = std::move(parsed).value();
+    source = "the table " + table_file;
+  }
+  auto explained = ohio::ExplainLeader(table, ppn, bytes);
+  if (!explained.ok()) return Fail(explained.status().message());
+  return Print(ohio::RenderLeaderExplanation(table, source, explained.value()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,8 +75,8 @@ int main(int argc, char** argv) {
       "of one alltoall, computed by the same planners ohiod runs. Ranks are placed consecutively, node by node.",
       "ohio-plan");
   uint64_t nodes = 0, ppn = 0, bytes = 0, ssb = 0, srb = 0;
-  std::string algo, ppn_list;
-  bool json = false, per_node = false;
+  std::string algo, ppn_list, leader_table;
+  bool json = false, per_node = false, explain = false;
   auto* nodes_opt = app.add_option("--nodes", nodes, "Nodes N in the group")->transform(Decimal(false));
   auto* ppn_opt = app.add_option("--ppn", ppn, "Ranks per node (the same on every node)")->transform(Decimal(false));
   auto* list_opt = app.add_option("--ppn-list", ppn_list,
@@ -60,8 +87,7 @@ int main(int argc, char** argv) {
       ->transform(Decimal(true));
   app.add_option("--algo", algo,
                  "v1 (SSB as the ranks' buffers), v2 (coalesced per node), v3 (v2 with a two-half SRB), "
-                 "flat (every rank to every remote rank, no daemon)")
-      ->required()
+                 "flat (every rank to every remote rank, no daemon); not needed with --explain")
       ->check(CLI::IsMember({"v1", "v2", "v3", "flat"}));
   auto* ssb_opt = app.add_option("--ssb-bytes", ssb,
                                  "Bound the SSB per group and node as ohiod's ssb_bytes does (default ohiod: 16MiB); "
@@ -74,7 +100,15 @@ int main(int argc, char** argv) {
                                  "algorithm needs for one unchunked round")
                       ->transform(CLI::AsSizeValue(false))
                       ->transform(Decimal(true));
-  app.add_flag("--json", json, "Print JSON: group, per_node figures and their maxima over the nodes");
+  auto* json_opt =
+      app.add_flag("--json", json, "Print JSON: group, per_node figures and their maxima over the nodes");
+  app.add_flag("--explain", explain,
+               "Instead of the plan: the leader table, which leader algorithm among nodes (pairwise, hypercube, "
+               "direct) it chooses for this group and M and by which row, what each would cost a node per call, "
+               "and a sweep of M")
+      ->excludes(json_opt);
+  app.add_option("--leader-table", leader_table,
+                 "With --explain: the table file ohiod's leader-table names (default: the built-in table)");
   app.add_flag("--per-node", per_node, "Text: one row per node instead of folding equal nodes into ranges");
   try {
     app.parse(argc, argv);
@@ -92,6 +126,8 @@ int main(int argc, char** argv) {
     return Fail("give --nodes and --ppn, or --ppn-list; run with --help for more information");
   }
   if (!counts.ok()) return Fail(counts.status().message());
+  if (explain) return Explain(counts.value(), bytes, leader_table);
+  if (algo.empty()) return Fail("--algo is required; run with --help for more information");
 
   ohio::PlanRequest request;
   request.ppn = counts.value();
@@ -101,7 +137,5 @@ int main(int argc, char** argv) {
   if (*srb_opt) request.srb_bytes = srb;
   ohio::Result<ohio::PlanReport> report = ohio::MakePlanReport(request);
   if (!report.ok()) return Fail(report.status().message());
-  const std::string out = json ? ohio::RenderJson(report.value()) : ohio::RenderText(report.value(), per_node);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : Fail("cannot write the plan to stdout");
+  return Print(json ? ohio::RenderJson(report.value()) : ohio::RenderText(report.value(), per_node));
 }

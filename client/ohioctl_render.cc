@@ -42,6 +42,8 @@ json GroupJson(const admin::GroupSummary& g) {
   return {{"key", g.key()},
           {"size", g.size()},
           {"algorithm", g.algorithm()},
+          {"leader", g.leader()},
+          {"leader_digest", g.leader_digest()},
           {"state", g.state()},
           {"sequence", g.sequence()},
           {"local_ranks", g.local_ranks()},

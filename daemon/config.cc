@@ -12,6 +12,7 @@
 
 #include "common/version.h"
 #include "shm/algorithm.h"
+#include "shm/leader_table_text.h"
 
 namespace ohio {
 namespace {
@@ -104,6 +105,15 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
       ->capture_default_str();
   app.add_option("--algorithm", c.algorithm, "Default node-level algorithm: v1, v2 or v3")
       ->check(CLI::IsMember({"v1", "v2", "v3"}))
+      ->capture_default_str();
+  app.add_option("--leader-table", c.leader_table,
+                 "File of the table by which the daemons of a group choose their leader algorithm for each call "
+                 "(rows 'nodes max-block leader', see docs/PLANNER.md); empty: the built-in table. Every node of a "
+                 "group must have the same table: a node with another refuses the group at setup");
+  app.add_option("--leader", c.leader,
+                 "Leader algorithm among nodes: auto (by the leader table) or pairwise, hypercube, direct for every "
+                 "call; a job's ranks may force one with OHIO_LEADER. Every node of a group must choose alike")
+      ->check(CLI::IsMember({"auto", "pairwise", "hypercube", "direct"}))
       ->capture_default_str();
   app.add_option("--max-message-bytes", c.max_message_bytes, "Largest control message accepted from a client")
       ->check(kNotNegative)
@@ -226,6 +236,14 @@ Status ReadConfigFile(const CLI::App& app, const std::string& path, std::vector<
   return Status::Ok();
 }
 
+Result<LeaderTable> ReadLeaderTable(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status(Code::kInvalidArgument, "cannot read leader table " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseLeaderTable(text.str(), path);
+}
+
 }  // namespace
 
 ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
@@ -287,6 +305,11 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
     return fail(e.what());
   }
   out.config.config_file = file.value();
+  if (!out.config.leader_table.empty()) {
+    auto rules = ReadLeaderTable(out.config.leader_table);
+    if (!rules.ok()) return fail(rules.status().message());
+    out.config.leader_rules = std::move(rules).value();
+  }
   if (out.config.node_name.empty()) out.config.node_name = HostName();
   if (out.config.advertise.empty()) out.config.advertise = out.config.node_name;
   return out;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "shm/leader_choice.h"
 
 namespace ohio {
 
@@ -30,6 +31,13 @@ struct DaemonConfig {
   // Whether anything on the node spins is decided from it (common/spin_mode.h).
   std::string cpus = "auto";
   std::string algorithm = "v3";
+  // How the daemons of a group choose their leader algorithm per call (shm/leader_choice.h):
+  // "auto" by the table (leader_table's file, else the built-in one), or one forced for every
+  // call. Every node of a group must choose alike: a node that does not refuses the group.
+  std::string leader_table;  // a table file (shm/leader_table_text.h); "" the built-in table
+  std::string leader = "auto";
+  // leader_table's file as read when the settings were loaded (the built-in table if none).
+  LeaderTable leader_rules = DefaultLeaderTable();
   uint64_t max_message_bytes = 4u << 20;
   uint32_t max_group_ranks = 1u << 20;
   uint32_t max_clients = 4096;

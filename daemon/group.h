@@ -18,6 +18,7 @@
 #include "daemon/counters.h"
 #include "daemon/exchange.h"
 #include "daemon/group_spec.h"
+#include "daemon/leader_policy.h"
 #include "daemon/offloaded_alltoall.h"
 #include "daemon/offloaded_remote_alltoall.h"
 #include "daemon/segment_cache.h"
@@ -45,8 +46,9 @@ class Group {
   // a group spanning nodes registers its segment with the transport (or takes `reused`, a
   // cached one of its key, already registered) under `tag` and is ready once every other
   // node's daemon has told it its own tag and SRB (SetPeer). Its segment goes back to `cache`
-  // when the group is destroyed.
-  static Result<std::unique_ptr<Group>> Create(GroupSpec spec, GroupShape shape, uid_t owner,
+  // when the group is destroyed. `leader`: the table its daemons choose leader algorithms by,
+  // which every other node of the group must run too (checked at setup).
+  static Result<std::unique_ptr<Group>> Create(GroupSpec spec, GroupShape shape, uid_t owner, LeaderPolicy leader,
                                                uint64_t ssb_bytes, uint64_t srb_bytes,
                                                uint32_t timeout_ms, std::optional<uint32_t> tag,
                                                std::shared_ptr<TagPool> tags, Transport* transport,
@@ -58,6 +60,8 @@ class Group {
   const GroupShape& shape() const { return shape_; }
   const std::string& key_hex() const { return key_hex_; }
   uid_t owner() const { return owner_; }
+  const LeaderPolicy& leader_policy() const { return leader_; }
+  const LeaderTable& leader_table() const { return leader_.table; }
   uint32_t local_ranks() const { return shape_.ppn(spec_.node); }
   uint32_t tag() const { return tag_; }
   uint64_t srb_key() const { return srb_key_; }  // the segment's region with the transport
@@ -161,6 +165,7 @@ class Group {
   GroupShape shape_;
   std::string key_hex_;
   uid_t owner_ = 0;
+  LeaderPolicy leader_;
   Segment segment_;
   int doorbell_fd_ = -1;
   std::chrono::milliseconds timeout_{0};

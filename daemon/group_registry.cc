@@ -20,6 +20,10 @@ std::string HintText(uint64_t hint) {
   return hint == 0 ? std::string("the configured sizes") : "calls of up to " + std::to_string(hint) + " bytes per rank";
 }
 
+std::string LeaderAsked(std::optional<Leader> l) {
+  return l ? std::string(LeaderName(*l)) + " (OHIO_LEADER)" : std::string("auto (the daemons' table)");
+}
+
 }  // namespace
 
 Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const PeerCredentials& who,
@@ -50,6 +54,12 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                         AlgorithmName(spec->algorithm) + " but the group uses " +
                                         AlgorithmName(have.algorithm));
     }
+    if (have.leader != spec->leader) {
+      *refusal = control::Error::GROUP_MISMATCH;
+      return Status(Code::kRefused, "rank " + std::to_string(join.rank()) + " asks for leader " +
+                                        LeaderAsked(spec->leader) + " but the ranks that joined before asked for " +
+                                        LeaderAsked(have.leader));
+    }
     if (have.bytes_per_rank_hint != spec->bytes_per_rank_hint) {
       *refusal = control::Error::GROUP_MISMATCH;
       return Status(Code::kRefused, "rank " + std::to_string(join.rank()) + " asks for buffers sized for " +
@@ -57,6 +67,10 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                         HintText(have.bytes_per_rank_hint));
     }
     if (group->failed()) {
+      // This rank is told now: it counts as gone, and the group is forgotten once all are.
+      Member& late = group->members()[group->shape().local_index(join.rank())];
+      if (!late.attached) late.departed = true;
+      ForgetIfAllGone(group);
       *refusal = control::Error::GROUP_FAILED;
       return Status(Code::kGroupFailed, "group " + group->key_hex() + " has failed (" + group->failure() +
                                             "); its ranks must leave before the key is reused");
@@ -123,7 +137,8 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     if (multinode) reused = cache_->Take(SegmentCacheKey{who.uid, ppn, ranks, sizes.ssb, sizes.srb});
     const bool took_cached = reused.has_value();
     if (!reused) cache_->Trim(multinode ? need : 0, config_.memory_limit - bytes_in_use_ - need);
-    auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, sizes.ssb, sizes.srb,
+    LeaderPolicy leader = ChooseLeaderPolicy(config_, spec->leader);
+    auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, std::move(leader), sizes.ssb, sizes.srb,
                                  timeout_ms_.load(std::memory_order_relaxed), tag, tags_, transport_, cache_,
                                  std::move(reused));
     if (!created.ok()) {
@@ -228,14 +243,23 @@ void GroupRegistry::Depart(const Membership& m, bool clean, const PeerCredential
   member.attached = false;
   member.departed = true;
   engine_->MemberGone(m.group, m.local, clean, Who(who));
-  const auto& members = m.group->members();
+  ForgetIfAllGone(m.group);
+}
+
+void GroupRegistry::ForgetIfAllGone(const std::shared_ptr<Group>& group) {
+  const auto& members = group->members();
   const bool anyone_left = std::any_of(members.begin(), members.end(), [](const Member& x) { return x.attached; });
   if (anyone_left) return;
-  auto it = groups_.find(m.group->spec().key);
-  if (it != groups_.end() && it->second == m.group) {
+  // A group that failed (at setup, say) before all its local ranks joined stays until they
+  // have: each is then told why at its join, where it would otherwise make a fresh group of
+  // the key that waits for the other nodes until the timeout. DropUnjoined forgets it at the
+  // latest.
+  if (group->failed() && !group->AllJoined()) return;
+  auto it = groups_.find(group->spec().key);
+  if (it != groups_.end() && it->second == group) {
     Forget(it);
-    engine_->RemoveGroup(m.group);
-    spdlog::info("group {}: closed, all local ranks gone", m.group->key_hex());
+    engine_->RemoveGroup(group);
+    spdlog::info("group {}: closed, all local ranks gone", group->key_hex());
   }
 }
 
@@ -262,6 +286,19 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
     return Status(Code::kRefused, "node " + config_.node_name + " runs group " + g.key_hex() + " with " +
                                       AlgorithmName(spec.algorithm) + ", node " + req.from_node() + " with " +
                                       req.algorithm());
+  }
+  if (req.leader_digest() != g.leader_policy().digest) {
+    const auto from = std::find(spec.node_names.begin(), spec.node_names.end(), req.from_node());
+    if (from == spec.node_names.end()) {
+      return Status(Code::kRefused, "node " + req.from_node() + " is not among the nodes of group " + g.key_hex());
+    }
+    const std::string why = LeaderDisagreement(
+        g.key_hex(), spec.node_names, spec.node, g.leader_policy().source, g.leader_policy().digest,
+        static_cast<uint32_t>(from - spec.node_names.begin()), req.leader_source(), req.leader_digest());
+    // Failed here too, at once: this node's ranks learn it now, and whichever node asks the
+    // other first, both tell their ranks the same.
+    engine_->FailGroup(it->second, Status(Code::kGroupFailed, why));
+    return Status(Code::kGroupFailed, why);
   }
   if (req.owner_uid() != g.owner()) {
     return Status(Code::kRefused, "group " + g.key_hex() + " belongs to uid " + std::to_string(g.owner()) +
@@ -295,6 +332,8 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
     i.segment_bytes = g->segment_bytes();
     i.failed = g->failed();
     i.algorithm = AlgorithmName(g->spec().algorithm);
+    i.leader = g->leader_policy().source;
+    i.leader_digest = g->leader_policy().digest;
     i.node_names = g->spec().node_names;
     for (uint32_t n = 0; n < g->shape().nodes(); ++n) i.ranks_per_node.push_back(g->shape().ppn(n));
     i.ssb_bytes = g->ssb_bytes();

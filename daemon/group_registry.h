@@ -46,6 +46,8 @@ struct GroupInfo {
   uint64_t segment_bytes = 0;
   bool failed = false;
   std::string algorithm;
+  std::string leader;  // the leader table's source
+  std::string leader_digest;
   std::vector<std::string> node_names;   // in group order
   std::vector<uint32_t> ranks_per_node;  // same order
   uint64_t ssb_bytes = 0;
@@ -97,6 +99,9 @@ class GroupRegistry {
   void DropUnjoined();
   // No longer counted: its memory, and its place among its uid's groups. Caller holds mu_.
   void Forget(std::map<GroupKey, std::shared_ptr<Group>>::iterator it);
+  // Forgets the group once none of its local ranks is attached (a failed one: once all joined
+  // too). Caller holds mu_.
+  void ForgetIfAllGone(const std::shared_ptr<Group>& group);
   // Why a new group of `need` bytes for `uid` would pass its per-uid limits, or empty.
   // `outgrown`, if any, is left out of the uid's use (see OutgrownExempt).
   std::string OverUserLimits(uid_t uid, uint64_t need, const Group* outgrown) const;

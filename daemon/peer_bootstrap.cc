@@ -125,6 +125,8 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
   for (uint32_t r : spec.rank_node) req.add_rank_node(r);
   req.set_algorithm(AlgorithmName(spec.algorithm));
   req.set_owner_uid(job.group->owner());
+  req.set_leader_digest(job.group->leader_policy().digest);
+  req.set_leader_source(job.group->leader_policy().source);
   peer::OpenGroupReply reply;
   grpc::Status s = ch->stub->OpenGroup(&ctx, req, &reply);
   if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) return refused(s);

@@ -20,12 +20,21 @@ LeaderTable DefaultLeaderTable() {
   return LeaderTable{{LeaderRule{4, 1024, Leader::kHypercube}}};
 }
 
-Leader ChooseLeader(const LeaderTable& table, const GroupShape& shape, uint64_t bytes_per_rank) {
-  const uint64_t block = bytes_per_rank * shape.max_ppn() * shape.max_ppn();
-  for (const LeaderRule& r : table.rules) {
-    if (shape.nodes() >= r.min_nodes && block <= r.max_block_bytes) return r.leader;
+uint64_t LeaderBlockBytes(const GroupShape& shape, uint64_t bytes_per_rank) {
+  return bytes_per_rank * shape.max_ppn() * shape.max_ppn();
+}
+
+int MatchingLeaderRule(const LeaderTable& table, uint32_t nodes, uint64_t block_bytes) {
+  for (size_t i = 0; i < table.rules.size(); ++i) {
+    const LeaderRule& r = table.rules[i];
+    if (nodes >= r.min_nodes && nodes <= r.max_nodes && block_bytes <= r.max_block_bytes) return static_cast<int>(i);
   }
-  return Leader::kPairwise;
+  return -1;
+}
+
+Leader ChooseLeader(const LeaderTable& table, const GroupShape& shape, uint64_t bytes_per_rank) {
+  const int row = MatchingLeaderRule(table, shape.nodes(), LeaderBlockBytes(shape, bytes_per_rank));
+  return row < 0 ? Leader::kPairwise : table.rules[row].leader;
 }
 
 }  // namespace ohio

@@ -19,13 +19,14 @@ enum class Leader {
 
 const char* LeaderName(Leader l);
 
-// One row: calls of groups with at least `min_nodes` nodes whose largest node-to-node block
+// One row: calls of groups of `min_nodes` to `max_nodes` nodes whose largest node-to-node block
 // (M x max ppn x max ppn) is at most `max_block_bytes` run `leader`. The first row that
-// matches wins; none matching means pairwise.
+// matches wins; none matching means pairwise. Its text form: shm/leader_table_text.h.
 struct LeaderRule {
   uint32_t min_nodes = 2;
   uint64_t max_block_bytes = 0;
   Leader leader = Leader::kPairwise;
+  uint32_t max_nodes = UINT32_MAX;
 };
 
 struct LeaderTable {
@@ -38,6 +39,13 @@ struct LeaderTable {
 
 // The table ohiod runs when its configuration names none.
 LeaderTable DefaultLeaderTable();
+
+// The block a row's max_block_bytes is compared with: M x max ppn x max ppn.
+uint64_t LeaderBlockBytes(const GroupShape& shape, uint64_t bytes_per_rank);
+
+// The index of the first row matching, or -1 when none does (pairwise): what
+// `ohio-plan --explain` names as the reason of a choice.
+int MatchingLeaderRule(const LeaderTable& table, uint32_t nodes, uint64_t block_bytes);
 
 Leader ChooseLeader(const LeaderTable& table, const GroupShape& shape, uint64_t bytes_per_rank);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon/config.h"
+#include "shm/leader_table_text.h"
 
 namespace ohio {
 namespace {
@@ -193,13 +194,55 @@ TEST_F(ConfigTest, BadValuesNameTheOption) {
   EXPECT_THAT(missing.output, HasSubstr("cannot read config file"));
 }
 
+// leader-table names a file read when the settings load (errors name its line), leader forces
+// one algorithm; both travel like every other setting (file, OHIOD_LEADER, flags).
+TEST_F(ConfigTest, LeaderTableFileAndForcedLeader) {
+  auto defaults = Load({"--config="});
+  ASSERT_FALSE(defaults.exit_now) << defaults.output;
+  EXPECT_EQ(defaults.config.leader, "auto");
+  EXPECT_EQ(defaults.config.leader_table, "");
+  EXPECT_EQ(FormatLeaderTable(defaults.config.leader_rules), FormatLeaderTable(DefaultLeaderTable()));
+
+  const std::string table = dir_ + "/leader.table";
+  std::ofstream(table) << "# measured\n2+ 4KiB hypercube\n2+ any direct\n";
+  const std::string f = WriteFile("leader_table = " + table + "\nleader = direct\n");
+  auto from_file = Load({"--config", f});
+  ASSERT_FALSE(from_file.exit_now) << from_file.output;
+  EXPECT_EQ(from_file.config.leader, "direct");
+  EXPECT_EQ(from_file.config.leader_table, table);
+  EXPECT_EQ(FormatLeaderTable(from_file.config.leader_rules), "2+ 4KiB hypercube\n2+ any direct\n");
+
+  setenv("OHIOD_LEADER", "pairwise", 1);
+  auto from_env = Load({"--config", f});
+  unsetenv("OHIOD_LEADER");
+  ASSERT_FALSE(from_env.exit_now) << from_env.output;
+  EXPECT_EQ(from_env.config.leader, "pairwise");
+
+  auto bad_choice = Load({"--config=", "--leader", "bruck"});
+  EXPECT_TRUE(bad_choice.exit_now);
+  EXPECT_EQ(bad_choice.exit_code, 2);
+  EXPECT_THAT(bad_choice.output, HasSubstr("--leader"));
+
+  std::ofstream(table) << "2+ 4KiB hypercube\n2+ lots direct\n";
+  auto bad_row = Load({"--config=", "--leader-table", table});
+  EXPECT_TRUE(bad_row.exit_now);
+  EXPECT_EQ(bad_row.exit_code, 2);
+  EXPECT_EQ(bad_row.output, "ohiod: leader table " + table +
+                                ":2: expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got 'lots'\n");
+  unlink(table.c_str());
+
+  auto missing = Load({"--config=", "--leader-table", table});
+  EXPECT_TRUE(missing.exit_now);
+  EXPECT_EQ(missing.output, "ohiod: cannot read leader table " + table + "\n");
+}
+
 TEST_F(ConfigTest, HelpListsEverySettingAndItsEnvironmentName) {
   auto c = Load({"--help"});
   EXPECT_TRUE(c.exit_now);
   EXPECT_EQ(c.exit_code, 0);
   for (const char* key : {"--socket", "--node-name", "--ssb-bytes", "--srb-bytes", "--memory-limit",
                           "--registered-memory-limit", "--timeout-ms", "--spin-us", "--cpus", "--algorithm",
-                          "--log-level", "--config", "OHIOD_<KEY>"}) {
+                          "--leader-table", "--leader", "--log-level", "--config", "OHIOD_<KEY>"}) {
     EXPECT_THAT(c.output, HasSubstr(key));
   }
 }

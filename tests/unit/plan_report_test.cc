@@ -1,7 +1,10 @@
 #include "client/plan_report.h"
+#include "client/leader_report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -379,6 +382,31 @@ TEST(Render, TextFoldsEqualNodes) {
   EXPECT_THAT(uneven, HasSubstr("2 rounds of 55 B"));
 }
 
+// Uneven nodes: the block is M x max ppn squared, and the bytes the most any node sends.
+TEST(LeaderReport, UnevenGroupBelowTheDefaultRowsMinimumRunsPairwise) {
+  auto e = ExplainLeader(DefaultLeaderTable(), {3, 1, 2}, 10);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->block_bytes, 90u);
+  EXPECT_EQ(e->row, -1);  // 3 nodes: the default row starts at 4
+  EXPECT_EQ(e->chosen, Leader::kPairwise);
+  ASSERT_EQ(e->costs.size(), 3u);
+  // Node 0 sends 10 x 3 x 3 bytes to the other nodes' 3 ranks; the hypercube on 3 nodes
+  // forwards nothing (index 2 is still the sender's own block in round 1).
+  const std::vector<std::vector<uint64_t>> want = {{2, 2, 90}, {2, 2, 90}, {2, 1, 90}};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(e->costs[i].messages, want[i][0]) << LeaderName(e->costs[i].leader);
+    EXPECT_EQ(e->costs[i].steps, want[i][1]) << LeaderName(e->costs[i].leader);
+    EXPECT_EQ(e->costs[i].bytes, want[i][2]) << LeaderName(e->costs[i].leader);
+  }
+  // 5 nodes of 1..5 ranks: 16 bytes x 25 = 400 <= 1 KiB, so the hypercube (3 messages).
+  auto h = ExplainLeader(DefaultLeaderTable(), {1, 2, 3, 4, 5}, 16);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->row, 0);
+  EXPECT_EQ(h->chosen, Leader::kHypercube);
+  EXPECT_EQ(h->costs[1].messages, 3u);
+  EXPECT_FALSE(ExplainLeader(DefaultLeaderTable(), {4}, 1).ok());
+}
+
 // The built binary, as a user runs it.
 struct BinaryRun {
   int exit_code;
@@ -440,6 +468,10 @@ TEST(OhioPlanBinary, BadInputExitsTwoWithAMessage) {
       {"--ppn-list 3,x --bytes 1 --algo v3", "not a number"},
       {"--nodes 4 --ppn 2 --bytes 1 --algo v3 --ssb-bytes 10", "SSB of 10 bytes"},
       {"--nodes 4 --ppn 2 --bytes 1 --algo v3 --srb-bytes 100", "SRB of 100 bytes"},
+      {"--nodes 4 --ppn 2 --bytes 1", "--algo is required"},
+      {"--nodes 4 --ppn 2 --bytes 1 --explain --json", "excludes"},
+      {"--nodes 1 --ppn 2 --bytes 1 --explain", "--explain needs 2 nodes or more"},
+      {"--nodes 4 --ppn 2 --bytes 1 --explain --leader-table /nonexistent/t", "cannot read leader table /nonexistent/t"},
   };
   for (const auto& [args, says] : cases) {
     const BinaryRun run = OhioPlan(args);
@@ -448,11 +480,41 @@ TEST(OhioPlanBinary, BadInputExitsTwoWithAMessage) {
   }
 }
 
+// --explain with the built-in table (4+ 1KiB hypercube) and with a table file, whose errors
+// name the line.
+TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
+  const BinaryRun run = OhioPlan("--nodes 8 --ppn 2 --bytes 64 --explain");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("leader table: the built-in table, digest "));
+  EXPECT_THAT(run.output, HasSubstr("  row 1: 4+ 1KiB hypercube\n"));
+  EXPECT_THAT(run.output, HasSubstr("group: 8 nodes, at most 2 ranks per node, M = 64 B: block 256 B (M x 2 x 2)\n"));
+  EXPECT_THAT(run.output, HasSubstr("chosen: hypercube (row 1: 4+ 1KiB hypercube)\n"));
+  // 8 nodes: 7 messages pairwise and direct, 3 for the hypercube (each 4 blocks of 256 B).
+  EXPECT_THAT(run.output, HasSubstr("  pairwise                7      7        1792\n"));
+  EXPECT_THAT(run.output, HasSubstr("  hypercube               3      3        3072  <- chosen\n"));
+  EXPECT_THAT(run.output, HasSubstr("  direct                  7      1        1792\n"));
+  // The sweep crosses the row's edge between M = 256 (block 1 KiB) and M = 1024.
+  EXPECT_THAT(run.output, HasSubstr("  256         1024          hypercube  row 1\n"));
+  EXPECT_THAT(run.output, HasSubstr("  1024        4096          pairwise   no row\n"));
+
+  const std::string table = ::testing::TempDir() + "/explain.table";
+  std::ofstream(table) << "# nodes max-block leader\n2-4 4KiB hypercube\n2+ any direct\n";
+  const BinaryRun file = OhioPlan("--nodes 2 --ppn 4 --bytes 1MiB --explain --leader-table " + table);
+  ASSERT_EQ(file.exit_code, 0) << file.output;
+  EXPECT_THAT(file.output, HasSubstr("leader table: the table " + table + ", digest "));
+  EXPECT_THAT(file.output, HasSubstr("chosen: direct (row 2: 2+ any direct)\n"));
+
+  std::ofstream(table) << "2-4 4KiB hypercube\n2+ any bruck\n";
+  const BinaryRun bad = OhioPlan("--nodes 2 --ppn 4 --bytes 1 --explain --leader-table " + table);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.output, "ohio-plan: leader table " + table + ":2: unknown leader 'bruck' (pairwise, hypercube or direct)\n");
+}
+
 TEST(OhioPlanBinary, HelpDescribesEveryFlag) {
   const BinaryRun run = OhioPlan("--help");
   EXPECT_EQ(run.exit_code, 0);
   for (const char* flag : {"--nodes", "--ppn", "--ppn-list", "--bytes", "--algo", "--json", "--ssb-bytes",
-                           "--srb-bytes", "--per-node"}) {
+                           "--srb-bytes", "--per-node", "--explain", "--leader-table"}) {
     EXPECT_THAT(run.output, HasSubstr(flag));
   }
 }

@@ -1,0 +1,111 @@
+#include "client/leader_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "shm/bruck_plan.h"
+#include "shm/group_shape.h"
+#include "shm/leader_table_text.h"
+
+namespace ohio {
+namespace {
+
+constexpr uint64_t kSweepTop = 16u << 20;
+
+GroupShape ShapeOf(const std::vector<uint32_t>& ppn) {
+  std::vector<uint32_t> rank_node;
+  for (uint32_t n = 0; n < ppn.size(); ++n) rank_node.insert(rank_node.end(), ppn[n], n);
+  return GroupShape::Make(static_cast<uint32_t>(ppn.size()), rank_node).value();
+}
+
+// Pairwise and direct send the same blocks, one message per other node.
+uint64_t DirectBytes(const std::vector<uint32_t>& ppn, uint64_t m, uint32_t node) {
+  uint64_t ranks = 0;
+  for (uint32_t p : ppn) ranks += p;
+  return m * ppn[node] * (ranks - ppn[node]);
+}
+
+uint64_t HypercubeBytes(const GroupShape& shape, uint64_t m, uint32_t node) {
+  uint64_t bytes = 0;
+  for (uint32_t k = 0; k < BruckRounds(shape.nodes()); ++k) bytes += PlanBruckMessage(shape, m, node, k).bytes;
+  return bytes;
+}
+
+std::string RuleText(const LeaderTable& table, int row) {
+  if (row < 0) return "no row matches: pairwise";
+  return "row " + std::to_string(row + 1) + ": " + FormatLeaderRule(table.rules[row]);
+}
+
+std::string Pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string PadLeft(const std::string& s, size_t width) {
+  return s.size() < width ? std::string(width - s.size(), ' ') + s : s;
+}
+
+}  // namespace
+
+Result<LeaderExplanation> ExplainLeader(const LeaderTable& table, const std::vector<uint32_t>& ppn,
+                                        uint64_t bytes_per_rank) {
+  if (ppn.size() < 2) {
+    return Status(Code::kInvalidArgument, "a group on " + std::to_string(ppn.size()) +
+                                              " node runs no leader algorithm: --explain needs 2 nodes or more");
+  }
+  const GroupShape shape = ShapeOf(ppn);
+  LeaderExplanation e;
+  e.ppn = ppn;
+  e.bytes_per_rank = bytes_per_rank;
+  e.block_bytes = LeaderBlockBytes(shape, bytes_per_rank);
+  e.row = MatchingLeaderRule(table, shape.nodes(), e.block_bytes);
+  e.chosen = ChooseLeader(table, shape, bytes_per_rank);
+  const uint64_t others = shape.nodes() - 1;
+  // Every node of a group with one PPN sends alike; otherwise the most any node sends.
+  const bool even = std::all_of(ppn.begin(), ppn.end(), [&](uint32_t p) { return p == ppn[0]; });
+  uint64_t direct = 0, hypercube = 0;
+  for (uint32_t n = 0; n < (even ? 1u : shape.nodes()); ++n) {
+    direct = std::max(direct, DirectBytes(ppn, bytes_per_rank, n));
+    hypercube = std::max(hypercube, HypercubeBytes(shape, bytes_per_rank, n));
+  }
+  const uint64_t rounds = BruckRounds(shape.nodes());
+  e.costs = {LeaderCost{Leader::kPairwise, others, others, direct}, LeaderCost{Leader::kHypercube, rounds, rounds, hypercube},
+             LeaderCost{Leader::kDirect, others, 1, direct}};
+  return e;
+}
+
+std::string RenderLeaderExplanation(const LeaderTable& table, const std::string& source,
+                                    const LeaderExplanation& e) {
+  const GroupShape shape = ShapeOf(e.ppn);
+  std::string out = "leader table: " + source + ", digest " + LeaderTableDigest(table) + "\n";
+  if (table.rules.empty()) out += "  (no rows: pairwise for every call)\n";
+  for (size_t i = 0; i < table.rules.size(); ++i) {
+    out += "  row " + std::to_string(i + 1) + ": " + FormatLeaderRule(table.rules[i]) + "\n";
+  }
+  out += "  (nodes max-block leader; the block is M x max ppn x max ppn; the first matching row wins, none: "
+         "pairwise)\n\n";
+  const std::string ppn = std::to_string(shape.max_ppn());
+  out += "group: " + std::to_string(shape.nodes()) + " nodes, at most " + ppn + " ranks per node, M = " +
+         std::to_string(e.bytes_per_rank) + " B: block " + std::to_string(e.block_bytes) + " B (M x " + ppn + " x " +
+         ppn + ")\n";
+  out += std::string("chosen: ") + LeaderName(e.chosen) + " (" + RuleText(table, e.row) + ")\n\n";
+  out += "per node per call   messages  steps  bytes sent\n";
+  for (const LeaderCost& c : e.costs) {
+    out += "  " + Pad(LeaderName(c.leader), 16) + PadLeft(std::to_string(c.messages), 9) +
+           PadLeft(std::to_string(c.steps), 7) + PadLeft(std::to_string(c.bytes), 12) +
+           (c.leader == e.chosen ? "  <- chosen" : "") + "\n";
+  }
+  out += "  (pairwise: one message to each other node, one after another; hypercube: ceil(log2 N) messages, "
+         "blocks forwarded; direct: every message posted at once behind a window)\n\n";
+  out += "sweep of M for this group:\n  " + Pad("M", 12) + Pad("block", 14) + Pad("leader", 11) + "why\n";
+  for (uint64_t m = 1; m <= kSweepTop; m *= 4) {
+    const uint64_t block = LeaderBlockBytes(shape, m);
+    const int row = MatchingLeaderRule(table, shape.nodes(), block);
+    const Leader l = row < 0 ? Leader::kPairwise : table.rules[row].leader;
+    out += "  " + Pad(std::to_string(m), 12) + Pad(std::to_string(block), 14) + Pad(LeaderName(l), 11) +
+           (row < 0 ? std::string("no row") : "row " + std::to_string(row + 1)) + "\n";
+  }
+  return out;
+}
+
+}  // namespace ohio

@@ -1,0 +1,40 @@
+// `ohio-plan --explain`: the leader table, which row it picks for a group and M and why, and
+// what each leader algorithm would cost a node per call (messages, the steps they take one
+// after another, bytes sent), computed with the planners ohiod runs (shm/leader_choice.h,
+// shm/bruck_plan.h). Pure, like plan_report.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "shm/leader_choice.h"
+
+namespace ohio {
+
+struct LeaderCost {
+  Leader leader = Leader::kPairwise;
+  uint64_t messages = 0;  // messages (frames) a node sends per call, each one put
+  uint64_t steps = 0;     // how many of them wait for the one before (pairwise: each; direct: none)
+  uint64_t bytes = 0;     // bytes a node sends, forwarded blocks included (maximum over the nodes)
+};
+
+struct LeaderExplanation {
+  std::vector<uint32_t> ppn;
+  uint64_t bytes_per_rank = 0;
+  uint64_t block_bytes = 0;  // what the table's max-block is compared with
+  int row = -1;              // the row that matched, -1 for none (pairwise)
+  Leader chosen = Leader::kPairwise;
+  std::vector<LeaderCost> costs;  // pairwise, hypercube, direct
+};
+
+Result<LeaderExplanation> ExplainLeader(const LeaderTable& table, const std::vector<uint32_t>& ppn,
+                                        uint64_t bytes_per_rank);
+
+// The table (with `source` and its digest), the choice for the request and its reason, the
+// costs, and a sweep of M by powers of 4 up to 16 MiB showing where the choice changes.
+std::string RenderLeaderExplanation(const LeaderTable& table, const std::string& source,
+                                    const LeaderExplanation& e);
+
+}  // namespace ohio

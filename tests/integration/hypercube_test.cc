@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <stdlib.h>
+
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +17,7 @@
 #include "daemon/config.h"
 #include "proto/admin.pb.h"
 #include "shm/bruck_plan.h"
+#include "shm/leader_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
@@ -33,9 +38,12 @@ std::vector<uint32_t> Placement(const std::vector<uint32_t>& ppn) {
   return rank_node;
 }
 
-// What ohio-plan says node `node` costs per call of `bytes`, with the daemons' default buffers.
-NodePlan PlannedNode(const std::vector<uint32_t>& ppn, uint64_t bytes, uint32_t node, Leader* leader) {
+// What ohio-plan says node `node` costs per call of `bytes`, with the daemons' default buffers
+// and `table` (the built-in one, or the one OHIO_LEADER forces).
+NodePlan PlannedNode(const std::vector<uint32_t>& ppn, uint64_t bytes, uint32_t node, Leader* leader,
+                     const LeaderTable& table = DefaultLeaderTable()) {
   PlanRequest request;
+  request.leaders = table;
   request.ppn = ppn;
   request.bytes_per_rank = bytes;
   request.design = Design::kV3;
@@ -51,12 +59,21 @@ NodePlan PlannedNode(const std::vector<uint32_t>& ppn, uint64_t bytes, uint32_t 
 // Runs `calls` calls of each size on one node per entry of `ppn`, checks every byte (the
 // ranks do) and each node's counters against ohio-plan's figures; `hypercube_sizes` of the
 // sizes must be planned as hypercube calls.
-void RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vector<uint64_t>& sizes, uint32_t calls,
-                           uint32_t hypercube_sizes) {
+// Returns the largest peak of puts in flight any node reported.
+uint32_t RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vector<uint64_t>& sizes, uint32_t calls,
+                               uint32_t hypercube_sizes, std::optional<Leader> forced = std::nullopt) {
+  const LeaderTable table = forced ? ForcedLeaderTable(*forced) : DefaultLeaderTable();
+  // The job's ranks force the algorithm: OHIO_LEADER travels in their joins.
+  if (forced) setenv("OHIO_LEADER", LeaderName(*forced), 1);
+  struct Unset {
+    ~Unset() { unsetenv("OHIO_LEADER"); }
+  } unset;
+  uint32_t peak = 0;
   TempDir dir;
   const uint32_t nodes = static_cast<uint32_t>(ppn.size());
   Cluster cluster(dir, nodes, {"--log-level", "info"});
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  EXPECT_TRUE(cluster.Start()) << cluster.Logs();
+  if (HasFatalFailure() || ::testing::Test::HasFailure()) return 0;
   std::vector<admin::CountersReply> before;
   for (uint32_t n = 0; n < nodes; ++n) before.push_back(QueryCounters(cluster.node(n).admin_socket()));
   std::vector<std::string> args = {"--iterations", std::to_string(calls), "--bytes"};
@@ -65,7 +82,10 @@ void RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vector<u
               [](uint32_t) { return std::vector<std::string>{"--stall-after"}; });
   // A rank says "stalling" only once every call's bytes matched.
   for (uint32_t r = 0; r < job.size(); ++r) {
-    ASSERT_TRUE(job.rank(r).WaitForOutput("stalling", kDeadline)) << job.Outputs() << cluster.Logs();
+    if (!job.rank(r).WaitForOutput("stalling", kDeadline)) {
+      ADD_FAILURE() << job.Outputs() << cluster.Logs();
+      return 0;
+    }
   }
   for (uint32_t n = 0; n < nodes; ++n) {
     SCOPED_TRACE("node " + cluster.name(n));
@@ -73,7 +93,7 @@ void RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vector<u
     uint32_t cube = 0;
     for (uint64_t b : sizes) {
       Leader leader = Leader::kPairwise;
-      const NodePlan p = PlannedNode(ppn, b, n, &leader);
+      const NodePlan p = PlannedNode(ppn, b, n, &leader, table);
       if (leader == Leader::kHypercube) {
         ++cube;
         EXPECT_EQ(p.sends, BruckRounds(nodes)) << b << " bytes";
@@ -89,9 +109,11 @@ void RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vector<u
     EXPECT_EQ(t.data_frames_sent() - t0.data_frames_sent(), frames);
     EXPECT_EQ(now.bytes_sent() - before[n].bytes_sent(), bytes);
     EXPECT_EQ(now.data_connections(), nodes - 1u);
+    peak = std::max(peak, now.puts_in_flight_peak());
   }
   for (uint32_t r = 0; r < job.size(); ++r) job.rank(r).Signal(SIGKILL);
   job.Wait(seconds(10));
+  return peak;
 }
 
 TEST(Hypercube, FiveNodesUnevenRanks) {
@@ -105,6 +127,29 @@ TEST(Hypercube, EightNodes) { RunAndCompareWithPlan({1, 1, 1, 1, 1, 1, 1, 1}, {0
 
 TEST(Hypercube, ThirteenNodes) {
   RunAndCompareWithPlan(std::vector<uint32_t>(13, 2), {16, 256, 2048}, 10, 2);
+}
+
+// Every algorithm forced by the job (OHIO_LEADER) at 2 and 3 nodes, where the built-in table
+// runs pairwise, at sizes from tiny to announced; the hypercube wherever it fits.
+TEST(LeaderAlgorithms, EachForcedAtTwoAndThreeNodes) {
+  for (const std::vector<uint32_t>& ppn : {std::vector<uint32_t>{2, 1}, std::vector<uint32_t>{1, 3, 2}}) {
+    for (Leader leader : {Leader::kPairwise, Leader::kHypercube, Leader::kDirect}) {
+      SCOPED_TRACE(std::string(LeaderName(leader)) + " at " + std::to_string(ppn.size()) + " nodes");
+      RunAndCompareWithPlan(ppn, {1, 500, 256 << 10}, 5, leader == Leader::kHypercube ? 2 : 0, leader);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// Direct keeps at most its window (4) of puts in flight from a node; pairwise posts all 7 of an
+// eager round at once. Both with every byte checked and the plan's frames.
+TEST(LeaderAlgorithms, DirectBoundsWhatANodeHasInFlight) {
+  const std::vector<uint32_t> ppn(8, 1);
+  const uint32_t direct_peak = RunAndCompareWithPlan(ppn, {4096, 256 << 10}, 10, 0, Leader::kDirect);
+  EXPECT_LE(direct_peak, DefaultLeaderTable().direct_window);
+  EXPECT_GE(direct_peak, 1u);
+  const uint32_t pairwise_peak = RunAndCompareWithPlan(ppn, {4096}, 10, 0, Leader::kPairwise);
+  EXPECT_EQ(pairwise_peak, 7u);
 }
 
 // A job on 5 nodes x 2 ranks at 64 bytes (the hypercube) where `odd` ranks pass other

@@ -68,6 +68,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   h->algorithm = static_cast<uint32_t>(g->spec_.algorithm);
   h->plan_ssb_bytes = ssb_bytes;
   h->plan_srb_bytes = srb_bytes;
+  h->plan_min_slice_bytes = kDefaultMinSliceBytes;
   g->offloaded_ = std::make_unique<OffloadedAlltoall>(&g->segment_, &g->shape_, g->spec_.node);
   if (g->shape_.nodes() == 1) {
     // Alive now: the ranks' first calls need not ask the kernel before the first watch tick.

@@ -133,5 +133,33 @@ TEST(MultiNodeAlltoallShapes, StagedInSlicesOfAtLeastTheMinimum) {
   }
 }
 
+// Nodes configured with different minimum slices: the group plans with the smallest (here
+// 2 KiB, where a whole round of 2 KiB slices fits), on every node and every rank alike.
+TEST(MultiNodeAlltoallShapes, GroupPlansWithTheSmallestMinimumSlice) {
+  constexpr uint64_t kSsb = 24 << 10, kSrb = 16 << 10, kBytes = 100000;
+  constexpr uint32_t kCalls = 3;
+  TempDir dir;
+  Cluster cluster(dir, 3, {"--ssb-bytes", "24KiB", "--srb-bytes", "16KiB"});
+  cluster.AddFlags(1, {"--min-slice-bytes", "8KiB"});
+  cluster.AddFlags(2, {"--min-slice-bytes", "2KiB"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::vector<uint32_t> placement = {0, 0, 1, 1, 2, 2};
+  const Result<GroupShape> shape = GroupShape::Make(3, placement);
+  ASSERT_TRUE(shape.ok()) << shape.status().message();
+  const Result<Staging> plan = PlanGroupStaging(shape.value(), Algorithm::kV3, kSsb, kSrb, kBytes, 2048);
+  const Result<Staging> other = PlanGroupStaging(shape.value(), Algorithm::kV3, kSsb, kSrb, kBytes, 4096);
+  ASSERT_TRUE(plan.ok() && other.ok());
+  ASSERT_NE(plan->rounds, other->rounds) << "the test no longer tells the minimums apart";
+  std::vector<admin::CountersReply> before;
+  for (uint32_t n = 0; n < 3; ++n) before.push_back(QueryCounters(cluster.node(n).admin_socket()));
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), placement, "smallest-minimum",
+              {"--bytes", std::to_string(kBytes), "--iterations", std::to_string(kCalls), "--algorithm", "v3"});
+  ExpectAllOk(job, "smallest-minimum", cluster);
+  for (uint32_t n = 0; n < 3; ++n) {
+    const admin::CountersReply after = QueryCounters(cluster.node(n).admin_socket());
+    EXPECT_EQ(after.rounds() - before[n].rounds(), kCalls * plan->rounds) << "node " << n;
+  }
+}
+
 }  // namespace
 }  // namespace ohio::testing

@@ -1,6 +1,7 @@
 // Cutting one alltoall into rounds that fit the SSB. A round carries the same byte range
-// [offset, offset+length) of every one of the P·PPN messages of a node, so the SSB need per
-// round is PPN·P·slice however large M is: memory is bounded by configuration, not by M.
+// [offset, offset+length) of the P·PPN messages of a node (a group spanning nodes: of those of
+// some of its ranks to some nodes, see RoundCover), so the SSB need per round is at most
+// PPN·P·slice however large M is: memory is bounded by configuration, not by M.
 #pragma once
 
 #include <cstdint>
@@ -42,14 +43,14 @@ inline RoundCover WholeCover(uint64_t length) {
   return c;
 }
 
-// A call's rounds: slice after slice of the messages (outermost), and within one slice, group
-// after group of `steps` steps, and within one such group, part after part of `rows` rows.
-// Every node computes the same rounds from the same inputs; the last slice may be shorter.
 // The shortest slice a staged round of a group spanning nodes copies, unless a whole message
 // is shorter or the SSB cannot hold max PPN such slices (exchange_plan.h, PlanGroupStaging):
 // copies of a few dozen bytes cost more than the bytes they move.
 constexpr uint64_t kDefaultMinSliceBytes = 4096;
 
+// A call's rounds: slice after slice of the messages (outermost), and within one slice, group
+// after group of `steps` steps, and within one such group, part after part of `rows` rows.
+// Every node computes the same rounds from the same inputs; the last slice may be shorter.
 struct Staging {
   uint64_t bytes_per_rank = 0;  // M
   uint64_t slice = 0;           // bytes of each message carried by a full round

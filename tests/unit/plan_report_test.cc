@@ -225,7 +225,8 @@ TEST(PlanReport, MinimumSliceKeepsBoundsAndBytes) {
     for (uint32_t ppn : {1u, 4u, 16u}) {
       for (uint64_t m : {uint64_t{100}, uint64_t{4096}, uint64_t{1} << 20}) {
         for (Design d : kNodeLevel) {
-          for (auto [ssb, srb] : std::vector<std::pair<uint64_t, uint64_t>>{{16u << 20, 8u << 20}, {256u << 10, 64u << 10}}) {
+          const std::vector<std::pair<uint64_t, uint64_t>> buffers = {{16u << 20, 8u << 20}, {256u << 10, 64u << 10}};
+          for (auto [ssb, srb] : buffers) {
             SCOPED_TRACE(Name(n, ppn, m, d) + " ssb " + std::to_string(ssb) + " srb " + std::to_string(srb));
             const PlanReport old = Plan(std::vector<uint32_t>(n, ppn), m, d, ssb, srb);
             const PlanReport r = Plan(std::vector<uint32_t>(n, ppn), m, d, ssb, srb, false, kDefaultMinSliceBytes);

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
       "Dry-run planner: per-node connections, posted sends, SSB/SRB bytes, staging rounds and bytes on the wire "
       "of one alltoall, computed by the same planners ohiod runs. Ranks are placed consecutively, node by node.",
       "ohio-plan");
-  uint64_t nodes = 0, ppn = 0, bytes = 0, ssb = 0, srb = 0;
+  uint64_t nodes = 0, ppn = 0, bytes = 0, ssb = 0, srb = 0, min_slice = ohio::kDefaultMinSliceBytes;
   std::string algo, ppn_list, leader_table;
   bool json = false, per_node = false, explain = false;
   auto* nodes_opt = app.add_option("--nodes", nodes, "Nodes N in the group")->transform(Decimal(false));
@@ -100,6 +100,12 @@ int main(int argc, char** argv) {
                                  "algorithm needs for one unchunked round")
                       ->transform(CLI::AsSizeValue(false))
                       ->transform(Decimal(true));
+  app.add_option("--min-slice-bytes", min_slice,
+                 "Shortest slice of a message a staged round copies, as ohiod plans (default 4KiB); rounds then "
+                 "carry fewer ranks' messages or reach fewer nodes. 0: every round carries a slice of every message, "
+                 "however short")
+      ->transform(CLI::AsSizeValue(false))
+      ->transform(Decimal(true));
   auto* json_opt =
       app.add_flag("--json", json, "Print JSON: group, per_node figures and their maxima over the nodes");
   app.add_flag("--explain", explain,
@@ -135,6 +141,7 @@ int main(int argc, char** argv) {
   request.design = *ohio::ParseDesign(algo);
   if (*ssb_opt) request.ssb_bytes = ssb;
   if (*srb_opt) request.srb_bytes = srb;
+  request.min_slice_bytes = min_slice;
   ohio::Result<ohio::PlanReport> report = ohio::MakePlanReport(request);
   if (!report.ok()) return Fail(report.status().message());
   return Print(json ? ohio::RenderJson(report.value()) : ohio::RenderText(report.value(), per_node));

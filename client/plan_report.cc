@@ -77,17 +77,35 @@ NodePlan FlatNode(const GroupShape& shape, uint32_t n, uint64_t m) {
   return p;
 }
 
-// A round length and how many rounds of the alltoall have it.
+// A round of the alltoall and how many rounds are like it.
 struct RoundKind {
-  uint64_t length;
+  uint64_t round;
   uint64_t count;
 };
 
 std::vector<RoundKind> RoundKinds(const Staging& st) {
-  // Rounds are alike but for a shorter last one, so two plans stand for all of them: a 1 MiB
-  // alltoall at 128 x 56 is tens of thousands of rounds.
-  if (st.rounds == 1 || st.length(st.rounds - 1) == st.slice) return {{st.length(0), st.rounds}};
-  return {{st.slice, st.rounds - 1}, {st.length(st.rounds - 1), 1}};
+  // The rounds of one slice differ in the rows and nodes they cover; every slice's are alike
+  // but for a shorter last slice. So 2 x (rounds per slice) plans stand for all of them: a
+  // 1 MiB alltoall at 128 x 56 is tens of thousands of rounds.
+  const uint64_t per_slice = uint64_t{st.step_groups} * st.row_parts;
+  const uint64_t slices = st.rounds / per_slice;
+  const bool short_last = st.length(st.rounds - 1) != st.slice;
+  const uint64_t full = short_last ? slices - 1 : slices;
+  std::vector<RoundKind> kinds;
+  for (uint64_t w = 0; w < per_slice; ++w) {
+    if (full > 0) kinds.push_back({w, full});
+    if (short_last) kinds.push_back({(slices - 1) * per_slice + w, 1});
+  }
+  return kinds;
+}
+
+// memcpys local rank r of node n makes in round `round`.
+uint64_t RankCopies(const GroupShape& shape, Algorithm algo, uint32_t n, uint32_t r, const Staging& st,
+                    uint64_t round, const std::vector<Delivery>& deliveries) {
+  uint64_t copies = PlanCopyIn(shape, algo, n, r, st, round).size();
+  copies += PlanCopyOutLocal(shape, algo, n, r, st, round).size();
+  for (const Delivery& d : deliveries) copies += PlanCopyOutDelivery(shape, n, r, st, round, d).size();
+  return copies;
 }
 
 NodePlan NodeLevelNode(const GroupShape& shape, Algorithm algo, uint32_t n, const Staging& st, uint64_t srb_plan) {
@@ -96,15 +114,23 @@ NodePlan NodeLevelNode(const GroupShape& shape, Algorithm algo, uint32_t n, cons
   p.ppn = shape.ppn(n);
   p.connections = shape.nodes() - 1;
   p.rounds = st.rounds;
+  std::vector<uint64_t> copies(shape.ppn(n), 0);
   for (const RoundKind& k : RoundKinds(st)) {
-    const std::vector<Put> puts = PlanPuts(shape, algo, n, k.length, srb_plan);
+    const RoundCover cover = st.cover(k.round);
+    const std::vector<Put> puts = PlanPuts(shape, algo, n, cover, srb_plan);
     uint64_t wire = 0;
     for (const Put& put : puts) wire += put.bytes;
     p.sends += k.count * puts.size();
     p.bytes_on_wire += k.count * wire;
-    p.ssb_bytes = std::max(p.ssb_bytes, SsbRoundBytes(shape, n, k.length));
+    p.ssb_bytes = std::max(p.ssb_bytes, SsbRoundBytes(shape, n, cover));
+    const std::vector<Delivery> deliveries = PlanDeliveries(shape, algo, n, cover, srb_plan);
+    for (uint32_t r = 0; r < shape.ppn(n); ++r) {
+      const uint64_t c = RankCopies(shape, algo, n, r, st, k.round, deliveries);
+      p.copies_per_round = std::max(p.copies_per_round, c);
+      copies[r] += k.count * c;
+    }
     uint64_t all = 0, largest = 0;
-    for (const Delivery& d : PlanDeliveries(shape, algo, n, k.length, srb_plan)) {
+    for (const Delivery& d : deliveries) {
       all += d.bytes;
       largest = std::max(largest, d.bytes);
     }
@@ -113,6 +139,7 @@ NodePlan NodeLevelNode(const GroupShape& shape, Algorithm algo, uint32_t n, cons
     const uint64_t srb = algo == Algorithm::kV3 ? 2 * std::min(SrbHalfBytes(srb_plan), largest) : all;
     p.srb_bytes = std::max(p.srb_bytes, srb);
   }
+  p.copies = *std::max_element(copies.begin(), copies.end());
   return p;
 }
 
@@ -184,8 +211,19 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
 }
 
 std::vector<std::string> Row(const std::string& name, const NodePlan& p) {
-  return {name, Str(p.ppn), Str(p.connections), Str(p.sends), Str(p.ssb_bytes), Str(p.srb_bytes), Str(p.rounds),
-          Str(p.bytes_on_wire)};
+  return {name,          Str(p.ppn),           Str(p.connections),      Str(p.sends),
+          Str(p.ssb_bytes), Str(p.srb_bytes),     Str(p.rounds),           Str(p.bytes_on_wire),
+          Str(p.copies_per_round), Str(p.copies)};
+}
+
+// Nodes a round reaches and rows (ranks per node) it carries: every one unless the rounds
+// were cut (PlanGroupStaging with a minimum slice).
+uint64_t CoveredSteps(const PlanReport& r) {
+  return r.staging.step_groups > 1 ? r.staging.steps : r.ppn.size();
+}
+uint64_t CoveredRows(const PlanReport& r) {
+  if (r.staging.row_parts > 1) return r.staging.rows;
+  return *std::max_element(r.ppn.begin(), r.ppn.end());
 }
 
 }  // namespace
@@ -209,7 +247,8 @@ std::optional<Design> ParseDesign(const std::string& name) {
 
 bool NodePlan::SameFigures(const NodePlan& o) const {
   return ppn == o.ppn && connections == o.connections && sends == o.sends && ssb_bytes == o.ssb_bytes &&
-         srb_bytes == o.srb_bytes && rounds == o.rounds && bytes_on_wire == o.bytes_on_wire;
+         srb_bytes == o.srb_bytes && rounds == o.rounds && bytes_on_wire == o.bytes_on_wire &&
+         copies_per_round == o.copies_per_round && copies == o.copies;
 }
 
 Result<std::vector<uint32_t>> UniformPpn(uint64_t nodes, uint64_t ppn) {
@@ -289,11 +328,13 @@ Result<PlanReport> MakePlanReport(const PlanRequest& req) {
     } else {
       srb_plan = MinSrbBytes(shape, algo) * m1;
     }
-    Result<Staging> staging = PlanGroupStaging(shape, algo, ssb_plan, srb_plan, m);
+    Result<Staging> staging = PlanGroupStaging(shape, algo, ssb_plan, srb_plan, m, req.min_slice_bytes);
     if (!staging.ok()) return staging.status();
     r.slice = staging->length(0);
     const EagerLayout eager = PlanEagerLayout(shape, ssb_plan, srb_plan);
     if (shape.nodes() > 1) r.leader = RoundLeader(shape, algo, eager, req.leaders, m, FitsEager(shape, eager, m));
+    r.min_slice = req.min_slice_bytes;
+    r.staging = staging.value();
     // With consecutive placement a node's figures depend only on its own PPN and the multiset
     // of the others' (blocks are PPN_n x PPN_q, v1 puts one per row per destination node), so
     // one node per distinct PPN is planned: 128 x 56 costs one node's O(N^2) puts, not 128.
@@ -322,6 +363,8 @@ Result<PlanReport> MakePlanReport(const PlanRequest& req) {
     r.max.srb_bytes = std::max(r.max.srb_bytes, p.srb_bytes);
     r.max.rounds = std::max(r.max.rounds, p.rounds);
     r.max.bytes_on_wire = std::max(r.max.bytes_on_wire, p.bytes_on_wire);
+    r.max.copies_per_round = std::max(r.max.copies_per_round, p.copies_per_round);
+    r.max.copies = std::max(r.max.copies, p.copies);
   }
   return r;
 }
@@ -343,6 +386,12 @@ std::string RenderJson(const PlanReport& r) {
   AppendOptional(&out, "srb_limit", r.srb_limit);
   out += ",";
   Append(&out, "slice", r.slice);
+  out += ",";
+  Append(&out, "min_slice", r.min_slice);
+  out += ",";
+  Append(&out, "steps_per_round", CoveredSteps(r));
+  out += ",";
+  Append(&out, "rows_per_round", CoveredRows(r));
   out += ",\n\"per_node\":[";
   for (size_t i = 0; i < r.nodes.size(); ++i) {
     const NodePlan& p = r.nodes[i];
@@ -362,6 +411,10 @@ std::string RenderJson(const PlanReport& r) {
     Append(&out, "rounds", p.rounds);
     out += ",";
     Append(&out, "bytes_on_wire", p.bytes_on_wire);
+    out += ",";
+    Append(&out, "copies_per_round", p.copies_per_round);
+    out += ",";
+    Append(&out, "copies", p.copies);
     out += "}";
   }
   out += "],\n";
@@ -376,6 +429,10 @@ std::string RenderJson(const PlanReport& r) {
   Append(&out, "rounds", r.max.rounds);
   out += ",";
   Append(&out, "bytes_on_wire", r.max.bytes_on_wire);
+  out += ",";
+  Append(&out, "copies_per_round", r.max.copies_per_round);
+  out += ",";
+  Append(&out, "copies", r.max.copies);
   out += "}\n";
   return out;
 }
@@ -396,9 +453,11 @@ std::string RenderText(const PlanReport& r, bool per_node) {
     auto limit = [](const std::optional<uint64_t>& v) { return v ? Bytes(*v) : std::string("unbounded"); };
     out += "memory: ssb " + limit(r.ssb_limit) + ", srb " + limit(r.srb_limit) + " -> " + Str(r.max.rounds) +
            (r.max.rounds == 1 ? " round" : " rounds") + " of " + Str(r.slice) + " B per message\n";
+    out += "rounds: each carries up to " + Str(CoveredRows(r)) + " ranks' messages per node to " +
+           Str(CoveredSteps(r)) + " of " + Str(r.ppn.size()) + " nodes (minimum slice " + Str(r.min_slice) + " B)\n";
   }
-  std::vector<std::vector<std::string>> rows = {
-      {"node", "ppn", "connections", "sends", "ssb_bytes", "srb_bytes", "rounds", "bytes_on_wire"}};
+  std::vector<std::vector<std::string>> rows = {{"node", "ppn", "connections", "sends", "ssb_bytes", "srb_bytes",
+                                                 "rounds", "bytes_on_wire", "copies/round", "copies"}};
   for (size_t i = 0; i < r.nodes.size();) {
     size_t j = i + 1;
     while (!per_node && j < r.nodes.size() && r.nodes[j].SameFigures(r.nodes[i])) ++j;
@@ -409,6 +468,7 @@ std::string RenderText(const PlanReport& r, bool per_node) {
   if (rows.size() > 2) rows.push_back(Row("max", r.max));
   out += Table(rows);
   out += "sends and bytes_on_wire are per alltoall (all rounds); ssb_bytes and srb_bytes are what one round occupies\n";
+  out += "copies/round and copies are one rank's memcpys, in its busiest round and in the whole alltoall\n";
   return out;
 }
 

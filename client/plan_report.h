@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "shm/algorithm.h"
 #include "shm/leader_choice.h"
+#include "shm/staging.h"
 
 namespace ohio {
 
@@ -34,6 +35,9 @@ struct PlanRequest {
   // Unset: unbounded, i.e. one round and no chunking (see MakePlanReport).
   std::optional<uint64_t> ssb_bytes;
   std::optional<uint64_t> srb_bytes;
+  // PlanGroupStaging's min_slice: ohiod's (0: every round carries a slice of every message,
+  // however short, as ohiod did before it had a minimum).
+  uint64_t min_slice_bytes = kDefaultMinSliceBytes;
   // Plan every node rather than one per distinct PPN (identical by construction; for tests).
   bool every_node = false;
   // The daemons' leader table (shm/leader_choice.h).
@@ -50,6 +54,10 @@ struct NodePlan {
   uint64_t srb_bytes = 0;      // SRB one round needs
   uint64_t rounds = 0;         // staging rounds per alltoall
   uint64_t bytes_on_wire = 0;  // bytes the node sends to other nodes per alltoall
+  // memcpys one of the node's ranks makes (copy-in, local and remote copy-out): the most in
+  // one round, and in the whole alltoall; the most over the node's ranks (flat: none).
+  uint64_t copies_per_round = 0;
+  uint64_t copies = 0;
 
   // Equal figures, whichever node.
   bool SameFigures(const NodePlan& o) const;
@@ -63,6 +71,8 @@ struct PlanReport {
   std::optional<uint64_t> srb_limit;
   uint64_t slice = 0;  // bytes of each message a full round carries (M when one round)
   Leader leader = Leader::kPairwise;  // what the daemons run among nodes
+  uint64_t min_slice = 0;
+  Staging staging;     // how the rounds are cut (node-level designs)
   std::vector<NodePlan> nodes;
   NodePlan max;  // every figure's maximum over the nodes (node and ppn: of the largest node)
 };

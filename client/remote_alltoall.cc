@@ -134,7 +134,8 @@ Status RemoteAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, 
 
 Status RemoteAlltoall::Rounds(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
   if (FitsEager(*shape_, layout_, m)) return EagerRound(EagerPlanFor(m), send, recv, (*next_round)++);
-  auto staging = PlanGroupStaging(*shape_, algo_, header_->plan_ssb_bytes, header_->plan_srb_bytes, m);
+  auto staging = PlanGroupStaging(*shape_, algo_, header_->plan_ssb_bytes, header_->plan_srb_bytes, m,
+                                  header_->plan_min_slice_bytes);
   if (!staging.ok()) return staging.status();
   for (uint64_t round = 0; round < staging->rounds; ++round) {
     Status s = AnnouncedRound(staging.value(), round, send, recv, (*next_round)++);
@@ -225,7 +226,7 @@ Status RemoteAlltoall::AnnouncedRound(const Staging& staging, uint64_t round, co
 
 Status RemoteAlltoall::CopyOutAnnounced(const Staging& staging, uint64_t round, uint32_t k, uint8_t* recv) {
   RankSlot* slot = segment_->slot(local_);
-  const auto deliveries = PlanDeliveries(*shape_, algo_, node_, staging.length(round), header_->plan_srb_bytes);
+  const auto deliveries = PlanDeliveries(*shape_, algo_, node_, staging.cover(round), header_->plan_srb_bytes);
   for (uint32_t d = 0; d < deliveries.size(); ++d) {
     Status s = waiter_->Wait(
         [this, d, k] { return header_->delivered.load(std::memory_order_acquire) > d || RoundFailed(k); }, "ohiod",

@@ -69,6 +69,12 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
       ->check(kNotNegative)
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
+  app.add_option("--min-slice-bytes", c.min_slice_bytes,
+                 "Shortest slice of a message a staged round copies: smaller SSBs cut rounds by ranks and nodes "
+                 "rather than slices; a group spanning nodes plans with the smallest of its nodes' (0: no minimum)")
+      ->check(kNotNegative)
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
   app.add_option("--memory-limit", c.memory_limit, "Shared memory all groups of this node may use together")
       ->check(kNotNegative)
       ->transform(CLI::AsSizeValue(false))

@@ -19,6 +19,9 @@ struct DaemonConfig {
   std::string log_level = "info";
   uint64_t ssb_bytes = 16u << 20;
   uint64_t srb_bytes = 8u << 20;
+  // The shortest slice of a message a staged round of a group spanning nodes copies
+  // (shm/exchange_plan.h, PlanGroupStaging); a group plans with the smallest of its nodes'.
+  uint64_t min_slice_bytes = 4u << 10;
   uint64_t memory_limit = 1ull << 30;
   // Registered memory (segments of open groups spanning nodes plus those cached for the next
   // group of the same uid and layout); cached ones are evicted to stay under it. 0: no cache.

@@ -153,13 +153,15 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
     announced_puts_.clear();
     announced_deliveries_.clear();
     if (local_ok && !vector_) {
-      auto staging = PlanGroupStaging(shape_, algo_, plan_ssb_, plan_srb_, bytes_per_rank);
+      auto staging = PlanGroupStaging(shape_, algo_, plan_ssb_, plan_srb_, bytes_per_rank,
+                                      segment_->header()->plan_min_slice_bytes);
       if (!staging.ok()) {
         error_ = staging.status().message();
       } else {
-        const uint64_t slice = staging->length(round_in_call);
-        announced_puts_ = PlanPuts(shape_, algo_, node_, slice, plan_srb_);
-        announced_deliveries_ = PlanDeliveries(shape_, algo_, node_, slice, plan_srb_);
+        // Which slice, rows and nodes this round of the call carries: the ranks plan the same.
+        const RoundCover cover = staging->cover(round_in_call);
+        announced_puts_ = PlanPuts(shape_, algo_, node_, cover, plan_srb_);
+        announced_deliveries_ = PlanDeliveries(shape_, algo_, node_, cover, plan_srb_);
       }
     }
     puts_ = &announced_puts_;

@@ -71,6 +71,7 @@ struct PeerGroupInfo {
   uint64_t srb_offset = 0;  // where the SRB starts in that region
   uint64_t ssb_bytes = 0;
   uint64_t srb_bytes = 0;
+  uint64_t min_slice_bytes = 0;  // its minimum slice (0 from a daemon that predates it)
 };
 
 class Exchange {

@@ -33,7 +33,8 @@ std::string KeyHex(const GroupKey& key) {
 }
 
 Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, uid_t owner, LeaderPolicy leader,
-                                             uint64_t ssb_bytes, uint64_t srb_bytes, uint32_t timeout_ms,
+                                             uint64_t ssb_bytes, uint64_t srb_bytes, uint64_t min_slice_bytes,
+                                             uint32_t timeout_ms,
                                              std::optional<uint32_t> tag, std::shared_ptr<TagPool> tags,
                                              Transport* transport, std::shared_ptr<SegmentCache> cache,
                                              std::optional<RegisteredSegment> reused) {
@@ -69,6 +70,9 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   h->algorithm = static_cast<uint32_t>(g->spec_.algorithm);
   h->plan_ssb_bytes = ssb_bytes;
   h->plan_srb_bytes = srb_bytes;
+  h->plan_min_slice_bytes = min_slice_bytes;
+  g->min_slice_bytes_ = min_slice_bytes;
+  g->plan_min_slice_bytes_ = min_slice_bytes;
   g->offloaded_ = std::make_unique<OffloadedAlltoall>(&g->segment_, &g->shape_, g->spec_.node);
   if (g->shape_.nodes() == 1) {
     // Alive now: the ranks' first calls need not ask the kernel before the first watch tick.
@@ -106,8 +110,12 @@ Group::~Group() {
 void Group::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   if (!exchange_ || exchange_->bootstrapped()) return;
   exchange_->SetPeer(node, info);  // also when failed: a rank gone is told to the node met now
+  // Like the buffer sizes, the smallest of every node's: each node hears all the others', so
+  // all arrive at the same. A daemon that predates the minimum sends 0 and plans without one.
+  plan_min_slice_bytes_ = std::min(plan_min_slice_bytes_, info.min_slice_bytes);
   if (!exchange_->bootstrapped()) return;
   SegmentHeader* h = segment_.header();
+  h->plan_min_slice_bytes = plan_min_slice_bytes_;
   h->plan_ssb_bytes = exchange_->plan_ssb_bytes();
   h->plan_srb_bytes = exchange_->plan_srb_bytes();
   h->started.store(1, std::memory_order_release);

@@ -49,7 +49,7 @@ class Group {
   // when the group is destroyed. `leader`: the table its daemons choose leader algorithms by,
   // which every other node of the group must run too (checked at setup).
   static Result<std::unique_ptr<Group>> Create(GroupSpec spec, GroupShape shape, uid_t owner, LeaderPolicy leader,
-                                               uint64_t ssb_bytes, uint64_t srb_bytes,
+                                               uint64_t ssb_bytes, uint64_t srb_bytes, uint64_t min_slice_bytes,
                                                uint32_t timeout_ms, std::optional<uint32_t> tag,
                                                std::shared_ptr<TagPool> tags, Transport* transport,
                                                std::shared_ptr<SegmentCache> cache,
@@ -68,6 +68,7 @@ class Group {
   uint64_t srb_offset() const { return segment_.header()->srb_offset; }
   uint64_t ssb_bytes() const { return segment_.layout().ssb_bytes; }
   uint64_t srb_bytes() const { return segment_.layout().srb_bytes; }
+  uint64_t min_slice_bytes() const { return min_slice_bytes_; }  // this node's, as configured
   bool spans_nodes() const { return exchange_ != nullptr; }
   // The inter-node side (progress engine thread only); null for a single-node group.
   Exchange* exchange() { return exchange_.get(); }
@@ -174,6 +175,8 @@ class Group {
   uint32_t tag_ = 0;
   std::shared_ptr<TagPool> tags_;  // the tag is returned when the group is destroyed
   uint64_t srb_key_ = 0;
+  uint64_t min_slice_bytes_ = 0;       // this node's configured minimum slice
+  uint64_t plan_min_slice_bytes_ = 0;  // the group's: the smallest of every node's met so far
   Transport* transport_ = nullptr;
   std::shared_ptr<SegmentCache> cache_;  // takes the registered segment back (groups spanning nodes)
   SegmentCacheKey cache_key_;

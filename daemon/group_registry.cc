@@ -139,6 +139,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     if (!reused) cache_->Trim(multinode ? need : 0, config_.memory_limit - bytes_in_use_ - need);
     LeaderPolicy leader = ChooseLeaderPolicy(config_, spec->leader);
     auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, std::move(leader), sizes.ssb, sizes.srb,
+                                 config_.min_slice_bytes,
                                  timeout_ms_.load(std::memory_order_relaxed), tag, tags_, transport_, cache_,
                                  std::move(reused));
     if (!created.ok()) {
@@ -314,7 +315,7 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
     return Status(Code::kGroupFailed,
                   "group " + g.key_hex() + " has failed on node " + config_.node_name + ": " + g.failure());
   }
-  return PeerGroupInfo{g.tag(), g.srb_key(), g.srb_offset(), g.ssb_bytes(), g.srb_bytes()};
+  return PeerGroupInfo{g.tag(), g.srb_key(), g.srb_offset(), g.ssb_bytes(), g.srb_bytes(), g.min_slice_bytes()};
 }
 
 std::vector<GroupInfo> GroupRegistry::Snapshot() {

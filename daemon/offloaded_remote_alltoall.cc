@@ -73,7 +73,8 @@ Result<bool> OffloadedRemoteAlltoall::StartCall() {
       return true;
     }
     // The same plan every node and every rank makes from the group's buffer sizes.
-    auto staging = PlanGroupStaging(*shape_, algo_, header_->plan_ssb_bytes, header_->plan_srb_bytes, m);
+    auto staging = PlanGroupStaging(*shape_, algo_, header_->plan_ssb_bytes, header_->plan_srb_bytes, m,
+                                    header_->plan_min_slice_bytes);
     if (!staging.ok()) {
       EndCall(staging.status());
       continue;
@@ -108,7 +109,7 @@ Result<bool> OffloadedRemoteAlltoall::Fill(uint32_t round) {
     if (Status s = CopyIn(round); !s.ok()) return s;
   }
   if (!eager_ && agreed_) {
-    deliveries_ = PlanDeliveries(*shape_, algo_, node_, staging_.length(round_in_call_), header_->plan_srb_bytes);
+    deliveries_ = PlanDeliveries(*shape_, algo_, node_, staging_.cover(round_in_call_), header_->plan_srb_bytes);
   }
   Arrive(round);
   return true;

@@ -147,7 +147,8 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
   // Every time, not only after a hello: the connection may have broken since (a peer daemon
   // that restarted), and connecting an existing one is a no-op.
   transport_->Connect(transport_->PeerFor(name), ch->data_address);
-  on_peer_(job.group, node, PeerGroupInfo{reply.tag(), reply.srb_key(), reply.srb_offset(), reply.ssb_bytes(), reply.srb_bytes()});
+  on_peer_(job.group, node, PeerGroupInfo{reply.tag(), reply.srb_key(), reply.srb_offset(), reply.ssb_bytes(),
+                                                          reply.srb_bytes(), reply.min_slice_bytes()});
   return true;
 }
 

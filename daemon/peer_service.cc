@@ -51,6 +51,7 @@ grpc::Status PeerService::OpenGroup(grpc::ServerContext* ctx, const peer::OpenGr
   reply->set_srb_offset(info->srb_offset);
   reply->set_ssb_bytes(info->ssb_bytes);
   reply->set_srb_bytes(info->srb_bytes);
+  reply->set_min_slice_bytes(info->min_slice_bytes);
   return grpc::Status::OK;
 }
 

@@ -34,9 +34,18 @@ uint64_t MinSrbBytes(const GroupShape& shape, Algorithm algo);
 
 // Staging for a group of any number of nodes: the SSB bounds every algorithm's slice (a group on
 // one node: half of it); the SRB also bounds v1's and v2's, which keep every remote block of a
-// round at once.
+// round at once. Rounds carry a slice of every message while that slice is at least
+// min_slice bytes (or all of M); below that, each round carries fewer rows (source ranks) or
+// reaches fewer nodes (steps), so that a copy moves a whole message or a slice of at least
+// min_slice: of the cuts that do, the fewest rounds. An SSB too small for max PPN slices of
+// min_slice gets the longest slice it fits. Every node and rank computes the same staging from
+// the same inputs: min_slice must be the group's (segment_layout.h: plan_min_slice_bytes).
 Result<Staging> PlanGroupStaging(const GroupShape& shape, Algorithm algo, uint64_t ssb_bytes, uint64_t srb_bytes,
-                                 uint64_t bytes_per_rank);
+                                 uint64_t bytes_per_rank, uint64_t min_slice);
+
+// The SSB v3 plans with: at most kMaxDeliveries/4 SRB halves, so that a round's delivery
+// indexes fit the immediate, and never below one byte per message.
+uint64_t V3SsbCap(const GroupShape& shape, uint64_t ssb_bytes, uint64_t srb_bytes);
 
 // One transfer landing in node n's SRB during a round whose slice length is `slice`. The
 // source's block for n is laid [source local rank][n's local rank] x slice; a delivery holds
@@ -48,8 +57,15 @@ struct Delivery {
   uint64_t bytes = 0;
   uint64_t srb_offset = 0;
 };
-std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, uint32_t node, uint64_t slice,
+// The deliveries of a round covering `cover`: from every node it reaches n from, in
+// PairwiseSchedule's order when it covers every step, else in step order (step = t - 1).
+// The source's block for n is then [source row - first_row][n's local rank] x length.
+std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, uint32_t node, const RoundCover& cover,
                                      uint64_t srb_bytes);
+inline std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, uint32_t node, uint64_t slice,
+                                            uint64_t srb_bytes) {
+  return PlanDeliveries(shape, algo, node, WholeCover(slice), srb_bytes);
+}
 
 // A piece of the sender's SSB that a put gathers.
 struct SsbPiece {
@@ -69,8 +85,12 @@ struct Put {
   uint64_t bytes = 0;  // sum of the pieces
   uint64_t srb_offset = 0;
 };
-std::vector<Put> PlanPuts(const GroupShape& shape, Algorithm algo, uint32_t node, uint64_t slice,
+std::vector<Put> PlanPuts(const GroupShape& shape, Algorithm algo, uint32_t node, const RoundCover& cover,
                           uint64_t srb_bytes);
+inline std::vector<Put> PlanPuts(const GroupShape& shape, Algorithm algo, uint32_t node, uint64_t slice,
+                                 uint64_t srb_bytes) {
+  return PlanPuts(shape, algo, node, WholeCover(slice), srb_bytes);
+}
 
 // Copy-out by local rank r of `node` of one delivery: src is an offset into the SRB, dst into
 // the rank's receive buffer (P messages of staging.bytes_per_rank).

@@ -69,6 +69,9 @@ struct alignas(kCacheLine) SegmentHeader {
   // by the daemon before it publishes started = 1.
   uint64_t plan_ssb_bytes;
   uint64_t plan_srb_bytes;
+  // The shortest slice of a message a staged round copies when it can (PlanGroupStaging's
+  // min_slice): the same on every node, so set with the sizes above.
+  uint64_t plan_min_slice_bytes;
 
   // Everyone who changes something another process may wait for (the daemon, or a rank
   // arriving) bumps event_count and, only if `sleepers` is non-zero, wakes its futex: a waiter

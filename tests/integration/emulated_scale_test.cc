@@ -56,6 +56,7 @@ NodePlan PlannedNode(uint32_t nodes, uint32_t ppn, uint64_t bytes, uint32_t node
   request.design = Design::kV3;
   request.ssb_bytes = DaemonConfig().ssb_bytes;
   request.srb_bytes = DaemonConfig().srb_bytes;
+  request.min_slice_bytes = DaemonConfig().min_slice_bytes;
   request.every_node = true;
   auto report = MakePlanReport(request);
   EXPECT_TRUE(report.ok()) << report.status().message();

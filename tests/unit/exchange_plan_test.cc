@@ -154,9 +154,26 @@ TEST(MinSrbBytes, MatchesTheShape) {
 // ---------------------------------------------------------------------------------------------
 // 3. Deliveries into node `node`'s SRB for one round of slice `slice`.
 
-void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, uint64_t slice, uint64_t srb_bytes,
+// Where node `node` hears from in a round covering `cover`, in order: every other node in
+// PairwiseSchedule's order when the round covers every step, else node - t for its steps t > 0
+// (step index t - 1).
+std::vector<Step> ReceiveSteps(const GroupShape& s, uint32_t node, const RoundCover& cover) {
+  if (cover.every_step(s.nodes())) return PairwiseSchedule(s.nodes(), node);
+  std::vector<Step> steps;
+  for (uint32_t t = std::max(cover.first_step, 1u); t < std::min(cover.end_step, s.nodes()); ++t) {
+    steps.push_back({(node + t) % s.nodes(), (node + s.nodes() - t) % s.nodes()});
+  }
+  return steps;
+}
+
+// The step index a delivery or put of the i-th receive step carries.
+uint32_t StepIndex(const RoundCover& cover, uint32_t nodes, uint32_t i) {
+  return cover.every_step(nodes) ? i : std::max(cover.first_step, 1u) - 1 + i;
+}
+
+void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, const RoundCover& cover, uint64_t srb_bytes,
                      const std::vector<Delivery>& dels) {
-  const std::vector<Step> steps = PairwiseSchedule(s.nodes(), node);
+  const std::vector<Step> steps = ReceiveSteps(s, node, cover);
   for (uint32_t d = 0; d < dels.size(); ++d) {
     ASSERT_LE(dels[d].srb_offset + dels[d].bytes, srb_bytes) << "delivery " << d << " past the SRB";
   }
@@ -167,14 +184,16 @@ void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, uint64_
     for (uint32_t d = 0; d < dels.size(); ++d) {
       const Delivery& del = dels[d];
       SCOPED_TRACE("delivery " + std::to_string(d));
-      EXPECT_EQ(del.step, d);
+      EXPECT_EQ(del.step, StepIndex(cover, s.nodes(), d));
       EXPECT_EQ(del.source, steps[d].recv_from);
       EXPECT_EQ(del.block_offset, 0u);
-      EXPECT_EQ(del.bytes, BlockBytes(s, del.source, node, slice));
+      EXPECT_EQ(del.bytes, BlockBytes(s, del.source, node, cover));
       ranges.push_back({del.srb_offset, del.srb_offset + del.bytes});
       total += del.bytes;
     }
-    EXPECT_EQ(total, RemoteMessages(s, node) * slice);
+    if (cover.every_step(s.nodes()) && cover.first_row == 0 && cover.end_row >= s.max_ppn()) {
+      EXPECT_EQ(total, RemoteMessages(s, node) * cover.length);
+    }
     std::sort(ranges.begin(), ranges.end());
     for (size_t i = 0; i + 1 < ranges.size(); ++i) {
       EXPECT_LE(ranges[i].second, ranges[i + 1].first) << "deliveries overlap in the SRB";
@@ -186,7 +205,7 @@ void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, uint64_
   uint32_t d = 0;
   for (uint32_t st = 0; st < steps.size(); ++st) {
     const uint32_t p = steps[st].recv_from;
-    const uint64_t block = BlockBytes(s, p, node, slice);
+    const uint64_t block = BlockBytes(s, p, node, cover);
     const uint64_t chunks = std::max<uint64_t>(1, CeilDiv(block, half));
     uint64_t at = 0;
     for (uint64_t c = 0; c < chunks; ++c, ++d) {
@@ -194,7 +213,7 @@ void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, uint64_
       ASSERT_LT(d, dels.size());
       const Delivery& del = dels[d];
       EXPECT_EQ(del.source, p);
-      EXPECT_EQ(del.step, st);
+      EXPECT_EQ(del.step, StepIndex(cover, s.nodes(), st));
       EXPECT_EQ(del.block_offset, at);
       EXPECT_LE(del.bytes, half);
       EXPECT_EQ(del.bytes, std::min(half, block - at)) << "block " << block << " half " << half;
@@ -206,6 +225,11 @@ void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, uint64_
     EXPECT_EQ(at, block) << "step " << st << ": chunks do not cover the block";
   }
   EXPECT_EQ(d, dels.size()) << "more deliveries than the blocks need";
+}
+
+void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, uint64_t slice, uint64_t srb_bytes,
+                     const std::vector<Delivery>& dels) {
+  CheckDeliveries(s, algo, node, WholeCover(slice), srb_bytes, dels);
 }
 
 TEST(PlanDeliveries, FitTheSrbAndTileTheBlocks) {
@@ -285,12 +309,13 @@ struct Incoming {
 };
 
 void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t srb_bytes, uint64_t m,
-              V3Order order, Counts* counts) {
-  Result<Staging> planned = PlanGroupStaging(s, algo, ssb_bytes, srb_bytes, m);
+              V3Order order, Counts* counts, uint64_t min_slice = 0) {
+  Result<Staging> planned = PlanGroupStaging(s, algo, ssb_bytes, srb_bytes, m, min_slice);
   ASSERT_TRUE(planned.ok()) << planned.status().message();
   const Staging st = planned.value();
   SCOPED_TRACE("M " + std::to_string(m) + " ssb " + std::to_string(ssb_bytes) + " srb " + std::to_string(srb_bytes) +
-               " slice " + std::to_string(st.slice) + " rounds " + std::to_string(st.rounds) +
+               " slice " + std::to_string(st.slice) + " rounds " + std::to_string(st.rounds) + " min slice " +
+               std::to_string(min_slice) + " steps " + std::to_string(st.steps) + " rows " + std::to_string(st.rows) +
                (order == V3Order::kOverlapped ? " overlapped" : ""));
   ASSERT_GE(st.rounds, 1u);
   ++counts->cases;
@@ -317,21 +342,17 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
   for (uint32_t n = 0; n < nodes; ++n) schedule[n] = PairwiseSchedule(nodes, n);
 
   std::vector<NodeBuffers> nb(nodes);
-  for (uint32_t n = 0; n < nodes; ++n) {
-    // The first round is the largest; the SSB itself is ssb_bytes, but only this much is used.
-    const uint64_t used = SsbRoundBytes(s, n, st.slice);
-    ASSERT_LE(used, ssb_bytes) << "node " << n;
-    nb[n].ssb.resize(used);
-    nb[n].ssb_tag.resize(used);
-  }
-
   for (uint64_t round = 0; round < st.rounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
-    const uint64_t len = st.length(round);
+    const RoundCover cover = st.cover(round);
 
     // Copy-in on every node, then the intra-node copy-out straight from the SSB.
     for (uint32_t n = 0; n < nodes; ++n) {
-      const uint64_t used = SsbRoundBytes(s, n, len);
+      // The SSB itself is ssb_bytes, but only this much is used.
+      const uint64_t used = SsbRoundBytes(s, n, cover);
+      ASSERT_LE(used, ssb_bytes) << "node " << n;
+      nb[n].ssb.resize(used);
+      nb[n].ssb_tag.resize(used);
       std::fill_n(nb[n].ssb.begin(), used, 0xCD);
       std::fill_n(nb[n].ssb_tag.begin(), used, 0);
       for (uint32_t l = 0; l < s.ppn(n); ++l) {
@@ -360,8 +381,8 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
     bool chunked = false;
     for (uint32_t q = 0; q < nodes; ++q) {
       SCOPED_TRACE("receiver " + std::to_string(q));
-      dels[q] = PlanDeliveries(s, algo, q, len, srb_bytes);
-      CheckDeliveries(s, algo, q, len, srb_bytes, dels[q]);
+      dels[q] = PlanDeliveries(s, algo, q, cover, srb_bytes);
+      CheckDeliveries(s, algo, q, cover, srb_bytes, dels[q]);
       if (::testing::Test::HasFailure()) return;
       chunked |= dels[q].size() > nodes - 1;
       uint64_t end = 0;
@@ -381,15 +402,15 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
     for (uint32_t q = 0; q < nodes; ++q) incoming[q].resize(dels[q].size());
     for (uint32_t n = 0; n < nodes; ++n) {
       SCOPED_TRACE("sender " + std::to_string(n));
-      const uint64_t ssb_round = SsbRoundBytes(s, n, len);
-      for (const Put& put : PlanPuts(s, algo, n, len, srb_bytes)) {
+      const uint64_t ssb_round = SsbRoundBytes(s, n, cover);
+      for (const Put& put : PlanPuts(s, algo, n, cover, srb_bytes)) {
         SCOPED_TRACE("put to " + std::to_string(put.dest) + " delivery " + std::to_string(put.delivery) + " pieces " +
                      std::to_string(put.pieces.size()) + " bytes " + std::to_string(put.bytes) + " srb " +
                      std::to_string(put.srb_offset));
         ASSERT_LT(put.dest, nodes);
         ASSERT_NE(put.dest, n);
         ASSERT_LT(put.step, schedule[n].size());
-        EXPECT_EQ(schedule[n][put.step].send_to, put.dest);
+        EXPECT_EQ(cover.every_step(nodes) ? schedule[n][put.step].send_to : (n + put.step + 1) % nodes, put.dest);
         ASSERT_LT(put.delivery, dels[put.dest].size());
         ASSERT_LT(put.delivery, kMaxRendezvousDeliveries);
         const Delivery& del = dels[put.dest][put.delivery];
@@ -400,9 +421,9 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
           ASSERT_GT(piece.bytes, 0u);
           ASSERT_LE(piece.ssb_offset + piece.bytes, ssb_round) << "put reads past the round's SSB bytes";
           if (algo != Algorithm::kV1) {
-            const uint64_t block = SsbBlockOffset(s, n, put.dest, len);
+            const uint64_t block = SsbBlockOffset(s, n, put.dest, cover);
             EXPECT_GE(piece.ssb_offset, block);
-            EXPECT_LE(piece.ssb_offset + piece.bytes, block + BlockBytes(s, n, put.dest, len));
+            EXPECT_LE(piece.ssb_offset + piece.bytes, block + BlockBytes(s, n, put.dest, cover));
           }
           gathered += piece.bytes;
         }
@@ -565,6 +586,90 @@ void SimulateAll(Algorithm algo, V3Order order) {
   }
 }
 
+// Calls cut by a minimum slice (PlanGroupStaging's min_slice): rounds that carry some rows to
+// some nodes. Every byte of every rank's row must still reach the right place exactly once, in
+// SSBs and SRBs small enough to force the cuts, and every slice must be at least the minimum
+// (or all of M), unless not even one row to one node of such slices fits the buffers.
+// Every other placement of TestMaps spanning nodes (half of them keep the sweep within the
+// test's time under ASan's stride too), and larger groups: 13 nodes (not a power of two), 16
+// with uneven PPN, 128 nodes with two of 2 ranks.
+std::vector<RankMap> CutMaps() {
+  std::vector<RankMap> maps;
+  int i = 0;
+  for (const RankMap& rm : TestMaps()) {
+    if (rm.nodes > 1 && i++ % 2 == 0) maps.push_back(rm);
+  }
+  maps.push_back({13, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 5, 5, 12}});
+  maps.push_back({16, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 3, 3, 3, 9}});
+  RankMap big{128, {}};
+  for (uint32_t g = 0; g < 128; ++g) big.rank_node.push_back(g);
+  big.rank_node.push_back(7);
+  big.rank_node.push_back(100);
+  maps.push_back(big);
+  return maps;
+}
+
+void SimulateCuts(Algorithm algo, V3Order order) {
+  Counts counts;
+  int cut_steps = 0, cut_rows = 0, below_minimum = 0;
+  const uint64_t stride = SweepStride();
+  uint64_t case_index = 0;
+  for (const RankMap& rm : CutMaps()) {
+    const GroupShape s = Shape(rm.nodes, rm.rank_node);
+    SCOPED_TRACE(Describe(rm, algo));
+    const uint64_t max_ppn = s.max_ppn();
+    // 128 nodes: one case, enough rounds as it is.
+    const bool big = s.nodes() > 16;
+    for (uint64_t min_slice : {64ull, 100ull}) {
+      for (uint64_t m : {1ull, 100ull, 300ull}) {
+        if (big && (min_slice != 64 || m != 100)) continue;
+        // SSBs from one byte per message (cuts needed) to max PPN rows of max PPN minimum slices
+        // (one node a round fits) and a little more; SRBs from the least to plenty.
+        const std::vector<uint64_t> ssbs = {MinSsbBytes(s), max_ppn * min_slice - 1, max_ppn * max_ppn * min_slice,
+                                            3 * max_ppn * max_ppn * min_slice + 64};
+        std::vector<uint64_t> srbs;
+        if (algo == Algorithm::kV3) {
+          srbs = {128, 1000, 1ull << 16};
+        } else {
+          srbs = {MaxRemoteMessages(s), max_ppn * max_ppn * min_slice, 1ull << 24};
+        }
+        for (uint64_t ssb : ssbs) {
+          for (uint64_t srb : srbs) {
+            if (ssb < MinSsbBytes(s) || srb < MinSrbBytes(s, algo)) continue;
+            if (big && (ssb != ssbs[2] || srb != srbs[1])) continue;
+            if (case_index++ % stride != 0) continue;
+            const Result<Staging> st = PlanGroupStaging(s, algo, ssb, srb, m, min_slice);
+            ASSERT_TRUE(st.ok()) << st.status().message();
+            const uint64_t wanted = std::min(min_slice, m);
+            if (st->slice < wanted) {
+              // Allowed only when one row to one node of `wanted`-byte slices does not fit.
+              const uint64_t ssb_cap = algo == Algorithm::kV3 ? V3SsbCap(s, ssb, srb) : ssb;
+              const bool srb_short = algo != Algorithm::kV3 && max_ppn * wanted > srb;
+              EXPECT_TRUE(max_ppn * wanted > ssb_cap || srb_short)
+                  << "M " << m << " ssb " << ssb << " srb " << srb << ": slice " << st->slice << " below " << wanted;
+              ++below_minimum;
+            }
+            cut_steps += st->step_groups > 1;
+            cut_rows += st->row_parts > 1;
+            Simulate(s, algo, ssb, srb, m, order, &counts, min_slice);
+            if (::testing::Test::HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+  const int often = stride == 1 ? 100 : 10;
+  EXPECT_GT(cut_steps, often);
+  EXPECT_GT(cut_rows, often);
+  EXPECT_GT(below_minimum, often);
+  EXPECT_GT(counts.multi_round, often);
+}
+
+TEST(ExchangePlan, SimulateCutRoundsV1) { SimulateCuts(Algorithm::kV1, V3Order::kSequential); }
+TEST(ExchangePlan, SimulateCutRoundsV2) { SimulateCuts(Algorithm::kV2, V3Order::kSequential); }
+TEST(ExchangePlan, SimulateCutRoundsV3Sequential) { SimulateCuts(Algorithm::kV3, V3Order::kSequential); }
+TEST(ExchangePlan, SimulateCutRoundsV3Overlapped) { SimulateCuts(Algorithm::kV3, V3Order::kOverlapped); }
+
 TEST(ExchangePlan, SimulateAlltoallV1) { SimulateAll(Algorithm::kV1, V3Order::kSequential); }
 TEST(ExchangePlan, SimulateAlltoallV2) { SimulateAll(Algorithm::kV2, V3Order::kSequential); }
 TEST(ExchangePlan, SimulateAlltoallV3Sequential) { SimulateAll(Algorithm::kV3, V3Order::kSequential); }
@@ -587,7 +692,7 @@ TEST(ExchangePlan, TableThreeCounts) {
           const uint64_t block = uint64_t{ppn} * ppn * m;
           const uint64_t srb = algo == Algorithm::kV3 ? 2 * std::max<uint64_t>(kLine, CeilDiv(block, kLine) * kLine)
                                                       : MinSrbBytes(s, algo) * m;
-          Result<Staging> st = PlanGroupStaging(s, algo, ssb, srb, m);
+          Result<Staging> st = PlanGroupStaging(s, algo, ssb, srb, m, 0);
           ASSERT_TRUE(st.ok()) << st.status().message();
           ASSERT_EQ(st->rounds, 1u);
           ASSERT_EQ(st->slice, m);
@@ -657,7 +762,7 @@ TEST(PlanGroupStaging, BoundsErrorsAndSingleNode) {
               return Describe(rm, algo) + " M " + std::to_string(m) + " ssb " + std::to_string(ssb) + " srb " +
                      std::to_string(srb);
             };
-            const Result<Staging> got = PlanGroupStaging(s, algo, ssb, srb, m);
+            const Result<Staging> got = PlanGroupStaging(s, algo, ssb, srb, m, 0);
             if (s.nodes() == 1) {
               // One node: rounds alternate between the SSB's two halves.
               ExpectSame(got, PlanStaging(s, LocalSsbHalfBytes(ssb), m), where);
@@ -717,7 +822,7 @@ TEST(PlanGroupStaging, V3IgnoresTheSrbAboveItsMinimum) {
   const GroupShape s = Shape(2, {0, 1, 1, 0, 1});
   for (uint64_t srb = 0; srb < 300; ++srb) {
     for (uint64_t m : {0ull, 7ull, 4096ull}) {
-      const Result<Staging> got = PlanGroupStaging(s, Algorithm::kV3, 1000, srb, m);
+      const Result<Staging> got = PlanGroupStaging(s, Algorithm::kV3, 1000, srb, m, 0);
       if (srb < 2 * kLine) {
         ASSERT_FALSE(got.ok()) << "srb " << srb;
         EXPECT_EQ(got.status().code(), Code::kNoMemory);
@@ -766,7 +871,7 @@ TEST(PlanGroupStagingLimits, DeliveriesAlwaysFitTheImmediate) {
   auto shape = GroupShape::Make(2, {0, 1});
   ASSERT_TRUE(shape.ok());
   const uint64_t ssb = (uint64_t{1} << 29) + 128, srb = 128, m = (uint64_t{1} << 28) + 64;
-  auto staging = PlanGroupStaging(shape.value(), Algorithm::kV3, ssb, srb, m);
+  auto staging = PlanGroupStaging(shape.value(), Algorithm::kV3, ssb, srb, m, 0);
   ASSERT_TRUE(staging.ok());
   for (uint64_t round : {uint64_t{0}, staging->rounds - 1}) {
     for (uint32_t node = 0; node < 2; ++node) {

@@ -21,9 +21,12 @@ using ::testing::HasSubstr;
 const std::vector<Design> kDesigns = {Design::kV1, Design::kV2, Design::kV3, Design::kFlat};
 const std::vector<Design> kNodeLevel = {Design::kV1, Design::kV2, Design::kV3};
 
+// min_slice 0 unless a test says otherwise: every round carries a slice of every message, the
+// plan whose figures the paper's formulas and most tests below describe.
 PlanReport Plan(std::vector<uint32_t> ppn, uint64_t m, Design d, std::optional<uint64_t> ssb = std::nullopt,
-                std::optional<uint64_t> srb = std::nullopt, bool every_node = false) {
+                std::optional<uint64_t> srb = std::nullopt, bool every_node = false, uint64_t min_slice = 0) {
   PlanRequest req;
+  req.min_slice_bytes = min_slice;
   req.ppn = std::move(ppn);
   req.bytes_per_rank = m;
   req.design = d;
@@ -183,6 +186,67 @@ TEST(PlanReport, DefaultDaemonMemoryAt128By56) {
   EXPECT_EQ(r.max.ssb_bytes, 56u * 7168 * 41);
   EXPECT_EQ(r.max.srb_bytes, 2u * 56 * 56 * 41);
   EXPECT_EQ(r.max.bytes_on_wire, (uint64_t{1} << 20) * 56 * 56 * 127);
+}
+
+// Issue #12: with ohiod's default minimum slice the same call copies whole slices of at least
+// 4 KiB. 56 rows x 56 ranks of one node fit 16 MiB in slices of 5312 B (198 slices of 1 MiB),
+// 28 rows in slices of 10688 B (99 slices): 128 x 198 = 128 x 2 x 99 = 25344 rounds either
+// way, and the longer slice wins. Before, a rank copied one message of 41 B in and out per
+// rank of the group every round (7168 + 7168); now one per rank of the node a round reaches,
+// and one per source row of the node it hears from (plus one where a chunk boundary cuts one).
+TEST(PlanReport, DefaultDaemonMemoryAt128By56WithMinimumSlice) {
+  const PlanReport before = Plan(std::vector<uint32_t>(128, 56), 1u << 20, Design::kV3, 16u << 20, 8u << 20);
+  EXPECT_EQ(before.max.copies_per_round, 2u * 7168);
+  EXPECT_EQ(before.max.copies, 2u * 7168 * before.max.rounds);
+  const PlanReport r = Plan(std::vector<uint32_t>(128, 56), 1u << 20, Design::kV3, 16u << 20, 8u << 20, false,
+                            kDefaultMinSliceBytes);
+  ASSERT_EQ(r.nodes.size(), 128u);
+  EXPECT_EQ(r.slice, 10688u);
+  EXPECT_EQ(r.staging.rows, 28u);
+  EXPECT_EQ(r.staging.steps, 1u);
+  EXPECT_EQ(r.max.rounds, 128u * 2 * 99);
+  EXPECT_LE(r.max.rounds, before.max.rounds);
+  // A round carries 28 x 56 slices to one node: 16.7 MB, in four deliveries of a 4 MiB half.
+  const uint64_t block = 28u * 56 * 10688;
+  EXPECT_EQ(r.max.ssb_bytes, block);
+  EXPECT_EQ(r.max.srb_bytes, 8u << 20);
+  // 127 of a slice's 128 step groups reach another node: 4 chunks a block, 1 in the last
+  // slice (1152 B: a block of 1.8 MB).
+  EXPECT_EQ(r.max.sends, 98u * 2 * 127 * 4 + 1u * 2 * 127 * 1);
+  EXPECT_LE(r.max.copies_per_round, 56u + 28 + 3);
+  EXPECT_GE(r.max.copies_per_round, 56u + 28);
+  EXPECT_LT(r.max.copies * 100, before.max.copies);
+  EXPECT_EQ(r.max.connections, 127u);
+  EXPECT_EQ(r.max.bytes_on_wire, before.max.bytes_on_wire);
+}
+
+// Whatever the shape and buffers, a minimum slice changes how rounds are cut, never what
+// crosses the wire nor the buffers' bounds; slices are at least the minimum (or all of M) once
+// the SSB holds max PPN of them.
+TEST(PlanReport, MinimumSliceKeepsBoundsAndBytes) {
+  for (uint32_t n : {2u, 3u, 8u, 16u}) {
+    for (uint32_t ppn : {1u, 4u, 16u}) {
+      for (uint64_t m : {uint64_t{100}, uint64_t{4096}, uint64_t{1} << 20}) {
+        for (Design d : kNodeLevel) {
+          const std::vector<std::pair<uint64_t, uint64_t>> buffers = {{16u << 20, 8u << 20}, {256u << 10, 64u << 10}};
+          for (auto [ssb, srb] : buffers) {
+            SCOPED_TRACE(Name(n, ppn, m, d) + " ssb " + std::to_string(ssb) + " srb " + std::to_string(srb));
+            const PlanReport old = Plan(std::vector<uint32_t>(n, ppn), m, d, ssb, srb);
+            const PlanReport r = Plan(std::vector<uint32_t>(n, ppn), m, d, ssb, srb, false, kDefaultMinSliceBytes);
+            if (uint64_t{ppn} * kDefaultMinSliceBytes <= srb / 2) {
+              EXPECT_GE(r.slice, std::min<uint64_t>(m, kDefaultMinSliceBytes));
+            }
+            for (size_t i = 0; i < n; ++i) {
+              EXPECT_LE(r.nodes[i].ssb_bytes, ssb);
+              EXPECT_LE(r.nodes[i].srb_bytes, srb);
+              EXPECT_EQ(r.nodes[i].bytes_on_wire, old.nodes[i].bytes_on_wire);
+              EXPECT_LE(r.nodes[i].copies_per_round, old.nodes[i].copies_per_round);
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(PlanReport, UnevenThreeOneTwo) {
@@ -514,7 +578,7 @@ TEST(OhioPlanBinary, HelpDescribesEveryFlag) {
   const BinaryRun run = OhioPlan("--help");
   EXPECT_EQ(run.exit_code, 0);
   for (const char* flag : {"--nodes", "--ppn", "--ppn-list", "--bytes", "--algo", "--json", "--ssb-bytes",
-                           "--srb-bytes", "--per-node", "--explain", "--leader-table"}) {
+                           "--srb-bytes", "--min-slice-bytes", "--per-node", "--explain", "--leader-table"}) {
     EXPECT_THAT(run.output, HasSubstr(flag));
   }
 }

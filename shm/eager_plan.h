@@ -30,7 +30,7 @@ struct alignas(64) EagerHeader {
   uint32_t magic;
   uint32_t round;
   uint64_t bytes_per_rank;
-  uint32_t flags;  // kEagerSkipped, kEagerVectorStaged
+  uint32_t flags;  // kEagerSkipped, kEagerVectorStaged, kEagerVectorTables
   uint32_t source_node;
   // When the source node began the round (CLOCK_MONOTONIC there): only for the stage report's
   // trip time, which means something only where nodes share a clock.
@@ -47,6 +47,9 @@ constexpr uint32_t kEagerSkipped = 1;
 // Alltoallv: the source node's part of the call does not fit one round; the call goes in
 // stream rounds on every node.
 constexpr uint32_t kEagerVectorStaged = 2;
+// Alltoallv, a round whose count digest failed: past this header (the same as the round's
+// first), the source node's count tables instead of its block (shm/vector_disagreement.h).
+constexpr uint32_t kEagerVectorTables = 4;
 
 struct EagerLayout {
   uint64_t ssb_half = 0;  // SSB bytes a round may use (rounds alternate halves)

@@ -6,6 +6,7 @@
 // verified and, of its successful calls, the bytes it sent to and received from other nodes (for
 // the daemons' counters).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -49,7 +50,7 @@ int main(int argc, char** argv) {
   uint32_t size = 1, rank = 0, calls = 1;
   size_t max_bytes = 4096;
   uint64_t seed = 1;
-  int mismatch_rank = -1;
+  std::vector<int> mismatch_ranks;
   int large_call = -1;
   size_t large_bytes = 0;
   int large_sender = -1;
@@ -70,8 +71,8 @@ int main(int argc, char** argv) {
   app.add_option("--calls", calls);
   app.add_option("--max-bytes", max_bytes, "largest count of a pair");
   app.add_option("--seed", seed);
-  app.add_option("--mismatch-rank", mismatch_rank,
-                 "in call 0 this rank expects one byte more from the next rank: every rank must get a size "
+  app.add_option("--mismatch-rank", mismatch_ranks,
+                 "in call 0 these ranks expect one byte more from the next rank: every rank must get a size "
                  "mismatch, and the calls after it must work");
   app.add_option("--expect", expect, "every call must fail with this error (ohio_strerror's name)");
   app.add_option("--large-call", large_call, "this call draws counts up to --large-bytes instead");
@@ -141,7 +142,8 @@ int main(int argc, char** argv) {
     }
     if (skew_from == static_cast<int>(rank) && skew_to >= 0) send_counts[skew_to] = skew_bytes;
     if (skew_to == static_cast<int>(rank) && skew_from >= 0) recv_counts[skew_from] = skew_bytes;
-    const bool mismatch = call == 0 && mismatch_rank == static_cast<int>(rank);
+    const bool mismatch = call == 0 && std::find(mismatch_ranks.begin(), mismatch_ranks.end(),
+                                                 static_cast<int>(rank)) != mismatch_ranks.end();
     if (mismatch) recv_counts[(rank + 1) % size] += 1;
     std::vector<uint8_t> send(Lay(send_counts, send_order, 3, &send_displs), kGap);
     std::vector<uint8_t> recv(Lay(recv_counts, recv_order, 5, &recv_displs), kGap);
@@ -155,10 +157,10 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       if (!expect.empty() && expect == ohio_strerror(r.code)) continue;
       if (large && !large_expect.empty() && large_expect == ohio_strerror(r.code)) continue;
-      if (call == 0 && mismatch_rank >= 0 && r.code == OHIO_ERR_SIZE_MISMATCH) continue;
+      if (call == 0 && !mismatch_ranks.empty() && r.code == OHIO_ERR_SIZE_MISMATCH) continue;
       return 1;
     }
-    if (!expect.empty() || (call == 0 && mismatch_rank >= 0) || (large && !large_expect.empty())) {
+    if (!expect.empty() || (call == 0 && !mismatch_ranks.empty()) || (large && !large_expect.empty())) {
       std::printf("rank %u: call %u succeeded but should have failed\n", rank, call);
       return 1;
     }

@@ -306,6 +306,25 @@ TEST(Alltoallv, ASkewedCallAcrossTwoNodesGoesInSeveralRounds) {
   ExpectServedInRounds(cluster, before, ranks, kSkewedPlacement, calls, kSkewedRounds * calls);
 }
 
+TEST(Alltoallv, ANodePairsBlockAsLargeAsItsShareOfTheSrbIsOneRound) {
+  TempDir dir;
+  // The configured buffers: SRB 8 MiB, halves of 4 MiB, one slot per half for the one source
+  // node, with its header line on top (shm/segment_layout.h, SrbHeaderRoomBytes). Every count
+  // 1 MiB on 2 x 2: a node pair's block is 4 MiB, and each rank's row the 4 MiB of its SSB
+  // region. It used to miss the slot by its 64-byte header: a round that checked the counts,
+  // then two stream rounds of 2 MiB - 64 bytes a stream (the second for 64 bytes). Now the
+  // call is one round, one put per node pair.
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::vector<uint32_t> placement = {0, 1, 0, 1};
+  const uint32_t calls = 3;
+  const auto before = CountersOf(cluster);
+  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "slot-sized",
+                          {"--calls", std::to_string(calls), "--every-bytes", "1048576"});
+  EXPECT_EQ(AllPass(ranks), uint64_t{calls} * 4 * 4 * 1048576);
+  ExpectServedInRounds(cluster, before, ranks, placement, calls, calls);
+}
+
 TEST(Alltoallv, RandomCountsAcrossThreeNodesWithUnevenPlacementGoInSeveralRounds) {
   TempDir dir;
   // Halves of 128 KiB, a slot of 64 KiB per source node: node 0 (3 ranks) streams 14,528 bytes

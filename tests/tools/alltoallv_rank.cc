@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   std::string socket, key_hex, expect;
   uint32_t size = 1, rank = 0, calls = 1;
   size_t max_bytes = 4096;
+  size_t every_bytes = 0;
   uint64_t seed = 1;
   std::vector<int> mismatch_ranks;
   int large_call = -1;
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
   app.add_option("--calls", calls);
   app.add_option("--max-bytes", max_bytes, "largest count of a pair");
   app.add_option("--seed", seed);
+  app.add_option("--every-bytes", every_bytes, "every pair's count in every call, as an alltoall's (instead of drawn)");
   app.add_option("--mismatch-rank", mismatch_ranks,
                  "in call 0 these ranks expect one byte more from the next rank: every rank must get a size "
                  "mismatch, and the calls after it must work");
@@ -135,8 +137,8 @@ int main(int argc, char** argv) {
     const uint32_t drawn = same_counts && !large ? 0 : call;
     const auto most_of = [&](uint32_t sender) { return static_cast<int>(sender) == large_sender ? large_bytes : most; };
     for (uint32_t j = 0; j < size; ++j) {
-      send_counts[j] = Count(seed, rank, j, drawn, most_of(rank));
-      recv_counts[j] = Count(seed, j, rank, drawn, most_of(j));
+      send_counts[j] = every_bytes != 0 ? every_bytes : Count(seed, rank, j, drawn, most_of(rank));
+      recv_counts[j] = every_bytes != 0 ? every_bytes : Count(seed, j, rank, drawn, most_of(j));
       send_order[j] = size - 1 - j;            // last destination first
       recv_order[j] = (rank + 1 + j) % size;  // starting after this rank
     }

@@ -396,9 +396,9 @@ void Exchange::NameVectorPair() {
     return tables + uint64_t{shape_.local_index(rank)} * shape_.size();
   });
   naming_pair_ = false;
-  // Not found: the digests collided (odds 2^-64), as on one node.
-  error_ = d.found ? "ranks disagree on the counts of this alltoallv: " + VectorDisagreementText(d)
-                   : "the count digests of this alltoallv disagree but its tables agree";
+  // The text a group on one node gives for the same tables; not found: the digests collided
+  // (odds 2^-64), as on one node.
+  error_ = d.found ? VectorDisagreementText(d) : "the count digests of this alltoallv disagree but its tables agree";
 }
 
 void Exchange::Post(const Put& p, uint32_t index, bool eager) {

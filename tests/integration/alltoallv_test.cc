@@ -236,7 +236,7 @@ void ExpectPairNamedEverywhere(const Ranks& ranks, uint32_t source, uint32_t rea
   const std::string message = SameErrorEverywhere(ranks, 0, "6 \\(size mismatch\\)");
   std::smatch m;
   ASSERT_TRUE(std::regex_match(message, m,
-                               std::regex("ranks disagree on the counts of this alltoallv: rank " + std::to_string(source) +
+                               std::regex("rank " + std::to_string(source) +
                                           " sends (\\d+) bytes to rank " + std::to_string(reader) +
                                           ", which expects (\\d+) from it")))
       << message;

@@ -27,6 +27,7 @@
 #include "client/single_copy.h"
 #include "shm/event_word.h"
 #include "shm/local_vector_plan.h"
+#include "shm/vector_disagreement.h"
 #include "shm/vector_plan.h"
 
 namespace ohio {
@@ -36,9 +37,7 @@ namespace {
 const uint8_t kNothingToRead = 0;
 
 Status SizeMismatch(uint32_t source, uint32_t reader, uint64_t sent, uint64_t expected) {
-  return Status(Code::kSizeMismatch, "rank " + std::to_string(source) + " sends " + std::to_string(sent) +
-                                         " bytes to rank " + std::to_string(reader) + ", which expects " +
-                                         std::to_string(expected) + " from it");
+  return Status(Code::kSizeMismatch, VectorDisagreementText({true, source, reader, sent, expected}));
 }
 
 }  // namespace

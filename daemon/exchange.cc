@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "shm/round_stamps.h"
+#include "shm/vector_disagreement.h"
 #include "shm/vector_plan.h"
 #include "shm/vector_staging.h"
 
@@ -115,6 +116,7 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   if (vector_part_ == 0) vector_rounds_in_call_ = 1;
   too_large_ = false;
   count_digest_ = 0;
+  naming_pair_ = tables_posted_ = false;
   if (vector_ && local_ok) PlanVectorRound();
   eager_ = local_ok && (vector_ ? !too_large_ : FitsEager(shape_, layout_, bytes_per_rank));
   leader_ = vector_ || !local_ok ? Leader::kPairwise
@@ -305,8 +307,10 @@ void Exchange::OnArrived(uint32_t from, uint32_t delivery) {
     heard.count_digest = h.count_digest;
     heard.staged = (h.flags & kEagerVectorStaged) != 0;
     heard.stream_rounds = h.stream_rounds;
+    heard.tables = heard.tables || (h.flags & kEagerVectorTables) != 0;
     heard.landed_ns = MonotonicNs();
     if (active_ && h.round == round_) CheckAgreement();
+    if (active_ && h.round == round_) NameVectorPair();
     return;
   }
   if (!active_ || eager_ || delivery >= arrived_.size()) return;
@@ -471,6 +475,10 @@ void Exchange::VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t di
   }
   // Every node's share is in: they sum to zero only if every pair of ranks agrees.
   if (digest_sum != 0) {
+    if (VectorTablesFitSlots(shape_, layout_)) {
+      naming_pair_ = true;  // the round fails once the tables have named the pair
+      return;
+    }
     error_ = "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does "
              "not expect (MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)";
     return;
@@ -482,6 +490,46 @@ void Exchange::VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t di
   const uint64_t own = staged_nodes_[node_] ? kVectorOwnPartStaged : 0;
   segment_->header()->vector_streamed[round_ & 1].store(uint64_t{round_} << 32 | own | streamed,
                                                         std::memory_order_relaxed);
+}
+
+bool Exchange::PostVectorTables() {
+  // They land over the block this round put in each peer's slot, and go with the header line
+  // its puts gathered: only once those have left.
+  if (!naming_pair_ || tables_posted_ || posted_ != puts_->size() || in_flight_[round_ & 1] != 0) return false;
+  uint8_t* header = segment_->header()->eager_out[round_ & 1];
+  reinterpret_cast<EagerHeader*>(header)->flags |= kEagerVectorTables;
+  const LocalPiece pieces[2] = {{header, kEagerHeaderBytes},
+                                {segment_->count_table(0, round_), VectorTablesBytes(shape_, node_)}};
+  for (uint32_t i = 0; i < puts_->size(); ++i) {
+    const Put& p = (*puts_)[i];
+    const PeerGroupInfo& peer = *peers_[p.dest];
+    transport_->Put(peer_ids_[p.dest], pieces, 2, peer.srb_key,
+                    peer.srb_offset + p.srb_offset + (round_ & 1) * layout_.srb_half,
+                    EncodeImm(peer.tag, EagerImmDelivery(round_)), PutCookie(tag_, round_, true, i));
+    ++in_flight_[round_ & 1];
+  }
+  tables_posted_ = true;
+  NameVectorPair();
+  return true;
+}
+
+void Exchange::NameVectorPair() {
+  if (!naming_pair_ || !tables_posted_) return;
+  for (uint32_t n = 0; n < shape_.nodes(); ++n) {
+    if (n != node_ && !HeardOf(n, round_).tables) return;
+  }
+  const VectorDisagreement d = FirstVectorDisagreementOf(shape_, [&](uint32_t rank) {
+    const uint32_t n = shape_.node_of(rank);
+    const CountEntry* tables =
+        n == node_ ? segment_->count_table(0, round_)
+                   : reinterpret_cast<const CountEntry*>(segment_->srb() + EagerSlotOffset(layout_, node_, n, round_) +
+                                                         kEagerHeaderBytes);
+    return tables + uint64_t{shape_.local_index(rank)} * shape_.size();
+  });
+  naming_pair_ = false;
+  // The text a group on one node gives for the same tables; not found: the digests collided
+  // (odds 2^-64), as on one node.
+  error_ = d.found ? VectorDisagreementText(d) : "the count digests of this alltoallv disagree but its tables agree";
 }
 
 void Exchange::Post(const Put& p, uint32_t index, bool eager) {
@@ -526,7 +574,7 @@ void Exchange::PublishEager() {
   // Only blocks whose header carries this node's M: a rank may copy those out whatever the
   // round's verdict turns out to be. Alltoallv: only once the counts are known to agree, or a
   // rank would read pieces where its counts, not the sender's, put them.
-  if (vector_ && (!agreed_ || error_)) return;
+  if (vector_ && (!agreed_ || error_ || naming_pair_)) return;
   while (delivered_ < deliveries_->size()) {
     const Heard& h = HeardOf((*deliveries_)[delivered_].source, round_);
     if (!h.data || h.skipped || h.bytes_per_rank != bytes_per_rank_) break;
@@ -585,6 +633,7 @@ bool Exchange::Progress(uint32_t consumed_by_all) {
   if (eager_) {
     const uint32_t before = delivered_;
     bool changed = hypercube_ ? PostHypercube() : PostEager();
+    changed = PostVectorTables() || changed;
     if (hypercube_) {
       PublishHypercube();
     } else {
@@ -660,6 +709,7 @@ std::string Exchange::Waiting() const {
     return out;
   };
   if (!silent.empty()) return "the ranks of node(s) " + join(silent);
+  if (naming_pair_ && tables_posted_) return "the count tables of the other nodes";
   if (!data.empty()) return "data from node(s) " + join(data);
   if (posted_ < puts_->size()) return "credit to send to its peers";
   if (in_flight_[round_ & 1] != 0) return "its own sends to complete";

@@ -40,7 +40,10 @@
 // carries the node's share of the count digest and, when the node's part does not fit one
 // round, kEagerVectorStaged and the stream rounds its part needs. Blocks are published only once
 // every node's share is in and they sum to zero: a pair that disagrees fails the round on every
-// node before any rank copies a block out. A node whose part did not fit sent headers only;
+// node before any rank copies a block out: each node then puts its count tables over its block
+// in every peer's slot, and the round fails once all are in, on every node naming the same
+// first pair that disagrees (shm/vector_disagreement.h). A node whose part did not fit sent
+// headers only;
 // the others sent their whole part. If any did not fit, the call goes on in as many stream
 // rounds as the most those nodes need (shm/vector_staging.h), planned from the first round's
 // counts, in which only they put data; the ranks learn how many from the segment
@@ -174,6 +177,7 @@ class Exchange {
     bool staged = false;        // alltoallv: its part does not fit one round (kEagerVectorStaged)
     uint32_t stream_rounds = 0;  // alltoallv: the stream rounds its part needs
     bool mixed = false;          // its ROUND_READY said kReadyMixed
+    bool tables = false;         // alltoallv: its count tables landed in its slot (kEagerVectorTables)
   };
   Heard& HeardOf(uint32_t node, uint32_t round);
   // Records a message about `round` from `node`; false if the round is already over here.
@@ -186,6 +190,10 @@ class Exchange {
   // many stream rounds follow: `max_stream_rounds` if any node's part is `staged`.
   void VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum, bool staged,
                      uint32_t max_stream_rounds);
+  // Alltoallv whose digest failed: puts this node's count tables to every peer once the round's
+  // puts have left; then, once every node's are in, names the first pair that disagrees.
+  bool PostVectorTables();
+  void NameVectorPair();
   void SendReady(bool disagree, bool skipped, uint32_t reason = 0);
   // Hypercube rounds.
   void PlanHypercubeRound();
@@ -250,6 +258,8 @@ class Exchange {
   uint32_t vector_rounds_in_call_ = 1;
   std::vector<bool> staged_nodes_;  // alltoallv: by node, its part did not fit the first round
   uint64_t count_digest_ = 0;
+  bool naming_pair_ = false;   // alltoallv: the digest failed, the tables travel (no error yet)
+  bool tables_posted_ = false;
   std::optional<std::string> error_;
 
   Leader leader_ = Leader::kPairwise;  // of the round under way

@@ -9,10 +9,13 @@ namespace ohio {
 EagerLayout PlanEagerLayout(const GroupShape& shape, uint64_t ssb_bytes, uint64_t srb_bytes) {
   EagerLayout l;
   l.ssb_half = LocalSsbHalfBytes(ssb_bytes);
-  l.srb_half = SrbHalfBytes(srb_bytes);
+  // A slot is its share of the SRB half for the block, and a header line on top (the segment
+  // holds the lines besides srb_bytes, SrbHeaderRoomBytes): a block of a power of two, as
+  // large as that share, fits one slot instead of missing it by its header.
   const uint64_t sources = shape.nodes() > 1 ? shape.nodes() - 1 : 1;
-  const uint64_t slot = l.srb_half / sources;
-  l.slot = slot - slot % 64;
+  const uint64_t block = SrbHalfBytes(srb_bytes) / sources;
+  l.slot = block - block % 64 + kEagerHeaderBytes;
+  l.srb_half = sources * l.slot;
   return l;
 }
 

@@ -2,7 +2,8 @@
 // receiver's SRB goes out as soon as the sending node's ranks have arrived, with no round
 // announcement first. Pure functions shared by the daemon, the ranks and ohio-plan.
 //
-// Each SRB half (one per round parity) is cut into N-1 equal slots, one per source node, so
+// Each SRB half (one per round parity) is cut into N-1 equal slots, one per source node (each a
+// header line on top of its share of srb_bytes: shm/segment_layout.h's SrbHeaderRoomBytes), so
 // where a put lands depends only on who sent it and the round's parity, never on M: a node
 // whose ranks passed another M still lands in its own slot, and the receiver reads the M from
 // the put's header instead of trusting its own. A put is that 64-byte header (round, M, flags)
@@ -31,7 +32,7 @@ struct alignas(64) EagerHeader {
   uint32_t magic;
   uint32_t round;
   uint64_t bytes_per_rank;
-  uint32_t flags;  // kEagerSkipped, kEagerVectorStaged
+  uint32_t flags;  // kEagerSkipped, kEagerVectorStaged, kEagerVectorTables
   uint32_t source_node;
   // When the source node began the round (CLOCK_MONOTONIC there): only for the stage report's
   // trip time, which means something only where nodes share a clock.
@@ -48,10 +49,13 @@ constexpr uint32_t kEagerSkipped = 1;
 // Alltoallv: the source node's part of the call does not fit one round; the call goes in
 // stream rounds on every node.
 constexpr uint32_t kEagerVectorStaged = 2;
+// Alltoallv, a round whose count digest failed: past this header (the same as the round's
+// first), the source node's count tables instead of its block (shm/vector_disagreement.h).
+constexpr uint32_t kEagerVectorTables = 4;
 
 struct EagerLayout {
   uint64_t ssb_half = 0;  // SSB bytes a round may use (rounds alternate halves)
-  uint64_t srb_half = 0;
+  uint64_t srb_half = 0;  // SRB bytes a round's slots take (N-1 slots; rounds alternate halves)
   uint64_t slot = 0;      // SRB bytes per source node in a half: header + block
 };
 EagerLayout PlanEagerLayout(const GroupShape& shape, uint64_t ssb_bytes, uint64_t srb_bytes);

@@ -31,16 +31,4 @@ StagedRow PlanStagedRowCopyIn(const GroupShape& shape, uint64_t region, CountEnt
   return slotted ? StagedRow::kPieceSlots : StagedRow::kPacked;
 }
 
-VectorDisagreement FirstVectorDisagreement(const GroupShape& shape, const CountEntry* tables) {
-  const NodeCounts counts{tables, shape.size()};
-  for (uint32_t reader = 0; reader < shape.size(); ++reader) {
-    const CountEntry* expects = counts.of(shape.local_index(reader));
-    for (uint32_t source = 0; source < shape.size(); ++source) {
-      const uint64_t sent = counts.of(shape.local_index(source))[reader].bytes;
-      if (sent != expects[source].recv_bytes) return {true, source, reader, sent, expects[source].recv_bytes};
-    }
-  }
-  return {};
-}
-
 }  // namespace ohio

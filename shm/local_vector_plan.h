@@ -15,7 +15,7 @@
 // - The counts are checked at the meeting, without a second one: every rank publishes its share
 //   of the count digest (VectorRankDigest), and the shares sum to zero when every pair agrees.
 //   When they do not, every rank looks for the first pair that disagrees in the same tables (all
-//   of them are in this node's segment) and fails with the same text.
+//   of them are in this node's segment) and fails with the same text (shm/vector_disagreement.h).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,7 @@
 #include "shm/copy_plan.h"
 #include "shm/group_shape.h"
 #include "shm/segment_layout.h"
+#include "shm/vector_disagreement.h"
 
 namespace ohio {
 
@@ -47,20 +48,5 @@ bool StagesVectorRow(const GroupShape& shape, const CountEntry* table, uint64_t 
 // returns how the row lies. `spans` is cleared first.
 StagedRow PlanStagedRowCopyIn(const GroupShape& shape, uint64_t region, CountEntry* table,
                               std::vector<CopySpan>* spans);
-
-// A pair whose counts disagree: `source` sends `sent` bytes to `reader`, which expects
-// `expected` of it. found is false when every pair agrees.
-struct VectorDisagreement {
-  bool found = false;
-  uint32_t source = 0;
-  uint32_t reader = 0;
-  uint64_t sent = 0;
-  uint64_t expected = 0;
-};
-
-// The first pair that disagrees in the count tables of a group on one node (local rank order,
-// as they lie in the segment), readers in group-rank order, then sources: every rank that looks
-// finds the same pair.
-VectorDisagreement FirstVectorDisagreement(const GroupShape& shape, const CountEntry* tables);
 
 }  // namespace ohio

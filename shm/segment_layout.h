@@ -241,6 +241,14 @@ struct SegmentLayout {
 // SSB and SRB start on page boundaries so that they can be registered with an HCA on their own.
 constexpr uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
+// Bytes a group's SRB holds beyond the srb_bytes it plans with: a header line for every slot of
+// an eager round's two halves (shm/eager_plan.h), so that a block as large as a slot's share of
+// srb_bytes fits with its header, for at most group_size - 1 source nodes (the bound keeps the
+// layout a function of what the segment cache keys by).
+inline uint64_t SrbHeaderRoomBytes(uint32_t group_size) {
+  return group_size > 1 ? 2 * kCacheLine * uint64_t{group_size - 1} : 0;
+}
+
 inline SegmentLayout ComputeSegmentLayout(uint32_t local_ranks, uint32_t group_size, uint64_t ssb_bytes,
                                           uint64_t srb_bytes) {
   SegmentLayout l;
@@ -251,8 +259,8 @@ inline SegmentLayout ComputeSegmentLayout(uint32_t local_ranks, uint32_t group_s
   l.ssb_offset = RoundUp(l.count_tables_offset + 2 * uint64_t{local_ranks} * CountTableBytes(group_size), kPage);
   l.ssb_bytes = ssb_bytes;
   l.srb_offset = RoundUp(l.ssb_offset + ssb_bytes, kPage);
-  l.srb_bytes = srb_bytes;
-  l.segment_bytes = RoundUp(l.srb_offset + srb_bytes, kPage);
+  l.srb_bytes = srb_bytes == 0 ? 0 : srb_bytes + SrbHeaderRoomBytes(group_size);
+  l.segment_bytes = RoundUp(l.srb_offset + l.srb_bytes, kPage);
   return l;
 }
 

@@ -4,10 +4,12 @@
 // checked by the rank tool; on one node, small rows staged through the SSB with the ranks
 // meeting once (no read in place, no wait for readers in the stage report), large rows read in
 // place, both in one call; a pair whose counts disagree fails the call on every rank with the
-// same message and the group goes on; a call across nodes too large for one round goes in
-// several (a round that checks the counts, then stream rounds), with one pair skewed far above
-// the rest, on 2 and 3 nodes with uneven ranks per node; the daemons count the calls, rounds,
-// frames and bytes exactly, on the wire only the non-zero pairs' bytes.
+// same message, naming the first such pair (across nodes too, at the cost of one put of count
+// tables per node pair, on the failed call only), and the group goes on; a call across nodes
+// too large for one round goes in several (a round that checks the counts, then stream
+// rounds), with one pair skewed far above the rest, on 2 and 3 nodes with uneven ranks per
+// node; the daemons count the calls, rounds, frames and bytes exactly, on the wire only the
+// non-zero pairs' bytes.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -25,11 +27,6 @@ namespace {
 using std::chrono::seconds;
 
 constexpr auto kDeadline = seconds(90);
-
-// What every rank of every node gets when a pair across nodes disagrees (the digest's verdict).
-constexpr char kCountsDisagree[] =
-    "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does not expect "
-    "(MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)";
 
 using Ranks = std::vector<std::unique_ptr<Process>>;
 
@@ -232,6 +229,20 @@ std::string SameErrorEverywhere(const Ranks& ranks, uint32_t call, const std::st
   return first;
 }
 
+// Checks that every rank got, for call 0, the message naming `source` -> `reader` as the first
+// pair that disagrees across nodes, the reader expecting one byte more than is sent (the rank
+// tool's --mismatch-rank).
+void ExpectPairNamedEverywhere(const Ranks& ranks, uint32_t source, uint32_t reader) {
+  const std::string message = SameErrorEverywhere(ranks, 0, "6 \\(size mismatch\\)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(message, m,
+                               std::regex("rank " + std::to_string(source) +
+                                          " sends (\\d+) bytes to rank " + std::to_string(reader) +
+                                          ", which expects (\\d+) from it")))
+      << message;
+  EXPECT_EQ(std::stoull(m[2]), std::stoull(m[1]) + 1) << message;
+}
+
 // The daemons' counters of `cluster`'s nodes now.
 std::vector<admin::CountersReply> CountersOf(Cluster& cluster) {
   std::vector<admin::CountersReply> out;
@@ -295,6 +306,25 @@ TEST(Alltoallv, ASkewedCallAcrossTwoNodesGoesInSeveralRounds) {
   ExpectServedInRounds(cluster, before, ranks, kSkewedPlacement, calls, kSkewedRounds * calls);
 }
 
+TEST(Alltoallv, ANodePairsBlockAsLargeAsItsShareOfTheSrbIsOneRound) {
+  TempDir dir;
+  // The configured buffers: SRB 8 MiB, halves of 4 MiB, one slot per half for the one source
+  // node, with its header line on top (shm/segment_layout.h, SrbHeaderRoomBytes). Every count
+  // 1 MiB on 2 x 2: a node pair's block is 4 MiB, and each rank's row the 4 MiB of its SSB
+  // region. It used to miss the slot by its 64-byte header: a round that checked the counts,
+  // then two stream rounds of 2 MiB - 64 bytes a stream (the second for 64 bytes). Now the
+  // call is one round, one put per node pair.
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::vector<uint32_t> placement = {0, 1, 0, 1};
+  const uint32_t calls = 3;
+  const auto before = CountersOf(cluster);
+  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "slot-sized",
+                          {"--calls", std::to_string(calls), "--every-bytes", "1048576"});
+  EXPECT_EQ(AllPass(ranks), uint64_t{calls} * 4 * 4 * 1048576);
+  ExpectServedInRounds(cluster, before, ranks, placement, calls, calls);
+}
+
 TEST(Alltoallv, RandomCountsAcrossThreeNodesWithUnevenPlacementGoInSeveralRounds) {
   TempDir dir;
   // Halves of 128 KiB, a slot of 64 KiB per source node: node 0 (3 ranks) streams 14,528 bytes
@@ -356,7 +386,7 @@ TEST(Alltoallv, APairThatDisagreesAcrossNodesFailsEveryRankAlikeAndTheGroupGoesO
                           {"--calls", "5", "--max-bytes", "500", "--mismatch-rank", "1", "--alltoall-bytes",
                            "3145728"});
   AllPass(ranks);
-  EXPECT_EQ(SameErrorEverywhere(ranks, 0, "6 \\(size mismatch\\)"), kCountsDisagree);
+  ExpectPairNamedEverywhere(ranks, 2, 1);
   for (const auto& r : ranks) EXPECT_NE(r->Output().find("ok calls=5"), std::string::npos) << r->Output();
   for (uint32_t n = 0; n < 2; ++n) {
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
@@ -376,14 +406,45 @@ TEST(Alltoallv, APairThatDisagreesInACallOfSeveralRoundsFailsItsFirstRoundOnEver
   const uint32_t calls = 4;
   Ranks ranks = SkewedTwoNodeJob(dir, cluster, "mismatch-rounds", calls, {"--mismatch-rank", "3"});
   AllPass(ranks);
-  EXPECT_EQ(SameErrorEverywhere(ranks, 0, "6 \\(size mismatch\\)"), kCountsDisagree);
+  ExpectPairNamedEverywhere(ranks, 4, 3);
   for (uint32_t n = 0; n < 2; ++n) {
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
     EXPECT_EQ(c.collectives_served(), calls - 1) << "node " << n;
     EXPECT_EQ(c.collectives_failed(), 1u) << "node " << n;
     EXPECT_EQ(c.rounds(), kSkewedRounds * (calls - 1)) << "node " << n << ": the failed round is not counted";
-    EXPECT_EQ(c.transport_counters().data_frames_sent(), kSkewedRounds * (calls - 1) + 1) << "node " << n;
+    // The failed round's put, and the count tables after it.
+    EXPECT_EQ(c.transport_counters().data_frames_sent(), kSkewedRounds * (calls - 1) + 2) << "node " << n;
     EXPECT_EQ(c.transport_counters().control_frames_sent(), 0u) << "node " << n;
+  }
+}
+
+TEST(Alltoallv, TheFirstPairThatDisagreesAcrossThreeNodesIsNamedOnEveryRankOfEveryNode) {
+  TempDir dir;
+  Cluster cluster(dir, 3);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // 3, 2 and 1 ranks, interleaved. In call 0 rank 4 (node 1) expects one byte more from rank 5
+  // (node 0), and rank 2 (node 2) one more from rank 3 (node 0): readers in group-rank order,
+  // the pair every rank names is 3 -> 2, which no node could name from its own tables (node 0
+  // sends, node 2 expects) nor from one peer's (node 1 sees neither end).
+  const std::vector<uint32_t> placement = {0, 1, 2, 0, 1, 0};
+  const auto before = CountersOf(cluster);
+  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "first-pair",
+                          {"--calls", "4", "--max-bytes", "500", "--seed", "6", "--mismatch-rank", "4",
+                           "--mismatch-rank", "2"});
+  AllPass(ranks);
+  ExpectPairNamedEverywhere(ranks, 3, 2);
+  for (const auto& r : ranks) EXPECT_NE(r->Output().find("ok calls=4"), std::string::npos) << r->Output();
+  const auto after = CountersOf(cluster);
+  for (uint32_t n = 0; n < 3; ++n) {
+    EXPECT_EQ(after[n].collectives_served() - before[n].collectives_served(), 3u) << "node " << n;
+    EXPECT_EQ(after[n].collectives_failed() - before[n].collectives_failed(), 1u) << "node " << n;
+    // Every call one put per other node; the failed one, the count tables to each besides.
+    EXPECT_EQ(after[n].transport_counters().data_frames_sent() - before[n].transport_counters().data_frames_sent(),
+              2u * 4 + 2)
+        << "node " << n;
+    EXPECT_EQ(after[n].transport_counters().control_frames_sent() - before[n].transport_counters().control_frames_sent(),
+              0u)
+        << "node " << n;
   }
 }
 
@@ -420,14 +481,15 @@ TEST(Alltoallv, CallsWithTheSameCountsAcrossNodesKeepTheirPlanAndCheckEveryCall)
                              {"--calls", "6", "--max-bytes", "500", "--seed", "4", "--same-counts", "--mismatch-rank",
                               "1", "--alltoall-bytes", "64"});
   AllPass(mismatch);
-  EXPECT_EQ(SameErrorEverywhere(mismatch, 0, "6 \\(size mismatch\\)"), kCountsDisagree);
+  ExpectPairNamedEverywhere(mismatch, 2, 1);
   for (const auto& r : mismatch) EXPECT_NE(r->Output().find("ok calls=6"), std::string::npos) << r->Output();
   for (uint32_t n = 0; n < 2; ++n) {
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
     EXPECT_EQ(c.collectives_served() - before[n].collectives_served(), 5u + 5u) << "5 alltoallv and 5 alltoall";
     EXPECT_EQ(c.collectives_failed() - before[n].collectives_failed(), 1u);
-    // The failed call's data went too (its digest rides in the header): 6 + 5 puts.
-    EXPECT_EQ(c.transport_counters().data_frames_sent() - before[n].transport_counters().data_frames_sent(), 11u)
+    // The failed call's data went too (its digest rides in the header), then its count tables:
+    // 6 + 1 + 5 puts.
+    EXPECT_EQ(c.transport_counters().data_frames_sent() - before[n].transport_counters().data_frames_sent(), 12u)
         << "node " << n;
   }
 }

@@ -23,11 +23,11 @@ struct Topology {
   int ppn;
   const char* mismatch;  // what every rank prints of the call whose counts disagree
 };
-// On one node the ranks read each other's count tables and can name the pair; across nodes
-// the counts are checked by a digest (docs/ARCHITECTURE.md), which cannot.
+// On one node the ranks read each other's count tables and name the pair; across nodes the
+// daemons exchange the tables once the digest has failed (docs/ARCHITECTURE.md) and name the
+// same pair with the same text.
 const Topology kOneNode = {1, 4, "rank 0 sends 12 bytes to rank 1, which expects 8 from it"};
-const Topology kTwoNodes = {2, 2, "ranks disagree on the counts of this alltoallv: some rank sends another a number of "
-                                  "bytes it does not expect"};
+const Topology kTwoNodes = {2, 2, "rank 0 sends 12 bytes to rank 1, which expects 8 from it"};
 
 class MpiAlltoallw : public ::testing::TestWithParam<std::tuple<Mpi, Topology>> {};
 

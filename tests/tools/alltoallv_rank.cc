@@ -6,6 +6,7 @@
 // verified and, of its successful calls, the bytes it sent to and received from other nodes (for
 // the daemons' counters).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -48,8 +49,9 @@ int main(int argc, char** argv) {
   std::string socket, key_hex, expect;
   uint32_t size = 1, rank = 0, calls = 1;
   size_t max_bytes = 4096;
+  size_t every_bytes = 0;
   uint64_t seed = 1;
-  int mismatch_rank = -1;
+  std::vector<int> mismatch_ranks;
   int large_call = -1;
   size_t large_bytes = 0;
   int large_sender = -1;
@@ -70,8 +72,9 @@ int main(int argc, char** argv) {
   app.add_option("--calls", calls);
   app.add_option("--max-bytes", max_bytes, "largest count of a pair");
   app.add_option("--seed", seed);
-  app.add_option("--mismatch-rank", mismatch_rank,
-                 "in call 0 this rank expects one byte more from the next rank: every rank must get a size "
+  app.add_option("--every-bytes", every_bytes, "every pair's count in every call, as an alltoall's (instead of drawn)");
+  app.add_option("--mismatch-rank", mismatch_ranks,
+                 "in call 0 these ranks expect one byte more from the next rank: every rank must get a size "
                  "mismatch, and the calls after it must work");
   app.add_option("--expect", expect, "every call must fail with this error (ohio_strerror's name)");
   app.add_option("--large-call", large_call, "this call draws counts up to --large-bytes instead");
@@ -134,14 +137,15 @@ int main(int argc, char** argv) {
     const uint32_t drawn = same_counts && !large ? 0 : call;
     const auto most_of = [&](uint32_t sender) { return static_cast<int>(sender) == large_sender ? large_bytes : most; };
     for (uint32_t j = 0; j < size; ++j) {
-      send_counts[j] = Count(seed, rank, j, drawn, most_of(rank));
-      recv_counts[j] = Count(seed, j, rank, drawn, most_of(j));
+      send_counts[j] = every_bytes != 0 ? every_bytes : Count(seed, rank, j, drawn, most_of(rank));
+      recv_counts[j] = every_bytes != 0 ? every_bytes : Count(seed, j, rank, drawn, most_of(j));
       send_order[j] = size - 1 - j;            // last destination first
       recv_order[j] = (rank + 1 + j) % size;  // starting after this rank
     }
     if (skew_from == static_cast<int>(rank) && skew_to >= 0) send_counts[skew_to] = skew_bytes;
     if (skew_to == static_cast<int>(rank) && skew_from >= 0) recv_counts[skew_from] = skew_bytes;
-    const bool mismatch = call == 0 && mismatch_rank == static_cast<int>(rank);
+    const bool mismatch = call == 0 && std::find(mismatch_ranks.begin(), mismatch_ranks.end(),
+                                                 static_cast<int>(rank)) != mismatch_ranks.end();
     if (mismatch) recv_counts[(rank + 1) % size] += 1;
     std::vector<uint8_t> send(Lay(send_counts, send_order, 3, &send_displs), kGap);
     std::vector<uint8_t> recv(Lay(recv_counts, recv_order, 5, &recv_displs), kGap);
@@ -155,10 +159,10 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       if (!expect.empty() && expect == ohio_strerror(r.code)) continue;
       if (large && !large_expect.empty() && large_expect == ohio_strerror(r.code)) continue;
-      if (call == 0 && mismatch_rank >= 0 && r.code == OHIO_ERR_SIZE_MISMATCH) continue;
+      if (call == 0 && !mismatch_ranks.empty() && r.code == OHIO_ERR_SIZE_MISMATCH) continue;
       return 1;
     }
-    if (!expect.empty() || (call == 0 && mismatch_rank >= 0) || (large && !large_expect.empty())) {
+    if (!expect.empty() || (call == 0 && !mismatch_ranks.empty()) || (large && !large_expect.empty())) {
       std::printf("rank %u: call %u succeeded but should have failed\n", rank, call);
       return 1;
     }

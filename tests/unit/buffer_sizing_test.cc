@@ -84,6 +84,35 @@ TEST(SizeBuffers, NeverAboveTheConfiguredSizesWhateverTheHint) {
   }
 }
 
+TEST(EagerLayout, ASlotIsItsShareOfTheSrbHalfAndAHeaderLineTheSegmentHoldsBesides) {
+  for (uint32_t nodes = 2; nodes <= 3; ++nodes) {
+    for (const auto& m : AllValidMaps(6, nodes)) {
+      if (m.nodes != nodes) continue;
+      const GroupShape shape = Shape(m.nodes, m.rank_node);
+      for (uint64_t srb : {uint64_t{128}, uint64_t{4096}, uint64_t{12345}, kSrb}) {
+        SCOPED_TRACE(MapName(m.rank_node) + " srb " + std::to_string(srb));
+        const EagerLayout l = PlanEagerLayout(shape, kSsb, srb);
+        const uint64_t share = SrbHalfBytes(srb) / (nodes - 1);
+        EXPECT_EQ(l.slot, share - share % 64 + kEagerHeaderBytes);
+        EXPECT_EQ(l.srb_half, (nodes - 1) * l.slot);
+        // Both halves' slots lie in the SRB of every node's segment.
+        for (uint32_t n = 0; n < nodes; ++n) {
+          const SegmentLayout seg = ComputeSegmentLayout(shape.ppn(n), shape.size(), kSsb, srb);
+          EXPECT_LE(2 * l.srb_half, seg.srb_bytes);
+          EXPECT_EQ(seg.srb_bytes, srb + SrbHeaderRoomBytes(shape.size()));
+        }
+      }
+    }
+  }
+  // Issue #11's case: 2 x 2, the configured SRB, every pair 1 MiB: a node pair's 4 MiB block
+  // fits its slot with the header, as it did not when the header came out of the share.
+  const GroupShape two_by_two = Shape(2, {0, 0, 1, 1});
+  const EagerLayout l = PlanEagerLayout(two_by_two, kSsb, kSrb);
+  EXPECT_EQ(l.slot - kEagerHeaderBytes, uint64_t{4} << 20);
+  EXPECT_TRUE(FitsEager(two_by_two, l, uint64_t{1} << 20));
+  EXPECT_FALSE(FitsEager(two_by_two, l, (uint64_t{1} << 20) + 1));
+}
+
 TEST(ShrinkUntil, HalvesDownToTheFloorOnly) {
   const BufferSizes wanted{1u << 20, 1u << 19}, floor{1000, 3000};
   int asked = 0;

@@ -298,17 +298,11 @@ void Exchange::OnArrived(uint32_t from, uint32_t delivery) {
     std::memcpy(&h, segment_->srb() + EagerSlotOffset(layout_, node_, from, parity), sizeof(h));
     if (h.magic != kEagerHeaderMagic || (h.round & 1) != parity || h.source_node != from) return;
     if (!Accept(from, h.round)) return;
-    Heard& heard = HeardOf(from, h.round);
-    heard.known = true;
-    heard.data = true;
-    heard.bytes_per_rank = h.bytes_per_rank;
-    heard.skipped = (h.flags & kEagerSkipped) != 0;
-    heard.begun_ns = h.begun_ns;
+    Heard& heard = HearHeader(from, h);
     heard.count_digest = h.count_digest;
     heard.staged = (h.flags & kEagerVectorStaged) != 0;
     heard.stream_rounds = h.stream_rounds;
     heard.tables = heard.tables || (h.flags & kEagerVectorTables) != 0;
-    heard.landed_ns = MonotonicNs();
     if (active_ && h.round == round_) CheckAgreement();
     if (active_ && h.round == round_) NameVectorPair();
     return;
@@ -316,6 +310,17 @@ void Exchange::OnArrived(uint32_t from, uint32_t delivery) {
   if (!active_ || eager_ || delivery >= arrived_.size()) return;
   arrived_[delivery] = true;
   while (delivered_ < deliveries_->size() && arrived_[delivered_]) ++delivered_;
+}
+
+Exchange::Heard& Exchange::HearHeader(uint32_t from, const EagerHeader& h) {
+  Heard& heard = HeardOf(from, h.round);
+  heard.known = true;
+  heard.data = true;
+  heard.bytes_per_rank = h.bytes_per_rank;
+  heard.skipped = (h.flags & kEagerSkipped) != 0;
+  heard.begun_ns = h.begun_ns;
+  heard.landed_ns = MonotonicNs();
+  return heard;
 }
 
 void Exchange::OnHypercubeArrived(uint32_t from, uint32_t parity) {
@@ -343,13 +348,7 @@ bool Exchange::ReadInbox(uint32_t k) {
   // A message of a round that failed may land late: the round's own brings its own put.
   if (h.magic != kEagerHeaderMagic || h.round != round_ || h.source_node != from) return false;
   Accept(from, h.round);
-  Heard& heard = HeardOf(from, h.round);
-  heard.known = true;
-  heard.data = true;
-  heard.bytes_per_rank = h.bytes_per_rank;
-  heard.skipped = (h.flags & kEagerSkipped) != 0;
-  heard.begun_ns = h.begun_ns;
-  heard.landed_ns = MonotonicNs();
+  HearHeader(from, h);
   if (h.bytes_per_rank != bytes_per_rank_ || h.flags != 0) {
     // Its blocks are laid for another M: never published nor forwarded.
     ReactToMixedSigns();

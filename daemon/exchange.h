@@ -180,6 +180,8 @@ class Exchange {
     bool tables = false;         // alltoallv: its count tables landed in its slot (kEagerVectorTables)
   };
   Heard& HeardOf(uint32_t node, uint32_t round);
+  // What the header of a put from `from` (eager slot or hypercube inbox) says of its round.
+  Heard& HearHeader(uint32_t from, const EagerHeader& h);
   // Records a message about `round` from `node`; false if the round is already over here.
   bool Accept(uint32_t node, uint32_t round);
   void CheckAgreement();

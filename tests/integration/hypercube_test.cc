@@ -135,7 +135,7 @@ TEST(LeaderAlgorithms, EachForcedAtTwoAndThreeNodes) {
   for (const std::vector<uint32_t>& ppn : {std::vector<uint32_t>{2, 1}, std::vector<uint32_t>{1, 3, 2}}) {
     for (Leader leader : {Leader::kPairwise, Leader::kHypercube, Leader::kDirect}) {
       SCOPED_TRACE(std::string(LeaderName(leader)) + " at " + std::to_string(ppn.size()) + " nodes");
-      RunAndCompareWithPlan(ppn, {1, 500, 256 << 10}, 5, leader == Leader::kHypercube ? 2 : 0, leader);
+      RunAndCompareWithPlan(ppn, {1, 500, 2 << 20}, 3, leader == Leader::kHypercube ? 2 : 0, leader);
       if (HasFailure()) return;
     }
   }

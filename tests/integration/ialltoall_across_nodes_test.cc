@@ -249,10 +249,10 @@ TEST(IalltoallAcrossNodes, ARankThatDoesNotPostInTimeFailsEveryRank) {
       << job.Outputs();
 }
 
-// What every rank of every node gets when a pair disagrees (the count digest's verdict).
-constexpr char kCountsDisagree[] =
-    "ranks disagree on the counts of this alltoallv: some rank sends another a number of bytes it does not expect "
-    "(MPI's rule: sendcounts[j] on rank i equals recvcounts[i] on rank j)";
+// What every rank of every node gets when a pair disagrees: the first disagreeing pair, found
+// from every node's count tables once the digest failed (--mismatch-rank 1 adds a byte to what
+// rank 1 sends rank 0).
+constexpr char kCountsDisagree[] = "rank 1 sends 306 bytes to rank 0, which expects 305 from it";
 
 // A job of ohio_ialltoallv calls.
 RankJob VectorJob(const TempDir& dir, Cluster& cluster, const std::vector<uint32_t>& placement,

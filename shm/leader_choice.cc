@@ -15,9 +15,10 @@ const char* LeaderName(Leader l) {
 }
 
 LeaderTable DefaultLeaderTable() {
-  // Until the 32-node benchmark measures the crossovers: the hypercube for blocks of up to
-  // 1 KiB from 4 nodes up, where log2 N messages undercut N-1.
-  return LeaderTable{{LeaderRule{4, 1024, Leader::kHypercube}}};
+  // Measured at 16 emulated nodes x 1 rank (docs/PERFORMANCE.md, "Leader algorithms"): the
+  // hypercube beats pairwise up to blocks of 4 KiB, loses from 8 KiB; from 4 nodes up, where
+  // log2 N messages undercut N-1. To be remeasured at 32 namespaces beside Open MPI.
+  return LeaderTable{{LeaderRule{4, 4096, Leader::kHypercube}}};
 }
 
 uint64_t LeaderBlockBytes(const GroupShape& shape, uint64_t bytes_per_rank) {

@@ -26,6 +26,9 @@ const std::vector<Design> kNodeLevel = {Design::kV1, Design::kV2, Design::kV3};
 PlanReport Plan(std::vector<uint32_t> ppn, uint64_t m, Design d, std::optional<uint64_t> ssb = std::nullopt,
                 std::optional<uint64_t> srb = std::nullopt, bool every_node = false, uint64_t min_slice = 0) {
   PlanRequest req;
+  // Pairwise whatever the call: these tests are about staging, whose figures the paper gives;
+  // the leader table's choice is tested on its own (LeaderChoiceFollowsTheTable).
+  req.leaders = LeaderTable{};
   req.min_slice_bytes = min_slice;
   req.ppn = std::move(ppn);
   req.bytes_per_rank = m;
@@ -119,6 +122,28 @@ TEST(PlanReport, ZeroBytesIsOneEmptyRound) {
       EXPECT_EQ(p.sends, 2u);
     }
   }
+}
+
+// With the daemons' buffers an eager call of 8 nodes x 1 rank at 64 bytes runs the hypercube of
+// the built-in table: 3 messages a node, 12 blocks sent (1+1+2+1+2+2+3 bits over distances 1-7);
+// at 3 nodes, or with no table row, pairwise's 7.
+TEST(PlanReport, LeaderChoiceFollowsTheTable) {
+  PlanRequest req;
+  req.ppn = std::vector<uint32_t>(8, 1);
+  req.bytes_per_rank = 64;
+  req.ssb_bytes = 16u << 20;
+  req.srb_bytes = 8u << 20;
+  Result<PlanReport> cube = MakePlanReport(req);
+  ASSERT_TRUE(cube.ok());
+  EXPECT_EQ(cube->leader, Leader::kHypercube);
+  EXPECT_EQ(cube->max.sends, 3u);
+  EXPECT_EQ(cube->max.bytes_on_wire, 12u * 64);
+  req.leaders = LeaderTable{};
+  Result<PlanReport> pairwise = MakePlanReport(req);
+  ASSERT_TRUE(pairwise.ok());
+  EXPECT_EQ(pairwise->leader, Leader::kPairwise);
+  EXPECT_EQ(pairwise->max.sends, 7u);
+  EXPECT_EQ(pairwise->max.bytes_on_wire, 7u * 64);
 }
 
 // Bounds stand for ohiod's ssb_bytes / srb_bytes: whatever N and M, a round fits them; what
@@ -544,22 +569,22 @@ TEST(OhioPlanBinary, BadInputExitsTwoWithAMessage) {
   }
 }
 
-// --explain with the built-in table (4+ 1KiB hypercube) and with a table file, whose errors
+// --explain with the built-in table (4+ 4KiB hypercube) and with a table file, whose errors
 // name the line.
 TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   const BinaryRun run = OhioPlan("--nodes 8 --ppn 2 --bytes 64 --explain");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("leader table: the built-in table, digest "));
-  EXPECT_THAT(run.output, HasSubstr("  row 1: 4+ 1KiB hypercube\n"));
+  EXPECT_THAT(run.output, HasSubstr("  row 1: 4+ 4KiB hypercube\n"));
   EXPECT_THAT(run.output, HasSubstr("group: 8 nodes, at most 2 ranks per node, M = 64 B: block 256 B (M x 2 x 2)\n"));
-  EXPECT_THAT(run.output, HasSubstr("chosen: hypercube (row 1: 4+ 1KiB hypercube)\n"));
+  EXPECT_THAT(run.output, HasSubstr("chosen: hypercube (row 1: 4+ 4KiB hypercube)\n"));
   // 8 nodes: 7 messages pairwise and direct, 3 for the hypercube (each 4 blocks of 256 B).
   EXPECT_THAT(run.output, HasSubstr("  pairwise                7      7        1792\n"));
   EXPECT_THAT(run.output, HasSubstr("  hypercube               3      3        3072  <- chosen\n"));
   EXPECT_THAT(run.output, HasSubstr("  direct                  7      1        1792\n"));
-  // The sweep crosses the row's edge between M = 256 (block 1 KiB) and M = 1024.
-  EXPECT_THAT(run.output, HasSubstr("  256         1024          hypercube  row 1\n"));
-  EXPECT_THAT(run.output, HasSubstr("  1024        4096          pairwise   no row\n"));
+  // The sweep crosses the row's edge between M = 1024 (block 4 KiB) and M = 4096.
+  EXPECT_THAT(run.output, HasSubstr("  1024        4096          hypercube  row 1\n"));
+  EXPECT_THAT(run.output, HasSubstr("  4096        16384         pairwise   no row\n"));
 
   const std::string table = ::testing::TempDir() + "/explain.table";
   std::ofstream(table) << "# nodes max-block leader\n2-4 4KiB hypercube\n2+ any direct\n";

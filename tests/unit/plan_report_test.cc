@@ -126,7 +126,7 @@ TEST(PlanReport, ZeroBytesIsOneEmptyRound) {
 
 // With the daemons' buffers an eager call of 8 nodes x 1 rank at 64 bytes runs the hypercube of
 // the built-in table: 3 messages a node, 12 blocks sent (1+1+2+1+2+2+3 bits over distances 1-7);
-// at 3 nodes, or with no table row, pairwise's 7.
+// with no table row, pairwise's 7.
 TEST(PlanReport, LeaderChoiceFollowsTheTable) {
   PlanRequest req;
   req.ppn = std::vector<uint32_t>(8, 1);

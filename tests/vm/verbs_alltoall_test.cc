@@ -359,8 +359,11 @@ TEST(VerbsCluster, LargePutsStripedOverBothRails) {
     EXPECT_EQ(t.striped_puts() - before[i].striped_puts(), 4u) << cluster.name(i) << "\n" << t.DebugString();
     const uint64_t r0 = t.rail_put_bytes(0) - before[i].rail_put_bytes(0);
     const uint64_t r1 = t.rail_put_bytes(1) - before[i].rail_put_bytes(1);
-    EXPECT_EQ(r0 + r1, 4u * 4194304u) << cluster.name(i);
-    EXPECT_EQ(r0, r1) << cluster.name(i) << ": a 4 MiB put cuts into two equal page-aligned stripes";
+    // Each call is one eager round (a slot holds a block as large as its share of the SRB
+    // half): its put is the 64-byte header and the 4 MiB block, cut at a page boundary.
+    EXPECT_EQ(r0 + r1, 4u * (4194304u + 64u)) << cluster.name(i);
+    EXPECT_LE(r0 > r1 ? r0 - r1 : r1 - r0, 4u * 4096u)
+        << cluster.name(i) << ": a put cuts into page-aligned stripes equal but for a page";
   }
   // Packets include the other direction's acknowledgements and a few keepalives: about half each.
   ASSERT_GT(d0 + d1, 0u);

@@ -118,9 +118,10 @@ const RemoteAlltoall::EagerPlan::Arrivals& RemoteAlltoall::ArrivalsFor(EagerPlan
   EagerPlan::Arrivals& a = plan.by_leader[static_cast<size_t>(leader)];
   if (a.planned) return a;
   const uint64_t m = plan.call.bytes_per_rank;
-  a.deliveries = PlanEagerRoundDeliveries(*shape_, node_, layout_, m, leader);
   a.copy_out.clear();
-  for (const Delivery& d : a.deliveries) a.copy_out.push_back(PlanCopyOutDelivery(*shape_, node_, local_, OneRound(m), 0, d));
+  for (const Delivery& d : PlanEagerRoundDeliveries(*shape_, node_, layout_, m, leader)) {
+    a.copy_out.push_back(PlanCopyOutDelivery(*shape_, node_, local_, OneRound(m), 0, d));
+  }
   a.planned = true;
   return a;
 }

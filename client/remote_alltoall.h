@@ -54,7 +54,6 @@ class RemoteAlltoall {
     // first block lands; each is planned when first needed.
     struct Arrivals {
       bool planned = false;
-      std::vector<Delivery> deliveries;
       std::vector<std::vector<CopySpan>> copy_out;  // per delivery, parity 0
     };
     std::array<Arrivals, 3> by_leader;

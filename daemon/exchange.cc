@@ -121,10 +121,9 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   eager_ = local_ok && (vector_ ? !too_large_ : FitsEager(shape_, layout_, bytes_per_rank));
   leader_ = vector_ || !local_ok ? Leader::kPairwise
                                 : RoundLeader(shape_, algo_, layout_, leaders_, bytes_per_rank, eager_);
-  hypercube_ = leader_ == Leader::kHypercube;
   if (eager_ && vector_) {
     // PlanVectorRound aimed puts_ and deliveries_.
-  } else if (hypercube_) {
+  } else if (hypercube()) {
     PlanHypercubeRound();
   } else if (eager_) {
     if (eager_plan_.bytes_per_rank != bytes_per_rank) {
@@ -173,7 +172,7 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   }
   put_posted_.assign(puts_->size(), false);
   arrived_.assign(deliveries_->size(), false);
-  if (hypercube_) {
+  if (hypercube()) {
     inbox_landed_.assign(puts_->size(), false);
     inboxes_landed_ = inbox_prefix_ = 0;
     const uint32_t early = std::exchange(early_inboxes_[round & 1], 0);
@@ -238,7 +237,7 @@ void Exchange::PlanVectorRound() {
 void Exchange::EndRound() {
   after_announced_ = !eager_ && announced_ok_;
   // Complete as a hypercube means every inbox landed, or every node's M was heard.
-  after_hypercube_ = hypercube_;
+  after_hypercube_ = hypercube();
   // Pairwise eager puts of this parity seen from now on belong to the round after next.
   pairwise_eager_seen_[round_ & 1] = false;
   active_ = false;
@@ -293,7 +292,7 @@ void Exchange::OnArrived(uint32_t from, uint32_t delivery) {
     // A node running this round pairwise while this one runs it as a hypercube: its M cannot
     // be this node's, and its header may be unreadable under hypercube inboxes.
     pairwise_eager_seen_[parity] = true;
-    if (active_ && hypercube_ && (round_ & 1) == parity) ReactToMixedSigns();
+    if (active_ && hypercube() && (round_ & 1) == parity) ReactToMixedSigns();
     EagerHeader h;
     std::memcpy(&h, segment_->srb() + EagerSlotOffset(layout_, node_, from, parity), sizeof(h));
     if (h.magic != kEagerHeaderMagic || (h.round & 1) != parity || h.source_node != from) return;
@@ -329,7 +328,7 @@ void Exchange::OnHypercubeArrived(uint32_t from, uint32_t parity) {
   if (distance == 0 || (distance & (distance - 1)) != 0) return;  // no step of the hypercube comes from there
   const uint32_t k = static_cast<uint32_t>(__builtin_ctz(distance));
   if (k >= BruckRounds(n)) return;
-  if (active_ && hypercube_ && (round_ & 1) == parity) {
+  if (active_ && hypercube() && (round_ & 1) == parity) {
     ReadInbox(k);
     return;
   }
@@ -376,9 +375,9 @@ void Exchange::ReactToMixedSigns() {
     asked |= h.round == round_ && h.known && h.mixed;
     other_m |= MixedSign(n);
   }
-  if (hypercube_ && other_m) hypercube_halted_ = true;  // the round fails whatever else comes
+  if (hypercube() && other_m) hypercube_halted_ = true;  // the round fails whatever else comes
   if (ready_sent_) return;
-  if (hypercube_ && (asked || other_m || pairwise_eager_seen_[round_ & 1])) {
+  if (hypercube() && (asked || other_m || pairwise_eager_seen_[round_ & 1])) {
     SendReady(false, false, ExchangeMessage::kReadyMixed);
   } else if (asked) {
     // Not a hypercube here: this node's M, once, so that the nodes that run one learn it.
@@ -631,9 +630,9 @@ bool Exchange::Progress(uint32_t consumed_by_all) {
   if (!active_) return false;
   if (eager_) {
     const uint32_t before = delivered_;
-    bool changed = hypercube_ ? PostHypercube() : PostEager();
+    bool changed = hypercube() ? PostHypercube() : PostEager();
     changed = PostVectorTables() || changed;
-    if (hypercube_) {
+    if (hypercube()) {
       PublishHypercube();
     } else {
       PublishEager();
@@ -657,7 +656,7 @@ bool Exchange::Progress(uint32_t consumed_by_all) {
 
 bool Exchange::complete() const {
   if (!active_) return false;
-  if (hypercube_) {
+  if (hypercube()) {
     // Its messages read inboxes the round after next overwrites: over once they have left.
     if (in_flight_[round_ & 1] != 0) return false;
     return (posted_ == puts_->size() && inboxes_landed_ == inbox_landed_.size()) || (agreed_ && error_);
@@ -683,7 +682,7 @@ void Exchange::PeerTimes(uint64_t* latest_begun_ns, uint64_t* mean_trip_ns) cons
 }
 
 std::string Exchange::Waiting() const {
-  if (hypercube_ && !ready_sent_) {
+  if (hypercube() && !ready_sent_) {
     // A hypercube node hears only from the nodes 2^k behind it.
     std::string missing;
     for (uint32_t k = 0; k < inbox_landed_.size(); ++k) {

@@ -265,8 +265,8 @@ class Exchange {
   std::optional<std::string> error_;
 
   Leader leader_ = Leader::kPairwise;  // of the round under way
+  bool hypercube() const { return leader_ == Leader::kHypercube; }
   // Hypercube rounds.
-  bool hypercube_ = false;
   bool ready_sent_ = false;        // this node told every node its M this round
   bool hypercube_halted_ = false;  // a node runs another M: no more messages this round
   std::array<bool, 2> pairwise_eager_seen_{};  // by parity: a pairwise eager put landed

@@ -448,15 +448,18 @@ void Exchange::CheckAgreement() {
   }
   if (error_) return;
   std::string message = "ranks disagree on the bytes per rank of this alltoall:";
+  std::string separator = " ";  // before the next part: the first follows the colon
   if (by_bytes.size() > 1) {
     for (const auto& [bytes, nodes] : by_bytes) {
-      message += " " + std::to_string(bytes) + " on node" + (nodes.size() > 1 ? "s " : " ");
+      message += separator + std::to_string(bytes) + " on node" + (nodes.size() > 1 ? "s " : " ");
       for (size_t i = 0; i < nodes.size(); ++i) message += (i ? "," : "") + node_names_[nodes[i]];
-      message += ";";
+      separator = "; ";
     }
-    message.pop_back();
   }
-  for (uint32_t n : split) message += "; node " + node_names_[n] + "'s own ranks disagree";
+  for (uint32_t n : split) {
+    message += separator + "node " + node_names_[n] + "'s own ranks disagree";
+    separator = "; ";
+  }
   error_ = message;
 }
 

@@ -337,7 +337,7 @@ TEST(IalltoallvAcrossNodes, ARankPostingAnAlltoallWhereTheOthersPostAnAlltoallvF
   // blocking path's texts).
   for (uint32_t r = 0; r < job.size(); ++r) {
     const std::string text = placement[r] == 0 ? "rank 0 called alltoallv while rank 3 called alltoall\n"
-                                               : "ranks disagree on the bytes per rank of this alltoall:; node " +
+                                               : "ranks disagree on the bytes per rank of this alltoall: node " +
                                                      cluster.name(0) + "'s own ranks disagree\n";
     EXPECT_NE(job.rank(r).Output().find("call 0: code=6 (size mismatch) " + text), std::string::npos)
         << job.rank(r).Output();

@@ -25,12 +25,6 @@ uint64_t DirectBytes(const std::vector<uint32_t>& ppn, uint64_t m, uint32_t node
   return m * ppn[node] * (ranks - ppn[node]);
 }
 
-uint64_t HypercubeBytes(const GroupShape& shape, uint64_t m, uint32_t node) {
-  uint64_t bytes = 0;
-  for (uint32_t k = 0; k < BruckRounds(shape.nodes()); ++k) bytes += PlanBruckMessage(shape, m, node, k).bytes;
-  return bytes;
-}
-
 std::string RuleText(const LeaderTable& table, int row) {
   if (row < 0) return "no row matches: pairwise";
   return "row " + std::to_string(row + 1) + ": " + FormatLeaderRule(table.rules[row]);
@@ -66,7 +60,7 @@ Result<LeaderExplanation> ExplainLeader(const LeaderTable& table, const std::vec
   uint64_t direct = 0, hypercube = 0;
   for (uint32_t n = 0; n < (even ? 1u : shape.nodes()); ++n) {
     direct = std::max(direct, DirectBytes(ppn, bytes_per_rank, n));
-    hypercube = std::max(hypercube, HypercubeBytes(shape, bytes_per_rank, n));
+    hypercube = std::max(hypercube, BruckBytesSent(shape, bytes_per_rank, n));
   }
   const uint64_t rounds = BruckRounds(shape.nodes());
   e.costs = {LeaderCost{Leader::kPairwise, others, others, direct}, LeaderCost{Leader::kHypercube, rounds, rounds, hypercube},

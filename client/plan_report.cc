@@ -151,7 +151,7 @@ NodePlan HypercubeNode(const GroupShape& shape, uint32_t n, uint64_t m, uint64_t
   p.connections = shape.nodes() - 1;
   p.rounds = 1;
   p.sends = BruckRounds(shape.nodes());
-  for (uint32_t k = 0; k < p.sends; ++k) p.bytes_on_wire += PlanBruckMessage(shape, m, n, k).bytes;
+  p.bytes_on_wire = BruckBytesSent(shape, m, n);
   p.ssb_bytes = SsbRoundBytes(shape, n, m);
   p.srb_bytes = 2 * SrbHalfBytes(srb_plan);
   return p;

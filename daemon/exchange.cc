@@ -340,7 +340,7 @@ void Exchange::OnHypercubeArrived(uint32_t from, uint32_t parity) {
 bool Exchange::ReadInbox(uint32_t k) {
   if (inbox_landed_[k]) return false;
   const uint32_t n = shape_.nodes();
-  const uint32_t from = (node_ + n - (1u << k) % n) % n;
+  const uint32_t from = BruckSenderTo(n, node_, k);
   const uint64_t at = (round_ & 1) * layout_.srb_half + k * BruckInboxStride(n, layout_.srb_half);
   EagerHeader h;
   std::memcpy(&h, segment_->srb() + at, sizeof(h));
@@ -690,7 +690,7 @@ std::string Exchange::Waiting() const {
     std::string missing;
     for (uint32_t k = 0; k < inbox_landed_.size(); ++k) {
       if (inbox_landed_[k]) continue;
-      const uint32_t from = (node_ + shape_.nodes() - (1u << k) % shape_.nodes()) % shape_.nodes();
+      const uint32_t from = BruckSenderTo(shape_.nodes(), node_, k);
       missing += (missing.empty() ? "" : ",") + node_names_[from] + " (step " + std::to_string(k) + ")";
     }
     if (!missing.empty()) return "hypercube messages from node(s) " + missing;

@@ -28,8 +28,7 @@ std::vector<BruckMessage> ReceivedMessages(const GroupShape& shape, uint64_t byt
                                            uint32_t rounds) {
   std::vector<BruckMessage> received;
   for (uint32_t k = 0; k < rounds; ++k) {
-    received.push_back(
-        PlanBruckMessage(shape, bytes_per_rank, Wrap(int64_t{node} - (int64_t{1} << k), shape.nodes()), k));
+    received.push_back(PlanBruckMessage(shape, bytes_per_rank, BruckSenderTo(shape.nodes(), node, k), k));
   }
   return received;
 }
@@ -48,6 +47,16 @@ BruckInboxes InboxesFor(const std::vector<BruckMessage>& received, uint64_t stri
 }  // namespace
 
 uint32_t BruckRounds(uint32_t nodes) { return nodes <= 1 ? 0 : HighestBit(nodes - 1) + 1; }
+
+uint32_t BruckSenderTo(uint32_t nodes, uint32_t node, uint32_t round) {
+  return Wrap(int64_t{node} - (int64_t{1} << round), nodes);
+}
+
+uint64_t BruckBytesSent(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node) {
+  uint64_t bytes = 0;
+  for (uint32_t k = 0; k < BruckRounds(shape.nodes()); ++k) bytes += PlanBruckMessage(shape, bytes_per_rank, node, k).bytes;
+  return bytes;
+}
 
 uint64_t BruckInboxStride(uint32_t nodes, uint64_t area_bytes) {
   const uint32_t rounds = BruckRounds(nodes);

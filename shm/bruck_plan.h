@@ -61,8 +61,11 @@ struct BruckMessage {
   uint64_t bytes = 0;  // sum of the blocks
 };
 
+// The node whose round-`round` message lands in `node`'s inbox of that round: node - 2^round.
+uint32_t BruckSenderTo(uint32_t nodes, uint32_t node, uint32_t round);
+
 // The message node `sender` sends in `round` (< BruckRounds), for a call of M bytes per rank.
-// The message a node receives in round k is the one node - 2^k sends.
+// The message a node receives in round k is the one BruckSenderTo sends.
 BruckMessage PlanBruckMessage(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t sender, uint32_t round);
 
 constexpr uint64_t kBruckHeaderBytes = 64;
@@ -107,6 +110,10 @@ struct BruckArrival {
 };
 std::vector<BruckArrival> PlanBruckArrivals(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node,
                                            uint64_t area_bytes);
+
+// The payload bytes node `node` sends in a call, over all its rounds' messages (forwarded
+// blocks counted at every hop).
+uint64_t BruckBytesSent(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node);
 
 // The arrivals as the ranks copy them out: in the order of the rounds that bring them (so the
 // daemon publishes them as a prefix while inboxes land), step = that round.

@@ -3,7 +3,7 @@
 # tools included; targets tagged no-asan, which run uninstrumented programs or, like the soak,
 # are worth their minutes once, only in the first).
 # Then fuzzes each libFuzzer target briefly (tests/fuzz/fuzz.sh: clang, an output base of its
-# own; OHIO_FUZZ_SECONDS per target, default 30, two at once; 0 leaves it out).
+# own; OHIO_FUZZ_SECONDS per target, default 20, two at once; 0 leaves it out).
 # Prints last "N passed, N failed" over all runs; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +35,7 @@ asan_targets=$(bazel query 'tests(//...) except attr(tags, "no-asan", tests(//..
 run default "$targets"
 run asan "$asan_targets" --config=asan
 
-fuzz_seconds=${OHIO_FUZZ_SECONDS:-30}
+fuzz_seconds=${OHIO_FUZZ_SECONDS:-20}
 if [ "$fuzz_seconds" != 0 ]; then
   fuzz_log=$(mktemp)
   bash tests/fuzz/fuzz.sh --seconds "$fuzz_seconds" 2>&1 | tee "$fuzz_log"

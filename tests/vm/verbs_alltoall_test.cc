@@ -1,7 +1,7 @@
 // Alltoall over the verbs transport on a real RDMA stack: runs inside the Soft-RoCE guest
 // (tests/vm), where K real ohiods share the guest's rxe devices as K nodes, each using every
 // active port as a rail. Real rank processes check every received byte. Shown here: every
-// algorithm for 2 and 4 daemons with 1-4 ranks per node from 1 B to 4 MiB, 500 back-to-back
+// algorithm for 2 and 4 daemons with 1-3 ranks per node from 1 B to 4 MiB, 200 back-to-back
 // calls, exactly N-1 RC queue pairs per rail per daemon (by the daemon and by the kernel), the
 // first collective of a group on bounce buffers before its registration and the later ones on
 // registered memory, and a peer daemon killed mid-collective then back; with auth = munge (a
@@ -216,9 +216,11 @@ TEST_P(VerbsAlltoall, VerifiedForEveryAlgorithm) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, VerbsAlltoall,
-                         ::testing::Values(Shape{2, 1}, Shape{2, 2}, Shape{2, 3}, Shape{2, 4}, Shape{4, 1}, Shape{4, 2},
-                                           Shape{4, 4}),
+// The guest emulates its CPUs (TCG), so every shape costs 7-40 s of the CI's time. The host's
+// TCP tests run every shape (tests/integration); here the shapes that matter to the verbs path:
+// one rank per node, uneven ranks per node, and more than two nodes (4 nodes x 1 is also in
+// UpTo4MiBStagedAndChunked, 2 x 2 there and in the striping test).
+INSTANTIATE_TEST_SUITE_P(Shapes, VerbsAlltoall, ::testing::Values(Shape{2, 1}, Shape{2, 3}, Shape{4, 2}),
                          [](const auto& info) {
                            return std::to_string(std::get<0>(info.param)) + "nodes_" +
                                   std::to_string(std::get<1>(info.param)) + "ppn";
@@ -266,7 +268,7 @@ TEST(VerbsAlltoallShapes, UpTo4MiBStagedAndChunked) {
 
 // Also: `transport = auto` takes verbs when the node has active RDMA ports, and says so; and
 // with auth = munge every peer call (ConnectQueuePairs among them) passes with its credential.
-TEST(VerbsAlltoallShapes, FiveHundredBackToBack) {
+TEST(VerbsAlltoallShapes, TwoHundredBackToBack) {
   TempDir dir;
   Munged munged(dir, "cluster");
   ASSERT_TRUE(munged.Start()) << munged.Log();
@@ -280,11 +282,11 @@ TEST(VerbsAlltoallShapes, FiveHundredBackToBack) {
   }
   for (const char* algo : {"v1", "v3"}) {
     RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(4, 2),
-                std::string("verbs-500-") + algo, {"--bytes", "24", "--iterations", "500", "--algorithm", algo});
-    ExpectAllOk(job, std::string("500 back to back, ") + algo, cluster);
+                std::string("verbs-200-") + algo, {"--bytes", "24", "--iterations", "200", "--algorithm", algo});
+    ExpectAllOk(job, std::string("200 back to back, ") + algo, cluster);
   }
   for (uint32_t i = 0; i < 4; ++i) {
-    EXPECT_GE(Status(cluster, i).collectives_served(), 1000u) << cluster.name(i);
+    EXPECT_GE(Status(cluster, i).collectives_served(), 400u) << cluster.name(i);
     const admin::CountersReply counters = QueryCounters(cluster.node(i).admin_socket());
     EXPECT_EQ(counters.auth(), "munge");
     uint64_t refused = 0;

@@ -149,7 +149,7 @@ else
 fi
 
 # The emulated nodes share this host's CPUs: each counts its share as its own.
-NODE_CPUS=$(awk -v c="$(nproc)" -v k="$NODES" 'BEGIN { printf "%.4g", c / k }')
+NODE_CPUS=$(node_cpus "$NODES")
 
 PEERS=()
 for ((i = 0; i < NODES; i++)); do PEERS+=(--peer "node$i=$(HOST_OF $i):$(PEER_PORT_OF $i)"); done

@@ -20,6 +20,10 @@
 #          [--iterations N (timed calls per size, 40)] [--run-timeout S (per mpirun, 90)] [--mpich-yield]
 #          [--out DIR (/tmp/ohio-bench/mpi-compare-KxP, or -single-host)]
 #          [--collective alltoall|alltoallv (alltoall; alltoallv: MPI_Alltoallv of the same bytes)]
+#          [--mpi LIST (openmpi,mpich)] [--leaders LIST (none: each daemon's leader table)]
+# --mpi: the MPI libraries to run, each alone and with ohio.
+# --leaders pairwise,hypercube,direct: one ohio variant per leader algorithm instead of one
+#   ("ompi+hypercube" ...), each forced for its job with OHIO_LEADER; "ohio" is the table's choice.
 # As root. Ratio columns: latency with ohio / without (above 1: ohio is slower).
 # MPICH 4.0.2 never yields its core while it waits, so with more ranks than cores (here: 2
 # cores) its calls take milliseconds. --mpich-yield preloads, into both MPICH variants, a tiny
@@ -43,6 +47,8 @@ RUN_TIMEOUT=90
 MPICH_YIELD=0
 OUT=
 COLLECTIVE=alltoall
+MPIS=openmpi,mpich
+LEADERS=
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES=$2; shift 2 ;;
@@ -55,7 +61,9 @@ while [ $# -gt 0 ]; do
     --run-timeout) RUN_TIMEOUT=$2; shift 2 ;;
     --mpich-yield) MPICH_YIELD=1; shift ;;
     --collective) COLLECTIVE=$2; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --mpi) MPIS=$2; shift 2 ;;
+    --leaders) LEADERS=$2; shift 2 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "mpi-compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -79,6 +87,29 @@ case "$COLLECTIVE" in
   alltoallv) FUNC=MPI_Alltoallv ;;
   *) echo "mpi-compare.sh: --collective alltoall or alltoallv" >&2; exit 2 ;;
 esac
+# The variants: each library alone ("ompi", "mpich"), then with ohio, once per leader asked for
+# ("ompi+hypercube") or once with the daemons' own choice ("ompi+ohio").
+VARIANTS=()
+BASELINES=
+IFS=, read -r -a mpi_list <<< "$MPIS"
+IFS=, read -r -a leader_list <<< "${LEADERS:-ohio}"
+for m in "${mpi_list[@]}"; do
+  case "$m" in
+    openmpi) lib=ompi ;;
+    mpich) lib=mpich ;;
+    *) echo "mpi-compare.sh: --mpi takes openmpi and/or mpich, got '$m'" >&2; exit 2 ;;
+  esac
+  VARIANTS+=("$lib")
+  for l in "${leader_list[@]}"; do
+    case "$l" in
+      ohio|pairwise|hypercube|direct) ;;
+      *) echo "mpi-compare.sh: --leaders takes pairwise, hypercube, direct (or ohio), got '$l'" >&2; exit 2 ;;
+    esac
+    VARIANTS+=("$lib+$l")
+    BASELINES+="${BASELINES:+ }$lib+$l=$lib"
+  done
+done
+if [ ${#VARIANTS[@]} = 0 ]; then echo "mpi-compare.sh: --mpi names no library" >&2; exit 2; fi
 if [ "$(id -u)" != 0 ]; then echo "mpi-compare.sh: needs root (network namespaces)" >&2; exit 2; fi
 RANKS=$(( NODES * PPN ))
 if [ -z "$OUT" ]; then
@@ -86,7 +117,7 @@ if [ -z "$OUT" ]; then
 fi
 
 bash deploy/install-deps.sh
-TARGETS=(//daemon:ohiod //client:libohio_mpi_openmpi.so //client:libohio_mpi_mpich.so //tests/bench:all)
+TARGETS=(//daemon:ohiod //client:ohioctl //client:libohio_mpi_openmpi.so //client:libohio_mpi_mpich.so //tests/bench:all)
 # Others may be editing the tree: a failed build is retried a few times before giving up.
 for attempt in 1 2 3 4; do
   if bazel build --curses=no "${TARGETS[@]}"; then break; fi
@@ -144,7 +175,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # Private copies, so that a rebuild while this runs cannot swap the binaries under it.
-cp "$BAZEL_BIN/daemon/ohiod" "$BAZEL_BIN/client/libohio_mpi_openmpi.so" "$BAZEL_BIN/client/libohio_mpi_mpich.so" \
+cp "$BAZEL_BIN/daemon/ohiod" "$BAZEL_BIN/client/ohioctl" "$BAZEL_BIN/client/libohio_mpi_openmpi.so" "$BAZEL_BIN/client/libohio_mpi_mpich.so" \
    "$BAZEL_BIN/tests/bench/mpi_alltoall_bench_openmpi" "$BAZEL_BIN/tests/bench/mpi_alltoall_bench_mpich" "$DIR/"
 cp deploy/lib/netns-ssh.sh "$DIR/netns-ssh.sh"
 MPICH_PRELOAD=
@@ -178,8 +209,9 @@ if [ "$SINGLE" = 1 ]; then TOPO="single host, $PPN ranks"; else TOPO="$NODES nod
 if [ "$MPICH_YIELD" = 1 ]; then TOPO="$TOPO, MPICH with the yield library"; fi
 echo "mpi-compare: $TOPO ($RANKS ranks), 1 .. $MAX_BYTES bytes per rank, $ITERATIONS timed calls per size, $REPEATS runs, in $DIR"
 start_munged "$DIR"
+# Each emulated node counts its share of this host's CPUs, as in deploy/local-cluster.sh.
 for ((i = 0; i < NODES; i++)); do
-  start_ohiod $i "$DIR" "$(node_ip $i)" 7470 7471 "$(ns_name $i)" "${PEERS[@]}"
+  start_ohiod $i "$DIR" "$(node_ip $i)" 7470 7471 "$(ns_name $i)" "${PEERS[@]}" --cpus "$(node_cpus "$NODES")"
 done
 for ((i = 0; i < NODES; i++)); do wait_ohiod_up $i "$DIR" "${DAEMON_PIDS[$i]}"; done
 
@@ -195,8 +227,11 @@ for ((i = 0; i < NODES; i++)); do
   HYDRA_HOSTS+="${HYDRA_HOSTS:+,}$(node_ip $i):$PPN"
 done
 # Every run, with or without ohio, counts the daemons' CPU time: they are processes of the run.
-BENCH_ARGS=(1 "$MAX_BYTES" "$ITERATIONS" "$(IFS=,; echo "${DAEMON_PIDS[*]}")" "$COLLECTIVE")
-VARIANTS=(ompi ompi+ohio mpich mpich+ohio)
+# and the data frames their transports sent (ohioctl counters) give the daemon frames per call.
+ADMIN_SOCKETS=()
+for ((i = 0; i < NODES; i++)); do ADMIN_SOCKETS+=("$DIR/node$i.admin.sock"); done
+BENCH_ARGS=(1 "$MAX_BYTES" "$ITERATIONS" "$(IFS=,; echo "${DAEMON_PIDS[*]}")" "$COLLECTIVE"
+            "$DIR/ohioctl" "$(IFS=,; echo "${ADMIN_SOCKETS[*]}")")
 # shellcheck disable=SC2054  # commas inside MCA values, not between array elements
 mpi_command() {  # fills CMD for variant $1
   local v=$1
@@ -212,8 +247,9 @@ mpi_command() {  # fills CMD for variant $1
               --mca oob_tcp_if_include 10.77.0.0/24 --mca btl_tcp_if_include 10.77.0.0/24
               --mca btl tcp,vader,self --mca mpi_yield_when_idle 1)
       fi
-      if [ "$v" = ompi+ohio ]; then
+      if [[ "$v" == ompi+* ]]; then
         CMD+=(-x "LD_PRELOAD=$DIR/libohio_mpi_openmpi.so" -x OHIO_STATS=1)
+        if [ "${v#*+}" != ohio ]; then CMD+=(-x "OHIO_LEADER=${v#*+}"); fi
         if [ "$SINGLE" = 1 ]; then CMD+=(-x "OHIO_SOCKET=$DIR/node0.sock"); fi
       fi
       CMD+=("$DIR/mpi_alltoall_bench_openmpi")
@@ -227,8 +263,9 @@ mpi_command() {  # fills CMD for variant $1
               -genv UCX_NET_DEVICES veth0)
       fi
       CMD+=(-np "$RANKS")
-      if [ "$v" = mpich+ohio ]; then
+      if [[ "$v" == mpich+* ]]; then
         CMD+=(-genv LD_PRELOAD "$DIR/libohio_mpi_mpich.so${MPICH_PRELOAD:+:$MPICH_PRELOAD}" -genv OHIO_STATS 1)
+        if [ "${v#*+}" != ohio ]; then CMD+=(-genv OHIO_LEADER "${v#*+}"); fi
         if [ "$SINGLE" = 1 ]; then CMD+=(-genv OHIO_SOCKET "$DIR/node0.sock"); fi
       fi
       if [ "$v" = mpich ] && [ -n "$MPICH_PRELOAD" ]; then CMD+=(-genv LD_PRELOAD "$MPICH_PRELOAD"); fi
@@ -346,7 +383,7 @@ for ((r = 0; r < REPEATS; r++)); do
     for ((i = 0; i < NODES; i++)); do g0[i]=$(group_lines $i); s0[i]=$(veth_sent $i); done
     t0=$SECONDS
     want_stats=0
-    [[ "$v" == *+ohio ]] && want_stats=1
+    [[ "$v" == *+* ]] && want_stats=1
     run_watched "$tag" $want_stats
     rc=$RC
     reap_namespaces
@@ -365,7 +402,7 @@ for ((r = 0; r < REPEATS; r++)); do
       FAILED=1
       mv "$DIR/runs/$tag.out" "$DIR/runs/$tag.failed"
       tail -5 "$DIR/runs/$tag.err" | sed 's/^/    /' >&2
-    elif [[ "$v" == *+ohio ]]; then
+    elif [[ "$v" == *+* ]]; then
       read -r served fell < <(sed -nE "s/^ohio: ([0-9]+) $FUNC calls served by ohiod, ([0-9]+) fell through.*/\1 \2/p" \
                                "$DIR/runs/$tag.err" | head -1) || true
       groups_ok=1
@@ -385,10 +422,11 @@ for ((r = 0; r < REPEATS; r++)); do
     printf '  [%d/%d] %-11s %3d s  %s\n' $(( r + 1 )) "$REPEATS" "$v" $(( SECONDS - t0 )) "$note"
   done
 done
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); $(( SECONDS - START )) s for the $(( REPEATS * 4 )) runs; $HANGS of them hung in MPI_Finalize after their last result"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); $(( SECONDS - START )) s for the $(( REPEATS * ${#VARIANTS[@]} )) runs; $HANGS of them hung in MPI_Finalize after their last result"
 
 # Every successful run as CSV (the program's columns: bytes avg_us cpu_us_per_call
-# ctx_switches_per_call frames_per_call_per_node), then the medians over the runs.
+# ctx_switches_per_call frames_per_call_per_node daemon_frames_per_call_per_node), then the
+# medians over the runs.
 for f in "$DIR"/runs/*.out; do
   [ -e "$f" ] || continue
   tag=$(basename "$f" .out)
@@ -396,7 +434,8 @@ for f in "$DIR"/runs/*.out; do
       sub(/_/, "+", v)
       print "method,bytes,calls,latency_us,ratio,cpu_us_per_call,ctx_switches_per_call,frames_per_call_per_node,daemon_frames_per_call_per_node"
     }
-    /^[0-9]+ [0-9.]+( |$)/ { printf "%s,%s,%s,%s,-,%s,%s,%s,-\n", v, $1, calls, $2, ($3 == "" ? "-" : $3), ($4 == "" ? "-" : $4), ($5 == "" ? "-" : $5) }' \
+    function col(i) { return ($i == "" ? "-" : $i) }
+    /^[0-9]+ [0-9.]+( |$)/ { printf "%s,%s,%s,%s,-,%s,%s,%s,%s\n", v, $1, calls, $2, col(3), col(4), col(5), col(6) }' \
     "$f" > "$OUT/runs/$tag.csv"
 done
 echo
@@ -404,7 +443,8 @@ echo "### $TOPO: $FUNC, median of $REPEATS runs (each run: latency = the slowest
 echo
 echo "CPU time and context switches: every rank and every ohiod (in every variant), in the timed"
 echo "window; frames: packets each node's veth0 sent in it (with launcher traffic; one host: no"
-echo "traffic crosses it); daemon frames: not counted by this script. Ratio: with ohio / without."
+echo "traffic crosses it); daemon frames: data frames the ohiods' transports sent (ohioctl counters),"
+echo "per node. Ratio: with ohio / without."
 echo
 CSVS=()
 for v in "${VARIANTS[@]}"; do   # in this order, which bench_median keeps
@@ -412,7 +452,7 @@ for v in "${VARIANTS[@]}"; do   # in this order, which bench_median keeps
 done
 PLOT=
 if [ ${#CSVS[@]} -gt 0 ]; then
-  bench_median "$OUT/$COLLECTIVE.csv" "ompi+ohio=ompi mpich+ohio=mpich" "${CSVS[@]}"
+  bench_median "$OUT/$COLLECTIVE.csv" "$BASELINES" "${CSVS[@]}"
   bench_print "$OUT/$COLLECTIVE.csv"
   if bench_plot "$OUT/$COLLECTIVE.csv" "$OUT/$COLLECTIVE.png" "$FUNC latency, $TOPO, median of $REPEATS runs"; then
     PLOT=$OUT/$COLLECTIVE.png
@@ -421,7 +461,8 @@ fi
 runs_done() { ls "$DIR/runs/${1/+/_}".*.out 2>/dev/null | wc -l; }
 echo
 echo "Successful runs: $(for v in "${VARIANTS[@]}"; do printf '%s %s/%s  ' "$v" "$(runs_done "$v")" "$REPEATS"; done)"
-echo "ohio served (OHIO_STATS=1): ompi+ohio $(cat "$DIR"/runs/ompi_ohio.*.served 2>/dev/null | tr '\n' ' ')| mpich+ohio $(cat "$DIR"/runs/mpich_ohio.*.served 2>/dev/null | tr '\n' ' ')calls per run (all $EXPECT_SERVED expected), 0 fell through"
+echo "ohio served (OHIO_STATS=1): $(for v in "${VARIANTS[@]}"; do [[ "$v" == *+* ]] || continue
+  printf '%s %s| ' "$v" "$(cat "$DIR"/runs/"${v/+/_}".*.served 2>/dev/null | tr '\n' ' ')"; done)calls per run (all $EXPECT_SERVED expected), 0 fell through"
 
 echo
 echo "### $TOPO: established TCP connections per host (largest count while the runs ran)"

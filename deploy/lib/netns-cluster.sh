@@ -104,6 +104,12 @@ start_munged() {
   echo "  munged pid $MUNGED_PID at $MUNGE_SOCKET (a key of this run's own)"
 }
 
+# node_cpus K: the CPUs each of K emulated nodes counts as its own (its share of this host's):
+# beyond 8 processes per CPU neither daemons nor ranks spin (docs/OPERATIONS.md, "Spinning").
+node_cpus() {
+  awk -v c="$(nproc)" -v k="$1" 'BEGIN { printf "%.4g", c / k }'
+}
+
 # start_ohiod I DIR HOST PEER_PORT DATA_PORT NETNS|"" [--peer ...]: starts node I's ohiod (name
 # nodeI, sockets DIR/nodeI.sock and DIR/nodeI.admin.sock, log DIR/nodeI.log, peers
 # authenticated by the munged of start_munged, which must run), inside namespace NETNS unless

@@ -2,19 +2,24 @@
  * is the MPI library's own or ohio's (libohio_mpi preloaded).
  *
  * usage: mpi_alltoall_bench [min_bytes] [max_bytes] [iterations] [daemon_pids] [collective]
- *        (1, 1 MiB, auto, none, alltoall)
+ *                           [ohioctl admin_sockets]
+ *        (1, 1 MiB, auto, none, alltoall, none)
  * collective: alltoall, or alltoallv: MPI_Alltoallv moving the same bytes (every count = bytes,
  * blocks in rank order), to set it beside MPI_Alltoall.
  * daemon_pids: the ohiod of every node, comma-separated (one pid namespace: network namespaces
  * do not hide pids); their CPU time counts too, and each one's network namespace tells which
  * veth0 is its node's.
+ * ohioctl admin_sockets: the ohioctl program and every node's ohiod admin socket, comma-separated:
+ * rank 0 reads each daemon's data_frames_sent before and after a size's timed calls.
  *
  * Prints one line per size, after warm-up calls; rank 0 prints:
  *   bytes avg_us cpu_us_per_call ctx_switches_per_call frames_per_call_per_node
+ *   daemon_frames_per_call_per_node
  * avg_us: the slowest rank's average over the timed calls. cpu_us_per_call, ctx_switches_per_call:
  * CPU time (user+system) and context switches of every rank and every daemon in the timed
  * window, summed, per call. frames_per_call_per_node: packets the nodes' veth0 sent in it, per
- * call, averaged over the nodes. "-" where a value could not be read. */
+ * call, averaged over the nodes. daemon_frames_per_call_per_node: data frames the daemons'
+ * transports sent in it, per call, averaged over the nodes. "-" where a value could not be read. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,19 +37,31 @@ static int iterations_for(long bytes, int requested) {
   return 40;
 }
 
-/* The nodes' side of a window, sampled by rank 0: daemons' usage and veth packets, summed. */
+/* Where the daemons' own counters are read: ohioctl and every node's admin socket. */
+typedef struct {
+  const char* ohioctl;
+  char* sockets[kMaxDaemons];
+  int n;
+} admin_sockets;
+
+/* The nodes' side of a window, sampled by rank 0: daemons' usage, veth packets and the daemons'
+ * data frames, summed. */
 typedef struct {
   ohio_bench_usage daemons;
   double tx_packets;
+  double daemon_frames;
 } nodes_sample;
 
-static nodes_sample sample_nodes(const pid_t* pids, int n, int start) {
-  nodes_sample s = {{0, 0}, n > 0 ? 0 : -1};
+static nodes_sample sample_nodes(const pid_t* pids, int n, const admin_sockets* admin, int start) {
+  nodes_sample s = {{0, 0}, n > 0 ? 0 : -1, admin->n > 0 ? 0 : -1};
   for (int i = 0; i < n; ++i) {
     ohio_bench_usage u = start ? ohio_bench_usage_start(pids[i]) : ohio_bench_usage_end(pids[i]);
     ohio_bench_add(&s.daemons.cpu_us, 0, u.cpu_us);
     ohio_bench_add(&s.daemons.ctx_switches, 0, u.ctx_switches);
     ohio_bench_add(&s.tx_packets, 0, ohio_bench_tx_packets(pids[i], "veth0"));
+  }
+  for (int i = 0; i < admin->n; ++i) {
+    ohio_bench_add(&s.daemon_frames, 0, ohio_bench_daemon_frames(admin->ohioctl, admin->sockets[i]));
   }
   return s;
 }
@@ -88,6 +105,12 @@ int main(int argc, char** argv) {
     daemons[ndaemons++] = (pid_t)pid;
     p = *end == ',' ? end + 1 : end;
   }
+  admin_sockets admin = {argc > 7 ? argv[6] : NULL, {NULL}, 0};
+  for (char* p = argc > 7 ? strdup(argv[7]) : NULL; p != NULL && *p != '\0' && admin.n < kMaxDaemons;) {
+    admin.sockets[admin.n++] = p;
+    p = strchr(p, ',');
+    if (p != NULL) *p++ = '\0';
+  }
   const char* collective = argc > 5 ? argv[5] : "alltoall";
   const int vector = strcmp(collective, "alltoallv") == 0;
   if (!vector && strcmp(collective, "alltoall") != 0) {
@@ -104,7 +127,8 @@ int main(int argc, char** argv) {
   memset(send, rank, (size_t)max_bytes * size);
   const pid_t self = getpid();
   if (rank == 0) {
-    printf("# bytes avg_us cpu_us_per_call ctx_switches_per_call frames_per_call_per_node (%d ranks, %d daemons, %s)\n",
+    printf("# bytes avg_us cpu_us_per_call ctx_switches_per_call frames_per_call_per_node daemon_frames_per_call_per_node"
+           " (%d ranks, %d daemons, %s)\n",
            size, ndaemons, vector ? "MPI_Alltoallv" : "MPI_Alltoall");
   }
   for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
@@ -116,8 +140,8 @@ int main(int argc, char** argv) {
     for (int w = 0; w < n / 10 + 2; ++w) exchange(vector, send, recv, (int)bytes, counts, displs);
     /* The daemons' and veths' window spans every rank's: sampled before the barrier that starts
      * the ranks and after the one that sees them all done. */
-    nodes_sample nodes_start = {{0, 0}, -1};
-    if (rank == 0) nodes_start = sample_nodes(daemons, ndaemons, 1);
+    nodes_sample nodes_start = {{0, 0}, -1, -1};
+    if (rank == 0) nodes_start = sample_nodes(daemons, ndaemons, &admin, 1);
     MPI_Barrier(MPI_COMM_WORLD);
     ohio_bench_usage mine_start = ohio_bench_usage_start(self);
     double start = MPI_Wtime();
@@ -125,8 +149,8 @@ int main(int argc, char** argv) {
     double mine = (MPI_Wtime() - start) * 1e6 / n, slowest = 0;
     ohio_bench_usage mine_end = ohio_bench_usage_end(self);
     MPI_Barrier(MPI_COMM_WORLD);
-    nodes_sample nodes_end = {{0, 0}, -1};
-    if (rank == 0) nodes_end = sample_nodes(daemons, ndaemons, 0);
+    nodes_sample nodes_end = {{0, 0}, -1, -1};
+    if (rank == 0) nodes_end = sample_nodes(daemons, ndaemons, &admin, 0);
     double cost[2] = {0, 0}, sum[2] = {0, 0}, least[2] = {0, 0};
     ohio_bench_add(&cost[0], mine_start.cpu_us, mine_end.cpu_us);
     ohio_bench_add(&cost[1], mine_start.ctx_switches, mine_end.ctx_switches);
@@ -134,20 +158,25 @@ int main(int argc, char** argv) {
     MPI_Reduce(cost, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(cost, least, 2, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-      double cpu = least[0] < 0 ? -1 : sum[0], ctx = least[1] < 0 ? -1 : sum[1], frames = -1;
+      double cpu = least[0] < 0 ? -1 : sum[0], ctx = least[1] < 0 ? -1 : sum[1], frames = -1, daemon_frames = -1;
       ohio_bench_add(&cpu, nodes_start.daemons.cpu_us, nodes_end.daemons.cpu_us);
       ohio_bench_add(&ctx, nodes_start.daemons.ctx_switches, nodes_end.daemons.ctx_switches);
       if (nodes_start.tx_packets >= 0 && nodes_end.tx_packets >= 0) {
         frames = (nodes_end.tx_packets - nodes_start.tx_packets) / ndaemons / n;
       }
+      if (nodes_start.daemon_frames >= 0 && nodes_end.daemon_frames >= 0) {
+        daemon_frames = (nodes_end.daemon_frames - nodes_start.daemon_frames) / admin.n / n;
+      }
       printf("%ld %.2f", bytes, slowest);
       print_value(cpu < 0 ? -1 : cpu / n, 1);
       print_value(ctx < 0 ? -1 : ctx / n, 2);
       print_value(frames, 2);
+      print_value(daemon_frames, 2);
       printf("\n");
     }
     fflush(stdout);
   }
+  if (admin.n > 0) free(admin.sockets[0]);  /* the one strdup'd list */
   free(send);
   free(recv);
   free(counts);

@@ -2,16 +2,21 @@
 // loopback, each told its share of the host's CPUs as deploy/local-cluster.sh tells them. Every
 // byte is checked by the ranks; then every node's counters (admin API, what ohioctl shows) must
 // equal what ohio-plan predicts for that node, computed by the same code (client/plan_report.h):
-// data frames and payload bytes each way, and N-1 data connections. Then, with the group still open
-// and no call under way, the daemons must sleep: nothing wakes their engines and they burn (almost)
-// no CPU.
+// data frames and payload bytes each way, and N-1 data connections. At 32 nodes this is done once
+// with the built-in leader table and once with each leader algorithm forced by the job
+// (OHIO_LEADER): pairwise, hypercube and direct each move every byte right at 32 nodes. Then,
+// with the group still open and no call under way, the daemons must sleep: nothing wakes their
+// engines and they burn (almost) no CPU.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -19,6 +24,7 @@
 
 #include "client/plan_report.h"
 #include "daemon/config.h"
+#include "shm/leader_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
@@ -48,9 +54,10 @@ uint64_t CpuTicks(pid_t pid) {
 }
 
 // What ohio-plan says one node of this shape costs per call of `bytes`, with the buffers the
-// daemons run with (their defaults: the ranks ask for no other size).
-NodePlan PlannedNode(uint32_t nodes, uint32_t ppn, uint64_t bytes, uint32_t node) {
+// daemons run with (their defaults: the ranks ask for no other size) and `table`.
+NodePlan PlannedNode(uint32_t nodes, uint32_t ppn, uint64_t bytes, uint32_t node, const LeaderTable& table) {
   PlanRequest request;
+  request.leaders = table;
   request.ppn = UniformPpn(nodes, ppn).value();
   request.bytes_per_rank = bytes;
   request.design = Design::kV3;
@@ -63,24 +70,35 @@ NodePlan PlannedNode(uint32_t nodes, uint32_t ppn, uint64_t bytes, uint32_t node
   return report.value().nodes.at(node);
 }
 
-void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn) {
-  TempDir dir;
-  std::ostringstream share;
-  share << 2.0 / nodes;  // two cores, as this machine has
-  // Info, not the harness's debug: 32 daemons logging every frame are most of the test's time.
-  Cluster cluster(dir, nodes, {"--cpus", share.str(), "--log-level", "info"});
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+// One job of kCalls calls per size on the running cluster, its leader algorithm forced by the
+// job (OHIO_LEADER travels in the ranks' joins) or the daemons' table's; every byte checked by
+// the ranks, every node's counters equal to ohio-plan's. Returns the job, its ranks stalled with
+// the group open.
+std::unique_ptr<RankJob> RunJobAndCompareWithPlan(TempDir& dir, Cluster& cluster, uint32_t ppn,
+                                                  std::optional<Leader> forced) {
+  const uint32_t nodes = cluster.size();
+  const LeaderTable table = forced ? ForcedLeaderTable(*forced) : DefaultLeaderTable();
+  SCOPED_TRACE(forced ? std::string("forced ") + LeaderName(*forced) : std::string("built-in table"));
+  if (forced) setenv("OHIO_LEADER", LeaderName(*forced), 1);
+  struct Unset {
+    ~Unset() { unsetenv("OHIO_LEADER"); }
+  } unset;
   std::vector<admin::CountersReply> before;
   for (uint32_t n = 0; n < nodes; ++n) before.push_back(QueryCounters(cluster.node(n).admin_socket()));
 
   std::vector<std::string> args = {"--iterations", std::to_string(kCalls), "--bytes"};
   for (uint64_t b : kSizes) args.push_back(std::to_string(b));
-  const std::string name = "scale-" + std::to_string(nodes) + "x" + std::to_string(ppn);
-  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(nodes, ppn), name, args,
-              [](uint32_t) { return std::vector<std::string>{"--stall-after"}; });
+  const std::string name = "scale-" + std::to_string(nodes) + "x" + std::to_string(ppn) + "-" +
+                           (forced ? LeaderName(*forced) : "table");
+  auto job = std::make_unique<RankJob>(dir, ControlSockets(cluster), NodeNames(cluster),
+                                       ConsecutivePlacement(nodes, ppn), name, args,
+                                       [](uint32_t) { return std::vector<std::string>{"--stall-after"}; });
   // A rank says "stalling" only once every call's bytes matched; it keeps the group open.
-  for (uint32_t r = 0; r < job.size(); ++r) {
-    ASSERT_TRUE(job.rank(r).WaitForOutput("stalling", kDeadline)) << job.Outputs() << cluster.Logs();
+  for (uint32_t r = 0; r < job->size(); ++r) {
+    if (!job->rank(r).WaitForOutput("stalling", kDeadline)) {
+      ADD_FAILURE() << job->Outputs() << cluster.Logs();
+      return job;
+    }
   }
 
   uint64_t frames_sent = 0, frames_received = 0;
@@ -88,7 +106,7 @@ void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn) {
     SCOPED_TRACE("node " + cluster.name(n));
     uint64_t planned_frames = 0, planned_bytes = 0, planned_connections = 0;
     for (uint64_t b : kSizes) {
-      const NodePlan p = PlannedNode(nodes, ppn, b, n);
+      const NodePlan p = PlannedNode(nodes, ppn, b, n, table);
       planned_frames += p.sends * kCalls;
       planned_bytes += p.bytes_on_wire * kCalls;
       planned_connections = p.connections;
@@ -108,6 +126,28 @@ void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn) {
     frames_received += t.data_frames_received() - t0.data_frames_received();
   }
   EXPECT_EQ(frames_sent, frames_received);
+  return job;
+}
+
+// Ends a job whose ranks stall with the group open.
+void EndJob(RankJob& job) {
+  for (uint32_t r = 0; r < job.size(); ++r) job.rank(r).Signal(SIGKILL);
+  job.Wait(seconds(10));
+}
+
+void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn, const std::vector<std::optional<Leader>>& leaders) {
+  TempDir dir;
+  std::ostringstream share;
+  share << 2.0 / nodes;  // two cores, as this machine has
+  // Info, not the harness's debug: 32 daemons logging every frame are most of the test's time.
+  Cluster cluster(dir, nodes, {"--cpus", share.str(), "--log-level", "info"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  std::unique_ptr<RankJob> job;
+  for (const std::optional<Leader>& leader : leaders) {
+    if (job) EndJob(*job);
+    job = RunJobAndCompareWithPlan(dir, cluster, ppn, leader);
+    if (::testing::Test::HasFailure()) return;
+  }
 
   // Idle with the group open: the ranks wait in --stall-after, no round is under way. One sample, a
   // pause, another: between them only the first sample's own ping may have ended in a sleep (and
@@ -135,14 +175,15 @@ void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn) {
   std::printf("%u idle daemons used %llu clock ticks (1/%llu s) in 1 s\n", nodes,
               static_cast<unsigned long long>(idle_ticks), static_cast<unsigned long long>(tick));
 
-  for (uint32_t r = 0; r < job.size(); ++r) job.rank(r).Signal(SIGKILL);
-  job.Wait(seconds(10));
+  EndJob(*job);
   for (uint32_t n = 0; n < nodes; ++n) EXPECT_EQ(cluster.node(n).Stop(), 0) << cluster.Logs();
 }
 
-TEST(EmulatedScale, ThirtyTwoNodesOneRankCountWhatThePlanSays) { RunShapeAndCompareWithPlan(32, 1); }
+TEST(EmulatedScale, ThirtyTwoNodesOneRankCountWhatThePlanSays) {
+  RunShapeAndCompareWithPlan(32, 1, {std::nullopt, Leader::kPairwise, Leader::kHypercube, Leader::kDirect});
+}
 
-TEST(EmulatedScale, SixteenNodesTwoRanksCountWhatThePlanSays) { RunShapeAndCompareWithPlan(16, 2); }
+TEST(EmulatedScale, SixteenNodesTwoRanksCountWhatThePlanSays) { RunShapeAndCompareWithPlan(16, 2, {std::nullopt}); }
 
 }  // namespace
 }  // namespace ohio::testing

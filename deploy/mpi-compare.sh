@@ -325,7 +325,8 @@ count_connections() {
 # in MPI_Finalize (one rank flushing its endpoints while the others wait in the launcher's
 # barrier); a job that has printed every result (and, with ohio, its statistics) and is still
 # there $FINALIZE_GRACE s later is stopped and marked. Sets RC and HUNG.
-FINALIZE_GRACE=5
+# Launchers tear 32 hosts down more slowly than 2: the grace grows with the nodes.
+FINALIZE_GRACE=$(( 5 + NODES / 2 ))
 run_watched() {
   local tag=$1 want_stats=$2 out="$DIR/runs/$1.out" err="$DIR/runs/$1.err" lines n last=0 first=0 done_at=0 now
   : > "$out"

@@ -60,9 +60,10 @@ static nodes_sample sample_nodes(const pid_t* pids, int n, const admin_sockets* 
     ohio_bench_add(&s.daemons.ctx_switches, 0, u.ctx_switches);
     ohio_bench_add(&s.tx_packets, 0, ohio_bench_tx_packets(pids[i], "veth0"));
   }
-  for (int i = 0; i < admin->n; ++i) {
-    ohio_bench_add(&s.daemon_frames, 0, ohio_bench_daemon_frames(admin->ohioctl, admin->sockets[i]));
-  }
+  /* All daemons asked at once: one ohioctl after the other would take seconds at 32 nodes. */
+  FILE* asked[kMaxDaemons];
+  for (int i = 0; i < admin->n; ++i) asked[i] = ohio_bench_daemon_frames_ask(admin->ohioctl, admin->sockets[i]);
+  for (int i = 0; i < admin->n; ++i) ohio_bench_add(&s.daemon_frames, 0, ohio_bench_daemon_frames_read(asked[i]));
   return s;
 }
 
@@ -139,7 +140,9 @@ int main(int argc, char** argv) {
     }
     for (int w = 0; w < n / 10 + 2; ++w) exchange(vector, send, recv, (int)bytes, counts, displs);
     /* The daemons' and veths' window spans every rank's: sampled before the barrier that starts
-     * the ranks and after the one that sees them all done. */
+     * the ranks and after the one that sees them all done. A barrier first: every rank has then
+     * finished its warm-up calls, so every frame of them has been sent before the sample. */
+    MPI_Barrier(MPI_COMM_WORLD);
     nodes_sample nodes_start = {{0, 0}, -1, -1};
     if (rank == 0) nodes_start = sample_nodes(daemons, ndaemons, &admin, 1);
     MPI_Barrier(MPI_COMM_WORLD);

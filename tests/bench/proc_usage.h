@@ -122,11 +122,15 @@ static inline double ohio_bench_tx_packets(pid_t pid, const char* ifname) {
 
 /* The data frames a daemon's transport has sent so far: the "data_frames_sent" counter of
  * `OHIOCTL --socket ADMIN_SOCKET --json counters`; -1 if the command fails or its counters have
- * no such field (older daemons). Runs a process: keep it out of timed windows. */
-static inline double ohio_bench_daemon_frames(const char* ohioctl, const char* admin_socket) {
+ * no such field (older daemons). Runs a process: keep it out of timed windows. In two halves, so
+ * that many daemons are asked at once (ohio_bench_daemon_frames_ask for each, then _read). */
+static inline FILE* ohio_bench_daemon_frames_ask(const char* ohioctl, const char* admin_socket) {
   char cmd[1024];
   snprintf(cmd, sizeof(cmd), "'%s' --socket '%s' --json counters 2>/dev/null", ohioctl, admin_socket);
-  FILE* p = popen(cmd, "r");
+  return popen(cmd, "r");
+}
+
+static inline double ohio_bench_daemon_frames_read(FILE* p) {
   if (p == NULL) return -1;
   size_t cap = 1 << 18, n = 0, got;
   char* out = (char*)malloc(cap + 1);
@@ -142,6 +146,10 @@ static inline double ohio_bench_daemon_frames(const char* ohioctl, const char* a
   free(out);
   if (pclose(p) != 0) return -1;
   return frames;
+}
+
+static inline double ohio_bench_daemon_frames(const char* ohioctl, const char* admin_socket) {
+  return ohio_bench_daemon_frames_read(ohio_bench_daemon_frames_ask(ohioctl, admin_socket));
 }
 
 #endif /* OHIO_TESTS_BENCH_PROC_USAGE_H_ */

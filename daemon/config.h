@@ -41,6 +41,9 @@ struct DaemonConfig {
   std::string leader = "auto";
   // leader_table's file as read when the settings were loaded (the built-in table if none).
   LeaderTable leader_rules = DefaultLeaderTable();
+  // The most puts the direct leader algorithm keeps in flight from this node at once, whatever
+  // table or forced leader a group runs by. Sender-side only: the nodes of a group need not agree.
+  uint32_t direct_window = LeaderTable().direct_window;
   uint64_t max_message_bytes = 4u << 20;
   uint32_t max_group_ranks = 1u << 20;
   uint32_t max_clients = 4096;

@@ -21,7 +21,8 @@
 //
 // Direct rounds (the leader table chooses it for the call's M, shm/leader_choice.h): eager or
 // announced rounds whose puts go as pairwise ones do, but never more than the table's
-// direct_window in flight from this node at once, which bounds what any node receives at once.
+// direct_window (ohiod's direct-window) in flight from this node at once, which bounds what any
+// node receives at once.
 //
 // Hypercube rounds (the leader table chooses it for the call's M and it fits, see
 // RoundLeader): eager rounds whose node exchange is shm/bruck_plan.h's: in step k this

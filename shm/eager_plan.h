@@ -96,6 +96,22 @@ inline bool IsBruckImm(uint32_t delivery) { return IsEagerImm(delivery) && (deli
 Leader RoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
                    uint64_t bytes_per_rank, bool eager);
 
+// Why a round runs pairwise where the table chose the hypercube (the only choice ever replaced).
+enum class HypercubeMiss {
+  kNone,        // the table's choice runs
+  kNotEager,    // the round is not one eager round (announced, staged or chunked)
+  kV1Layout,    // v1's SSB keeps each rank's row as it is, not a block per node
+  kInboxTooSmall,  // a step's message does not fit its inbox of the SRB half, or a row its SSB share
+};
+struct RoundLeaderChoice {
+  Leader table = Leader::kPairwise;  // what the table chose (ChooseLeader)
+  Leader runs = Leader::kPairwise;   // what the round runs (RoundLeader)
+  HypercubeMiss miss = HypercubeMiss::kNone;
+};
+// RoundLeader with its reason: what `ohio-plan --explain` says runs, from the same decision.
+RoundLeaderChoice ExplainRoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout,
+                                     const LeaderTable& table, uint64_t bytes_per_rank, bool eager);
+
 // SegmentHeader::eager_leader: the round and its leader in one word, so that a word left from
 // the round before reads as pairwise.
 inline uint64_t EagerLeaderWord(uint32_t round, Leader leader) {

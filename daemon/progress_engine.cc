@@ -24,6 +24,13 @@ void DrainEventFd(int fd) {
 
 inline void CpuRelax() { __builtin_ia32_pause(); }
 
+// What the ranks of a group are told when a peer's connection is down: a link that never came
+// up (a refused dial, a rail that does not reach its peer's) was not lost.
+std::string PeerDownText(const std::string& node, const TransportEvent& e) {
+  return e.never_up ? "the data connection to node " + node + "'s ohiod never came up"
+                    : "lost the connection to node " + node + "'s ohiod";
+}
+
 }  // namespace
 
 ProgressEngine::~ProgressEngine() {
@@ -256,15 +263,14 @@ bool ProgressEngine::HandleTransport() {
           // once its ranks leave, would drain forever and keep its segment.
           g->exchange()->ForgetPutsTo(e.peer);
           if (g->failed()) continue;
-          const std::string message =
-              "lost the connection to node " + node + "'s ohiod (" + e.reason + "); the group is closed";
+          const std::string message = PeerDownText(node, e) + " (" + e.reason + "); the group is closed";
           spdlog::warn("group {}: {}", g->key_hex(), message);
           g->Fail(Code::kGroupFailed, message, counters_);
         }
         // Their puts to it will never complete, and nothing may wait for them.
         for (auto& d : draining_) {
           if (!d->exchange()->NodeIndex(e.peer)) continue;
-          d->Fail(Code::kGroupFailed, "lost the connection to node " + node + "'s ohiod", counters_);
+          d->Fail(Code::kGroupFailed, PeerDownText(node, e), counters_);
           d->exchange()->ForgetPutsTo(e.peer);
         }
         break;

@@ -224,9 +224,11 @@ bool ProgressEngine::HandleTransport() {
     switch (e.kind) {
       case TransportEvent::Kind::kArrived: {
         const uint32_t delivery = ImmDelivery(e.imm);
-        // Payload only: an eager put's header is the exchange's, not the ranks'.
+        // Payload only: an eager put's header is the exchange's, not the ranks', and count
+        // tables (a failed alltoallv's) are no data of theirs either.
         const uint64_t header = IsEagerImm(delivery) ? kEagerHeaderBytes : 0;
-        counters_->bytes_received.fetch_add(e.bytes >= header ? e.bytes - header : 0, std::memory_order_relaxed);
+        const uint64_t payload = IsVectorTablesImm(delivery) || e.bytes < header ? 0 : e.bytes - header;
+        counters_->bytes_received.fetch_add(payload, std::memory_order_relaxed);
         Group* g = ByTag(ImmTag(e.imm));
         if (g == nullptr) break;
         if (auto from = g->exchange()->NodeIndex(e.peer)) g->exchange()->OnArrived(*from, delivery);
@@ -234,7 +236,8 @@ bool ProgressEngine::HandleTransport() {
       }
       case TransportEvent::Kind::kPutDone: {
         const uint64_t header = Exchange::CookieIsEager(e.cookie) ? kEagerHeaderBytes : 0;
-        counters_->bytes_sent.fetch_add(e.bytes >= header ? e.bytes - header : 0, std::memory_order_relaxed);
+        const uint64_t payload = Exchange::CookieIsTables(e.cookie) || e.bytes < header ? 0 : e.bytes - header;
+        counters_->bytes_sent.fetch_add(payload, std::memory_order_relaxed);
         if (Group* g = ByTag(Exchange::CookieTag(e.cookie))) g->OnPutDone(e.cookie);
         break;
       }

@@ -88,6 +88,11 @@ inline bool IsEagerImm(uint32_t delivery) { return (delivery & kEagerImmBit) != 
 // from who sent it.
 inline uint32_t BruckImmDelivery(uint32_t parity) { return kEagerImmBit | 2 | (parity & 1); }
 inline bool IsBruckImm(uint32_t delivery) { return IsEagerImm(delivery) && (delivery & 2) != 0; }
+// A node's alltoallv count tables put into its eager slot after a failed digest (so every node
+// can name the pair that disagrees): handled as any eager put, but not the ranks' data, so the
+// payload counters leave it out.
+inline uint32_t VectorTablesImmDelivery(uint32_t parity) { return kEagerImmBit | 4 | (parity & 1); }
+inline bool IsVectorTablesImm(uint32_t delivery) { return IsEagerImm(delivery) && (delivery & 4) != 0; }
 
 // The leader algorithm a round of M bytes per rank runs (`eager`: it is one eager round): the
 // table's choice, except that the hypercube runs only as an eager round that fits it, with the

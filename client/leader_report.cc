@@ -30,6 +30,26 @@ std::string RuleText(const LeaderTable& table, int row) {
   return "row " + std::to_string(row + 1) + ": " + FormatLeaderRule(table.rules[row]);
 }
 
+// What the daemons run for a call of m, decided as the exchange decides it (daemon/exchange.cc).
+RoundLeaderChoice RoundChoice(const GroupShape& shape, const LeaderBuffers& b, const LeaderTable& table, uint64_t m) {
+  const EagerLayout layout = PlanEagerLayout(shape, b.ssb_bytes, b.srb_bytes);
+  return ExplainRoundLeader(shape, b.algo, layout, table, m, FitsEager(shape, layout, m));
+}
+
+std::string MissText(HypercubeMiss miss) {
+  switch (miss) {
+    case HypercubeMiss::kNone:
+      break;
+    case HypercubeMiss::kNotEager:
+      return "the call is not one eager round with these buffers";
+    case HypercubeMiss::kV1Layout:
+      return "v1's SSB is not laid out per node";
+    case HypercubeMiss::kInboxTooSmall:
+      return "its messages do not fit the SRB half's inboxes, or the ranks' rows the SSB half";
+  }
+  return "";
+}
+
 std::string Pad(std::string s, size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
   return s;
@@ -42,7 +62,7 @@ std::string PadLeft(const std::string& s, size_t width) {
 }  // namespace
 
 Result<LeaderExplanation> ExplainLeader(const LeaderTable& table, const std::vector<uint32_t>& ppn,
-                                        uint64_t bytes_per_rank) {
+                                        uint64_t bytes_per_rank, const LeaderBuffers& buffers) {
   if (ppn.size() < 2) {
     return Status(Code::kInvalidArgument, "a group on " + std::to_string(ppn.size()) +
                                               " node runs no leader algorithm: --explain needs 2 nodes or more");
@@ -51,9 +71,10 @@ Result<LeaderExplanation> ExplainLeader(const LeaderTable& table, const std::vec
   LeaderExplanation e;
   e.ppn = ppn;
   e.bytes_per_rank = bytes_per_rank;
+  e.buffers = buffers;
   e.block_bytes = LeaderBlockBytes(shape, bytes_per_rank);
   e.row = MatchingLeaderRule(table, shape.nodes(), e.block_bytes);
-  e.chosen = ChooseLeader(table, shape, bytes_per_rank);
+  e.choice = RoundChoice(shape, buffers, table, bytes_per_rank);
   const uint64_t others = shape.nodes() - 1;
   // Every node of a group with one PPN sends alike; otherwise the most any node sends.
   const bool even = std::all_of(ppn.begin(), ppn.end(), [&](uint32_t p) { return p == ppn[0]; });
@@ -82,12 +103,18 @@ std::string RenderLeaderExplanation(const LeaderTable& table, const std::string&
   out += "group: " + std::to_string(shape.nodes()) + " nodes, at most " + ppn + " ranks per node, M = " +
          std::to_string(e.bytes_per_rank) + " B: block " + std::to_string(e.block_bytes) + " B (M x " + ppn + " x " +
          ppn + ")\n";
-  out += std::string("chosen: ") + LeaderName(e.chosen) + " (" + RuleText(table, e.row) + ")\n\n";
+  out += std::string("buffers: ") + AlgorithmName(e.buffers.algo) + ", SSB " + std::to_string(e.buffers.ssb_bytes) +
+         " B, SRB " + std::to_string(e.buffers.srb_bytes) + " B per group and node\n";
+  out += std::string("chosen: ") + LeaderName(e.choice.runs) + " (" + RuleText(table, e.row);
+  if (e.choice.miss != HypercubeMiss::kNone) {
+    out += std::string(", but the ") + LeaderName(e.choice.table) + " does not fit: " + MissText(e.choice.miss);
+  }
+  out += ")\n\n";
   out += "per node per call   messages  steps  bytes sent\n";
   for (const LeaderCost& c : e.costs) {
     out += "  " + Pad(LeaderName(c.leader), 16) + PadLeft(std::to_string(c.messages), 9) +
            PadLeft(std::to_string(c.steps), 7) + PadLeft(std::to_string(c.bytes), 12) +
-           (c.leader == e.chosen ? "  <- chosen" : "") + "\n";
+           (c.leader == e.choice.runs ? "  <- chosen" : "") + "\n";
   }
   out += "  (pairwise: one message to each other node, one after another; hypercube: ceil(log2 N) messages, "
          "blocks forwarded; direct: every message posted at once behind a window)\n\n";
@@ -95,9 +122,10 @@ std::string RenderLeaderExplanation(const LeaderTable& table, const std::string&
   for (uint64_t m = 1; m <= kSweepTop; m *= 4) {
     const uint64_t block = LeaderBlockBytes(shape, m);
     const int row = MatchingLeaderRule(table, shape.nodes(), block);
-    const Leader l = row < 0 ? Leader::kPairwise : table.rules[row].leader;
-    out += "  " + Pad(std::to_string(m), 12) + Pad(std::to_string(block), 14) + Pad(LeaderName(l), 11) +
-           (row < 0 ? std::string("no row") : "row " + std::to_string(row + 1)) + "\n";
+    const RoundLeaderChoice c = RoundChoice(shape, e.buffers, table, m);
+    out += "  " + Pad(std::to_string(m), 12) + Pad(std::to_string(block), 14) + Pad(LeaderName(c.runs), 11) +
+           (row < 0 ? std::string("no row") : "row " + std::to_string(row + 1)) +
+           (c.miss == HypercubeMiss::kNone ? "" : std::string(", ") + LeaderName(c.table) + " does not fit") + "\n";
   }
   return out;
 }

@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "shm/algorithm.h"
+#include "shm/buffer_sizing.h"
+#include "shm/eager_plan.h"
 #include "shm/leader_choice.h"
 
 namespace ohio {
@@ -20,20 +23,32 @@ struct LeaderCost {
   uint64_t bytes = 0;     // bytes a node sends, forwarded blocks included (maximum over the nodes)
 };
 
+// The group's node-level algorithm and buffers (the smallest of its nodes'): whether a round is
+// eager and the hypercube fits it depends on them.
+struct LeaderBuffers {
+  Algorithm algo = Algorithm::kV3;
+  uint64_t ssb_bytes = kDefaultSsbBytes;
+  uint64_t srb_bytes = kDefaultSrbBytes;
+};
+
 struct LeaderExplanation {
   std::vector<uint32_t> ppn;
   uint64_t bytes_per_rank = 0;
+  LeaderBuffers buffers;
   uint64_t block_bytes = 0;  // what the table's max-block is compared with
   int row = -1;              // the row that matched, -1 for none (pairwise)
-  Leader chosen = Leader::kPairwise;
+  // The table's choice, what the daemons run (pairwise where the table's hypercube does not
+  // fit the round) and why: shm/eager_plan.h's ExplainRoundLeader, as the daemon decides.
+  RoundLeaderChoice choice;
   std::vector<LeaderCost> costs;  // pairwise, hypercube, direct
 };
 
 Result<LeaderExplanation> ExplainLeader(const LeaderTable& table, const std::vector<uint32_t>& ppn,
-                                        uint64_t bytes_per_rank);
+                                        uint64_t bytes_per_rank, const LeaderBuffers& buffers = {});
 
-// The table (with `source` and its digest), the choice for the request and its reason, the
-// costs, and a sweep of M by powers of 4 up to 16 MiB showing where the choice changes.
+// The table (with `source` and its digest), the choice for the request and its reason (and,
+// where the table's choice does not fit the round, what runs instead), the costs, and a sweep
+// of M by powers of 4 up to 16 MiB showing where what runs changes.
 std::string RenderLeaderExplanation(const LeaderTable& table, const std::string& source,
                                     const LeaderExplanation& e);
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -13,6 +14,7 @@
 
 #include "client/leader_report.h"
 #include "client/plan_report.h"
+#include "shm/algorithm.h"
 #include "shm/leader_table_text.h"
 
 namespace {
@@ -49,7 +51,8 @@ int Print(const std::string& out) {
   return std::fflush(stdout) == 0 ? 0 : Fail("cannot write the plan to stdout");
 }
 
-int Explain(const std::vector<uint32_t>& ppn, uint64_t bytes, const std::string& table_file) {
+int Explain(const std::vector<uint32_t>& ppn, uint64_t bytes, const std::string& table_file,
+            const ohio::LeaderBuffers& buffers) {
   ohio::LeaderTable table = ohio::DefaultLeaderTable();
   std::string source = "the built-in table";
   if (!table_file.empty()) {
@@ -62,7 +65,7 @@ int Explain(const std::vector<uint32_t>& ppn, uint64_t bytes, const std::string&
     table = std::move(parsed).value();
     source = "the table " + table_file;
   }
-  auto explained = ohio::ExplainLeader(table, ppn, bytes);
+  auto explained = ohio::ExplainLeader(table, ppn, bytes, buffers);
   if (!explained.ok()) return Fail(explained.status().message());
   return Print(ohio::RenderLeaderExplanation(table, source, explained.value()));
 }
@@ -87,17 +90,18 @@ int main(int argc, char** argv) {
       ->transform(Decimal(true));
   app.add_option("--algo", algo,
                  "v1 (SSB as the ranks' buffers), v2 (coalesced per node), v3 (v2 with a two-half SRB), "
-                 "flat (every rank to every remote rank, no daemon); not needed with --explain")
+                 "flat (every rank to every remote rank, no daemon); with --explain v1, v2 or v3, default v3")
       ->check(CLI::IsMember({"v1", "v2", "v3", "flat"}));
   auto* ssb_opt = app.add_option("--ssb-bytes", ssb,
                                  "Bound the SSB per group and node as ohiod's ssb_bytes does (default ohiod: 16MiB); "
-                                 "larger alltoalls are staged in rounds. Default here: unbounded (one round)")
+                                 "larger alltoalls are staged in rounds. Default here: unbounded (one round); with "
+                                 "--explain ohiod's default")
                       ->transform(CLI::AsSizeValue(false))
                       ->transform(Decimal(true));
   auto* srb_opt = app.add_option("--srb-bytes", srb,
                                  "Bound the SRB per group and node as ohiod's srb_bytes does (default ohiod: 8MiB); "
                                  "v3 then sends blocks larger than half of it in chunks. Default here: what the "
-                                 "algorithm needs for one unchunked round")
+                                 "algorithm needs for one unchunked round; with --explain ohiod's default")
                       ->transform(CLI::AsSizeValue(false))
                       ->transform(Decimal(true));
   app.add_option("--min-slice-bytes", min_slice,
@@ -110,8 +114,9 @@ int main(int argc, char** argv) {
       app.add_flag("--json", json, "Print JSON: group, per_node figures and their maxima over the nodes");
   app.add_flag("--explain", explain,
                "Instead of the plan: the leader table, which leader algorithm among nodes (pairwise, hypercube, "
-               "direct) it chooses for this group and M and by which row, what each would cost a node per call, "
-               "and a sweep of M")
+               "direct) it chooses for this group and M and by which row (pairwise where the table's hypercube does "
+               "not fit the round with --algo, --ssb-bytes and --srb-bytes, as in ohiod), what each would cost a "
+               "node per call, and a sweep of M")
       ->excludes(json_opt);
   app.add_option("--leader-table", leader_table,
                  "With --explain: the table file ohiod's leader-table names (default: the built-in table)");
@@ -132,7 +137,17 @@ int main(int argc, char** argv) {
     return Fail("give --nodes and --ppn, or --ppn-list; run with --help for more information");
   }
   if (!counts.ok()) return Fail(counts.status().message());
-  if (explain) return Explain(counts.value(), bytes, leader_table);
+  if (explain) {
+    ohio::LeaderBuffers buffers;
+    if (!algo.empty()) {
+      const std::optional<ohio::Algorithm> a = ohio::ParseAlgorithm(algo);
+      if (!a) return Fail("--explain plans the daemons' leader algorithm: --algo v1, v2 or v3, not " + algo);
+      buffers.algo = *a;
+    }
+    if (*ssb_opt) buffers.ssb_bytes = ssb;
+    if (*srb_opt) buffers.srb_bytes = srb;
+    return Explain(counts.value(), bytes, leader_table, buffers);
+  }
   if (algo.empty()) return Fail("--algo is required; run with --help for more information");
 
   ohio::PlanRequest request;

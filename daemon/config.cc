@@ -52,6 +52,22 @@ const CLI::Validator kCpus(
     },
     "auto|CPUS");
 
+// Direct's window: at least one put, and no more than any node could usefully keep in flight
+// (beyond the peers a node has it is pairwise, posting everything at once).
+constexpr uint32_t kMaxDirectWindow = 1024;
+const CLI::Validator kDirectWindow(
+    [](std::string& v) {
+      // Digits only: strtoull would take "-1" as 2^64-1 and " 4" as 4.
+      const bool digits = !v.empty() && v.size() <= 9 && v.find_first_not_of("0123456789") == std::string::npos;
+      const unsigned long long w = digits ? std::strtoull(v.c_str(), nullptr, 10) : 0;
+      if (w < 1 || w > kMaxDirectWindow) {
+        return "expected the most puts the direct leader keeps in flight from a node, 1 to " +
+               std::to_string(kMaxDirectWindow) + ", got '" + v + "'";
+      }
+      return std::string();
+    },
+    "1.." + std::to_string(kMaxDirectWindow));
+
 void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--config", config_file,
                  std::string("Config file (key = value lines; default ") + kDefaultConfigFile + " if present)");
@@ -120,6 +136,12 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                  "Leader algorithm among nodes: auto (by the leader table) or pairwise, hypercube, direct for every "
                  "call; a job's ranks may force one with OHIO_LEADER. Every node of a group must choose alike")
       ->check(CLI::IsMember({"auto", "pairwise", "hypercube", "direct"}))
+      ->capture_default_str();
+  app.add_option("--direct-window", c.direct_window,
+                 "The most puts the direct leader algorithm keeps in flight from this node at once (in the pairwise "
+                 "schedule's order, so no node receives much more than this at once). Only the sender obeys it: the "
+                 "nodes of a group need not agree")
+      ->check(kDirectWindow)
       ->capture_default_str();
   app.add_option("--max-message-bytes", c.max_message_bytes, "Largest control message accepted from a client")
       ->check(kNotNegative)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "shm/buffer_sizing.h"
 #include "shm/leader_choice.h"
 
 namespace ohio {
@@ -17,8 +18,8 @@ struct DaemonConfig {
   std::string node_name;    // default: the host name
   std::string socket = "/run/ohio/ohiod.sock";
   std::string log_level = "info";
-  uint64_t ssb_bytes = 16u << 20;
-  uint64_t srb_bytes = 8u << 20;
+  uint64_t ssb_bytes = kDefaultSsbBytes;
+  uint64_t srb_bytes = kDefaultSrbBytes;
   // The shortest slice of a message a staged round of a group spanning nodes copies
   // (shm/exchange_plan.h, PlanGroupStaging); a group plans with the smallest of its nodes'.
   uint64_t min_slice_bytes = 4u << 10;
@@ -41,6 +42,9 @@ struct DaemonConfig {
   std::string leader = "auto";
   // leader_table's file as read when the settings were loaded (the built-in table if none).
   LeaderTable leader_rules = DefaultLeaderTable();
+  // The most puts the direct leader algorithm keeps in flight from this node at once, whatever
+  // table or forced leader a group runs by. Sender-side only: the nodes of a group need not agree.
+  uint32_t direct_window = LeaderTable().direct_window;
   uint64_t max_message_bytes = 4u << 20;
   uint32_t max_group_ranks = 1u << 20;
   uint32_t max_clients = 4096;

@@ -42,6 +42,7 @@ struct DaemonCounters {
   std::atomic<uint64_t> collectives_failed{0};  // calls that returned an error to their ranks
   std::atomic<uint64_t> rounds{0};              // staging rounds completed
   std::atomic<uint64_t> bytes_local{0};         // bytes exchanged between ranks of the same node
+  // Payload: the ranks' data, without eager headers or a failed alltoallv's count tables.
   std::atomic<uint64_t> bytes_sent{0};          // payload of puts to other nodes that left
   std::atomic<uint64_t> bytes_received{0};      // payload of other nodes' puts that landed here
   std::atomic<uint64_t> groups_failed{0};

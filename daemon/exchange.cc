@@ -506,7 +506,7 @@ bool Exchange::PostVectorTables() {
     const PeerGroupInfo& peer = *peers_[p.dest];
     transport_->Put(peer_ids_[p.dest], pieces, 2, peer.srb_key,
                     peer.srb_offset + p.srb_offset + (round_ & 1) * layout_.srb_half,
-                    EncodeImm(peer.tag, EagerImmDelivery(round_)), PutCookie(tag_, round_, true, i));
+                    EncodeImm(peer.tag, VectorTablesImmDelivery(round_)), PutCookie(tag_, round_, true, i, true));
     ++in_flight_[round_ & 1];
   }
   tables_posted_ = true;

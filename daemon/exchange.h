@@ -21,7 +21,8 @@
 //
 // Direct rounds (the leader table chooses it for the call's M, shm/leader_choice.h): eager or
 // announced rounds whose puts go as pairwise ones do, but never more than the table's
-// direct_window in flight from this node at once, which bounds what any node receives at once.
+// direct_window (ohiod's direct-window) in flight from this node at once, which bounds what any
+// node receives at once.
 //
 // Hypercube rounds (the leader table chooses it for the call's M and it fits, see
 // RoundLeader): eager rounds whose node exchange is shm/bruck_plan.h's: in step k this
@@ -152,12 +153,15 @@ class Exchange {
   std::string Waiting() const;
 
   // What a put carries back to its kPutDone: the group's tag, the round's low bits, whether it
-  // was an eager put (its bytes include a header), its index in the round.
-  static uint64_t PutCookie(uint32_t tag, uint32_t round, bool eager, uint32_t index) {
-    return uint64_t{tag} << 40 | uint64_t{round & 0xff} << 32 | uint64_t{eager ? 1u : 0u} << 31 | index;
+  // was an eager put (its bytes include a header), whether it carried count tables rather than
+  // the ranks' data (not payload), its index in the round.
+  static uint64_t PutCookie(uint32_t tag, uint32_t round, bool eager, uint32_t index, bool tables = false) {
+    return uint64_t{tag} << 40 | uint64_t{round & 0xff} << 32 | uint64_t{eager ? 1u : 0u} << 31 |
+           uint64_t{tables ? 1u : 0u} << 30 | index;
   }
   static uint32_t CookieTag(uint64_t cookie) { return static_cast<uint32_t>(cookie >> 40); }
   static bool CookieIsEager(uint64_t cookie) { return ((cookie >> 31) & 1) != 0; }
+  static bool CookieIsTables(uint64_t cookie) { return ((cookie >> 30) & 1) != 0; }
 
  private:
   // What a peer said of one round: kept for this round and the next (a peer is at most one

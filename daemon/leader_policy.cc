@@ -20,6 +20,8 @@ LeaderPolicy ChooseLeaderPolicy(const DaemonConfig& config, std::optional<Leader
     p.table = config.leader_rules;
     p.source = "the built-in table";
   }
+  // Not part of the digest (which covers the rows only): each node bounds its own sends.
+  p.table.direct_window = config.direct_window;
   p.digest = LeaderTableDigest(p.table);
   return p;
 }

@@ -24,6 +24,13 @@ void DrainEventFd(int fd) {
 
 inline void CpuRelax() { __builtin_ia32_pause(); }
 
+// What the ranks of a group are told when a peer's connection is down: a link that never came
+// up (a refused dial, a rail that does not reach its peer's) was not lost.
+std::string PeerDownText(const std::string& node, const TransportEvent& e) {
+  return e.never_up ? "the data connection to node " + node + "'s ohiod never came up"
+                    : "lost the connection to node " + node + "'s ohiod";
+}
+
 }  // namespace
 
 ProgressEngine::~ProgressEngine() {
@@ -217,9 +224,11 @@ bool ProgressEngine::HandleTransport() {
     switch (e.kind) {
       case TransportEvent::Kind::kArrived: {
         const uint32_t delivery = ImmDelivery(e.imm);
-        // Payload only: an eager put's header is the exchange's, not the ranks'.
+        // Payload only: an eager put's header is the exchange's, not the ranks', and count
+        // tables (a failed alltoallv's) are no data of theirs either.
         const uint64_t header = IsEagerImm(delivery) ? kEagerHeaderBytes : 0;
-        counters_->bytes_received.fetch_add(e.bytes >= header ? e.bytes - header : 0, std::memory_order_relaxed);
+        const uint64_t payload = IsVectorTablesImm(delivery) || e.bytes < header ? 0 : e.bytes - header;
+        counters_->bytes_received.fetch_add(payload, std::memory_order_relaxed);
         Group* g = ByTag(ImmTag(e.imm));
         if (g == nullptr) break;
         if (auto from = g->exchange()->NodeIndex(e.peer)) g->exchange()->OnArrived(*from, delivery);
@@ -227,7 +236,8 @@ bool ProgressEngine::HandleTransport() {
       }
       case TransportEvent::Kind::kPutDone: {
         const uint64_t header = Exchange::CookieIsEager(e.cookie) ? kEagerHeaderBytes : 0;
-        counters_->bytes_sent.fetch_add(e.bytes >= header ? e.bytes - header : 0, std::memory_order_relaxed);
+        const uint64_t payload = Exchange::CookieIsTables(e.cookie) || e.bytes < header ? 0 : e.bytes - header;
+        counters_->bytes_sent.fetch_add(payload, std::memory_order_relaxed);
         if (Group* g = ByTag(Exchange::CookieTag(e.cookie))) g->OnPutDone(e.cookie);
         break;
       }
@@ -256,15 +266,14 @@ bool ProgressEngine::HandleTransport() {
           // once its ranks leave, would drain forever and keep its segment.
           g->exchange()->ForgetPutsTo(e.peer);
           if (g->failed()) continue;
-          const std::string message =
-              "lost the connection to node " + node + "'s ohiod (" + e.reason + "); the group is closed";
+          const std::string message = PeerDownText(node, e) + " (" + e.reason + "); the group is closed";
           spdlog::warn("group {}: {}", g->key_hex(), message);
           g->Fail(Code::kGroupFailed, message, counters_);
         }
         // Their puts to it will never complete, and nothing may wait for them.
         for (auto& d : draining_) {
           if (!d->exchange()->NodeIndex(e.peer)) continue;
-          d->Fail(Code::kGroupFailed, "lost the connection to node " + node + "'s ohiod", counters_);
+          d->Fail(Code::kGroupFailed, PeerDownText(node, e), counters_);
           d->exchange()->ForgetPutsTo(e.peer);
         }
         break;

@@ -14,6 +14,10 @@
 
 namespace ohio {
 
+// ohiod's ssb-bytes and srb-bytes unless configured otherwise.
+constexpr uint64_t kDefaultSsbBytes = 16u << 20;
+constexpr uint64_t kDefaultSrbBytes = 8u << 20;
+
 struct BufferSizes {
   uint64_t ssb = 0;
   uint64_t srb = 0;  // 0 for a group on one node

@@ -59,14 +59,24 @@ std::vector<Delivery> PlanEagerDeliveries(const GroupShape& shape, uint32_t node
   return out;
 }
 
-Leader RoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
-                   uint64_t m, bool eager) {
-  const Leader chosen = ChooseLeader(table, shape, m);
-  if (chosen != Leader::kHypercube) return chosen;
+RoundLeaderChoice ExplainRoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout,
+                                     const LeaderTable& table, uint64_t m, bool eager) {
+  RoundLeaderChoice c;
+  c.table = c.runs = ChooseLeader(table, shape, m);
+  if (c.table != Leader::kHypercube) return c;
   // v1 keeps each rank's row as it is in the SSB: a node's block for another is not one range
   // there, which the hypercube's gather of own blocks assumes.
-  if (!eager || algo == Algorithm::kV1) return Leader::kPairwise;
-  return FitsBruck(shape, m, layout.srb_half, layout.ssb_half) ? Leader::kHypercube : Leader::kPairwise;
+  c.miss = !eager                                              ? HypercubeMiss::kNotEager
+           : algo == Algorithm::kV1                            ? HypercubeMiss::kV1Layout
+           : !FitsBruck(shape, m, layout.srb_half, layout.ssb_half) ? HypercubeMiss::kInboxTooSmall
+                                                                    : HypercubeMiss::kNone;
+  if (c.miss != HypercubeMiss::kNone) c.runs = Leader::kPairwise;
+  return c;
+}
+
+Leader RoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
+                   uint64_t m, bool eager) {
+  return ExplainRoundLeader(shape, algo, layout, table, m, eager).runs;
 }
 
 std::vector<Delivery> PlanEagerRoundDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,

@@ -88,6 +88,11 @@ inline bool IsEagerImm(uint32_t delivery) { return (delivery & kEagerImmBit) != 
 // from who sent it.
 inline uint32_t BruckImmDelivery(uint32_t parity) { return kEagerImmBit | 2 | (parity & 1); }
 inline bool IsBruckImm(uint32_t delivery) { return IsEagerImm(delivery) && (delivery & 2) != 0; }
+// A node's alltoallv count tables put into its eager slot after a failed digest (so every node
+// can name the pair that disagrees): handled as any eager put, but not the ranks' data, so the
+// payload counters leave it out.
+inline uint32_t VectorTablesImmDelivery(uint32_t parity) { return kEagerImmBit | 4 | (parity & 1); }
+inline bool IsVectorTablesImm(uint32_t delivery) { return IsEagerImm(delivery) && (delivery & 4) != 0; }
 
 // The leader algorithm a round of M bytes per rank runs (`eager`: it is one eager round): the
 // table's choice, except that the hypercube runs only as an eager round that fits it, with the
@@ -95,6 +100,22 @@ inline bool IsBruckImm(uint32_t delivery) { return IsEagerImm(delivery) && (deli
 // group for the same M.
 Leader RoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
                    uint64_t bytes_per_rank, bool eager);
+
+// Why a round runs pairwise where the table chose the hypercube (the only choice ever replaced).
+enum class HypercubeMiss {
+  kNone,        // the table's choice runs
+  kNotEager,    // the round is not one eager round (announced, staged or chunked)
+  kV1Layout,    // v1's SSB keeps each rank's row as it is, not a block per node
+  kInboxTooSmall,  // a step's message does not fit its inbox of the SRB half, or a row its SSB share
+};
+struct RoundLeaderChoice {
+  Leader table = Leader::kPairwise;  // what the table chose (ChooseLeader)
+  Leader runs = Leader::kPairwise;   // what the round runs (RoundLeader)
+  HypercubeMiss miss = HypercubeMiss::kNone;
+};
+// RoundLeader with its reason: what `ohio-plan --explain` says runs, from the same decision.
+RoundLeaderChoice ExplainRoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout,
+                                     const LeaderTable& table, uint64_t bytes_per_rank, bool eager);
 
 // SegmentHeader::eager_leader: the round and its leader in one word, so that a word left from
 // the round before reads as pairwise.

@@ -33,7 +33,8 @@ struct LeaderTable {
   std::vector<LeaderRule> rules;
   // Direct: the most puts a node has in flight at once. Puts follow the pairwise schedule, in
   // which each step's receivers are all different, so no node receives more than about this
-  // many at once (incast), whatever N. Sender-side only: nodes need not agree on it.
+  // many at once (incast), whatever N. Sender-side only: nodes need not agree on it (ohiod's
+  // direct-window setting, not part of the table's text or digest).
   uint32_t direct_window = 4;
 };
 

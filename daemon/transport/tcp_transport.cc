@@ -248,6 +248,7 @@ void TcpTransport::Dial(const Command& c) {
     e.kind = TransportEvent::Kind::kPeerDown;
     e.peer = c.peer;
     e.reason = "cannot connect to " + c.address + ": " + why;
+    e.never_up = true;
     Emit(std::move(e));
   };
   if (!c.failure.empty()) return fail(c.failure);
@@ -265,6 +266,7 @@ void TcpTransport::Dial(const Command& c) {
   conn->named = true;
   conn->peer = c.peer;
   conn->connecting = true;
+  conn->from = c.address;
   conn->watching_writes = true;
   Outgoing hello;
   hello.type = kHello;
@@ -338,6 +340,8 @@ void TcpTransport::Close(Conn* c, const std::string& reason) {
   const bool named = c->named;
   const PeerId peer = c->peer;
   const int fd = c->fd;
+  const bool never_up = c->connecting;  // a dial refused or unanswered
+  const std::string why = never_up ? "cannot connect to " + c->from + ": " + reason : reason;
   const bool current = named && Slot(peer).conn == c;
   if (current) Slot(peer).conn = nullptr;
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
@@ -345,12 +349,13 @@ void TcpTransport::Close(Conn* c, const std::string& reason) {
   conns_.erase(fd);  // c is gone from here on
   if (current) PeersChanged();
   if (named) {
-    spdlog::warn("data connection with {} closed: {}", directory_.Name(peer), reason);
+    spdlog::warn("data connection with {} closed: {}", directory_.Name(peer), why);
     Slot(peer).pending.clear();
     TransportEvent e;
     e.kind = TransportEvent::Kind::kPeerDown;
     e.peer = peer;
-    e.reason = reason;
+    e.reason = why;
+    e.never_up = never_up;
     Emit(std::move(e));
   }
 }

@@ -95,7 +95,7 @@ class TcpTransport : public Transport {
     Frame frame;
     uint64_t payload_got = 0;
     bool dropped = false;  // some of this put's payload had nowhere to go
-    std::string from;      // the remote address of an accepted connection, for the logs
+    std::string from;      // the remote address (accepted) or the one dialled, for the logs
     uint8_t small[kMaxHello];  // a hello's or a message's payload
   };
   // Engine thread only, indexed by PeerId.

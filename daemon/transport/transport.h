@@ -73,6 +73,9 @@ struct TransportEvent {
   uint32_t message_bytes = 0;                           // kMessage
   std::array<uint8_t, kMaxTransportMessage> message{};  // kMessage: the first message_bytes
   std::string reason;     // kPeerDown only
+  // kPeerDown: the connection never came up (it could not be made, or one of its rails never
+  // reached the peer's), rather than broke after it had: the ranks are told which.
+  bool never_up = false;
 };
 
 class Transport {

@@ -343,6 +343,7 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
     if (theirs.status().code() == Code::kSystem) {
       TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);
       e.reason = theirs.status().message();
+      e.never_up = true;
       Emit(std::move(e));
     }
     return theirs.status();
@@ -384,6 +385,7 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
       spdlog::warn("verbs: cannot accept node {}: {}", peer, s.message());
       TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);  // as in Connect
       e.reason = s.message();
+      e.never_up = true;
       Emit(std::move(e));
       return Status(Code::kSystem, s.message());
     }
@@ -409,7 +411,7 @@ std::string VerbsTransport::SendFailure(const PeerState& p, const std::string& p
   return RailUnreachable(rail, qp.local(), qp.remote(), peer_name, what + " while " + answering + " reach it");
 }
 
-void VerbsTransport::PeerDown(PeerId peer, const std::string& reason) {
+void VerbsTransport::PeerDown(PeerId peer, const std::string& reason, bool never_up) {
   PeerState& p = Peer(peer);
   if (p.state != PeerState::State::kConnected) return;
   spdlog::warn("verbs: lost node {}: {}", directory_.Name(peer), reason);
@@ -437,6 +439,7 @@ void VerbsTransport::PeerDown(PeerId peer, const std::string& reason) {
   for (uint64_t key : closed) FinishClosing(key);
   TransportEvent e = Event(TransportEvent::Kind::kPeerDown, peer);
   e.reason = reason;
+  e.never_up = never_up;
   Emit(std::move(e));
 }
 
@@ -1020,7 +1023,9 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc) {
   if (p.generation != f.generation) return;
   if (p.conns.size() > f.rail) ++p.conns[f.rail]->send_free;
   if (wc.status != IBV_WC_SUCCESS) {
-    PeerDown(f.peer, SendFailure(p, directory_.Name(f.peer), f.rail, wc.status));
+    // A rail none of whose sends ever completed never came up: the rail check at connect.
+    const bool never_up = p.conns.size() <= f.rail || !p.conns[f.rail]->reached;
+    PeerDown(f.peer, SendFailure(p, directory_.Name(f.peer), f.rail, wc.status), never_up);
     return;
   }
   if (p.conns.size() > f.rail) p.conns[f.rail]->reached = true;

@@ -139,7 +139,7 @@ class VerbsTransport : public Transport {
   Result<std::unique_ptr<Connection>> MakeConnection(size_t rail);
   void Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, PeerId peer, uint64_t incarnation,
              uint64_t dial_floor);
-  void PeerDown(PeerId peer, const std::string& reason);
+  void PeerDown(PeerId peer, const std::string& reason, bool never_up = false);
   // Why a send on `rail` to a peer failed, naming both ends of the rail when the peer answers
   // on another rail (so it is alive and this rail is what does not reach).
   std::string SendFailure(const PeerState& p, const std::string& peer_name, size_t rail, ibv_wc_status status) const;

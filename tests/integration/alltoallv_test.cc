@@ -435,7 +435,17 @@ TEST(Alltoallv, TheFirstPairThatDisagreesAcrossThreeNodesIsNamedOnEveryRankOfEve
   ExpectPairNamedEverywhere(ranks, 3, 2);
   for (const auto& r : ranks) EXPECT_NE(r->Output().find("ok calls=4"), std::string::npos) << r->Output();
   const auto after = CountersOf(cluster);
+  // Payload only: the served calls' data and the failed call's (it left before the digests
+  // were compared), never the count tables that named the pair.
+  const auto sent = SumPerNode(ranks, placement, 3, "remote_sent_bytes");
+  const auto received = SumPerNode(ranks, placement, 3, "remote_received_bytes");
+  const auto failed_sent = SumPerNode(ranks, placement, 3, "failed_remote_sent_bytes");
+  const auto failed_received = SumPerNode(ranks, placement, 3, "failed_remote_received_bytes");
   for (uint32_t n = 0; n < 3; ++n) {
+    EXPECT_GT(failed_sent[n], 0u) << "node " << n;
+    EXPECT_EQ(after[n].bytes_sent() - before[n].bytes_sent(), sent[n] + failed_sent[n]) << "node " << n;
+    EXPECT_EQ(after[n].bytes_received() - before[n].bytes_received(), received[n] + failed_received[n])
+        << "node " << n;
     EXPECT_EQ(after[n].collectives_served() - before[n].collectives_served(), 3u) << "node " << n;
     EXPECT_EQ(after[n].collectives_failed() - before[n].collectives_failed(), 1u) << "node " << n;
     // Every call one put per other node; the failed one, the count tables to each besides.

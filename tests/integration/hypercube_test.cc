@@ -61,7 +61,8 @@ NodePlan PlannedNode(const std::vector<uint32_t>& ppn, uint64_t bytes, uint32_t 
 // sizes must be planned as hypercube calls.
 // Returns the largest peak of puts in flight any node reported.
 uint32_t RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vector<uint64_t>& sizes, uint32_t calls,
-                               uint32_t hypercube_sizes, std::optional<Leader> forced = std::nullopt) {
+                               uint32_t hypercube_sizes, std::optional<Leader> forced = std::nullopt,
+                               const std::vector<std::string>& daemon_args = {}) {
   const LeaderTable table = forced ? ForcedLeaderTable(*forced) : DefaultLeaderTable();
   // The job's ranks force the algorithm: OHIO_LEADER travels in their joins.
   if (forced) setenv("OHIO_LEADER", LeaderName(*forced), 1);
@@ -71,7 +72,9 @@ uint32_t RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vect
   uint32_t peak = 0;
   TempDir dir;
   const uint32_t nodes = static_cast<uint32_t>(ppn.size());
-  Cluster cluster(dir, nodes, {"--log-level", "info"});
+  std::vector<std::string> flags = {"--log-level", "info"};
+  flags.insert(flags.end(), daemon_args.begin(), daemon_args.end());
+  Cluster cluster(dir, nodes, flags);
   EXPECT_TRUE(cluster.Start()) << cluster.Logs();
   if (::testing::Test::HasFailure()) return 0;
   std::vector<admin::CountersReply> before;
@@ -141,13 +144,18 @@ TEST(LeaderAlgorithms, EachForcedAtTwoAndThreeNodes) {
   }
 }
 
-// Direct keeps at most its window (4) of puts in flight from a node; pairwise posts all 7 of an
-// eager round at once. Both with every byte checked and the plan's frames.
+// Direct keeps at most its window (4 by default, 2 with --direct-window 2) of puts in flight
+// from a node; pairwise posts all 7 of an eager round at once. All with every byte checked and
+// the plan's frames.
 TEST(LeaderAlgorithms, DirectBoundsWhatANodeHasInFlight) {
   const std::vector<uint32_t> ppn(8, 1);
   const uint32_t direct_peak = RunAndCompareWithPlan(ppn, {4096, 256 << 10}, 10, 0, Leader::kDirect);
-  EXPECT_LE(direct_peak, DefaultLeaderTable().direct_window);
+  EXPECT_LE(direct_peak, DaemonConfig().direct_window);
   EXPECT_GE(direct_peak, 1u);
+  const uint32_t narrow_peak =
+      RunAndCompareWithPlan(ppn, {4096, 256 << 10}, 10, 0, Leader::kDirect, {"--direct-window", "2"});
+  EXPECT_LE(narrow_peak, 2u);
+  EXPECT_GE(narrow_peak, 1u);
   const uint32_t pairwise_peak = RunAndCompareWithPlan(ppn, {4096}, 10, 0, Leader::kPairwise);
   EXPECT_EQ(pairwise_peak, 7u);
 }

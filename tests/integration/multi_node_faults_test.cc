@@ -122,6 +122,36 @@ TEST(MultiNodeCluster, PeerDaemonKilledMidCollectiveThenBack) {
   }
 }
 
+// Node n1 advertises a data address nothing listens on, so n0's dial (the lower name dials) is
+// refused: n0's ranks are told that the data connection to n1 never came up, not that it was
+// lost (it never was up), with the address and the reason. n1 waits to be dialled: its ranks
+// time out, or are told n0's reason if their node meets the group after n0 failed it.
+TEST(MultiNodeCluster, DataConnectionThatNeverCameUpIsNotCalledLost) {
+  TempDir dir;
+  Cluster cluster(dir, 2, {"--timeout-ms", "3000"});
+  cluster.AddFlags(1, {"--advertise", "127.0.0.2"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), ConsecutivePlacement(2, 2),
+              "never-up", {"--bytes", "4096", "--iterations", "3"}, [](uint32_t r) {
+                return r / 2 == 0 ? std::vector<std::string>{"--expect", "group failed"} : std::vector<std::string>{};
+              });
+  auto codes = job.Wait(kDeadline);
+  const std::string never_up = "the data connection to node n1's ohiod never came up (cannot connect to 127.0.0.2:" +
+                               std::to_string(cluster.data_port(1)) + ": ";
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    const std::string out = job.rank(r).Output();
+    EXPECT_FALSE(Contains(out, "lost the connection")) << out;
+    if (r / 2 == 0) {
+      EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+      EXPECT_TRUE(Contains(out, never_up)) << out;
+      // In its call, or at its join when the group had failed already.
+      EXPECT_TRUE(Contains(out, "Connection refused)")) << out;
+    } else {
+      EXPECT_TRUE(Contains(out, "(timeout)") || Contains(out, "has failed on node n0: " + never_up)) << out;
+    }
+  }
+}
+
 // A rank killed between two calls (here while it checks its bytes, as the soak found): the
 // ranks of every node get the group's failure naming that rank at once, not a timeout that
 // blames the node waited for. Both ways its node can learn it: from the dead rank's own

@@ -17,6 +17,8 @@ const std::vector<ErrorCause>& ExpectedCauses() {
        "kill a rank: its daemon told the group's other nodes (RANK_GONE)"},
       {"peer daemon lost", "group failed", {"lost the connection to node "},
        "restart a daemon: the group's other nodes lost their connection to it"},
+      {"peer daemon down at connect", "group failed", {"the data connection to node ", " never came up ("},
+       "restart a daemon: another node dialled its data port while it was down"},
       {"own daemon lost", "daemon connection lost", {""},
        "restart a daemon: the ranks it served lost their connection"},
       {"daemon down at connect", "no daemon", {"cannot reach ohiod"},

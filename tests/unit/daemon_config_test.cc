@@ -236,13 +236,39 @@ TEST_F(ConfigTest, LeaderTableFileAndForcedLeader) {
   EXPECT_EQ(missing.output, "ohiod: cannot read leader table " + table + "\n");
 }
 
+// direct-window bounds what the direct leader keeps in flight: 4 unless set, 1..1024, and a
+// value out of that range stops ohiod with the option and the value named.
+TEST_F(ConfigTest, DirectWindowIsBetweenOneAnd1024) {
+  auto defaults = Load({"--config="});
+  ASSERT_FALSE(defaults.exit_now) << defaults.output;
+  EXPECT_EQ(defaults.config.direct_window, 4u);
+
+  const std::string f = WriteFile("direct_window = 2\n");
+  auto from_file = Load({"--config", f});
+  ASSERT_FALSE(from_file.exit_now) << from_file.output;
+  EXPECT_EQ(from_file.config.direct_window, 2u);
+  auto from_flag = Load({"--config", f, "--direct-window", "1024"});
+  ASSERT_FALSE(from_flag.exit_now) << from_flag.output;
+  EXPECT_EQ(from_flag.config.direct_window, 1024u);
+
+  for (const char* v : {"0", "1025", "-1", "4x", "99999999999999999999"}) {
+    auto bad = Load({"--config=", std::string("--direct-window=") + v});
+    EXPECT_TRUE(bad.exit_now) << v;
+    EXPECT_EQ(bad.exit_code, 2) << v;
+    EXPECT_THAT(bad.output, HasSubstr("--direct-window")) << bad.output;
+    EXPECT_THAT(bad.output, HasSubstr("expected the most puts the direct leader keeps in flight from a node, 1 to "
+                                      "1024, got '" + std::string(v) + "'"))
+        << bad.output;
+  }
+}
+
 TEST_F(ConfigTest, HelpListsEverySettingAndItsEnvironmentName) {
   auto c = Load({"--help"});
   EXPECT_TRUE(c.exit_now);
   EXPECT_EQ(c.exit_code, 0);
   for (const char* key : {"--socket", "--node-name", "--ssb-bytes", "--srb-bytes", "--memory-limit",
                           "--registered-memory-limit", "--timeout-ms", "--spin-us", "--cpus", "--algorithm",
-                          "--leader-table", "--leader", "--log-level", "--config", "OHIOD_<KEY>"}) {
+                          "--leader-table", "--leader", "--direct-window", "--log-level", "--config", "OHIOD_<KEY>"}) {
     EXPECT_THAT(c.output, HasSubstr(key));
   }
 }

@@ -477,7 +477,7 @@ TEST(LeaderReport, UnevenGroupBelowTheDefaultRowsMinimumRunsPairwise) {
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_EQ(e->block_bytes, 90u);
   EXPECT_EQ(e->row, -1);  // 3 nodes: the default row starts at 4
-  EXPECT_EQ(e->chosen, Leader::kPairwise);
+  EXPECT_EQ(e->choice.runs, Leader::kPairwise);
   ASSERT_EQ(e->costs.size(), 3u);
   // Node 0 sends 10 x 3 x 3 bytes to the other nodes' 3 ranks; the hypercube on 3 nodes
   // forwards nothing (index 2 is still the sender's own block in round 1).
@@ -491,9 +491,46 @@ TEST(LeaderReport, UnevenGroupBelowTheDefaultRowsMinimumRunsPairwise) {
   auto h = ExplainLeader(DefaultLeaderTable(), {1, 2, 3, 4, 5}, 16);
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->row, 0);
-  EXPECT_EQ(h->chosen, Leader::kHypercube);
+  EXPECT_EQ(h->choice.runs, Leader::kHypercube);
   EXPECT_EQ(h->costs[1].messages, 3u);
   EXPECT_FALSE(ExplainLeader(DefaultLeaderTable(), {4}, 1).ok());
+}
+
+// The table's hypercube runs only where the round fits it (shm/eager_plan.h RoundLeader): the
+// explanation says what runs and why, and agrees with the plan (and so with the daemon) on it.
+TEST(LeaderReport, ChosenIsWhatRunsWhenTheTablesHypercubeDoesNotFit) {
+  struct Case {
+    uint64_t m;
+    LeaderBuffers buffers;
+    Leader runs;
+    HypercubeMiss miss;
+  };
+  const std::vector<Case> cases = {
+      {64, {}, Leader::kHypercube, HypercubeMiss::kNone},
+      {64, {Algorithm::kV1}, Leader::kPairwise, HypercubeMiss::kV1Layout},
+      {64, {Algorithm::kV3, 16u << 20, 4u << 10}, Leader::kPairwise, HypercubeMiss::kInboxTooSmall},
+      {1024, {Algorithm::kV3, 16u << 20, 16u << 10}, Leader::kPairwise, HypercubeMiss::kNotEager},
+  };
+  const std::vector<uint32_t> ppn(8, 2);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.m) + " B, " + AlgorithmName(c.buffers.algo) + ", srb " +
+                 std::to_string(c.buffers.srb_bytes));
+    auto e = ExplainLeader(DefaultLeaderTable(), ppn, c.m, c.buffers);
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    EXPECT_EQ(e->row, 0);
+    EXPECT_EQ(e->choice.table, Leader::kHypercube);
+    EXPECT_EQ(e->choice.runs, c.runs);
+    EXPECT_EQ(e->choice.miss, c.miss);
+    PlanRequest req;
+    req.ppn = ppn;
+    req.bytes_per_rank = c.m;
+    req.design = c.buffers.algo == Algorithm::kV1 ? Design::kV1 : Design::kV3;
+    req.ssb_bytes = c.buffers.ssb_bytes;
+    req.srb_bytes = c.buffers.srb_bytes;
+    auto plan = MakePlanReport(req);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    EXPECT_EQ(plan->leader, c.runs);
+  }
 }
 
 // The built binary, as a user runs it.
@@ -585,6 +622,25 @@ TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   // The sweep crosses the row's edge between M = 1024 (block 4 KiB) and M = 4096.
   EXPECT_THAT(run.output, HasSubstr("  1024        4096          hypercube  row 1\n"));
   EXPECT_THAT(run.output, HasSubstr("  4096        16384         pairwise   no row\n"));
+
+  EXPECT_THAT(run.output, HasSubstr("buffers: v3, SSB 16777216 B, SRB 8388608 B per group and node\n"));
+
+  // An SRB of 4 KiB: eager rounds, but the hypercube's third message (4 blocks of 256 B) does
+  // not fit its inbox, so pairwise runs and is the one marked.
+  const BinaryRun small = OhioPlan("--nodes 8 --ppn 2 --bytes 64 --srb-bytes 4KiB --explain");
+  ASSERT_EQ(small.exit_code, 0) << small.output;
+  EXPECT_THAT(small.output, HasSubstr("buffers: v3, SSB 16777216 B, SRB 4096 B per group and node\n"));
+  EXPECT_THAT(small.output, HasSubstr("chosen: pairwise (row 1: 4+ 4KiB hypercube, but the hypercube does not fit: "
+                                      "its messages do not fit the SRB half's inboxes, or the ranks' rows the SSB half)\n"));
+  EXPECT_THAT(small.output, HasSubstr("  pairwise                7      7        1792  <- chosen\n"));
+  EXPECT_THAT(small.output, HasSubstr("  hypercube               3      3        3072\n"));
+  EXPECT_THAT(small.output, HasSubstr("  64          256           pairwise   row 1, hypercube does not fit\n"));
+  const BinaryRun v1 = OhioPlan("--nodes 8 --ppn 2 --bytes 64 --algo v1 --explain");
+  ASSERT_EQ(v1.exit_code, 0) << v1.output;
+  EXPECT_THAT(v1.output, HasSubstr("but the hypercube does not fit: v1's SSB is not laid out per node)\n"));
+  const BinaryRun flat = OhioPlan("--nodes 8 --ppn 2 --bytes 64 --algo flat --explain");
+  EXPECT_EQ(flat.exit_code, 2);
+  EXPECT_EQ(flat.output, "ohio-plan: --explain plans the daemons' leader algorithm: --algo v1, v2 or v3, not flat\n");
 
   const std::string table = ::testing::TempDir() + "/explain.table";
   std::ofstream(table) << "# nodes max-block leader\n2-4 4KiB hypercube\n2+ any direct\n";

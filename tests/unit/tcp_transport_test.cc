@@ -478,6 +478,7 @@ void LosePeerAndReconnect(bool lose_dialer) {
   ASSERT_TRUE(down.has_value()) << "no kPeerDown at " << survivor.self << "; seen " << survivor.Pending();
   EXPECT_EQ(survivor.NameOf(down->peer), lost.self);
   EXPECT_FALSE(down->reason.empty()) << "kPeerDown carries no reason";
+  EXPECT_FALSE(down->never_up) << "a connection that was up is lost, not one that never came up: " << down->reason;
   EXPECT_EQ(survivor.t->connections(), 0u);
   EXPECT_TRUE(survivor.t->connected_peers().empty());
 

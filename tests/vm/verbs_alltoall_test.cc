@@ -399,6 +399,10 @@ TEST(VerbsCluster, RailThatDoesNotReachItsPeerRailIsNamed) {
   for (uint32_t r = 0; r < job.size(); ++r) {
     const std::string out = job.rank(r).Output();
     EXPECT_TRUE(Contains(out, "alltoall error code=7 (group failed)")) << out;
+    // The rail never came up: not "lost the connection".
+    EXPECT_TRUE(Contains(out, "the data connection to node n" + std::to_string(1 - r) + "'s ohiod never came up ("))
+        << out;
+    EXPECT_FALSE(Contains(out, "lost the connection")) << out;
     EXPECT_TRUE(Contains(out, "cannot reach rail 1 of node")) << job.Outputs() << cluster.Logs();
     EXPECT_TRUE(Contains(out, "(rxe1:1, GID ") && Contains(out, "(rxe2:1, GID ")) << out;  // both ends named
     EXPECT_TRUE(Contains(out, "list the same HCAs in the same order")) << out;

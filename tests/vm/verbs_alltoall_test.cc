@@ -249,6 +249,34 @@ TEST(VerbsAlltoallShapes, TinyCallsRunAsAHypercube) {
   }
 }
 
+// The direct leader over verbs, forced by the job (OHIO_LEADER travels in the joins) at 4 nodes x
+// 2 with a window of 2: a node's 3 puts of a call never have more than 2 in flight (pairwise has
+// all 3), eager (4 KiB) and announced (256 KiB) rounds, every byte checked by the ranks, 3 RDMA
+// writes per node per call.
+TEST(VerbsAlltoallShapes, DirectKeepsItsWindowOverVerbs) {
+  TempDir dir;
+  Cluster cluster(dir, 4, Verbs({"--direct-window", "2"}));
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  std::vector<admin::CountersReply> before;
+  for (uint32_t i = 0; i < 4; ++i) before.push_back(QueryCounters(cluster.node(i).admin_socket()));
+  constexpr uint32_t kCalls = 10;
+  setenv("OHIO_LEADER", "direct", 1);
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(4, 2), "verbs-direct",
+              {"--bytes", "4096", "262144", "--iterations", std::to_string(kCalls), "--algorithm", "v3"});
+  unsetenv("OHIO_LEADER");
+  ExpectAllOk(job, "direct", cluster);
+  for (uint32_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(cluster.name(i));
+    const admin::CountersReply now = QueryCounters(cluster.node(i).admin_socket());
+    EXPECT_EQ(now.collectives_served() - before[i].collectives_served(), 2 * kCalls);
+    EXPECT_LE(now.puts_in_flight_peak(), 2u);
+    EXPECT_GE(now.puts_in_flight_peak(), 1u);
+    EXPECT_GT(now.transport_counters().direct_puts(), before[i].transport_counters().direct_puts());
+    // Each call: one block of 2 x 2 x M bytes to each of the 3 other nodes.
+    EXPECT_EQ(now.bytes_sent() - before[i].bytes_sent(), uint64_t{kCalls} * 3 * 4 * (4096 + 262144));
+  }
+}
+
 // 1 MiB and 4 MiB per rank pair: v1/v2 staged through the SSB/SRB in several rounds, v3 in
 // chunks through the SRB halves with credits.
 TEST(VerbsAlltoallShapes, UpTo4MiBStagedAndChunked) {

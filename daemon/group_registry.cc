@@ -169,9 +169,9 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
   m.pid = who.pid;
   group->Attached(local, who.pid);
   if (group->AllJoined() && !group->placement().decided) {
-    // Only now are all the ranks' CPUs known. Pages touched before (the header, a rank's
-    // copy-in of a first call that cannot complete before all have joined) are moved; pages the
-    // verbs transport has pinned while registering the segment stay where they are.
+    // Only now are all the ranks' CPUs known. Pages touched before (the header and slots, a
+    // rank's copy-in of a first call that cannot complete before all have joined) are moved;
+    // pages the verbs transport has pinned while registering the segment stay where they are.
     std::vector<pid_t> pids;
     for (const Member& member : group->members()) {
       if (member.attached) pids.push_back(member.pid);

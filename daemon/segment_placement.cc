@@ -50,9 +50,13 @@ Status PreferNode(void* base, uint64_t bytes, uint32_t node) {
   // MPOL_PREFERRED, not MPOL_BIND: placement only makes the segment faster. Under BIND a full
   // node would make a rank's first touch of a segment page fail (OOM kill or SIGBUS); under
   // PREFERRED the page comes from another node. On a memfd the policy is the file's shared
-  // policy, so pages the ranks fault in through their own mappings follow it too. MOVE: the
-  // ranks joined before this and may have touched the first pages already.
-  if (syscall(SYS_mbind, base, bytes, MPOL_PREFERRED, mask.data(), kMaxNodes + 1, MPOL_MF_MOVE) != 0) {
+  // policy, so pages the ranks fault in through their own mappings follow it too. The ranks
+  // joined before this and have touched the first pages: MOVE_ALL moves those too (it needs
+  // CAP_SYS_NICE, which ohiod has as root); without it MOVE moves only those no rank maps.
+  auto prefer = [&](unsigned flags) {
+    return syscall(SYS_mbind, base, bytes, MPOL_PREFERRED, mask.data(), kMaxNodes + 1, flags);
+  };
+  if (prefer(MPOL_MF_MOVE | MPOL_MF_MOVE_ALL) != 0 && (errno != EPERM || prefer(MPOL_MF_MOVE) != 0)) {
     return SystemError("mbind(MPOL_PREFERRED, node " + std::to_string(node) + ")", errno);
   }
   return Status::Ok();

@@ -26,7 +26,8 @@ struct SegmentPlacement {
 CpuList AllowedCpus(pid_t pid);
 
 // Prefers NUMA node `node` for [base, base + bytes) of a shared memfd mapping, for every
-// process mapping it, and moves there the pages already allocated that only this process maps.
+// process mapping it, and moves there the pages already allocated (those other processes map
+// too only with CAP_SYS_NICE).
 Status PreferNode(void* base, uint64_t bytes, uint32_t node);
 
 // Plans for the ranks `pids` on `topology`'s nodes and rails and binds the segment; logs the

@@ -27,11 +27,11 @@
 #include "daemon/live_config.h"
 #include "daemon/metrics_text.h"
 #include "daemon/metrics_writer.h"
+#include "daemon/numa_topology.h"
 #include "daemon/peer_auth.h"
 #include "daemon/peer_bootstrap.h"
 #include "daemon/peer_service.h"
 #include "daemon/progress_engine.h"
-#include "daemon/numa_topology.h"
 #include "daemon/rdma_devices.h"
 #include "daemon/systemd_notify.h"
 #include "daemon/topology.h"
@@ -122,8 +122,7 @@ int main(int argc, char** argv) {
   ohio::Transport* transport = chosen.value().transport.get();
   spdlog::info("transport {} at {} ({})", transport->name(), transport->address(), chosen.value().why);
 
-  std::vector<std::string> rails = transport->stats().rails;
-  auto numa = ohio::LoadNumaTopology(config.topology_xml, rails);
+  auto numa = ohio::LoadNumaTopology(config.topology_xml, transport->stats().rails);
   if (!numa.ok() && !config.topology_xml.empty()) {
     spdlog::critical("topology-xml: {}", numa.status().message());
     return 1;
@@ -136,7 +135,8 @@ int main(int argc, char** argv) {
     }
     spdlog::info("NUMA placement from {}: node(s) {}", numa.value().source, nodes.empty() ? "none" : nodes);
     for (const auto& r : numa.value().rails) {
-      spdlog::info("rail {}: {}", r.name, r.cpus.empty() ? "no known locality" : "local to CPUs " + ohio::CpuListText(r.cpus));
+      spdlog::info("rail {}: {}", r.name,
+                   r.cpus.empty() ? "no known locality" : "local to CPUs " + ohio::CpuListText(r.cpus));
     }
   }
 

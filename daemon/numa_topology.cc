@@ -1,6 +1,7 @@
 #include "daemon/numa_topology.h"
 
 #include <hwloc.h>
+#include <hwloc/linux.h>
 
 #include <cerrno>
 #include <cstring>
@@ -15,16 +16,36 @@ CpuList Cpus(hwloc_const_bitmap_t set) {
   return out;
 }
 
-// hwloc attaches a device it cannot place to the machine itself: that says nothing of which
-// node it is near, so it counts as no locality.
-CpuList DeviceCpus(hwloc_topology_t t, const std::string& device) {
+// A device local to the whole machine says nothing of which node it is near: no locality.
+CpuList Locality(hwloc_topology_t t, hwloc_const_bitmap_t cpus) {
+  if (cpus == nullptr || hwloc_bitmap_iszero(cpus) || hwloc_bitmap_isincluded(hwloc_get_root_obj(t)->cpuset, cpus)) {
+    return {};
+  }
+  return Cpus(cpus);
+}
+
+// From an XML file: the OS device of that name, placed where hwloc attached it (a device it
+// could not place hangs off the machine itself).
+CpuList XmlDeviceCpus(hwloc_topology_t t, const std::string& device) {
   for (hwloc_obj_t o = hwloc_get_next_osdev(t, nullptr); o != nullptr; o = hwloc_get_next_osdev(t, o)) {
     if (o->name == nullptr || device != o->name) continue;
     hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(t, o);
-    if (near == nullptr || near == hwloc_get_root_obj(t) || near->cpuset == nullptr) return {};
-    return Cpus(near->cpuset);
+    return near == nullptr ? CpuList{} : Locality(t, near->cpuset);
   }
   return {};
+}
+
+// On this machine: the device's local CPUs from sysfs, as hwloc_ibv_get_device_cpuset reads
+// them. Not through hwloc's I/O discovery, which loads every I/O plugin installed (OpenCL,
+// CUDA, ...): seconds at start, and threads of their own. Soft-RoCE devices have no PCI device,
+// so no local_cpus: no locality.
+CpuList SysfsDeviceCpus(hwloc_topology_t t, const std::string& device) {
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  const std::string path = "/sys/class/infiniband/" + device + "/device/local_cpus";
+  CpuList out;
+  if (hwloc_linux_read_path_as_cpumask(path.c_str(), set) == 0) out = Locality(t, set);
+  hwloc_bitmap_free(set);
+  return out;
 }
 
 }  // namespace
@@ -40,9 +61,9 @@ Result<NumaTopology> LoadNumaTopology(const std::string& xml_path, const std::ve
       return Status(Code::kInvalidArgument, "hwloc cannot read topology XML " + xml_path + ": " + std::strerror(errno));
     }
     topo.source = "hwloc XML file " + xml_path;
+    // Its HCAs are OS devices, kept only if asked for (hwloc drops I/O objects by default).
+    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
   }
-  // HCAs are OS devices: kept only if asked for (hwloc drops I/O objects by default).
-  hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
   if (hwloc_topology_load(t) != 0) {
     return Status(Code::kSystem, "hwloc cannot load the topology from " + topo.source + ": " + std::strerror(errno));
   }
@@ -51,7 +72,8 @@ Result<NumaTopology> LoadNumaTopology(const std::string& xml_path, const std::ve
     topo.nodes.push_back(NumaNodeCpus{n->os_index, Cpus(n->cpuset)});
   }
   for (const std::string& rail : rails) {
-    topo.rails.push_back(RailLocality{rail, DeviceCpus(t, rail.substr(0, rail.find(':')))});
+    const std::string device = rail.substr(0, rail.find(':'));
+    topo.rails.push_back(RailLocality{rail, xml_path.empty() ? SysfsDeviceCpus(t, device) : XmlDeviceCpus(t, device)});
   }
   return topo;
 }

@@ -388,6 +388,8 @@ json CountersJson(const admin::CountersReply& c) {
           {"bytes_sent", c.bytes_sent()},
           {"bytes_received", c.bytes_received()},
           {"groups_failed", c.groups_failed()},
+          {"segments_numa_bound", c.segments_numa_bound()},
+          {"segments_numa_refused", c.segments_numa_refused()},
           {"engine_sleeps", c.engine_sleeps()},
           {"engine_wakeups", c.engine_wakeups()},
           {"errors", errors},

@@ -178,6 +178,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     }
     group->set_placement(PlaceSegment(group->key_hex(), numa_.nodes, numa_.rails, pids, group->header(),
                                       group->segment_bytes()));
+    if (group->placement().plan.node) ++(group->placement().bound ? numa_counts_.bound : numa_counts_.refused);
   }
   spdlog::debug("group {}: rank {} joined ({})", group->key_hex(), join.rank(), Who(who));
   return Membership{group, local};
@@ -356,6 +357,11 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
     out.push_back(i);
   }
   return out;
+}
+
+GroupRegistry::NumaCounts GroupRegistry::numa_counts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return numa_counts_;
 }
 
 uint64_t GroupRegistry::bytes_in_use() {

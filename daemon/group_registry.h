@@ -85,6 +85,11 @@ class GroupRegistry {
 
   std::vector<GroupInfo> Snapshot();
   uint64_t bytes_in_use();
+  struct NumaCounts {
+    uint64_t bound = 0;    // segments the kernel placed on their chosen node
+    uint64_t refused = 0;  // segments whose chosen node it refused
+  };
+  NumaCounts numa_counts();
   // The registered segments kept for reuse (segment_cache.h).
   SegmentCacheStats cache_stats() const { return cache_->stats(); }
   // The timeout given to groups created from now on (SIGHUP); open groups keep theirs.
@@ -128,6 +133,7 @@ class GroupRegistry {
   uint64_t bytes_in_use_ = 0;
   std::atomic<uint32_t> timeout_ms_;
   const NumaTopology numa_;
+  NumaCounts numa_counts_;
 };
 
 }  // namespace ohio

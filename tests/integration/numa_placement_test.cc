@@ -93,6 +93,9 @@ TEST(NumaPlacement, ThisMachinesOneNodeIsChosenAndBound) {
               std::string::npos)
         << text;
   });
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(c.segments_numa_bound(), 1u);
+  EXPECT_EQ(c.segments_numa_refused(), 0u);
   EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
 }
 
@@ -144,6 +147,10 @@ TEST(NumaPlacement, XmlTopologyChoosesTheRanksNodeAndReportsARefusedBind) {
     EXPECT_EQ(g.placement().why(), "no node holds more of the ranks' CPUs than another (the ranks' allowed CPUs: "
                                    "1 on node 0, 1 on node 1)");
   });
+  // Node 1 refused, node 0 bound, the spread group neither.
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(c.segments_numa_bound(), 1u);
+  EXPECT_EQ(c.segments_numa_refused(), 1u);
   EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
 }
 

@@ -67,6 +67,13 @@ void RunPinned(const TempDir& dir, const Daemon& d, const std::string& job, cons
   }
 }
 
+// The admin Counters (and so the metrics) of segments bound and refused.
+void ExpectNumaCounts(const Daemon& d, uint64_t bound, uint64_t refused) {
+  const admin::CountersReply c = QueryCounters(d.admin_socket());
+  EXPECT_EQ(c.segments_numa_bound(), bound);
+  EXPECT_EQ(c.segments_numa_refused(), refused);
+}
+
 TEST(NumaPlacement, ThisMachinesOneNodeIsChosenAndBound) {
   TempDir dir;
   Daemon daemon(dir, {"--transport", "tcp"});
@@ -93,9 +100,7 @@ TEST(NumaPlacement, ThisMachinesOneNodeIsChosenAndBound) {
               std::string::npos)
         << text;
   });
-  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
-  EXPECT_EQ(c.segments_numa_bound(), 1u);
-  EXPECT_EQ(c.segments_numa_refused(), 0u);
+  ExpectNumaCounts(daemon, 1, 0);
   EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
 }
 
@@ -148,9 +153,7 @@ TEST(NumaPlacement, XmlTopologyChoosesTheRanksNodeAndReportsARefusedBind) {
                                    "1 on node 0, 1 on node 1)");
   });
   // Node 1 refused, node 0 bound, the spread group neither.
-  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
-  EXPECT_EQ(c.segments_numa_bound(), 1u);
-  EXPECT_EQ(c.segments_numa_refused(), 1u);
+  ExpectNumaCounts(daemon, 1, 1);
   EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
 }
 

@@ -36,6 +36,24 @@ std::string Plural(uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+json PlacementJson(const admin::SegmentPlacement& p) {
+  json rails = json::array();
+  for (const auto& r : p.rail_order()) rails.push_back(r);
+  return {{"decided", p.decided()},
+          {"node", p.has_node() ? json(p.node()) : json(nullptr)},
+          {"bound", p.bound()},
+          {"why", p.why()},
+          {"bind_error", p.bind_error()},
+          {"rail_order", rails}};
+}
+
+// "pending" until all local ranks joined, "none", "1" (bound) or "1 NOT BOUND".
+std::string PlacementCell(const admin::SegmentPlacement& p) {
+  if (!p.decided()) return "pending";
+  if (!p.has_node()) return "none";
+  return std::to_string(p.node()) + (p.bound() ? "" : " NOT BOUND");
+}
+
 json GroupJson(const admin::GroupSummary& g) {
   json nodes = json::array();
   for (const auto& n : g.nodes()) nodes.push_back({{"node", n.node()}, {"ranks", n.ranks()}});
@@ -54,7 +72,8 @@ json GroupJson(const admin::GroupSummary& g) {
           {"ssb_bytes", g.ssb_bytes()},
           {"srb_bytes", g.srb_bytes()},
           {"bytes_per_rank_hint", g.bytes_per_rank_hint()},
-          {"timeout_ms", g.timeout_ms()}};
+          {"timeout_ms", g.timeout_ms()},
+          {"numa", PlacementJson(g.placement())}};
 }
 
 std::string RanksPerNode(const admin::GroupSummary& g) {
@@ -313,17 +332,28 @@ json GroupsJson(const admin::ListGroupsReply& g) {
 std::string GroupsText(const admin::ListGroupsReply& g) {
   if (g.groups_size() == 0) return "no groups\n";
   std::vector<std::vector<std::string>> rows = {
-      {"KEY", "STATE", "ALGO", "SEQ", "RANKS", "HERE", "RANKS PER NODE", "UID", "MEMORY", "SIZED FOR", "TIMEOUT"}};
+      {"KEY", "STATE", "ALGO", "SEQ", "RANKS", "HERE", "RANKS PER NODE", "UID", "MEMORY", "SIZED FOR", "TIMEOUT",
+       "NUMA"}};
+  std::string placements;
   for (const auto& x : g.groups()) {
+    const admin::SegmentPlacement& p = x.placement();
+    if (p.decided()) {
+      std::string rails;
+      for (const auto& r : p.rail_order()) rails += (rails.empty() ? "" : ", ") + r;
+      placements += x.key() + ": NUMA " + PlacementCell(p) + " (" + p.why() + ")" +
+                    (p.bind_error().empty() ? "" : ": " + p.bind_error()) +
+                    "; rails " + (rails.empty() ? "none" : rails) + "\n";
+    }
     rows.push_back({x.key(), x.state(), x.algorithm(), std::to_string(x.sequence()), std::to_string(x.size()),
                     std::to_string(x.attached_ranks()) + "/" + std::to_string(x.local_ranks()), RanksPerNode(x),
                     std::to_string(x.owner_uid()), Bytes(x.segment_bytes()),
                     x.bytes_per_rank_hint() == 0 ? "configured" : "<= " + Bytes(x.bytes_per_rank_hint()) + "/rank",
-                    std::to_string(x.timeout_ms()) + " ms"});
+                    std::to_string(x.timeout_ms()) + " ms", PlacementCell(x.placement())});
   }
-  return Table(rows) +
+  return Table(rows) + placements +
          "SEQ: rounds completed; HERE: ranks attached on this node / its ranks of the group;\n"
-         "SIZED FOR: calls one round of the group's buffers holds (configured: ohiod's ssb/srb-bytes)\n";
+         "SIZED FOR: calls one round of the group's buffers holds (configured: ohiod's ssb/srb-bytes);\n"
+         "NUMA: the node the segment's memory is placed on, once all local ranks joined (rails: nearest first)\n";
 }
 
 json CountersJson(const admin::CountersReply& c) {
@@ -358,6 +388,8 @@ json CountersJson(const admin::CountersReply& c) {
           {"bytes_sent", c.bytes_sent()},
           {"bytes_received", c.bytes_received()},
           {"groups_failed", c.groups_failed()},
+          {"segments_numa_bound", c.segments_numa_bound()},
+          {"segments_numa_refused", c.segments_numa_refused()},
           {"engine_sleeps", c.engine_sleeps()},
           {"engine_wakeups", c.engine_wakeups()},
           {"errors", errors},

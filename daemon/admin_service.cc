@@ -58,6 +58,14 @@ void FillGroup(const GroupInfo& g, admin::GroupSummary* s) {
   s->set_srb_bytes(g.srb_bytes);
   s->set_timeout_ms(g.timeout_ms);
   s->set_bytes_per_rank_hint(g.bytes_per_rank_hint);
+  admin::SegmentPlacement* p = s->mutable_placement();
+  p->set_decided(g.placement.decided);
+  p->set_has_node(g.placement.plan.node.has_value());
+  p->set_node(g.placement.plan.node.value_or(0));
+  p->set_bound(g.placement.bound);
+  p->set_why(g.placement.plan.why);
+  p->set_bind_error(g.placement.bind_error);
+  for (const auto& r : g.placement.plan.rail_order) p->add_rail_order(r);
 }
 
 void FillSegmentCache(const SegmentCacheStats& s, admin::SegmentCacheCounters* out) {
@@ -200,6 +208,9 @@ admin::CountersReply AdminService::CountersSnapshot() {
   r.set_puts_in_flight_peak(static_cast<uint32_t>(c.puts_in_flight_peak.load()));
   r.set_bytes_received(c.bytes_received.load());
   r.set_groups_failed(c.groups_failed.load());
+  const GroupRegistry::NumaCounts numa = p_.registry->numa_counts();
+  r.set_segments_numa_bound(numa.bound);
+  r.set_segments_numa_refused(numa.refused);
   r.set_engine_sleeps(c.engine_sleeps.load());
   r.set_engine_wakeups(c.engine_wakeups.load());
   for (size_t k = 0; k < kErrorKinds; ++k) {

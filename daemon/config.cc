@@ -204,6 +204,10 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                  "that path, or to mimic HCAs where pinning is slow)")
       ->check(CLI::Range(0u, 600000u))
       ->capture_default_str();
+  app.add_option("--topology-xml", c.topology_xml,
+                 "Plan where groups' segments go and the order of their rails for the machine this hwloc XML file "
+                 "describes, not this one (for tests and debugging; segments are still bound on this machine, "
+                 "which refuses NUMA nodes it lacks); empty: this machine");
   app.add_option("--admin-socket", c.admin_socket, "Unix socket of the admin service (root only)")
       ->capture_default_str();
   app.add_option("--metrics-file", c.metrics_file,

@@ -67,6 +67,9 @@ struct DaemonConfig {
   std::vector<std::string> hcas;  // verbs rails: "dev" or "dev:port"; empty = every active port
   uint32_t gid_index = 0;
   uint32_t registration_delay_ms = 0;  // holds registrations back (testing the bounce path)
+  // Plan NUMA placement for the machine this hwloc XML file describes instead of this one
+  // (testing and debugging: binding still happens here, and says so when the kernel refuses).
+  std::string topology_xml;
   std::string admin_socket = "/run/ohio/admin.sock";
   // Prometheus metrics in node_exporter's textfile format, rewritten every interval.
   std::string metrics_file;  // "" writes none

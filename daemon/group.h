@@ -22,6 +22,7 @@
 #include "daemon/offloaded_alltoall.h"
 #include "daemon/offloaded_remote_alltoall.h"
 #include "daemon/segment_cache.h"
+#include "daemon/segment_placement.h"
 #include "daemon/tag_pool.h"
 #include "daemon/transport/transport.h"
 #include "shm/algorithm.h"
@@ -101,6 +102,9 @@ class Group {
     return true;
   }
   Clock::time_point created_at() const { return created_at_; }
+  // Where its segment was placed, once every local rank joined (guarded by the registry's lock).
+  const SegmentPlacement& placement() const { return placement_; }
+  void set_placement(SegmentPlacement p) { placement_ = std::move(p); }
 
   // --- progress engine thread only ---
   // A group spanning nodes: moves the round state machine as far as the ranks allow; true if
@@ -172,6 +176,7 @@ class Group {
   std::chrono::milliseconds timeout_{0};
   Clock::time_point created_at_;
   std::vector<Member> members_;
+  SegmentPlacement placement_;
   uint32_t tag_ = 0;
   std::shared_ptr<TagPool> tags_;  // the tag is returned when the group is destroyed
   uint64_t srb_key_ = 0;

@@ -168,6 +168,18 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
   m.attached = true;
   m.pid = who.pid;
   group->Attached(local, who.pid);
+  if (group->AllJoined() && !group->placement().decided) {
+    // Only now are all the ranks' CPUs known. Pages touched before (the header and slots, a
+    // rank's copy-in of a first call that cannot complete before all have joined) are moved;
+    // pages the verbs transport has pinned while registering the segment stay where they are.
+    std::vector<pid_t> pids;
+    for (const Member& member : group->members()) {
+      if (member.attached) pids.push_back(member.pid);
+    }
+    group->set_placement(PlaceSegment(group->key_hex(), numa_.nodes, numa_.rails, pids, group->header(),
+                                      group->segment_bytes()));
+    if (group->placement().plan.node) ++(group->placement().bound ? numa_counts_.bound : numa_counts_.refused);
+  }
   spdlog::debug("group {}: rank {} joined ({})", group->key_hex(), join.rank(), Who(who));
   return Membership{group, local};
 }
@@ -341,9 +353,15 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
     i.srb_bytes = g->spans_nodes() ? g->srb_bytes() : 0;
     i.bytes_per_rank_hint = g->spec().bytes_per_rank_hint;
     i.timeout_ms = g->timeout_ms();
+    i.placement = g->placement();
     out.push_back(i);
   }
   return out;
+}
+
+GroupRegistry::NumaCounts GroupRegistry::numa_counts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return numa_counts_;
 }
 
 uint64_t GroupRegistry::bytes_in_use() {

@@ -17,6 +17,7 @@
 #include "daemon/config.h"
 #include "daemon/exchange.h"
 #include "daemon/group.h"
+#include "daemon/numa_topology.h"
 #include "daemon/progress_engine.h"
 #include "daemon/segment_cache.h"
 #include "daemon/tag_pool.h"
@@ -54,20 +55,23 @@ struct GroupInfo {
   uint64_t srb_bytes = 0;
   uint64_t bytes_per_rank_hint = 0;
   uint32_t timeout_ms = 0;
+  SegmentPlacement placement;
 };
 
 class GroupRegistry {
  public:
   // `on_new_multinode_group` is told of every new group that spans nodes (peer bootstrap).
+  // `numa`: where groups' segments and rails are placed from (segment_placement.h).
   GroupRegistry(const DaemonConfig& config, ProgressEngine* engine, Transport* transport,
-                std::function<void(std::shared_ptr<Group>)> on_new_multinode_group)
+                std::function<void(std::shared_ptr<Group>)> on_new_multinode_group, NumaTopology numa = {})
       : config_(config),
         engine_(engine),
         transport_(transport),
         on_new_multinode_group_(std::move(on_new_multinode_group)),
         tags_(std::make_shared<TagPool>(kMaxGroupTags)),
         cache_(std::make_shared<SegmentCache>(transport, config.registered_memory_limit)),
-        timeout_ms_(config.timeout_ms) {}
+        timeout_ms_(config.timeout_ms),
+        numa_(std::move(numa)) {}
 
   // The error's code maps to a control Error code; its message goes to the client verbatim.
   Result<Membership> Join(const control::JoinGroup& join, const PeerCredentials& who,
@@ -81,6 +85,11 @@ class GroupRegistry {
 
   std::vector<GroupInfo> Snapshot();
   uint64_t bytes_in_use();
+  struct NumaCounts {
+    uint64_t bound = 0;    // segments the kernel placed on their chosen node
+    uint64_t refused = 0;  // segments whose chosen node it refused
+  };
+  NumaCounts numa_counts();
   // The registered segments kept for reuse (segment_cache.h).
   SegmentCacheStats cache_stats() const { return cache_->stats(); }
   // The timeout given to groups created from now on (SIGHUP); open groups keep theirs.
@@ -123,6 +132,8 @@ class GroupRegistry {
   std::set<GroupKey> replaced_;
   uint64_t bytes_in_use_ = 0;
   std::atomic<uint32_t> timeout_ms_;
+  const NumaTopology numa_;
+  NumaCounts numa_counts_;
 };
 
 }  // namespace ohio

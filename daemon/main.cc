@@ -27,6 +27,7 @@
 #include "daemon/live_config.h"
 #include "daemon/metrics_text.h"
 #include "daemon/metrics_writer.h"
+#include "daemon/numa_topology.h"
 #include "daemon/peer_auth.h"
 #include "daemon/peer_bootstrap.h"
 #include "daemon/peer_service.h"
@@ -121,6 +122,24 @@ int main(int argc, char** argv) {
   ohio::Transport* transport = chosen.value().transport.get();
   spdlog::info("transport {} at {} ({})", transport->name(), transport->address(), chosen.value().why);
 
+  auto numa = ohio::LoadNumaTopology(config.topology_xml, transport->stats().rails);
+  if (!numa.ok() && !config.topology_xml.empty()) {
+    spdlog::critical("topology-xml: {}", numa.status().message());
+    return 1;
+  }
+  if (!numa.ok()) spdlog::warn("NUMA placement off: {}", numa.status().message());
+  if (numa.ok()) {
+    std::string nodes;
+    for (const auto& n : numa.value().nodes) {
+      nodes += (nodes.empty() ? "" : ", ") + std::to_string(n.os_index) + ": CPUs " + ohio::CpuListText(n.cpus);
+    }
+    spdlog::info("NUMA placement from {}: node(s) {}", numa.value().source, nodes.empty() ? "none" : nodes);
+    for (const auto& r : numa.value().rails) {
+      spdlog::info("rail {}: {}", r.name,
+                   r.cpus.empty() ? "no known locality" : "local to CPUs " + ohio::CpuListText(r.cpus));
+    }
+  }
+
   ohio::DaemonCounters counters;
   const double node_cpus = ohio::CpusOfSetting(config.cpus);
   spdlog::info("cpus {} ({}): with one rank, the progress engine {}", node_cpus,
@@ -142,7 +161,8 @@ int main(int argc, char** argv) {
       },
       [&engine](std::shared_ptr<ohio::Group> g, ohio::Status why) { engine.FailGroup(std::move(g), std::move(why)); });
   ohio::GroupRegistry registry(config, &engine, transport,
-                               [&bootstrap](std::shared_ptr<ohio::Group> g) { bootstrap.Open(std::move(g)); });
+                               [&bootstrap](std::shared_ptr<ohio::Group> g) { bootstrap.Open(std::move(g)); },
+                               numa.ok() ? std::move(numa).value() : ohio::NumaTopology{});
 
   // The verbs transport connects queue pairs through the peer service, found like the bootstrap's.
   dialer = std::make_unique<ohio::QueuePairDialer>(

@@ -87,6 +87,11 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Counter("ohio_bytes_sent_total", "Payload bytes put to other nodes.", c.bytes_sent());
   w.Counter("ohio_bytes_received_total", "Payload bytes other nodes put into this node.", c.bytes_received());
   w.Counter("ohio_groups_failed_total", "Groups closed by an error.", c.groups_failed());
+  w.Counter("ohio_segments_numa_bound_total", "Groups' segments placed on the NUMA node of their ranks.",
+            c.segments_numa_bound());
+  w.Counter("ohio_segments_numa_refused_total",
+            "Groups' segments whose chosen NUMA node the kernel refused (they work, placed anywhere).",
+            c.segments_numa_refused());
   w.Counter("ohio_engine_sleeps_total", "Times the progress engine went to sleep.", c.engine_sleeps());
   w.Counter("ohio_engine_wakeups_total", "Progress engine sleeps cut short by a group's doorbell or the transport.",
             c.engine_wakeups());

@@ -1,11 +1,13 @@
 // One rank of a test job: joins a group through a real ohiod, runs alltoalls and checks every
 // received byte. Prints one line per outcome and exits 0 only if everything matched what the
 // test expected (including an expected error code).
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -55,6 +57,7 @@ int main(int argc, char** argv) {
   int skip_at = -1, skipped_at = -1, null_send_at = -1;
   std::string hold_file, holder_file;
   uint64_t random_bytes = 0, seed = 0;
+  int cpu = -1;
   app.add_option("--socket", socket)->required();
   app.add_option("--key", key_hex, "32 hex digits")->required();
   app.add_option("--size", size)->required();
@@ -87,7 +90,19 @@ int main(int argc, char** argv) {
                  "instead of --bytes: each of the --iterations calls has its own bytes per rank in [0, this], "
                  "drawn from --seed; every exit then says how many calls were verified");
   app.add_option("--seed", seed, "seed of the random sizes and of the byte pattern");
+  app.add_option("--cpu", cpu,
+                 "run on this CPU only (sched_setaffinity before connecting), as a rank pinned by its launcher: "
+                 "ohiod places the group's segment by its ranks' CPUs");
   CLI11_PARSE(app, argc, argv);
+  if (cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+      std::fprintf(stderr, "rank %u: cannot pin to CPU %d: %s\n", rank, cpu, std::strerror(errno));
+      return 2;
+    }
+  }
   uint32_t verified = 0;
   // Every way out of a --random-bytes run says how many calls it verified, so a soak counts
   // the calls of a job whatever ended it.

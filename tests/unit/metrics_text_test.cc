@@ -29,6 +29,8 @@ admin::CountersReply Sample() {
   c.set_bytes_sent(1u << 20);
   c.set_bytes_received(3u << 20);
   c.set_groups_failed(1);
+  c.set_segments_numa_bound(3);
+  c.set_segments_numa_refused(2);
   for (const char* kind : {"size_mismatch", "timeout", "group_failed", "refused", "other"}) {
     auto* e = c.add_errors();
     e->set_kind(kind);
@@ -87,6 +89,8 @@ TEST(MetricsText, ParsesStrictlyAndCarriesEveryCounter) {
   EXPECT_EQ(p.Value("ohio_bytes_sent_total"), 1 << 20);
   EXPECT_EQ(p.Value("ohio_bytes_received_total"), 3 << 20);
   EXPECT_EQ(p.Value("ohio_groups_failed_total"), 1);
+  EXPECT_EQ(p.Value("ohio_segments_numa_bound_total"), 3);
+  EXPECT_EQ(p.Value("ohio_segments_numa_refused_total"), 2);
   EXPECT_EQ(p.Value("ohio_errors_total", {{"kind", "timeout"}}), 3);
   EXPECT_EQ(p.Value("ohio_errors_total", {{"kind", "refused"}}), 0);
   EXPECT_EQ(p.Value("ohio_groups"), 3);

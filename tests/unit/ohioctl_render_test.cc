@@ -174,5 +174,37 @@ TEST(OhioctlRender, GroupsSayWhatTheirBuffersAreSizedFor) {
   EXPECT_EQ(GroupsJson(reply)["groups"][0]["bytes_per_rank_hint"], 4096);
 }
 
+TEST(OhioctlRender, GroupsSayWhereTheirSegmentIsPlaced) {
+  admin::ListGroupsReply reply;
+  admin::GroupSummary* joining = reply.add_groups();
+  joining->set_key("aa");
+  admin::GroupSummary* refused = reply.add_groups();
+  refused->set_key("bb");
+  admin::SegmentPlacement* p = refused->mutable_placement();
+  p->set_decided(true);
+  p->set_has_node(true);
+  p->set_node(1);
+  p->set_why("the ranks' allowed CPUs: 0 on node 0, 2 on node 1");
+  p->set_bind_error("mbind(MPOL_PREFERRED, node 1): Invalid argument");
+  p->add_rail_order("mlx5_1:1");
+  p->add_rail_order("mlx5_0:1");
+  admin::GroupSummary* spread = reply.add_groups();
+  spread->set_key("cc");
+  spread->mutable_placement()->set_decided(true);
+  spread->mutable_placement()->set_why("no node holds more of the ranks' CPUs than another");
+  const std::string text = GroupsText(reply);
+  EXPECT_THAT(text, HasSubstr("pending"));
+  EXPECT_THAT(text, HasSubstr("bb: NUMA 1 NOT BOUND (the ranks' allowed CPUs: 0 on node 0, 2 on node 1): "
+                              "mbind(MPOL_PREFERRED, node 1): Invalid argument; rails mlx5_1:1, mlx5_0:1\n"));
+  EXPECT_THAT(text, HasSubstr("cc: NUMA none (no node holds more of the ranks' CPUs than another); rails none\n"));
+  const nlohmann::json j = GroupsJson(reply);
+  EXPECT_EQ(j["groups"][0]["numa"]["decided"], false);
+  EXPECT_TRUE(j["groups"][0]["numa"]["node"].is_null());
+  EXPECT_EQ(j["groups"][1]["numa"]["node"], 1);
+  EXPECT_EQ(j["groups"][1]["numa"]["bound"], false);
+  EXPECT_EQ(j["groups"][1]["numa"]["rail_order"], nlohmann::json::parse(R"(["mlx5_1:1","mlx5_0:1"])"));
+  EXPECT_TRUE(j["groups"][2]["numa"]["node"].is_null());
+}
+
 }  // namespace
 }  // namespace ohio::ctl

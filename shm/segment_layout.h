@@ -100,9 +100,9 @@ struct alignas(kCacheLine) SegmentHeader {
   // first block is published.
   std::atomic<uint64_t> eager_leader[2];
   // Alltoallv across nodes, by parity: round << 32 | kVectorOwnPartStaged if this node's part of
-  // the call whose first round is `round` did not fit it | the stream rounds that follow
-  // (shm/vector_staging.h), 0 when that round was the whole call. Written before the round's
-  // blocks are published.
+  // the call whose first round is `round` did not fit it | the stream rounds that follow that
+  // round (shm/vector_staging.h). Written before the round's blocks are published, and only when
+  // some node's part streams: a word of an older round says none does.
   std::atomic<uint64_t> vector_streamed[2];
   // Groups on one node: CLOCK_MONOTONIC when the daemon last looked in on the group (every
   // watch tick, 100 ms). A rank that finds it recent knows the daemon lives without asking the

@@ -307,41 +307,38 @@ TEST(Alltoallv, ASkewedCallAcrossTwoNodesGoesInSeveralRounds) {
   ExpectServedInRounds(cluster, before, ranks, kSkewedPlacement, calls, kSkewedRounds * calls);
 }
 
-TEST(Alltoallv, ANodePairsBlockAsLargeAsItsShareOfTheSrbIsOneRound) {
+// 3 calls with every count `bytes` on 2 nodes x 2 ranks with the configured buffers: every
+// byte checked, and each call `rounds` rounds of one put per node pair, exactly.
+void ExpectEveryCountOnTwoByTwoInRounds(uint64_t bytes, uint64_t rounds) {
   TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::vector<uint32_t> placement = {0, 1, 0, 1};
+  const uint32_t calls = 3;
+  const auto before = CountersOf(cluster);
+  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "every-count",
+                          {"--calls", std::to_string(calls), "--every-bytes", std::to_string(bytes)});
+  EXPECT_EQ(AllPass(ranks), uint64_t{calls} * 4 * 4 * bytes);
+  ExpectServedInRounds(cluster, before, ranks, placement, calls, rounds * calls);
+}
+
+TEST(Alltoallv, ANodePairsBlockAsLargeAsItsShareOfTheSrbIsOneRound) {
   // The configured buffers: SRB 8 MiB, halves of 4 MiB, one slot per half for the one source
   // node, with its header line on top (shm/segment_layout.h, SrbHeaderRoomBytes). Every count
   // 1 MiB on 2 x 2: a node pair's block is 4 MiB, and each rank's row the 4 MiB of its SSB
   // region. It used to miss the slot by its 64-byte header: a round that checked the counts,
   // then two stream rounds of 2 MiB - 64 bytes a stream (the second for 64 bytes). Now the
   // call is one round, one put per node pair.
-  Cluster cluster(dir, 2);
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  const std::vector<uint32_t> placement = {0, 1, 0, 1};
-  const uint32_t calls = 3;
-  const auto before = CountersOf(cluster);
-  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "slot-sized",
-                          {"--calls", std::to_string(calls), "--every-bytes", "1048576"});
-  EXPECT_EQ(AllPass(ranks), uint64_t{calls} * 4 * 4 * 1048576);
-  ExpectServedInRounds(cluster, before, ranks, placement, calls, calls);
+  ExpectEveryCountOnTwoByTwoInRounds(1048576, 1);
 }
 
 TEST(Alltoallv, ACallTwiceAsLargeAsARoundTakesAlltoallsTwoRounds) {
-  TempDir dir;
   // The configured buffers, as above: every count 2 MiB on 2 x 2 is a node pair's block of
   // 8 MiB, twice a slot. Each rank's stream to a node is 4 MiB, two slices of 2 MiB (its 4 MiB
   // region split between the 2 nodes): the first round checks the counts and carries the first
   // slices, one stream round the second. So 2 rounds and one put per node pair and round, as an
   // alltoall of 2 MiB takes (it was 3: a round of headers only, then two stream rounds).
-  Cluster cluster(dir, 2);
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  const std::vector<uint32_t> placement = {0, 1, 0, 1};
-  const uint32_t calls = 3;
-  const auto before = CountersOf(cluster);
-  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "twice-a-slot",
-                          {"--calls", std::to_string(calls), "--every-bytes", "2097152"});
-  EXPECT_EQ(AllPass(ranks), uint64_t{calls} * 4 * 4 * 2097152);
-  ExpectServedInRounds(cluster, before, ranks, placement, calls, 2 * calls);
+  ExpectEveryCountOnTwoByTwoInRounds(2097152, 2);
 }
 
 TEST(Alltoallv, RandomCountsAcrossThreeNodesWithUnevenPlacementGoInSeveralRounds) {

@@ -485,24 +485,28 @@ TEST(VectorPlan, BothEndsOfAPairAgreeWhetherItFits) {
   EXPECT_FALSE(VectorFits(shape, large, 0, CountsOf(shape, wrapping, 0)));
 }
 
+// Every field of every put and piece.
+void ExpectSamePuts(const std::vector<Put>& got, const std::vector<Put>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].dest, want[i].dest);
+    EXPECT_EQ(got[i].step, want[i].step);
+    EXPECT_EQ(got[i].delivery, want[i].delivery);
+    EXPECT_EQ(got[i].bytes, want[i].bytes);
+    EXPECT_EQ(got[i].srb_offset, want[i].srb_offset);
+    ASSERT_EQ(got[i].pieces.size(), want[i].pieces.size());
+    for (size_t k = 0; k < want[i].pieces.size(); ++k) {
+      EXPECT_EQ(got[i].pieces[k].ssb_offset, want[i].pieces[k].ssb_offset);
+      EXPECT_EQ(got[i].pieces[k].bytes, want[i].pieces[k].bytes);
+    }
+  }
+}
+
 // A kept plan must be the plan the tables would get now: every field of every put and delivery.
 void ExpectPlannedFrom(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
                        const std::vector<CountEntry>& table, const VectorRoundPlan& plan) {
   const NodeCounts counts{table.data(), shape.size()};
-  const std::vector<Put> puts = PlanVectorPuts(shape, node, layout, counts);
-  ASSERT_EQ(plan.puts.size(), puts.size());
-  for (size_t i = 0; i < puts.size(); ++i) {
-    EXPECT_EQ(plan.puts[i].dest, puts[i].dest);
-    EXPECT_EQ(plan.puts[i].step, puts[i].step);
-    EXPECT_EQ(plan.puts[i].delivery, puts[i].delivery);
-    EXPECT_EQ(plan.puts[i].bytes, puts[i].bytes);
-    EXPECT_EQ(plan.puts[i].srb_offset, puts[i].srb_offset);
-    ASSERT_EQ(plan.puts[i].pieces.size(), puts[i].pieces.size());
-    for (size_t k = 0; k < puts[i].pieces.size(); ++k) {
-      EXPECT_EQ(plan.puts[i].pieces[k].ssb_offset, puts[i].pieces[k].ssb_offset);
-      EXPECT_EQ(plan.puts[i].pieces[k].bytes, puts[i].pieces[k].bytes);
-    }
-  }
+  ExpectSamePuts(plan.puts, PlanVectorPuts(shape, node, layout, counts));
   const std::vector<Delivery> deliveries = PlanVectorDeliveries(shape, node, layout, counts);
   ASSERT_EQ(plan.deliveries.size(), deliveries.size());
   for (size_t i = 0; i < deliveries.size(); ++i) {
@@ -564,16 +568,7 @@ TEST(VectorPlan, ARoundWithTheSameCountsKeepsThePlanAndAnyChangedCountPlansAgain
     std::vector<Put> round0;
     PlanVectorStreamPuts(shape, n, layout, NodeCounts{too_large.data(), shape.size()}, 0, &round0);
     ASSERT_EQ(plan.puts.size(), shape.nodes() - 1u);
-    ASSERT_EQ(plan.puts.size(), round0.size());
-    for (size_t i = 0; i < round0.size(); ++i) {
-      EXPECT_EQ(plan.puts[i].dest, round0[i].dest);
-      EXPECT_EQ(plan.puts[i].bytes, round0[i].bytes);
-      ASSERT_EQ(plan.puts[i].pieces.size(), round0[i].pieces.size());
-      for (size_t j = 0; j < round0[i].pieces.size(); ++j) {
-        EXPECT_EQ(plan.puts[i].pieces[j].ssb_offset, round0[i].pieces[j].ssb_offset);
-        EXPECT_EQ(plan.puts[i].pieces[j].bytes, round0[i].pieces[j].bytes);
-      }
-    }
+    ExpectSamePuts(plan.puts, round0);
     for (const Delivery& d : plan.deliveries) EXPECT_EQ(d.bytes, 0u);
     EXPECT_FALSE(UpdateVectorRoundPlan(shape, n, layout, too_large.data(), &plan));
     EXPECT_FALSE(plan.fits);

@@ -485,13 +485,13 @@ void Exchange::VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t di
     return;
   }
   if (vector_part_ != 0) return;
-  if (!staged) return;
+  // Written for every first round, so that no word of a round 2^32 rounds back can pass for it.
   // This round carried stream round 0 of the parts that did not fit.
-  const uint32_t streamed = max_stream_rounds > 0 ? max_stream_rounds - 1 : 0;
+  const uint32_t streamed = staged && max_stream_rounds > 0 ? max_stream_rounds - 1 : 0;
   vector_rounds_in_call_ = 1 + streamed;
   const uint64_t own = staged_nodes_[node_] ? kVectorOwnPartStaged : 0;
-  segment_->header()->vector_streamed[round_ & 1].store(uint64_t{round_} << 32 | own | streamed,
-                                                        std::memory_order_relaxed);
+  const uint64_t word = staged ? kVectorSomePartStreams | own | streamed : 0;
+  segment_->header()->vector_streamed[round_ & 1].store(uint64_t{round_} << 32 | word, std::memory_order_relaxed);
 }
 
 bool Exchange::PostVectorTables() {

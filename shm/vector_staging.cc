@@ -147,8 +147,8 @@ void PlanVectorStreamCopyOutLocal(const GroupShape& shape, uint32_t node, uint32
 }
 
 VectorStreams VectorStreamsOf(uint64_t vector_streamed, uint32_t k) {
-  if ((vector_streamed >> 32) != k) return VectorStreams{};  // no node streams
-  return VectorStreams{true, static_cast<uint32_t>(vector_streamed & (kVectorOwnPartStaged - 1)),
+  if ((vector_streamed >> 32) != k || (vector_streamed & kVectorSomePartStreams) == 0) return VectorStreams{};
+  return VectorStreams{true, static_cast<uint32_t>(vector_streamed & (kVectorSomePartStreams - 1)),
                        (vector_streamed & kVectorOwnPartStaged) != 0};
 }
 

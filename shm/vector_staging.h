@@ -47,9 +47,9 @@ bool VectorStreamRounds(const GroupShape& shape, const EagerLayout& layout, uint
                         uint64_t* rounds);
 
 // What the verdict of an alltoallv's first round k says (SegmentHeader::vector_streamed of k's
-// parity, written before its blocks are published, only when some node streams): that some
-// node's part streams (the first round carried its stream round 0), the stream rounds that
-// follow the first, and whether this node's part is one of those that stream.
+// parity, written before its blocks are published): that some node's part streams (the first
+// round carried its stream round 0), the stream rounds that follow the first, and whether this
+// node's part is one of those that stream.
 struct VectorStreams {
   bool any = false;
   uint32_t rounds = 0;

@@ -391,16 +391,16 @@ TEST(VectorStaging, TheFirstRoundsVerdictSaysWhichNodesStream) {
     h.flags = source == 2 ? kEagerVectorStaged : 0u;
     std::memcpy(srb_half.data() + EagerSlotOffset(layout, 1, source, 0), &h, sizeof(h));
   }
-  const VectorStreams streams = VectorStreamsOf(uint64_t{9} << 32 | kVectorOwnPartStaged | 4, 9);
+  const VectorStreams streams = VectorStreamsOf(uint64_t{9} << 32 | kVectorSomePartStreams | kVectorOwnPartStaged | 4, 9);
   EXPECT_TRUE(streams.any);
   EXPECT_EQ(streams.rounds, 4u);
   EXPECT_TRUE(streams.own_staged);
   std::vector<bool> streaming = {true};  // what a call before left
   PlanStreamingNodes(shape, layout, 1, srb_half.data(), streams, &streaming);
   EXPECT_EQ(streaming, (std::vector<bool>{false, true, true}));
-  // A word of an older round (a call of one round wrote none): nothing streams, and the headers
-  // are not read.
-  const VectorStreams none = VectorStreamsOf(uint64_t{7} << 32 | kVectorOwnPartStaged | 4, 9);
+  // A word of an older round (even one 2^32 rounds back would have been overwritten by round 9's
+  // own): nothing streams, and the headers are not read.
+  const VectorStreams none = VectorStreamsOf(uint64_t{7} << 32 | kVectorSomePartStreams | kVectorOwnPartStaged | 4, 9);
   EXPECT_FALSE(none.any);
   EXPECT_EQ(none.rounds, 0u);
   EXPECT_FALSE(none.own_staged);
@@ -408,12 +408,18 @@ TEST(VectorStaging, TheFirstRoundsVerdictSaysWhichNodesStream) {
   EXPECT_EQ(streaming, (std::vector<bool>{false, false, false}));
   // Node 2's part did not fit but its streams each fit one slice: the first round carried them
   // all as its stream round 0, no round follows, and node 2's block is still read as a stream.
-  const VectorStreams first_only = VectorStreamsOf(uint64_t{9} << 32, 9);
+  const VectorStreams first_only = VectorStreamsOf(uint64_t{9} << 32 | kVectorSomePartStreams, 9);
   EXPECT_TRUE(first_only.any);
   EXPECT_EQ(first_only.rounds, 0u);
   EXPECT_FALSE(first_only.own_staged);
   PlanStreamingNodes(shape, layout, 1, srb_half.data(), first_only, &streaming);
   EXPECT_EQ(streaming, (std::vector<bool>{false, false, true}));
+  // Round 9 was the whole call: its own word says no node streams, and the headers are not read.
+  const VectorStreams whole = VectorStreamsOf(uint64_t{9} << 32, 9);
+  EXPECT_FALSE(whole.any);
+  EXPECT_EQ(whole.rounds, 0u);
+  PlanStreamingNodes(shape, layout, 1, nullptr, whole, &streaming);
+  EXPECT_EQ(streaming, (std::vector<bool>{false, false, false}));
 }
 
 TEST(VectorPlan, ARanksCopyPlansReuseTheRoomOfTheCallBefore) {

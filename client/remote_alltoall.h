@@ -13,7 +13,8 @@
 // SRB: wait until the SSB is free, stage, arrive, wait for the release, copy out the deliveries
 // in order, telling the daemon how far each rank got (v3 reuses SRB halves within a round).
 // Alltoallv (client/remote_alltoallv.cc) goes in eager rounds planned from the count tables:
-// one when the call fits, else a round that checks the counts and the stream rounds after it.
+// one when the call fits, else a round that checks the counts (and carries the first slice of
+// the parts that do not fit) and the stream rounds after it.
 #pragma once
 
 #include <array>
@@ -30,6 +31,8 @@
 #include "shm/segment.h"
 
 namespace ohio {
+
+struct NodeCounts;
 
 class RemoteAlltoall {
  public:
@@ -83,6 +86,9 @@ class RemoteAlltoall {
   // from node `source`'s block (this node's: from the SSB half).
   template <typename PlanFrom>
   void CopyOut(const VectorCall& call, uint32_t k, PlanFrom plan_from);
+  // Plans into vector_spans_ this rank's copies of stream round `stream_round` of node
+  // `source`'s part (this node's: from the SSB half).
+  void PlanStreamCopyOut(const NodeCounts& counts, uint32_t source, uint64_t stream_round, const size_t* recv_displs);
   void RunVectorCopies(const uint8_t* src, uint8_t* dst) const;
 
   const Segment* segment_;

@@ -12,10 +12,11 @@
 //      rounds (kNotSupported: a caller can do the call another way);
 //   4. copy out what the node's own ranks send this rank from their regions, and each block's
 //      pieces for this rank, where its node's own tables put them.
-// The first round stages the row as one round would. If any node's part did not fit, the
-// daemon says how many stream rounds follow and whether this node's part is one of those that
-// go in them (vector_streamed); each other node's header in the SRB says whether its part came
-// whole in the first round or streams.
+// The first round stages the row as one round would, or, a row that does not fit its region,
+// the row's stream round 0. If any node's part did not fit, the first round carried its stream
+// round 0, and the daemon says how many stream rounds follow and whether this node's part is one
+// of those that stream (vector_streamed); each other node's header in the SRB says whether its
+// part came whole in the first round or streams.
 #include <cstring>
 
 #include "client/remote_alltoall.h"
@@ -27,11 +28,14 @@ namespace ohio {
 Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   const uint32_t k = (*next_round)++;
   const uint64_t region = VectorRegionBytes(*shape_, layout_, node_);
-  // A row that does not fit is not staged: the daemon sees that from the same table, and the
-  // node's part goes in stream rounds.
+  // A row that does not fit stages its stream round 0: the daemon sees that from the same
+  // table, and the node's part streams.
   Status s = VectorRound(call, k, 0, 1, [&](const CountEntry* table, uint8_t* my_region) {
-    if (!VectorRowFits(*shape_, table, region)) return;
-    PlanVectorCopyIn(*shape_, call.send_counts, call.send_displs, &vector_spans_);
+    if (VectorRowFits(*shape_, table, region)) {
+      PlanVectorCopyIn(*shape_, call.send_counts, call.send_displs, &vector_spans_);
+    } else {
+      PlanVectorStreamCopyIn(*shape_, layout_, node_, 0, call.send_counts, call.send_displs, &vector_spans_);
+    }
     RunVectorCopies(call.send, my_region);
   });
   if (!s.ok()) return s;
@@ -39,14 +43,14 @@ Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   const uint32_t stream_rounds = streams.rounds;
   const bool own_staged = streams.own_staged;
   // Which nodes stream their part: read only when some do, so that a call of one round reads
-  // nothing more than before.
+  // nothing more than before. The first round carried their stream round 0.
   PlanStreamingNodes(*shape_, layout_, node_, segment_->srb() + (k & 1) * layout_.srb_half, streams,
                      &streaming_nodes_);
   last_vector_rounds_ = 1 + stream_rounds;
   const NodeCounts first_counts{segment_->count_table(0, k), shape_->size()};
   CopyOut(call, k, [&](uint32_t source) {
     if (streaming_nodes_[source]) {
-      vector_spans_.clear();
+      PlanStreamCopyOut(first_counts, source, 0, call.recv_displs);
     } else if (source == node_) {
       PlanVectorCopyOutLocal(*shape_, node_, local_, layout_, first_counts, call.recv_displs, &vector_spans_);
     } else {
@@ -56,7 +60,7 @@ Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   Done(k);
   for (uint32_t part = 1; part <= stream_rounds; ++part) {
     const uint32_t round = (*next_round)++;
-    const uint64_t stream_round = part - 1;
+    const uint64_t stream_round = part;
     s = VectorRound(call, round, part, 1 + stream_rounds, [&](const CountEntry*, uint8_t* my_region) {
       if (!own_staged) return;
       PlanVectorStreamCopyIn(*shape_, layout_, node_, stream_round, call.send_counts, call.send_displs,
@@ -68,12 +72,8 @@ Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
     CopyOut(call, round, [&](uint32_t source) {
       if (!streaming_nodes_[source]) {
         vector_spans_.clear();
-      } else if (source == node_) {
-        PlanVectorStreamCopyOutLocal(*shape_, node_, local_, layout_, counts, stream_round, call.recv_displs,
-                                     &vector_spans_);
       } else {
-        PlanVectorStreamCopyOutBlock(*shape_, node_, local_, layout_, counts, source, stream_round,
-                                     call.recv_displs, &vector_spans_);
+        PlanStreamCopyOut(counts, source, stream_round, call.recv_displs);
       }
     });
     Done(round);
@@ -136,6 +136,16 @@ void RemoteAlltoall::CopyOut(const VectorCall& call, uint32_t k, PlanFrom plan_f
   }
   report_->Lap(Stage::kCopyOutRemote);
   report_->DaemonSteps(header_->stamps[parity], k);
+}
+
+void RemoteAlltoall::PlanStreamCopyOut(const NodeCounts& counts, uint32_t source, uint64_t stream_round,
+                                       const size_t* recv_displs) {
+  if (source == node_) {
+    PlanVectorStreamCopyOutLocal(*shape_, node_, local_, layout_, counts, stream_round, recv_displs, &vector_spans_);
+  } else {
+    PlanVectorStreamCopyOutBlock(*shape_, node_, local_, layout_, counts, source, stream_round, recv_displs,
+                                 &vector_spans_);
+  }
 }
 
 void RemoteAlltoall::RunVectorCopies(const uint8_t* src, uint8_t* dst) const {

@@ -216,17 +216,17 @@ void Exchange::PlanVectorRound() {
     return;
   }
   // The counts the first round checked: the ranks write the same ones every round of a call.
-  // Only the nodes whose part did not fit the first round stream it; the others' puts carry
-  // the header alone.
+  // Only the nodes whose part did not fit the first round stream it (round 0 went in the first
+  // round); the others' puts carry the header alone.
   const NodeCounts counts{vector_plan_.counts.data(), shape_.size()};
-  PlanVectorStreamPuts(shape_, node_, layout_, counts, vector_part_ - 1, &stream_puts_);
+  PlanVectorStreamPuts(shape_, node_, layout_, counts, vector_part_, &stream_puts_);
   if (!staged_nodes_[node_]) {
     for (Put& p : stream_puts_) {
       p.pieces.clear();
       p.bytes = 0;
     }
   }
-  PlanVectorStreamDeliveries(shape_, node_, layout_, counts, vector_part_ - 1, &stream_deliveries_);
+  PlanVectorStreamDeliveries(shape_, node_, layout_, counts, vector_part_, &stream_deliveries_);
   for (Delivery& d : stream_deliveries_) {
     if (!staged_nodes_[d.source]) d.bytes = 0;
   }
@@ -485,12 +485,13 @@ void Exchange::VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t di
     return;
   }
   if (vector_part_ != 0) return;
-  // A node whose part did not fit sent headers only: at least one stream round follows.
-  const uint32_t streamed = staged ? std::max<uint32_t>(max_stream_rounds, 1) : 0;
+  // Written for every first round, so that no word of a round 2^32 rounds back can pass for it.
+  // This round carried stream round 0 of the parts that did not fit.
+  const uint32_t streamed = staged && max_stream_rounds > 0 ? max_stream_rounds - 1 : 0;
   vector_rounds_in_call_ = 1 + streamed;
   const uint64_t own = staged_nodes_[node_] ? kVectorOwnPartStaged : 0;
-  segment_->header()->vector_streamed[round_ & 1].store(uint64_t{round_} << 32 | own | streamed,
-                                                        std::memory_order_relaxed);
+  const uint64_t word = staged ? kVectorSomePartStreams | own | streamed : 0;
+  segment_->header()->vector_streamed[round_ & 1].store(uint64_t{round_} << 32 | word, std::memory_order_relaxed);
 }
 
 bool Exchange::PostVectorTables() {

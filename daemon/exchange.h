@@ -44,11 +44,10 @@
 // node before any rank copies a block out: each node then puts its count tables over its block
 // in every peer's slot, and the round fails once all are in, on every node naming the same
 // first pair that disagrees (shm/vector_disagreement.h). A node whose part did not fit sent
-// headers only;
-// the others sent their whole part. If any did not fit, the call goes on in as many stream
-// rounds as the most those nodes need (shm/vector_staging.h), planned from the first round's
-// counts, in which only they put data; the ranks learn how many from the segment
-// (vector_streamed), and which nodes stream from the headers in their SRB. A node whose part would take more than kMaxVectorStreamRounds
+// its stream round 0; the others sent their whole part. If any did not fit, the call goes on in
+// as many stream rounds as the most those nodes need, less the first (shm/vector_staging.h),
+// planned from the first round's counts, in which only they put data; the ranks learn how many
+// from the segment (vector_streamed), and which nodes stream from the headers in their SRB. A node whose part would take more than kMaxVectorStreamRounds
 // sends ROUND_READY (kReadyTooLarge) instead, and the call is not supported on any node.
 #pragma once
 
@@ -193,7 +192,8 @@ class Exchange {
   void PlanVectorRound();
   // The verdict of an alltoallv round whose nodes all passed it: which nodes' parts would take
   // too many rounds, whether the count digests sum to zero, and (the call's first round) how
-  // many stream rounds follow: `max_stream_rounds` if any node's part is `staged`.
+  // many stream rounds follow: `max_stream_rounds` - 1 if any node's part is `staged` (the first
+  // round carried stream round 0).
   void VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum, bool staged,
                      uint32_t max_stream_rounds);
   // Alltoallv whose digest failed: puts this node's count tables to every peer once the round's

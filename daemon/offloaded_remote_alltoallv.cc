@@ -5,13 +5,15 @@
 //      exchange plans the node's puts and its share of the count digest from them when the
 //      group begins the round); the rank's row staged in its region of the SSB half (the
 //      first round, when the row fits its region) or its chunks of this stream round (when
-//      this node's part streams); the arrival, with kVectorBytes, for every rank;
+//      the row does not fit, the first round's are stream round 0; after the first, when this
+//      node's part streams); the arrival, with kVectorBytes, for every rank;
 //   2. (Drain) once every other node's block of the round is published (only after every
 //      node's share of the digest is in and they sum to zero) or the round failed: the node's
 //      own pieces from the SSB half and each block's pieces, where each rank's receive table
 //      puts them; then done_round. The first round's verdict says how many stream rounds follow
 //      and whether this node's part is one of those streamed (vector_streamed); each other
-//      node's header in the SRB says whether its part streams.
+//      node's header in the SRB says whether its part streams (its stream round 0 came in the
+//      first round).
 // A round that fails (a pair whose counts disagree, anywhere in the group; a part that would
 // take too many rounds) ends the call with the round's error, the same on every rank of every
 // node, and the group goes on: nothing was copied out of it.
@@ -61,14 +63,13 @@ Status OffloadedRemoteAlltoall::FillVector(uint32_t round) {
     const size_t* recv_bytes = VectorTable(l, kRecvBytes);
     CountEntry* table = segment_->count_table(l, round);
     for (uint32_t j = 0; j < size; ++j) table[j] = CountEntry{send_bytes[j], send_at[j], recv_bytes[j]};
-    if (round_in_call_ == 0) {
-      // A row that does not fit is not staged: the exchange sees that from the same table, and
-      // the node's part goes in stream rounds.
-      if (!VectorRowFits(*shape_, table, region)) continue;
+    if (round_in_call_ == 0 && VectorRowFits(*shape_, table, region)) {
       PlanVectorCopyIn(*shape_, send_bytes, send_at, &vector_spans_);
     } else {
-      if (!own_staged_) continue;
-      PlanVectorStreamCopyIn(*shape_, layout_, node_, round_in_call_ - 1, send_bytes, send_at, &vector_spans_);
+      // A row that does not fit stages its stream round 0 in the first round: the exchange sees
+      // that from the same table, and the node's part streams.
+      if (round_in_call_ != 0 && !own_staged_) continue;
+      PlanVectorStreamCopyIn(*shape_, layout_, node_, round_in_call_, send_bytes, send_at, &vector_spans_);
     }
     if (Status s = Transfer(l, vector_spans_, ssb_half + l * region, SendAddress(l), false); !s.ok()) return s;
   }
@@ -100,24 +101,25 @@ Status OffloadedRemoteAlltoall::CopyOutVector() {
   const NodeCounts counts{segment_->count_table(0, round_), shape_->size()};
   uint8_t* ssb_half = SsbHalf(round_);
   uint8_t* srb_half = segment_->srb() + (round_ & 1) * layout_.srb_half;
-  // The first round carries the parts of the nodes that do not stream; the stream rounds the
-  // others'.
+  // The first round carries the parts of the nodes that do not stream and stream round 0 of the
+  // others'; the stream rounds the rest of those.
   const bool first = round_in_call_ == 0;
-  const uint64_t stream_round = first ? 0 : round_in_call_ - 1;
+  const uint64_t stream_round = round_in_call_;
   for (uint32_t l = 0; l < ranks_; ++l) {
     const size_t* recv_at = VectorTable(l, kRecvAt);
     for (uint32_t source = 0; source < shape_->nodes(); ++source) {
-      if (streaming_nodes_[source] == first) continue;
+      const bool whole = !streaming_nodes_[source];
+      if (whole && !first) continue;
       uint8_t* from = ssb_half;
       if (source == node_) {
-        if (first) {
+        if (whole) {
           PlanVectorCopyOutLocal(*shape_, node_, l, layout_, counts, recv_at, &vector_spans_);
         } else {
           PlanVectorStreamCopyOutLocal(*shape_, node_, l, layout_, counts, stream_round, recv_at, &vector_spans_);
         }
       } else {
         from = srb_half + EagerSlotOffset(layout_, node_, source, 0) + kEagerHeaderBytes;
-        if (first) {
+        if (whole) {
           PlanVectorCopyOutBlock(*shape_, node_, l, counts, source, recv_at, &vector_spans_);
         } else {
           PlanVectorStreamCopyOutBlock(*shape_, node_, l, layout_, counts, source, stream_round, recv_at,

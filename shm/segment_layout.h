@@ -99,10 +99,10 @@ struct alignas(kCacheLine) SegmentHeader {
   // round runs among nodes, which says where its blocks land. Written before the round's
   // first block is published.
   std::atomic<uint64_t> eager_leader[2];
-  // Alltoallv across nodes, by parity: round << 32 | kVectorOwnPartStaged if this node's part of
-  // the call whose first round is `round` did not fit it | the stream rounds that follow
-  // (shm/vector_staging.h), 0 when that round was the whole call. Written before the round's
-  // blocks are published.
+  // Alltoallv across nodes, by parity: round << 32 | kVectorSomePartStreams if some node's part
+  // of the call whose first round is `round` did not fit it | kVectorOwnPartStaged if this
+  // node's did not | the stream rounds that follow that round (shm/vector_staging.h); round << 32
+  // alone when the round is the whole call. Written before the round's blocks are published.
   std::atomic<uint64_t> vector_streamed[2];
   // Groups on one node: CLOCK_MONOTONIC when the daemon last looked in on the group (every
   // watch tick, 100 ms). A rank that finds it recent knows the daemon lives without asking the
@@ -143,8 +143,9 @@ struct alignas(kCacheLine) SegmentHeader {
 constexpr uint64_t kSkipBytes = ~uint64_t{0};
 // bytes_per_rank of a rank in an alltoallv round: its counts are in its count table.
 constexpr uint64_t kVectorBytes = ~uint64_t{0} - 1;
-// SegmentHeader::vector_streamed: this node streams its part.
+// SegmentHeader::vector_streamed: this node streams its part; some node does.
 constexpr uint64_t kVectorOwnPartStaged = uint64_t{1} << 31;
+constexpr uint64_t kVectorSomePartStreams = uint64_t{1} << 30;
 
 // What a rank sends to and expects from each rank in an alltoallv, written by it before it
 // arrives and read by the others until they are done (client/local_alltoallv.cc), and, in a

@@ -10,16 +10,15 @@ uint64_t PairHash(uint32_t from, uint32_t to, uint64_t bytes) {
   return Mix64(Mix64(uint64_t{from} << 32 | to) ^ bytes);
 }
 
-// Where the part of a row for node `dest` starts in the rank's region.
-uint64_t RowOffset(const GroupShape& shape, const CountEntry* table, uint32_t dest) {
+}  // namespace
+
+uint64_t VectorRowOffset(const GroupShape& shape, const CountEntry* table, uint32_t dest) {
   uint64_t at = 0;
   for (uint32_t j = 0; j < dest; ++j) {
     for (uint32_t i = 0; i < shape.ppn(j); ++i) at += table[shape.rank_at(j, i)].bytes;
   }
   return at;
 }
-
-}  // namespace
 
 uint64_t VectorRowBytesTo(const GroupShape& shape, const CountEntry* table, uint32_t dest) {
   uint64_t bytes = 0;
@@ -120,7 +119,7 @@ std::vector<Put> PlanVectorPuts(const GroupShape& shape, uint32_t node, const Ea
       shape, node, layout,
       [&](uint32_t l, uint32_t dest) {
         const CountEntry* t = counts.of(l);
-        return SsbPiece{l * region + RowOffset(shape, t, dest), VectorRowBytesTo(shape, t, dest)};
+        return SsbPiece{l * region + VectorRowOffset(shape, t, dest), VectorRowBytesTo(shape, t, dest)};
       },
       &puts);
   return puts;
@@ -158,7 +157,7 @@ void PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t loc
     const uint64_t bytes = t[me].bytes;
     const uint32_t from = shape.rank_at(node, l);
     if (bytes == 0 || bytes != counts.of(local)[from].recv_bytes) continue;
-    uint64_t at = l * region + RowOffset(shape, t, node);
+    uint64_t at = l * region + VectorRowOffset(shape, t, node);
     for (uint32_t i = 0; i < local; ++i) at += t[shape.rank_at(node, i)].bytes;
     spans->push_back({at, recv_displs[from], bytes});
   }
@@ -186,13 +185,10 @@ bool UpdateVectorRoundPlan(const GroupShape& shape, uint32_t node, const EagerLa
     plan->puts = PlanVectorPuts(shape, node, layout, counts);
     plan->deliveries = PlanVectorDeliveries(shape, node, layout, counts);
   } else {
-    // The call's first round carries only the headers (digest, rounds needed): the data follows
-    // in stream rounds (shm/vector_staging.h).
-    plan->puts = PlanVectorPuts(shape, node, layout, counts);
-    for (Put& p : plan->puts) {
-      p.pieces.clear();
-      p.bytes = 0;
-    }
+    // The call's first round carries the headers (digest, rounds needed) and stream round 0 of
+    // the node's part (shm/vector_staging.h). What lands here is laid out by each sender's own
+    // verdict, which only its header says: no sizes are planned for it.
+    PlanVectorStreamPuts(shape, node, layout, counts, 0, &plan->puts);
     plan->deliveries = PlanEagerDeliveries(shape, node, layout, 0);
   }
   plan->digest = VectorCountDigest(shape, node, counts);

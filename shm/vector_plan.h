@@ -49,6 +49,9 @@ uint64_t VectorRegionBytes(const GroupShape& shape, const EagerLayout& layout, u
 uint64_t VectorRowBytes(const GroupShape& shape, const CountEntry* table);
 // Bytes a rank whose send table is `table` sends the ranks of node `dest`.
 uint64_t VectorRowBytesTo(const GroupShape& shape, const CountEntry* table, uint32_t dest);
+// Where the part of that row for node `dest` starts when the row is staged whole: parts by
+// destination node, each the rank's pieces for that node's ranks in group order.
+uint64_t VectorRowOffset(const GroupShape& shape, const CountEntry* table, uint32_t dest);
 // Whether that row fits `region` bytes (every count checked first: no sum wraps around).
 bool VectorRowFits(const GroupShape& shape, const CountEntry* table, uint64_t region);
 
@@ -129,9 +132,9 @@ struct VectorRoundPlan {
   bool fits = false;               // VectorFits
   bool stageable = false;          // VectorStreamRounds: its streams take few enough rounds
   uint32_t stream_rounds = 0;      // what they take, when stageable
-  // The call's first round: PlanVectorPuts and PlanVectorDeliveries if it fits; else one put
-  // per other node of the header alone (the data goes in stream rounds). Nothing below is
-  // planned when it neither fits nor is stageable.
+  // The call's first round: PlanVectorPuts and PlanVectorDeliveries if it fits; else the puts
+  // of stream round 0 (PlanVectorStreamPuts). Nothing below is planned when it neither fits nor
+  // is stageable.
   std::vector<Put> puts;
   std::vector<Delivery> deliveries;
   uint64_t digest = 0;             // VectorCountDigest

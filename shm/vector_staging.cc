@@ -22,6 +22,13 @@ void ForChunkPieces(uint32_t pieces, uint64_t slice, uint64_t s, PieceBytes piec
   }
 }
 
+// Where in its region a rank with send table `table` staged its stream to `dest` for stream
+// round `s`: in the call's first round (s = 0) a row that fits the region was staged whole.
+uint64_t StreamAt(const GroupShape& shape, const CountEntry* table, uint32_t dest, uint64_t slice, uint64_t s,
+                  bool whole_row) {
+  return s == 0 && whole_row ? VectorRowOffset(shape, table, dest) : dest * slice;
+}
+
 // What rank `from` sends the ranks of `node`, by what they expect of it.
 uint64_t ExpectedStreamBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts, uint32_t from) {
   uint64_t bytes = 0;
@@ -80,11 +87,16 @@ void PlanVectorStreamPuts(const GroupShape& shape, uint32_t node, const EagerLay
                           uint64_t s, std::vector<Put>* puts) {
   const uint64_t region = VectorRegionBytes(shape, layout, node);
   const uint64_t slice = VectorStreamSlice(shape, layout, node);
+  // Whether each rank staged its row whole, once per rank: only round 0 asks, once per count
+  // change (the first round's puts are kept with the round's plan).
+  std::vector<bool> whole_row;
+  for (uint32_t l = 0; s == 0 && l < shape.ppn(node); ++l) whole_row.push_back(VectorRowFits(shape, counts.of(l), region));
   PlanVectorPutsOf(
       shape, node, layout,
       [&](uint32_t l, uint32_t dest) {
-        return SsbPiece{l * region + dest * slice,
-                        VectorStreamChunk(VectorRowBytesTo(shape, counts.of(l), dest), slice, s)};
+        const CountEntry* t = counts.of(l);
+        return SsbPiece{l * region + StreamAt(shape, t, dest, slice, s, s == 0 && whole_row[l]),
+                        VectorStreamChunk(VectorRowBytesTo(shape, t, dest), slice, s)};
       },
       puts);
 }
@@ -125,26 +137,25 @@ void PlanVectorStreamCopyOutLocal(const GroupShape& shape, uint32_t node, uint32
   const uint64_t slice = VectorStreamSlice(shape, layout, node);
   for (uint32_t l = 0; l < shape.ppn(node); ++l) {
     const CountEntry* t = counts.of(l);
+    const uint64_t at = l * region + StreamAt(shape, t, node, slice, s, s == 0 && VectorRowFits(shape, t, region));
     ForChunkPieces(
         shape.ppn(node), slice, s, [&](uint32_t r) { return t[shape.rank_at(node, r)].bytes; },
         [&](uint32_t r, uint64_t in_piece, uint64_t in_chunk, uint64_t bytes) {
-          if (r == local) {
-            spans->push_back({l * region + node * slice + in_chunk, recv_displs[shape.rank_at(node, l)] + in_piece, bytes});
-          }
+          if (r == local) spans->push_back({at + in_chunk, recv_displs[shape.rank_at(node, l)] + in_piece, bytes});
         });
   }
 }
 
 VectorStreams VectorStreamsOf(uint64_t vector_streamed, uint32_t k) {
-  if ((vector_streamed >> 32) != k) return VectorStreams{};  // a call of one round
-  return VectorStreams{static_cast<uint32_t>(vector_streamed & (kVectorOwnPartStaged - 1)),
+  if ((vector_streamed >> 32) != k || (vector_streamed & kVectorSomePartStreams) == 0) return VectorStreams{};
+  return VectorStreams{true, static_cast<uint32_t>(vector_streamed & (kVectorSomePartStreams - 1)),
                        (vector_streamed & kVectorOwnPartStaged) != 0};
 }
 
 void PlanStreamingNodes(const GroupShape& shape, const EagerLayout& layout, uint32_t node, const uint8_t* srb_half,
                         const VectorStreams& streams, std::vector<bool>* streaming) {
   streaming->assign(shape.nodes(), false);
-  for (uint32_t n = 0; streams.rounds != 0 && n < shape.nodes(); ++n) {
+  for (uint32_t n = 0; streams.any && n < shape.nodes(); ++n) {
     if (n == node) {
       (*streaming)[n] = streams.own_staged;
       continue;

@@ -47,18 +47,19 @@ bool VectorStreamRounds(const GroupShape& shape, const EagerLayout& layout, uint
                         uint64_t* rounds);
 
 // What the verdict of an alltoallv's first round k says (SegmentHeader::vector_streamed of k's
-// parity, written before its blocks are published): the stream rounds that follow, and whether
-// this node's part goes in them.
+// parity, written before its blocks are published): that some node's part streams (the first
+// round carried its stream round 0), the stream rounds that follow the first, and whether this
+// node's part is one of those that stream.
 struct VectorStreams {
+  bool any = false;
   uint32_t rounds = 0;
   bool own_staged = false;
 };
 VectorStreams VectorStreamsOf(uint64_t vector_streamed, uint32_t k);
 
-// By node, whether its part of the call goes in the stream rounds (else it came whole in the
-// first round): this node's from `streams`, each other node's from the flags of its header in
-// `srb_half`, the SRB half of the first round. All false, and nothing read, when no stream
-// round follows.
+// By node, whether its part of the call streams (else it came whole in the first round): this
+// node's from `streams`, each other node's from the flags of its header in `srb_half`, the SRB
+// half of the first round. All false, and nothing read, when no node streams.
 void PlanStreamingNodes(const GroupShape& shape, const EagerLayout& layout, uint32_t node, const uint8_t* srb_half,
                         const VectorStreams& streams, std::vector<bool>* streaming);
 
@@ -68,7 +69,8 @@ void PlanVectorStreamCopyIn(const GroupShape& shape, const EagerLayout& layout, 
                             const size_t* send_counts, const size_t* send_displs, std::vector<CopySpan>* spans);
 
 // This node's puts of stream round `s`, for a round of parity 0, one per other node in schedule
-// order (as PlanVectorPuts); an empty chunk is no piece.
+// order (as PlanVectorPuts); an empty chunk is no piece. Round 0 (the call's first) takes a
+// rank's chunks from its whole row where the row fits its region.
 void PlanVectorStreamPuts(const GroupShape& shape, uint32_t node, const EagerLayout& layout, const NodeCounts& counts,
                           uint64_t s, std::vector<Put>* puts);
 
@@ -84,7 +86,8 @@ void PlanVectorStreamCopyOutBlock(const GroupShape& shape, uint32_t node, uint32
                                   std::vector<CopySpan>* spans);
 
 // Copy-out by local rank `local` of stream round `s`'s chunks of its own node's ranks' streams
-// to their node: src from the start of the SSB half, dst into its receive buffer.
+// to their node: src from the start of the SSB half (round 0: from a rank's whole row where it
+// fits its region), dst into its receive buffer.
 void PlanVectorStreamCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t local, const EagerLayout& layout,
                                   const NodeCounts& counts, uint64_t s, const size_t* recv_displs,
                                   std::vector<CopySpan>* spans);

@@ -6,9 +6,9 @@
 // place, both in one call; a pair whose counts disagree fails the call on every rank with the
 // same message, naming the first such pair (across nodes too, at the cost of one put of count
 // tables per node pair, on the failed call only), and the group goes on; a call across nodes
-// too large for one round goes in several (a round that checks the counts, then stream
-// rounds), with one pair skewed far above the rest, on 2 and 3 nodes with uneven ranks per
-// node; the daemons count the calls, rounds, frames and bytes exactly, on the wire only the
+// too large for one round goes in several (a round that checks the counts and carries the first
+// slice of every stream, then stream rounds), as many as its longest stream needs, with one pair
+// skewed far above the rest, on 2 and 3 nodes with uneven ranks per node; the daemons count the calls, rounds, frames and bytes exactly, on the wire only the
 // non-zero pairs' bytes.
 #include <gtest/gtest.h>
 
@@ -284,8 +284,9 @@ const std::vector<std::string> kSmallBuffers = {"--ssb-bytes", "256KiB", "--srb-
 const std::vector<uint32_t> kSkewedPlacement = {0, 1, 1, 0, 1};
 // Rank 0 sends rank 4 100,000 bytes every call: its stream to node 1 is 100,000 to 106,000
 // bytes (the other pairs up to 3,000, a quarter none), 4 slices; every other stream fits one.
-// So a call is 5 rounds: the counts' check and 4 stream rounds.
-constexpr uint64_t kSkewedRounds = 5;
+// So a call is 4 rounds: the counts' check, which carries every stream's first slice, and 3
+// stream rounds (it was 5 while the first round carried headers only).
+constexpr uint64_t kSkewedRounds = 4;
 
 Ranks SkewedTwoNodeJob(const TempDir& dir, Cluster& cluster, const std::string& name, uint32_t calls,
                        const std::vector<std::string>& more) {
@@ -306,23 +307,38 @@ TEST(Alltoallv, ASkewedCallAcrossTwoNodesGoesInSeveralRounds) {
   ExpectServedInRounds(cluster, before, ranks, kSkewedPlacement, calls, kSkewedRounds * calls);
 }
 
-TEST(Alltoallv, ANodePairsBlockAsLargeAsItsShareOfTheSrbIsOneRound) {
+// 3 calls with every count `bytes` on 2 nodes x 2 ranks with the configured buffers: every
+// byte checked, and each call `rounds` rounds of one put per node pair, exactly.
+void ExpectEveryCountOnTwoByTwoInRounds(uint64_t bytes, uint64_t rounds) {
   TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::vector<uint32_t> placement = {0, 1, 0, 1};
+  const uint32_t calls = 3;
+  const auto before = CountersOf(cluster);
+  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "every-count",
+                          {"--calls", std::to_string(calls), "--every-bytes", std::to_string(bytes)});
+  EXPECT_EQ(AllPass(ranks), uint64_t{calls} * 4 * 4 * bytes);
+  ExpectServedInRounds(cluster, before, ranks, placement, calls, rounds * calls);
+}
+
+TEST(Alltoallv, ANodePairsBlockAsLargeAsItsShareOfTheSrbIsOneRound) {
   // The configured buffers: SRB 8 MiB, halves of 4 MiB, one slot per half for the one source
   // node, with its header line on top (shm/segment_layout.h, SrbHeaderRoomBytes). Every count
   // 1 MiB on 2 x 2: a node pair's block is 4 MiB, and each rank's row the 4 MiB of its SSB
   // region. It used to miss the slot by its 64-byte header: a round that checked the counts,
   // then two stream rounds of 2 MiB - 64 bytes a stream (the second for 64 bytes). Now the
   // call is one round, one put per node pair.
-  Cluster cluster(dir, 2);
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  const std::vector<uint32_t> placement = {0, 1, 0, 1};
-  const uint32_t calls = 3;
-  const auto before = CountersOf(cluster);
-  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "slot-sized",
-                          {"--calls", std::to_string(calls), "--every-bytes", "1048576"});
-  EXPECT_EQ(AllPass(ranks), uint64_t{calls} * 4 * 4 * 1048576);
-  ExpectServedInRounds(cluster, before, ranks, placement, calls, calls);
+  ExpectEveryCountOnTwoByTwoInRounds(1048576, 1);
+}
+
+TEST(Alltoallv, ACallTwiceAsLargeAsARoundTakesAlltoallsTwoRounds) {
+  // The configured buffers, as above: every count 2 MiB on 2 x 2 is a node pair's block of
+  // 8 MiB, twice a slot. Each rank's stream to a node is 4 MiB, two slices of 2 MiB (its 4 MiB
+  // region split between the 2 nodes): the first round checks the counts and carries the first
+  // slices, one stream round the second. So 2 rounds and one put per node pair and round, as an
+  // alltoall of 2 MiB takes (it was 3: a round of headers only, then two stream rounds).
+  ExpectEveryCountOnTwoByTwoInRounds(2097152, 2);
 }
 
 TEST(Alltoallv, RandomCountsAcrossThreeNodesWithUnevenPlacementGoInSeveralRounds) {
@@ -334,14 +350,14 @@ TEST(Alltoallv, RandomCountsAcrossThreeNodesWithUnevenPlacementGoInSeveralRounds
   const std::vector<uint32_t> placement = {0, 1, 2, 0, 1, 0};  // 3, 2 and 1 ranks, interleaved
   // Rank 1 (node 1) sends rank 0 (node 0) 100,000 bytes a call: with its pairs to ranks 3 and
   // 5, 100,000 to 106,000 bytes, 5 slices of 21,824; the other streams hold at most 3 pairs of
-  // 3,000 bytes, one slice. So 6 rounds a call.
+  // 3,000 bytes, one slice. So 5 rounds a call, the first carrying the first slices.
   const uint32_t calls = 8;
   auto before = CountersOf(cluster);
   Ranks skewed = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), placement, "skewed3",
                            {"--calls", std::to_string(calls), "--max-bytes", "3000", "--seed", "11", "--skew-from",
                             "1", "--skew-to", "0", "--skew-bytes", "100000"});
   EXPECT_GT(AllPass(skewed), uint64_t{calls} * 100000);
-  ExpectServedInRounds(cluster, before, skewed, placement, calls, 6 * calls);
+  ExpectServedInRounds(cluster, before, skewed, placement, calls, 5 * calls);
   // Calls of random counts, call 3's up to 40,000 bytes a pair: calls that fit one round (one
   // put per other node and call), and one that goes in as many rounds as its longest stream
   // needs. Every node counts the same rounds, with one put per other node each.
@@ -399,10 +415,10 @@ TEST(Alltoallv, APairThatDisagreesInACallOfSeveralRoundsFailsItsFirstRoundOnEver
   TempDir dir;
   Cluster cluster(dir, 2, kSmallBuffers);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  // Every call 5 rounds, as in ASkewedCallAcrossTwoNodesGoesInSeveralRounds; in call 0 rank 3
+  // Every call 4 rounds, as in ASkewedCallAcrossTwoNodesGoesInSeveralRounds; in call 0 rank 3
   // (node 0) expects one byte more from rank 4 (node 1). The digest fails the call's first
-  // round, which carried node 0's part not at all, on every rank: nothing was copied, no stream
-  // round follows, and the calls after it are served.
+  // round, which carried the first slice of node 0's part, on every rank: nothing was copied,
+  // no stream round follows, and the calls after it are served.
   const uint32_t calls = 4;
   Ranks ranks = SkewedTwoNodeJob(dir, cluster, "mismatch-rounds", calls, {"--mismatch-rank", "3"});
   AllPass(ranks);

@@ -197,7 +197,9 @@ uint64_t RemoteBytes(const GroupShape& shape, const std::vector<Rank>& ranks) {
 }
 
 // The stream rounds of a call, simulated: each round's halves start dirty, so a byte read
-// from where no round put one shows.
+// from where no round put one shows. Stream round 0 is the call's first round, in which a rank
+// whose row fits its region stages it whole, as the ranks do before they know whether their
+// node streams.
 void SimulateStreamRounds(const GroupShape& shape, const EagerLayout& layout, std::vector<Rank>& ranks,
                           uint64_t* rounds_out, uint64_t* wire_out) {
   const auto tables = Tables(shape, ranks);
@@ -219,7 +221,11 @@ void SimulateStreamRounds(const GroupShape& shape, const EagerLayout& layout, st
       const uint64_t region = VectorRegionBytes(shape, layout, n);
       for (uint32_t l = 0; l < shape.ppn(n); ++l) {
         const Rank& r = ranks[shape.rank_at(n, l)];
-        PlanVectorStreamCopyIn(shape, layout, n, s, r.send_counts.data(), r.send_displs.data(), &spans);
+        if (s == 0 && VectorRowFits(shape, tables[n].data() + uint64_t{l} * shape.size(), region)) {
+          PlanVectorCopyIn(shape, r.send_counts.data(), r.send_displs.data(), &spans);
+        } else {
+          PlanVectorStreamCopyIn(shape, layout, n, s, r.send_counts.data(), r.send_displs.data(), &spans);
+        }
         for (const CopySpan& c : spans) {
           ASSERT_GT(c.len, 0u);
           ASSERT_LE(c.dst + c.len, region);
@@ -385,18 +391,34 @@ TEST(VectorStaging, TheFirstRoundsVerdictSaysWhichNodesStream) {
     h.flags = source == 2 ? kEagerVectorStaged : 0u;
     std::memcpy(srb_half.data() + EagerSlotOffset(layout, 1, source, 0), &h, sizeof(h));
   }
-  const VectorStreams streams = VectorStreamsOf(uint64_t{9} << 32 | kVectorOwnPartStaged | 4, 9);
+  const VectorStreams streams = VectorStreamsOf(uint64_t{9} << 32 | kVectorSomePartStreams | kVectorOwnPartStaged | 4, 9);
+  EXPECT_TRUE(streams.any);
   EXPECT_EQ(streams.rounds, 4u);
   EXPECT_TRUE(streams.own_staged);
   std::vector<bool> streaming = {true};  // what a call before left
   PlanStreamingNodes(shape, layout, 1, srb_half.data(), streams, &streaming);
   EXPECT_EQ(streaming, (std::vector<bool>{false, true, true}));
-  // A word of an older round (a call of one round wrote none): nothing streams, and the headers
-  // are not read.
-  const VectorStreams none = VectorStreamsOf(uint64_t{7} << 32 | kVectorOwnPartStaged | 4, 9);
+  // A word of an older round (even one 2^32 rounds back would have been overwritten by round 9's
+  // own): nothing streams, and the headers are not read.
+  const VectorStreams none = VectorStreamsOf(uint64_t{7} << 32 | kVectorSomePartStreams | kVectorOwnPartStaged | 4, 9);
+  EXPECT_FALSE(none.any);
   EXPECT_EQ(none.rounds, 0u);
   EXPECT_FALSE(none.own_staged);
   PlanStreamingNodes(shape, layout, 1, nullptr, none, &streaming);
+  EXPECT_EQ(streaming, (std::vector<bool>{false, false, false}));
+  // Node 2's part did not fit but its streams each fit one slice: the first round carried them
+  // all as its stream round 0, no round follows, and node 2's block is still read as a stream.
+  const VectorStreams first_only = VectorStreamsOf(uint64_t{9} << 32 | kVectorSomePartStreams, 9);
+  EXPECT_TRUE(first_only.any);
+  EXPECT_EQ(first_only.rounds, 0u);
+  EXPECT_FALSE(first_only.own_staged);
+  PlanStreamingNodes(shape, layout, 1, srb_half.data(), first_only, &streaming);
+  EXPECT_EQ(streaming, (std::vector<bool>{false, false, true}));
+  // Round 9 was the whole call: its own word says no node streams, and the headers are not read.
+  const VectorStreams whole = VectorStreamsOf(uint64_t{9} << 32, 9);
+  EXPECT_FALSE(whole.any);
+  EXPECT_EQ(whole.rounds, 0u);
+  PlanStreamingNodes(shape, layout, 1, nullptr, whole, &streaming);
   EXPECT_EQ(streaming, (std::vector<bool>{false, false, false}));
 }
 
@@ -469,24 +491,28 @@ TEST(VectorPlan, BothEndsOfAPairAgreeWhetherItFits) {
   EXPECT_FALSE(VectorFits(shape, large, 0, CountsOf(shape, wrapping, 0)));
 }
 
+// Every field of every put and piece.
+void ExpectSamePuts(const std::vector<Put>& got, const std::vector<Put>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].dest, want[i].dest);
+    EXPECT_EQ(got[i].step, want[i].step);
+    EXPECT_EQ(got[i].delivery, want[i].delivery);
+    EXPECT_EQ(got[i].bytes, want[i].bytes);
+    EXPECT_EQ(got[i].srb_offset, want[i].srb_offset);
+    ASSERT_EQ(got[i].pieces.size(), want[i].pieces.size());
+    for (size_t k = 0; k < want[i].pieces.size(); ++k) {
+      EXPECT_EQ(got[i].pieces[k].ssb_offset, want[i].pieces[k].ssb_offset);
+      EXPECT_EQ(got[i].pieces[k].bytes, want[i].pieces[k].bytes);
+    }
+  }
+}
+
 // A kept plan must be the plan the tables would get now: every field of every put and delivery.
 void ExpectPlannedFrom(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
                        const std::vector<CountEntry>& table, const VectorRoundPlan& plan) {
   const NodeCounts counts{table.data(), shape.size()};
-  const std::vector<Put> puts = PlanVectorPuts(shape, node, layout, counts);
-  ASSERT_EQ(plan.puts.size(), puts.size());
-  for (size_t i = 0; i < puts.size(); ++i) {
-    EXPECT_EQ(plan.puts[i].dest, puts[i].dest);
-    EXPECT_EQ(plan.puts[i].step, puts[i].step);
-    EXPECT_EQ(plan.puts[i].delivery, puts[i].delivery);
-    EXPECT_EQ(plan.puts[i].bytes, puts[i].bytes);
-    EXPECT_EQ(plan.puts[i].srb_offset, puts[i].srb_offset);
-    ASSERT_EQ(plan.puts[i].pieces.size(), puts[i].pieces.size());
-    for (size_t k = 0; k < puts[i].pieces.size(); ++k) {
-      EXPECT_EQ(plan.puts[i].pieces[k].ssb_offset, puts[i].pieces[k].ssb_offset);
-      EXPECT_EQ(plan.puts[i].pieces[k].bytes, puts[i].pieces[k].bytes);
-    }
-  }
+  ExpectSamePuts(plan.puts, PlanVectorPuts(shape, node, layout, counts));
   const std::vector<Delivery> deliveries = PlanVectorDeliveries(shape, node, layout, counts);
   ASSERT_EQ(plan.deliveries.size(), deliveries.size());
   for (size_t i = 0; i < deliveries.size(); ++i) {
@@ -533,7 +559,7 @@ TEST(VectorPlan, ARoundWithTheSameCountsKeepsThePlanAndAnyChangedCountPlansAgain
         EXPECT_TRUE(UpdateVectorRoundPlan(shape, n, layout, tables[n].data(), &plan)) << i << " " << sent;
       }
     }
-    // Counts that do not fit: the first round puts headers only, the digest still counted,
+    // Counts that do not fit: the first round puts stream round 0, the digest still counted,
     // and the stream rounds the node's part needs; fitting again plans again.
     auto too_large = tables[n];
     too_large[0].bytes = 1 << 20;
@@ -545,11 +571,10 @@ TEST(VectorPlan, ARoundWithTheSameCountsKeepsThePlanAndAnyChangedCountPlansAgain
     EXPECT_EQ(plan.stream_rounds, stream_rounds);
     EXPECT_GT(plan.stream_rounds, 1u);
     EXPECT_EQ(plan.digest, VectorCountDigest(shape, n, NodeCounts{too_large.data(), shape.size()}));
+    std::vector<Put> round0;
+    PlanVectorStreamPuts(shape, n, layout, NodeCounts{too_large.data(), shape.size()}, 0, &round0);
     ASSERT_EQ(plan.puts.size(), shape.nodes() - 1u);
-    for (const Put& p : plan.puts) {
-      EXPECT_TRUE(p.pieces.empty());
-      EXPECT_EQ(p.bytes, 0u);
-    }
+    ExpectSamePuts(plan.puts, round0);
     for (const Delivery& d : plan.deliveries) EXPECT_EQ(d.bytes, 0u);
     EXPECT_FALSE(UpdateVectorRoundPlan(shape, n, layout, too_large.data(), &plan));
     EXPECT_FALSE(plan.fits);

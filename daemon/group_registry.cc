@@ -7,6 +7,7 @@
 #include "daemon/control_request.h"
 #include "shm/buffer_sizing.h"
 #include "shm/exchange_plan.h"
+#include "shm/leader_choice.h"
 #include "shm/staging.h"
 
 namespace ohio {
@@ -109,8 +110,10 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
       return ComputeSegmentLayout(ppn, ranks, b.ssb, b.srb).segment_bytes;
     };
     const Group* outgrown = OutgrownExempt(spec.value(), who.uid);
+    LeaderPolicy leader = ChooseLeaderPolicy(config_, spec->leader);
     BufferSizes sizes =
-        SizeBuffers(shape.value(), spec->algorithm, spec->bytes_per_rank_hint, config_.ssb_bytes, config_.srb_bytes);
+        SizeBuffers(shape.value(), spec->algorithm, spec->bytes_per_rank_hint, config_.ssb_bytes, config_.srb_bytes,
+                    LargestHypercubeBytes(leader.table, shape.value(), spec->bytes_per_rank_hint));
     if (spec->bytes_per_rank_hint != 0) {
       // A hint asks for speed: give a hinted group smaller buffers rather than refuse it.
       sizes = ShrinkUntil(sizes, BufferSizes{min_ssb, multinode ? min_srb : 0}, [&](BufferSizes b) {
@@ -137,7 +140,6 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     if (multinode) reused = cache_->Take(SegmentCacheKey{who.uid, ppn, ranks, sizes.ssb, sizes.srb});
     const bool took_cached = reused.has_value();
     if (!reused) cache_->Trim(multinode ? need : 0, config_.memory_limit - bytes_in_use_ - need);
-    LeaderPolicy leader = ChooseLeaderPolicy(config_, spec->leader);
     auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, std::move(leader), sizes.ssb, sizes.srb,
                                  config_.min_slice_bytes,
                                  timeout_ms_.load(std::memory_order_relaxed), tag, tags_, transport_, cache_,

@@ -65,6 +65,27 @@ uint64_t BruckInboxStride(uint32_t nodes, uint64_t area_bytes) {
   return stride - stride % 64;
 }
 
+uint64_t BruckAreaBytes(const GroupShape& shape, uint64_t bytes_per_rank) {
+  const uint32_t n = shape.nodes();
+  const uint32_t rounds = BruckRounds(n);
+  if (rounds == 0) return 0;
+  const uint64_t max_ppn = shape.max_ppn();
+  // Every inbox is as large as the largest round's message (the stride is one for all rounds),
+  // whose blocks FitsBruck bounds by M x max ppn^2 each.
+  uint64_t most_blocks = 0;
+  for (uint32_t k = 0; k < rounds; ++k) {
+    uint64_t blocks = 0;
+    for (uint32_t j = 1; j < n; ++j) blocks += (j >> k) & 1;
+    most_blocks = std::max(most_blocks, blocks);
+  }
+  const uint64_t per_block = max_ppn * max_ppn;
+  const uint64_t limit = UINT64_MAX / 2 / rounds;  // room for the header, rounding and rounds
+  if (bytes_per_rank != 0 && (per_block * most_blocks > limit / bytes_per_rank)) return UINT64_MAX;
+  const uint64_t message = per_block * most_blocks * bytes_per_rank;
+  const uint64_t stride = (kBruckHeaderBytes + message + 63) / 64 * 64;
+  return stride * rounds;
+}
+
 bool FitsBruck(const GroupShape& shape, uint64_t bytes_per_rank, uint64_t area_bytes, uint64_t ssb_half) {
   const uint32_t n = shape.nodes();
   const uint64_t stride = BruckInboxStride(n, area_bytes);

@@ -74,6 +74,11 @@ constexpr uint64_t kBruckHeaderBytes = 64;
 // every node and for every M (64-byte aligned).
 uint64_t BruckInboxStride(uint32_t nodes, uint64_t area_bytes);
 
+// The smallest receive area in which every message of a call of M bytes per rank fits its
+// inbox behind its header (FitsBruck's inbox test), UINT64_MAX when that does not fit 64 bits:
+// what a group's SRB half must hold for its hypercube calls up to M (shm/buffer_sizing.h).
+uint64_t BruckAreaBytes(const GroupShape& shape, uint64_t bytes_per_rank);
+
 // Whether a call of M bytes per rank runs as a hypercube with receive areas of `area_bytes`
 // and SSB halves of `ssb_half` bytes: every message fits its inbox behind its header on every
 // node, and every rank's row fits its share of the SSB half. The same answer on every node.

@@ -1,5 +1,8 @@
 #include "shm/buffer_sizing.h"
 
+#include <algorithm>
+
+#include "shm/bruck_plan.h"
 #include "shm/eager_plan.h"
 #include "shm/exchange_plan.h"
 #include "shm/staging.h"
@@ -24,7 +27,7 @@ uint64_t ProductUpTo(uint64_t count, uint64_t each, uint64_t cap) {
 }  // namespace
 
 BufferSizes SizeBuffers(const GroupShape& shape, Algorithm algo, uint64_t hint, uint64_t configured_ssb,
-                        uint64_t configured_srb) {
+                        uint64_t configured_srb, uint64_t hypercube_bytes) {
   const bool spans_nodes = shape.nodes() > 1;
   BufferSizes configured{configured_ssb, spans_nodes ? configured_srb : 0};
   if (hint == 0) return configured;
@@ -40,7 +43,11 @@ BufferSizes SizeBuffers(const GroupShape& shape, Algorithm algo, uint64_t hint, 
     // max_ppn x max_ppn messages.
     const uint64_t block = ProductUpTo(max_ppn * max_ppn, hint, configured_srb);
     const uint64_t slot = RoundUp(kEagerHeaderBytes + block, kLine);
-    const uint64_t halves = ProductUpTo(2 * uint64_t{shape.nodes() - 1}, slot, configured_srb);
+    uint64_t halves = ProductUpTo(2 * uint64_t{shape.nodes() - 1}, slot, configured_srb);
+    // The hypercube's inboxes share a half among ceil(log2 N) messages that carry up to half
+    // of the blocks each: at 32 nodes and 1 rank each, 5 x 16 blocks against pairwise's 31.
+    const uint64_t area = BruckAreaBytes(shape, std::min(hypercube_bytes, hint));
+    halves = std::max(halves, area > configured_srb / 2 ? configured_srb : 2 * area);
     s.srb = Clamp(RoundUp(halves, kPageBytes), MinSrbBytes(shape, algo), configured_srb);
   }
   return s;

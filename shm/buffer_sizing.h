@@ -26,9 +26,11 @@ struct BufferSizes {
 // hint 0: the configured sizes. Otherwise the smallest page multiples holding one round of a
 // call of `hint` bytes per rank, at most the configured sizes and at least the group's
 // minimum (MinSsbBytes / MinLocalSsbBytes, MinSrbBytes); whether that minimum fits the
-// configuration is the caller's check.
+// configuration is the caller's check. `hypercube_bytes` (at most the hint; 0: none): the
+// largest M the group's leader table runs as a hypercube, whose inboxes an SRB half must then
+// also hold (shm/bruck_plan.h), or those calls would fall back to pairwise for want of room.
 BufferSizes SizeBuffers(const GroupShape& shape, Algorithm algo, uint64_t hint, uint64_t configured_ssb,
-                        uint64_t configured_srb);
+                        uint64_t configured_srb, uint64_t hypercube_bytes = 0);
 
 // Sizes between `floor` (the group's minimum) and `wanted`, halving from `wanted` until
 // `fits` accepts them: what a hinted group gets when its hint's buffers do not fit the memory

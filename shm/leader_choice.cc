@@ -38,4 +38,11 @@ Leader ChooseLeader(const LeaderTable& table, const GroupShape& shape, uint64_t 
   return row < 0 ? Leader::kPairwise : table.rules[row].leader;
 }
 
+uint64_t LargestHypercubeBytes(const LeaderTable& table, const GroupShape& shape, uint64_t up_to) {
+  for (uint64_t m = up_to; m > 0; m /= 2) {
+    if (ChooseLeader(table, shape, m) == Leader::kHypercube) return m;
+  }
+  return 0;
+}
+
 }  // namespace ohio

@@ -50,4 +50,9 @@ int MatchingLeaderRule(const LeaderTable& table, uint32_t nodes, uint64_t block_
 
 Leader ChooseLeader(const LeaderTable& table, const GroupShape& shape, uint64_t bytes_per_rank);
 
+// The largest M of `up_to`, `up_to` / 2, `up_to` / 4, ... that `table` runs as a hypercube on
+// `shape`, 0 if none: what a group sized for calls of up to `up_to` bytes per rank should also
+// hold the hypercube's inboxes for (the table's rows grow with the block, so the largest wins).
+uint64_t LargestHypercubeBytes(const LeaderTable& table, const GroupShape& shape, uint64_t up_to);
+
 }  // namespace ohio

@@ -62,7 +62,8 @@ NodePlan PlannedNode(const std::vector<uint32_t>& ppn, uint64_t bytes, uint32_t 
 // Returns the largest peak of puts in flight any node reported.
 uint32_t RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vector<uint64_t>& sizes, uint32_t calls,
                                uint32_t hypercube_sizes, std::optional<Leader> forced = std::nullopt,
-                               const std::vector<std::string>& daemon_args = {}) {
+                               const std::vector<std::string>& daemon_args = {},
+                               const std::vector<std::string>& rank_args = {}) {
   const LeaderTable table = forced ? ForcedLeaderTable(*forced) : DefaultLeaderTable();
   // The job's ranks force the algorithm: OHIO_LEADER travels in their joins.
   if (forced) setenv("OHIO_LEADER", LeaderName(*forced), 1);
@@ -81,6 +82,7 @@ uint32_t RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vect
   for (uint32_t n = 0; n < nodes; ++n) before.push_back(QueryCounters(cluster.node(n).admin_socket()));
   std::vector<std::string> args = {"--iterations", std::to_string(calls), "--bytes"};
   for (uint64_t b : sizes) args.push_back(std::to_string(b));
+  args.insert(args.end(), rank_args.begin(), rank_args.end());
   RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), Placement(ppn), "cube", args,
               [](uint32_t) { return std::vector<std::string>{"--stall-after"}; });
   // A rank says "stalling" only once every call's bytes matched.
@@ -130,6 +132,13 @@ TEST(Hypercube, EightNodes) { RunAndCompareWithPlan({1, 1, 1, 1, 1, 1, 1, 1}, {0
 
 TEST(Hypercube, ThirteenNodes) {
   RunAndCompareWithPlan(std::vector<uint32_t>(13, 2), {16, 256, 2048}, 10, 2);
+}
+
+// A group joined with a hint (the MPI shim's 4 KiB class) gets buffers sized for its calls, and
+// those hold the hypercube's inboxes: at 8 nodes x 1, calls of 2 and 4 KiB run it (3 frames per
+// node, as planned with the configured buffers) instead of falling back to pairwise (7).
+TEST(Hypercube, AHintedGroupHasRoomForIt) {
+  RunAndCompareWithPlan(std::vector<uint32_t>(8, 1), {2048, 4096, 64}, 10, 3, std::nullopt, {}, {"--hint", "4096"});
 }
 
 // Every algorithm forced by the job (OHIO_LEADER) at 2 and 3 nodes, where the built-in table

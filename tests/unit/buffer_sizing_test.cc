@@ -4,7 +4,9 @@
 
 #include <vector>
 
+#include "shm/bruck_plan.h"
 #include "shm/eager_plan.h"
+#include "shm/leader_choice.h"
 #include "shm/exchange_plan.h"
 #include "shm/segment_layout.h"
 #include "shm/staging.h"
@@ -138,6 +140,60 @@ TEST(HintClassFor, ThreeClasses) {
   EXPECT_TRUE(OutgrownBy(4096, 4097));
   EXPECT_FALSE(OutgrownBy(4096, 4096));
   EXPECT_FALSE(OutgrownBy(0, ~uint64_t{0}));  // configured sizes never grow
+}
+
+// A hinted group whose table runs the hypercube for its calls gets an SRB whose halves hold
+// the hypercube's inboxes: at 32 nodes x 1 and a 4 KiB hint (the shim's small class), calls
+// of 2 and 4 KiB used to fall back to pairwise, the half holding 31 slots of 4 KiB but not 5
+// inboxes of 16 blocks. At 16 x 2 the table stops at blocks of 4 KiB, so M = 1 KiB.
+TEST(SizeBuffers, AHintedGroupHoldsTheHypercubesInboxes) {
+  const LeaderTable table = DefaultLeaderTable();
+  struct Case {
+    uint32_t nodes, ppn;
+    uint64_t cube;  // the largest M the built-in table runs as a hypercube, hint 4 KiB
+  };
+  for (const Case c : {Case{32, 1, 4096}, Case{16, 2, 1024}, Case{5, 3, 256}, Case{13, 1, 4096}}) {
+    std::vector<uint32_t> map;
+    for (uint32_t n = 0; n < c.nodes; ++n) map.insert(map.end(), c.ppn, n);
+    const GroupShape shape = Shape(c.nodes, map);
+    SCOPED_TRACE(std::to_string(c.nodes) + " x " + std::to_string(c.ppn));
+    ASSERT_EQ(LargestHypercubeBytes(table, shape, kSmallCallBytes), c.cube);
+    const BufferSizes sized = SizeBuffers(shape, Algorithm::kV3, kSmallCallBytes, kSsb, kSrb, c.cube);
+    const BufferSizes pairwise_only = SizeBuffers(shape, Algorithm::kV3, kSmallCallBytes, kSsb, kSrb);
+    for (uint64_t m = c.cube; m > 0; m /= 2) {
+      const EagerLayout l = PlanEagerLayout(shape, sized.ssb, sized.srb);
+      EXPECT_TRUE(FitsBruck(shape, m, l.srb_half, l.ssb_half)) << m;
+      EXPECT_TRUE(FitsEager(shape, l, kSmallCallBytes));
+    }
+    EXPECT_GE(sized.srb, pairwise_only.srb);
+    EXPECT_LE(sized.srb, kSrb);
+  }
+  // Without the hypercube's room the 32-node group misses it at 2 KiB: what the test guards.
+  std::vector<uint32_t> map;
+  for (uint32_t n = 0; n < 32; ++n) map.push_back(n);
+  const GroupShape shape = Shape(32, map);
+  const BufferSizes pairwise_only = SizeBuffers(shape, Algorithm::kV3, kSmallCallBytes, kSsb, kSrb);
+  const EagerLayout l = PlanEagerLayout(shape, pairwise_only.ssb, pairwise_only.srb);
+  EXPECT_FALSE(FitsBruck(shape, 2048, l.srb_half, l.ssb_half));
+  // A table without the hypercube sizes as before; a hint too large for the configuration is
+  // held to it.
+  EXPECT_EQ(SizeBuffers(shape, Algorithm::kV3, kSmallCallBytes, kSsb, kSrb, 0).srb, pairwise_only.srb);
+  EXPECT_EQ(SizeBuffers(shape, Algorithm::kV3, 1u << 30, kSsb, kSrb, 1u << 30).srb, kSrb);
+}
+
+// The area the inboxes take, against FitsBruck: it fits at the byte, not a line less.
+TEST(BruckAreaBytes, IsTheSmallestAreaFitsBruckAccepts) {
+  for (uint32_t nodes : {2u, 3u, 5u, 8u, 13u, 32u}) {
+    std::vector<uint32_t> map;
+    for (uint32_t n = 0; n < nodes; ++n) map.insert(map.end(), 2, n);
+    const GroupShape shape = Shape(nodes, map);
+    for (uint64_t m : {1ull, 7ull, 64ull, 1000ull, 4096ull}) {
+      const uint64_t area = BruckAreaBytes(shape, m);
+      EXPECT_TRUE(FitsBruck(shape, m, area, kSsb)) << nodes << " nodes, M " << m;
+      EXPECT_FALSE(FitsBruck(shape, m, area - 64 * BruckRounds(nodes), kSsb)) << nodes << " nodes, M " << m;
+    }
+  }
+  EXPECT_EQ(BruckAreaBytes(Shape(2, {0, 1}), UINT64_MAX), UINT64_MAX);
 }
 
 }  // namespace

@@ -558,7 +558,10 @@ bool Exchange::EagerCredit(uint32_t node) const {
 }
 
 bool Exchange::DirectWindowFull() const {
-  return leader_ == Leader::kDirect && in_flight_[round_ & 1] >= std::max<uint32_t>(leaders_.direct_window, 1);
+  // Both parities: an eager round is over once its puts are posted and its blocks delivered,
+  // so the next one starts while the last one's puts may still be in flight (slow completions
+  // under Soft-RoCE showed 3 with a window of 2 when only this round's were counted).
+  return leader_ == Leader::kDirect && puts_in_flight() >= std::max<uint32_t>(leaders_.direct_window, 1);
 }
 
 bool Exchange::PostEager() {

@@ -186,6 +186,10 @@ int main(int argc, char** argv) {
   parts.transport_choice = chosen.value().why;
   ohio::AdminService admin_service(std::move(parts));
   grpc::ServerBuilder peer_builder;
+  // gRPC sets SO_REUSEPORT by default: a second ohiod (or anything else) on the same port would
+  // then start and share the peer calls with the first, and peers would reach a daemon at
+  // random. One port, one daemon: the second must fail to start.
+  peer_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   int peer_port = 0;
   peer_builder.AddListeningPort(config.listen + ":" + std::to_string(config.peer_port), grpc::InsecureServerCredentials(),
                                 &peer_port);

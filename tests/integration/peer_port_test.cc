@@ -1,0 +1,34 @@
+// ohiod's peer service owns its port: gRPC servers set SO_REUSEPORT by default, with which a
+// second process could bind the same port and take a share of the peers' calls (a CI run saw a
+// peer's bootstrap answered by another test's daemon on the same port). Here a gRPC server with
+// gRPC's defaults holds a port; an ohiod told to listen there must refuse to start, saying so.
+#include <gtest/gtest.h>
+#include <grpcpp/grpcpp.h>
+
+#include <string>
+
+#include "proto/peer.grpc.pb.h"
+#include "tests/harness/daemon_fixture.h"
+
+namespace ohio::testing {
+namespace {
+
+TEST(PeerPort, ASecondListenerOnThePeerPortKeepsOhiodFromStarting) {
+  TempDir dir;
+  peer::Peer::Service squatter;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&squatter);
+  auto server = builder.BuildAndStart();
+  ASSERT_TRUE(server);
+  ASSERT_NE(port, 0);
+  Daemon d(dir, {"--node-name", "n0", "--listen", "127.0.0.1", "--peer-port", std::to_string(port)}, "n0");
+  EXPECT_FALSE(d.Start()) << d.Log();
+  EXPECT_NE(d.Log().find("peer service: cannot listen on 127.0.0.1:" + std::to_string(port)), std::string::npos)
+      << d.Log();
+  server->Shutdown();
+}
+
+}  // namespace
+}  // namespace ohio::testing

@@ -14,6 +14,19 @@ uint32_t Wrap(int64_t node, uint32_t nodes) {
 
 uint32_t HighestBit(uint32_t v) { return 31 - static_cast<uint32_t>(__builtin_clz(v)); }
 
+// The most blocks any round's message may carry among `nodes`: round k's carries the indices
+// 1..nodes-1 with bit k set. All inboxes share one stride, so this round is the one that must
+// fit (FitsBruck) and that sizes the inboxes (BruckAreaBytes).
+uint64_t MostBlocksInARound(uint32_t nodes) {
+  uint64_t most = 0;
+  for (uint32_t k = 0; k < BruckRounds(nodes); ++k) {
+    uint64_t blocks = 0;
+    for (uint32_t j = 1; j < nodes; ++j) blocks += (j >> k) & 1;
+    most = std::max(most, blocks);
+  }
+  return most;
+}
+
 // The block of index `index` in `message` (present by construction: callers ask only for
 // indices whose bit `message.round` is set).
 const BruckBlock& BlockOfIndex(const BruckMessage& message, uint32_t index) {
@@ -72,12 +85,7 @@ uint64_t BruckAreaBytes(const GroupShape& shape, uint64_t bytes_per_rank) {
   const uint64_t max_ppn = shape.max_ppn();
   // Every inbox is as large as the largest round's message (the stride is one for all rounds),
   // whose blocks FitsBruck bounds by M x max ppn^2 each.
-  uint64_t most_blocks = 0;
-  for (uint32_t k = 0; k < rounds; ++k) {
-    uint64_t blocks = 0;
-    for (uint32_t j = 1; j < n; ++j) blocks += (j >> k) & 1;
-    most_blocks = std::max(most_blocks, blocks);
-  }
+  const uint64_t most_blocks = MostBlocksInARound(n);
   const uint64_t per_block = max_ppn * max_ppn;
   const uint64_t limit = UINT64_MAX / 2 / rounds;  // room for the header, rounding and rounds
   if (bytes_per_rank != 0 && (per_block * most_blocks > limit / bytes_per_rank)) return UINT64_MAX;
@@ -93,15 +101,9 @@ bool FitsBruck(const GroupShape& shape, uint64_t bytes_per_rank, uint64_t area_b
   const uint64_t max_ppn = shape.max_ppn();
   const uint64_t m = bytes_per_rank;
   if (m > 0 && ssb_half / (max_ppn * uint64_t{shape.size()}) < m) return false;
-  // Bounded by the blocks a round's message may carry (the indices with its bit set), each at
-  // most M x max ppn^2: the bound depends on nothing node-specific. Divisions, not products:
-  // M may be anything a caller passes.
-  for (uint32_t k = 0; k < BruckRounds(n); ++k) {
-    uint64_t blocks = 0;
-    for (uint32_t j = 1; j < n; ++j) blocks += (j >> k) & 1;
-    if (m > 0 && (stride - kBruckHeaderBytes) / (blocks * max_ppn * max_ppn) < m) return false;
-  }
-  return true;
+  // Bounded by the blocks a round's message may carry, each at most M x max ppn^2: the bound
+  // depends on nothing node-specific. Divisions, not products: M may be anything a caller passes.
+  return m == 0 || (stride - kBruckHeaderBytes) / (MostBlocksInARound(n) * max_ppn * max_ppn) >= m;
 }
 
 BruckMessage PlanBruckMessage(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t sender, uint32_t round) {

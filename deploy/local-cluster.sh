@@ -199,19 +199,26 @@ count_connections() {
 }
 
 # Samples while the benchmark runs (the flat baseline's connections live only as long as it
-# does) and keeps the largest count per node.
+# does) and keeps the largest count per node. A sample runs ss once per node (with -p on
+# loopback, which scans every process's descriptors): at 32 nodes it can take a good part of a
+# second of the CPUs the benchmark measures, so the pause after one is 2 s or 40 times what it
+# took, whichever is longer (the sampler busy at most 1/41 of the time).
 sample_connections() {
-  local i d p f samples=0
+  local i d p f samples=0 pause_us=2000000 began took
   declare -a maxd maxp maxf
   for ((i = 0; i < NODES; i++)); do maxd[$i]=0; maxp[$i]=0; maxf[$i]=0; done
   while :; do
-    sleep 2
+    sleep "$(( pause_us / 1000000 )).$(printf '%06d' $(( pause_us % 1000000 )))"
+    began=${EPOCHREALTIME/./}
     for ((i = 0; i < NODES; i++)); do
       read -r d p f < <(count_connections $i)
       if [ "$d" -gt "${maxd[$i]}" ]; then maxd[$i]=$d; fi
       if [ "$p" -gt "${maxp[$i]}" ]; then maxp[$i]=$p; fi
       if [ "$f" -gt "${maxf[$i]}" ]; then maxf[$i]=$f; fi
     done
+    took=${EPOCHREALTIME/./}
+    took=$(( 10#$took - 10#$began ))
+    pause_us=$(( took * 40 > 2000000 ? took * 40 : 2000000 ))
     samples=$(( samples + 1 ))
     for ((i = 0; i < NODES; i++)); do echo "$i ${maxd[$i]} ${maxp[$i]} ${maxf[$i]} $samples"; done > "$DIR/during.tmp"
     mv "$DIR/during.tmp" "$DIR/during"
@@ -349,7 +356,7 @@ for ((i = 0; i < NODES; i++)); do
   fi
   printf '%-8s %14s %14s %14s %14s\n' "node$i" "$d" "$p" "$fd" "$dd"
 done
-echo "# ohio_data, ohio_peer: after the benchmark (daemons still up); *_during: largest count over $samples samples, 2 s apart, while it ran"
+echo "# ohio_data, ohio_peer: after the benchmark (daemons still up); *_during: largest count over $samples samples, 2 s or more apart, while it ran"
 echo
 echo "results: $OUT/alltoall.csv (medians, one row per method and size)"
 if [ -n "$PLOT" ]; then echo "plot:    $PLOT (latency against bytes per rank, log-log)"; fi

@@ -319,16 +319,22 @@ count_connections() {
 }
 
 # Starts CMD with output into $DIR/runs/$1.{out,err} and watches it until it ends: samples the
-# connections (count_connections, appended to $DIR/runs/$1.conn) every 0.5 s and once as soon
-# as the first result line is out (a short run may not last 0.5 s; from the first call on, the
-# connections it opens stay until MPI_Finalize). MPICH 4.0.2 over UCX's tcp transport can hang
+# connections (count_connections, appended to $DIR/runs/$1.conn) once as soon as the first
+# result line is out (a short run may not last long; from the first call on, the connections it
+# opens stay until MPI_Finalize), then again every 0.5 s or, when a sample takes longer,
+# SAMPLE_IDLE_FACTOR times its own duration later. A sample is an `ip netns exec ... ss -p` per
+# node, each scanning every process's descriptors: at 32 nodes one took about as long as the
+# 0.5 s interval, so the sampler ran without pause and took a large share of the two CPUs the
+# measured jobs run on. MPICH 4.0.2 over UCX's tcp transport can hang
 # in MPI_Finalize (one rank flushing its endpoints while the others wait in the launcher's
 # barrier); a job that has printed every result (and, with ohio, its statistics) and is still
 # there $FINALIZE_GRACE s later is stopped and marked. Sets RC and HUNG.
 # Launchers tear 32 hosts down more slowly than 2: the grace grows with the nodes.
 FINALIZE_GRACE=$(( 5 + NODES / 2 ))
+SAMPLE_IDLE_FACTOR=40  # the sampler busy at most 1/41 of the time
 run_watched() {
   local tag=$1 want_stats=$2 out="$DIR/runs/$1.out" err="$DIR/runs/$1.err" lines n last=0 first=0 done_at=0 now
+  local gap=500000 took
   : > "$out"
   : > "$err"
   "${CMD[@]}" > "$out" 2> "$err" &
@@ -340,8 +346,11 @@ run_watched() {
     for l in "${lines[@]}"; do [[ "$l" =~ ^[0-9]+\ [0-9.]+(\ |$) ]] && n=$(( n + 1 )); done
     now=${EPOCHREALTIME/./}
     now=$(( 10#$now ))
-    if [ $(( now - last )) -ge 500000 ] || { [ $n -ge 1 ] && [ $first = 0 ]; }; then
+    if [ $(( now - last )) -ge $gap ] || { [ $n -ge 1 ] && [ $first = 0 ]; }; then
       count_connections "$DIR/runs/$tag.ss" >> "$DIR/runs/$tag.conn"
+      took=${EPOCHREALTIME/./}
+      took=$(( 10#$took - now ))
+      gap=$(( took * SAMPLE_IDLE_FACTOR > 500000 ? took * SAMPLE_IDLE_FACTOR : 500000 ))
       last=$now
       [ $n -ge 1 ] && first=1
     fi
@@ -468,7 +477,8 @@ echo "ohio served (OHIO_STATS=1): $(for v in "${VARIANTS[@]}"; do [[ "$v" == *+*
 echo
 echo "### $TOPO: established TCP connections per host (largest count while the runs ran)"
 echo
-echo "Sampled with \`ip netns exec ohio-nodeI ss -Htnp state established\` every 0.5 s; a connection is"
+echo "Sampled with \`ip netns exec ohio-nodeI ss -Htnp state established\` every 0.5 s (or, when a sample"
+echo "takes longer, $SAMPLE_IDLE_FACTOR times its duration later: the sampler must not take the jobs' CPUs); a connection is"
 echo "a rank<->rank one when both its ends belong to rank processes. Per host, host0/host1/..."
 echo "(also sampled once right after the first result line; a run that ends within ~0.1 s of it can"
 echo "be missed, and then shows too few)"

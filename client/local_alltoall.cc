@@ -34,7 +34,8 @@ LocalAlltoall::LocalAlltoall(const Segment* segment, const GroupShape* shape, Al
       half_bytes_(LocalSsbHalfBytes(segment->header()->plan_ssb_bytes)),
       plans_(shape, algo, 0, local),
       vector_region_(VectorRegionBytes(*shape, EagerLayout{half_bytes_, 0, 0}, 0)),
-      vector_piece_slot_(VectorPieceSlotBytes(*shape, vector_region_)) {
+      vector_piece_slot_(VectorPieceSlotBytes(*shape, vector_region_)),
+      vector_keys_(VectorPairKeysOf(*shape, shape->rank_at(0, local))) {
   segment->slot(local)->pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
 }
 

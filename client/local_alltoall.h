@@ -24,6 +24,7 @@
 #include "shm/copy_plan.h"
 #include "shm/group_shape.h"
 #include "shm/segment.h"
+#include "shm/vector_plan.h"
 
 namespace ohio {
 
@@ -79,9 +80,9 @@ class LocalAlltoall {
   Status VectorOutcome(uint32_t k) const;
   // Alltoallv: where local rank l stages its row of round k.
   uint8_t* VectorRegion(uint32_t k, uint32_t l) const;
-  // Alltoallv, once every rank has arrived at round k: whether the count digest's shares sum to
-  // zero, else the first pair that disagrees, the same on every rank.
-  Status CountsAgree(uint32_t k) const;
+  // Alltoallv, once every rank has arrived at round k and the count digest's shares did not sum to
+  // zero: the first pair that disagrees, the same on every rank.
+  Status CountsDisagree(uint32_t k) const;
 
   const Segment* segment_;
   SegmentHeader* header_;
@@ -93,10 +94,10 @@ class LocalAlltoall {
   uint64_t half_bytes_;
   CallPlans plans_;
   uint64_t rounds_this_call_ = 0;
-  uint64_t vector_bytes_ = 0;  // local rank 0: bytes of the last alltoallv, from the count tables
+  uint64_t vector_bytes_ = 0;  // bytes of the last alltoallv (local rank 0 counts them), from the ranks' rows
   uint64_t vector_region_;     // SSB bytes of a half each rank may stage its alltoallv row in
   uint64_t vector_piece_slot_;  // bytes of a piece slot in such a region
-  std::vector<CopySpan> vector_spans_;  // the copy-in of a staged row, kept: no allocation per call
+  std::vector<VectorPairKeys> vector_keys_;  // this rank's halves of the count digest, per peer
 };
 
 }  // namespace ohio

@@ -44,39 +44,50 @@ Status SizeMismatch(uint32_t source, uint32_t reader, uint64_t sent, uint64_t ex
 
 Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   rounds_this_call_ = 0;
-  const uint32_t size = ranks_;
   const uint32_t k = (*next_round)++;
   const uint32_t me = shape_->rank_at(0, local_);
   CountEntry* table = segment_->count_table(local_, k);
-  for (uint32_t j = 0; j < size; ++j) {
-    table[j] = CountEntry{call.send_counts[j], call.send_displs[j], call.recv_counts[j]};
-  }
+  const VectorRow counts =
+      WriteVectorRow(*shape_, vector_keys_.data(), call.send_counts, call.send_displs, call.recv_counts, table);
   // A refusal is set in an earlier call, which every rank has finished: all ranks see it alike.
   const bool readable = SingleCopyPossible() && header_->single_copy_refused.load(std::memory_order_relaxed) == 0;
   StagedRow row = StagedRow::kNotStaged;
-  if (StagesVectorRow(*shape_, table, vector_region_, readable ? SingleCopyThreshold() : ~uint64_t{0})) {
-    row = PlanStagedRowCopyIn(*shape_, vector_region_, table, &vector_spans_);
+  if (StagesVectorRow(*shape_, counts, vector_region_, readable ? SingleCopyThreshold() : ~uint64_t{0})) {
+    row = StagedRowOf(counts, vector_piece_slot_);
     uint8_t* region = VectorRegion(k, local_);
-    for (const CopySpan& s : vector_spans_) std::memcpy(region + s.dst, call.send + s.src, s.len);
-    report_->Lap(Stage::kCopyIn);
+    StageVectorRow(*shape_, vector_piece_slot_, row, table, [&](uint64_t src, uint64_t dst, uint64_t len) {
+      std::memcpy(region + dst, call.send + src, len);
+    });
   }
   RoundEntry& entry = EntryFor(segment_->slot(local_), k);
   entry.row_staged.store(static_cast<uint32_t>(row), std::memory_order_relaxed);
-  entry.count_digest.store(VectorRankDigest(*shape_, me, table), std::memory_order_relaxed);
-  entry.row_bytes.store(VectorRowBytes(*shape_, table), std::memory_order_relaxed);
+  entry.count_digest.store(counts.digest, std::memory_order_relaxed);
+  entry.row_bytes.store(counts.bytes, std::memory_order_relaxed);
   const bool staged = row != StagedRow::kNotStaged;
+  // The table and the digest share are in a staged row's copy-in, as an alltoall's plan is in its.
+  if (staged) report_->Lap(Stage::kCopyIn);
   const void* offer = staged || !readable ? nullptr : call.send != nullptr ? call.send : &kNothingToRead;
   Arrive(k, kVectorBytes, 0, 1, offer);
   if (Status s = MeetEveryone(k); !s.ok()) return s;
-  Status verdict = Verdict(k);
-  if (verdict.ok()) verdict = CountsAgree(k);
+  // One look at every rank's entry for what the call needs before copying: the digest's sum, the
+  // rows read in place, the first of them that may not be read, the call's bytes (for the stats).
+  uint64_t digest = 0;
+  uint64_t call_bytes = 0;
   uint32_t read_in_place = 0;
-  for (uint32_t l = 0; l < ranks_ && verdict.ok(); ++l) {
+  uint32_t unreadable = ranks_;
+  for (uint32_t l = 0; l < ranks_; ++l) {
     const RoundEntry& e = EntryFor(segment_->slot(l), k);
+    digest += e.count_digest.load(std::memory_order_relaxed);
+    call_bytes += e.row_bytes.load(std::memory_order_relaxed);
     if (static_cast<StagedRow>(e.row_staged.load(std::memory_order_relaxed)) != StagedRow::kNotStaged) continue;
     ++read_in_place;
-    if (e.send_address.load(std::memory_order_relaxed) != 0) continue;
-    verdict = Status(Code::kNotSupported, "rank " + std::to_string(shape_->rank_at(0, l)) + " sends " +
+    if (unreadable == ranks_ && e.send_address.load(std::memory_order_relaxed) == 0) unreadable = l;
+  }
+  Status verdict = Verdict(k);
+  if (verdict.ok() && digest != 0) verdict = CountsDisagree(k);
+  if (verdict.ok() && unreadable < ranks_) {
+    const RoundEntry& e = EntryFor(segment_->slot(unreadable), k);
+    verdict = Status(Code::kNotSupported, "rank " + std::to_string(shape_->rank_at(0, unreadable)) + " sends " +
                                               std::to_string(e.row_bytes.load(std::memory_order_relaxed)) +
                                               " bytes in this alltoallv, more than its share of the group's shared "
                                               "buffers (" + std::to_string(vector_region_) +
@@ -88,9 +99,9 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
     return verdict;
   }
   bool faulted = false;
-  // Each rank starts with the next one, so that no send buffer has every reader at once.
-  for (uint32_t i = 0; i < ranks_ && !faulted; ++i) {
-    const uint32_t l = (local_ + i) % ranks_;
+  // Each rank starts with the next one, so that no send buffer has every reader at once (counted
+  // round without a division per sender: a small call is a few hundred cycles in all).
+  for (uint32_t i = 0, l = local_; i < ranks_ && !faulted; ++i, l = l + 1 == ranks_ ? 0 : l + 1) {
     const uint32_t src = shape_->rank_at(0, l);
     const uint64_t expected = call.recv_counts[src];
     const RankSlot* slot = segment_->slot(l);
@@ -140,13 +151,7 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
     }
   }
   report_->Lap(read_in_place == 0 ? Stage::kCopyOutLocal : Stage::kReadPeers);
-  if (local_ == 0) {
-    // For the stats: every slot's entry of k's parity stays as it is until this rank is done.
-    vector_bytes_ = 0;
-    for (uint32_t l = 0; l < ranks_; ++l) {
-      vector_bytes_ += EntryFor(segment_->slot(l), k).row_bytes.load(std::memory_order_relaxed);
-    }
-  }
+  vector_bytes_ = call_bytes;
   if (read_in_place == 0) {
     Done(k, false);
     return faulted ? VectorOutcome(k) : Status::Ok();
@@ -164,12 +169,7 @@ uint8_t* LocalAlltoall::VectorRegion(uint32_t k, uint32_t l) const {
   return segment_->ssb() + (k & 1) * half_bytes_ + l * vector_region_;
 }
 
-Status LocalAlltoall::CountsAgree(uint32_t k) const {
-  uint64_t digest = 0;
-  for (uint32_t l = 0; l < ranks_; ++l) {
-    digest += EntryFor(segment_->slot(l), k).count_digest.load(std::memory_order_relaxed);
-  }
-  if (digest == 0) return Status::Ok();
+Status LocalAlltoall::CountsDisagree(uint32_t k) const {
   const VectorDisagreement d = FirstVectorDisagreement(*shape_, segment_->count_table(0, k));
   if (!d.found) return Status(Code::kProtocol, "the count digests of this alltoallv disagree but its tables agree");
   return SizeMismatch(d.source, d.reader, d.sent, d.expected);

@@ -16,15 +16,18 @@
 //   of the count digest (VectorRankDigest), and the shares sum to zero when every pair agrees.
 //   When they do not, every rank looks for the first pair that disagrees in the same tables (all
 //   of them are in this node's segment) and fails with the same text (shm/vector_disagreement.h).
+// - Before it arrives a rank goes over its counts twice, as an alltoall goes over its row once:
+//   writing its table, which sums what deciding and checking need (WriteVectorRow), and staging
+//   its pieces, copying each as its place is known (StageVectorRow). Zero counts copy nothing.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <vector>
 
-#include "shm/copy_plan.h"
 #include "shm/group_shape.h"
 #include "shm/segment_layout.h"
 #include "shm/vector_disagreement.h"
+#include "shm/vector_plan.h"
 
 namespace ohio {
 
@@ -38,15 +41,42 @@ enum class StagedRow : uint32_t {
 // Bytes of a piece slot in a region of `region` bytes (cache-line multiples).
 uint64_t VectorPieceSlotBytes(const GroupShape& shape, uint64_t region);
 
-// Whether the rank whose send table is `table` stages its row in a region of `region` bytes,
-// given the mean block size from which a single copy is cheaper (`single_copy_bytes`).
-bool StagesVectorRow(const GroupShape& shape, const CountEntry* table, uint64_t region, uint64_t single_copy_bytes);
+// What a rank needs of its counts before it arrives, gathered while it writes its count table.
+struct VectorRow {
+  uint64_t bytes = 0;    // the row's sum (it may wrap around when a count is huge: see largest)
+  uint64_t largest = 0;  // its largest count
+  uint64_t digest = 0;   // its share of the count digest, VectorRankDigest of the table written
+};
 
-// Copy-in of a row that StagesVectorRow stages in a region of `region` bytes: src into the
-// send buffer (the table's displacements as the caller wrote them), dst from the start of the
-// region. Rewrites every displacement of `table` to where the piece lies in the region, and
-// returns how the row lies. `spans` is cleared first.
-StagedRow PlanStagedRowCopyIn(const GroupShape& shape, uint64_t region, CountEntry* table,
-                              std::vector<CopySpan>* spans);
+// Writes the count table of the group rank whose keys are `keys` (VectorPairKeysOf: bytes it sends
+// each rank, at which displacement of its send buffer, bytes it expects of each) in one pass over
+// its counts, and returns its row.
+VectorRow WriteVectorRow(const GroupShape& shape, const VectorPairKeys* keys, const size_t* send_counts,
+                         const size_t* send_displs, const size_t* recv_counts, CountEntry* table);
+
+// Whether that row stages in a region of `region` bytes, given the mean block size from which a
+// single copy is cheaper (`single_copy_bytes`).
+bool StagesVectorRow(const GroupShape& shape, const VectorRow& row, uint64_t region, uint64_t single_copy_bytes);
+
+// How a row that stages lies, with piece slots of `piece_slot` bytes (VectorPieceSlotBytes).
+inline StagedRow StagedRowOf(const VectorRow& row, uint64_t piece_slot) {
+  return row.largest <= piece_slot ? StagedRow::kPieceSlots : StagedRow::kPacked;
+}
+
+// Copy-in of a staged row laid out as `how`, in one pass over its table: copy(src, dst, len) for
+// each piece of a non-zero count, src into the send buffer (the table's displacements as
+// WriteVectorRow wrote them), dst from the start of the region; every displacement of `table` is
+// rewritten to where its piece lies in the region.
+template <typename Copy>
+void StageVectorRow(const GroupShape& shape, uint64_t piece_slot, StagedRow how, CountEntry* table, Copy copy) {
+  uint64_t at = 0;
+  for (uint32_t r = 0; r < shape.size(); ++r) {
+    CountEntry& e = table[r];
+    if (how == StagedRow::kPieceSlots) at = r * piece_slot;
+    if (e.bytes != 0) copy(e.displacement, at, e.bytes);
+    e.displacement = at;
+    at += e.bytes;
+  }
+}
 
 }  // namespace ohio

@@ -1,17 +1,8 @@
 #include "shm/vector_plan.h"
 
-#include "common/mix64.h"
 #include "shm/vector_staging.h"
 
 namespace ohio {
-namespace {
-
-uint64_t PairHash(uint32_t from, uint32_t to, uint64_t bytes) {
-  return Mix64(Mix64(uint64_t{from} << 32 | to) ^ bytes);
-}
-
-}  // namespace
-
 uint64_t VectorRowOffset(const GroupShape& shape, const CountEntry* table, uint32_t dest) {
   uint64_t at = 0;
   for (uint32_t j = 0; j < dest; ++j) {
@@ -99,10 +90,24 @@ uint64_t VectorCountDigest(const GroupShape& shape, uint32_t node, const NodeCou
   return digest;
 }
 
+namespace {
+
+VectorPairKeys PairKeys(uint32_t rank, uint32_t peer) {
+  return {Mix64(uint64_t{rank} << 32 | peer), Mix64(uint64_t{peer} << 32 | rank)};
+}
+
+}  // namespace
+
+std::vector<VectorPairKeys> VectorPairKeysOf(const GroupShape& shape, uint32_t rank) {
+  std::vector<VectorPairKeys> keys(shape.size());
+  for (uint32_t r = 0; r < shape.size(); ++r) keys[r] = PairKeys(rank, r);
+  return keys;
+}
+
 uint64_t VectorRankDigest(const GroupShape& shape, uint32_t rank, const CountEntry* table) {
   uint64_t digest = 0;
   for (uint32_t r = 0; r < shape.size(); ++r) {
-    digest += PairHash(rank, r, table[r].bytes) - PairHash(r, rank, table[r].recv_bytes);
+    digest += VectorPairDigest(PairKeys(rank, r), table[r].bytes, table[r].recv_bytes);
   }
   return digest;
 }

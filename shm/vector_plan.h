@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/mix64.h"
 #include "shm/copy_plan.h"
 #include "shm/eager_plan.h"
 #include "shm/exchange_plan.h"
@@ -75,6 +76,20 @@ bool VectorFits(const GroupShape& shape, const EagerLayout& layout, uint32_t nod
 uint64_t VectorCountDigest(const GroupShape& shape, uint32_t node, const NodeCounts& counts);
 // One rank's share: what group rank `rank` sends and expects by its own table.
 uint64_t VectorRankDigest(const GroupShape& shape, uint32_t rank, const CountEntry* table);
+// The halves of one entry's part of that share that depend on the pair alone: a rank keeps them
+// for its group (VectorPairKeysOf), so that summing its share as it writes its table
+// (WriteVectorRow) hashes each count once.
+struct VectorPairKeys {
+  uint64_t sent;      // for what the rank sends the peer
+  uint64_t expected;  // for what it expects of the peer
+};
+// Group rank `rank`'s keys, one per rank of the group.
+std::vector<VectorPairKeys> VectorPairKeysOf(const GroupShape& shape, uint32_t rank);
+// One entry's part of a rank's share: it sends the peer of `keys` `sent` bytes and expects
+// `expected`.
+inline uint64_t VectorPairDigest(const VectorPairKeys& keys, uint64_t sent, uint64_t expected) {
+  return Mix64(keys.sent ^ sent) - Mix64(keys.expected ^ expected);
+}
 
 // Bytes moved between this node's own ranks.
 uint64_t VectorLocalBytes(const GroupShape& shape, uint32_t node, const NodeCounts& counts);

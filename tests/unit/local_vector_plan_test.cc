@@ -1,5 +1,6 @@
 // The staged alltoallv of a group on one node (shm/local_vector_plan.h), simulated for 1 to 6
-// ranks and several seeds: every rank stages its row in its region of one SSB half (in piece
+// ranks and several seeds: every rank writes its table from its counts (the row's sum, largest count and
+// digest share checked against that table) and stages its row in its region of one SSB half (in piece
 // slots when every count fits one, else packed), every rank copies its column out by the
 // senders' tables alone (and from piece slots without them), and every received byte and every
 // gap is checked; the ranks' digest shares sum to zero exactly when every pair agrees, and the first pair
@@ -9,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -35,18 +37,40 @@ uint64_t Count(uint32_t a, uint32_t b, uint64_t seed, uint64_t most) {
 
 uint8_t Pattern(uint32_t a, uint32_t b, uint64_t i) { return static_cast<uint8_t>(a * 131 + b * 31 + i * 7 + 1); }
 
-// Every rank's table as it writes it: blocks in its send buffer in reverse rank order, two bytes
-// apart.
+// What rank a passes its alltoallv: its blocks in its send buffer in reverse rank order, two bytes
+// apart (displacements out of order, gaps between), and what it expects of each rank.
+struct RankCall {
+  std::vector<size_t> send_counts, send_displs, recv_counts;
+};
+
+RankCall CallOf(uint32_t a, uint32_t ranks, uint64_t seed, uint64_t most) {
+  RankCall c{std::vector<size_t>(ranks), std::vector<size_t>(ranks), std::vector<size_t>(ranks)};
+  uint64_t at = 2;
+  for (uint32_t b = ranks; b-- > 0;) {
+    c.send_counts[b] = Count(a, b, seed, most);
+    c.send_displs[b] = at;
+    c.recv_counts[b] = Count(b, a, seed, most);
+    at += c.send_counts[b] + 2;
+  }
+  return c;
+}
+
+// Every rank's table as it writes it.
 std::vector<CountEntry> Tables(uint32_t ranks, uint64_t seed, uint64_t most) {
   std::vector<CountEntry> tables(uint64_t{ranks} * ranks);
   for (uint32_t a = 0; a < ranks; ++a) {
-    uint64_t at = 2;
-    for (uint32_t b = ranks; b-- > 0;) {
-      tables[a * ranks + b] = CountEntry{Count(a, b, seed, most), at, Count(b, a, seed, most)};
-      at += Count(a, b, seed, most) + 2;
-    }
+    const RankCall c = CallOf(a, ranks, seed, most);
+    for (uint32_t b = 0; b < ranks; ++b) tables[a * ranks + b] = CountEntry{c.send_counts[b], c.send_displs[b], c.recv_counts[b]};
   }
   return tables;
+}
+
+// A row of `counts` sent by rank 0 of `shape`, nothing expected.
+VectorRow RowOf(const GroupShape& shape, std::vector<size_t> counts) {
+  std::vector<size_t> none(counts.size(), 0);
+  std::vector<CountEntry> table(counts.size());
+  return WriteVectorRow(shape, VectorPairKeysOf(shape, 0).data(), counts.data(), none.data(), none.data(),
+                        table.data());
 }
 
 TEST(LocalVectorPlan, RowsStagedByEveryRankAreCopiedOutByTheTablesAloneOrByPieceSlots) {
@@ -57,34 +81,48 @@ TEST(LocalVectorPlan, RowsStagedByEveryRankAreCopiedOutByTheTablesAloneOrByPiece
     for (uint64_t seed = 1; seed <= 20; ++seed) {
       const GroupShape shape = OneNode(ranks);
       const uint64_t slot = VectorPieceSlotBytes(shape, kRegion);
-      std::vector<CountEntry> tables = Tables(ranks, seed, kRegion / ranks);
+      std::vector<CountEntry> tables(uint64_t{ranks} * ranks);
       std::vector<uint8_t> half(uint64_t{ranks} * kRegion, kGap);
-      std::vector<CopySpan> spans;
       uint64_t digest = 0;
       for (uint32_t a = 0; a < ranks; ++a) {
+        const RankCall c = CallOf(a, ranks, seed, kRegion / ranks);
         CountEntry* t = &tables[a * ranks];
+        const VectorRow row =
+            WriteVectorRow(shape, VectorPairKeysOf(shape, a).data(), c.send_counts.data(), c.send_displs.data(),
+                           c.recv_counts.data(), t);
+        uint64_t sum = 0, largest = 0;
+        for (uint32_t b = 0; b < ranks; ++b) {
+          ASSERT_EQ(t[b].bytes, c.send_counts[b]);
+          ASSERT_EQ(t[b].displacement, c.send_displs[b]);
+          ASSERT_EQ(t[b].recv_bytes, c.recv_counts[b]);
+          sum += c.send_counts[b];
+          largest = std::max<uint64_t>(largest, c.send_counts[b]);
+        }
+        EXPECT_EQ(row.bytes, sum);
+        EXPECT_EQ(row.largest, largest);
+        EXPECT_EQ(row.digest, VectorRankDigest(shape, a, t)) << "the daemon's digest of the same table";
         std::vector<uint8_t> send(4096, kGap);
         for (uint32_t b = 0; b < ranks; ++b) {
           for (uint64_t i = 0; i < t[b].bytes; ++i) send[t[b].displacement + i] = Pattern(a, b, i);
         }
-        ASSERT_TRUE(StagesVectorRow(shape, t, kRegion, ~uint64_t{0}));
-        digest += VectorRankDigest(shape, a, t);
-        bool fits_slots = true;
-        for (uint32_t b = 0; b < ranks; ++b) fits_slots = fits_slots && t[b].bytes <= slot;
-        const StagedRow row = PlanStagedRowCopyIn(shape, kRegion, t, &spans);
-        ASSERT_EQ(row, fits_slots ? StagedRow::kPieceSlots : StagedRow::kPacked);
+        ASSERT_TRUE(StagesVectorRow(shape, row, kRegion, ~uint64_t{0}));
+        digest += row.digest;
+        const bool fits_slots = largest <= slot;
+        const StagedRow how = StagedRowOf(row, slot);
+        ASSERT_EQ(how, fits_slots ? StagedRow::kPieceSlots : StagedRow::kPacked);
         ++(fits_slots ? slotted : packed);
         uint64_t at = 0;
-        for (const CopySpan& s : spans) {
-          EXPECT_NE(s.len, 0u) << "a zero count costs no copy";
+        StageVectorRow(shape, slot, how, t, [&](uint64_t src, uint64_t dst, uint64_t len) {
+          EXPECT_NE(len, 0u) << "a zero count costs no copy";
           if (fits_slots) {
-            EXPECT_EQ(s.dst % slot, 0u) << "each piece at the start of a slot";
+            EXPECT_EQ(dst % slot, 0u) << "each piece at the start of a slot";
           } else {
-            EXPECT_EQ(s.dst, at) << "packed with no room between pieces";
+            EXPECT_EQ(dst, at) << "packed with no room between pieces";
           }
-          at = s.dst + s.len;
-          std::memcpy(&half[a * kRegion + s.dst], &send[s.src], s.len);
-        }
+          ASSERT_LE(dst + len, kRegion);
+          at = dst + len;
+          std::memcpy(&half[a * kRegion + dst], &send[src], len);
+        });
         for (uint32_t b = 0; b < ranks && fits_slots; ++b) EXPECT_EQ(t[b].displacement, b * slot);
         ASSERT_LE(at, kRegion);
         for (uint64_t i = at; i < kRegion; ++i) ASSERT_EQ(half[a * kRegion + i], kGap) << "past the row";
@@ -132,16 +170,13 @@ TEST(LocalVectorPlan, APairThatDisagreesIsFoundFirstByReaderThenSourceAndTheDige
 
 TEST(LocalVectorPlan, ARowStagesWhenItFitsItsRegionAndItsMeanBlockIsBelowTheSingleCopySwitch) {
   const GroupShape shape = OneNode(4);
-  std::vector<CountEntry> row(4, CountEntry{256, 0, 0});
-  EXPECT_TRUE(StagesVectorRow(shape, row.data(), 1024, 257));
-  EXPECT_FALSE(StagesVectorRow(shape, row.data(), 1023, 257)) << "one byte too large for its region";
-  EXPECT_FALSE(StagesVectorRow(shape, row.data(), 1024, 256)) << "mean block at the switch: read in place";
-  row = {CountEntry{1000, 0, 0}, CountEntry{0, 0, 0}, CountEntry{0, 0, 0}, CountEntry{0, 0, 0}};
-  EXPECT_TRUE(StagesVectorRow(shape, row.data(), 1024, 251)) << "by the mean, not the largest block";
-  row = {CountEntry{~uint64_t{0}, 0, 0}, CountEntry{2, 0, 0}, CountEntry{0, 0, 0}, CountEntry{0, 0, 0}};
-  EXPECT_FALSE(StagesVectorRow(shape, row.data(), 1024, ~uint64_t{0})) << "a sum that wraps around";
-  row.assign(4, CountEntry{0, 0, 0});
-  EXPECT_TRUE(StagesVectorRow(shape, row.data(), 0, 1)) << "nothing to send stages in no room";
+  const VectorRow even = RowOf(shape, {256, 256, 256, 256});
+  EXPECT_TRUE(StagesVectorRow(shape, even, 1024, 257));
+  EXPECT_FALSE(StagesVectorRow(shape, even, 1023, 257)) << "one byte too large for its region";
+  EXPECT_FALSE(StagesVectorRow(shape, even, 1024, 256)) << "mean block at the switch: read in place";
+  EXPECT_TRUE(StagesVectorRow(shape, RowOf(shape, {1000, 0, 0, 0}), 1024, 251)) << "by the mean, not the largest block";
+  EXPECT_FALSE(StagesVectorRow(shape, RowOf(shape, {~size_t{0}, 2, 0, 0}), 1024, ~uint64_t{0})) << "a sum that wraps around";
+  EXPECT_TRUE(StagesVectorRow(shape, RowOf(shape, {0, 0, 0, 0}), 0, 1)) << "nothing to send stages in no room";
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "daemon/numa_topology.h"
 
 #include <hwloc.h>
-#include <hwloc/linux.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -35,37 +35,41 @@ CpuList XmlDeviceCpus(hwloc_topology_t t, const std::string& device) {
   return {};
 }
 
-// On this machine: the device's local CPUs from sysfs, as hwloc_ibv_get_device_cpuset reads
-// them. Not through hwloc's I/O discovery, which loads every I/O plugin installed (OpenCL,
-// CUDA, ...): seconds at start, and threads of their own. Soft-RoCE devices have no PCI device,
-// so no local_cpus: no locality.
-CpuList SysfsDeviceCpus(hwloc_topology_t t, const std::string& device) {
-  hwloc_bitmap_t set = hwloc_bitmap_alloc();
-  const std::string path = "/sys/class/infiniband/" + device + "/device/local_cpus";
-  CpuList out;
-  if (hwloc_linux_read_path_as_cpumask(path.c_str(), set) == 0) out = Locality(t, set);
-  hwloc_bitmap_free(set);
-  return out;
+// On this machine: the device's local CPUs as the host topology reads them for everyone; the
+// whole machine (what it answers when the kernel does not say, as for Soft-RoCE, which has no
+// PCI device) is no locality.
+CpuList HostDeviceCpus(const HostTopology& host, const std::string& device) {
+  const CpuList cpus = host.HcaCpus(device);
+  const CpuList machine = host.MachineCpus();
+  return std::includes(cpus.begin(), cpus.end(), machine.begin(), machine.end()) ? CpuList{} : cpus;
 }
 
 }  // namespace
 
-Result<NumaTopology> LoadNumaTopology(const std::string& xml_path, const std::vector<std::string>& rails) {
-  hwloc_topology_t t = nullptr;
-  if (hwloc_topology_init(&t) != 0) return Status(Code::kSystem, "hwloc_topology_init failed");
-  std::unique_ptr<hwloc_topology, void (*)(hwloc_topology_t)> own(t, hwloc_topology_destroy);
+Result<NumaTopology> LoadNumaTopology(const std::string& xml_path, const std::vector<std::string>& rails,
+                                      const HostTopology* host) {
   NumaTopology topo;
   topo.source = "hwloc";
-  if (!xml_path.empty()) {
+  hwloc_topology_t t = nullptr;
+  std::unique_ptr<hwloc_topology, void (*)(hwloc_topology_t)> own(nullptr, hwloc_topology_destroy);
+  if (xml_path.empty()) {
+    if (host == nullptr || host->get() == nullptr) {
+      return Status(Code::kSystem, "hwloc cannot load the topology from hwloc: " +
+                                       (host == nullptr ? std::string("not loaded") : host->error()));
+    }
+    t = host->get();
+  } else {
+    if (hwloc_topology_init(&t) != 0) return Status(Code::kSystem, "hwloc_topology_init failed");
+    own.reset(t);
     if (hwloc_topology_set_xml(t, xml_path.c_str()) != 0) {
       return Status(Code::kInvalidArgument, "hwloc cannot read topology XML " + xml_path + ": " + std::strerror(errno));
     }
     topo.source = "hwloc XML file " + xml_path;
     // Its HCAs are OS devices, kept only if asked for (hwloc drops I/O objects by default).
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-  }
-  if (hwloc_topology_load(t) != 0) {
-    return Status(Code::kSystem, "hwloc cannot load the topology from " + topo.source + ": " + std::strerror(errno));
+    if (hwloc_topology_load(t) != 0) {
+      return Status(Code::kSystem, "hwloc cannot load the topology from " + topo.source + ": " + std::strerror(errno));
+    }
   }
   for (hwloc_obj_t n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, nullptr); n != nullptr;
        n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, n)) {
@@ -73,7 +77,7 @@ Result<NumaTopology> LoadNumaTopology(const std::string& xml_path, const std::ve
   }
   for (const std::string& rail : rails) {
     const std::string device = rail.substr(0, rail.find(':'));
-    topo.rails.push_back(RailLocality{rail, xml_path.empty() ? SysfsDeviceCpus(t, device) : XmlDeviceCpus(t, device)});
+    topo.rails.push_back(RailLocality{rail, xml_path.empty() ? HostDeviceCpus(*host, device) : XmlDeviceCpus(t, device)});
   }
   return topo;
 }

@@ -22,7 +22,7 @@ std::string TestData(const std::string& name) {
 }
 
 NumaTopology TwoNodes(const Rails& rails) {
-  auto t = LoadNumaTopology(TestData("two_numa_two_hcas.xml"), rails);
+  auto t = LoadNumaTopology(TestData("two_numa_two_hcas.xml"), rails, nullptr);
   EXPECT_TRUE(t.ok()) << t.status().message();
   return t.ok() ? t.value() : NumaTopology{};
 }
@@ -48,7 +48,7 @@ TEST(NumaTopologyXml, NodesAndRailLocality) {
 }
 
 TEST(NumaTopologyXml, UnreadableFileIsAnError) {
-  auto t = LoadNumaTopology(TestData("no_such_topology.xml"), {});
+  auto t = LoadNumaTopology(TestData("no_such_topology.xml"), {}, nullptr);
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("hwloc cannot read topology XML"), std::string::npos) << t.status().message();
 }

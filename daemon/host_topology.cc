@@ -6,15 +6,12 @@
 #include <cstring>
 
 namespace ohio {
-namespace {
 
-CpuList Cpus(hwloc_const_bitmap_t set) {
+CpuList CpusOf(hwloc_const_bitmap_t set) {
   CpuList out;
   for (int i = hwloc_bitmap_first(set); i >= 0; i = hwloc_bitmap_next(set, i)) out.push_back(static_cast<uint32_t>(i));
   return out;
 }
-
-}  // namespace
 
 std::shared_ptr<const HostTopology> HostTopology::Load() {
   std::shared_ptr<HostTopology> h(new HostTopology());
@@ -45,7 +42,7 @@ CpuList HostTopology::HcaCpus(const std::string& device) const {
   if (hwloc_linux_read_path_as_cpumask(path.c_str(), set) < 0 || hwloc_bitmap_iszero(set)) {
     hwloc_bitmap_copy(set, hwloc_topology_get_complete_cpuset(t_));
   }
-  CpuList out = Cpus(set);
+  CpuList out = CpusOf(set);
   hwloc_bitmap_free(set);
   return out;
 }
@@ -56,14 +53,14 @@ std::vector<uint32_t> HostTopology::NodesOf(const CpuList& cpus) const {
   hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
   for (uint32_t c : cpus) hwloc_bitmap_set(set, c);
   hwloc_cpuset_to_nodeset(t_, set, nodes);
-  const CpuList out = Cpus(nodes);
+  const CpuList out = CpusOf(nodes);
   hwloc_bitmap_free(nodes);
   hwloc_bitmap_free(set);
   return out;
 }
 
 CpuList HostTopology::MachineCpus() const {
-  return t_ == nullptr ? CpuList{} : Cpus(hwloc_get_root_obj(t_)->cpuset);
+  return t_ == nullptr ? CpuList{} : CpusOf(hwloc_get_root_obj(t_)->cpuset);
 }
 
 }  // namespace ohio

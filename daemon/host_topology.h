@@ -16,6 +16,9 @@
 
 namespace ohio {
 
+// The CPUs (or NUMA nodes) of an hwloc bitmap, in order.
+CpuList CpusOf(hwloc_const_bitmap_t set);
+
 class HostTopology {
  public:
   // Never null: when hwloc cannot load the topology, get() is null and error() says why.

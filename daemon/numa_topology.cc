@@ -6,22 +6,17 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 namespace ohio {
 namespace {
-
-CpuList Cpus(hwloc_const_bitmap_t set) {
-  CpuList out;
-  for (int i = hwloc_bitmap_first(set); i >= 0; i = hwloc_bitmap_next(set, i)) out.push_back(static_cast<uint32_t>(i));
-  return out;
-}
 
 // A device local to the whole machine says nothing of which node it is near: no locality.
 CpuList Locality(hwloc_topology_t t, hwloc_const_bitmap_t cpus) {
   if (cpus == nullptr || hwloc_bitmap_iszero(cpus) || hwloc_bitmap_isincluded(hwloc_get_root_obj(t)->cpuset, cpus)) {
     return {};
   }
-  return Cpus(cpus);
+  return CpusOf(cpus);
 }
 
 // From an XML file: the OS device of that name, placed where hwloc attached it (a device it
@@ -73,11 +68,12 @@ Result<NumaTopology> LoadNumaTopology(const std::string& xml_path, const std::ve
   }
   for (hwloc_obj_t n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, nullptr); n != nullptr;
        n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, n)) {
-    topo.nodes.push_back(NumaNodeCpus{n->os_index, Cpus(n->cpuset)});
+    topo.nodes.push_back(NumaNodeCpus{n->os_index, CpusOf(n->cpuset)});
   }
   for (const std::string& rail : rails) {
     const std::string device = rail.substr(0, rail.find(':'));
-    topo.rails.push_back(RailLocality{rail, xml_path.empty() ? HostDeviceCpus(*host, device) : XmlDeviceCpus(t, device)});
+    CpuList cpus = xml_path.empty() ? HostDeviceCpus(*host, device) : XmlDeviceCpus(t, device);
+    topo.rails.push_back(RailLocality{rail, std::move(cpus)});
   }
   return topo;
 }

@@ -181,6 +181,9 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     group->set_placement(PlaceSegment(group->key_hex(), numa_.nodes, numa_.rails, pids, group->header(),
                                       group->segment_bytes()));
     if (group->placement().plan.node) ++(group->placement().bound ? numa_counts_.bound : numa_counts_.refused);
+    // Before the group's first put, which needs every local rank's data: the transport picks
+    // the rail of the group's puts to each peer at the first (verbs: the nearest rail).
+    if (group->spans_nodes()) transport_->PreferRails(group->srb_key(), group->placement().plan.rail_tiers);
   }
   spdlog::debug("group {}: rank {} joined ({})", group->key_hex(), join.rank(), Who(who));
   return Membership{group, local};

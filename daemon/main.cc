@@ -24,6 +24,7 @@
 #include "daemon/control_server.h"
 #include "daemon/counters.h"
 #include "daemon/group_registry.h"
+#include "daemon/host_topology.h"
 #include "daemon/live_config.h"
 #include "daemon/metrics_text.h"
 #include "daemon/metrics_writer.h"
@@ -89,9 +90,12 @@ int main(int argc, char** argv) {
   spdlog::info("ohiod {} starting as node '{}'{}", ohio::kVersion, config.node_name,
                config.config_file.empty() ? "" : " (config " + config.config_file + ")");
   ohio::LiveConfig live(config);
-  const std::string topology = ohio::DescribeTopology();
+  // Loaded once for all that ask hwloc about this machine, and outlives them (the rails bind
+  // buffers through it as long as they live).
+  const std::shared_ptr<const ohio::HostTopology> host = ohio::HostTopology::Load();
+  const std::string topology = ohio::DescribeTopology(*host);
   spdlog::info("topology: {}", topology);
-  ohio::RdmaInventory rdma = ohio::ListRdmaDevices();
+  ohio::RdmaInventory rdma = ohio::ListRdmaDevices(*host);
   for (const ohio::HcaInfo& h : rdma.hcas) {
     std::string numa;
     for (uint32_t n : h.numa_nodes) numa += (numa.empty() ? "" : ",") + std::to_string(n);
@@ -114,7 +118,7 @@ int main(int argc, char** argv) {
                  config.data_port);
   }
 
-  auto chosen = ohio::ChooseTransport(config, peer_auth);
+  auto chosen = ohio::ChooseTransport(config, peer_auth, host);
   if (!chosen.ok()) {
     spdlog::critical("data transport: {}", chosen.status().message());
     return 1;
@@ -122,7 +126,7 @@ int main(int argc, char** argv) {
   ohio::Transport* transport = chosen.value().transport.get();
   spdlog::info("transport {} at {} ({})", transport->name(), transport->address(), chosen.value().why);
 
-  auto numa = ohio::LoadNumaTopology(config.topology_xml, transport->stats().rails);
+  auto numa = ohio::LoadNumaTopology(config.topology_xml, transport->stats().rails, host.get());
   if (!numa.ok() && !config.topology_xml.empty()) {
     spdlog::critical("topology-xml: {}", numa.status().message());
     return 1;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "daemon/host_topology.h"
 #include "shm/numa_plan.h"
 
 namespace ohio {
@@ -20,7 +21,10 @@ struct NumaTopology {
 };
 
 // `rails`: the transport's rails, "device:port" (or "device"); a rail whose device hwloc does
-// not list as an OS device gets no locality. `xml_path` empty: this machine.
-Result<NumaTopology> LoadNumaTopology(const std::string& xml_path, const std::vector<std::string>& rails);
+// not list as an OS device gets no locality. `xml_path` empty: this machine, as `host` loaded
+// it, each rail's locality from host.HcaCpus (which the RDMA inventory and the rails' own
+// buffers use too); `host` is only read then.
+Result<NumaTopology> LoadNumaTopology(const std::string& xml_path, const std::vector<std::string>& rails,
+                                      const HostTopology* host);
 
 }  // namespace ohio

@@ -1,14 +1,11 @@
 #include "daemon/rdma_devices.h"
 
 #include <endian.h>
-#include <hwloc.h>
-#include <hwloc/openfabrics-verbs.h>
 #include <infiniband/verbs.h>
 
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 namespace ohio {
@@ -41,22 +38,13 @@ std::string Guid(uint64_t be) {
   return buf;
 }
 
-// hwloc reads the device's local CPUs from sysfs; its NUMA nodes follow from them.
-void Place(hwloc_topology_t topo, struct ibv_device* dev, HcaInfo* hca) {
-  if (topo == nullptr) return;
-  hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
-  hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
-  if (hwloc_ibv_get_device_cpuset(topo, dev, cpus) == 0) {
-    char* list = nullptr;
-    if (hwloc_bitmap_list_asprintf(&list, cpus) >= 0 && list != nullptr) hca->local_cpus = list;
-    std::free(list);
-    hwloc_cpuset_to_nodeset(topo, cpus, nodes);
-    for (int i = hwloc_bitmap_first(nodes); i >= 0; i = hwloc_bitmap_next(nodes, i)) {
-      hca->numa_nodes.push_back(static_cast<uint32_t>(i));
-    }
-  }
-  hwloc_bitmap_free(nodes);
-  hwloc_bitmap_free(cpus);
+// The device's local CPUs (the whole machine when the kernel does not say); its NUMA nodes
+// follow from them.
+void Place(const HostTopology& host, HcaInfo* hca) {
+  if (host.get() == nullptr) return;
+  const CpuList cpus = host.HcaCpus(hca->name);
+  hca->local_cpus = CpuListText(cpus);
+  hca->numa_nodes = host.NodesOf(cpus);
 }
 
 void QueryPorts(struct ibv_device* dev, HcaInfo* hca, std::string* note) {
@@ -83,7 +71,7 @@ void QueryPorts(struct ibv_device* dev, HcaInfo* hca, std::string* note) {
 
 }  // namespace
 
-RdmaInventory ListRdmaDevices() {
+RdmaInventory ListRdmaDevices(const HostTopology& host) {
   RdmaInventory inv;
   int n = 0;
   errno = 0;
@@ -99,21 +87,15 @@ RdmaInventory ListRdmaDevices() {
     inv.note = "libibverbs lists no RDMA devices on this node";
     return inv;
   }
-  hwloc_topology_t topo = nullptr;
-  if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0) {
-    if (topo != nullptr) hwloc_topology_destroy(topo);
-    topo = nullptr;
-    inv.note = "hwloc cannot load the topology: NUMA placement unknown";
-  }
+  if (host.get() == nullptr) inv.note = "hwloc cannot load the topology: NUMA placement unknown";
   for (int i = 0; i < n; ++i) {
     HcaInfo hca;
     hca.name = ibv_get_device_name(list[i]);
     hca.node_guid = Guid(ibv_get_device_guid(list[i]));
-    Place(topo, list[i], &hca);
+    Place(host, &hca);
     QueryPorts(list[i], &hca, &inv.note);
     inv.hcas.push_back(std::move(hca));
   }
-  if (topo != nullptr) hwloc_topology_destroy(topo);
   ibv_free_device_list(list);
   return inv;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon/host_topology.h"
+
 namespace ohio {
 
 struct HcaPortInfo {
@@ -28,6 +30,7 @@ struct RdmaInventory {
   std::string note;  // why the list is empty, or what could not be read
 };
 
-RdmaInventory ListRdmaDevices();
+// Each HCA's locality as `host` reads it (HostTopology::HcaCpus).
+RdmaInventory ListRdmaDevices(const HostTopology& host);
 
 }  // namespace ohio

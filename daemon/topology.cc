@@ -12,18 +12,12 @@ std::string Count(hwloc_topology_t t, hwloc_obj_type_t type, const char* one, co
 
 }  // namespace
 
-std::string DescribeTopology() {
-  hwloc_topology_t t;
-  if (hwloc_topology_init(&t) != 0) return "unknown (hwloc_topology_init failed)";
-  if (hwloc_topology_load(t) != 0) {
-    hwloc_topology_destroy(t);
-    return "unknown (hwloc_topology_load failed)";
-  }
-  std::string s = Count(t, HWLOC_OBJ_PACKAGE, "package", "packages") + ", " +
-                  Count(t, HWLOC_OBJ_NUMANODE, "NUMA node", "NUMA nodes") + ", " +
-                  Count(t, HWLOC_OBJ_CORE, "core", "cores") + ", " + Count(t, HWLOC_OBJ_PU, "PU", "PUs");
-  hwloc_topology_destroy(t);
-  return s;
+std::string DescribeTopology(const HostTopology& host) {
+  hwloc_topology_t t = host.get();
+  if (t == nullptr) return "unknown (" + host.error() + ")";
+  return Count(t, HWLOC_OBJ_PACKAGE, "package", "packages") + ", " +
+         Count(t, HWLOC_OBJ_NUMANODE, "NUMA node", "NUMA nodes") + ", " + Count(t, HWLOC_OBJ_CORE, "core", "cores") +
+         ", " + Count(t, HWLOC_OBJ_PU, "PU", "PUs");
 }
 
 }  // namespace ohio

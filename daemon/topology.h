@@ -3,9 +3,12 @@
 
 #include <string>
 
+#include "daemon/host_topology.h"
+
 namespace ohio {
 
-// e.g. "1 package, 1 NUMA node, 2 cores, 2 PUs"; "unknown (hwloc: ...)" if hwloc fails.
-std::string DescribeTopology();
+// e.g. "1 package, 1 NUMA node, 2 cores, 2 PUs"; "unknown (hwloc_topology_load failed: ...)"
+// if hwloc could not load it.
+std::string DescribeTopology(const HostTopology& host);
 
 }  // namespace ohio

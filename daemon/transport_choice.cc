@@ -24,9 +24,10 @@ Result<ChosenTransport> StartTcp(const DaemonConfig& config, PeerAuth* auth, std
 
 }  // namespace
 
-Result<ChosenTransport> ChooseTransport(const DaemonConfig& config, PeerAuth* auth) {
+Result<ChosenTransport> ChooseTransport(const DaemonConfig& config, PeerAuth* auth,
+                                        std::shared_ptr<const HostTopology> host) {
   if (config.transport == "tcp") return StartTcp(config, auth, "transport = tcp");
-  auto rails = OpenRails(config.hcas, static_cast<int>(config.gid_index));
+  auto rails = OpenRails(config.hcas, static_cast<int>(config.gid_index), std::move(host));
   if (!rails.ok()) {
     if (config.transport == "verbs") {
       return Status(rails.status().code(), "transport = verbs, but " + rails.status().message());

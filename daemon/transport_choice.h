@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "daemon/config.h"
+#include "daemon/host_topology.h"
 #include "daemon/peer_auth.h"
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs_transport.h"
@@ -22,6 +23,8 @@ struct ChosenTransport {
   std::string why;
 };
 
-Result<ChosenTransport> ChooseTransport(const DaemonConfig& config, PeerAuth* auth);
+// `host`: this machine's topology, for where the verbs rails put their buffers.
+Result<ChosenTransport> ChooseTransport(const DaemonConfig& config, PeerAuth* auth,
+                                        std::shared_ptr<const HostTopology> host);
 
 }  // namespace ohio

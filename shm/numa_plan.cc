@@ -67,7 +67,12 @@ NumaPlacement PlanNumaPlacement(const std::vector<NumaNodeCpus>& nodes, const st
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return Distance(rails[a], best) < Distance(rails[b], best); });
-  for (size_t i = 0; i < order.size(); ++i) p.rail_order[i] = rails[order[i]].name;
+  for (size_t i = 0; i < order.size(); ++i) {
+    p.rail_order[i] = rails[order[i]].name;
+    const int d = Distance(rails[order[i]], best);
+    if (i == 0 || d != Distance(rails[order[i - 1]], best)) p.rail_tiers.emplace_back();
+    p.rail_tiers.back().push_back(static_cast<uint32_t>(order[i]));
+  }
   return p;
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "shm/rail_choice.h"
+
 namespace ohio {
 
 // CPU lists are OS CPU numbers, sorted, without repeats.
@@ -31,6 +33,10 @@ struct NumaPlacement {
   std::optional<uint32_t> node;  // OS index; none: no node is nearer the ranks than another
   std::string why;               // one line an admin can check the choice against
   std::vector<std::string> rail_order;
+  // rail_order as indices of the rails planned for, cut where the distance to the node
+  // changes: what the verbs transport picks a group's rail from (shm/rail_choice.h). Empty with
+  // no node, so that such a group spreads over the rails as if it had no placement.
+  RailTiers rail_tiers;
 };
 
 // The node whose CPUs hold the most of the ranks' allowed CPUs (each rank counted with every
@@ -38,7 +44,8 @@ struct NumaPlacement {
 // none when every node ties (ranks spread over all of them, or unpinned, or no node known).
 // A rank whose affinity could not be read is passed as an empty list and counts nowhere.
 // Rails: those local to the chosen node first, then those with no known locality, then those
-// local to other nodes; each kind in the configured order. With no node, the configured order.
+// local to other nodes; each kind in the configured order (and a tier of rail_tiers). With no
+// node, the configured order and no tiers.
 NumaPlacement PlanNumaPlacement(const std::vector<NumaNodeCpus>& nodes, const std::vector<CpuList>& rank_cpus,
                                 const std::vector<RailLocality>& rails);
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "shm/rail_choice.h"
 
 namespace ohio {
 
@@ -99,6 +100,10 @@ class Transport {
   // registering anything. Empty while a peer's put under the old key may still land (the
   // peers have not all said they are done with it), or if `key` is not parked here.
   virtual std::optional<uint64_t> ReuseRegion(uint64_t key) = 0;
+  // The rails that the puts of the group whose segment is region `key` should take, nearest
+  // first (its segment placement's rail tiers, as indices of stats().rails). Called once the
+  // group's ranks have all joined, before its first put; a transport without rails ignores it.
+  virtual void PreferRails(uint64_t /*key*/, RailTiers /*tiers*/) {}
 
   // The id of node `node`, the same on every call for the daemon's life.
   virtual PeerId PeerFor(const std::string& node) = 0;

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <hwloc.h>
-#include <hwloc/openfabrics-verbs.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -13,8 +12,9 @@
 namespace ohio {
 
 struct RailOpener {
-  static Result<std::unique_ptr<Rail>> Open(ibv_device* dev, uint8_t port, int gid_index);
-  static void PlaceOnNuma(ibv_device* dev, Rail* r);
+  static Result<std::unique_ptr<Rail>> Open(ibv_device* dev, uint8_t port, int gid_index,
+                                            std::shared_ptr<const HostTopology> host);
+  static void PlaceOnNuma(Rail* r);
 };
 
 namespace {
@@ -26,7 +26,6 @@ constexpr int kWantedCqDepth = 65536;
 
 Rail::~Rail() {
   if (nodeset_ != nullptr) hwloc_bitmap_free(nodeset_);
-  if (topology_ != nullptr) hwloc_topology_destroy(topology_);
   if (cq_ != nullptr) {
     AckEvents();  // destroying a queue waits for every event it raised to be acknowledged
     ibv_destroy_cq(cq_);
@@ -53,33 +52,26 @@ void* Rail::AllocateNear(size_t bytes) const {
   if (p == MAP_FAILED) return nullptr;
   if (nodeset_ != nullptr) {
     // Best effort: unbound memory still works, only further from the device.
-    hwloc_set_area_membind(topology_, p, bytes, nodeset_, HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET);
+    hwloc_set_area_membind(host_->get(), p, bytes, nodeset_, HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET);
   }
   std::memset(p, 0, bytes);  // fault the pages in where they were bound
   return p;
 }
 
-// hwloc reads the device's local CPUs from sysfs; its NUMA nodes follow from them.
-void RailOpener::PlaceOnNuma(ibv_device* dev, Rail* r) {
-  if (hwloc_topology_init(&r->topology_) != 0) {
-    r->topology_ = nullptr;
-    return;
-  }
-  if (hwloc_topology_load(r->topology_) != 0) return;
-  hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
-  if (hwloc_ibv_get_device_cpuset(r->topology_, dev, cpus) == 0) {
-    r->nodeset_ = hwloc_bitmap_alloc();
-    hwloc_cpuset_to_nodeset(r->topology_, cpus, r->nodeset_);
-    if (hwloc_bitmap_iszero(r->nodeset_)) {
-      hwloc_bitmap_free(r->nodeset_);
-      r->nodeset_ = nullptr;
-    }
-  }
-  hwloc_bitmap_free(cpus);
+// The device's NUMA nodes follow from its local CPUs (the whole machine's when the kernel does
+// not say), as the host topology reads them for the inventory and NUMA placement too.
+void RailOpener::PlaceOnNuma(Rail* r) {
+  if (r->host_ == nullptr || r->host_->get() == nullptr) return;
+  const std::vector<uint32_t> nodes = r->host_->NodesOf(r->host_->HcaCpus(r->device_));
+  if (nodes.empty()) return;
+  r->nodeset_ = hwloc_bitmap_alloc();
+  for (uint32_t n : nodes) hwloc_bitmap_set(r->nodeset_, n);
 }
 
-Result<std::unique_ptr<Rail>> RailOpener::Open(ibv_device* dev, uint8_t port, int gid_index) {
+Result<std::unique_ptr<Rail>> RailOpener::Open(ibv_device* dev, uint8_t port, int gid_index,
+                                               std::shared_ptr<const HostTopology> host) {
   std::unique_ptr<Rail> r(new Rail());
+  r->host_ = std::move(host);
   r->device_ = ibv_get_device_name(dev);
   r->port_ = port;
   r->gid_index_ = gid_index;
@@ -116,11 +108,12 @@ Result<std::unique_ptr<Rail>> RailOpener::Open(ibv_device* dev, uint8_t port, in
   if (fcntl(r->channel_->fd, F_SETFL, flags | O_NONBLOCK) != 0) return SystemError("fcntl", errno);
   r->cq_ = ibv_create_cq(r->ctx_, cq_depth, nullptr, r->channel_, 0);
   if (r->cq_ == nullptr) return SystemError("creating a completion queue on " + r->device_, errno);
-  PlaceOnNuma(dev, r.get());
+  PlaceOnNuma(r.get());
   return r;
 }
 
-Result<std::vector<std::unique_ptr<Rail>>> OpenRails(const std::vector<std::string>& wanted, int gid_index) {
+Result<std::vector<std::unique_ptr<Rail>>> OpenRails(const std::vector<std::string>& wanted, int gid_index,
+                                                     std::shared_ptr<const HostTopology> host) {
   int n = 0;
   errno = 0;
   ibv_device** list = ibv_get_device_list(&n);
@@ -148,7 +141,7 @@ Result<std::vector<std::unique_ptr<Rail>>> OpenRails(const std::vector<std::stri
         if (wanted[w] == dev || wanted[w] == name) named = matched[w] = true;
       }
       if (!named) continue;
-      auto rail = RailOpener::Open(list[i], static_cast<uint8_t>(p), gid_index);
+      auto rail = RailOpener::Open(list[i], static_cast<uint8_t>(p), gid_index, host);
       if (rail.ok()) {
         rails.push_back(std::move(rail.value()));
       } else {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "daemon/host_topology.h"
 
 namespace ohio {
 
@@ -63,14 +64,16 @@ class Rail {
   ibv_mtu mtu_ = IBV_MTU_1024;
   bool ethernet_ = false;
   uint32_t max_sge_ = 1;
-  hwloc_topology_t topology_ = nullptr;  // loaded once: loading takes milliseconds
-  hwloc_bitmap_t nodeset_ = nullptr;     // the device's NUMA nodes, null if unknown
+  std::shared_ptr<const HostTopology> host_;  // loaded once for the daemon: loading takes milliseconds
+  hwloc_bitmap_t nodeset_ = nullptr;          // the device's NUMA nodes, null if unknown
 };
 
 // Opens the rails: every active port of every device, or only those named in `wanted`
 // ("mlx5_0" for all its active ports, "mlx5_0:1" for one). An error says why none could be
 // used (no devices, none active, a named one missing or down); `gid_index` selects the GID
-// (RoCE needs the right one; 0 is the port's link-local GID).
-Result<std::vector<std::unique_ptr<Rail>>> OpenRails(const std::vector<std::string>& wanted, int gid_index);
+// (RoCE needs the right one; 0 is the port's link-local GID). Each rail's buffers go on the
+// NUMA nodes `host` says its device is local to.
+Result<std::vector<std::unique_ptr<Rail>>> OpenRails(const std::vector<std::string>& wanted, int gid_index,
+                                                     std::shared_ptr<const HostTopology> host);
 
 }  // namespace ohio

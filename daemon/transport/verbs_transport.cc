@@ -263,6 +263,7 @@ VerbsTransport::PeerState& VerbsTransport::Peer(PeerId peer) {
 void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, PeerId peer,
                            uint64_t incarnation, uint64_t dial_floor) {
   p.conns = std::move(conns);
+  p.put_rails.clear();  // chosen among the rails of the connections replaced
   p.incarnation = incarnation;
   p.dial_floor = dial_floor;
   p.state = PeerState::State::kConnected;
@@ -418,6 +419,7 @@ void VerbsTransport::PeerDown(PeerId peer, const std::string& reason, bool never
   for (auto& c : p.conns) receivers_.erase(c->serial);
   p.conns.clear();
   p.regions.clear();
+  p.put_rails.clear();
   p.pending.clear();  // puts among them are given up on by the exchange at kPeerDown
   p.dropping = false;
   p.state = PeerState::State::kIdle;
@@ -549,6 +551,7 @@ std::optional<uint64_t> VerbsTransport::ReuseRegion(uint64_t key) {
   regions_.erase(it);
   r.state = LocalRegion::State::kRegistered;
   r.keep_registration = false;
+  r.rail_tiers.clear();  // the next group's own, once it is placed
   registered_by_base_[r.base] = fresh;
   for (PeerId id = 0; id < peers_.size(); ++id) {
     if (peers_[id].state == PeerState::State::kConnected) Announce(id, fresh, r);
@@ -605,6 +608,34 @@ const VerbsTransport::LocalRegion* VerbsTransport::FindRegistered(const LocalPie
     if (b < r.base || b + p.bytes > r.base + r.bytes) return nullptr;
   }
   return &r;
+}
+
+size_t VerbsTransport::PutRail(PeerState& p, uint64_t key, const LocalPiece* pieces, size_t count) {
+  // One rail per remote region (a group's segment there): a group's puts to a peer land in the
+  // order they were posted, which eager rounds rely on (a slot's round k put must not overtake
+  // its round k-2 put), so the rail is chosen once and kept for the region's life. Chosen at
+  // the first put, not at registration: a group registers its segment when its first rank
+  // joins, but its rail tiers come with its segment placement, once every local rank has
+  // joined (GroupRegistry), which its first put cannot precede (a round needs every local
+  // rank's data). Groups with no tiers (no placement, or all rails equally near) spread over
+  // the rails by key.
+  auto [it, first] = p.put_rails.try_emplace(key, 0);
+  if (!first) return it->second;
+  const LocalRegion* local = nullptr;
+  if (count > 0) {
+    const auto* at = static_cast<const uint8_t*>(pieces[0].base);
+    for (const auto& [k, r] : regions_) {
+      if (at >= r.base && at < r.base + r.bytes) local = &r;
+    }
+  }
+  it->second = ChooseRail(local != nullptr ? local->rail_tiers : RailTiers{}, p.conns.size(), key);
+  return it->second;
+}
+
+void VerbsTransport::PreferRails(uint64_t key, RailTiers tiers) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = regions_.find(key);
+  if (it != regions_.end()) it->second.rail_tiers = std::move(tiers);
 }
 
 // --- sending ---
@@ -740,10 +771,7 @@ bool VerbsTransport::PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece
   const LocalRegion* local = nullptr;
   const RemoteRegion* remote = nullptr;
   if (!op.started) {
-    // One rail per remote region (a group's segment there): a group's puts to a peer land in
-    // the order they were posted, which eager rounds rely on (a slot's round k put must not
-    // overtake its round k-2 put). Different groups still spread over the rails.
-    op.rail = static_cast<int>(op.key % p.conns.size());
+    op.rail = static_cast<int>(PutRail(p, op.key, pieces, count));
     local = FindRegistered(pieces, count);
     auto it = p.regions.find(op.key);
     if (it != p.regions.end() && op.offset + op.total <= it->second.bytes) remote = &it->second;
@@ -1096,6 +1124,7 @@ void VerbsTransport::OnReceive(PeerId peer, PeerState& p, size_t rail, const uin
     }
     case VerbsWireHeader::kRegionGone:
       p.regions.erase(h->key);
+      p.put_rails.erase(h->key);
       // An acknowledgement on every rail, each behind whatever we already posted on it.
       for (size_t r = 0; r < p.conns.size(); ++r) {
         EnqueueControl(peer, VerbsWireHeader::kRegionGoneAck, h->key, "", static_cast<int>(r));

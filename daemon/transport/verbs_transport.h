@@ -6,7 +6,9 @@
 //
 // Data: a put is an RDMA WRITE WITH IMMEDIATE straight from the registered segment into the
 // peer's registered segment, one work request with a gather list of the put's pieces (split
-// only past the device's SGE limit). A put of 256 KiB or more to a peer reached on several
+// only past the device's SGE limit). A group's puts to a peer keep to one rail, chosen at the
+// first (shm/rail_choice.h): the nearest of the group's rail order (PreferRails) that the peer
+// is connected on, or by key. A put of 256 KiB or more to a peer reached on several
 // rails is striped: one RDMA WRITE per rail, all at once, then, once every stripe is
 // acknowledged, a zero-byte WRITE WITH IMMEDIATE on the put's own rail. Registration runs on a background thread
 // (MemoryRegistrar); until both ends' regions are registered a put goes through bounce
@@ -84,6 +86,7 @@ class VerbsTransport : public Transport {
   void DeregisterRegion(uint64_t key) override;
   bool ParkRegion(uint64_t key) override;
   std::optional<uint64_t> ReuseRegion(uint64_t key) override;
+  void PreferRails(uint64_t key, RailTiers tiers) override;
   PeerId PeerFor(const std::string& node) override { return directory_.For(node); }
   std::string PeerName(PeerId peer) const override { return directory_.Name(peer); }
   Status Connect(PeerId peer, const std::string& address) override;
@@ -112,6 +115,8 @@ class VerbsTransport : public Transport {
     uint64_t generation = 0;  // bumped whenever its connections are replaced or dropped
     std::vector<std::unique_ptr<Connection>> conns;  // one per rail in use with this peer
     std::map<uint64_t, RemoteRegion> regions;        // its registered regions, by its keys
+    // Its regions (by its keys) our puts have gone to, and the one rail each took: PutRail.
+    std::map<uint64_t, size_t> put_rails;
     std::deque<Op> pending;                          // work waiting for a connection or resources
     bool dropping = false;  // a fragment of the bounce put under way had nowhere to land
     uint64_t incarnation = 0;  // of the peer daemon these connections go to
@@ -127,6 +132,7 @@ class VerbsTransport : public Transport {
     bool registration_failed = false;  // bounce buffers only, for good
     std::set<std::pair<PeerId, size_t>> acks_waiting;  // (peer, rail) while closing
     bool keep_registration = false;  // closing to be parked, not deregistered
+    RailTiers rail_tiers;  // the group's preferred rails (PreferRails); none: spread by key
   };
   struct SendPool {
     uint8_t* base = nullptr;
@@ -178,6 +184,9 @@ class VerbsTransport : public Transport {
   void OnReceive(PeerId peer, PeerState& p, size_t rail, const uint8_t* data, uint32_t bytes);
   void RepostReceive(Connection* c, uint32_t slot);
   const LocalRegion* FindRegistered(const LocalPiece* pieces, size_t count) const;
+  // The rail of every put to the peer's region `key`, chosen at the first from the rail tiers
+  // of our region the put reads from (registered or not), then kept.
+  size_t PutRail(PeerState& p, uint64_t key, const LocalPiece* pieces, size_t count);
   void Emit(TransportEvent e);
   void Wake();  // from threads other than the engine's, which may be asleep
 

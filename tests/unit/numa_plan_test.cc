@@ -22,7 +22,7 @@ std::string TestData(const std::string& name) {
 }
 
 NumaTopology TwoNodes(const Rails& rails) {
-  auto t = LoadNumaTopology(TestData("two_numa_two_hcas.xml"), rails);
+  auto t = LoadNumaTopology(TestData("two_numa_two_hcas.xml"), rails, nullptr);
   EXPECT_TRUE(t.ok()) << t.status().message();
   return t.ok() ? t.value() : NumaTopology{};
 }
@@ -48,7 +48,7 @@ TEST(NumaTopologyXml, NodesAndRailLocality) {
 }
 
 TEST(NumaTopologyXml, UnreadableFileIsAnError) {
-  auto t = LoadNumaTopology(TestData("no_such_topology.xml"), {});
+  auto t = LoadNumaTopology(TestData("no_such_topology.xml"), {}, nullptr);
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("hwloc cannot read topology XML"), std::string::npos) << t.status().message();
 }
@@ -59,11 +59,13 @@ TEST(NumaPlan, RanksPinnedToOneNodeChooseItAndItsRailFirst) {
   ASSERT_TRUE(on1.node.has_value());
   EXPECT_EQ(*on1.node, 1u);
   EXPECT_EQ(on1.rail_order, (Rails{"mlx5_1", "mlx5_0"}));
+  EXPECT_EQ(on1.rail_tiers, (RailTiers{{1}, {0}}));  // rail 1 (mlx5_1) alone nearest
   EXPECT_EQ(on1.why, "the ranks' allowed CPUs: 0 on node 0, 3 on node 1");
   const NumaPlacement on0 = Plan(t, {{0}, {2}});
   ASSERT_TRUE(on0.node.has_value());
   EXPECT_EQ(*on0.node, 0u);
   EXPECT_EQ(on0.rail_order, (Rails{"mlx5_0", "mlx5_1"}));
+  EXPECT_EQ(on0.rail_tiers, (RailTiers{{0}, {1}}));
 }
 
 TEST(NumaPlan, MostCpusWinsAndUnpinnedRanksWeighAlike) {
@@ -86,6 +88,7 @@ TEST(NumaPlan, SpreadOverEveryNodeIsNoPreferenceAndKeepsTheConfiguredRailOrder) 
     const NumaPlacement p = Plan(t, ranks);
     EXPECT_FALSE(p.node.has_value()) << *p.node;
     EXPECT_EQ(p.rail_order, (Rails{"mlx5_1", "mlx5_0"}));
+    EXPECT_TRUE(p.rail_tiers.empty());  // the transport spreads such groups as before
     EXPECT_EQ(p.why.rfind("no node holds more of the ranks' CPUs than another (", 0), 0u) << p.why;
   }
 }
@@ -105,6 +108,8 @@ TEST(NumaPlan, RailsWithoutLocalityGoAfterTheLocalOnesBeforeTheRemote) {
   ASSERT_TRUE(p.node.has_value());
   EXPECT_EQ(*p.node, 0u);
   EXPECT_EQ(p.rail_order, (Rails{"mlx5_0:1", "mlx5_0:2", "rxe0:1", "rxe1:1", "mlx5_1:1"}));
+  // Indices of the rails as given: the two local ports, the two Soft-RoCE, the remote one.
+  EXPECT_EQ(p.rail_tiers, (RailTiers{{2, 4}, {1, 3}, {0}}));
 }
 
 TEST(NumaPlan, OneNodeIsAlwaysChosen) {
@@ -115,6 +120,7 @@ TEST(NumaPlan, OneNodeIsAlwaysChosen) {
     EXPECT_EQ(*p.node, 0u);
     EXPECT_EQ(p.why.rfind("one NUMA node (", 0), 0u) << p.why;
     EXPECT_EQ(p.rail_order, (Rails{"rxe0:1"}));
+    EXPECT_EQ(p.rail_tiers, (RailTiers{{0}}));
   }
 }
 
@@ -123,6 +129,7 @@ TEST(NumaPlan, NoNodeKnown) {
   EXPECT_FALSE(p.node.has_value());
   EXPECT_EQ(p.why, "hwloc knows no NUMA node");
   EXPECT_EQ(p.rail_order, (Rails{"mlx5_0:1"}));
+  EXPECT_TRUE(p.rail_tiers.empty());
 }
 
 TEST(CpuListText, RangesAndSingles) {

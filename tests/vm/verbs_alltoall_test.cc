@@ -4,7 +4,8 @@
 // algorithm for 2 and 4 daemons with 1-3 ranks per node from 1 B to 4 MiB, 200 back-to-back
 // calls, exactly N-1 RC queue pairs per rail per daemon (by the daemon and by the kernel), the
 // first collective of a group on bounce buffers before its registration and the later ones on
-// registered memory, and a peer daemon killed mid-collective then back; with auth = munge (a
+// registered memory, each daemon's puts of a group on the rail nearest its ranks' NUMA node
+// (from an hwloc XML), and a peer daemon killed mid-collective then back; with auth = munge (a
 // munged of the test's own), queue pairs connect through authenticated ConnectQueuePairs calls.
 #include <gtest/gtest.h>
 
@@ -402,6 +403,65 @@ TEST(VerbsCluster, LargePutsStripedOverBothRails) {
   const double share0 = static_cast<double>(d0) / static_cast<double>(d0 + d1);
   EXPECT_GT(share0, 0.4) << "rxe0 sent " << d0 << " packets, rxe1 " << d1;
   EXPECT_LT(share0, 0.6) << "rxe0 sent " << d0 << " packets, rxe1 " << d1;
+}
+
+// A group's puts take the rail nearest the NUMA node of its ranks (issue #12). Every daemon
+// plans from testdata/two_numa_rxe.xml (--topology-xml): rxe0 local to node 0, which holds the
+// guest's CPU 0, and rxe1 to node 1, CPU 1. The first group has its rank on n0 on CPU 0 and
+// its rank on n1 on CPU 1: every byte n0 puts goes on rail 0 (rxe0) and every byte n1 puts on
+// rail 1, by the daemons' own counts; the second group the other way round. Each group's
+// segment is region 1, then 2, on both daemons: spreading by region key (as before, and still
+// for groups without a rail order) would have put both daemons' puts on rail 1 in the first
+// group and on rail 0 in the second, so in each group one daemon shows the difference.
+TEST(VerbsCluster, GroupsPutOnTheRailNearestTheirRanks) {
+  TempDir dir;
+  const std::string xml = RunfilePath("tests/vm/testdata/two_numa_rxe.xml");
+  Cluster cluster(dir, 2, Verbs({"--topology-xml", xml}));
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  constexpr uint64_t kIterations = 10;
+  // Each call is one eager round (v2): one put to the other node, the 64-byte header and the
+  // block, below the size that is striped over both rails.
+  const uint64_t put_bytes = kIterations * ((64 + 4096) + (64 + 65536));
+  const std::vector<std::string> near0 = {"rxe0:1", "rxe1:1"}, near1 = {"rxe1:1", "rxe0:1"};
+  for (const std::vector<uint32_t>& cpus : {std::vector<uint32_t>{0, 1}, std::vector<uint32_t>{1, 0}}) {
+    const std::string name = "verbs-rail-order-" + std::to_string(cpus[0]) + std::to_string(cpus[1]);
+    const std::string go = dir.file(name + ".go");
+    std::vector<admin::TransportCounters> before;
+    for (uint32_t i = 0; i < 2; ++i) {
+      // The previous group is gone first: this one is then the only one listed.
+      EXPECT_TRUE(WaitForStatus(cluster, i, [](const admin::StatusReply& s) { return s.groups() == 0; }))
+          << cluster.name(i);
+      before.push_back(Status(cluster, i).transport_counters());
+      ASSERT_EQ(before[i].rail_put_bytes_size(), 2) << before[i].DebugString();
+    }
+    RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 1), name,
+                {"--bytes", "4096", "65536", "--iterations", std::to_string(kIterations), "--algorithm", "v2",
+                 "--hold-after-first", go},
+                [&](uint32_t r) { return std::vector<std::string>{"--cpu", std::to_string(cpus[r])}; });
+    for (uint32_t r = 0; r < job.size(); ++r) {
+      ASSERT_TRUE(job.rank(r).WaitForOutput("holding", kDeadline)) << job.Outputs() << cluster.Logs();
+    }
+    for (uint32_t i = 0; i < 2; ++i) {
+      const admin::StatusReply s = Status(cluster, i);
+      ASSERT_EQ(s.group_size(), 1) << cluster.name(i) << "\n" << s.DebugString();
+      const admin::SegmentPlacement& p = s.group(0).placement();
+      ASSERT_TRUE(p.has_node()) << cluster.name(i) << ": " << p.why();
+      EXPECT_EQ(p.node(), cpus[i]) << cluster.name(i) << ": " << p.why();
+      EXPECT_EQ(std::vector<std::string>(p.rail_order().begin(), p.rail_order().end()), cpus[i] == 0 ? near0 : near1)
+          << cluster.name(i);
+    }
+    std::ofstream(go).put('\n');
+    ExpectAllOk(job, name, cluster);
+    for (uint32_t i = 0; i < 2; ++i) {
+      const admin::TransportCounters t = Status(cluster, i).transport_counters();
+      const uint32_t near = cpus[i], far = 1 - cpus[i];
+      EXPECT_EQ(t.rail_put_bytes(near) - before[i].rail_put_bytes(near), put_bytes)
+          << cluster.name(i) << " (ranks on CPU " << cpus[i] << "): " << t.DebugString();
+      EXPECT_EQ(t.rail_put_bytes(far) - before[i].rail_put_bytes(far), 0u)
+          << cluster.name(i) << " (ranks on CPU " << cpus[i] << "): " << t.DebugString();
+      EXPECT_EQ(t.striped_puts(), before[i].striped_puts()) << cluster.name(i);
+    }
+  }
 }
 
 // Node n0's second rail is a Soft-RoCE device on a veth pair of its own (rxe2, 10.78.0.1),

@@ -217,8 +217,22 @@ std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, boo
   return message;
 }
 
+void Group::FailedOnNode(const std::string& node, const std::string& reason, DaemonCounters* counters) {
+  if (failed()) return;
+  failure_told_ = true;
+  Fail(Code::kGroupFailed, "group " + key_hex_ + " has failed on node " + node + ": " + reason + "; the group is closed",
+       counters);
+}
+
+bool Group::TakeFailureToTell() {
+  if (failure_told_ || !spans_nodes() || !failed()) return false;
+  failure_told_ = true;
+  return !exchange_->told_rank_gone();
+}
+
 void Group::RankGoneOnNode(uint32_t node, uint32_t rank, bool left, DaemonCounters* counters) {
   if (failed()) return;
+  failure_told_ = true;
   Fail(Code::kGroupFailed,
        "rank " + std::to_string(rank) + " on node " + exchange_->node_name(node) + " " +
            (left ? "left the group" : "disconnected from ohiod without leaving the group") + "; the group is closed",

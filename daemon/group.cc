@@ -217,11 +217,15 @@ std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, boo
   return message;
 }
 
-void Group::FailedOnNode(const std::string& node, const std::string& reason, DaemonCounters* counters) {
+void Group::FailedOnNode(const std::string& node, const Status& why, DaemonCounters* counters) {
   if (failed()) return;
   failure_told_ = true;
-  Fail(Code::kGroupFailed, "group " + key_hex_ + " has failed on node " + node + ": " + reason + "; the group is closed",
+  Fail(why.code(), "group " + key_hex_ + " has failed on node " + node + ": " + why.message() + "; the group is closed",
        counters);
+}
+
+Code Group::failure_code() const {
+  return static_cast<Code>(segment_.header()->group_error_code.load(std::memory_order_relaxed));
 }
 
 bool Group::TakeFailureToTell() {
@@ -476,6 +480,9 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
     return FinishRound(now, counters);
   }
   if (now - released_at_ >= timeout_) {
+    // Not told to the other nodes: every node of a stalled round reaches its own timeout about
+    // now, each naming what it waited for, and a tell could beat the node that knows better.
+    failure_told_ = true;
     Fail(Code::kTimeout,
          "round " + std::to_string(round_) + " did not complete within " + std::to_string(timeout_.count()) +
              " ms: node " + exchange_->node_name(spec_.node) + " was waiting for " +

@@ -93,6 +93,7 @@ class Group {
   bool failed() const;
   // Why it failed, once failed(): what its ranks are told, less "; the group is closed".
   std::string failure() const;
+  Code failure_code() const;
 
   // Guarded by the registry's lock.
   std::vector<Member>& members() { return members_; }
@@ -144,13 +145,14 @@ class Group {
   // (RANK_GONE): the calls here can never complete, so the group fails now, naming that rank,
   // instead of at the timeout.
   void RankGoneOnNode(uint32_t node, uint32_t rank, bool left, DaemonCounters* counters);
-  // Another node said the group failed there (GroupFailed): failed here with its reason, and
-  // not told back.
-  void FailedOnNode(const std::string& node, const std::string& reason, DaemonCounters* counters);
+  // Another node said the group failed there (GroupFailed): failed here with its code and
+  // reason, and not told back.
+  void FailedOnNode(const std::string& node, const Status& why, DaemonCounters* counters);
   // True once, for a group spanning nodes that has failed here for a reason of this node's own:
   // its other nodes must be told (PeerBootstrap::TellFailed), or they would wait for it until
-  // their own timeout. Not for a failure another node told (GroupFailed, RANK_GONE), nor one
-  // this node tells every node otherwise (RANK_GONE sent).
+  // their own timeout. Not for a failure another node told (GroupFailed, RANK_GONE), one this
+  // node tells every node otherwise (RANK_GONE sent), nor a round's timeout (every node has
+  // its own).
   bool TakeFailureToTell();
 
  private:

@@ -344,7 +344,10 @@ void GroupRegistry::FailedOnPeer(const peer::GroupFailedRequest& req) {
   if (req.from_node() == config_.node_name || std::find(nodes.begin(), nodes.end(), req.from_node()) == nodes.end()) {
     return;
   }
-  engine_->FailedOnPeer(it->second, req.from_node(), req.reason());
+  // A code this daemon does not know (or none) is told as the group's failure.
+  const bool known = req.code() > static_cast<uint32_t>(Code::kOk) && req.code() <= static_cast<uint32_t>(Code::kSkipped);
+  engine_->FailedOnPeer(it->second, req.from_node(),
+                        Status(known ? static_cast<Code>(req.code()) : Code::kGroupFailed, req.reason()));
 }
 
 std::vector<GroupInfo> GroupRegistry::Snapshot() {

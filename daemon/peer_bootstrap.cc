@@ -214,6 +214,7 @@ void PeerBootstrap::Tell(const std::shared_ptr<Group>& group, uint32_t node, Cha
   req.set_from_node(config_.node_name);
   req.set_key(std::string(group->spec().key.begin(), group->spec().key.end()));
   req.set_reason(group->failure());
+  req.set_code(static_cast<uint32_t>(group->failure_code()));
   peer::GroupFailedReply reply;
   grpc::Status s = ch.stub->GroupFailed(&ctx, req, &reply);
   if (!s.ok()) {
@@ -262,6 +263,7 @@ bool PeerBootstrap::Check(Job& job) {
   if (answered && !job.connected && Connected(job, &down)) {
     job.connected = true;
     job.next_ask = {};
+    job.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(job.group->timeout_ms());
     job.group->set_opened_here();
   }
   if (job.connected && std::all_of(job.opened.begin(), job.opened.end(), [](uint8_t o) { return o != 0; })) {
@@ -270,11 +272,19 @@ bool PeerBootstrap::Check(Job& job) {
     }
     return false;
   }
-  // Waiting for the other nodes to open their side has no deadline here: each has its own
-  // (it fails the group there and tells this node), and a daemon that dies drops its connection.
-  if (job.connected || std::chrono::steady_clock::now() <= job.deadline) return true;
+  if (std::chrono::steady_clock::now() <= job.deadline) return true;
   const std::string within = " within " + std::to_string(job.group->timeout_ms()) + " ms";
-  if (!answered) {
+  if (job.connected) {
+    // Not expected: a node that cannot open its side fails the group within its own timeout and
+    // tells this one, and a daemon that dies drops its data connection. This bounds the rest (a
+    // hung daemon, a tell that was lost).
+    std::string late;
+    for (uint32_t n = 0; n < job.opened.size(); ++n) {
+      if (job.opened[n] == 0) late += (late.empty() ? "" : ", ") + job.group->spec().node_names[n];
+    }
+    on_failure_(job.group, Status(Code::kTimeout, "node(s) " + late + " did not set the group up on their side" +
+                                                      within + " of this node (" + config_.node_name + ")"));
+  } else if (!answered) {
     std::string waiting;
     for (uint32_t n = 0; n < job.done.size(); ++n) {
       if (job.done[n] == 0) waiting = job.why[n];

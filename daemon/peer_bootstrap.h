@@ -7,8 +7,9 @@
 // group's first round (and its timer) starts only then, so a round's timeout measures the
 // collective, not the nodes' start-up, and the nodes start it together. A node that does not
 // answer, or a data connection not up, by the group's setup deadline (its timeout from its
-// creation here) fails the group; waiting for the others' sides has no deadline here: each
-// node has its own, fails the group there and tells this one (GroupFailed). Peer daemons are found in the configured
+// creation here) fails the group. Each node bounds its own side so, fails the group there and
+// tells the others (GroupFailed); the wait for the others' sides is bounded only as a last
+// resort (a hung daemon, a lost tell), by the timeout again from this side's opening. Peer daemons are found in the configured
 // peers table, else by DNS on the default peer port. Every call carries a MUNGE credential for
 // its method and the node called (auth = munge); a node that refuses this one fails the group
 // at once with its reason, it is not retried.
@@ -79,7 +80,8 @@ class PeerBootstrap {
     std::vector<uint8_t> opened;  // it said its side of the group is open
     std::vector<std::string> why;  // why it has not answered yet, for the deadline's message
     bool connected = false;       // every data connection of the group is up: this side is open
-    std::chrono::steady_clock::time_point deadline;   // to answer and connect
+    // To answer and connect; once connected, for the others to say their side is open.
+    std::chrono::steady_clock::time_point deadline;
     std::chrono::steady_clock::time_point next_ask;   // of the nodes not answered, or not open yet
   };
   void Run();

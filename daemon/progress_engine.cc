@@ -110,12 +110,12 @@ void ProgressEngine::FailGroup(std::shared_ptr<Group> group, Status why) {
   Post(std::move(c));
 }
 
-void ProgressEngine::FailedOnPeer(std::shared_ptr<Group> group, std::string node, std::string reason) {
+void ProgressEngine::FailedOnPeer(std::shared_ptr<Group> group, std::string node, Status why) {
   Command c;
   c.kind = Command::Kind::kFailedOnPeer;
   c.group = std::move(group);
   c.who = std::move(node);
-  c.why = Status(Code::kGroupFailed, std::move(reason));
+  c.why = std::move(why);
   Post(std::move(c));
 }
 
@@ -176,7 +176,7 @@ bool ProgressEngine::Drain() {
       case Command::Kind::kFailedOnPeer:
         if (!c.group->failed()) {
           spdlog::warn("group {}: failed on node {}: {}", c.group->key_hex(), c.who, c.why.message());
-          c.group->FailedOnNode(c.who, c.why.message(), counters_);
+          c.group->FailedOnNode(c.who, c.why, counters_);
         }
         break;
       case Command::Kind::kMemberGone: {

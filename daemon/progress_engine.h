@@ -45,8 +45,8 @@ class ProgressEngine {
   // From the peer bootstrap: what node `node` said of the group, or why it could not be opened.
   void PeerInfo(std::shared_ptr<Group> group, uint32_t node, PeerGroupInfo info);
   void FailGroup(std::shared_ptr<Group> group, Status why);
-  // Node `node` of the group said it failed there, for `reason` (the peer service).
-  void FailedOnPeer(std::shared_ptr<Group> group, std::string node, std::string reason);
+  // Node `node` of the group said it failed there, with `why` (the peer service).
+  void FailedOnPeer(std::shared_ptr<Group> group, std::string node, Status why);
   // Called on the engine thread with every group spanning nodes that fails here for a reason
   // of this node's own (Group::TakeFailureToTell), to tell its other nodes. Set once, before
   // the first such group exists.

@@ -106,7 +106,8 @@ void PeerBootstrap::Work(const std::string& node, Worker* w) {
     lock.unlock();
     task(ch);
     lock.lock();
-    cv_.notify_all();  // Run looks at what it changed
+    answered_ = true;  // Run looks at what it changed now, not at its next pause
+    cv_.notify_all();
   }
 }
 
@@ -304,9 +305,10 @@ void PeerBootstrap::Run() {
     if (jobs_.empty()) {
       cv_.wait(lock, [this] { return stopping_ || !jobs_.empty() || !failed_.empty(); });
     } else {
-      cv_.wait_for(lock, kRetryPause, [this] { return stopping_ || !failed_.empty(); });
+      cv_.wait_for(lock, kRetryPause, [this] { return stopping_ || !failed_.empty() || answered_; });
     }
     if (stopping_) return;
+    answered_ = false;
     for (const auto& group : failed_) {
       for (uint32_t n = 0; n < group->shape().nodes(); ++n) {
         if (n == group->spec().node) continue;

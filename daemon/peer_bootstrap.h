@@ -112,6 +112,7 @@ class PeerBootstrap {
   std::deque<std::shared_ptr<Job>> jobs_;
   std::deque<std::shared_ptr<Group>> failed_;  // to tell the other nodes of
   bool stopping_ = false;
+  bool answered_ = false;  // a worker finished a call since Run last looked
   std::map<std::string, std::unique_ptr<Worker>> workers_;  // by node, made on first use
   std::thread thread_;
 };

@@ -6,6 +6,7 @@ constexpr char kVersion[] = "0.1.0";
 // Bumped whenever the control messages or the segment layout change incompatibly.
 constexpr unsigned kControlProtocolVersion = 1;
 // Bumped whenever daemons' peer messages, transport frames or plans change incompatibly.
-constexpr unsigned kPeerProtocolVersion = 3;  // 3: a credential in the data hello
+// 3: a credential in the data hello; 4: OpenGroupReply.opened, which a node's first round waits for
+constexpr unsigned kPeerProtocolVersion = 4;
 
 }  // namespace ohio

@@ -103,7 +103,9 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   app.add_option("--timeout-ms", c.timeout_ms,
-                 "How long a collective waits for every rank of the group before the group is failed")
+                 "How long a collective waits for every rank of the group before the group is failed (also: how "
+                 "long a new group waits for its other nodes to answer and its data connections to them to come "
+                 "up; its first round begins once every node has, and its timer with it)")
       ->check(CLI::Range(1u, 86400000u))
       ->capture_default_str();
   app.add_option("--spin-us", c.spin_us,

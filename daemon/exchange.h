@@ -75,6 +75,7 @@ struct PeerGroupInfo {
   uint64_t ssb_bytes = 0;
   uint64_t srb_bytes = 0;
   uint64_t min_slice_bytes = 0;  // its minimum slice (0 from a daemon that predates it)
+  bool opened = false;  // its side of the group is set up (peer_bootstrap.h), as it answered then
 };
 
 class Exchange {
@@ -107,6 +108,8 @@ class Exchange {
   // closed here. Nodes not met yet are told as they are met (SetPeer): one may have met this
   // node already, from its side, and would otherwise wait for the rank until its timeout.
   void TellRankGone(uint32_t rank, bool left);
+  // TellRankGone was called: every other node learns the group's end from it.
+  bool told_rank_gone() const { return rank_gone_.has_value(); }
   // A put from node `from` landed; `delivery` is its immediate's delivery field.
   void OnArrived(uint32_t from, uint32_t delivery);
   void OnPutDone(uint64_t cookie);

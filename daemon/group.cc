@@ -217,8 +217,26 @@ std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, boo
   return message;
 }
 
+void Group::FailedOnNode(const std::string& node, const Status& why, DaemonCounters* counters) {
+  if (failed()) return;
+  failure_told_ = true;
+  Fail(why.code(), "group " + key_hex_ + " has failed on node " + node + ": " + why.message() + "; the group is closed",
+       counters);
+}
+
+Code Group::failure_code() const {
+  return static_cast<Code>(segment_.header()->group_error_code.load(std::memory_order_relaxed));
+}
+
+bool Group::TakeFailureToTell() {
+  if (failure_told_ || !spans_nodes() || !failed()) return false;
+  failure_told_ = true;
+  return !exchange_->told_rank_gone();
+}
+
 void Group::RankGoneOnNode(uint32_t node, uint32_t rank, bool left, DaemonCounters* counters) {
   if (failed()) return;
+  failure_told_ = true;
   Fail(Code::kGroupFailed,
        "rank " + std::to_string(rank) + " on node " + exchange_->node_name(node) + " " +
            (left ? "left the group" : "disconnected from ohiod without leaving the group") + "; the group is closed",
@@ -462,6 +480,9 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
     return FinishRound(now, counters);
   }
   if (now - released_at_ >= timeout_) {
+    // Not told to the other nodes: every node of a stalled round reaches its own timeout about
+    // now, each naming what it waited for, and a tell could beat the node that knows better.
+    failure_told_ = true;
     Fail(Code::kTimeout,
          "round " + std::to_string(round_) + " did not complete within " + std::to_string(timeout_.count()) +
              " ms: node " + exchange_->node_name(spec_.node) + " was waiting for " +

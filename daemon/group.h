@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -70,6 +71,10 @@ class Group {
   uint64_t ssb_bytes() const { return segment_.layout().ssb_bytes; }
   uint64_t srb_bytes() const { return segment_.layout().srb_bytes; }
   uint64_t min_slice_bytes() const { return min_slice_bytes_; }  // this node's, as configured
+  // Every other node answered for the group and this node's data connections to them are up
+  // (the peer bootstrap's thread sets it; any thread reads it).
+  void set_opened_here() { opened_here_.store(true, std::memory_order_release); }
+  bool opened_here() const { return opened_here_.load(std::memory_order_acquire); }
   bool spans_nodes() const { return exchange_ != nullptr; }
   // The inter-node side (progress engine thread only); null for a single-node group.
   Exchange* exchange() { return exchange_.get(); }
@@ -88,6 +93,7 @@ class Group {
   bool failed() const;
   // Why it failed, once failed(): what its ranks are told, less "; the group is closed".
   std::string failure() const;
+  Code failure_code() const;
 
   // Guarded by the registry's lock.
   std::vector<Member>& members() { return members_; }
@@ -139,6 +145,15 @@ class Group {
   // (RANK_GONE): the calls here can never complete, so the group fails now, naming that rank,
   // instead of at the timeout.
   void RankGoneOnNode(uint32_t node, uint32_t rank, bool left, DaemonCounters* counters);
+  // Another node said the group failed there (GroupFailed): failed here with its code and
+  // reason, and not told back.
+  void FailedOnNode(const std::string& node, const Status& why, DaemonCounters* counters);
+  // True once, for a group spanning nodes that has failed here for a reason of this node's own:
+  // its other nodes must be told (PeerBootstrap::TellFailed), or they would wait for it until
+  // their own timeout. Not for a failure another node told (GroupFailed, RANK_GONE), one this
+  // node tells every node otherwise (RANK_GONE sent), nor a round's timeout (every node has
+  // its own).
+  bool TakeFailureToTell();
 
  private:
   enum class Phase { kFilling, kReleased };
@@ -197,6 +212,8 @@ class Group {
   uint32_t round_ = 1;
   Phase phase_ = Phase::kFilling;
   bool round_failed_ = false;
+  bool failure_told_ = false;  // TakeFailureToTell said true, or a peer told it
+  std::atomic<bool> opened_here_{false};
   std::optional<Clock::time_point> waiting_since_;  // first arrival of the current round
   std::optional<Clock::time_point> call_started_;   // first arrival of the call's first round
   Clock::time_point released_at_;

@@ -332,7 +332,25 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
     return Status(Code::kGroupFailed,
                   "group " + g.key_hex() + " has failed on node " + config_.node_name + ": " + g.failure());
   }
-  return PeerGroupInfo{g.tag(), g.srb_key(), g.srb_offset(), g.ssb_bytes(), g.srb_bytes(), g.min_slice_bytes()};
+  return PeerGroupInfo{g.tag(),       g.srb_key(),         g.srb_offset(), g.ssb_bytes(),
+                       g.srb_bytes(), g.min_slice_bytes(), g.opened_here()};
+}
+
+void GroupRegistry::FailedOnPeer(const peer::GroupFailedRequest& req) {
+  if (req.key().size() != 16) return;
+  GroupKey key;
+  std::copy(req.key().begin(), req.key().end(), key.begin());
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = groups_.find(key);
+  if (it == groups_.end() || !it->second->spans_nodes()) return;
+  const std::vector<std::string>& nodes = it->second->spec().node_names;
+  if (req.from_node() == config_.node_name || std::find(nodes.begin(), nodes.end(), req.from_node()) == nodes.end()) {
+    return;
+  }
+  // A code this daemon does not know (or none) is told as the group's failure.
+  const bool known = req.code() > static_cast<uint32_t>(Code::kOk) && req.code() <= static_cast<uint32_t>(Code::kSkipped);
+  engine_->FailedOnPeer(it->second, req.from_node(),
+                        Status(known ? static_cast<Code>(req.code()) : Code::kGroupFailed, req.reason()));
 }
 
 std::vector<GroupInfo> GroupRegistry::Snapshot() {

@@ -82,6 +82,10 @@ class GroupRegistry {
   // What another node's daemon needs to send to this node's part of a group. kNoDaemon while
   // none of this node's ranks has joined (ask again), kRefused if the peer sees it differently.
   Result<PeerGroupInfo> DescribeForPeer(const peer::OpenGroupRequest& req);
+  // Another node of a group says it failed there: it fails here too, with that node's reason.
+  // Ignored for a group this node does not know (closed, or none of its ranks joined yet: it
+  // learns at its OpenGroup) or that does not count the caller among its nodes.
+  void FailedOnPeer(const peer::GroupFailedRequest& req);
 
   std::vector<GroupInfo> Snapshot();
   uint64_t bytes_in_use();

@@ -164,6 +164,12 @@ int main(int argc, char** argv) {
         engine.PeerInfo(std::move(g), node, info);
       },
       [&engine](std::shared_ptr<ohio::Group> g, ohio::Status why) { engine.FailGroup(std::move(g), std::move(why)); });
+  engine.set_on_failed_here([&bootstrap](std::shared_ptr<ohio::Group> g) { bootstrap.TellFailed(std::move(g)); });
+  // The engine outlives the bootstrap: on an early return, it must stop calling it first.
+  struct Unhook {
+    ohio::ProgressEngine& engine;
+    ~Unhook() { engine.set_on_failed_here(nullptr); }
+  } unhook{engine};
   ohio::GroupRegistry registry(config, &engine, transport,
                                [&bootstrap](std::shared_ptr<ohio::Group> g) { bootstrap.Open(std::move(g)); },
                                numa.ok() ? std::move(numa).value() : ohio::NumaTopology{});

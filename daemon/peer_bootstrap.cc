@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "common/version.h"
 #include "proto/peer.grpc.pb.h"
 
@@ -12,6 +14,9 @@ namespace {
 
 constexpr std::chrono::milliseconds kCallDeadline{1000};
 constexpr std::chrono::milliseconds kRetryPause{20};
+// How often a node whose side of a group is open asks the others whether theirs is: each ask
+// is a call (and a credential) per node.
+constexpr std::chrono::milliseconds kOpenedPoll{100};
 constexpr char kDefaultPeerPort[] = "7470";
 
 }  // namespace
@@ -37,9 +42,12 @@ PeerBootstrap::~PeerBootstrap() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    for (auto& [node, w] : workers_) w->cv.notify_all();
   }
   cv_.notify_all();
   thread_.join();
+  // A worker in a call finishes it first (kCallDeadline at most).
+  for (auto& [node, w] : workers_) w->thread.join();
 }
 
 std::string PeerBootstrap::PeerAddress(const std::string& node) const {
@@ -49,11 +57,17 @@ std::string PeerBootstrap::PeerAddress(const std::string& node) const {
 }
 
 void PeerBootstrap::Open(std::shared_ptr<Group> group) {
-  Job job;
-  job.done.assign(group->shape().nodes(), false);
-  job.done[group->spec().node] = true;
-  job.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(group->timeout_ms());
-  job.group = std::move(group);
+  auto job = std::make_shared<Job>();
+  const uint32_t nodes = group->shape().nodes();
+  job->done.assign(nodes, 0);
+  job->asking.assign(nodes, 0);
+  job->info.resize(nodes);
+  job->opened.assign(nodes, 0);
+  job->why.resize(nodes);
+  job->done[group->spec().node] = 1;
+  job->opened[group->spec().node] = 1;
+  job->deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(group->timeout_ms());
+  job->group = std::move(group);
   {
     std::lock_guard<std::mutex> lock(mu_);
     jobs_.push_back(std::move(job));
@@ -61,14 +75,54 @@ void PeerBootstrap::Open(std::shared_ptr<Group> group) {
   cv_.notify_all();
 }
 
-bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
+void PeerBootstrap::TellFailed(std::shared_ptr<Group> group) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed_.push_back(std::move(group));
+  }
+  cv_.notify_all();
+}
+
+void PeerBootstrap::Queue(const std::string& node, std::function<void(Channel&)> task) {
+  auto& w = workers_[node];
+  if (!w) {
+    w = std::make_unique<Worker>();
+    Worker* raw = w.get();
+    w->thread = std::thread([this, node, raw] { Work(node, raw); });
+  }
+  w->tasks.push_back(std::move(task));
+  w->cv.notify_one();
+}
+
+void PeerBootstrap::Work(const std::string& node, Worker* w) {
+  Channel ch;
+  ch.stub = peer::Peer::NewStub(grpc::CreateChannel(PeerAddress(node), grpc::InsecureChannelCredentials()));
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    w->cv.wait(lock, [&] { return stopping_ || !w->tasks.empty(); });
+    if (stopping_) return;
+    auto task = std::move(w->tasks.front());
+    w->tasks.pop_front();
+    lock.unlock();
+    task(ch);
+    lock.lock();
+    answered_ = true;  // Run looks at what it changed now, not at its next pause
+    cv_.notify_all();
+  }
+}
+
+Status PeerBootstrap::Credential(grpc::ClientContext* ctx, const char* method, const std::string& node) const {
+  auto cred = auth_->Mint(method, node);
+  if (!cred.ok()) return Status(Code::kRefused, "cannot call node " + node + ": " + cred.status().message());
+  if (!cred.value().empty()) ctx->AddMetadata(kMungeMetadataKey, cred.value());
+  return Status::Ok();
+}
+
+bool PeerBootstrap::TryOpen(const Job& job, uint32_t node, Channel& channel, std::optional<PeerGroupInfo>* info,
+                            std::string* why) {
   const GroupSpec& spec = job.group->spec();
   const std::string& name = spec.node_names[node];
-  auto& ch = channels_[name];
-  if (!ch) {
-    ch = std::make_shared<Channel>();
-    ch->stub = peer::Peer::NewStub(grpc::CreateChannel(PeerAddress(name), grpc::InsecureChannelCredentials()));
-  }
+  Channel* ch = &channel;
   // A refusal is final: the other node will not change its mind on a retry.
   auto refused = [&](const grpc::Status& s) {
     on_failure_(job.group, Status(Code::kRefused, "peer " + name + " refused this node: " + s.error_message()));
@@ -76,13 +130,9 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
   };
   // A credential this node's munged cannot mint fails the group the same way: nothing to retry.
   auto credential = [&](grpc::ClientContext* ctx, const char* method) {
-    auto cred = auth_->Mint(method, name);
-    if (!cred.ok()) {
-      on_failure_(job.group, Status(Code::kRefused, "cannot call node " + name + ": " + cred.status().message()));
-      return false;
-    }
-    if (!cred.value().empty()) ctx->AddMetadata(kMungeMetadataKey, cred.value());
-    return true;
+    Status minted = Credential(ctx, method, name);
+    if (!minted.ok()) on_failure_(job.group, minted);
+    return minted.ok();
   };
   if (!ch->greeted) {
     grpc::ClientContext ctx;
@@ -95,7 +145,7 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
     grpc::Status s = ch->stub->Hello(&ctx, req, &reply);
     if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) return refused(s);
     if (!s.ok()) {
-      ch->last_error = "ohiod of node " + name + " at " + PeerAddress(name) + " does not answer: " + s.error_message();
+      *why = "ohiod of node " + name + " at " + PeerAddress(name) + " does not answer: " + s.error_message();
       return false;
     }
     if (reply.protocol_version() != kPeerProtocolVersion || reply.node_name() != name) {
@@ -131,7 +181,7 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
   grpc::Status s = ch->stub->OpenGroup(&ctx, req, &reply);
   if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) return refused(s);
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE || s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    ch->last_error = "node " + name + ": " + s.error_message();
+    *why = "node " + name + ": " + s.error_message();
     // The daemon there may have restarted since the hello: greet it again next time.
     if (s.error_message().find("no rank") == std::string::npos) ch->greeted = false;
     return false;
@@ -147,43 +197,132 @@ bool PeerBootstrap::TryOpen(Job& job, uint32_t node) {
   // Every time, not only after a hello: the connection may have broken since (a peer daemon
   // that restarted), and connecting an existing one is a no-op.
   transport_->Connect(transport_->PeerFor(name), ch->data_address);
-  on_peer_(job.group, node, PeerGroupInfo{reply.tag(), reply.srb_key(), reply.srb_offset(), reply.ssb_bytes(),
-                                                          reply.srb_bytes(), reply.min_slice_bytes()});
+  *info = PeerGroupInfo{reply.tag(),       reply.srb_key(),         reply.srb_offset(), reply.ssb_bytes(),
+                        reply.srb_bytes(), reply.min_slice_bytes(), reply.opened()};
   return true;
+}
+
+void PeerBootstrap::Tell(const std::shared_ptr<Group>& group, uint32_t node, Channel& ch) {
+  const std::string& name = group->spec().node_names[node];
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+  if (Status minted = Credential(&ctx, "GroupFailed", name); !minted.ok()) {
+    spdlog::warn("group {}: cannot tell node {} that it failed here: {}", group->key_hex(), name, minted.message());
+    return;
+  }
+  peer::GroupFailedRequest req;
+  req.set_protocol_version(kPeerProtocolVersion);
+  req.set_from_node(config_.node_name);
+  req.set_key(std::string(group->spec().key.begin(), group->spec().key.end()));
+  req.set_reason(group->failure());
+  req.set_code(static_cast<uint32_t>(group->failure_code()));
+  peer::GroupFailedReply reply;
+  grpc::Status s = ch.stub->GroupFailed(&ctx, req, &reply);
+  if (!s.ok()) {
+    spdlog::info("group {}: could not tell node {} that it failed here: {}", group->key_hex(), name, s.error_message());
+  }
+}
+
+bool PeerBootstrap::Connected(const Job& job, std::string* down) const {
+  const std::vector<std::string> up = transport_->connected_peers();
+  for (uint32_t n = 0; n < job.info.size(); ++n) {
+    const std::string& name = job.group->spec().node_names[n];
+    if (!job.info[n] || std::find(up.begin(), up.end(), name) != up.end()) continue;
+    *down += (down->empty() ? "" : ", ") + name;
+  }
+  return down->empty();
+}
+
+void PeerBootstrap::Ask(const std::shared_ptr<Job>& job) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < job->next_ask) return;
+  // Until it answers, a node is asked again after each failed try; once this side is open, the
+  // nodes whose side was not are asked again now and then.
+  job->next_ask = now + (job->connected ? kOpenedPoll : kRetryPause);
+  for (uint32_t n = 0; n < job->done.size(); ++n) {
+    if (job->asking[n] != 0 || job->opened[n] != 0 || (job->done[n] != 0 && !job->connected)) continue;
+    job->asking[n] = 1;
+    Queue(job->group->spec().node_names[n], [this, job, n](Channel& ch) {
+      std::optional<PeerGroupInfo> info;
+      std::string why;
+      const bool answered = !job->group->failed() && TryOpen(*job, n, ch, &info, &why);
+      std::lock_guard<std::mutex> lock(mu_);
+      job->asking[n] = 0;
+      job->why[n] = why;
+      if (!answered) return;
+      if (job->done[n] == 0) job->info[n] = info;
+      job->done[n] = 1;
+      if (info && info->opened) job->opened[n] = 1;
+    });
+  }
+}
+
+bool PeerBootstrap::Check(Job& job) {
+  if (job.group->failed()) return false;
+  const bool answered = std::all_of(job.done.begin(), job.done.end(), [](uint8_t d) { return d != 0; });
+  std::string down;
+  if (answered && !job.connected && Connected(job, &down)) {
+    job.connected = true;
+    job.next_ask = {};
+    job.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(job.group->timeout_ms());
+    job.group->set_opened_here();
+  }
+  if (job.connected && std::all_of(job.opened.begin(), job.opened.end(), [](uint8_t o) { return o != 0; })) {
+    for (uint32_t n = 0; n < job.info.size(); ++n) {
+      if (job.info[n]) on_peer_(job.group, n, *job.info[n]);
+    }
+    return false;
+  }
+  if (std::chrono::steady_clock::now() <= job.deadline) return true;
+  const std::string within = " within " + std::to_string(job.group->timeout_ms()) + " ms";
+  if (job.connected) {
+    // Not expected: a node that cannot open its side fails the group within its own timeout and
+    // tells this one, and a daemon that dies drops its data connection. This bounds the rest (a
+    // hung daemon, a tell that was lost).
+    std::string late;
+    for (uint32_t n = 0; n < job.opened.size(); ++n) {
+      if (job.opened[n] == 0) late += (late.empty() ? "" : ", ") + job.group->spec().node_names[n];
+    }
+    on_failure_(job.group, Status(Code::kTimeout, "node(s) " + late + " did not set the group up on their side" +
+                                                      within + " of this node (" + config_.node_name + ")"));
+  } else if (!answered) {
+    std::string waiting;
+    for (uint32_t n = 0; n < job.done.size(); ++n) {
+      if (job.done[n] == 0) waiting = job.why[n];
+    }
+    on_failure_(job.group,
+                Status(Code::kTimeout, "the group's other nodes did not all open it" + within + " (" + waiting + ")"));
+  } else {
+    on_failure_(job.group, Status(Code::kTimeout, "the data connection to node(s) " + down + " never came up" + within +
+                                                      " of the group's creation"));
+  }
+  return false;
 }
 
 void PeerBootstrap::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-    if (stopping_) return;
-    std::deque<Job> jobs;
-    jobs.swap(jobs_);
-    lock.unlock();
-    std::deque<Job> unfinished;
-    for (Job& job : jobs) {
-      if (job.group->failed()) continue;
-      bool all = true;
-      std::string waiting;
-      for (uint32_t n = 0; n < job.done.size(); ++n) {
-        if (!job.done[n]) job.done[n] = TryOpen(job, n);
-        if (!job.done[n]) {
-          all = false;
-          waiting = channels_[job.group->spec().node_names[n]]->last_error;
-        }
-      }
-      if (all) continue;
-      if (std::chrono::steady_clock::now() > job.deadline) {
-        on_failure_(job.group,
-                    Status(Code::kTimeout, "the group's other nodes did not all open it within " +
-                                               std::to_string(job.group->timeout_ms()) + " ms (" + waiting + ")"));
-        continue;
-      }
-      unfinished.push_back(std::move(job));
+    if (jobs_.empty()) {
+      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty() || !failed_.empty(); });
+    } else {
+      cv_.wait_for(lock, kRetryPause, [this] { return stopping_ || !failed_.empty() || answered_; });
     }
-    lock.lock();
-    for (auto& j : unfinished) jobs_.push_back(std::move(j));
-    if (!unfinished.empty()) cv_.wait_for(lock, kRetryPause, [this] { return stopping_; });
+    if (stopping_) return;
+    answered_ = false;
+    for (const auto& group : failed_) {
+      for (uint32_t n = 0; n < group->shape().nodes(); ++n) {
+        if (n == group->spec().node) continue;
+        Queue(group->spec().node_names[n], [this, group, n](Channel& ch) { Tell(group, n, ch); });
+      }
+    }
+    failed_.clear();
+    std::deque<std::shared_ptr<Job>> open;
+    for (auto& job : jobs_) {
+      if (!Check(*job)) continue;
+      Ask(job);
+      open.push_back(std::move(job));
+    }
+    jobs_.swap(open);
   }
 }
 

@@ -1,10 +1,23 @@
 // Introduces each multi-node group to the other nodes' daemons: a thread that, for every new
 // group, asks every other node of the group over the peer gRPC service for its tag and SRB
 // (retrying while none of that node's ranks has joined yet), connects the data transport, and
-// hands what it learnt to the progress engine. Peer daemons are found in the configured peers
-// table, else by DNS on the default peer port. Every call carries a MUNGE credential for its
-// method and the node called (auth = munge); a node that refuses this one fails the group at
-// once with its reason, it is not retried.
+// hands what it learnt to the progress engine only once the group is open on every node: every
+// node answered, this node's data connection to each is up (its side is open, which it tells
+// those who ask, OpenGroupReply.opened) and every other node said its side is open too. The
+// group's first round (and its timer) starts only then, so a round's timeout measures the
+// collective, not the nodes' start-up, and the nodes start it together. A node that does not
+// answer, or a data connection not up, by the group's setup deadline (its timeout from its
+// creation here) fails the group. Each node bounds its own side so, fails the group there and
+// tells the others (GroupFailed); the wait for the others' sides is bounded only as a last
+// resort (a hung daemon, a lost tell), by the timeout again from this side's opening. Peer daemons are found in the configured
+// peers table, else by DNS on the default peer port. Every call carries a MUNGE credential for
+// its method and the node called (auth = munge); a node that refuses this one fails the group
+// at once with its reason, it is not retried.
+//
+// The other nodes are called side by side, one thread per node in each pass, so a cold start
+// of N nodes takes about one node's hellos, credentials and dial, not N-1 of them in a row. The
+// same thread tells the group's other nodes (GroupFailed) when it failed here for a reason they
+// cannot see, so their ranks fail at once rather than at their own timeout.
 #pragma once
 
 #include <chrono>
@@ -14,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +38,10 @@
 #include "daemon/group.h"
 #include "daemon/peer_auth.h"
 #include "daemon/transport/transport.h"
+
+namespace grpc {
+class ClientContext;
+}
 
 namespace ohio {
 
@@ -37,19 +55,50 @@ class PeerBootstrap {
   ~PeerBootstrap();
 
   void Open(std::shared_ptr<Group> group);
+  // The group failed on this node (group->failure() says why): tells its other nodes, once,
+  // without retrying (a node that does not answer has its own timeout).
+  void TellFailed(std::shared_ptr<Group> group);
 
   // The peer service address of `node` (host:port): the peers table, else the name itself.
   std::string PeerAddress(const std::string& node) const;
 
  private:
+  struct Channel;
+  // One thread per peer node, with its channel: the calls to a node wait for each other, those
+  // to different nodes never do.
+  struct Worker {
+    std::thread thread;
+    std::condition_variable cv;
+    std::deque<std::function<void(Channel&)>> tasks;  // guarded by mu_
+  };
   struct Job {
     std::shared_ptr<Group> group;
-    std::vector<bool> done;
+    // By node, guarded by mu_ (the workers write them).
+    std::vector<uint8_t> done;    // it answered (success or a final error)
+    std::vector<uint8_t> asking;  // a call to it is queued or under way
+    std::vector<std::optional<PeerGroupInfo>> info;  // its answer, handed on at the end
+    std::vector<uint8_t> opened;  // it said its side of the group is open
+    std::vector<std::string> why;  // why it has not answered yet, for the deadline's message
+    bool connected = false;       // every data connection of the group is up: this side is open
+    // To answer and connect; once connected, for the others to say their side is open.
     std::chrono::steady_clock::time_point deadline;
+    std::chrono::steady_clock::time_point next_ask;   // of the nodes not answered, or not open yet
   };
   void Run();
-  // One attempt for one node: true once it answered (success or a final error).
-  bool TryOpen(Job& job, uint32_t node);
+  // Queues the calls a job needs now on its nodes' workers. Caller holds mu_.
+  void Ask(const std::shared_ptr<Job>& job);
+  // Moves a job on from what its nodes said; false once it is finished. Caller holds mu_.
+  bool Check(Job& job);
+  void Queue(const std::string& node, std::function<void(Channel&)> task);  // caller holds mu_
+  void Work(const std::string& node, Worker* w);
+  // Whether the data connection to every node that answered is up; else `down` names those not.
+  bool Connected(const Job& job, std::string* down) const;
+  // One attempt for one node: true once it answered (success, then *info, or a final error);
+  // else *why says why not.
+  bool TryOpen(const Job& job, uint32_t node, Channel& ch, std::optional<PeerGroupInfo>* info, std::string* why);
+  void Tell(const std::shared_ptr<Group>& group, uint32_t node, Channel& ch);
+  // Adds this node's credential for calling `method` on `node` (auth = munge).
+  Status Credential(grpc::ClientContext* ctx, const char* method, const std::string& node) const;
 
   const DaemonConfig& config_;
   const PeerAuth* auth_;
@@ -60,12 +109,12 @@ class PeerBootstrap {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Job> jobs_;
+  std::deque<std::shared_ptr<Job>> jobs_;
+  std::deque<std::shared_ptr<Group>> failed_;  // to tell the other nodes of
   bool stopping_ = false;
+  bool answered_ = false;  // a worker finished a call since Run last looked
+  std::map<std::string, std::unique_ptr<Worker>> workers_;  // by node, made on first use
   std::thread thread_;
-
-  struct Channel;
-  std::map<std::string, std::shared_ptr<Channel>> channels_;  // bootstrap thread only
 };
 
 }  // namespace ohio

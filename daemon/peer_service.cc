@@ -52,6 +52,7 @@ grpc::Status PeerService::OpenGroup(grpc::ServerContext* ctx, const peer::OpenGr
   reply->set_ssb_bytes(info->ssb_bytes);
   reply->set_srb_bytes(info->srb_bytes);
   reply->set_min_slice_bytes(info->min_slice_bytes);
+  reply->set_opened(info->opened);
   return grpc::Status::OK;
 }
 
@@ -84,6 +85,14 @@ grpc::Status PeerService::ConnectQueuePairs(grpc::ServerContext* ctx, const peer
   reply->set_incarnation(mine->incarnation);
   reply->set_dials_started(mine->dials_started);
   for (const QpEndpoint& e : mine->endpoints) EndpointToProto(e, reply->add_endpoints());
+  return grpc::Status::OK;
+}
+
+grpc::Status PeerService::GroupFailed(grpc::ServerContext* ctx, const peer::GroupFailedRequest* req,
+                                      peer::GroupFailedReply*) {
+  grpc::Status auth = Authenticate(ctx, "GroupFailed", req->from_node());
+  if (!auth.ok()) return auth;
+  registry_->FailedOnPeer(*req);
   return grpc::Status::OK;
 }
 

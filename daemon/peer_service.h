@@ -1,5 +1,5 @@
 // The peer service other nodes' daemons call (gRPC over TCP): Hello, then OpenGroup for every
-// group the two nodes share. Read-only: it answers from the registry. Every method first checks
+// group the two nodes share, and GroupFailed when a group failed on the caller. Read-only: it answers from the registry. Every method first checks
 // the caller's MUNGE credential (call metadata) and answers UNAUTHENTICATED, naming why, before
 // it reads or changes anything.
 #pragma once
@@ -26,6 +26,8 @@ class PeerService final : public peer::Peer::Service {
   grpc::Status OpenGroup(grpc::ServerContext*, const peer::OpenGroupRequest* req, peer::OpenGroupReply* reply) override;
   grpc::Status ConnectQueuePairs(grpc::ServerContext*, const peer::ConnectQueuePairsRequest* req,
                                  peer::ConnectQueuePairsReply* reply) override;
+  grpc::Status GroupFailed(grpc::ServerContext*, const peer::GroupFailedRequest* req,
+                           peer::GroupFailedReply*) override;
 
  private:
   // OK, or UNAUTHENTICATED with "node <this> refused the call: munge credential <reason>: ...".

@@ -110,6 +110,25 @@ void ProgressEngine::FailGroup(std::shared_ptr<Group> group, Status why) {
   Post(std::move(c));
 }
 
+void ProgressEngine::FailedOnPeer(std::shared_ptr<Group> group, std::string node, Status why) {
+  Command c;
+  c.kind = Command::Kind::kFailedOnPeer;
+  c.group = std::move(group);
+  c.who = std::move(node);
+  c.why = std::move(why);
+  Post(std::move(c));
+}
+
+void ProgressEngine::TellIfFailedHere(const std::shared_ptr<Group>& g) {
+  if (!g->TakeFailureToTell()) return;
+  std::function<void(std::shared_ptr<Group>)> tell;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tell = on_failed_here_;
+  }
+  if (tell) tell(g);
+}
+
 bool ProgressEngine::Ping(std::chrono::milliseconds deadline) {
   Command c;
   c.kind = Command::Kind::kPing;
@@ -154,6 +173,12 @@ bool ProgressEngine::Drain() {
           c.group->Fail(c.why.code(), c.why.message() + "; the group is closed", counters_);
         }
         break;
+      case Command::Kind::kFailedOnPeer:
+        if (!c.group->failed()) {
+          spdlog::warn("group {}: failed on node {}: {}", c.group->key_hex(), c.who, c.why.message());
+          c.group->FailedOnNode(c.who, c.why, counters_);
+        }
+        break;
       case Command::Kind::kMemberGone: {
         Group& g = *c.group;
         const std::string why = "rank " + std::to_string(g.group_rank(c.local)) + " (" + c.who + ") " +
@@ -176,6 +201,7 @@ bool ProgressEngine::Drain() {
         // Its ranks may have finished a round and left before this thread saw it: finish it
         // (so the call is counted) before the group goes.
         if (!c.group->failed()) c.group->Advance(Group::Clock::now(), counters_);
+        TellIfFailedHere(c.group);
         c.group->FoldCallStats(counters_);
         epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.group->doorbell_fd(), nullptr);
         groups_.erase(std::remove(groups_.begin(), groups_.end(), c.group), groups_.end());
@@ -292,6 +318,7 @@ bool ProgressEngine::AdvanceAll() {
   for (auto& g : groups_) {
     if (g->spans_nodes()) {
       progressed |= g->Advance(now, counters_);
+      TellIfFailedHere(g);
     } else {
       // Nonblocking calls are the engine's to move, as soon as every rank has posted them.
       progressed |= g->AdvanceOffloaded(counters_);

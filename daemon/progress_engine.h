@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -44,6 +45,15 @@ class ProgressEngine {
   // From the peer bootstrap: what node `node` said of the group, or why it could not be opened.
   void PeerInfo(std::shared_ptr<Group> group, uint32_t node, PeerGroupInfo info);
   void FailGroup(std::shared_ptr<Group> group, Status why);
+  // Node `node` of the group said it failed there, with `why` (the peer service).
+  void FailedOnPeer(std::shared_ptr<Group> group, std::string node, Status why);
+  // Called on the engine thread with every group spanning nodes that fails here for a reason
+  // of this node's own (Group::TakeFailureToTell), to tell its other nodes. Set once, before
+  // the first such group exists.
+  void set_on_failed_here(std::function<void(std::shared_ptr<Group>)> f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    on_failed_here_ = std::move(f);
+  }
 
   // Whether the engine thread takes a command within `deadline`: what the watchdog and the
   // health check mean by "the daemon still works".
@@ -56,11 +66,11 @@ class ProgressEngine {
 
  private:
   struct Command {
-    enum class Kind { kAdd, kMemberGone, kRemove, kPeerInfo, kFail, kPing } kind = Kind::kAdd;
+    enum class Kind { kAdd, kMemberGone, kRemove, kPeerInfo, kFail, kFailedOnPeer, kPing } kind = Kind::kAdd;
     std::shared_ptr<Group> group;
     uint32_t local = 0;  // kMemberGone: local rank; kPeerInfo: node
     bool clean = false;
-    std::string who;
+    std::string who;  // kMemberGone; kFailedOnPeer: the node
     PeerGroupInfo info;
     Status why;
     std::shared_ptr<std::promise<void>> pong;  // kPing
@@ -71,6 +81,8 @@ class ProgressEngine {
   bool Drain();  // applies queued commands; true if any
   bool AdvanceAll();
   bool HandleTransport();
+  // Hands the group to on_failed_here_ if it has just failed for a reason of this node's own.
+  void TellIfFailedHere(const std::shared_ptr<Group>& g);
   Group* ByTag(uint32_t tag);
   // Progresses removed groups' last sends; frees those that are done. True if anything moved.
   bool ReleaseDrained();
@@ -103,6 +115,7 @@ class ProgressEngine {
 
   std::mutex mu_;
   std::deque<Command> queue_;
+  std::function<void(std::shared_ptr<Group>)> on_failed_here_;  // guarded by mu_
 
   std::vector<std::shared_ptr<Group>> groups_;  // engine thread only
   std::map<uint32_t, Group*> by_tag_;            // multi-node groups, engine thread only

@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include <grpcpp/grpcpp.h>
 
 #include "proto/admin.grpc.pb.h"
@@ -29,38 +31,59 @@ std::vector<int> FreePorts(int count) {
 }
 
 Cluster::Cluster(const TempDir& dir, uint32_t nodes, std::vector<std::string> extra_flags)
-    : dir_(dir), ports_(FreePorts(static_cast<int>(2 * nodes))) {
-  const auto& ports = ports_;
+    : dir_(dir), ports_(FreePorts(static_cast<int>(2 * nodes))), extra_flags_(std::move(extra_flags)), added_(nodes) {
+  for (uint32_t i = 0; i < nodes; ++i) names_.push_back("n" + std::to_string(i));
+  MakeDaemons();
+}
+
+void Cluster::MakeDaemons() {
   std::vector<std::string> peers;
-  for (uint32_t i = 0; i < nodes; ++i) {
-    names_.push_back("n" + std::to_string(i));
+  for (uint32_t i = 0; i < names_.size(); ++i) {
     peers.push_back("--peer");
-    peers.push_back(names_[i] + "=127.0.0.1:" + std::to_string(ports[2 * i]));
+    peers.push_back(names_[i] + "=127.0.0.1:" + std::to_string(peer_port(i)));
   }
-  for (uint32_t i = 0; i < nodes; ++i) {
-    std::vector<std::string> flags = {"--node-name", names_[i], "--peer-port", std::to_string(ports[2 * i]),
-                                      "--data-port", std::to_string(ports[2 * i + 1])};
+  daemons_.clear();
+  for (uint32_t i = 0; i < names_.size(); ++i) {
+    std::vector<std::string> flags = {"--node-name", names_[i], "--peer-port", std::to_string(peer_port(i)),
+                                      "--data-port", std::to_string(data_port(i))};
     flags.insert(flags.end(), peers.begin(), peers.end());
-    flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
-    daemons_.push_back(std::make_unique<Daemon>(dir, flags, names_[i]));
-    flags_.push_back(std::move(flags));
+    flags.insert(flags.end(), extra_flags_.begin(), extra_flags_.end());
+    flags.insert(flags.end(), added_[i].begin(), added_[i].end());
+    daemons_.push_back(std::make_unique<Daemon>(dir_, flags, names_[i]));
   }
 }
 
 void Cluster::AddFlags(uint32_t i, const std::vector<std::string>& flags) {
-  flags_[i].insert(flags_[i].end(), flags.begin(), flags.end());
-  daemons_[i] = std::make_unique<Daemon>(dir_, flags_[i], names_[i]);
+  added_[i].insert(added_[i].end(), flags.begin(), flags.end());
+  MakeDaemons();
 }
 
 bool Cluster::Start() {
-  // All at once: with 32 nodes, one after another would wait out each start-up in turn.
-  for (uint32_t i = 0; i < size(); ++i) {
-    if (!daemons_[i]->Launch()) return false;
+  for (int attempt = 0;; ++attempt) {
+    // All at once: with 32 nodes, one after another would wait out each start-up in turn.
+    for (uint32_t i = 0; i < size(); ++i) daemons_[i]->Launch();
+    bool up = true;
+    bool port_taken = false;
+    for (uint32_t i = 0; i < size(); ++i) {
+      if (daemons_[i]->AwaitUp()) continue;
+      up = false;
+      const std::string log = daemons_[i]->Log();
+      port_taken |= log.find("peer service: cannot listen on") != std::string::npos ||
+                    (log.find("binding the data port") != std::string::npos &&
+                     log.find("Address already in use") != std::string::npos);
+    }
+    // The ports were free when the cluster was made, not necessarily now: another process may
+    // have taken one since. Once, the whole cluster again on fresh ports (every node's peers
+    // table names them all).
+    if (up || !port_taken || attempt == 1) return up;
+    std::fprintf(stderr, "a port of the cluster was taken before its daemon listened; again on fresh ports\n%s",
+                 Logs().c_str());
+    for (auto& d : daemons_) {
+      if (d->running()) d->Stop();
+    }
+    ports_ = FreePorts(static_cast<int>(2 * size()));
+    MakeDaemons();
   }
-  for (uint32_t i = 0; i < size(); ++i) {
-    if (!daemons_[i]->AwaitUp()) return false;
-  }
-  return true;
 }
 
 bool Cluster::StartNode(uint32_t i) { return daemons_[i]->Start(); }

@@ -1,7 +1,8 @@
 // K real ohiods on this machine acting as K nodes ("n0".."nK-1") over loopback: each with
 // its own control and admin sockets, peer and data ports, and a peers table naming the
-// others. Ports are free ones found when the cluster is made and kept across restarts, so a
-// node can be killed and brought back as the same node.
+// others. Ports are free ones found when the cluster is made (again once, at Start, if another
+// process took one first) and kept across restarts, so a node can be killed and brought back
+// as the same node.
 #pragma once
 
 #include <memory>
@@ -22,7 +23,10 @@ class Cluster {
   // cluster among this one's.
   void AddFlags(uint32_t i, const std::vector<std::string>& flags);
 
-  bool Start();                // every node; false if one did not come up
+  // Every node; false if one did not come up. A node that could not listen because another
+  // process took one of its ports meanwhile is retried once, with the whole cluster on fresh
+  // ports (peer_port and data_port say which).
+  bool Start();
   bool StartNode(uint32_t i);  // (re)starts node i as the same node
   Daemon& node(uint32_t i) { return *daemons_[i]; }
   uint32_t size() const { return static_cast<uint32_t>(daemons_.size()); }
@@ -34,8 +38,12 @@ class Cluster {
  private:
   const TempDir& dir_;
   std::vector<std::string> names_;
+  // (Re)makes every node's Daemon from the ports and flags.
+  void MakeDaemons();
+
   std::vector<int> ports_;  // peer, data of node 0, then of node 1, ...
-  std::vector<std::vector<std::string>> flags_;  // per node
+  std::vector<std::string> extra_flags_;         // every node's
+  std::vector<std::vector<std::string>> added_;  // per node (AddFlags)
   std::vector<std::unique_ptr<Daemon>> daemons_;
 };
 

@@ -1,7 +1,7 @@
 // Groups across nodes when things go wrong, and what the daemons hold: exactly N-1 data
 // connections per daemon whatever the groups; ranks on different nodes that disagree on the
-// size; a peer daemon killed in the middle of collectives and brought back; groups too large
-// for the configured SRB.
+// size; a peer daemon killed in the middle of collectives and brought back; a group failed on
+// one node told to the others; groups too large for the configured SRB.
 #include <signal.h>
 
 #include <gtest/gtest.h>
@@ -150,6 +150,34 @@ TEST(MultiNodeCluster, DataConnectionThatNeverCameUpIsNotCalledLost) {
       EXPECT_TRUE(Contains(out, "(timeout)") || Contains(out, "has failed on node n0: " + never_up)) << out;
     }
   }
+}
+
+// A group that fails on one node for a reason of that node's own is told to its other nodes:
+// n0 cannot reach n1's data port (n1 advertises an address nothing listens on), so the group
+// fails on n0; n2 sees nothing wrong itself (its connections to n0 and n1 are up) and, with a
+// 60 s timeout, would wait for n0 until then. It is told by n0 at once: its rank fails naming
+// n0 and n0's reason. A job of n1 and n2 alone then runs as usual.
+TEST(MultiNodeCluster, GroupFailedOnOneNodeIsToldToItsOtherNodes) {
+  TempDir dir;
+  Cluster cluster(dir, 3, {"--timeout-ms", "60000"});
+  cluster.AddFlags(1, {"--advertise", "127.0.0.2"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const auto started = std::chrono::steady_clock::now();
+  RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), ConsecutivePlacement(3, 1),
+              "told", {"--bytes", "4096", "--iterations", "3", "--expect", "group failed"});
+  const std::string never_up = "the data connection to node n1's ohiod never came up (cannot connect to 127.0.0.2:" +
+                               std::to_string(cluster.data_port(1)) + ": ";
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_EQ(job.rank(r).Wait(seconds(15)), 0) << job.Outputs() << cluster.Logs();
+    const std::string out = job.rank(r).Output();
+    EXPECT_TRUE(Contains(out, (r == 0 ? never_up : "has failed on node n0: " + never_up)) &&
+                Contains(out, "Connection refused); the group is closed"))
+        << out << cluster.Logs();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(15)) << "a node waited for its own timeout";
+  RankJob other(dir, Sockets(cluster, {1, 2}), Names(cluster, {1, 2}), ConsecutivePlacement(2, 1), "still-works",
+                {"--bytes", "4096", "--iterations", "3"});
+  for (int code : other.Wait(kDeadline)) EXPECT_EQ(code, 0) << other.Outputs() << cluster.Logs();
 }
 
 // A rank killed between two calls (here while it checks its bytes, as the soak found): the

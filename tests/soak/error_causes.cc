@@ -27,6 +27,8 @@ const std::vector<ErrorCause>& ExpectedCauses() {
        "restart a daemon or kill a rank: some node of a new group never opened it"},
       {"ranks never joined", "timeout", {"never joined on node"},
        "restart a daemon or kill a rank: some rank of a new group never joined"},
+      {"data connection not up in time", "timeout", {"the data connection to node(s) ", " never came up within "},
+       "restart a daemon: a new group's node could not connect to it before the timeout"},
       // A rank killed before it joined is nothing its daemon could see die: the ranks that did
       // join wait for it to enter the call until the timeout, which names it.
       {"rank killed before it joined", "timeout", {"did not enter the alltoall within"},

@@ -25,11 +25,38 @@ struct MungeContext {
   munge_ctx_t ctx;
 };
 
+// Requests of one daemon at its munged at the same time. munged serves them with a few threads
+// from a listen backlog; 32 emulated nodes' daemons, each calling its 31 peers side by side,
+// filled it ("Failed to connect ...: Resource temporarily unavailable").
+constexpr int kMungedRequestsAtOnce = 4;
+
 AuthVerdict Refuse(AuthRefusal r, const std::string& why) {
   return AuthVerdict{false, r, std::string("munge credential ") + AuthRefusalName(r) + ": " + why};
 }
 
 }  // namespace
+
+// Holds one of the daemon's kMungedRequestsAtOnce places at munged for its lifetime.
+class MungedSlot {
+ public:
+  explicit MungedSlot(const PeerAuth& auth) : auth_(auth) {
+    std::unique_lock<std::mutex> lock(auth_.munged_mu_);
+    auth_.munged_cv_.wait(lock, [&] { return auth_.munged_requests_ < kMungedRequestsAtOnce; });
+    ++auth_.munged_requests_;
+  }
+  ~MungedSlot() {
+    {
+      std::lock_guard<std::mutex> lock(auth_.munged_mu_);
+      --auth_.munged_requests_;
+    }
+    auth_.munged_cv_.notify_one();
+  }
+
+ private:
+  const PeerAuth& auth_;
+};
+
+bool MungedBusy(int munge_error) { return munge_error == EMUNGE_SOCKET || munge_error == EMUNGE_TIMEOUT; }
 
 const char* AuthRefusalName(AuthRefusal r) {
   switch (r) {
@@ -107,6 +134,7 @@ Result<std::unique_ptr<PeerAuth>> PeerAuth::Start(const std::string& mode, const
 
 Result<std::string> PeerAuth::Mint(const std::string& purpose, const std::string& target_node) const {
   if (!enabled_) return std::string();
+  MungedSlot slot(*this);
   MungeContext m(socket_);
   if (m.ctx == nullptr) return Status(Code::kNoMemory, "munge_ctx_create failed");
   // Only a process of the daemons' uid can decode it: another user on the target cannot use
@@ -118,7 +146,7 @@ Result<std::string> PeerAuth::Mint(const std::string& purpose, const std::string
   if (err != EMUNGE_SUCCESS) {
     const char* why = munge_ctx_strerror(m.ctx);
     std::free(cred);
-    return Status(Code::kRefused, "cannot mint a munge credential with munged at " + socket_ + ": " +
+    return Status(MungedBusy(err) ? Code::kTimeout : Code::kRefused, "cannot mint a munge credential with munged at " + socket_ + ": " +
                                       (why != nullptr ? why : munge_strerror(err)));
   }
   std::string out(cred);
@@ -128,6 +156,7 @@ Result<std::string> PeerAuth::Mint(const std::string& purpose, const std::string
 
 DecodeOutcome PeerAuth::Decode(const std::string& credential) const {
   DecodeOutcome d;
+  MungedSlot slot(*this);
   MungeContext m(socket_);
   if (m.ctx == nullptr) {
     d.munge_error = EMUNGE_NO_MEMORY;
@@ -155,10 +184,15 @@ DecodeOutcome PeerAuth::Decode(const std::string& credential) const {
 Status PeerAuth::Check(AuthChannel channel, const std::string& purpose, const std::string& credential,
                        const std::string& from) {
   if (!enabled_) return Status::Ok();
+  const DecodeOutcome decoded = credential.empty() ? DecodeOutcome{} : Decode(credential);
   const AuthVerdict v = credential.empty()
                             ? Refuse(AuthRefusal::kMissing, "this node runs with auth = munge")
-                            : JudgeCredential(Decode(credential), uid_, CredentialPayload(purpose, node_));
+                            : JudgeCredential(decoded, uid_, CredentialPayload(purpose, node_));
   if (v.ok) return Status::Ok();
+  if (!credential.empty() && MungedBusy(decoded.munge_error)) {
+    return Status(Code::kTimeout, "this node's munged is busy, the credential was not checked (" +
+                                      decoded.munge_message + ")");
+  }
   refusals_[static_cast<size_t>(channel)][static_cast<size_t>(v.refusal)].fetch_add(1, std::memory_order_relaxed);
   spdlog::warn("refused {} {} from {}: {}", channel == AuthChannel::kData ? "data connection" : "peer call", purpose,
                from, v.message);

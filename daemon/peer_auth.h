@@ -14,7 +14,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "common/status.h"
@@ -62,6 +64,11 @@ struct AuthVerdict {
 };
 AuthVerdict JudgeCredential(const DecodeOutcome& decoded, uid_t expected_uid, const std::string& expected_payload);
 
+// Whether munged failed to answer rather than judged: its socket refused or dropped the
+// connection (its backlog full when 32 daemons call side by side) or it timed out. Such a
+// request is worth asking again; it says nothing about the credential.
+bool MungedBusy(int munge_error);
+
 class PeerAuth {
  public:
   // mode "none": passes everything. "munge": asks munged at `munge_socket` for a
@@ -74,9 +81,11 @@ class PeerAuth {
   const char* mode() const { return enabled_ ? "munge" : "none"; }
   const std::string& socket() const { return socket_; }
 
-  // A credential for calling `target_node` for `purpose`; "" with auth = none.
+  // A credential for calling `target_node` for `purpose`; "" with auth = none. kTimeout when
+  // munged was busy (MungedBusy: ask again), kRefused when it cannot mint one.
   Result<std::string> Mint(const std::string& purpose, const std::string& target_node) const;
-  // Ok, or kRefused with the verdict's message; a refusal is logged and counted.
+  // Ok, or kRefused with the verdict's message; a refusal is logged and counted. kTimeout when
+  // this node's munged was busy: no verdict, not counted; the caller may try again.
   Status Check(AuthChannel channel, const std::string& purpose, const std::string& credential, const std::string& from);
 
   uint64_t refusals(AuthChannel channel, AuthRefusal reason) const {
@@ -92,6 +101,12 @@ class PeerAuth {
   const std::string socket_;
   const std::string node_;
   const uid_t uid_;  // every node's daemon runs as this uid: its own
+  // At most kMungedRequestsAtOnce requests of this daemon at munged at a time (MungedSlot):
+  // its threads (one per peer node, and the transports') would otherwise all call at once.
+  mutable std::mutex munged_mu_;
+  mutable std::condition_variable munged_cv_;
+  mutable int munged_requests_ = 0;
+  friend class MungedSlot;
   std::array<std::array<std::atomic<uint64_t>, kAuthRefusals>, kAuthChannels> refusals_{};
 };
 

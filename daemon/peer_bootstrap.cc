@@ -113,7 +113,11 @@ void PeerBootstrap::Work(const std::string& node, Worker* w) {
 
 Status PeerBootstrap::Credential(grpc::ClientContext* ctx, const char* method, const std::string& node) const {
   auto cred = auth_->Mint(method, node);
-  if (!cred.ok()) return Status(Code::kRefused, "cannot call node " + node + ": " + cred.status().message());
+  if (!cred.ok()) {
+    // kTimeout (munged busy) stays one: the caller asks again.
+    return Status(cred.status().code() == Code::kTimeout ? Code::kTimeout : Code::kRefused,
+                  "cannot call node " + node + ": " + cred.status().message());
+  }
   if (!cred.value().empty()) ctx->AddMetadata(kMungeMetadataKey, cred.value());
   return Status::Ok();
 }
@@ -129,15 +133,22 @@ bool PeerBootstrap::TryOpen(const Job& job, uint32_t node, Channel& channel, std
     return true;
   };
   // A credential this node's munged cannot mint fails the group the same way: nothing to retry.
+  // Unless munged was only busy: asked again at the next try, within the group's deadline.
+  bool munged_busy = false;
   auto credential = [&](grpc::ClientContext* ctx, const char* method) {
     Status minted = Credential(ctx, method, name);
-    if (!minted.ok()) on_failure_(job.group, minted);
+    if (minted.code() == Code::kTimeout) {
+      *why = minted.message();
+      munged_busy = true;
+    } else if (!minted.ok()) {
+      on_failure_(job.group, minted);
+    }
     return minted.ok();
   };
   if (!ch->greeted) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-    if (!credential(&ctx, "Hello")) return true;
+    if (!credential(&ctx, "Hello")) return !munged_busy;
     peer::HelloRequest req;
     req.set_protocol_version(kPeerProtocolVersion);
     req.set_node_name(config_.node_name);
@@ -166,7 +177,7 @@ bool PeerBootstrap::TryOpen(const Job& job, uint32_t node, Channel& channel, std
   }
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-  if (!credential(&ctx, "OpenGroup")) return true;
+  if (!credential(&ctx, "OpenGroup")) return !munged_busy;
   peer::OpenGroupRequest req;
   req.set_protocol_version(kPeerProtocolVersion);
   req.set_from_node(config_.node_name);

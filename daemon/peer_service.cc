@@ -13,6 +13,10 @@ grpc::Status PeerService::Authenticate(grpc::ServerContext* ctx, const char* met
   if (it != ctx->client_metadata().end()) credential.assign(it->second.data(), it->second.size());
   Status s = auth_->Check(AuthChannel::kPeerCall, method, credential, "'" + claimed_node + "' at " + ctx->peer());
   if (s.ok()) return grpc::Status::OK;
+  // munged busy: no verdict, so the caller retries as with any node not ready yet.
+  if (s.code() == Code::kTimeout) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "node " + config_.node_name + " could not check the call: " + s.message());
+  }
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "node " + config_.node_name + " refused the call: " + s.message());
 }
 

@@ -90,6 +90,17 @@ TEST(PeerAuth, NoneNeedsNoMunged) {
   EXPECT_TRUE(auth.value()->Check(AuthChannel::kData, kDataPurpose, "", "anyone").ok());
 }
 
+// munged not answering (its backlog full when many daemons call at once) is no verdict on a
+// credential: asked again, not refused; a credential munged did judge is refused.
+TEST(MungedBusy, OnlyAnUnansweredRequestIsWorthAskingAgain) {
+  EXPECT_TRUE(MungedBusy(EMUNGE_SOCKET));
+  EXPECT_TRUE(MungedBusy(EMUNGE_TIMEOUT));
+  for (munge_err_t judged : {EMUNGE_SUCCESS, EMUNGE_CRED_INVALID, EMUNGE_CRED_EXPIRED, EMUNGE_CRED_REPLAYED,
+                             EMUNGE_CRED_UNAUTHORIZED, EMUNGE_BAD_MAC, EMUNGE_SNAFU}) {
+    EXPECT_FALSE(MungedBusy(judged)) << judged;
+  }
+}
+
 TEST(PeerAuth, MungeWithoutMungedRefusesToStart) {
   auto auth = PeerAuth::Start("munge", "/nonexistent/munge.sock", "n0");
   ASSERT_FALSE(auth.ok());

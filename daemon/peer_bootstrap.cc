@@ -96,7 +96,16 @@ void PeerBootstrap::Queue(const std::string& node, std::function<void(Channel&)>
 
 void PeerBootstrap::Work(const std::string& node, Worker* w) {
   Channel ch;
-  ch.stub = peer::Peer::NewStub(grpc::CreateChannel(PeerAddress(node), grpc::InsecureChannelCredentials()));
+  // gRPC backs a channel off after a failed connect, up to 2 minutes by default, failing every
+  // call at once meanwhile: one connect that timed out while the node was busy at a cold start
+  // (31 peers' hellos and credentials at once) kept a group from opening for its whole 30 s at
+  // 32 namespaces. The peer is a node of this cluster: try again within a second.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  ch.stub = peer::Peer::NewStub(
+      grpc::CreateCustomChannel(PeerAddress(node), grpc::InsecureChannelCredentials(), args));
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     w->cv.wait(lock, [&] { return stopping_ || !w->tasks.empty(); });

@@ -14,6 +14,11 @@ namespace {
 
 constexpr std::chrono::milliseconds kCallDeadline{1000};
 constexpr std::chrono::milliseconds kRetryPause{20};
+// A node whose ranks have not joined yet is asked again after a pause that doubles up to this:
+// every daemon asks its peers side by side, and at 32 namespaces asking every 20 ms (each ask
+// a credential minted here and decoded there) kept peer services and munged too busy to answer
+// the first job's calls within their deadline.
+constexpr std::chrono::milliseconds kLongestRetryPause{320};
 // How often a node whose side of a group is open asks the others whether theirs is: each ask
 // is a call (and a credential) per node.
 constexpr std::chrono::milliseconds kOpenedPoll{100};
@@ -258,7 +263,8 @@ void PeerBootstrap::Ask(const std::shared_ptr<Job>& job) {
   if (now < job->next_ask) return;
   // Until it answers, a node is asked again after each failed try; once this side is open, the
   // nodes whose side was not are asked again now and then.
-  job->next_ask = now + (job->connected ? kOpenedPoll : kRetryPause);
+  job->retry_pause = std::clamp(job->retry_pause * 2, kRetryPause, kLongestRetryPause);
+  job->next_ask = now + (job->connected ? kOpenedPoll : job->retry_pause);
   for (uint32_t n = 0; n < job->done.size(); ++n) {
     if (job->asking[n] != 0 || job->opened[n] != 0 || (job->done[n] != 0 && !job->connected)) continue;
     job->asking[n] = 1;

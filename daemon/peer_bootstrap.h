@@ -83,6 +83,7 @@ class PeerBootstrap {
     // To answer and connect; once connected, for the others to say their side is open.
     std::chrono::steady_clock::time_point deadline;
     std::chrono::steady_clock::time_point next_ask;   // of the nodes not answered, or not open yet
+    std::chrono::milliseconds retry_pause{0};          // grows while nodes do not answer (Ask)
   };
   void Run();
   // Queues the calls a job needs now on its nodes' workers. Caller holds mu_.

@@ -14,8 +14,9 @@
 // its method and the node called (auth = munge); a node that refuses this one fails the group
 // at once with its reason, it is not retried.
 //
-// The other nodes are called side by side, one thread per node in each pass, so a cold start
-// of N nodes takes about one node's hellos, credentials and dial, not N-1 of them in a row. The
+// Each other node has a thread and channel of its own, but the calls take turns (kCallsAtOnce
+// = 1 in peer_bootstrap.cc: side by side, 32 daemons sharing two cores and one munged could not
+// answer each other in time). A slow start costs no round: round 1 waits for every side. The
 // same thread tells the group's other nodes (GroupFailed) when it failed here for a reason they
 // cannot see, so their ranks fail at once rather than at their own timeout.
 #pragma once
@@ -115,6 +116,7 @@ class PeerBootstrap {
   bool stopping_ = false;
   bool answered_ = false;  // a worker finished a call since Run last looked
   std::map<std::string, std::unique_ptr<Worker>> workers_;  // by node, made on first use
+  int calls_under_way_ = 0;  // of all workers, at most kCallsAtOnce (guarded by mu_)
   std::thread thread_;
 };
 

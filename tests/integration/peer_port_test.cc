@@ -12,6 +12,7 @@
 #include "proto/peer.grpc.pb.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
+#include "tests/harness/loopback_server.h"
 #include "tests/harness/rank_job.h"
 
 namespace ohio::testing {
@@ -20,13 +21,9 @@ namespace {
 TEST(PeerPort, ASecondListenerOnThePeerPortKeepsOhiodFromStarting) {
   TempDir dir;
   peer::Peer::Service squatter;
-  grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&squatter);
-  auto server = builder.BuildAndStart();
+  auto server = ServeOnLoopback(&squatter, &port);
   ASSERT_TRUE(server);
-  ASSERT_NE(port, 0);
   Daemon d(dir, {"--node-name", "n0", "--listen", "127.0.0.1", "--peer-port", std::to_string(port)}, "n0");
   EXPECT_FALSE(d.Start()) << d.Log();
   EXPECT_NE(d.Log().find("peer service: cannot listen on 127.0.0.1:" + std::to_string(port)), std::string::npos)
@@ -41,10 +38,8 @@ TEST(PeerPort, ClusterStartsAgainOnFreshPortsWhenOneWasTaken) {
   Cluster cluster(dir, 2);
   const int taken = cluster.peer_port(1);
   peer::Peer::Service squatter;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:" + std::to_string(taken), grpc::InsecureServerCredentials());
-  builder.RegisterService(&squatter);
-  auto server = builder.BuildAndStart();
+  int port = taken;
+  auto server = ServeOnLoopback(&squatter, &port);
   ASSERT_TRUE(server);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   EXPECT_NE(cluster.peer_port(1), taken);

@@ -8,6 +8,7 @@
 #include "common/version.h"
 #include "proto/peer.grpc.pb.h"
 #include "tests/harness/cluster.h"
+#include "tests/harness/loopback_server.h"
 #include "tests/harness/rank_job.h"
 
 namespace ohio::testing {
@@ -29,11 +30,8 @@ class FutureDaemon final : public peer::Peer::Service {
 TEST(PeerVersion, BootstrapRefusesAPeerOfAnotherVersion) {
   TempDir dir;
   FutureDaemon future;
-  grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&future);
-  auto server = builder.BuildAndStart();
+  auto server = ServeOnLoopback(&future, &port);
   ASSERT_TRUE(server);
   Daemon n0(dir, {"--node-name", "n0", "--peer", "n1=127.0.0.1:" + std::to_string(port)}, "n0");
   ASSERT_TRUE(n0.Start()) << n0.Log();

@@ -83,7 +83,7 @@ Status GroupHandle::AwaitGroupStart() {
     across_nodes_ = std::make_unique<RemoteAlltoall>(&segment_, &shape_, algorithm_, node_, local_, &waiter_, doorbell_fd_,
                                                     &stages_);
   }
-  posted_ = std::make_unique<PostedAlltoalls>(&segment_, local_, &waiter_, doorbell_fd_);
+  posted_ = std::make_unique<PostedAlltoalls>(&segment_, local_, &waiter_, doorbell_fd_, spans_nodes());
   return Status::Ok();
 }
 

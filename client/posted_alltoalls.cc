@@ -10,9 +10,14 @@
 
 namespace ohio {
 
-PostedAlltoalls::PostedAlltoalls(const Segment* segment, uint32_t local, const RoundWaiter* waiter,
-                                     int doorbell_fd)
-    : segment_(segment), header_(segment->header()), local_(local), waiter_(waiter), doorbell_fd_(doorbell_fd) {}
+PostedAlltoalls::PostedAlltoalls(const Segment* segment, uint32_t local, const RoundWaiter* waiter, int doorbell_fd,
+                                 bool ring_every_post)
+    : segment_(segment),
+      header_(segment->header()),
+      local_(local),
+      waiter_(waiter),
+      doorbell_fd_(doorbell_fd),
+      ring_every_post_(ring_every_post) {}
 
 bool PostedAlltoalls::Done(uint32_t call) const {
   return RoundReached(header_->offload_done.load(std::memory_order_acquire), call);
@@ -82,9 +87,11 @@ Status PostedAlltoalls::PostEntry(const uint8_t* send, uint8_t* recv, uint64_t m
   posted_ = next;
   open_.insert(next);
   // Paired with the engine's fence after it sets daemon_sleeping: either it sees this post
-  // before it sleeps, or this rank sees the flag and rings.
+  // before it sleeps, or this rank sees the flag and rings. And with the other ranks' fences
+  // after their posts: of ranks posting at once, the last in the fences' order sees every post.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (header_->daemon_sleeping.load(std::memory_order_relaxed) != 0) {
+  if (header_->daemon_sleeping.load(std::memory_order_relaxed) != 0 &&
+      (ring_every_post_ || segment_->AllPosted(next))) {
     uint64_t one = 1;
     (void)!write(doorbell_fd_, &one, sizeof(one));
   }

@@ -24,7 +24,13 @@ namespace ohio {
 
 class PostedAlltoalls {
  public:
-  PostedAlltoalls(const Segment* segment, uint32_t local, const RoundWaiter* waiter, int doorbell_fd);
+  // `ring_every_post`: a post rings a sleeping daemon's doorbell even when other local ranks
+  // have not posted the call yet. A group across nodes needs it: the daemon watches a call's
+  // stragglers (the group's timeout) only once it knows of a first post. On one node the daemon
+  // watches its groups at every tick anyway, and only the last rank to post rings: nothing can
+  // move before, and on an oversubscribed node each ring preempts the rank that rang.
+  PostedAlltoalls(const Segment* segment, uint32_t local, const RoundWaiter* waiter, int doorbell_fd,
+                  bool ring_every_post);
 
   // Posts the next call; *call is its number.
   Status Post(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* call);
@@ -59,6 +65,7 @@ class PostedAlltoalls {
   uint32_t local_;
   const RoundWaiter* waiter_;
   int doorbell_fd_;
+  bool ring_every_post_;
   uint32_t posted_ = 0;
   std::set<uint32_t> open_;             // posted, outcome not yet taken
   std::map<uint32_t, Status> kept_;     // outcomes saved from reused ring entries

@@ -29,6 +29,36 @@ inline SpinMode ChooseSpinMode(double cpus, uint32_t wanting) {
   return wanting > kMostWantingPerCpu * cpus ? SpinMode::kSleep : SpinMode::kYield;
 }
 
+// How ohiod's engine polls when a pass found nothing to do: for how long since its last work
+// before it sleeps, and whether it yields the core between polls.
+struct EnginePoll {
+  int64_t budget_us = 0;
+  bool yield = true;
+};
+
+// `mid_round`: a round spanning nodes is under way; `ranks_may_wait`: some group's ranks may be
+// waiting for the engine in a blocking call (not only nonblocking calls to move, while the ranks
+// compute). With a core to spare the engine polls without yielding, round_spin_us mid-round and
+// spin_us otherwise. Oversubscribed it polls spin_us, yielding, only while ranks may wait for
+// it: with nonblocking calls alone, a rank's post rings the doorbell and a landing block wakes
+// epoll only when the engine sleeps, and an engine that yielded is runnable, not asleep: nothing
+// wakes it, and it runs again only once the computing rank it yielded to has used its whole
+// time slice (on 2 cores, 2 ranks: calls were still unmoved after 2 ms of computation). Asleep,
+// the wake-up preempts the rank and the call moves at once (docs/PERFORMANCE.md, "MPI_Ialltoall
+// on a quiet box").
+inline EnginePoll ChooseEnginePoll(SpinMode mode, bool mid_round, bool ranks_may_wait, int64_t spin_us,
+                                   int64_t round_spin_us) {
+  EnginePoll p;
+  if (mode == SpinMode::kSleep) return p;
+  if (mode == SpinMode::kOwnCore) {
+    p.yield = false;
+    p.budget_us = mid_round ? round_spin_us : spin_us;
+    return p;
+  }
+  if (ranks_may_wait) p.budget_us = spin_us;
+  return p;
+}
+
 inline const char* SpinModeName(SpinMode m) {
   switch (m) {
     case SpinMode::kSleep:

@@ -322,6 +322,7 @@ bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
     if (failed()) return true;
     if (!Begin(now, counters)) return changed;
     if (failed() || phase_ == Phase::kFilling) return true;
+    latest_round_offloaded_ = remote_offloaded_->moving();
     changed = true;  // and its puts go out in this same pass
   }
   changed |= AdvanceExchange(now, counters);

@@ -128,6 +128,10 @@ class Group {
   bool busy() const {
     return !failed() && spans_nodes() && (phase_ == Phase::kReleased || waiting_since_.has_value());
   }
+  // Whether the group's ranks may be waiting for the engine inside a blocking call: the group
+  // spans nodes (on one node its blocking calls never wait for the engine) and its latest round
+  // was not a nonblocking call's. While a nonblocking call moves, its ranks compute instead.
+  bool ranks_may_wait_on_engine() const { return !failed() && spans_nodes() && !latest_round_offloaded_; }
   // A group spanning nodes some of whose ranks posted a nonblocking call the others have not:
   // its timeout must be watched although no round is under way.
   bool posts_pending() const { return !failed() && spans_nodes() && offloaded_->AnyPosted(); }
@@ -212,6 +216,7 @@ class Group {
   uint32_t round_ = 1;
   Phase phase_ = Phase::kFilling;
   bool round_failed_ = false;
+  bool latest_round_offloaded_ = false;  // the round under way, or else the last, moved a nonblocking call
   bool failure_told_ = false;  // TakeFailureToTell said true, or a peer told it
   std::atomic<bool> opened_here_{false};
   std::optional<Clock::time_point> waiting_since_;  // first arrival of the current round

@@ -30,13 +30,6 @@ OffloadedAlltoall::OffloadedAlltoall(const Segment* segment, const GroupShape* s
   for (uint32_t l = 0; l < ranks_; ++l) pids_[l].store(0, std::memory_order_relaxed);
 }
 
-bool OffloadedAlltoall::AllPosted(uint32_t call) const {
-  for (uint32_t l = 0; l < ranks_; ++l) {
-    if (!RoundReached(segment_->slot(l)->offload_posted.load(std::memory_order_acquire), call)) return false;
-  }
-  return true;
-}
-
 bool OffloadedAlltoall::AnyPosted() const {
   const uint32_t done = segment_->header()->offload_done.load(std::memory_order_acquire);
   for (uint32_t l = 0; l < ranks_; ++l) {

@@ -49,7 +49,7 @@ class OffloadedAlltoall {
 
   // The next call to complete, and whether every local rank has posted `call`.
   uint32_t next_call() const { return segment_->header()->offload_done.load(std::memory_order_acquire) + 1; }
-  bool AllPosted(uint32_t call) const;
+  bool AllPosted(uint32_t call) const { return segment_->AllPosted(call); }
   // Whether some local rank has posted a call not yet complete.
   bool AnyPosted() const;
   // Whether every rank posted the same kind of call (alltoall or alltoallv), naming who did not.

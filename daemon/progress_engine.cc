@@ -357,22 +357,18 @@ ProgressEngine::ProgressEngine(std::chrono::microseconds spin, std::chrono::micr
       counters_(counters),
       transport_(transport) {}
 
-ProgressEngine::SpinPolicy ProgressEngine::SpinNow() const {
+EnginePoll ProgressEngine::PollNow() const {
   bool mid_round = false;
+  bool ranks_may_wait = false;
   uint32_t ranks = 0;
   for (const auto& g : groups_) {
     if (g->failed()) continue;
     mid_round |= g->busy();
+    ranks_may_wait |= g->ranks_may_wait_on_engine();
     ranks += g->local_ranks();
   }
-  const SpinMode mode = ChooseSpinMode(node_cpus_, ranks + 1);
-  SpinPolicy p;
-  if (mode == SpinMode::kSleep) return p;
-  const bool spare_core = mode == SpinMode::kOwnCore;
-  p.yield = !spare_core;
-  p.budget = std::chrono::microseconds(mid_round && spare_core ? round_spin_us_.load(std::memory_order_relaxed)
-                                                               : spin_us_.load(std::memory_order_relaxed));
-  return p;
+  return ChooseEnginePoll(ChooseSpinMode(node_cpus_, ranks + 1), mid_round, ranks_may_wait,
+                          spin_us_.load(std::memory_order_relaxed), round_spin_us_.load(std::memory_order_relaxed));
 }
 
 void ProgressEngine::Run() {
@@ -392,8 +388,8 @@ void ProgressEngine::Run() {
       last_work = now;
       continue;
     }
-    const SpinPolicy spin = SpinNow();
-    if (now - last_work < spin.budget) {
+    const EnginePoll spin = PollNow();
+    if (now - last_work < std::chrono::microseconds(spin.budget_us)) {
       for (int i = 0; i < 64; ++i) CpuRelax();
       // Oversubscribed: let a rank that shares this core run, it is what we wait for. With a
       // core to spare, keep it: a landing block or an arrival is taken at once.

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/spin_mode.h"
 #include "common/status.h"
 #include "daemon/counters.h"
 #include "daemon/group.h"
@@ -27,7 +28,7 @@ class ProgressEngine {
  public:
   // `transport` carries multi-node groups' data; its completions are handled on this thread.
   // `spin`: how long to poll after work before sleeping. `round_spin`: the same while a round
-  // spanning nodes is under way and the node has a core to spare (SpinNow). `node_cpus`: the
+  // spanning nodes is under way and the node has a core to spare (PollNow). `node_cpus`: the
   // CPUs the node counts as its own (the `cpus` setting), which decide whether it spins.
   ProgressEngine(std::chrono::microseconds spin, std::chrono::microseconds round_spin, double node_cpus,
                  DaemonCounters* counters, Transport* transport);
@@ -91,15 +92,9 @@ class ProgressEngine {
 
   static constexpr std::chrono::milliseconds kTimeoutTick{100};
 
-  // How the engine polls when a pass found nothing to do, by common/spin_mode.h with every open
-  // group's ranks on this node plus the engine as the processes that want a CPU: with a core
-  // to spare it never yields, and while a group spanning nodes is mid-round it polls
-  // round-spin-us instead of spin-us; with less than one CPU for the node it does not poll.
-  struct SpinPolicy {
-    std::chrono::microseconds budget{0};  // since the last work, before sleeping
-    bool yield = true;                    // hand the core over between passes
-  };
-  SpinPolicy SpinNow() const;
+  // How the engine polls when a pass found nothing to do (common/spin_mode.h's ChooseEnginePoll),
+  // with every open group's ranks on this node plus the engine as the processes that want a CPU.
+  EnginePoll PollNow() const;
 
   std::atomic<int64_t> spin_us_;
   std::atomic<int64_t> round_spin_us_;

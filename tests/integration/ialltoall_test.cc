@@ -52,6 +52,27 @@ TEST(Ialltoall, TheDaemonMovesOutstandingCallsWhileTheRanksCompute) {
   EXPECT_EQ(c.collectives_failed(), 0u);
 }
 
+TEST(Ialltoall, OnlyTheLastRankToPostWakesTheDaemon) {
+  TempDir dir;
+  Daemon daemon(dir, {});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  const admin::CountersReply before = QueryCounters(daemon.admin_socket());
+  // 4 batches of one call; rank r posts 30 ms x r after each line-up, so the daemon is asleep
+  // at every post. Nothing can move before the last post: the others must not ring (each ring
+  // wakes the daemon, which on a busy node preempts the rank that rang, for nothing).
+  constexpr uint32_t kCalls = 4;
+  RankJob job(
+      dir, daemon.socket(), "rings", 3, {"--batches", std::to_string(kCalls), "--outstanding", "1", "--bytes", "5000"},
+      [](uint32_t r) { return std::vector<std::string>{"--delay-posting-ms", std::to_string(30 * r)}; }, kTool);
+  AllPass(job);
+  const admin::CountersReply after = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(after.collectives_served() - before.collectives_served(), 2 * kCalls);  // and the line-ups
+  // One wake-up per call at most (fewer only if a tick had woken the daemon just then), where
+  // a ring from every post made 3.
+  EXPECT_GE(after.engine_wakeups() - before.engine_wakeups(), 1u);
+  EXPECT_LE(after.engine_wakeups() - before.engine_wakeups(), kCalls);
+}
+
 TEST(Ialltoall, MoreOutstandingThanTheRingHolds) {
   TempDir dir;
   Daemon daemon(dir, {});

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "common/host_cpus.h"
 
 namespace ohio {
@@ -33,6 +35,28 @@ TEST(SpinMode, MoreThanEightPerCpuNeverSpins) {
   // A real node's worth: 448 processes on 56 CPUs still yield, 449 sleep.
   EXPECT_EQ(ChooseSpinMode(56, 448), SpinMode::kYield);
   EXPECT_EQ(ChooseSpinMode(56, 449), SpinMode::kSleep);
+}
+
+TEST(EnginePoll, OversubscribedItPollsOnlyWhileRanksMayWaitForIt) {
+  constexpr int64_t kSpin = 50, kRoundSpin = 1000;
+  auto poll = [](SpinMode m, bool mid_round, bool ranks_may_wait) {
+    const EnginePoll p = ChooseEnginePoll(m, mid_round, ranks_may_wait, kSpin, kRoundSpin);
+    return std::make_pair(p.budget_us, p.yield);
+  };
+  // A core to spare: poll without yielding, longer mid-round; whatever the calls are.
+  EXPECT_EQ(poll(SpinMode::kOwnCore, false, true), std::make_pair(kSpin, false));
+  EXPECT_EQ(poll(SpinMode::kOwnCore, true, true), std::make_pair(kRoundSpin, false));
+  EXPECT_EQ(poll(SpinMode::kOwnCore, true, false), std::make_pair(kRoundSpin, false));
+  // Oversubscribed: poll yielding while ranks may be waiting in a blocking call, mid-round or
+  // not; with only nonblocking calls to move, sleep at once so that a post or a landing block
+  // wakes the engine (and preempts a computing rank) instead of finding it yielded.
+  EXPECT_EQ(poll(SpinMode::kYield, false, true), std::make_pair(kSpin, true));
+  EXPECT_EQ(poll(SpinMode::kYield, true, true), std::make_pair(kSpin, true));
+  EXPECT_EQ(poll(SpinMode::kYield, false, false).first, 0);
+  EXPECT_EQ(poll(SpinMode::kYield, true, false).first, 0);
+  // Far oversubscribed: never poll.
+  EXPECT_EQ(poll(SpinMode::kSleep, true, true).first, 0);
+  EXPECT_EQ(poll(SpinMode::kSleep, false, false).first, 0);
 }
 
 TEST(HostCpus, CgroupV2CpuMax) {

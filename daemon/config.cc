@@ -110,8 +110,8 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
       ->capture_default_str();
   app.add_option("--spin-us", c.spin_us,
                  "How long the progress engine spins for new work before sleeping, unless the node has more than 8 "
-                 "processes (ranks and engine) per CPU (see --cpus); it yields between passes when they outnumber "
-                 "the CPUs")
+                 "processes (ranks and engine) per CPU (see --cpus); when they outnumber the CPUs it yields between "
+                 "passes, and spins only while ranks may wait for it in a blocking call across nodes")
       ->check(CLI::Range(0u, 100000u))
       ->capture_default_str();
   app.add_option("--round-spin-us", c.round_spin_us,

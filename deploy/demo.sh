@@ -4,7 +4,7 @@
 # (default 4), then stops the daemon. Prints latency per size next to a memcpy baseline
 # measured in the same run.
 #
-# usage: deploy/demo.sh [--ranks N] [--max-bytes BYTES] [--algorithm v1|v2|v3]
+# usage: deploy/demo.sh [--ranks N] [--max-bytes BYTES] [--algorithm v1|v2|v3] [--iterations N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

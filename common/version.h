@@ -6,7 +6,8 @@ constexpr char kVersion[] = "0.1.0";
 // Bumped whenever the control messages or the segment layout change incompatibly.
 constexpr unsigned kControlProtocolVersion = 1;
 // Bumped whenever daemons' peer messages, transport frames or plans change incompatibly.
-// 3: a credential in the data hello; 4: OpenGroupReply.opened, which a node's first round waits for
-constexpr unsigned kPeerProtocolVersion = 4;
+// 3: a credential in the data hello; 4: OpenGroupReply.opened, which a node's first round waits for;
+// 5: SideOpened, a node's side told to the others once instead of their asking for it
+constexpr unsigned kPeerProtocolVersion = 5;
 
 }  // namespace ohio

@@ -181,7 +181,10 @@ int main(int argc, char** argv) {
     chosen.value().verbs->set_dialer(
         [d = dialer.get()](const std::string& node, const ohio::DialOffer& offer) { return d->Dial(node, offer); });
   }
-  ohio::PeerService peer_service(config, peer_auth, &registry, transport, chosen.value().verbs);
+  ohio::PeerService peer_service(config, peer_auth, &registry, transport, chosen.value().verbs,
+                                 [&bootstrap](const ohio::GroupKey& key, const std::string& node) {
+                                   bootstrap.SideOpened(key, node);
+                                 });
   ohio::AdminService::Parts parts;
   parts.startup = &config;
   parts.live = &live;

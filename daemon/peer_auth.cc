@@ -36,25 +36,40 @@ AuthVerdict Refuse(AuthRefusal r, const std::string& why) {
 
 }  // namespace
 
-// Holds one of the daemon's kMungedRequestsAtOnce places at munged for its lifetime.
+// Holds one of the daemon's kMungedRequestsAtOnce places at munged for its lifetime, if it got
+// one before `answer_by` (held()). A request whose caller has given up is not made: at 32
+// emulated nodes sharing one munged, checks of peer calls whose callers had timed out (1 s)
+// still queued here and were made one after another, every retry adding one more, and a node
+// stopped answering any call in time for the 30 s of a group's setup.
 class MungedSlot {
  public:
-  explicit MungedSlot(const PeerAuth& auth) : auth_(auth) {
+  MungedSlot(const PeerAuth& auth, PeerAuth::Clock::time_point answer_by) : auth_(auth) {
     std::unique_lock<std::mutex> lock(auth_.munged_mu_);
-    auth_.munged_cv_.wait(lock, [&] { return auth_.munged_requests_ < kMungedRequestsAtOnce; });
+    auto free = [&] { return auth_.munged_requests_ < kMungedRequestsAtOnce; };
+    if (answer_by == PeerAuth::Clock::time_point::max()) {
+      auth_.munged_cv_.wait(lock, free);
+    } else if (!auth_.munged_cv_.wait_until(lock, answer_by, free) || PeerAuth::Clock::now() >= answer_by) {
+      return;
+    }
     ++auth_.munged_requests_;
+    held_ = true;
   }
   ~MungedSlot() {
+    if (!held_) return;
     {
       std::lock_guard<std::mutex> lock(auth_.munged_mu_);
       --auth_.munged_requests_;
     }
     auth_.munged_cv_.notify_one();
   }
+  bool held() const { return held_; }
 
  private:
   const PeerAuth& auth_;
+  bool held_ = false;
 };
+
+constexpr char kGaveUp[] = "the caller gave up before munged could be asked";
 
 bool MungedBusy(int munge_error) { return munge_error == EMUNGE_SOCKET || munge_error == EMUNGE_TIMEOUT; }
 
@@ -132,9 +147,11 @@ Result<std::unique_ptr<PeerAuth>> PeerAuth::Start(const std::string& mode, const
   return auth;
 }
 
-Result<std::string> PeerAuth::Mint(const std::string& purpose, const std::string& target_node) const {
+Result<std::string> PeerAuth::Mint(const std::string& purpose, const std::string& target_node,
+                                   Clock::time_point answer_by) const {
   if (!enabled_) return std::string();
-  MungedSlot slot(*this);
+  MungedSlot slot(*this, answer_by);
+  if (!slot.held()) return Status(Code::kTimeout, std::string("cannot mint a munge credential: ") + kGaveUp);
   MungeContext m(socket_);
   if (m.ctx == nullptr) return Status(Code::kNoMemory, "munge_ctx_create failed");
   // Only a process of the daemons' uid can decode it: another user on the target cannot use
@@ -154,9 +171,14 @@ Result<std::string> PeerAuth::Mint(const std::string& purpose, const std::string
   return out;
 }
 
-DecodeOutcome PeerAuth::Decode(const std::string& credential) const {
+DecodeOutcome PeerAuth::Decode(const std::string& credential, Clock::time_point answer_by) const {
   DecodeOutcome d;
-  MungedSlot slot(*this);
+  MungedSlot slot(*this, answer_by);
+  if (!slot.held()) {
+    d.munge_error = EMUNGE_TIMEOUT;  // no verdict: MungedBusy, as when munged itself is slow
+    d.munge_message = kGaveUp;
+    return d;
+  }
   MungeContext m(socket_);
   if (m.ctx == nullptr) {
     d.munge_error = EMUNGE_NO_MEMORY;
@@ -182,9 +204,9 @@ DecodeOutcome PeerAuth::Decode(const std::string& credential) const {
 }
 
 Status PeerAuth::Check(AuthChannel channel, const std::string& purpose, const std::string& credential,
-                       const std::string& from) {
+                       const std::string& from, Clock::time_point answer_by) {
   if (!enabled_) return Status::Ok();
-  const DecodeOutcome decoded = credential.empty() ? DecodeOutcome{} : Decode(credential);
+  const DecodeOutcome decoded = credential.empty() ? DecodeOutcome{} : Decode(credential, answer_by);
   const AuthVerdict v = credential.empty()
                             ? Refuse(AuthRefusal::kMissing, "this node runs with auth = munge")
                             : JudgeCredential(decoded, uid_, CredentialPayload(purpose, node_));

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <condition_variable>
 #include <memory>
@@ -81,12 +82,20 @@ class PeerAuth {
   const char* mode() const { return enabled_ ? "munge" : "none"; }
   const std::string& socket() const { return socket_; }
 
+  using Clock = std::chrono::steady_clock;
+
   // A credential for calling `target_node` for `purpose`; "" with auth = none. kTimeout when
-  // munged was busy (MungedBusy: ask again), kRefused when it cannot mint one.
-  Result<std::string> Mint(const std::string& purpose, const std::string& target_node) const;
+  // munged was busy (MungedBusy: ask again), kRefused when it cannot mint one. `answer_by`:
+  // when the call it is for gives up; a request still waiting then for a place at munged
+  // (kMungedRequestsAtOnce) is not made, kTimeout.
+  Result<std::string> Mint(const std::string& purpose, const std::string& target_node,
+                           Clock::time_point answer_by = Clock::time_point::max()) const;
   // Ok, or kRefused with the verdict's message; a refusal is logged and counted. kTimeout when
-  // this node's munged was busy: no verdict, not counted; the caller may try again.
-  Status Check(AuthChannel channel, const std::string& purpose, const std::string& credential, const std::string& from);
+  // this node's munged was busy, or when `answer_by` (the caller's deadline) passed before
+  // munged could be asked: no verdict, not counted, the credential left unused; the caller may
+  // try again.
+  Status Check(AuthChannel channel, const std::string& purpose, const std::string& credential, const std::string& from,
+               Clock::time_point answer_by = Clock::time_point::max());
 
   uint64_t refusals(AuthChannel channel, AuthRefusal reason) const {
     return refusals_[static_cast<size_t>(channel)][static_cast<size_t>(reason)].load(std::memory_order_relaxed);
@@ -95,7 +104,7 @@ class PeerAuth {
  private:
   PeerAuth(bool enabled, std::string socket, std::string node, uid_t uid)
       : enabled_(enabled), socket_(std::move(socket)), node_(std::move(node)), uid_(uid) {}
-  DecodeOutcome Decode(const std::string& credential) const;
+  DecodeOutcome Decode(const std::string& credential, Clock::time_point answer_by = Clock::time_point::max()) const;
 
   const bool enabled_;
   const std::string socket_;

@@ -18,7 +18,8 @@
 // = 1 in peer_bootstrap.cc: side by side, 32 daemons sharing two cores and one munged could not
 // answer each other in time). A slow start costs no round: round 1 waits for every side. The
 // same thread tells the group's other nodes (GroupFailed) when it failed here for a reason they
-// cannot see, so their ranks fail at once rather than at their own timeout.
+// cannot see, so their ranks fail at once rather than at their own timeout; a tell is best
+// effort (a short deadline, no retry) and waits while any group's setup has a call to make.
 #pragma once
 
 #include <chrono>
@@ -59,6 +60,8 @@ class PeerBootstrap {
   // The group failed on this node (group->failure() says why): tells its other nodes, once,
   // without retrying (a node that does not answer has its own timeout).
   void TellFailed(std::shared_ptr<Group> group);
+  // Node `node` said its side of group `key` is open (peer service thread).
+  void SideOpened(const GroupKey& key, const std::string& node);
 
   // The peer service address of `node` (host:port): the peers table, else the name itself.
   std::string PeerAddress(const std::string& node) const;
@@ -70,7 +73,8 @@ class PeerBootstrap {
   struct Worker {
     std::thread thread;
     std::condition_variable cv;
-    std::deque<std::function<void(Channel&)>> tasks;  // guarded by mu_
+    std::deque<std::function<void(Channel&)>> asks;   // a group's setup (guarded by mu_)
+    std::deque<std::function<void(Channel&)>> tells;  // a failure told (guarded by mu_)
   };
   struct Job {
     std::shared_ptr<Group> group;
@@ -85,13 +89,20 @@ class PeerBootstrap {
     std::chrono::steady_clock::time_point deadline;
     std::chrono::steady_clock::time_point next_ask;   // of the nodes not answered, or not open yet
     std::chrono::milliseconds retry_pause{0};          // grows while nodes do not answer (Ask)
+    // For the log line of an open group: how long it took here, in how many calls.
+    std::chrono::steady_clock::time_point created;
+    std::chrono::steady_clock::time_point connected_at;
+    uint32_t calls = 0;
   };
   void Run();
   // Queues the calls a job needs now on its nodes' workers. Caller holds mu_.
   void Ask(const std::shared_ptr<Job>& job);
   // Moves a job on from what its nodes said; false once it is finished. Caller holds mu_.
-  bool Check(Job& job);
-  void Queue(const std::string& node, std::function<void(Channel&)> task);  // caller holds mu_
+  bool Check(const std::shared_ptr<Job>& job);
+  // Queues a call to `node` on its worker (caller holds mu_). Tells go only while no ask waits
+  // on any worker: they are best effort, and a group being set up has a deadline.
+  enum class CallKind { kAsk, kTell };
+  void Queue(const std::string& node, CallKind kind, std::function<void(Channel&)> task);
   void Work(const std::string& node, Worker* w);
   // Whether the data connection to every node that answered is up; else `down` names those not.
   bool Connected(const Job& job, std::string* down) const;
@@ -99,6 +110,8 @@ class PeerBootstrap {
   // else *why says why not.
   bool TryOpen(const Job& job, uint32_t node, Channel& ch, std::optional<PeerGroupInfo>* info, std::string* why);
   void Tell(const std::shared_ptr<Group>& group, uint32_t node, Channel& ch);
+  // Tells `node` that this side of the job's group is open; false if it did not hear it.
+  bool TellOpened(const Job& job, uint32_t node, Channel& ch);
   // Adds this node's credential for calling `method` on `node` (auth = munge).
   Status Credential(grpc::ClientContext* ctx, const char* method, const std::string& node) const;
 
@@ -117,6 +130,7 @@ class PeerBootstrap {
   bool answered_ = false;  // a worker finished a call since Run last looked
   std::map<std::string, std::unique_ptr<Worker>> workers_;  // by node, made on first use
   int calls_under_way_ = 0;  // of all workers, at most kCallsAtOnce (guarded by mu_)
+  int asks_waiting_ = 0;     // queued asks of all workers (guarded by mu_)
   std::thread thread_;
 };
 

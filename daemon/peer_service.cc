@@ -7,14 +7,30 @@
 
 namespace ohio {
 
+namespace {
+
+// The caller's deadline on this daemon's clock: when nobody waits for the answer any more.
+PeerAuth::Clock::time_point AnswerBy(const grpc::ServerContext& ctx) {
+  const auto deadline = ctx.deadline();
+  if (deadline == std::chrono::system_clock::time_point::max()) return PeerAuth::Clock::time_point::max();
+  return PeerAuth::Clock::now() +
+         std::chrono::duration_cast<PeerAuth::Clock::duration>(deadline - std::chrono::system_clock::now());
+}
+
+}  // namespace
+
 grpc::Status PeerService::Authenticate(grpc::ServerContext* ctx, const char* method, const std::string& claimed_node) {
   std::string credential;
   auto it = ctx->client_metadata().find(kMungeMetadataKey);
   if (it != ctx->client_metadata().end()) credential.assign(it->second.data(), it->second.size());
-  Status s = auth_->Check(AuthChannel::kPeerCall, method, credential, "'" + claimed_node + "' at " + ctx->peer());
+  // A call whose caller has gone is not checked: its check would only delay the live ones'.
+  if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "the caller gave up");
+  Status s = auth_->Check(AuthChannel::kPeerCall, method, credential, "'" + claimed_node + "' at " + ctx->peer(),
+                          AnswerBy(*ctx));
   if (s.ok()) return grpc::Status::OK;
   // munged busy: no verdict, so the caller retries as with any node not ready yet.
   if (s.code() == Code::kTimeout) {
+    spdlog::debug("peer call {} from {} not checked: {}", method, claimed_node, s.message());
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "node " + config_.node_name + " could not check the call: " + s.message());
   }
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "node " + config_.node_name + " refused the call: " + s.message());
@@ -97,6 +113,21 @@ grpc::Status PeerService::GroupFailed(grpc::ServerContext* ctx, const peer::Grou
   grpc::Status auth = Authenticate(ctx, "GroupFailed", req->from_node());
   if (!auth.ok()) return auth;
   registry_->FailedOnPeer(*req);
+  return grpc::Status::OK;
+}
+
+grpc::Status PeerService::SideOpened(grpc::ServerContext* ctx, const peer::SideOpenedRequest* req,
+                                     peer::SideOpenedReply*) {
+  grpc::Status auth = Authenticate(ctx, "SideOpened", req->from_node());
+  if (!auth.ok()) return auth;
+  if (req->protocol_version() != kPeerProtocolVersion || req->key().size() != sizeof(GroupKey)) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "node " + config_.node_name + " speaks peer protocol " + std::to_string(kPeerProtocolVersion) +
+                            ", not " + std::to_string(req->protocol_version()));
+  }
+  GroupKey key;
+  std::copy(req->key().begin(), req->key().end(), key.begin());
+  on_side_opened_(key, req->from_node());
   return grpc::Status::OK;
 }
 

@@ -320,6 +320,28 @@ TEST_F(PeerAuthTest, DataConnectionsNeedAFreshCredentialBeforeAnyFrame) {
   EXPECT_TRUE(Contains(log, "munge credential replayed")) << log;
 }
 
+TEST_F(PeerAuthTest, ACheckWhoseCallerGaveUpIsNotMadeAndTheCredentialStaysUnused) {
+  auto auth = PeerAuth::Start("munge", cluster_munged_.socket(), "n1");
+  ASSERT_TRUE(auth.ok()) << auth.status().message();
+  const std::string credential = Mint(cluster_munged_, "OpenGroup", "n1");
+  ASSERT_FALSE(credential.empty());
+  // The call's caller gave up a millisecond ago: no verdict (a kTimeout the caller may retry,
+  // not a refusal), and munged is not asked.
+  const auto gone = PeerAuth::Clock::now() - std::chrono::milliseconds(1);
+  const Status late = auth.value()->Check(AuthChannel::kPeerCall, "OpenGroup", credential, "'n0' at test", gone);
+  EXPECT_EQ(late.code(), Code::kTimeout) << late.message();
+  EXPECT_TRUE(Contains(late.message(), "the caller gave up before munged could be asked")) << late.message();
+  EXPECT_EQ(auth.value()->refusals(AuthChannel::kPeerCall, AuthRefusal::kReplayed), 0u);
+  // Had munged decoded it, its replay cache would refuse it now.
+  const Status live = auth.value()->Check(AuthChannel::kPeerCall, "OpenGroup", credential, "'n0' at test",
+                                          PeerAuth::Clock::now() + std::chrono::seconds(10));
+  EXPECT_TRUE(live.ok()) << live.message();
+  // Nor is a credential minted for a call that has given up.
+  const auto minted = auth.value()->Mint("OpenGroup", "n2", gone);
+  ASSERT_FALSE(minted.ok());
+  EXPECT_EQ(minted.status().code(), Code::kTimeout) << minted.status().message();
+}
+
 TEST(PeerAuthStart, RefusesToStartWithoutMungedUnlessAuthIsNone) {
   TempDir dir;
   Daemon without(dir, {"--auth", "munge", "--munge-socket", dir.file("no-munged.sock")}, "without");

@@ -48,7 +48,7 @@ Status LocalAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, u
 }
 
 Status LocalAlltoall::Run(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
-  if (m >= SingleCopyThreshold() && send != recv && header_->single_copy_refused.load(std::memory_order_relaxed) == 0) {
+  if (m >= SingleCopyThreshold(waiter_->oversubscribed()) && send != recv && header_->single_copy_refused.load(std::memory_order_relaxed) == 0) {
     bool fall_back = false;
     Status s = SingleCopyRound(send, recv, m, (*next_round)++, &fall_back);
     if (!fall_back) return s;

@@ -52,7 +52,7 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   // A refusal is set in an earlier call, which every rank has finished: all ranks see it alike.
   const bool readable = SingleCopyPossible() && header_->single_copy_refused.load(std::memory_order_relaxed) == 0;
   StagedRow row = StagedRow::kNotStaged;
-  if (StagesVectorRow(*shape_, counts, vector_region_, readable ? SingleCopyThreshold() : ~uint64_t{0})) {
+  if (StagesVectorRow(*shape_, counts, vector_region_, readable ? SingleCopyThreshold(waiter_->oversubscribed()) : ~uint64_t{0})) {
     row = StagedRowOf(counts, vector_piece_slot_);
     uint8_t* region = VectorRegion(k, local_);
     StageVectorRow(*shape_, vector_piece_slot_, row, table, [&](uint64_t src, uint64_t dst, uint64_t len) {

@@ -63,6 +63,8 @@ class RoundWaiter {
     return seen != 0 && MonotonicNs() - seen < kDaemonSeenLatelyNs;
   }
   static constexpr uint64_t kDaemonSeenLatelyNs = 300'000'000;  // three watch ticks
+  // More of the node's processes (its ranks and ohiod) than its CPUs.
+  bool oversubscribed() const { return oversubscribed_; }
 
  private:
   Status Outcome(WaitOutcome outcome, const char* who, const char* what) const;

@@ -24,14 +24,15 @@ bool SingleCopyPossible() {
   return possible;
 }
 
-uint64_t SingleCopyThreshold() {
-  static const uint64_t threshold = [] {
-    const char* v = std::getenv("OHIO_SINGLE_COPY_BYTES");
-    if (v == nullptr || *v == '\0') return uint64_t{32768};
-    const uint64_t n = std::strtoull(v, nullptr, 10);
-    return n == 0 ? ~uint64_t{0} : n;
-  }();
-  return threshold;
+uint64_t SingleCopyThresholdFor(const char* env, bool oversubscribed) {
+  if (env == nullptr || *env == '\0') return oversubscribed ? uint64_t{262144} : uint64_t{32768};
+  const uint64_t n = std::strtoull(env, nullptr, 10);
+  return n == 0 ? ~uint64_t{0} : n;
+}
+
+uint64_t SingleCopyThreshold(bool oversubscribed) {
+  static const char* const env = std::getenv("OHIO_SINGLE_COPY_BYTES");
+  return SingleCopyThresholdFor(env, oversubscribed);
 }
 
 ReadOutcome ReadFromRank(pid_t pid, uint64_t remote, void* local, uint64_t bytes, std::string* why) {

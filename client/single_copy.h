@@ -19,9 +19,16 @@ namespace ohio {
 bool SingleCopyPossible();
 
 // Message bytes (for an alltoallv, the mean block of a rank's row) from which a call is read in
-// place ($OHIO_SINGLE_COPY_BYTES, default 32 KiB; 0 turns single copies off). Read once per
-// process.
-uint64_t SingleCopyThreshold();
+// place: $OHIO_SINGLE_COPY_BYTES (0 turns single copies off; read once per process), else 32 KiB
+// where every rank has a core, 256 KiB where the node's ranks and its daemon outnumber its CPUs
+// (`oversubscribed`, from the CPUs the daemon tells every rank alike: the ranks of a node must
+// decide alike). Reading in place costs a second meeting (a rank may return only once the others
+// are done reading its buffer): a spin where ranks have cores, a sleep and a wake-up where they
+// share them. 4 ranks on 2 cores: in place took 1.5-2.2x two copies' time at 32-128 KiB, 0.65x
+// at 256-512 KiB (docs/PERFORMANCE.md, "Reading in place on a shared core").
+uint64_t SingleCopyThreshold(bool oversubscribed);
+// The same from $OHIO_SINGLE_COPY_BYTES's value (nullptr: unset), pure.
+uint64_t SingleCopyThresholdFor(const char* env, bool oversubscribed);
 
 enum class ReadOutcome { kDone, kRefused, kBadAddress, kGone };
 

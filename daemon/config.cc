@@ -394,6 +394,11 @@ std::vector<ConfigChange> DiffConfig(const DaemonConfig& from, const DaemonConfi
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
     if (a[i].second != b[i].second) out.push_back({a[i].first, a[i].second, b[i].second});
   }
+  // A table file edited in place keeps its path: the rules as read tell the change.
+  const std::string was = LeaderTableDigest(from.leader_rules), is = LeaderTableDigest(to.leader_rules);
+  if (from.leader_table == to.leader_table && was != is) {
+    out.push_back({"leader-table", from.leader_table + " (table " + was + ")", to.leader_table + " (table " + is + ")"});
+  }
   return out;
 }
 

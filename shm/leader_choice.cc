@@ -17,8 +17,9 @@ const char* LeaderName(Leader l) {
 LeaderTable DefaultLeaderTable() {
   // Measured at 16 emulated nodes x 1 rank (docs/PERFORMANCE.md, "Leader algorithms"): the
   // hypercube beats pairwise up to blocks of 4 KiB, loses from 8 KiB; from 4 nodes up, where
-  // log2 N messages undercut N-1. At 32 namespaces beside Open MPI it beat pairwise and direct
-  // up to 8 KiB and lost at 16 KiB: the row stands.
+  // log2 N messages undercut N-1. At 32 namespaces x 1 beside Open MPI it beat pairwise and
+  // direct at every size measured (1 B-16 KiB); at 16 x 2 it led up to 2 KiB, tied with them at
+  // 4 KiB and lost from 8 KiB (docs/PERFORMANCE.md, "On a quiet box"): the row stands.
   return LeaderTable{{LeaderRule{4, 4096, Leader::kHypercube}}};
 }
 

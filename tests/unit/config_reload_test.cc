@@ -15,6 +15,7 @@
 
 #include "daemon/config.h"
 #include "daemon/live_config.h"
+#include "shm/leader_table_text.h"
 
 namespace ohio {
 namespace {
@@ -130,6 +131,35 @@ TEST(ConfigReload, LiveConfigAppliesReloadableKeysAndHoldsTheRestPending) {
   EXPECT_THAT(live.last_reload(), HasSubstr("reload failed"));
   EXPECT_EQ(live.current().timeout_ms, 1500u);
   unlink(file.c_str());
+  rmdir(dir.c_str());
+}
+
+TEST(ConfigReload, ALeaderTableFileEditedInPlaceWaitsForARestart) {
+  char tmpl[] = "/tmp/ohio-reload-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string table = dir + "/leader.table";
+  std::ofstream(table) << "4+ 4KiB hypercube\n";
+  auto first = Load({"--leader-table", table});
+  ASSERT_FALSE(first.exit_now) << first.output;
+  LiveConfig live(first.config);
+  // Same path, other rules: a setting that needs a restart (groups compare tables at setup).
+  std::ofstream(table) << "4+ 1KiB hypercube\n";
+  auto second = Load({"--leader-table", table});
+  ASSERT_FALSE(second.exit_now) << second.output;
+  const auto r = live.Apply(second.config);
+  EXPECT_TRUE(r.applied.empty());
+  ASSERT_EQ(r.need_restart.size(), 1u);
+  EXPECT_EQ(r.need_restart[0].key, "leader-table");
+  EXPECT_THAT(r.need_restart[0].from, HasSubstr(LeaderTableDigest(first.config.leader_rules)));
+  EXPECT_THAT(r.need_restart[0].to, HasSubstr(LeaderTableDigest(second.config.leader_rules)));
+  EXPECT_NE(LeaderTableDigest(first.config.leader_rules), LeaderTableDigest(second.config.leader_rules));
+  EXPECT_EQ(live.pending().count("leader-table"), 1u);
+  EXPECT_EQ(LeaderTableDigest(live.current().leader_rules), LeaderTableDigest(first.config.leader_rules));
+  // Edited back: nothing pending.
+  std::ofstream(table) << "# the same rules, spelt otherwise\n4+   4096B   hypercube\n";
+  live.Apply(Load({"--leader-table", table}).config);
+  EXPECT_TRUE(live.pending().empty());
+  unlink(table.c_str());
   rmdir(dir.c_str());
 }
 

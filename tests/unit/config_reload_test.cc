@@ -29,6 +29,25 @@ ConfigOutcome Load(std::vector<std::string> args) {
   return LoadDaemonConfig(static_cast<int>(argv.size()), argv.data());
 }
 
+// A file in a fresh directory of its own, both removed when the test's scope ends (however
+// it ends).
+class ScratchFile {
+ public:
+  explicit ScratchFile(const std::string& name) {
+    char tmpl[] = "/tmp/ohio-config-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    path_ = dir_ + "/" + name;
+  }
+  ~ScratchFile() {
+    unlink(path_.c_str());
+    rmdir(dir_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_, path_;
+};
+
 std::set<std::string> Keys(const DaemonConfig& c) {
   std::set<std::string> keys;
   for (const auto& [k, v] : ConfigEntries(c)) keys.insert(k);
@@ -95,9 +114,8 @@ TEST(ConfigReload, ApplyReloadableTakesExactlyTheReloadableKeys) {
 }
 
 TEST(ConfigReload, LiveConfigAppliesReloadableKeysAndHoldsTheRestPending) {
-  char tmpl[] = "/tmp/ohio-reload-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  const std::string file = dir + "/ohiod.conf";
+  const ScratchFile conf("ohiod.conf");
+  const std::string& file = conf.path();
   std::ofstream(file) << "timeout_ms = 60000\nsocket = /tmp/a.sock\n";
   auto first = Load({"--config", file});
   ASSERT_FALSE(first.exit_now) << first.output;
@@ -130,14 +148,11 @@ TEST(ConfigReload, LiveConfigAppliesReloadableKeysAndHoldsTheRestPending) {
   live.Failed("ohiod: bad value");
   EXPECT_THAT(live.last_reload(), HasSubstr("reload failed"));
   EXPECT_EQ(live.current().timeout_ms, 1500u);
-  unlink(file.c_str());
-  rmdir(dir.c_str());
 }
 
 TEST(ConfigReload, ALeaderTableFileEditedInPlaceWaitsForARestart) {
-  char tmpl[] = "/tmp/ohio-reload-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  const std::string table = dir + "/leader.table";
+  const ScratchFile file("leader.table");
+  const std::string& table = file.path();
   std::ofstream(table) << "4+ 4KiB hypercube\n";
   auto first = Load({"--leader-table", table});
   ASSERT_FALSE(first.exit_now) << first.output;
@@ -159,21 +174,16 @@ TEST(ConfigReload, ALeaderTableFileEditedInPlaceWaitsForARestart) {
   std::ofstream(table) << "# the same rules, spelt otherwise\n4+   4096B   hypercube\n";
   live.Apply(Load({"--leader-table", table}).config);
   EXPECT_TRUE(live.pending().empty());
-  unlink(table.c_str());
-  rmdir(dir.c_str());
 }
 
 TEST(ConfigReload, AnEmptyValueMeansTheDefault) {
-  char tmpl[] = "/tmp/ohio-empty-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  const std::string file = dir + "/ohiod.conf";
+  const ScratchFile conf("ohiod.conf");
+  const std::string& file = conf.path();
   // Read naively, "--metrics-file=" would swallow the next setting as its value.
   std::ofstream(file) << "metrics-file =\nsocket = /tmp/s.sock\n";
   setenv("OHIOD_TIMEOUT_MS", "", 1);
   auto c = Load({"--config", file});
   unsetenv("OHIOD_TIMEOUT_MS");
-  unlink(file.c_str());
-  rmdir(dir.c_str());
   ASSERT_FALSE(c.exit_now) << c.output;
   EXPECT_EQ(c.config.metrics_file, "");
   EXPECT_EQ(c.config.socket, "/tmp/s.sock");
@@ -203,13 +213,9 @@ TEST(DefaultConfigFile, DocumentsEveryKeyAndLoadsUncommented) {
   for (const std::string& key : Keys(defaults)) EXPECT_EQ(documented.count(key), 1u) << key << " is not in ohiod.conf";
   for (const std::string& key : documented) EXPECT_EQ(Keys(defaults).count(key), 1u) << key << " is not a setting";
 
-  char tmpl[] = "/tmp/ohio-conf-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  const std::string file = dir + "/ohiod.conf";
-  std::ofstream(file) << uncommented.str();
-  auto loaded = Load({"--config", file});
-  unlink(file.c_str());
-  rmdir(dir.c_str());
+  const ScratchFile conf("ohiod.conf");
+  std::ofstream(conf.path()) << uncommented.str();
+  auto loaded = Load({"--config", conf.path()});
   ASSERT_FALSE(loaded.exit_now) << loaded.output;
   for (const ConfigChange& c : DiffConfig(defaults, loaded.config)) {
     EXPECT_TRUE(c.key == "peer") << c.key << " = " << c.to << " in ohiod.conf, but the default is " << c.from;

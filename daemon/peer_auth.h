@@ -83,6 +83,11 @@ class PeerAuth {
   const std::string& socket() const { return socket_; }
 
   using Clock = std::chrono::steady_clock;
+  // A gRPC call's deadline (system clock, either side of the call) as an `answer_by` below.
+  static Clock::time_point AnswerBy(std::chrono::system_clock::time_point deadline) {
+    if (deadline == std::chrono::system_clock::time_point::max()) return Clock::time_point::max();
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(deadline - std::chrono::system_clock::now());
+  }
 
   // A credential for calling `target_node` for `purpose`; "" with auth = none. kTimeout when
   // munged was busy (MungedBusy: ask again), kRefused when it cannot mint one. `answer_by`:

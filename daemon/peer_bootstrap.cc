@@ -177,9 +177,7 @@ void PeerBootstrap::Work(const std::string& node, Worker* w) {
 
 Status PeerBootstrap::Credential(grpc::ClientContext* ctx, const char* method, const std::string& node) const {
   // Not minted once the call has given up (a place at munged may be a wait).
-  auto cred = auth_->Mint(method, node,
-                          std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                                 ctx->deadline() - std::chrono::system_clock::now()));
+  auto cred = auth_->Mint(method, node, PeerAuth::AnswerBy(ctx->deadline()));
   if (!cred.ok()) {
     // kTimeout (munged busy) stays one: the caller asks again.
     return Status(cred.status().code() == Code::kTimeout ? Code::kTimeout : Code::kRefused,

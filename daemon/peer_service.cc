@@ -7,17 +7,11 @@
 
 namespace ohio {
 
-namespace {
-
-// The caller's deadline on this daemon's clock: when nobody waits for the answer any more.
-PeerAuth::Clock::time_point AnswerBy(const grpc::ServerContext& ctx) {
-  const auto deadline = ctx.deadline();
-  if (deadline == std::chrono::system_clock::time_point::max()) return PeerAuth::Clock::time_point::max();
-  return PeerAuth::Clock::now() +
-         std::chrono::duration_cast<PeerAuth::Clock::duration>(deadline - std::chrono::system_clock::now());
+grpc::Status PeerService::OtherProtocol(uint32_t theirs) const {
+  return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "node " + config_.node_name + " speaks peer protocol " +
+                                                                 std::to_string(kPeerProtocolVersion) + ", not " +
+                                                                 std::to_string(theirs));
 }
-
-}  // namespace
 
 grpc::Status PeerService::Authenticate(grpc::ServerContext* ctx, const char* method, const std::string& claimed_node) {
   std::string credential;
@@ -26,7 +20,7 @@ grpc::Status PeerService::Authenticate(grpc::ServerContext* ctx, const char* met
   // A call whose caller has gone is not checked: its check would only delay the live ones'.
   if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "the caller gave up");
   Status s = auth_->Check(AuthChannel::kPeerCall, method, credential, "'" + claimed_node + "' at " + ctx->peer(),
-                          AnswerBy(*ctx));
+                          PeerAuth::AnswerBy(ctx->deadline()));
   if (s.ok()) return grpc::Status::OK;
   // munged busy: no verdict, so the caller retries as with any node not ready yet.
   if (s.code() == Code::kTimeout) {
@@ -55,9 +49,7 @@ grpc::Status PeerService::OpenGroup(grpc::ServerContext* ctx, const peer::OpenGr
   grpc::Status auth = Authenticate(ctx, "OpenGroup", req->from_node());
   if (!auth.ok()) return auth;
   if (req->protocol_version() != kPeerProtocolVersion) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "node " + config_.node_name + " speaks peer protocol " + std::to_string(kPeerProtocolVersion) +
-                            ", not " + std::to_string(req->protocol_version()));
+    return OtherProtocol(req->protocol_version());
   }
   auto info = registry_->DescribeForPeer(*req);
   if (!info.ok()) {
@@ -85,9 +77,7 @@ grpc::Status PeerService::ConnectQueuePairs(grpc::ServerContext* ctx, const peer
                         "node " + config_.node_name + " uses the " + transport_->name() + " transport, not verbs");
   }
   if (req->protocol_version() != kPeerProtocolVersion) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "node " + config_.node_name + " speaks peer protocol " + std::to_string(kPeerProtocolVersion) +
-                            ", not " + std::to_string(req->protocol_version()));
+    return OtherProtocol(req->protocol_version());
   }
   DialOffer offer;
   offer.incarnation = req->incarnation();
@@ -121,9 +111,7 @@ grpc::Status PeerService::SideOpened(grpc::ServerContext* ctx, const peer::SideO
   grpc::Status auth = Authenticate(ctx, "SideOpened", req->from_node());
   if (!auth.ok()) return auth;
   if (req->protocol_version() != kPeerProtocolVersion || req->key().size() != sizeof(GroupKey)) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "node " + config_.node_name + " speaks peer protocol " + std::to_string(kPeerProtocolVersion) +
-                            ", not " + std::to_string(req->protocol_version()));
+    return OtherProtocol(req->protocol_version());
   }
   GroupKey key;
   std::copy(req->key().begin(), req->key().end(), key.begin());

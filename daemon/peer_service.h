@@ -44,6 +44,8 @@ class PeerService final : public peer::Peer::Service {
  private:
   // OK, or UNAUTHENTICATED with "node <this> refused the call: munge credential <reason>: ...".
   grpc::Status Authenticate(grpc::ServerContext* ctx, const char* method, const std::string& claimed_node);
+  // FAILED_PRECONDITION: the caller speaks peer protocol `theirs`, not this daemon's.
+  grpc::Status OtherProtocol(uint32_t theirs) const;
 
   const DaemonConfig& config_;
   PeerAuth* auth_;

@@ -11,6 +11,7 @@ BRIDGE=ohio-br0
 ns_name() { echo "ohio-node$1"; }
 veth_name() { echo "ohio-v$1"; }   # root side; the namespace side is called veth0
 node_ip() { echo "10.77.0.$(( $1 + 1 ))"; }
+node_mac() { printf '02:77:00:00:%02x:%02x\n' $(( ($1 + 1) / 256 )) $(( ($1 + 1) % 256 )); }
 
 # Two runs at once (of either script) would fight over the namespace names and each other's
 # timings. The lock is on this file, held on fd 9 until the script exits, so no lock file is
@@ -72,12 +73,36 @@ setup_network() {
   for ((i = 0; i < $1; i++)); do
     ns=$(ns_name $i); v=$(veth_name $i)
     ip netns add "$ns"
-    ip link add "$v" type veth peer name veth0 netns "$ns"
+    ip link add "$v" type veth peer name veth0 netns "$ns" address "$(node_mac $i)"
     ip link set "$v" master "$BRIDGE" up
     ip -n "$ns" addr add "$(node_ip $i)/24" dev veth0
     ip -n "$ns" link set veth0 up
     ip -n "$ns" link set lo up
   done
+  static_neighbours "$1"
+}
+
+# static_neighbours K: every node and the root namespace know every other's MAC address from
+# the start (permanent neighbour entries). The kernel keeps one ARP table for all namespaces,
+# bounded by the root namespace's net.ipv4.neigh.default.gc_thresh3 (1024 by default): at 32
+# nodes the nodes' 32 x 31 learned entries and the bridge's overflowed it ("neighbour table
+# overflow" in dmesg), and a SYN to a peer whose entry could not be made waited in its namespace
+# for TCP's retries, 20-30 s (docs/PERFORMANCE.md, "32 namespaces"). Permanent entries do not
+# count towards that bound, and a real cluster's hosts do not share one table.
+static_neighbours() {
+  local i j bridge_mac
+  bridge_mac=$(cat "/sys/class/net/$BRIDGE/address")
+  for ((i = 0; i < $1; i++)); do
+    {
+      echo "neigh replace 10.77.0.254 lladdr $bridge_mac dev veth0 nud permanent"
+      for ((j = 0; j < $1; j++)); do
+        [ "$j" = "$i" ] || echo "neigh replace $(node_ip $j) lladdr $(node_mac $j) dev veth0 nud permanent"
+      done
+    } | ip -n "$(ns_name $i)" -batch -
+  done
+  for ((j = 0; j < $1; j++)); do
+    echo "neigh replace $(node_ip $j) lladdr $(node_mac $j) dev $BRIDGE nud permanent"
+  done | ip -batch -
 }
 
 # start_munged DIR: this run's own munged (a fresh key DIR/munge.key, socket DIR/munge.sock,

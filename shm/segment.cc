@@ -101,7 +101,13 @@ Result<Segment> Segment::Attach(int fd) {
   if (bytes < sizeof(SegmentHeader)) {
     return Status(Code::kProtocol, "the group segment received from ohiod is too small");
   }
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // Populated at once: every page of the segment is faulted in here, at the join, instead of
+  // one fault per page inside the group's first calls of each size. HPC Challenge's MPIFFT
+  // times a single transform of three alltoalls, and those faults made its Gflop/s 0.66-0.74x
+  // Open MPI's (docs/PERFORMANCE.md, "HPC Challenge's MPIFFT: the segment's first touch"). The
+  // segment is sized for the calls the group was joined for (shm/buffer_sizing.h): this commits
+  // what they will use, charged to the job whose rank touched it first.
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (p == MAP_FAILED) return SystemError("mmap of the group segment", errno);
   s.base_ = static_cast<uint8_t*>(p);
   s.bytes_ = bytes;

@@ -126,6 +126,24 @@ TEST_F(SegmentTest, CreateIsSealedZeroedAndDescribed) {
   for (uint64_t i = 0; i < layout_.srb_bytes; ++i) ASSERT_EQ(s.srb()[i], 0) << i;
 }
 
+// A rank's mapping is populated at the join: no page of the segment faults inside the group's
+// first calls (shm/segment.cc). The daemon's own mapping has touched only the header.
+TEST_F(SegmentTest, AttachFaultsInEveryPageAtOnce) {
+  Segment daemon = MakeSegment();
+  const int fd = dup(daemon.fd());
+  ASSERT_GE(fd, 0);
+  Result<Segment> attached = Segment::Attach(fd);
+  ASSERT_TRUE(attached.ok()) << attached.status().message();
+  const long page = sysconf(_SC_PAGESIZE);
+  const uint64_t pages = (attached->bytes() + page - 1) / page;
+  ASSERT_GT(pages, 2u) << "a segment of more than its header's pages";
+  std::vector<unsigned char> resident(pages);
+  ASSERT_EQ(mincore(attached->header(), attached->bytes(), resident.data()), 0) << errno;
+  uint64_t in = 0;
+  for (unsigned char r : resident) in += r & 1;
+  EXPECT_EQ(in, pages) << "pages of the SSB/SRB left to fault in at the first calls";
+}
+
 TEST_F(SegmentTest, AttachMapsTheSameMemory) {
   Segment daemon = MakeSegment();
   ASSERT_GE(daemon.fd(), 0);

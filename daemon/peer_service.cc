@@ -110,8 +110,10 @@ grpc::Status PeerService::SideOpened(grpc::ServerContext* ctx, const peer::SideO
                                      peer::SideOpenedReply*) {
   grpc::Status auth = Authenticate(ctx, "SideOpened", req->from_node());
   if (!auth.ok()) return auth;
-  if (req->protocol_version() != kPeerProtocolVersion || req->key().size() != sizeof(GroupKey)) {
-    return OtherProtocol(req->protocol_version());
+  if (req->protocol_version() != kPeerProtocolVersion) return OtherProtocol(req->protocol_version());
+  if (req->key().size() != sizeof(GroupKey)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a group key is " + std::to_string(sizeof(GroupKey)) +
+                                                                " bytes, not " + std::to_string(req->key().size()));
   }
   GroupKey key;
   std::copy(req->key().begin(), req->key().end(), key.begin());

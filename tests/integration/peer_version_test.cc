@@ -67,5 +67,36 @@ TEST(PeerVersion, PeerServiceRefusesACallerOfAnotherVersion) {
       << s.error_message();
 }
 
+// A caller of this version whose SideOpened names a key of the wrong size is told that, not
+// that it speaks another protocol; and the daemon goes on serving.
+TEST(PeerVersion, SideOpenedWithAKeyOfTheWrongSizeIsRefusedAsSuch) {
+  TempDir dir;
+  const int port = FreePorts(1)[0];
+  Daemon n0(dir, {"--node-name", "n0", "--peer-port", std::to_string(port)}, "n0");
+  ASSERT_TRUE(n0.Start()) << n0.Log();
+  auto stub = peer::Peer::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  for (const char* version_case : {"this", "other"}) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    peer::SideOpenedRequest req;
+    const bool other = std::string(version_case) == "other";
+    req.set_protocol_version(other ? kPeerProtocolVersion + 98 : kPeerProtocolVersion);
+    req.set_from_node("n9");
+    req.set_key(std::string(7, 'k'));
+    peer::SideOpenedReply reply;
+    grpc::Status s = stub->SideOpened(&ctx, req, &reply);
+    if (other) {
+      // The version is checked first: a caller of another version may lay its keys out otherwise.
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+      EXPECT_NE(s.error_message().find("speaks peer protocol"), std::string::npos) << s.error_message();
+    } else {
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+      EXPECT_EQ(s.error_message(), "a group key is 16 bytes, not 7");
+    }
+  }
+  EXPECT_TRUE(n0.running()) << n0.Log();
+}
+
 }  // namespace
 }  // namespace ohio::testing

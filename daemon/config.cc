@@ -236,7 +236,14 @@ Result<std::string> FindConfigFile(int argc, const char* const* argv) {
   return std::string();
 }
 
-Status ReadConfigFile(const CLI::App& app, const std::string& path, std::vector<std::string>* args) {
+// One setting as it reaches the parser, and where it came from ("FILE:LINE", "OHIOD_KEY in the
+// environment"; empty for the command line, whose errors need no pointer).
+struct SourcedArg {
+  std::string arg;
+  std::string origin;
+};
+
+Status ReadConfigFile(const CLI::App& app, const std::string& path, std::vector<SourcedArg>* args) {
   std::ifstream in(path);
   if (!in) return Status(Code::kInvalidArgument, "cannot read config file " + path);
   std::string line;
@@ -265,9 +272,28 @@ Status ReadConfigFile(const CLI::App& app, const std::string& path, std::vector<
     }
     // "key =" leaves the default; CLI11 would read an empty "--key=" as wanting the next word.
     if (value.empty()) continue;
-    args->push_back("--" + key + "=" + value);
+    args->push_back({"--" + key + "=" + value, where});
   }
   return Status::Ok();
+}
+
+// After a parse of every source together failed: the first setting of a file or the environment
+// that fails on its own, as "ORIGIN: error", so that an admin is sent to the line to fix. Empty
+// if the error lies on the command line (its message names the flag, which is where it is).
+std::string FirstBadSetting(const std::vector<SourcedArg>& args) {
+  for (const SourcedArg& a : args) {
+    if (a.origin.empty()) continue;
+    CLI::App probe;
+    DaemonConfig scratch;
+    std::string scratch_file;
+    Bind(probe, scratch, scratch_file);
+    try {
+      probe.parse(std::vector<std::string>{a.arg});
+    } catch (const CLI::ParseError& e) {
+      return a.origin + ": " + e.what();
+    }
+  }
+  return "";
 }
 
 Result<LeaderTable> ReadLeaderTable(const std::string& path) {
@@ -301,18 +327,18 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
     return out;
   };
 
-  std::vector<std::string> args;
+  std::vector<SourcedArg> sourced;
   auto file = FindConfigFile(argc, argv);
   if (!file.ok()) return fail(file.status().message());
   if (!file.value().empty()) {
-    Status s = ReadConfigFile(app, file.value(), &args);
+    Status s = ReadConfigFile(app, file.value(), &sourced);
     if (!s.ok()) return fail(s.message());
   }
   for (CLI::Option* opt : app.get_options()) {
     std::string key = opt->get_single_name();
     if (SkippedKey(key)) continue;
     const char* v = std::getenv(EnvName(key).c_str());
-    if (v != nullptr && *v != '\0') args.push_back("--" + key + "=" + v);  // empty: as if unset
+    if (v != nullptr && *v != '\0') sourced.push_back({"--" + key + "=" + v, EnvName(key) + " in the environment"});  // empty: as if unset
   }
   // --config was resolved above; CLI11 would read an empty "--config=" as wanting the next word.
   for (int i = 1; i < argc; ++i) {
@@ -322,9 +348,10 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
       continue;
     }
     if (a.rfind("--config=", 0) == 0) continue;
-    args.push_back(a);
+    sourced.push_back({a, ""});
   }
-  std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
+  std::vector<std::string> args;
+  for (auto it = sourced.rbegin(); it != sourced.rend(); ++it) args.push_back(it->arg);  // CLI11 takes them reversed
   try {
     app.parse(args);
   } catch (const CLI::CallForHelp&) {
@@ -336,7 +363,8 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
     out.output = std::string("ohiod ") + kVersion + "\n";
     return out;
   } catch (const CLI::ParseError& e) {
-    return fail(e.what());
+    const std::string sourced_error = FirstBadSetting(sourced);
+    return fail(sourced_error.empty() ? e.what() : sourced_error);
   }
   out.config.config_file = file.value();
   if (!out.config.leader_table.empty()) {

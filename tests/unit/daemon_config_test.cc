@@ -161,6 +161,29 @@ TEST_F(ConfigTest, LineWithoutEqualsIsAnError) {
   EXPECT_THAT(c.output, HasSubstr(":1: expected 'key = value'"));
 }
 
+// A bad value from the file or the environment says where it is, as an unknown key does: the
+// option's name alone sends an admin looking through three sources.
+TEST_F(ConfigTest, BadValueNamesTheFileLineOrTheVariable) {
+  const std::string f = WriteFile("socket = /tmp/x.sock\n\ntimeout_ms = soon\n");
+  auto from_file = Load({"--config", f});
+  EXPECT_TRUE(from_file.exit_now);
+  EXPECT_EQ(from_file.exit_code, 2);
+  EXPECT_THAT(from_file.output, HasSubstr("ohiod: " + f + ":3: --timeout-ms"));
+
+  const std::string good = WriteFile("timeout_ms = 5000\n");
+  setenv("OHIOD_LOG_LEVEL", "loud", 1);
+  auto from_env = Load({"--config", good});
+  EXPECT_TRUE(from_env.exit_now);
+  EXPECT_THAT(from_env.output, HasSubstr("ohiod: OHIOD_LOG_LEVEL in the environment: --log-level"));
+  unsetenv("OHIOD_LOG_LEVEL");
+
+  // On the command line the flag is where the error is: no pointer.
+  auto from_flag = Load({"--config", good, "--timeout-ms", "later"});
+  EXPECT_TRUE(from_flag.exit_now);
+  EXPECT_THAT(from_flag.output, HasSubstr("--timeout-ms"));
+  EXPECT_THAT(from_flag.output, ::testing::Not(HasSubstr(good + ":")));
+}
+
 TEST_F(ConfigTest, BadValuesNameTheOption) {
   auto algo = Load({"--config=", "--algorithm", "v9"});
   EXPECT_TRUE(algo.exit_now);

@@ -515,39 +515,69 @@ std::string TcpTransport::OnFrameDone(Conn* c) {
   return "protocol error (unknown frame type)";
 }
 
-bool TcpTransport::ReadPayload(Conn* c, uint64_t* budget) {
+int64_t TcpTransport::Take(Conn* c, uint8_t* dst, uint64_t n, uint64_t* budget) {
+  if (c->ahead_begin == c->ahead_end) {
+    if (c->drained || *budget == 0) return 0;
+    c->ahead_begin = c->ahead_end = 0;
+    const bool direct = n >= kReadAheadBytes;
+    const uint64_t want = std::min<uint64_t>(direct ? n : kReadAheadBytes, *budget);
+    const ssize_t r = read(c->fd, direct ? dst : c->ahead, want);
+    if (r < 0) {
+      if (errno != EAGAIN && errno != EINTR) return -1;
+      c->drained = errno == EAGAIN;
+      return 0;
+    }
+    if (r == 0) {
+      errno = 0;
+      return -1;
+    }
+    if (static_cast<uint64_t>(r) < want) c->drained = true;
+    *budget -= std::min<uint64_t>(*budget, static_cast<uint64_t>(r));
+    if (direct) return r;
+    c->ahead_end = static_cast<uint32_t>(r);
+  }
+  const uint64_t k = std::min<uint64_t>(n, c->ahead_end - c->ahead_begin);
+  std::memcpy(dst, c->ahead + c->ahead_begin, k);
+  c->ahead_begin += static_cast<uint32_t>(k);
+  return static_cast<int64_t>(k);
+}
+
+int TcpTransport::ReadPayload(Conn* c, uint64_t* budget) {
   const Frame& f = c->frame;
-  while (c->payload_got < f.bytes && *budget > 0) {
-    const uint64_t want = std::min(f.bytes - c->payload_got, *budget);
-    ssize_t r;
+  bool progressed = false;
+  while (c->payload_got < f.bytes) {
+    const uint64_t want = f.bytes - c->payload_got;
+    int64_t r;
     if (f.type == kPut) {
       std::lock_guard<std::mutex> lock(regions_mu_);
       auto it = regions_.find(f.key);
       if (it != regions_.end() && f.FitsRegion(it->second.bytes)) {
-        r = read(c->fd, it->second.base + f.offset + c->payload_got, want);
+        r = Take(c, it->second.base + f.offset + c->payload_got, want, budget);
       } else {
         c->dropped = true;
         // A region already closed (its group ended) or out of bounds: drain and drop.
-        r = read(c->fd, discard_.data(), std::min<uint64_t>(want, discard_.size()));
+        r = Take(c, discard_.data(), std::min<uint64_t>(want, discard_.size()), budget);
       }
     } else {
-      r = read(c->fd, c->small + c->payload_got, want);
+      r = Take(c, c->small + c->payload_got, want, budget);
     }
-    if (r < 0) return errno == EAGAIN || errno == EINTR;
-    if (r == 0) return false;
+    if (r < 0) return -1;
+    if (r == 0) break;
     c->payload_got += static_cast<uint64_t>(r);
-    *budget -= static_cast<uint64_t>(r);
+    progressed = true;
   }
-  return true;
+  return progressed ? 1 : 0;
 }
 
 void TcpTransport::OnReadable(Conn* c) {
   uint64_t budget = kReadBudget;
-  while (budget > 0) {
+  c->drained = false;  // epoll says there is something to read
+  for (;;) {
     if (!c->in_payload) {
-      ssize_t r = read(c->fd, c->header + c->header_got, kHeaderBytes - c->header_got);
-      if (r < 0 && (errno == EAGAIN || errno == EINTR)) return;
-      if (r <= 0) return Close(c, r == 0 ? "closed by the peer" : std::string("read failed: ") + std::strerror(errno));
+      const int64_t r = Take(c, reinterpret_cast<uint8_t*>(c->header) + c->header_got, kHeaderBytes - c->header_got,
+                             &budget);
+      if (r == 0) return;
+      if (r < 0) return Close(c, errno == 0 ? "closed by the peer" : std::string("read failed: ") + std::strerror(errno));
       c->header_got += static_cast<size_t>(r);
       if (c->header_got < kHeaderBytes) continue;
       if (!c->named && TcpFrameHeader::RawType(c->header) != kHello && auth_.check) {
@@ -563,12 +593,11 @@ void TcpTransport::OnReadable(Conn* c) {
       c->dropped = false;
       c->in_payload = true;
     }
-    const uint64_t before = c->payload_got;
-    if (!ReadPayload(c, &budget)) return Close(c, "closed by the peer mid-frame");
-    if (c->payload_got < c->frame.bytes) {
-      if (c->payload_got == before) return;  // EAGAIN
-      continue;
+    const int got = ReadPayload(c, &budget);
+    if (got < 0) {
+      return Close(c, errno == 0 ? "closed by the peer mid-frame" : std::string("read failed: ") + std::strerror(errno));
     }
+    if (c->payload_got < c->frame.bytes) return;  // the rest has not come yet (or the budget is spent)
     c->in_payload = false;
     const std::string why = OnFrameDone(c);
     if (!why.empty()) return Close(c, why);

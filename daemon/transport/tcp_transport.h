@@ -70,6 +70,8 @@ class TcpTransport : public Transport {
  private:
   static constexpr size_t kHeaderBytes = TcpFrameHeader::kBytes;
   static constexpr size_t kMaxHello = TcpFrameHeader::kMaxHello;
+  // A hypercube step's frame at 32 nodes and 128 B per rank is about 2 KiB with its header.
+  static constexpr size_t kReadAheadBytes = 4096;
   using Frame = TcpFrameHeader;
   // What is left of a frame whose write would have blocked.
   struct Outgoing {
@@ -97,6 +99,12 @@ class TcpTransport : public Transport {
     bool dropped = false;  // some of this put's payload had nowhere to go
     std::string from;      // the remote address (accepted) or the one dialled, for the logs
     uint8_t small[kMaxHello];  // a hello's or a message's payload
+    // Bytes read from the socket before the frame that needs them: a small frame and the next
+    // frame's header come in one read, not one read each plus one that finds the socket empty.
+    uint8_t ahead[kReadAheadBytes];
+    uint32_t ahead_begin = 0;
+    uint32_t ahead_end = 0;
+    bool drained = false;  // the last read came back short: the socket was empty then
   };
   // Engine thread only, indexed by PeerId.
   struct PeerSlot {
@@ -120,7 +128,15 @@ class TcpTransport : public Transport {
   void Dial(const Command& c);
   void Accept();
   void OnReadable(Conn* c);
-  bool ReadPayload(Conn* c, uint64_t* budget);  // false when the connection must close
+  // Up to n bytes for dst (the read-ahead buffer's first, then the socket's: straight into dst
+  // when a buffer's worth or more is wanted, else through the buffer). The bytes given; 0 when
+  // there are none now (the socket was empty at the last read, or `budget` is spent: bytes
+  // already read ahead are given whatever the budget); -1 when the connection closed (errno 0)
+  // or failed.
+  int64_t Take(Conn* c, uint8_t* dst, uint64_t n, uint64_t* budget);
+  // Reads what it can of the current frame's payload: -1 when the connection must close, else
+  // whether any byte came.
+  int ReadPayload(Conn* c, uint64_t* budget);
   // "" when the frame was taken, else why the connection must close.
   std::string OnFrameDone(Conn* c);
   void OnWritable(Conn* c);

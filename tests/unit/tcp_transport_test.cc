@@ -790,6 +790,67 @@ TEST(TcpTransport, PeerForIsStableAndDistinctPerName) {
   EXPECT_EQ(b.t->PeerName(m->peer), "0");
 }
 
+// Frames reach the reader cut anywhere and packed several to a read (it reads ahead of the frame
+// it needs: daemon/transport/tcp_transport.h): a stream of puts of 0 B to 20 KiB (some smaller
+// than the read-ahead buffer, some the size of it, some larger) and messages, written in
+// pieces of 1 B to 9 KiB with the receiver polled between them. Every put lands byte for byte,
+// every kArrived and message comes once, in order, and the connection lives on.
+TEST(TcpTransport, FramesCutAnywhereAndPackedTogetherArriveWhole) {
+  TransportDriver driver;
+  Node b = Node::Start(driver, "b");
+  ASSERT_TRUE(b.t);
+  constexpr uint64_t kRegion = 256 * 1024;
+  std::vector<uint8_t> region(kRegion, 0);
+  auto key = b.t->RegisterRegion(region.data(), region.size());
+  ASSERT_TRUE(key.ok());
+  RawClient raw(b.t->address());
+  ASSERT_TRUE(raw.ok());
+  constexpr uint32_t kMagic = 0x4f480000;
+  std::string stream = Header(kMagic | 1, 0, 0, 0, 1) + "z";
+  const std::vector<uint64_t> sizes = {0, 1, 31, 32, 33, 4063, 4064, 4095, 4096, 4097, 8192, 20000, 7, 2048, 2049};
+  std::vector<uint8_t> expected(kRegion, 0);
+  uint64_t offset = 0;
+  uint32_t imm = 1;
+  std::vector<std::string> messages;
+  for (int pass = 0; pass < 3; ++pass) {
+    for (uint64_t bytes : sizes) {
+      const std::vector<uint8_t> payload = Pattern(bytes, imm);
+      stream += Header(kMagic | 2, imm, key.value(), offset, bytes);
+      stream.append(payload.begin(), payload.end());
+      std::copy(payload.begin(), payload.end(), expected.begin() + static_cast<long>(offset));
+      offset += bytes;
+      ++imm;
+      if (bytes % 2 == 1) {
+        const std::string text = "message after put " + std::to_string(imm - 1);
+        messages.push_back(text);
+        stream += Header(kMagic | 3, 0, 0, 0, text.size()) + text;
+      }
+    }
+  }
+  ASSERT_LE(offset, kRegion);
+  std::mt19937 rng(12);
+  const std::vector<size_t> cuts = {1, 5, 31, 32, 33, 100, 4095, 4096, 4097, 9000};
+  for (size_t at = 0; at < stream.size();) {
+    const size_t n = std::min(cuts[rng() % cuts.size()], stream.size() - at);
+    ASSERT_TRUE(raw.SendAll(stream.data() + at, n));
+    at += n;
+    driver.RunUntil([] { return false; }, std::chrono::milliseconds(rng() % 3));
+  }
+  for (uint32_t want = 1; want < imm; ++want) {
+    auto arrived = b.Await([](const TransportEvent& e) { return e.kind == Kind::kArrived; });
+    ASSERT_TRUE(arrived.has_value()) << "put " << want << " did not arrive; seen: " << b.Pending();
+    EXPECT_EQ(arrived->imm, want);
+  }
+  for (const std::string& text : messages) {
+    auto m = b.AwaitKind(Kind::kMessage);
+    ASSERT_TRUE(m.has_value()) << "missing: " << text;
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(m->message.data()), m->message_bytes), text);
+  }
+  EXPECT_TRUE(region == expected) << "a put's bytes did not land where they belong";
+  EXPECT_FALSE(b.HasKind(Kind::kPeerDown)) << b.Pending();
+  EXPECT_EQ(b.t->connections(), 1u);
+}
+
 // Garbage from a peer that has said hello closes its connection as a protocol error, which
 // the engine hears as kPeerDown for that peer.
 TEST(TcpTransport, GarbageAfterHelloIsAProtocolError) {

@@ -35,6 +35,15 @@ netns_lock 300
 # start_ohiod runs DIR/ohiod.
 cp "$R/deploy/lib/netns-ssh.sh" "$R/daemon/ohiod" "$DIR/"
 setup_network 2
+# Every node knows the others' addresses for good: the namespaces share the kernel's one ARP
+# table, which 32 nodes overflowed (deploy/lib/netns-cluster.sh, static_neighbours).
+for i in 0 1; do
+  j=$((1 - i))
+  ip -n "$(ns_name $i)" neigh show "$(node_ip $j)" dev veth0 | grep -q "lladdr $(node_mac $j) PERMANENT" ||
+    fail "node $i has no permanent neighbour entry for node $j: $(ip -n "$(ns_name $i)" neigh show dev veth0)"
+  ip neigh show "$(node_ip $i)" dev "$BRIDGE" | grep -q "lladdr $(node_mac $i) PERMANENT" ||
+    fail "the bridge has no permanent neighbour entry for node $i"
+done
 start_munged "$DIR"
 for i in 0 1; do
   start_ohiod $i "$DIR" "$(node_ip $i)" 7470 7471 "$(ns_name $i)" --peer "node0=$(node_ip 0):7470" \

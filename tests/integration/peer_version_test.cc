@@ -47,13 +47,21 @@ TEST(PeerVersion, BootstrapRefusesAPeerOfAnotherVersion) {
   server->Shutdown();
 }
 
-TEST(PeerVersion, PeerServiceRefusesACallerOfAnotherVersion) {
+// A real ohiod (n0) and a plain gRPC stub on its peer port, as another node's daemon would call it.
+class PeerServiceCaller : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(n0.Start()) << n0.Log();
+    stub = peer::Peer::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  }
   TempDir dir;
   const int port = FreePorts(1)[0];
-  Daemon n0(dir, {"--node-name", "n0", "--peer-port", std::to_string(port)}, "n0");
-  ASSERT_TRUE(n0.Start()) << n0.Log();
-  auto stub = peer::Peer::NewStub(
-      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  Daemon n0{dir, {"--node-name", "n0", "--peer-port", std::to_string(port)}, "n0"};
+  std::unique_ptr<peer::Peer::Stub> stub;
+};
+
+TEST_F(PeerServiceCaller, PeerServiceRefusesACallerOfAnotherVersion) {
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   peer::OpenGroupRequest req;
@@ -69,13 +77,7 @@ TEST(PeerVersion, PeerServiceRefusesACallerOfAnotherVersion) {
 
 // A caller of this version whose SideOpened names a key of the wrong size is told that, not
 // that it speaks another protocol; and the daemon goes on serving.
-TEST(PeerVersion, SideOpenedWithAKeyOfTheWrongSizeIsRefusedAsSuch) {
-  TempDir dir;
-  const int port = FreePorts(1)[0];
-  Daemon n0(dir, {"--node-name", "n0", "--peer-port", std::to_string(port)}, "n0");
-  ASSERT_TRUE(n0.Start()) << n0.Log();
-  auto stub = peer::Peer::NewStub(
-      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+TEST_F(PeerServiceCaller, SideOpenedWithAKeyOfTheWrongSizeIsRefusedAsSuch) {
   for (const char* version_case : {"this", "other"}) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));

@@ -392,6 +392,7 @@ json CountersJson(const admin::CountersReply& c) {
           {"segments_numa_refused", c.segments_numa_refused()},
           {"engine_sleeps", c.engine_sleeps()},
           {"engine_wakeups", c.engine_wakeups()},
+          {"ranks_woken", c.ranks_woken()},
           {"errors", errors},
           {"latency", latency},
           {"groups", c.groups()},
@@ -425,7 +426,8 @@ std::string CountersText(const admin::CountersReply& c) {
                       " shared memory in use"},
        {"connections", std::to_string(c.data_connections()) + " to other nodes"},
        {"engine", std::to_string(c.engine_sleeps()) + " sleeps, " + std::to_string(c.engine_wakeups()) +
-                      " cut short by a doorbell or the transport"},
+                      " cut short by a doorbell or the transport; ranks woken " +
+                      std::to_string(c.ranks_woken()) + " times"},
        {"frames", FramesLine(c.transport_counters())},
        {"transport", TransportCountersLine(c.transport_counters())},
        {"cache", SegmentCacheLine(c.segment_cache())},

@@ -213,6 +213,7 @@ admin::CountersReply AdminService::CountersSnapshot() {
   r.set_segments_numa_refused(numa.refused);
   r.set_engine_sleeps(c.engine_sleeps.load());
   r.set_engine_wakeups(c.engine_wakeups.load());
+  r.set_ranks_woken(c.ranks_woken.load());
   for (size_t k = 0; k < kErrorKinds; ++k) {
     auto* e = r.add_errors();
     e->set_kind(ErrorKindName(static_cast<ErrorKind>(k)));

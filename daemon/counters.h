@@ -50,6 +50,8 @@ struct DaemonCounters {
   // command) before its timer: how often the engine was put on a call's path.
   std::atomic<uint64_t> engine_sleeps{0};
   std::atomic<uint64_t> engine_wakeups{0};
+  // Times the daemon's signal to a group found ranks asleep and woke them.
+  std::atomic<uint64_t> ranks_woken{0};
   // The most puts one group had in flight at once (what direct's window bounds).
   std::atomic<uint64_t> puts_in_flight_peak{0};
   // Errors published to groups (a round's error, or the error that closed a group), by kind:

@@ -147,7 +147,9 @@ std::string Group::failure() const {
   return why;
 }
 
-void Group::Notify() { SignalChange(segment_.header()); }
+void Group::Notify() {
+  if (SignalChange(segment_.header()) && ranks_woken_ != nullptr) ranks_woken_->fetch_add(1, std::memory_order_relaxed);
+}
 
 std::string Group::DescribeLocals(const std::vector<uint32_t>& locals) const {
   std::vector<uint32_t> ranks;
@@ -472,7 +474,9 @@ bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
     } else {
       h->delivered.store(published_delivered_, std::memory_order_release);
     }
-    Notify();
+    // Ranks that spin see the store; sleeping ones are woken for it unless this is a part of an
+    // eager round on a node whose ranks share its cores (set_wake_for_each_eager_block).
+    if (!eager || wake_for_each_eager_block_ || exchange_->all_delivered()) Notify();
     changed = true;
   }
   // An eager round is over once its blocks are out and in: its ranks copy out on their own,

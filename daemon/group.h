@@ -65,6 +65,16 @@ class Group {
   const LeaderPolicy& leader_policy() const { return leader_; }
   const LeaderTable& leader_table() const { return leader_.table; }
   uint32_t local_ranks() const { return shape_.ppn(spec_.node); }
+  // Whether the ranks are woken for each block of an eager round that lands (to copy it out
+  // while the next steps run), or only once the round's last block is in. The engine sets it
+  // from the node's CPUs: where the ranks share them with the daemon they sleep as soon as they
+  // wait, and each wake-up for a part of a round is a context switch that gains nothing, the
+  // copy-out competing with the daemon's next steps for the same cores (docs/PERFORMANCE.md,
+  // "Waking the ranks once per round"). Announced rounds wake them for each delivery whatever
+  // this says: the daemon needs their copy-out to grant the next delivery its room.
+  void set_wake_for_each_eager_block(bool wake) { wake_for_each_eager_block_ = wake; }
+  // Where the wake-ups of this group's sleeping ranks are counted (DaemonCounters::ranks_woken).
+  void count_ranks_woken_in(std::atomic<uint64_t>* counter) { ranks_woken_ = counter; }
   uint32_t tag() const { return tag_; }
   uint64_t srb_key() const { return srb_key_; }  // the segment's region with the transport
   uint64_t srb_offset() const { return segment_.header()->srb_offset; }
@@ -192,6 +202,8 @@ class Group {
   LeaderPolicy leader_;
   Segment segment_;
   int doorbell_fd_ = -1;
+  bool wake_for_each_eager_block_ = true;
+  std::atomic<uint64_t>* ranks_woken_ = nullptr;
   std::chrono::milliseconds timeout_{0};
   Clock::time_point created_at_;
   std::vector<Member> members_;

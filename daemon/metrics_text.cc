@@ -95,6 +95,7 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Counter("ohio_engine_sleeps_total", "Times the progress engine went to sleep.", c.engine_sleeps());
   w.Counter("ohio_engine_wakeups_total", "Progress engine sleeps cut short by a group's doorbell or the transport.",
             c.engine_wakeups());
+  w.Counter("ohio_ranks_woken_total", "Times the daemon woke a group's sleeping ranks.", c.ranks_woken());
   w.Family("ohio_errors_total", "counter", "Errors published to groups, by kind (one per group and event).");
   for (const auto& e : c.errors()) w.Sample("ohio_errors_total", "kind=\"" + Escape(e.kind()) + "\"", e.count());
   w.Gauge("ohio_groups", "Groups open on this node.", c.groups());

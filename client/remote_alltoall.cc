@@ -51,7 +51,11 @@ Status RemoteAlltoall::AwaitFinished(uint32_t through) {
   auto finished = [this, through] { return RoundReached(header_->finished_round.load(std::memory_order_acquire), through); };
   if (finished()) return Status::Ok();
   RingIfSleeping();
+  RankSlot* me = segment_->slot(local_);
+  me->awaiting_finished.store(through, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // paired with Group::PublishFinished's
   Status s = waiter_->Wait(finished, "ohiod", "free the shared send buffer");
+  me->awaiting_finished.store(0, std::memory_order_relaxed);
   report_->Lap(Stage::kAwaitSsb);
   return s;
 }

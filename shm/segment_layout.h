@@ -20,7 +20,7 @@
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 9;
+constexpr uint32_t kSegmentVersion = 10;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
@@ -206,6 +206,11 @@ struct alignas(kCacheLine) RankSlot {
   std::atomic<uint32_t> done_round;     // copy-out of this round is complete
   std::atomic<uint32_t> consumed;       // deliveries of arrived_round copied out so far
   std::atomic<uint32_t> pid;            // the rank's process, for single copies
+  // The round this rank waits to see in finished_round (0: it waits for none): the daemon wakes
+  // sleeping ranks when a round finishes only if one waits for it, not every time (a rank asleep
+  // for its next round's blocks would wake for nothing). Written before the rank looks, read by
+  // the daemon after it publishes, both sequentially consistent: one of them sees the other.
+  std::atomic<uint32_t> awaiting_finished;
   RoundEntry rounds[2];                 // by round parity
   // The first fault of this rank's reads in alltoallv round fault_round, published before it is
   // done: once every rank is done, every rank reads the same faults and fails alike.

@@ -70,7 +70,7 @@ class Group {
   // from the node's CPUs: where the ranks share them with the daemon they sleep as soon as they
   // wait, and each wake-up for a part of a round is a context switch that gains nothing, the
   // copy-out competing with the daemon's next steps for the same cores (docs/PERFORMANCE.md,
-  // "Waking the ranks once per round"). Announced rounds wake them for each delivery whatever
+  // "Waking the ranks once per call"). Announced rounds wake them for each delivery whatever
   // this says: the daemon needs their copy-out to grant the next delivery its room.
   void set_wake_for_each_eager_block(bool wake) { wake_for_each_eager_block_ = wake; }
   // Where the wake-ups of this group's sleeping ranks are counted (DaemonCounters::ranks_woken).

@@ -542,9 +542,8 @@ int64_t TcpTransport::Take(Conn* c, uint8_t* dst, uint64_t n, uint64_t* budget) 
   return static_cast<int64_t>(k);
 }
 
-int TcpTransport::ReadPayload(Conn* c, uint64_t* budget) {
+bool TcpTransport::ReadPayload(Conn* c, uint64_t* budget) {
   const Frame& f = c->frame;
-  bool progressed = false;
   while (c->payload_got < f.bytes) {
     const uint64_t want = f.bytes - c->payload_got;
     int64_t r;
@@ -561,12 +560,11 @@ int TcpTransport::ReadPayload(Conn* c, uint64_t* budget) {
     } else {
       r = Take(c, c->small + c->payload_got, want, budget);
     }
-    if (r < 0) return -1;
+    if (r < 0) return false;
     if (r == 0) break;
     c->payload_got += static_cast<uint64_t>(r);
-    progressed = true;
   }
-  return progressed ? 1 : 0;
+  return true;
 }
 
 void TcpTransport::OnReadable(Conn* c) {
@@ -593,8 +591,7 @@ void TcpTransport::OnReadable(Conn* c) {
       c->dropped = false;
       c->in_payload = true;
     }
-    const int got = ReadPayload(c, &budget);
-    if (got < 0) {
+    if (!ReadPayload(c, &budget)) {
       return Close(c, errno == 0 ? "closed by the peer mid-frame" : std::string("read failed: ") + std::strerror(errno));
     }
     if (c->payload_got < c->frame.bytes) return;  // the rest has not come yet (or the budget is spent)

@@ -134,9 +134,8 @@ class TcpTransport : public Transport {
   // already read ahead are given whatever the budget); -1 when the connection closed (errno 0)
   // or failed.
   int64_t Take(Conn* c, uint8_t* dst, uint64_t n, uint64_t* budget);
-  // Reads what it can of the current frame's payload: -1 when the connection must close, else
-  // whether any byte came.
-  int ReadPayload(Conn* c, uint64_t* budget);
+  // Reads what it can of the current frame's payload; false when the connection must close.
+  bool ReadPayload(Conn* c, uint64_t* budget);
   // "" when the frame was taken, else why the connection must close.
   std::string OnFrameDone(Conn* c);
   void OnWritable(Conn* c);

@@ -323,11 +323,8 @@ Exchange::Heard& Exchange::HearHeader(uint32_t from, const EagerHeader& h) {
 }
 
 void Exchange::OnHypercubeArrived(uint32_t from, uint32_t parity) {
-  const uint32_t n = shape_.nodes();
-  const uint32_t distance = (node_ + n - from) % n;
-  if (distance == 0 || (distance & (distance - 1)) != 0) return;  // no step of the hypercube comes from there
-  const uint32_t k = static_cast<uint32_t>(__builtin_ctz(distance));
-  if (k >= BruckRounds(n)) return;
+  const uint32_t k = BruckRoundFrom(shape_.nodes(), node_, from);
+  if (k >= BruckRounds(shape_.nodes())) return;  // no step of the hypercube comes from there
   if (active_ && hypercube() && (round_ & 1) == parity) {
     ReadInbox(k);
     return;
@@ -690,7 +687,7 @@ void Exchange::PeerTimes(uint64_t* latest_begun_ns, uint64_t* mean_trip_ns) cons
 
 std::string Exchange::Waiting() const {
   if (hypercube() && !ready_sent_) {
-    // A hypercube node hears only from the nodes 2^k behind it.
+    // A hypercube node hears only from its log2 N senders (BruckSenderTo).
     std::string missing;
     for (uint32_t k = 0; k < inbox_landed_.size(); ++k) {
       if (inbox_landed_[k]) continue;

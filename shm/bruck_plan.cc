@@ -14,6 +14,17 @@ uint32_t Wrap(int64_t node, uint32_t nodes) {
 
 uint32_t HighestBit(uint32_t v) { return 31 - static_cast<uint32_t>(__builtin_clz(v)); }
 
+bool PowerOfTwo(uint32_t n) { return n != 0 && (n & (n - 1)) == 0; }
+
+// The node `distance` ahead of `node`, and the one `distance` behind it: XOR both ways among a
+// power of two (the nodes pair up), else the rotation's + and -.
+uint32_t Ahead(uint32_t nodes, uint32_t node, uint32_t distance) {
+  return PowerOfTwo(nodes) ? node ^ distance : Wrap(int64_t{node} + distance, nodes);
+}
+uint32_t Behind(uint32_t nodes, uint32_t node, uint32_t distance) {
+  return PowerOfTwo(nodes) ? node ^ distance : Wrap(int64_t{node} - distance, nodes);
+}
+
 // The most blocks any round's message may carry among `nodes`: round k's carries the indices
 // 1..nodes-1 with bit k set. All inboxes share one stride, so this round is the one that must
 // fit (FitsBruck) and that sizes the inboxes (BruckAreaBytes).
@@ -36,7 +47,7 @@ const BruckBlock& BlockOfIndex(const BruckMessage& message, uint32_t index) {
   return message.blocks.front();  // unreachable for a well-formed question
 }
 
-// What `node` receives in rounds 0..rounds-1: round k's message is the one node - 2^k sends.
+// What `node` receives in rounds 0..rounds-1: round k's message is the one BruckSenderTo sends.
 std::vector<BruckMessage> ReceivedMessages(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node,
                                            uint32_t rounds) {
   std::vector<BruckMessage> received;
@@ -61,8 +72,16 @@ BruckInboxes InboxesFor(const std::vector<BruckMessage>& received, uint64_t stri
 
 uint32_t BruckRounds(uint32_t nodes) { return nodes <= 1 ? 0 : HighestBit(nodes - 1) + 1; }
 
-uint32_t BruckSenderTo(uint32_t nodes, uint32_t node, uint32_t round) {
-  return Wrap(int64_t{node} - (int64_t{1} << round), nodes);
+bool BruckPairsNodes(uint32_t nodes) { return PowerOfTwo(nodes); }
+
+uint32_t BruckSenderTo(uint32_t nodes, uint32_t node, uint32_t round) { return Behind(nodes, node, 1u << round); }
+
+uint32_t BruckRoundFrom(uint32_t nodes, uint32_t node, uint32_t from) {
+  const uint32_t rounds = BruckRounds(nodes);
+  for (uint32_t k = 0; k < rounds; ++k) {
+    if (from != node && BruckSenderTo(nodes, node, k) == from) return k;
+  }
+  return rounds;
 }
 
 uint64_t BruckBytesSent(const GroupShape& shape, uint64_t bytes_per_rank, uint32_t node) {
@@ -111,14 +130,14 @@ BruckMessage PlanBruckMessage(const GroupShape& shape, uint64_t bytes_per_rank, 
   BruckMessage m;
   m.round = round;
   m.from = sender;
-  m.to = Wrap(int64_t{sender} + (int64_t{1} << round), n);
+  m.to = Ahead(n, sender, 1u << round);
   const uint32_t moved_bits = (1u << round) - 1;  // bits of the rounds before this one
   for (uint32_t j = 1; j < n; ++j) {
     if ((j >> round & 1) == 0) continue;
     BruckBlock b;
     b.index = j;
-    b.source = Wrap(int64_t{sender} - (j & moved_bits), n);
-    b.dest = Wrap(int64_t{b.source} + j, n);
+    b.source = Behind(n, sender, j & moved_bits);
+    b.dest = Ahead(n, b.source, j);
     b.bytes = bytes_per_rank * shape.ppn(b.source) * shape.ppn(b.dest);
     b.offset = m.bytes;
     m.bytes += b.bytes;
@@ -168,7 +187,7 @@ std::vector<BruckArrival> PlanBruckArrivals(const GroupShape& shape, uint64_t by
   std::vector<BruckArrival> arrivals;
   for (uint32_t s = 0; s < n; ++s) {
     if (s == node) continue;
-    const uint32_t index = Wrap(int64_t{node} - s, n);
+    const uint32_t index = PowerOfTwo(n) ? node ^ s : Wrap(int64_t{node} - s, n);
     const uint32_t last = HighestBit(index);
     const BruckBlock& b = BlockOfIndex(received[last], index);
     arrivals.push_back({s, last, inboxes.offsets[last] + b.offset, b.bytes});

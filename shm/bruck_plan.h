@@ -12,6 +12,12 @@
 // A block travels as many hops as its distance has bits set and ends in the round of its
 // highest bit.
 //
+// For a power of two N the same holds with XOR in place of + and - (the hypercube proper):
+// round k pairs node i with node i XOR 2^k, so each connection carries a message each way in
+// the same round and TCP's acknowledgement of one rides on the other (a rotation sends one way
+// on every connection, and each small message cost a packet of acknowledgement of its own).
+// Same rounds, same messages' sizes, same indices per message.
+
 // A message lands whole, contiguously, in the receiver's inbox of that round (one gather on
 // the sending side, one transfer, one landing place): the blocks meant for the receiver are
 // copied out from there by its ranks, the others are gathered from there into later rounds'
@@ -56,13 +62,21 @@ struct BruckBlock {
 struct BruckMessage {
   uint32_t round = 0;
   uint32_t from = 0;  // sending node
-  uint32_t to = 0;    // from + 2^round (mod N)
+  uint32_t to = 0;    // from + 2^round (mod N), or from XOR 2^round for a power of two
   std::vector<BruckBlock> blocks;
   uint64_t bytes = 0;  // sum of the blocks
 };
 
-// The node whose round-`round` message lands in `node`'s inbox of that round: node - 2^round.
+// Whether the rounds pair the nodes (XOR, N a power of two) rather than rotate them.
+bool BruckPairsNodes(uint32_t nodes);
+
+// The node whose round-`round` message lands in `node`'s inbox of that round: node - 2^round,
+// or node XOR 2^round for a power of two.
 uint32_t BruckSenderTo(uint32_t nodes, uint32_t node, uint32_t round);
+
+// The round whose message from `from` lands at `node`; BruckRounds(nodes) when `from` sends
+// `node` none.
+uint32_t BruckRoundFrom(uint32_t nodes, uint32_t node, uint32_t from);
 
 // The message node `sender` sends in `round` (< BruckRounds), for a call of M bytes per rank.
 // The message a node receives in round k is the one BruckSenderTo sends.

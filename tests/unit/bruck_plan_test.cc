@@ -75,6 +75,9 @@ Simulated Simulate(const GroupShape& shape, uint64_t m) {
     for (uint32_t i = 0; i < n; ++i) {
       const BruckMessage plan = PlanBruckMessage(shape, m, i, k);
       const BruckInboxes inboxes = PlanBruckInboxes(shape, m, plan.to, area_bytes);
+      // The receiver expects this very sender in this round's inbox.
+      EXPECT_EQ(BruckSenderTo(n, plan.to, k), i) << "nodes " << n << " round " << k;
+      EXPECT_EQ(BruckRoundFrom(n, plan.to, i), k) << "nodes " << n << " sender " << i;
       EXPECT_EQ(inboxes.sizes[k], plan.bytes);
       // Behind its header, which sits where every node expects it whatever the M.
       EXPECT_EQ(inboxes.offsets[k], k * BruckInboxStride(n, area_bytes) + kBruckHeaderBytes);
@@ -108,6 +111,37 @@ TEST(BruckPlan, RoundsAreCeilLog2) {
   const std::vector<std::pair<uint32_t, uint32_t>> expected = {{1, 0}, {2, 1}, {3, 2}, {4, 2},  {5, 3},
                                                                {8, 3}, {9, 4}, {13, 4}, {32, 5}, {33, 6}};
   for (auto [nodes, rounds] : expected) EXPECT_EQ(BruckRounds(nodes), rounds) << nodes;
+}
+
+// For a power of two every round pairs the nodes, so each connection used carries a message
+// each way in that round; otherwise the rotation: node i sends to i + 2^k and hears from i - 2^k.
+TEST(BruckPlan, APowerOfTwoPairsTheNodesEachRound) {
+  for (uint32_t n : {2u, 4u, 8u, 16u, 32u, 64u}) {
+    EXPECT_TRUE(BruckPairsNodes(n));
+    const GroupShape shape = Shape(n, {1});
+    for (uint32_t k = 0; k < BruckRounds(n); ++k) {
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t to = PlanBruckMessage(shape, 8, i, k).to;
+        EXPECT_EQ(to, i ^ (1u << k));
+        EXPECT_EQ(BruckSenderTo(n, i, k), to) << "nodes " << n << " node " << i << " round " << k;
+        EXPECT_EQ(PlanBruckMessage(shape, 8, to, k).to, i);
+      }
+    }
+  }
+  for (uint32_t n : {3u, 5u, 6u, 13u, 31u}) {
+    EXPECT_FALSE(BruckPairsNodes(n));
+    const GroupShape shape = Shape(n, {1});
+    for (uint32_t k = 0; k < BruckRounds(n); ++k) {
+      for (uint32_t i = 0; i < n; ++i) {
+        EXPECT_EQ(PlanBruckMessage(shape, 8, i, k).to, (i + (1u << k)) % n);
+        EXPECT_EQ(BruckSenderTo(n, i, k), (i + n - (1u << k) % n) % n);
+      }
+    }
+  }
+  // A node that sends `node` nothing has no round.
+  EXPECT_EQ(BruckRoundFrom(8, 0, 3), BruckRounds(8));
+  EXPECT_EQ(BruckRoundFrom(8, 0, 0), BruckRounds(8));
+  EXPECT_EQ(BruckRoundFrom(5, 0, 2), BruckRounds(5));
 }
 
 TEST(BruckPlan, EveryBlockArrivesForEveryNodeCountAndShape) {

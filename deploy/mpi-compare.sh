@@ -249,7 +249,7 @@ mpi_command() {  # fills CMD for variant $1
   if [ "$SINGLE" = 1 ]; then CMD+=(ip netns exec "$(ns_name 0)"); else CMD+=("OHIO_NETNS_SOCKET_DIR=$DIR"); fi
   case "$v" in
     ompi*)
-      CMD+=(mpirun.openmpi --allow-run-as-root -np "$RANKS" --mca pml ob1)
+      CMD+=(mpirun.openmpi --allow-run-as-root -np "$RANKS" --mca pml ob1 -x "OHIO_BENCH_HOLD=$HOLD")
       if [ "$SINGLE" = 1 ]; then
         CMD+=(--oversubscribe --mca btl vader,self)
       else
@@ -272,7 +272,7 @@ mpi_command() {  # fills CMD for variant $1
         CMD+=(-launcher ssh -launcher-exec "$DIR/netns-ssh.sh" -hosts "$HYDRA_HOSTS" -localhost 10.77.0.254
               -genv UCX_NET_DEVICES veth0)
       fi
-      CMD+=(-np "$RANKS")
+      CMD+=(-np "$RANKS" -genv OHIO_BENCH_HOLD "$HOLD")
       if [[ "$v" == mpich+* ]]; then
         CMD+=(-genv LD_PRELOAD "$DIR/libohio_mpi_mpich.so${MPICH_PRELOAD:+:$MPICH_PRELOAD}" -genv OHIO_STATS 1)
         if [ "${v#*+}" != ohio ]; then CMD+=(-genv OHIO_LEADER "${v#*+}"); fi
@@ -329,22 +329,22 @@ count_connections() {
 }
 
 # Starts CMD with output into $DIR/runs/$1.{out,err} and watches it until it ends: samples the
-# connections (count_connections, appended to $DIR/runs/$1.conn) once as soon as the first
-# result line is out (a short run may not last long; from the first call on, the connections it
-# opens stay until MPI_Finalize), then again every 0.5 s or, when a sample takes longer,
-# SAMPLE_IDLE_FACTOR times its own duration later. A sample is an `ip netns exec ... ss -p` per
-# node, each scanning every process's descriptors: at 32 nodes one took about as long as the
-# 0.5 s interval, so the sampler ran without pause and took a large share of the two CPUs the
-# measured jobs run on. MPICH 4.0.2 over UCX's tcp transport can hang
+# connections (count_connections, appended to $DIR/runs/$1.conn) once, when the benchmark holds
+# before MPI_Finalize after its last size (it creates $HOLD and waits until it is removed,
+# OHIO_BENCH_HOLD): the connections of every size are still open then, and no timed call is
+# under way. A sample is an `ip netns exec ... ss -p` per node, each scanning every process's
+# descriptors: at 32 nodes one takes seconds of the two CPUs, and sampled while the runs ran it
+# fell in the timed windows of the sizes after the first (more for the ohio variants, whose
+# ohiods have more descriptors to scan). MPICH 4.0.2 over UCX's tcp transport can hang
 # in MPI_Finalize (one rank flushing its endpoints while the others wait in the launcher's
 # barrier); a job that has printed every result (and, with ohio, its statistics) and is still
 # there $FINALIZE_GRACE s later is stopped and marked. Sets RC and HUNG.
 # Launchers tear 32 hosts down more slowly than 2: the grace grows with the nodes.
 FINALIZE_GRACE=$(( 5 + NODES / 2 ))
-SAMPLE_IDLE_FACTOR=40  # the sampler busy at most 1/41 of the time
+HOLD="$DIR/held-before-finalize"
 run_watched() {
-  local tag=$1 want_stats=$2 out="$DIR/runs/$1.out" err="$DIR/runs/$1.err" lines n last=0 first=0 done_at=0 now
-  local gap=500000 took
+  local tag=$1 want_stats=$2 out="$DIR/runs/$1.out" err="$DIR/runs/$1.err" lines n done_at=0 now
+  rm -f "$HOLD"
   : > "$out"
   : > "$err"
   "${CMD[@]}" > "$out" 2> "$err" &
@@ -356,13 +356,11 @@ run_watched() {
     for l in "${lines[@]}"; do [[ "$l" =~ ^[0-9]+\ [0-9.]+(\ |$) ]] && n=$(( n + 1 )); done
     now=${EPOCHREALTIME/./}
     now=$(( 10#$now ))
-    if [ $(( now - last )) -ge $gap ] || { [ $n -ge 1 ] && [ $first = 0 ]; }; then
+    if [ -e "$HOLD" ]; then
       count_connections "$DIR/runs/$tag.ss" >> "$DIR/runs/$tag.conn"
-      took=${EPOCHREALTIME/./}
-      took=$(( 10#$took - now ))
-      gap=$(( took * SAMPLE_IDLE_FACTOR > 500000 ? took * SAMPLE_IDLE_FACTOR : 500000 ))
-      last=$now
-      [ $n -ge 1 ] && first=1
+      rm -f "$HOLD"
+      done_at=0  # the grace for MPI_Finalize starts once it is let go
+      continue
     fi
     if [ $n = "$SIZES" ] && { [ "$want_stats" = 0 ] || grep -q '^ohio: .* served by ohiod' "$err"; }; then
       [ $done_at = 0 ] && done_at=$now
@@ -485,13 +483,12 @@ echo "ohio served (OHIO_STATS=1): $(for v in "${VARIANTS[@]}"; do [[ "$v" == *+*
   printf '%s %s| ' "$v" "$(cat "$DIR"/runs/"${v/+/_}".*.served 2>/dev/null | tr '\n' ' ')"; done)calls per run (all $EXPECT_SERVED expected), 0 fell through"
 
 echo
-echo "### $TOPO: established TCP connections per host (largest count while the runs ran)"
+echo "### $TOPO: established TCP connections per host (before MPI_Finalize, largest over the runs)"
 echo
-echo "Sampled with \`ip netns exec ohio-nodeI ss -Htnp state established\` every 0.5 s (or, when a sample"
-echo "takes longer, $SAMPLE_IDLE_FACTOR times its duration later: the sampler must not take the jobs' CPUs); a connection is"
-echo "a rank<->rank one when both its ends belong to rank processes. Per host, host0/host1/..."
-echo "(also sampled once right after the first result line; a run that ends within ~0.1 s of it can"
-echo "be missed, and then shows too few)"
+echo "Sampled with \`ip netns exec ohio-nodeI ss -Htnp state established\` once per run, after its last"
+echo "size, while the benchmark waits before MPI_Finalize (every connection it opened is still open, and"
+echo "no timed call is under way); a connection is a rank<->rank one when both its ends belong to rank"
+echo "processes. Per host, host0/host1/..."
 echo
 EXPECT_MPI=$(( (NODES - 1) * PPN * PPN ))
 echo "| variant | MPI rank<->rank, other hosts (expected (N-1)·PPN² = $EXPECT_MPI) | rank<->rank, same host | ohiod data (expected N-1 = $(( NODES - 1 ))) | ohiod peer (gRPC) | launcher & other | samples | MiB sent per host over the veths, per run |"

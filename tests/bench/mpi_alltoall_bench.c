@@ -19,7 +19,12 @@
  * CPU time (user+system) and context switches of every rank and every daemon in the timed
  * window, summed, per call. frames_per_call_per_node: packets the nodes' veth0 sent in it, per
  * call, averaged over the nodes. daemon_frames_per_call_per_node: data frames the daemons'
- * transports sent in it, per call, averaged over the nodes. "-" where a value could not be read. */
+ * transports sent in it, per call, averaged over the nodes. "-" where a value could not be read.
+ *
+ * OHIO_BENCH_HOLD=PATH: after the last size, rank 0 creates PATH and every rank waits, before
+ * MPI_Finalize, until whoever watches the run removes it (120 s at most): the moment to look at
+ * the run's connections, which stay open until MPI_Finalize, without taking CPU from a timed
+ * call. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +183,18 @@ int main(int argc, char** argv) {
       printf("\n");
     }
     fflush(stdout);
+  }
+  const char* hold = getenv("OHIO_BENCH_HOLD");
+  if (hold != NULL && *hold != '\0') {
+    if (rank == 0) {
+      FILE* f = fopen(hold, "w");
+      if (f != NULL) {
+        fputs("held before MPI_Finalize\n", f);
+        fclose(f);
+        for (int i = 0; i < 12000 && access(hold, F_OK) == 0; ++i) usleep(10000);
+      }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
   }
   if (admin.n > 0) free(admin.sockets[0]);  /* the one strdup'd list */
   free(send);

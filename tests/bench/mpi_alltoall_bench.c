@@ -57,18 +57,28 @@ typedef struct {
   double daemon_frames;
 } nodes_sample;
 
+/* Every daemon's data frames sent, summed: all asked at once (one ohioctl after the other would
+ * take seconds at 32 nodes). */
+static double daemon_frames(const admin_sockets* admin) {
+  double frames = admin->n > 0 ? 0 : -1;
+  FILE* asked[kMaxDaemons];
+  for (int i = 0; i < admin->n; ++i) asked[i] = ohio_bench_daemon_frames_ask(admin->ohioctl, admin->sockets[i]);
+  for (int i = 0; i < admin->n; ++i) ohio_bench_add(&frames, 0, ohio_bench_daemon_frames_read(asked[i]));
+  return frames;
+}
+
+/* The daemons' usage is read last at the start of a window and first at its end, so that the
+ * CPU their admin service spends answering for the frames stays outside it. */
 static nodes_sample sample_nodes(const pid_t* pids, int n, const admin_sockets* admin, int start) {
-  nodes_sample s = {{0, 0}, n > 0 ? 0 : -1, admin->n > 0 ? 0 : -1};
+  nodes_sample s = {{0, 0}, n > 0 ? 0 : -1, -1};
+  if (start) s.daemon_frames = daemon_frames(admin);
   for (int i = 0; i < n; ++i) {
     ohio_bench_usage u = start ? ohio_bench_usage_start(pids[i]) : ohio_bench_usage_end(pids[i]);
     ohio_bench_add(&s.daemons.cpu_us, 0, u.cpu_us);
     ohio_bench_add(&s.daemons.ctx_switches, 0, u.ctx_switches);
     ohio_bench_add(&s.tx_packets, 0, ohio_bench_tx_packets(pids[i], "veth0"));
   }
-  /* All daemons asked at once: one ohioctl after the other would take seconds at 32 nodes. */
-  FILE* asked[kMaxDaemons];
-  for (int i = 0; i < admin->n; ++i) asked[i] = ohio_bench_daemon_frames_ask(admin->ohioctl, admin->sockets[i]);
-  for (int i = 0; i < admin->n; ++i) ohio_bench_add(&s.daemon_frames, 0, ohio_bench_daemon_frames_read(asked[i]));
+  if (!start) s.daemon_frames = daemon_frames(admin);
   return s;
 }
 

@@ -16,7 +16,7 @@
 # --single-host: all ranks and one ohiod in one namespace (ohio-node0), shared memory only.
 #
 # usage: deploy/mpi-compare.sh [--nodes K (2)] [--ppn P (2)] [--single-host]
-#          [--max-bytes B (65536)] [--runs R (3; --repeats R is the same)]
+#          [--min-bytes B (1)] [--max-bytes B (65536)] [--runs R (3; --repeats R is the same)]
 #          [--iterations N (timed calls per size: 40, 200 from 16 nodes)]
 #          [--run-timeout S (per mpirun: 90, 300 from 16 nodes)] [--mpich-yield]
 #          [--out DIR (/tmp/ohio-bench/mpi-compare-KxP, or -single-host)]
@@ -41,6 +41,7 @@ ARGS="$*"
 NODES=
 PPN=2
 SINGLE=0
+MIN_BYTES=1
 MAX_BYTES=65536
 REPEATS=3
 ITERATIONS=
@@ -55,6 +56,7 @@ while [ $# -gt 0 ]; do
     --nodes) NODES=$2; shift 2 ;;
     --ppn) PPN=$2; shift 2 ;;
     --single-host) SINGLE=1; shift ;;
+    --min-bytes) MIN_BYTES=$2; shift 2 ;;
     --max-bytes) MAX_BYTES=$2; shift 2 ;;
     --runs|--repeats) REPEATS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
@@ -82,15 +84,15 @@ if [ "$NODES" -ge 16 ] 2>/dev/null; then  # (a non-number is refused just below)
 fi
 ITERATIONS=${ITERATIONS:-40}
 RUN_TIMEOUT=${RUN_TIMEOUT:-90}
-for v in "$NODES" "$PPN" "$MAX_BYTES" "$REPEATS" "$ITERATIONS" "$RUN_TIMEOUT"; do
+for v in "$NODES" "$PPN" "$MIN_BYTES" "$MAX_BYTES" "$REPEATS" "$ITERATIONS" "$RUN_TIMEOUT"; do
   case "$v" in ''|*[!0-9]*) echo "mpi-compare.sh: numbers expected, got '$v'" >&2; exit 2 ;; esac
 done
 if [ "$SINGLE" = 0 ] && { [ "$NODES" -lt 2 ] || [ "$NODES" -gt 64 ]; }; then
   echo "mpi-compare.sh: --nodes must be 2..64 (or use --single-host)" >&2; exit 2
 fi
-if [ "$PPN" -lt 1 ] || [ "$PPN" -gt 64 ] || [ "$MAX_BYTES" -lt 1 ] || [ "$REPEATS" -lt 1 ] ||
+if [ "$PPN" -lt 1 ] || [ "$PPN" -gt 64 ] || [ "$MIN_BYTES" -lt 1 ] || [ "$MAX_BYTES" -lt "$MIN_BYTES" ] || [ "$REPEATS" -lt 1 ] ||
    [ "$ITERATIONS" -lt 1 ] || [ "$RUN_TIMEOUT" -lt 5 ]; then
-  echo "mpi-compare.sh: --ppn 1..64, --max-bytes, --repeats, --iterations >= 1, --run-timeout >= 5" >&2; exit 2
+  echo "mpi-compare.sh: --ppn 1..64, 1 <= --min-bytes <= --max-bytes, --repeats, --iterations >= 1, --run-timeout >= 5" >&2; exit 2
 fi
 case "$COLLECTIVE" in
   alltoall) FUNC=MPI_Alltoall ;;
@@ -217,7 +219,7 @@ PEERS=()
 for ((i = 0; i < NODES; i++)); do PEERS+=(--peer "node$i=$(node_ip $i):7470"); done
 if [ "$SINGLE" = 1 ]; then TOPO="single host, $PPN ranks"; else TOPO="$NODES nodes x $PPN ranks"; fi
 if [ "$MPICH_YIELD" = 1 ]; then TOPO="$TOPO, MPICH with the yield library"; fi
-echo "mpi-compare: $TOPO ($RANKS ranks), 1 .. $MAX_BYTES bytes per rank, $ITERATIONS timed calls per size, $REPEATS runs, in $DIR"
+echo "mpi-compare: $TOPO ($RANKS ranks), $MIN_BYTES .. $MAX_BYTES bytes per rank, $ITERATIONS timed calls per size, $REPEATS runs, in $DIR"
 start_munged "$DIR"
 # Each emulated node counts its share of this host's CPUs, as in deploy/local-cluster.sh.
 for ((i = 0; i < NODES; i++)); do
@@ -240,7 +242,7 @@ done
 # and the data frames their transports sent (ohioctl counters) give the daemon frames per call.
 ADMIN_SOCKETS=()
 for ((i = 0; i < NODES; i++)); do ADMIN_SOCKETS+=("$DIR/node$i.admin.sock"); done
-BENCH_ARGS=(1 "$MAX_BYTES" "$ITERATIONS" "$(IFS=,; echo "${DAEMON_PIDS[*]}")" "$COLLECTIVE"
+BENCH_ARGS=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" "$(IFS=,; echo "${DAEMON_PIDS[*]}")" "$COLLECTIVE"
             "$DIR/ohioctl" "$(IFS=,; echo "${ADMIN_SOCKETS[*]}")")
 # shellcheck disable=SC2054  # commas inside MCA values, not between array elements
 mpi_command() {  # fills CMD for variant $1
@@ -384,7 +386,7 @@ group_lines() {  # groups node $1's daemon has created for all RANKS ranks, PPN 
   grep -c "created for $RANKS ranks, $PPN on this node" "$DIR/node$1.log" || true
 }
 
-SIZES=$(awk -v m="$MAX_BYTES" 'BEGIN { for (b = 1; b <= m; b *= 2) n++; print n }')
+SIZES=$(awk -v a="$MIN_BYTES" -v m="$MAX_BYTES" 'BEGIN { for (b = a; b <= m; b *= 2) n++; print n }')
 # Calls per rank and size that go through $FUNC: warm-up (n/10 + 2) and timed (n).
 EXPECT_SERVED=$(( RANKS * SIZES * (ITERATIONS + ITERATIONS / 10 + 2) ))
 FAILED=0

@@ -15,12 +15,12 @@ const char* LeaderName(Leader l) {
 }
 
 LeaderTable DefaultLeaderTable() {
-  // Measured at 16 emulated nodes x 1 rank (docs/PERFORMANCE.md, "Leader algorithms"): the
-  // hypercube beats pairwise up to blocks of 4 KiB, loses from 8 KiB; from 4 nodes up, where
-  // log2 N messages undercut N-1. At 32 namespaces x 1 beside Open MPI it beat pairwise and
-  // direct at every size measured (1 B-16 KiB); at 16 x 2 it led up to 2 KiB, tied with them at
-  // 4 KiB and lost from 8 KiB (docs/PERFORMANCE.md, "On a quiet box"): the row stands.
-  return LeaderTable{{LeaderRule{4, 4096, Leader::kHypercube}}};
+  // Measured beside Open MPI with 100-200 timed calls per size (docs/PERFORMANCE.md, "The
+  // leader table from the crossovers"): at 32 emulated nodes x 1 rank the hypercube beat
+  // pairwise and direct at every block up to 16 KiB (0.54-1.04x Open MPI against 1.25-1.60x);
+  // at 16 x 2 it led up to blocks of 8 KiB (M = 2 KiB), tied at 16-32 KiB and lost at 64 KiB.
+  // From 4 nodes up, where log2 N messages undercut N-1.
+  return LeaderTable{{LeaderRule{32, 16384, Leader::kHypercube}, LeaderRule{4, 8192, Leader::kHypercube}}};
 }
 
 uint64_t LeaderBlockBytes(const GroupShape& shape, uint64_t bytes_per_rank) {

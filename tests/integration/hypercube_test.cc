@@ -131,7 +131,8 @@ TEST(Hypercube, FiveNodesUnevenRanks) {
 TEST(Hypercube, EightNodes) { RunAndCompareWithPlan({1, 1, 1, 1, 1, 1, 1, 1}, {0, 8, 1000}, 30, 3); }
 
 TEST(Hypercube, ThirteenNodes) {
-  RunAndCompareWithPlan(std::vector<uint32_t>(13, 2), {16, 256, 2048}, 10, 2);
+  // Blocks of 64 B and 1 KiB: the hypercube; 16 KiB (4 KiB x 2 x 2): pairwise.
+  RunAndCompareWithPlan(std::vector<uint32_t>(13, 2), {16, 256, 4096}, 10, 2);
 }
 
 // A group joined with a hint (the MPI shim's 4 KiB class) gets buffers sized for its calls, and

@@ -152,7 +152,7 @@ TEST(SizeBuffers, AHintedGroupHoldsTheHypercubesInboxes) {
     uint32_t nodes, ppn;
     uint64_t cube;  // the largest M the built-in table runs as a hypercube, hint 4 KiB
   };
-  for (const Case c : {Case{32, 1, 4096}, Case{16, 2, 1024}, Case{5, 3, 256}, Case{13, 1, 4096}}) {
+  for (const Case c : {Case{32, 1, 4096}, Case{16, 2, 2048}, Case{5, 3, 512}, Case{13, 1, 4096}}) {
     std::vector<uint32_t> map;
     for (uint32_t n = 0; n < c.nodes; ++n) map.insert(map.end(), c.ppn, n);
     const GroupShape shape = Shape(c.nodes, map);

@@ -476,7 +476,7 @@ TEST(LeaderReport, UnevenGroupBelowTheDefaultRowsMinimumRunsPairwise) {
   auto e = ExplainLeader(DefaultLeaderTable(), {3, 1, 2}, 10);
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_EQ(e->block_bytes, 90u);
-  EXPECT_EQ(e->row, -1);  // 3 nodes: the default row starts at 4
+  EXPECT_EQ(e->row, -1);  // 3 nodes: the default rows start at 4
   EXPECT_EQ(e->choice.runs, Leader::kPairwise);
   ASSERT_EQ(e->costs.size(), 3u);
   // Node 0 sends 10 x 3 x 3 bytes to the other nodes' 3 ranks; the hypercube on 3 nodes
@@ -487,10 +487,11 @@ TEST(LeaderReport, UnevenGroupBelowTheDefaultRowsMinimumRunsPairwise) {
     EXPECT_EQ(e->costs[i].steps, want[i][1]) << LeaderName(e->costs[i].leader);
     EXPECT_EQ(e->costs[i].bytes, want[i][2]) << LeaderName(e->costs[i].leader);
   }
-  // 5 nodes of 1..5 ranks: 16 bytes x 25 = 400 <= 1 KiB, so the hypercube (3 messages).
+  // 5 nodes of 1..5 ranks: 16 bytes x 25 = 400 <= 8 KiB, so the hypercube (3 messages), by the
+  // second row (the first is for 32 nodes and more).
   auto h = ExplainLeader(DefaultLeaderTable(), {1, 2, 3, 4, 5}, 16);
   ASSERT_TRUE(h.ok());
-  EXPECT_EQ(h->row, 0);
+  EXPECT_EQ(h->row, 1);
   EXPECT_EQ(h->choice.runs, Leader::kHypercube);
   EXPECT_EQ(h->costs[1].messages, 3u);
   EXPECT_FALSE(ExplainLeader(DefaultLeaderTable(), {4}, 1).ok());
@@ -517,7 +518,7 @@ TEST(LeaderReport, ChosenIsWhatRunsWhenTheTablesHypercubeDoesNotFit) {
                  std::to_string(c.buffers.srb_bytes));
     auto e = ExplainLeader(DefaultLeaderTable(), ppn, c.m, c.buffers);
     ASSERT_TRUE(e.ok()) << e.status().message();
-    EXPECT_EQ(e->row, 0);
+    EXPECT_EQ(e->row, 1);  // 8 nodes: the second row
     EXPECT_EQ(e->choice.table, Leader::kHypercube);
     EXPECT_EQ(e->choice.runs, c.runs);
     EXPECT_EQ(e->choice.miss, c.miss);
@@ -606,21 +607,21 @@ TEST(OhioPlanBinary, BadInputExitsTwoWithAMessage) {
   }
 }
 
-// --explain with the built-in table (4+ 4KiB hypercube) and with a table file, whose errors
+// --explain with the built-in table (32+ 16KiB hypercube, 4+ 8KiB hypercube) and with a table file, whose errors
 // name the line.
 TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   const BinaryRun run = OhioPlan("--nodes 8 --ppn 2 --bytes 64 --explain");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("leader table: the built-in table, digest "));
-  EXPECT_THAT(run.output, HasSubstr("  row 1: 4+ 4KiB hypercube\n"));
+  EXPECT_THAT(run.output, HasSubstr("  row 1: 32+ 16KiB hypercube\n  row 2: 4+ 8KiB hypercube\n"));
   EXPECT_THAT(run.output, HasSubstr("group: 8 nodes, at most 2 ranks per node, M = 64 B: block 256 B (M x 2 x 2)\n"));
-  EXPECT_THAT(run.output, HasSubstr("chosen: hypercube (row 1: 4+ 4KiB hypercube)\n"));
+  EXPECT_THAT(run.output, HasSubstr("chosen: hypercube (row 2: 4+ 8KiB hypercube)\n"));
   // 8 nodes: 7 messages pairwise and direct, 3 for the hypercube (each 4 blocks of 256 B).
   EXPECT_THAT(run.output, HasSubstr("  pairwise                7      7        1792\n"));
   EXPECT_THAT(run.output, HasSubstr("  hypercube               3      3        3072  <- chosen\n"));
   EXPECT_THAT(run.output, HasSubstr("  direct                  7      1        1792\n"));
-  // The sweep crosses the row's edge between M = 1024 (block 4 KiB) and M = 4096.
-  EXPECT_THAT(run.output, HasSubstr("  1024        4096          hypercube  row 1\n"));
+  // The sweep crosses the row's edge (8 KiB) between M = 1024 (block 4 KiB) and M = 4096.
+  EXPECT_THAT(run.output, HasSubstr("  1024        4096          hypercube  row 2\n"));
   EXPECT_THAT(run.output, HasSubstr("  4096        16384         pairwise   no row\n"));
 
   EXPECT_THAT(run.output, HasSubstr("buffers: v3, SSB 16777216 B, SRB 8388608 B per group and node\n"));
@@ -630,11 +631,11 @@ TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   const BinaryRun small = OhioPlan("--nodes 8 --ppn 2 --bytes 64 --srb-bytes 4KiB --explain");
   ASSERT_EQ(small.exit_code, 0) << small.output;
   EXPECT_THAT(small.output, HasSubstr("buffers: v3, SSB 16777216 B, SRB 4096 B per group and node\n"));
-  EXPECT_THAT(small.output, HasSubstr("chosen: pairwise (row 1: 4+ 4KiB hypercube, but the hypercube does not fit: "
+  EXPECT_THAT(small.output, HasSubstr("chosen: pairwise (row 2: 4+ 8KiB hypercube, but the hypercube does not fit: "
                                       "its messages do not fit the SRB half's inboxes, or the ranks' rows the SSB half)\n"));
   EXPECT_THAT(small.output, HasSubstr("  pairwise                7      7        1792  <- chosen\n"));
   EXPECT_THAT(small.output, HasSubstr("  hypercube               3      3        3072\n"));
-  EXPECT_THAT(small.output, HasSubstr("  64          256           pairwise   row 1, hypercube does not fit\n"));
+  EXPECT_THAT(small.output, HasSubstr("  64          256           pairwise   row 2, hypercube does not fit\n"));
   const BinaryRun v1 = OhioPlan("--nodes 8 --ppn 2 --bytes 64 --algo v1 --explain");
   ASSERT_EQ(v1.exit_code, 0) << v1.output;
   EXPECT_THAT(v1.output, HasSubstr("but the hypercube does not fit: v1's SSB is not laid out per node)\n"));

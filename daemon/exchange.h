@@ -26,12 +26,11 @@
 //
 // Hypercube rounds (the leader table chooses it for the call's M and it fits, see
 // RoundLeader): eager rounds whose node exchange is shm/bruck_plan.h's: in step k this
-// node sends one message (header first, from eager_out) to node + 2^k (XOR 2^k for a power of
-// two), gathered from its SSB
-// half and from the inboxes of earlier steps, into that node's inbox k; it sends step k once
-// inboxes 0..k-1 have landed. Blocks are published as their inbox lands (its header carries
-// this node's M). All inboxes landed means every node had arrived at the round, which is the
-// credit for the next one. The round completes only once this node's messages have left:
+// node sends one message (header first, from eager_out) to node + 2^k (XOR 2^k for a power
+// of two), gathered from its SSB half and from the inboxes of earlier steps, into that node's
+// inbox k; it sends step k once inboxes 0..k-1 have landed. Blocks are published as their
+// inbox lands (its header carries this node's M). All inboxes landed means every node had
+// arrived at the round, which is the credit for the next one. The round completes only once this node's messages have left:
 // they read inboxes that the round after next overwrites. A sign that not every node runs
 // the hypercube with this M (ExchangeMessage::kReadyMixed) turns the round into one where
 // every node tells every node its M, and the verdict is taken as in announced rounds.

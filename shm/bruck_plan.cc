@@ -24,6 +24,11 @@ uint32_t Ahead(uint32_t nodes, uint32_t node, uint32_t distance) {
 uint32_t Behind(uint32_t nodes, uint32_t node, uint32_t distance) {
   return PowerOfTwo(nodes) ? node ^ distance : Wrap(int64_t{node} - distance, nodes);
 }
+// The index a block from `source` to `dest` travels under: the distance Ahead covers from one to
+// the other.
+uint32_t IndexOf(uint32_t nodes, uint32_t source, uint32_t dest) {
+  return PowerOfTwo(nodes) ? source ^ dest : Wrap(int64_t{dest} - source, nodes);
+}
 
 // The most blocks any round's message may carry among `nodes`: round k's carries the indices
 // 1..nodes-1 with bit k set. All inboxes share one stride, so this round is the one that must
@@ -187,7 +192,7 @@ std::vector<BruckArrival> PlanBruckArrivals(const GroupShape& shape, uint64_t by
   std::vector<BruckArrival> arrivals;
   for (uint32_t s = 0; s < n; ++s) {
     if (s == node) continue;
-    const uint32_t index = PowerOfTwo(n) ? node ^ s : Wrap(int64_t{node} - s, n);
+    const uint32_t index = IndexOf(n, s, node);
     const uint32_t last = HighestBit(index);
     const BruckBlock& b = BlockOfIndex(received[last], index);
     arrivals.push_back({s, last, inboxes.offsets[last] + b.offset, b.bytes});

@@ -80,6 +80,8 @@ class RemoteAlltoall {
   // One round of an alltoallv, `part` of `parts`, up to the blocks landed: stage_row(table,
   // region) stages this rank's part of the row. Not OK (and done with the round) if the round
   // failed.
+  // One alltoallv call, or (*again) its first round only, which the call must repeat.
+  Status AlltoallvOnce(const VectorCall& call, uint32_t* next_round, bool* again);
   template <typename StageRow>
   Status VectorRound(const VectorCall& call, uint32_t k, uint32_t part, uint32_t parts, StageRow stage_row);
   // Copies out round k of an alltoallv: plan_from(source) plans into vector_spans_ the copies
@@ -105,6 +107,7 @@ class RemoteAlltoall {
   std::vector<CopySpan> vector_spans_;  // an alltoallv's copies, planned into the same room each call
   uint32_t last_vector_rounds_ = 1;
   std::vector<bool> streaming_nodes_;  // an alltoallv's: by node, its part goes in stream rounds
+  std::vector<uint64_t> block_offsets_;  // an alltoallv round's: where each node's block starts in the SRB half
   static constexpr size_t kCached = 4;
   std::array<EagerPlan, kCached> eager_plans_;
   uint64_t uses_ = 0;

@@ -17,15 +17,31 @@
 // round 0, and the daemon says how many stream rounds follow and whether this node's part is one
 // of those that stream (vector_streamed); each other node's header in the SRB says whether its
 // part came whole in the first round or streams.
+// A first round the daemons ran as a hypercube (shm/vector_cube.h) finds the blocks where its
+// inboxes' size tables put them; if its verdict says the call goes again (a node's part did not
+// fit the hypercube, or the counts disagree), nothing is copied out and the call starts over,
+// pairwise.
 #include <cstring>
 
 #include "client/remote_alltoall.h"
+#include "shm/vector_cube.h"
 #include "shm/vector_plan.h"
 #include "shm/vector_staging.h"
 
 namespace ohio {
 
 Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
+  // A first round run as a hypercube that the counts or a node's part made unreadable goes
+  // again, pairwise on every node: a second time would be a daemon's fault.
+  for (int attempt = 0;; ++attempt) {
+    bool again = false;
+    Status s = AlltoallvOnce(call, next_round, &again);
+    if (!s.ok() || !again) return s;
+    if (attempt > 0) return Status(Code::kProtocol, "ohiod sent the same alltoallv back twice");
+  }
+}
+
+Status RemoteAlltoall::AlltoallvOnce(const VectorCall& call, uint32_t* next_round, bool* again) {
   const uint32_t k = (*next_round)++;
   const uint64_t region = VectorRegionBytes(*shape_, layout_, node_);
   // A row that does not fit stages its stream round 0: the daemon sees that from the same
@@ -40,6 +56,12 @@ Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   });
   if (!s.ok()) return s;
   const VectorStreams streams = VectorStreamsOf(header_->vector_streamed[k & 1].load(std::memory_order_relaxed), k);
+  if (streams.again) {
+    // Nothing of it is read: the call starts over in the next round.
+    Done(k);
+    *again = true;
+    return Status::Ok();
+  }
   const uint32_t stream_rounds = streams.rounds;
   const bool own_staged = streams.own_staged;
   // Which nodes stream their part: read only when some do, so that a call of one round reads
@@ -129,10 +151,13 @@ void RemoteAlltoall::CopyOut(const VectorCall& call, uint32_t k, PlanFrom plan_f
   RunVectorCopies(segment_->ssb() + parity * layout_.ssb_half, call.recv);
   report_->Lap(Stage::kCopyOutLocal);
   const uint8_t* srb_half = segment_->srb() + parity * layout_.srb_half;
+  // Written before the blocks were published: where they lie depends on it.
+  const Leader leader = EagerLeaderOf(header_->eager_leader[parity].load(std::memory_order_relaxed), k);
+  PlanVectorBlockOffsets(*shape_, layout_, node_, leader, srb_half, &block_offsets_);
   for (uint32_t source = 0; source < shape_->nodes(); ++source) {
     if (source == node_) continue;
     plan_from(source);
-    RunVectorCopies(srb_half + EagerSlotOffset(layout_, node_, source, 0) + kEagerHeaderBytes, call.recv);
+    RunVectorCopies(srb_half + block_offsets_[source], call.recv);
   }
   report_->Lap(Stage::kCopyOutRemote);
   report_->DaemonSteps(header_->stamps[parity], k);

@@ -53,6 +53,7 @@ void Exchange::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   layout_ = PlanEagerLayout(shape_, plan_ssb_, plan_srb_);
   vector_plan_ = VectorRoundPlan{};  // planned for the layout before, if any
   hypercube_plan_ = HypercubePlanCache{};
+  cube_block_cap_ = VectorCubeBlockCap(shape_, layout_, leaders_);
   for (const auto& [from, delivery] : early_) OnArrived(from, delivery);
   early_.clear();
 }
@@ -117,11 +118,15 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   too_large_ = false;
   count_digest_ = 0;
   naming_pair_ = tables_posted_ = false;
+  vector_cube_fits_ = false;
   if (vector_ && local_ok) PlanVectorRound();
   eager_ = local_ok && (vector_ ? !too_large_ : FitsEager(shape_, layout_, bytes_per_rank));
-  leader_ = vector_ || !local_ok ? Leader::kPairwise
-                                : RoundLeader(shape_, algo_, layout_, leaders_, bytes_per_rank, eager_);
-  if (eager_ && vector_) {
+  leader_ = !local_ok  ? Leader::kPairwise
+            : vector_ ? VectorLeader()
+                      : RoundLeader(shape_, algo_, layout_, leaders_, bytes_per_rank, eager_);
+  if (vector_cube()) {
+    PlanVectorCubeRound();
+  } else if (eager_ && vector_) {
     // PlanVectorRound aimed puts_ and deliveries_.
   } else if (hypercube()) {
     PlanHypercubeRound();
@@ -142,7 +147,8 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
     *h = EagerHeader{kEagerHeaderMagic,
                      round,
                      bytes_per_rank,
-                     first && !vector_plan_.fits ? kEagerVectorStaged : 0u,
+                     (first && !vector_plan_.fits ? kEagerVectorStaged : 0u) |
+                         (first && vector_cube_fits_ ? kEagerVectorCubeFits : 0u),
                      node_,
                      MonotonicNs(),
                      count_digest_,
@@ -184,6 +190,92 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   CheckAgreement();
 }
 
+Leader Exchange::VectorLeader() const {
+  // Only a call's first round, which checks the counts: the stream rounds that may follow a
+  // pairwise one are pairwise too.
+  return eager_ && vector_part_ == 0 && vector_cube_next_ && cube_block_cap_ != 0 ? Leader::kHypercube
+                                                                                  : Leader::kPairwise;
+}
+
+void Exchange::PlanVectorCubeRound() {
+  const uint32_t n = shape_.nodes();
+  const uint64_t stride = BruckInboxStride(n, layout_.srb_half);
+  cube_inboxes_.Reset(n, stride);
+  cube_puts_.clear();
+  cube_deliveries_.clear();
+  for (uint32_t k = 0; k < BruckRounds(n); ++k) {
+    Put p;
+    p.dest = node_ ^ (1u << k);
+    p.step = k;
+    p.srb_offset = k * stride;
+    cube_puts_.push_back(p);
+    // Inbox k ends the journey of the blocks from the nodes whose distance's highest bit is k.
+    for (uint32_t slot = 0; slot < (1u << k); ++slot) {
+      Delivery d;
+      d.source = node_ ^ VectorCubeIndexAt(slot, k);
+      d.step = k;
+      cube_deliveries_.push_back(d);
+    }
+  }
+  own_put_of_dest_.assign(n, 0);
+  for (uint32_t i = 0; i < vector_plan_.puts.size(); ++i) own_put_of_dest_[vector_plan_.puts[i].dest] = i;
+  puts_ = &cube_puts_;
+  deliveries_ = &cube_deliveries_;
+}
+
+void Exchange::GatherVectorCube(uint32_t k) {
+  const uint32_t n = shape_.nodes();
+  const uint32_t parity = round_ & 1;
+  uint8_t* line = segment_->cube_out(round_) + k * VectorCubeLineBytes(n);
+  // A node's own part that does not fit, or any inbox's flag: headers only from now on.
+  const bool is_void = cube_inboxes_.VoidBefore(k, !vector_cube_fits_);
+  const auto* out = reinterpret_cast<const EagerHeader*>(segment_->header()->eager_out[parity]);
+  const EagerHeader h{kEagerHeaderMagic, round_, kVectorBytes, is_void ? kEagerVectorCubeVoid : 0u, node_,
+                      out->begun_ns, cube_inboxes_.DigestBefore(k, count_digest_), 0, {}};
+  std::memcpy(line, &h, sizeof(h));
+  pieces_.clear();
+  if (is_void) {
+    pieces_.push_back({line, kEagerHeaderBytes});
+    return;
+  }
+  pieces_.push_back({line, VectorCubeLineBytes(n)});
+  auto* table = reinterpret_cast<uint32_t*>(line + kEagerHeaderBytes);
+  // Pieces that follow each other in memory go as one (forwarded blocks of one inbox do).
+  auto append = [this](const uint8_t* at, uint64_t bytes) {
+    if (bytes == 0) return;
+    LocalPiece& last = pieces_.back();
+    if (static_cast<const uint8_t*>(last.base) + last.bytes == at) {
+      last.bytes += bytes;
+    } else {
+      pieces_.push_back({at, bytes});
+    }
+  };
+  const uint8_t* ssb = segment_->ssb() + parity * layout_.ssb_half;
+  const uint8_t* srb = segment_->srb() + parity * layout_.srb_half;
+  // This node's own blocks are its pairwise puts' (at most the cap each: vector_cube_fits_).
+  auto own_put = [this](uint32_t dest) -> const Put& { return vector_plan_.puts[own_put_of_dest_[dest]]; };
+  PlanVectorCubeMessage(
+      cube_inboxes_, n, node_, k, table, [&](uint32_t dest) { return own_put(dest).bytes; },
+      [&](uint32_t dest) {
+        for (const SsbPiece& piece : own_put(dest).pieces) append(ssb + piece.ssb_offset, piece.bytes);
+      },
+      [&](uint64_t offset, uint64_t bytes) { append(srb + offset, bytes); });
+}
+
+void Exchange::VectorCubeVerdict() {
+  const uint32_t steps = static_cast<uint32_t>(cube_puts_.size());
+  // Every node's share and flag, summed along the messages: the same on every node.
+  const bool again = cube_inboxes_.VoidBefore(steps, !vector_cube_fits_) ||
+                     cube_inboxes_.DigestBefore(steps, count_digest_) != 0;
+  // A call that did not fit, or whose counts disagree, goes again pairwise, which stages what
+  // does not fit or names the pair; the next call tries the hypercube once every node's part
+  // fits again (VectorVerdict).
+  if (again) vector_cube_next_ = false;
+  vector_rounds_in_call_ = again ? 2 : 1;
+  segment_->header()->vector_streamed[round_ & 1].store(uint64_t{round_} << 32 | (again ? kVectorCallGoesAgain : 0),
+                                                        std::memory_order_relaxed);
+}
+
 void Exchange::PlanHypercubeRound() {
   if (hypercube_plan_.bytes_per_rank != bytes_per_rank_) {
     HypercubePlanCache& c = hypercube_plan_;
@@ -213,6 +305,9 @@ void Exchange::PlanVectorRound() {
     count_digest_ = vector_plan_.digest;
     puts_ = &vector_plan_.puts;
     deliveries_ = &vector_plan_.deliveries;
+    // Its puts are then one block per other node, from the regions of its ranks' rows.
+    vector_cube_fits_ = cube_block_cap_ != 0 && vector_plan_.fits;
+    for (const Put& p : vector_plan_.puts) vector_cube_fits_ = vector_cube_fits_ && p.bytes <= cube_block_cap_;
     return;
   }
   // The counts the first round checked: the ranks write the same ones every round of a call.
@@ -300,6 +395,7 @@ void Exchange::OnArrived(uint32_t from, uint32_t delivery) {
     Heard& heard = HearHeader(from, h);
     heard.count_digest = h.count_digest;
     heard.staged = (h.flags & kEagerVectorStaged) != 0;
+    heard.cube_fits = (h.flags & kEagerVectorCubeFits) != 0;
     heard.stream_rounds = h.stream_rounds;
     heard.tables = heard.tables || (h.flags & kEagerVectorTables) != 0;
     if (active_ && h.round == round_) CheckAgreement();
@@ -345,15 +441,25 @@ bool Exchange::ReadInbox(uint32_t k) {
   if (h.magic != kEagerHeaderMagic || h.round != round_ || h.source_node != from) return false;
   Accept(from, h.round);
   HearHeader(from, h);
-  if (h.bytes_per_rank != bytes_per_rank_ || h.flags != 0) {
+  const uint32_t flags_allowed = vector_cube() ? kEagerVectorCubeVoid : 0u;
+  if (h.bytes_per_rank != bytes_per_rank_ || (h.flags & ~flags_allowed) != 0) {
     // Its blocks are laid for another M: never published nor forwarded.
     ReactToMixedSigns();
     CheckAgreement();
     return false;
   }
+  if (vector_cube() && !cube_inboxes_.Land(k, h, segment_->srb() + at)) {
+    // Its sizes cannot be its blocks': nothing of it is read, and the round stops here.
+    hypercube_halted_ = agreed_ = true;
+    error_code_ = Code::kProtocol;
+    error_ = "node " + node_names_[from] + "'s hypercube message of step " + std::to_string(k) +
+             " lists more bytes than its inbox holds";
+    return false;
+  }
   inbox_landed_[k] = true;
   ++inboxes_landed_;
   while (inbox_prefix_ < inbox_landed_.size() && inbox_landed_[inbox_prefix_]) ++inbox_prefix_;
+  if (vector_cube() && inboxes_landed_ == inbox_landed_.size()) VectorCubeVerdict();
   return true;
 }
 
@@ -407,6 +513,7 @@ void Exchange::CheckAgreement() {
   const bool first = vector_ && vector_part_ == 0;
   bool staged = false;
   uint32_t max_stream_rounds = 0;
+  bool all_cube_fit = true;  // every node's part would fit a hypercube
   if (first) staged_nodes_.assign(shape_.nodes(), false);
   for (uint32_t n = 0; n < shape_.nodes(); ++n) {
     const Heard* h = n == node_ ? nullptr : &HeardOf(n, round_);
@@ -420,6 +527,12 @@ void Exchange::CheckAgreement() {
     if (h ? h->skipped : local_skip_) skipping.push_back(n);
     if (h ? h->too_large : too_large_) too_large.push_back(n);
     digest_sum += h ? h->count_digest : count_digest_;
+    all_cube_fit = all_cube_fit && (h ? h->cube_fits : vector_cube_fits_);
+  }
+  if (vector_cube() && by_bytes.size() == 1 && split.empty() && skipping.empty() && too_large.empty()) {
+    // Every node runs this alltoallv (a hypercube node hears them all only when told its M):
+    // the verdict is the sums' once the last inbox lands.
+    return;
   }
   if (vector_ && by_bytes.size() == 1 && split.empty() && skipping.empty() && too_large.empty()) {
     // The verdict needs every node's share of the digest, which rides with its data: a
@@ -439,7 +552,7 @@ void Exchange::CheckAgreement() {
   }
   error_code_ = Code::kSizeMismatch;
   if (by_bytes.size() == 1 && split.empty()) {
-    if (vector_) VectorVerdict(too_large, digest_sum, staged, max_stream_rounds);
+    if (vector_) VectorVerdict(too_large, digest_sum, staged, max_stream_rounds, all_cube_fit);
     announced_ok_ = !eager_ && !error_;
     return;
   }
@@ -448,7 +561,8 @@ void Exchange::CheckAgreement() {
   std::string separator = " ";  // before the next part: the first follows the colon
   if (by_bytes.size() > 1) {
     for (const auto& [bytes, nodes] : by_bytes) {
-      message += separator + std::to_string(bytes) + " on node" + (nodes.size() > 1 ? "s " : " ");
+      message += separator + (bytes == kVectorBytes ? "an alltoallv" : std::to_string(bytes)) + " on node" +
+                 (nodes.size() > 1 ? "s " : " ");
       for (size_t i = 0; i < nodes.size(); ++i) message += (i ? "," : "") + node_names_[nodes[i]];
       separator = "; ";
     }
@@ -461,7 +575,7 @@ void Exchange::CheckAgreement() {
 }
 
 void Exchange::VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum, bool staged,
-                             uint32_t max_stream_rounds) {
+                             uint32_t max_stream_rounds, bool all_cube_fit) {
   if (!too_large.empty()) {
     std::string nodes;
     for (uint32_t n : too_large) nodes += (nodes.empty() ? "" : ",") + node_names_[n];
@@ -482,6 +596,8 @@ void Exchange::VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t di
     return;
   }
   if (vector_part_ != 0) return;
+  // Every node saw every node's flag: the next call tries the hypercube on all or on none.
+  vector_cube_next_ = all_cube_fit;
   // Written for every first round, so that no word of a round 2^32 rounds back can pass for it.
   // This round carried stream round 0 of the parts that did not fit.
   const uint32_t streamed = staged && max_stream_rounds > 0 ? max_stream_rounds - 1 : 0;
@@ -595,15 +711,20 @@ bool Exchange::PostHypercube() {
     const Put& p = (*puts_)[k];
     // After a round that used the whole SRB, the receiver says when its ranks are through.
     if (after_announced_ && !AtLeast(last_ready_[p.dest], round_)) break;
-    pieces_.clear();
-    pieces_.push_back({segment_->header()->eager_out[parity], kEagerHeaderBytes});
-    for (const BruckPiece& piece : hypercube_plan_.gathers[k]) {
-      pieces_.push_back({(piece.forwarded ? srb : ssb) + piece.offset, piece.bytes});
+    if (vector_) {
+      GatherVectorCube(k);
+    } else {
+      pieces_.clear();
+      pieces_.push_back({segment_->header()->eager_out[parity], kEagerHeaderBytes});
+      for (const BruckPiece& piece : hypercube_plan_.gathers[k]) {
+        pieces_.push_back({(piece.forwarded ? srb : ssb) + piece.offset, piece.bytes});
+      }
     }
     const PeerGroupInfo& peer = *peers_[p.dest];
+    const uint32_t delivery = vector_ ? VectorCubeImmDelivery(parity) : BruckImmDelivery(parity);
     transport_->Put(peer_ids_[p.dest], pieces_.data(), pieces_.size(), peer.srb_key,
-                    peer.srb_offset + parity * layout_.srb_half + p.srb_offset, EncodeImm(peer.tag, BruckImmDelivery(parity)),
-                    PutCookie(tag_, round_, true, k));
+                    peer.srb_offset + parity * layout_.srb_half + p.srb_offset, EncodeImm(peer.tag, delivery),
+                    PutCookie(tag_, round_, true, k, false, vector_));
     put_posted_[k] = true;
     ++posted_;
     ++in_flight_[parity];
@@ -613,6 +734,12 @@ bool Exchange::PostHypercube() {
 }
 
 void Exchange::PublishHypercube() {
+  if (vector_) {
+    // All at once: the counts are known to agree only once every inbox is in. A call that goes
+    // again publishes them too, so that its ranks wake and read the verdict.
+    if (inboxes_landed_ == inbox_landed_.size() && !error_) delivered_ = deliveries_->size();
+    return;
+  }
   while (delivered_ < deliveries_->size() && inbox_landed_[(*deliveries_)[delivered_].step]) ++delivered_;
 }
 

@@ -49,6 +49,14 @@
 // planned from the first round's counts, in which only they put data; the ranks learn how many
 // from the segment (vector_streamed), and which nodes stream from the headers in their SRB. A node whose part would take more than kMaxVectorStreamRounds
 // sends ROUND_READY (kReadyTooLarge) instead, and the call is not supported on any node.
+//
+// An alltoallv's first round runs as a hypercube (shm/vector_cube.h) when the group's N is a
+// power of two that the leader table runs hypercubes for and the call before ended with every
+// node's part fitting one (every node learns that alike: from a hypercube call's sums, or from
+// the flags of every header of a pairwise call's first round): its messages carry their blocks'
+// sizes, and the count digest and a "does not fit" flag are summed along them. Blocks are
+// published only once the last inbox landed; if the sum or the flag says the call cannot be
+// read, the ranks learn it goes again (kVectorCallGoesAgain), and it does, as a pairwise call.
 #pragma once
 
 #include <array>
@@ -64,6 +72,7 @@
 #include "shm/exchange_plan.h"
 #include "shm/leader_choice.h"
 #include "shm/segment.h"
+#include "shm/vector_cube.h"
 #include "shm/vector_plan.h"
 
 namespace ohio {
@@ -157,13 +166,16 @@ class Exchange {
   // What a put carries back to its kPutDone: the group's tag, the round's low bits, whether it
   // was an eager put (its bytes include a header), whether it carried count tables rather than
   // the ranks' data (not payload), its index in the round.
-  static uint64_t PutCookie(uint32_t tag, uint32_t round, bool eager, uint32_t index, bool tables = false) {
+  // `cube`: a hypercube alltoallv message, whose header line is followed by a size table.
+  static uint64_t PutCookie(uint32_t tag, uint32_t round, bool eager, uint32_t index, bool tables = false,
+                            bool cube = false) {
     return uint64_t{tag} << 40 | uint64_t{round & 0xff} << 32 | uint64_t{eager ? 1u : 0u} << 31 |
-           uint64_t{tables ? 1u : 0u} << 30 | index;
+           uint64_t{tables ? 1u : 0u} << 30 | uint64_t{cube ? 1u : 0u} << 29 | index;
   }
   static uint32_t CookieTag(uint64_t cookie) { return static_cast<uint32_t>(cookie >> 40); }
   static bool CookieIsEager(uint64_t cookie) { return ((cookie >> 31) & 1) != 0; }
   static bool CookieIsTables(uint64_t cookie) { return ((cookie >> 30) & 1) != 0; }
+  static bool CookieIsVectorCube(uint64_t cookie) { return ((cookie >> 29) & 1) != 0; }
 
  private:
   // What a peer said of one round: kept for this round and the next (a peer is at most one
@@ -180,6 +192,7 @@ class Exchange {
     uint32_t credit = 0;   // announced v3: deliveries it granted + 1
     bool too_large = false;   // alltoallv: its part would take too many rounds
     uint64_t count_digest = 0;  // alltoallv: its share, from its eager header
+  bool cube_fits = false;     // alltoallv: its part would fit a hypercube (kEagerVectorCubeFits)
     bool staged = false;        // alltoallv: its part does not fit one round (kEagerVectorStaged)
     uint32_t stream_rounds = 0;  // alltoallv: the stream rounds its part needs
     bool mixed = false;          // its ROUND_READY said kReadyMixed
@@ -198,12 +211,20 @@ class Exchange {
   // many stream rounds follow: `max_stream_rounds` - 1 if any node's part is `staged` (the first
   // round carried stream round 0).
   void VectorVerdict(const std::vector<uint32_t>& too_large, uint64_t digest_sum, bool staged,
-                     uint32_t max_stream_rounds);
+                     uint32_t max_stream_rounds, bool all_cube_fit);
   // Alltoallv whose digest failed: puts this node's count tables to every peer once the round's
   // puts have left; then, once every node's are in, names the first pair that disagrees.
   bool PostVectorTables();
   void NameVectorPair();
   void SendReady(bool disagree, bool skipped, uint32_t reason = 0);
+  // Hypercube alltoallv rounds.
+  bool vector_cube() const { return vector_ && hypercube(); }
+  Leader VectorLeader() const;
+  void PlanVectorCubeRound();
+  // Step k's message: its header line and size table written into the segment, its pieces.
+  void GatherVectorCube(uint32_t k);
+  // Once every inbox has landed: whether the ranks may read the call or it goes again.
+  void VectorCubeVerdict();
   // Hypercube rounds.
   void PlanHypercubeRound();
   void OnHypercubeArrived(uint32_t from, uint32_t parity);
@@ -295,6 +316,16 @@ class Exchange {
     std::vector<Delivery> deliveries;
   } eager_plan_;
   VectorRoundPlan vector_plan_;  // kept while the counts stay the same
+  // Hypercube alltoallv: the largest block it carries (0: never), whether the group's next
+  // alltoallv tries it (the same on every node), whether this node's part of the call under
+  // way fits it, what the inboxes said, this node's pairwise puts (its blocks) by destination.
+  uint64_t cube_block_cap_ = 0;
+  bool vector_cube_next_ = true;
+  bool vector_cube_fits_ = false;
+  VectorCubeInboxes cube_inboxes_;
+  std::vector<uint32_t> own_put_of_dest_;
+  std::vector<Put> cube_puts_;  // one per step: dest, srb_offset of the inbox, no pieces
+  std::vector<Delivery> cube_deliveries_;
   std::vector<Put> stream_puts_;  // alltoallv: the stream round under way
   std::vector<Delivery> stream_deliveries_;
   std::vector<Put> announced_puts_;

@@ -134,6 +134,7 @@ class OffloadedRemoteAlltoall {
   std::vector<CopySpan> vector_spans_;  // one copy's plan, planned into the same room each time
   bool own_staged_ = false;             // this node's part goes in the stream rounds
   std::vector<bool> streaming_nodes_;   // by node: its part goes in the stream rounds
+  std::vector<uint64_t> block_offsets_;  // by node: where its block of the round starts in the SRB half
 };
 
 }  // namespace ohio

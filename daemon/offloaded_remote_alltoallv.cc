@@ -14,6 +14,9 @@
 //      and whether this node's part is one of those streamed (vector_streamed); each other
 //      node's header in the SRB says whether its part streams (its stream round 0 came in the
 //      first round).
+// A first round run as a hypercube finds the blocks where its inboxes' tables put them, and one
+// whose verdict says the call goes again (shm/vector_cube.h) copies nothing out: the call starts
+// over in the next round.
 // A round that fails (a pair whose counts disagree, anywhere in the group; a part that would
 // take too many rounds) ends the call with the round's error, the same on every rank of every
 // node, and the group goes on: nothing was copied out of it.
@@ -23,6 +26,7 @@
 #include "daemon/offloaded_remote_alltoall.h"
 #include "daemon/process_memory.h"
 #include "shm/segment_layout.h"
+#include "shm/vector_cube.h"
 #include "shm/vector_plan.h"
 #include "shm/vector_staging.h"
 
@@ -86,6 +90,12 @@ Result<bool> OffloadedRemoteAlltoall::DrainVector() {
     if (round_in_call_ == 0) {
       const VectorStreams streams =
           VectorStreamsOf(header_->vector_streamed[round_ & 1].load(std::memory_order_relaxed), round_);
+      if (streams.again) {
+        // Nothing of it is read: the call starts over, as the first round of the next.
+        MarkDone();
+        round_ = 0;
+        return true;
+      }
       own_staged_ = streams.own_staged;
       staging_.rounds = 1 + streams.rounds;
       PlanStreamingNodes(*shape_, layout_, node_, segment_->srb() + (round_ & 1) * layout_.srb_half, streams,
@@ -105,6 +115,8 @@ Status OffloadedRemoteAlltoall::CopyOutVector() {
   // others'; the stream rounds the rest of those.
   const bool first = round_in_call_ == 0;
   const uint64_t stream_round = round_in_call_;
+  const Leader leader = EagerLeaderOf(header_->eager_leader[round_ & 1].load(std::memory_order_relaxed), round_);
+  PlanVectorBlockOffsets(*shape_, layout_, node_, leader, srb_half, &block_offsets_);
   for (uint32_t l = 0; l < ranks_; ++l) {
     const size_t* recv_at = VectorTable(l, kRecvAt);
     for (uint32_t source = 0; source < shape_->nodes(); ++source) {
@@ -118,7 +130,7 @@ Status OffloadedRemoteAlltoall::CopyOutVector() {
           PlanVectorStreamCopyOutLocal(*shape_, node_, l, layout_, counts, stream_round, recv_at, &vector_spans_);
         }
       } else {
-        from = srb_half + EagerSlotOffset(layout_, node_, source, 0) + kEagerHeaderBytes;
+        from = srb_half + block_offsets_[source];
         if (whole) {
           PlanVectorCopyOutBlock(*shape_, node_, l, counts, source, recv_at, &vector_spans_);
         } else {

@@ -12,9 +12,16 @@
 
 #include "common/spin_mode.h"
 #include "shm/segment_layout.h"
+#include "shm/vector_cube.h"
 
 namespace ohio {
 namespace {
+
+// What a hypercube alltoallv message of `bytes` carries before its blocks: a header line alone
+// when it carries none (a void call's), else the line with the size table.
+uint64_t VectorCubeHeaderBytes(const Group& g, uint64_t bytes) {
+  return bytes <= kEagerHeaderBytes ? bytes : VectorCubeLineBytes(g.shape().nodes());
+}
 
 void DrainEventFd(int fd) {
   uint64_t v;
@@ -254,21 +261,27 @@ bool ProgressEngine::HandleTransport() {
     switch (e.kind) {
       case TransportEvent::Kind::kArrived: {
         const uint32_t delivery = ImmDelivery(e.imm);
+        Group* g = ByTag(ImmTag(e.imm));
         // Payload only: an eager put's header is the exchange's, not the ranks', and count
-        // tables (a failed alltoallv's) are no data of theirs either.
-        const uint64_t header = IsEagerImm(delivery) ? kEagerHeaderBytes : 0;
+        // tables (a failed alltoallv's) and block sizes (a hypercube alltoallv's) are no data
+        // of theirs either.
+        const uint64_t header = IsVectorCubeImm(delivery) && g != nullptr ? VectorCubeHeaderBytes(*g, e.bytes)
+                                : IsEagerImm(delivery)                    ? kEagerHeaderBytes
+                                                                          : 0;
         const uint64_t payload = IsVectorTablesImm(delivery) || e.bytes < header ? 0 : e.bytes - header;
         counters_->bytes_received.fetch_add(payload, std::memory_order_relaxed);
-        Group* g = ByTag(ImmTag(e.imm));
         if (g == nullptr) break;
         if (auto from = g->exchange()->NodeIndex(e.peer)) g->exchange()->OnArrived(*from, delivery);
         break;
       }
       case TransportEvent::Kind::kPutDone: {
-        const uint64_t header = Exchange::CookieIsEager(e.cookie) ? kEagerHeaderBytes : 0;
+        Group* g = ByTag(Exchange::CookieTag(e.cookie));
+        const uint64_t header = Exchange::CookieIsVectorCube(e.cookie) && g != nullptr ? VectorCubeHeaderBytes(*g, e.bytes)
+                                : Exchange::CookieIsEager(e.cookie)                  ? kEagerHeaderBytes
+                                                                                     : 0;
         const uint64_t payload = Exchange::CookieIsTables(e.cookie) || e.bytes < header ? 0 : e.bytes - header;
         counters_->bytes_sent.fetch_add(payload, std::memory_order_relaxed);
-        if (Group* g = ByTag(Exchange::CookieTag(e.cookie))) g->OnPutDone(e.cookie);
+        if (g != nullptr) g->OnPutDone(e.cookie);
         break;
       }
       case TransportEvent::Kind::kMessage: {

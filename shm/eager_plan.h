@@ -32,7 +32,7 @@ struct alignas(64) EagerHeader {
   uint32_t magic;
   uint32_t round;
   uint64_t bytes_per_rank;
-  uint32_t flags;  // kEagerSkipped, kEagerVectorStaged, kEagerVectorTables
+  uint32_t flags;  // kEagerSkipped, kEagerVectorStaged, kEagerVectorTables; shm/vector_cube.h's
   uint32_t source_node;
   // When the source node began the round (CLOCK_MONOTONIC there): only for the stage report's
   // trip time, which means something only where nodes share a clock.
@@ -93,6 +93,10 @@ inline bool IsBruckImm(uint32_t delivery) { return IsEagerImm(delivery) && (deli
 // payload counters leave it out.
 inline uint32_t VectorTablesImmDelivery(uint32_t parity) { return kEagerImmBit | 4 | (parity & 1); }
 inline bool IsVectorTablesImm(uint32_t delivery) { return IsEagerImm(delivery) && (delivery & 4) != 0; }
+// A hypercube round's message of an alltoallv (shm/vector_cube.h): its header line is followed
+// by a table of its blocks' sizes, which is not the ranks' data either.
+inline uint32_t VectorCubeImmDelivery(uint32_t parity) { return BruckImmDelivery(parity) | 8; }
+inline bool IsVectorCubeImm(uint32_t delivery) { return IsBruckImm(delivery) && (delivery & 8) != 0; }
 
 // The leader algorithm a round of M bytes per rank runs (`eager`: it is one eager round): the
 // table's choice, except that the hypercube runs only as an eager round that fits it, with the

@@ -76,6 +76,10 @@ class Segment {
     return true;
   }
   uint8_t* srb() const { return base_ + layout_.srb_offset; }
+  // Daemon only: the lines of its hypercube alltoallv messages for `round` (CubeOutBytes).
+  uint8_t* cube_out(uint32_t round) const {
+    return base_ + layout_.cube_out_offset + (round & 1) * layout_.cube_out_bytes;
+  }
 
  private:
   void Reset();

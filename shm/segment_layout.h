@@ -1,5 +1,6 @@
 // The binary layout of a group's shared segment: header (control block), one slot per local
-// rank (rank-written), one count table per local rank (alltoallv), then the SSB and the SRB. The segment is a sealed memfd mapped by the
+// rank (rank-written), one count table per local rank (alltoallv), the daemon's hypercube
+// alltoallv lines, then the SSB and the SRB. The segment is a sealed memfd mapped by the
 // daemon and by every local rank of the group, so everything in it is either written once
 // before it is handed out or an address-free lock-free atomic.
 //
@@ -20,7 +21,7 @@
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 10;
+constexpr uint32_t kSegmentVersion = 11;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
@@ -102,6 +103,7 @@ struct alignas(kCacheLine) SegmentHeader {
   // Alltoallv across nodes, by parity: round << 32 | kVectorSomePartStreams if some node's part
   // of the call whose first round is `round` did not fit it | kVectorOwnPartStaged if this
   // node's did not | the stream rounds that follow that round (shm/vector_staging.h); round << 32
+  // | kVectorCallGoesAgain when the round carried nothing and the call starts over; round << 32
   // alone when the round is the whole call. Written before the round's blocks are published.
   std::atomic<uint64_t> vector_streamed[2];
   // Groups on one node: CLOCK_MONOTONIC when the daemon last looked in on the group (every
@@ -146,6 +148,10 @@ constexpr uint64_t kVectorBytes = ~uint64_t{0} - 1;
 // SegmentHeader::vector_streamed: this node streams its part; some node does.
 constexpr uint64_t kVectorOwnPartStaged = uint64_t{1} << 31;
 constexpr uint64_t kVectorSomePartStreams = uint64_t{1} << 30;
+// SegmentHeader::vector_streamed: the round, an alltoallv's first run as a hypercube, carried
+// nothing a rank reads (some node's part did not fit it, or the counts disagree): the call goes
+// again from the next round, as a pairwise one (shm/vector_cube.h).
+constexpr uint64_t kVectorCallGoesAgain = uint64_t{1} << 29;
 
 // What a rank sends to and expects from each rank in an alltoallv, written by it before it
 // arrives and read by the others until they are done (client/local_alltoallv.cc), and, in a
@@ -242,6 +248,9 @@ struct SegmentLayout {
   uint64_t srb_offset = 0;
   uint64_t srb_bytes = 0;
   uint64_t segment_bytes = 0;
+  // Daemon only (0 where a rank attached): CubeOutBytes per round parity, the two together.
+  uint64_t cube_out_offset = 0;
+  uint64_t cube_out_bytes = 0;
 };
 
 // SSB and SRB start on page boundaries so that they can be registered with an HCA on their own.
@@ -255,6 +264,16 @@ inline uint64_t SrbHeaderRoomBytes(uint32_t group_size) {
   return group_size > 1 ? 2 * kCacheLine * uint64_t{group_size - 1} : 0;
 }
 
+// Daemon only, per round parity: the header lines and size tables of this node's messages of an
+// alltoallv run as a hypercube (shm/vector_cube.h), one per step: at most ceil(log2 group
+// size) steps of group size / 2 entries. Inside the segment because puts gather them from
+// registered memory.
+inline uint64_t CubeOutBytes(uint32_t group_size) {
+  uint64_t steps = 0;
+  while ((uint64_t{1} << steps) < group_size) ++steps;
+  return steps * (kCacheLine + RoundUp(uint64_t{group_size / 2} * sizeof(uint32_t), kCacheLine));
+}
+
 inline SegmentLayout ComputeSegmentLayout(uint32_t local_ranks, uint32_t group_size, uint64_t ssb_bytes,
                                           uint64_t srb_bytes) {
   SegmentLayout l;
@@ -262,7 +281,9 @@ inline SegmentLayout ComputeSegmentLayout(uint32_t local_ranks, uint32_t group_s
   l.group_size = group_size;
   l.slots_offset = RoundUp(sizeof(SegmentHeader), kCacheLine);
   l.count_tables_offset = RoundUp(l.slots_offset + uint64_t{local_ranks} * sizeof(RankSlot), kCacheLine);
-  l.ssb_offset = RoundUp(l.count_tables_offset + 2 * uint64_t{local_ranks} * CountTableBytes(group_size), kPage);
+  l.cube_out_offset = RoundUp(l.count_tables_offset + 2 * uint64_t{local_ranks} * CountTableBytes(group_size), kCacheLine);
+  l.cube_out_bytes = CubeOutBytes(group_size);
+  l.ssb_offset = RoundUp(l.cube_out_offset + 2 * l.cube_out_bytes, kPage);
   l.ssb_bytes = ssb_bytes;
   l.srb_offset = RoundUp(l.ssb_offset + ssb_bytes, kPage);
   l.srb_bytes = srb_bytes == 0 ? 0 : srb_bytes + SrbHeaderRoomBytes(group_size);

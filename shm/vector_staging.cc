@@ -147,9 +147,14 @@ void PlanVectorStreamCopyOutLocal(const GroupShape& shape, uint32_t node, uint32
 }
 
 VectorStreams VectorStreamsOf(uint64_t vector_streamed, uint32_t k) {
-  if ((vector_streamed >> 32) != k || (vector_streamed & kVectorSomePartStreams) == 0) return VectorStreams{};
-  return VectorStreams{true, static_cast<uint32_t>(vector_streamed & (kVectorSomePartStreams - 1)),
-                       (vector_streamed & kVectorOwnPartStaged) != 0};
+  if ((vector_streamed >> 32) != k) return VectorStreams{};
+  VectorStreams streams;
+  streams.again = (vector_streamed & kVectorCallGoesAgain) != 0;
+  if ((vector_streamed & kVectorSomePartStreams) == 0) return streams;
+  streams.any = true;
+  streams.rounds = static_cast<uint32_t>(vector_streamed & (kVectorCallGoesAgain - 1));
+  streams.own_staged = (vector_streamed & kVectorOwnPartStaged) != 0;
+  return streams;
 }
 
 void PlanStreamingNodes(const GroupShape& shape, const EagerLayout& layout, uint32_t node, const uint8_t* srb_half,

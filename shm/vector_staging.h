@@ -49,11 +49,14 @@ bool VectorStreamRounds(const GroupShape& shape, const EagerLayout& layout, uint
 // What the verdict of an alltoallv's first round k says (SegmentHeader::vector_streamed of k's
 // parity, written before its blocks are published): that some node's part streams (the first
 // round carried its stream round 0), the stream rounds that follow the first, and whether this
-// node's part is one of those that stream.
+// node's part is one of those that stream; or that the call goes again.
 struct VectorStreams {
   bool any = false;
   uint32_t rounds = 0;
   bool own_staged = false;
+  // The round carried nothing a rank reads: the call starts over in the next round
+  // (kVectorCallGoesAgain, shm/vector_cube.h).
+  bool again = false;
 };
 VectorStreams VectorStreamsOf(uint64_t vector_streamed, uint32_t k);
 

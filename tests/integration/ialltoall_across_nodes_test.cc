@@ -277,6 +277,45 @@ TEST(IalltoallvAcrossNodes, TwoUnevenNodesMoveOutstandingCallsWhileTheRanksOnlyW
   ExpectEagerCounts(cluster, placement, 8, 8, 2 * 1, &job);
 }
 
+TEST(IalltoallvAcrossNodes, FourNodesMoveOutstandingCallsAsAHypercube) {
+  TempDir dir;
+  Cluster cluster(dir, 4);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const auto placement = ConsecutivePlacement(4, 2);
+  // Pairs around 300 bytes among 4 nodes: ohiod runs each posted alltoallv as a hypercube
+  // (shm/vector_cube.h) and copies its blocks out from where the inboxes' size tables put them.
+  RankJob job = VectorJob(dir, cluster, placement, "cube", {"--batches", "2", "--outstanding", "3", "--bytes", "300"});
+  AllPass(job, cluster);
+  ExpectMovedUnaided(job, 6);
+  for (uint32_t n = 0; n < 4; ++n) {
+    SCOPED_TRACE("node " + cluster.name(n));
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    // 6 posted calls and 2 line-ups (alltoalls of 1 byte), each 2 messages a node, not 3.
+    EXPECT_EQ(c.collectives_served(), 8u);
+    EXPECT_EQ(c.rounds(), 8u);
+    EXPECT_EQ(c.transport_counters().data_frames_sent(), 2u * 8);
+    EXPECT_EQ(c.transport_counters().control_frames_sent(), 0u);
+  }
+}
+
+TEST(IalltoallvAcrossNodes, ANodePostingAnAlltoallWhereTheOthersRunAnAlltoallvAsAHypercubeFailsEveryRank) {
+  TempDir dir;
+  Cluster cluster(dir, 4);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // One rank a node: node 3 posts its first call as an ohio_ialltoall (of 1 byte), a hypercube
+  // of its own, while the others run an alltoallv one. Each learns from the first header it
+  // reads that another kind runs, every node tells every node its call, and the call fails alike.
+  const auto placement = ConsecutivePlacement(4, 1);
+  RankJob job =
+      VectorJob(dir, cluster, placement, "cube-kinds", {"--outstanding", "3", "--bytes", "300", "--alltoall-rank", "3"});
+  AllPass(job, cluster);
+  ExpectFirstCallFailedAlike(job, cluster,
+                             "call 0: code=6 (size mismatch) ranks disagree on the bytes per rank of this alltoall: "
+                             "1 on node " + cluster.name(3) + "; an alltoallv on nodes " + cluster.name(0) + "," +
+                                 cluster.name(1) + "," + cluster.name(2) + "\n",
+                             3);
+}
+
 TEST(IalltoallvAcrossNodes, ThreeUnevenNodesWithABlockingCallBetweenPostingAndCompleting) {
   TempDir dir;
   Cluster cluster(dir, 3);

@@ -35,7 +35,12 @@ TEST(SegmentLayout, AlignedDisjointAndCovered) {
         EXPECT_LE(l.slots_offset + uint64_t{ranks} * sizeof(RankSlot), l.count_tables_offset);
         EXPECT_EQ(l.count_tables_offset % kCacheLine, 0u);
         const uint64_t tables_end = l.count_tables_offset + 2 * uint64_t{ranks} * CountTableBytes(group_size);
-        EXPECT_LE(tables_end, l.ssb_offset);
+        // The daemon's hypercube lines of both parities between the count tables and the SSB.
+        EXPECT_LE(tables_end, l.cube_out_offset);
+        EXPECT_EQ(l.cube_out_offset % kCacheLine, 0u);
+        EXPECT_EQ(l.cube_out_bytes, CubeOutBytes(group_size));
+        const uint64_t cube_end = l.cube_out_offset + 2 * l.cube_out_bytes;
+        EXPECT_LE(cube_end, l.ssb_offset);
         EXPECT_EQ(l.ssb_offset % kPage, 0u);
         EXPECT_EQ(l.ssb_bytes, ssb);
         EXPECT_LE(l.ssb_offset + l.ssb_bytes, l.srb_offset);
@@ -46,7 +51,8 @@ TEST(SegmentLayout, AlignedDisjointAndCovered) {
         EXPECT_LE(l.srb_offset + l.srb_bytes, l.segment_bytes);
         EXPECT_EQ(l.segment_bytes % kPage, 0u);
         // No more padding than page alignment needs.
-        EXPECT_LT(l.ssb_offset, tables_end + kPage);
+        EXPECT_LT(l.cube_out_offset, tables_end + kCacheLine);
+        EXPECT_LT(l.ssb_offset, cube_end + kPage);
         EXPECT_LT(l.srb_offset, l.ssb_offset + ssb + kPage);
         EXPECT_LT(l.segment_bytes, l.srb_offset + srb_held + kPage);
       }

@@ -250,6 +250,47 @@ TEST(VerbsAlltoallShapes, TinyCallsRunAsAHypercube) {
   }
 }
 
+// Alltoallv at 4 nodes runs as a hypercube over verbs too (shm/vector_cube.h): each message, its
+// header line and size table (the daemon's, in the segment) and its blocks (the ranks' regions of
+// the SSB, the inboxes of the SRB), goes as one RDMA write from registered memory, 2 a node and
+// call; every byte checked by the ranks. A call with blocks over the cap goes again pairwise, and
+// the calls after it follow alike on every node. A first job registers the group's segment, so
+// that the second, of the same shape, finds it registered in the cache and bounces nothing.
+TEST(VerbsAlltoallShapes, AlltoallvRunsAsAHypercubeFromRegisteredMemory) {
+  TempDir dir;
+  Cluster cluster(dir, 4, Verbs());
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::vector<uint32_t> placement = {0, 1, 2, 3, 0, 1, 2, 3};
+  const std::string tool = "tests/tools/alltoallv_rank";
+  RankJob warm(dir, ControlSockets(cluster), NodeNames(cluster), placement, "verbs-cube-v-warm",
+               {"--calls", "2", "--max-bytes", "400"}, nullptr, std::nullopt, tool);
+  ExpectAllOk(warm, "warm", cluster);
+  for (uint32_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(WaitForStatus(cluster, i, [](const admin::StatusReply& s) {
+      return s.segment_cache().cached_bytes() > 0 &&
+             s.transport_counters().registered_bytes() == s.segment_cache().cached_bytes();
+    })) << cluster.name(i) << ": the first group's segment is not registered and cached";
+  }
+  std::vector<admin::CountersReply> before;
+  for (uint32_t i = 0; i < 4; ++i) before.push_back(QueryCounters(cluster.node(i).admin_socket()));
+  // Calls 0-1 hypercube (2 writes), call 2 too large (2 writes of headers, then 3 pairwise),
+  // call 3 pairwise (3), calls 4-5 hypercube again (2 each): 16 writes a node.
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), placement, "verbs-cube-v",
+              {"--calls", "6", "--max-bytes", "400", "--seed", "3", "--large-call", "2", "--large-bytes", "20000"},
+              nullptr, std::nullopt, tool);
+  ExpectAllOk(job, "alltoallv hypercube", cluster);
+  for (uint32_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(cluster.name(i));
+    const admin::CountersReply now = QueryCounters(cluster.node(i).admin_socket());
+    const auto& t = now.transport_counters();
+    const auto& t0 = before[i].transport_counters();
+    EXPECT_EQ(now.collectives_served() - before[i].collectives_served(), 6u);
+    EXPECT_EQ(t.data_frames_sent() - t0.data_frames_sent(), 16u);
+    EXPECT_EQ(t.bounce_puts() - t0.bounce_puts(), 0u);
+    EXPECT_EQ(t.direct_puts() - t0.direct_puts(), 16u);
+  }
+}
+
 // The direct leader over verbs, forced by the job (OHIO_LEADER travels in the joins) at 4 nodes x
 // 2 with a window of 2: a node's 3 puts of a call never have more than 2 in flight (pairwise has
 // all 3), eager (4 KiB) and announced (256 KiB) rounds, every byte checked by the ranks, 3 RDMA

@@ -6,6 +6,7 @@
 #include "shm/bruck_plan.h"
 #include "shm/group_shape.h"
 #include "shm/leader_table_text.h"
+#include "shm/vector_cube.h"
 
 namespace ohio {
 namespace {
@@ -86,6 +87,7 @@ Result<LeaderExplanation> ExplainLeader(const LeaderTable& table, const std::vec
   const uint64_t rounds = BruckRounds(shape.nodes());
   e.costs = {LeaderCost{Leader::kPairwise, others, others, direct}, LeaderCost{Leader::kHypercube, rounds, rounds, hypercube},
              LeaderCost{Leader::kDirect, others, 1, direct}};
+  e.vector_cube_cap = VectorCubeBlockCap(shape, PlanEagerLayout(shape, buffers.ssb_bytes, buffers.srb_bytes), table);
   return e;
 }
 
@@ -109,7 +111,13 @@ std::string RenderLeaderExplanation(const LeaderTable& table, const std::string&
   if (e.choice.miss != HypercubeMiss::kNone) {
     out += std::string(", but the ") + LeaderName(e.choice.table) + " does not fit: " + MissText(e.choice.miss);
   }
-  out += ")\n\n";
+  out += ")\n";
+  if (e.vector_cube_cap != 0) {
+    out += "alltoallv: hypercube while every node-to-node block is at most " + std::to_string(e.vector_cube_cap) +
+           " B (the blocks' sizes travel in its messages), else pairwise\n\n";
+  } else {
+    out += "alltoallv: pairwise (a hypercube needs a power of two of nodes that the table runs one for)\n\n";
+  }
   out += "per node per call   messages  steps  bytes sent\n";
   for (const LeaderCost& c : e.costs) {
     out += "  " + Pad(LeaderName(c.leader), 16) + PadLeft(std::to_string(c.messages), 9) +

@@ -41,6 +41,9 @@ struct LeaderExplanation {
   // fit the round) and why: shm/eager_plan.h's ExplainRoundLeader, as the daemon decides.
   RoundLeaderChoice choice;
   std::vector<LeaderCost> costs;  // pairwise, hypercube, direct
+  // Alltoallv: the largest node-to-node block its first round carries as a hypercube, 0 when it
+  // never runs one (shm/vector_cube.h's VectorCubeBlockCap).
+  uint64_t vector_cube_cap = 0;
 };
 
 Result<LeaderExplanation> ExplainLeader(const LeaderTable& table, const std::vector<uint32_t>& ppn,

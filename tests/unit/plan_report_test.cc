@@ -616,6 +616,8 @@ TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   EXPECT_THAT(run.output, HasSubstr("  row 1: 32+ 16KiB hypercube\n  row 2: 4+ 8KiB hypercube\n"));
   EXPECT_THAT(run.output, HasSubstr("group: 8 nodes, at most 2 ranks per node, M = 64 B: block 256 B (M x 2 x 2)\n"));
   EXPECT_THAT(run.output, HasSubstr("chosen: hypercube (row 2: 4+ 8KiB hypercube)\n"));
+  // Alltoallv: 8 nodes, a power of two; the row's 8 KiB blocks fit the inboxes of 8 MiB.
+  EXPECT_THAT(run.output, HasSubstr("alltoallv: hypercube while every node-to-node block is at most 8192 B"));
   // 8 nodes: 7 messages pairwise and direct, 3 for the hypercube (each 4 blocks of 256 B).
   EXPECT_THAT(run.output, HasSubstr("  pairwise                7      7        1792\n"));
   EXPECT_THAT(run.output, HasSubstr("  hypercube               3      3        3072  <- chosen\n"));
@@ -636,6 +638,10 @@ TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   EXPECT_THAT(small.output, HasSubstr("  pairwise                7      7        1792  <- chosen\n"));
   EXPECT_THAT(small.output, HasSubstr("  hypercube               3      3        3072\n"));
   EXPECT_THAT(small.output, HasSubstr("  64          256           pairwise   row 2, hypercube does not fit\n"));
+  // The alltoallv's cap shrinks to what 4 blocks behind a line of header and sizes leave of an
+  // inbox: the half is 7 slots of 320 B, an inbox a third of it to a cache line (704 B); less
+  // the 128-byte line, / 4.
+  EXPECT_THAT(small.output, HasSubstr("alltoallv: hypercube while every node-to-node block is at most 144 B"));
   const BinaryRun v1 = OhioPlan("--nodes 8 --ppn 2 --bytes 64 --algo v1 --explain");
   ASSERT_EQ(v1.exit_code, 0) << v1.output;
   EXPECT_THAT(v1.output, HasSubstr("but the hypercube does not fit: v1's SSB is not laid out per node)\n"));

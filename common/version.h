@@ -8,7 +8,9 @@ constexpr unsigned kControlProtocolVersion = 1;
 // Bumped whenever daemons' peer messages, transport frames or plans change incompatibly.
 // 3: a credential in the data hello; 4: OpenGroupReply.opened, which a node's first round waits for;
 // 5: SideOpened, a node's side told to the others once instead of their asking for it;
-// 6: the hypercube pairs nodes (XOR) when their number is a power of two
-constexpr unsigned kPeerProtocolVersion = 6;
+// 6: the hypercube pairs nodes (XOR) when their number is a power of two;
+// 7: an alltoallv's first round among a power of two of nodes runs as a hypercube whose messages
+//    carry their blocks' sizes (shm/vector_cube.h)
+constexpr unsigned kPeerProtocolVersion = 7;
 
 }  // namespace ohio

@@ -298,6 +298,31 @@ TEST(IalltoallvAcrossNodes, FourNodesMoveOutstandingCallsAsAHypercube) {
   }
 }
 
+TEST(IalltoallvAcrossNodes, ABlockOverTheHypercubesCapAmongFourNodesSendsTheCallBackAndTheRestRunPairwise) {
+  TempDir dir;
+  Cluster cluster(dir, 4);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const auto placement = ConsecutivePlacement(4, 2);
+  // Rank 0 (node 0) sends rank 7 (node 3) 20,000 bytes and more every call: a block over the
+  // 8 KiB the hypercube carries. The first posted call goes as a hypercube of headers only, then
+  // again pairwise, ohiod staging it twice for the ranks; the ones after run pairwise at once.
+  RankJob job = VectorJob(dir, cluster, placement, "cube-back",
+                          {"--batches", "2", "--outstanding", "3", "--bytes", "300", "--skew-from", "0", "--skew-to",
+                           "7", "--skew-bytes", "20000"});
+  AllPass(job, cluster);
+  ExpectMovedUnaided(job, 6);
+  for (uint32_t n = 0; n < 4; ++n) {
+    SCOPED_TRACE("node " + cluster.name(n));
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    EXPECT_EQ(c.collectives_served(), 8u);
+    // The first posted call 2 rounds (2 + 3 messages), the 5 others 1 (3 each), the 2 line-ups
+    // (alltoalls of 1 byte) 1 each (2 each).
+    EXPECT_EQ(c.rounds(), 2u + 5 + 2);
+    EXPECT_EQ(c.transport_counters().data_frames_sent(), (2u + 3) + 5 * 3 + 2 * 2);
+    EXPECT_EQ(c.transport_counters().control_frames_sent(), 0u);
+  }
+}
+
 TEST(IalltoallvAcrossNodes, ANodePostingAnAlltoallWhereTheOthersRunAnAlltoallvAsAHypercubeFailsEveryRank) {
   TempDir dir;
   Cluster cluster(dir, 4);

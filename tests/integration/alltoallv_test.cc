@@ -528,40 +528,49 @@ TEST(Alltoallv, CallsWithTheSameCountsAcrossNodesKeepTheirPlanAndCheckEveryCall)
 // to 8 KiB as a hypercube (shm/vector_cube.h).
 const std::vector<uint32_t> kFourByTwo = {0, 1, 2, 3, 0, 1, 2, 3};
 
-// What a job of `ranks` on `kFourByTwo` added to every node's counters from `before` on: `calls`
-// served and `failed` failed, `rounds` rounds, `frames` data frames sent and received, no
-// control frame; its own ranks' bytes moved between them.
-void ExpectFourNodes(Cluster& cluster, const std::vector<admin::CountersReply>& before, const Ranks& ranks,
-                     uint64_t calls, uint64_t failed, uint64_t rounds, uint64_t frames) {
-  const auto after = CountersOf(cluster);
-  for (uint32_t n = 0; n < 4; ++n) {
-    SCOPED_TRACE("node " + std::to_string(n));
-    const admin::CountersReply& a = after[n];
-    const admin::CountersReply& b = before[n];
-    EXPECT_EQ(a.collectives_served() - b.collectives_served(), calls);
-    EXPECT_EQ(a.collectives_failed() - b.collectives_failed(), failed);
-    EXPECT_EQ(a.rounds() - b.rounds(), rounds);
-    const auto& at = a.transport_counters();
-    const auto& bt = b.transport_counters();
-    EXPECT_EQ(at.data_frames_sent() - bt.data_frames_sent(), frames);
-    EXPECT_EQ(at.data_frames_received() - bt.data_frames_received(), frames);
-    EXPECT_EQ(at.control_frames_sent() - bt.control_frames_sent(), 0u);
-    EXPECT_EQ(a.data_connections(), 3u);
+// 4 daemons started, and their counters before the test's job.
+class AlltoallvFourNodes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(cluster_.Start()) << cluster_.Logs();
+    before_ = CountersOf(cluster_);
   }
-}
+  Ranks Job(const std::string& name, const std::vector<std::string>& args) {
+    return VectorJob(dir_, ControlSockets(cluster_), NodeNames(cluster_), kFourByTwo, name, args);
+  }
+  // What the job added to every node's counters: `calls` served and `failed` failed, `rounds`
+  // rounds, `frames` data frames sent and received, no control frame.
+  void ExpectCounted(uint64_t calls, uint64_t failed, uint64_t rounds, uint64_t frames) {
+    const auto after = CountersOf(cluster_);
+    for (uint32_t n = 0; n < 4; ++n) {
+      SCOPED_TRACE("node " + std::to_string(n));
+      const admin::CountersReply& a = after[n];
+      const admin::CountersReply& b = before_[n];
+      EXPECT_EQ(a.collectives_served() - b.collectives_served(), calls);
+      EXPECT_EQ(a.collectives_failed() - b.collectives_failed(), failed);
+      EXPECT_EQ(a.rounds() - b.rounds(), rounds);
+      const auto& at = a.transport_counters();
+      const auto& bt = b.transport_counters();
+      EXPECT_EQ(at.data_frames_sent() - bt.data_frames_sent(), frames);
+      EXPECT_EQ(at.data_frames_received() - bt.data_frames_received(), frames);
+      EXPECT_EQ(at.control_frames_sent() - bt.control_frames_sent(), 0u);
+      EXPECT_EQ(a.data_connections(), 3u);
+    }
+  }
+  TempDir dir_;
+  Cluster cluster_{dir_, 4};
+  std::vector<admin::CountersReply> before_;
+};
 
-TEST(Alltoallv, RandomCountsAmongFourNodesGoAsAHypercubeOfTwoMessagesANode) {
-  TempDir dir;
-  Cluster cluster(dir, 4);
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  const auto before = CountersOf(cluster);
+TEST_F(AlltoallvFourNodes, RandomCountsGoAsAHypercubeOfTwoMessagesANode) {
   const uint32_t calls = 10;
   // Pairs of up to 500 bytes, a quarter of them none: blocks of at most 2,000 bytes.
-  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), kFourByTwo, "cube",
-                          {"--calls", std::to_string(calls), "--max-bytes", "500", "--seed", "21"});
+  Ranks ranks = Job("cube", {"--calls", std::to_string(calls), "--max-bytes", "500", "--seed", "21"});
   EXPECT_GT(AllPass(ranks), 0u);
   // log2 4 = 2 messages per node and call instead of 3, each round one call.
-  ExpectFourNodes(cluster, before, ranks, calls, 0, calls, 2 * calls);
+  ExpectCounted(calls, 0, calls, 2 * calls);
+  Cluster& cluster = cluster_;
+  const auto& before = before_;
   // Payload: every node's blocks, and those it forwards (each node's second message carries one
   // block it received in its first), never the sizes' tables; what the node's own ranks send
   // each other stays on the node.
@@ -584,11 +593,7 @@ TEST(Alltoallv, RandomCountsAmongFourNodesGoAsAHypercubeOfTwoMessagesANode) {
   EXPECT_LT(forwarded, wire_sent / 2) << "one block of three forwarded";
 }
 
-TEST(Alltoallv, ABlockOverTheHypercubesCapGoesAgainPairwiseAndEveryNodeChoosesTheNextCallsAlike) {
-  TempDir dir;
-  Cluster cluster(dir, 4);
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  const auto before = CountersOf(cluster);
+TEST_F(AlltoallvFourNodes, ABlockOverTheHypercubesCapGoesAgainPairwiseAndEveryNodeChoosesTheNextCallsAlike) {
   // Call 2 draws pairs of up to 20,000 bytes, blocks far over the 8 KiB the hypercube carries:
   // - calls 0 and 1: hypercube, 2 messages a node;
   // - call 2: the hypercube's 2 messages carry headers only once a node finds its part too
@@ -597,48 +602,35 @@ TEST(Alltoallv, ABlockOverTheHypercubesCapGoesAgainPairwiseAndEveryNodeChoosesTh
   // - call 3: pairwise, since call 2's nodes said their parts were too large for a hypercube;
   //   its parts fit one, and every node saw every node say so;
   // - calls 4 and 5: hypercube again.
-  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), kFourByTwo, "cap",
-                          {"--calls", "6", "--max-bytes", "400", "--seed", "3", "--large-call", "2", "--large-bytes",
-                           "20000"});
+  Ranks ranks = Job("cap", {"--calls", "6", "--max-bytes", "400", "--seed", "3", "--large-call", "2", "--large-bytes",
+                            "20000"});
   EXPECT_GT(AllPass(ranks), 0u);
-  ExpectFourNodes(cluster, before, ranks, 6, 0, 1 + 1 + 2 + 1 + 1 + 1, 2 + 2 + (2 + 3) + 3 + 2 + 2);
+  ExpectCounted(6, 0, 1 + 1 + 2 + 1 + 1 + 1, 2 + 2 + (2 + 3) + 3 + 2 + 2);
 }
 
-TEST(Alltoallv, APairThatDisagreesAmongFourNodesIsNamedOnEveryRankOnceTheHypercubeSentTheCallBack) {
-  TempDir dir;
-  Cluster cluster(dir, 4);
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  const auto before = CountersOf(cluster);
+TEST_F(AlltoallvFourNodes, APairThatDisagreesIsNamedOnEveryRankOnceTheHypercubeSentTheCallBack) {
   // In call 0 rank 5 (node 1) expects one byte more from rank 6 (node 2). The hypercube's sums
   // say the digests disagree; the call goes again pairwise, which names the pair from the count
   // tables (a put of them to each other node) and fails on every rank. Call 1 runs pairwise
   // (the failed call's flags count for nothing) and says every part fits: calls 2 to 4 run as
   // a hypercube.
-  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), kFourByTwo, "cube-mismatch",
-                          {"--calls", "5", "--max-bytes", "500", "--seed", "8", "--mismatch-rank", "5"});
+  Ranks ranks = Job("cube-mismatch", {"--calls", "5", "--max-bytes", "500", "--seed", "8", "--mismatch-rank", "5"});
   AllPass(ranks);
   ExpectPairNamedEverywhere(ranks, 6, 5);
   for (const auto& r : ranks) EXPECT_NE(r->Output().find("ok calls=5"), std::string::npos) << r->Output();
   // The failed call: 2 + 3 data messages and 3 puts of tables; its hypercube round completed
   // (it sent the call back), its pairwise round failed and is not counted.
-  ExpectFourNodes(cluster, before, ranks, 4, 1, 1 + 1 + 1 + 1 + 1, (2 + 3 + 3) + 3 + 2 + 2 + 2);
+  ExpectCounted(4, 1, 1 + 1 + 1 + 1 + 1, (2 + 3 + 3) + 3 + 2 + 2 + 2);
 }
 
-TEST(Alltoallv, AlltoallAndAlltoallvCallsTakeTurnsAsHypercubesAmongFourNodes) {
-  TempDir dir;
-  Cluster cluster(dir, 4);
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+TEST_F(AlltoallvFourNodes, AlltoallAndAlltoallvCallsTakeTurnsAsHypercubes) {
   // Every rank runs an alltoall of 64 bytes between its alltoallv calls: the two kinds follow
   // each other as hypercubes in the same inboxes, laid with size tables for the alltoallv and
   // without for the alltoall, every byte checked.
-  Ranks ranks = VectorJob(dir, ControlSockets(cluster), NodeNames(cluster), kFourByTwo, "cube-mixed",
-                          {"--calls", "5", "--max-bytes", "300", "--seed", "14", "--alltoall-bytes", "64"});
+  Ranks ranks = Job("cube-mixed", {"--calls", "5", "--max-bytes", "300", "--seed", "14", "--alltoall-bytes", "64"});
   EXPECT_GT(AllPass(ranks), 0u);
-  const auto after = CountersOf(cluster);
-  for (uint32_t n = 0; n < 4; ++n) {
-    EXPECT_EQ(after[n].collectives_served(), 5u + 4u) << "node " << n;
-    EXPECT_EQ(after[n].transport_counters().data_frames_sent(), 2u * 9) << "node " << n;
-  }
+  // 5 alltoallv and 4 alltoall calls, 2 messages a node each.
+  ExpectCounted(5 + 4, 0, 9, 2 * 9);
 }
 
 }  // namespace

@@ -126,6 +126,19 @@ void ExpectFirstCallFailedAlike(RankJob& job, Cluster& cluster, const std::strin
   }
 }
 
+// Every node of `cluster` served `calls` calls in `rounds` rounds, sending `frames` data frames
+// and no control frame.
+void ExpectEveryNodeServed(Cluster& cluster, uint64_t calls, uint64_t rounds, uint64_t frames) {
+  for (uint32_t n = 0; n < cluster.size(); ++n) {
+    SCOPED_TRACE("node " + cluster.name(n));
+    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
+    EXPECT_EQ(c.collectives_served(), calls);
+    EXPECT_EQ(c.rounds(), rounds);
+    EXPECT_EQ(c.transport_counters().data_frames_sent(), frames);
+    EXPECT_EQ(c.transport_counters().control_frames_sent(), 0u);
+  }
+}
+
 TEST(IalltoallAcrossNodes, TwoNodesMoveOutstandingCallsWhileTheRanksOnlyWatch) {
   TempDir dir;
   Cluster cluster(dir, 2);
@@ -156,14 +169,8 @@ TEST(IalltoallAcrossNodes, FiveNodesMoveTinyCallsAsAHypercube) {
     EXPECT_NE(job.rank(r).Output().find("ok moved_unaided=6 verified_bytes=3000"), std::string::npos)
         << job.rank(r).Output();
   }
-  for (uint32_t n = 0; n < 5; ++n) {
-    SCOPED_TRACE("node " + cluster.name(n));
-    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
-    EXPECT_EQ(c.collectives_served(), 8u);
-    // ceil(log2 5) = 3 messages per call instead of 4, and nothing announced.
-    EXPECT_EQ(c.transport_counters().data_frames_sent(), 3u * 8);
-    EXPECT_EQ(c.transport_counters().control_frames_sent(), 0u);
-  }
+  // 8 calls of one round, ceil(log2 5) = 3 messages per call instead of 4, nothing announced.
+  ExpectEveryNodeServed(cluster, 8, 8, 3u * 8);
 }
 
 TEST(IalltoallAcrossNodes, ThreeUnevenNodesWithABlockingCallBetweenPostingAndCompleting) {
@@ -287,15 +294,8 @@ TEST(IalltoallvAcrossNodes, FourNodesMoveOutstandingCallsAsAHypercube) {
   RankJob job = VectorJob(dir, cluster, placement, "cube", {"--batches", "2", "--outstanding", "3", "--bytes", "300"});
   AllPass(job, cluster);
   ExpectMovedUnaided(job, 6);
-  for (uint32_t n = 0; n < 4; ++n) {
-    SCOPED_TRACE("node " + cluster.name(n));
-    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
-    // 6 posted calls and 2 line-ups (alltoalls of 1 byte), each 2 messages a node, not 3.
-    EXPECT_EQ(c.collectives_served(), 8u);
-    EXPECT_EQ(c.rounds(), 8u);
-    EXPECT_EQ(c.transport_counters().data_frames_sent(), 2u * 8);
-    EXPECT_EQ(c.transport_counters().control_frames_sent(), 0u);
-  }
+  // 6 posted calls and 2 line-ups (alltoalls of 1 byte), each 2 messages a node, not 3.
+  ExpectEveryNodeServed(cluster, 8, 8, 2u * 8);
 }
 
 TEST(IalltoallvAcrossNodes, ABlockOverTheHypercubesCapAmongFourNodesSendsTheCallBackAndTheRestRunPairwise) {
@@ -311,16 +311,9 @@ TEST(IalltoallvAcrossNodes, ABlockOverTheHypercubesCapAmongFourNodesSendsTheCall
                            "7", "--skew-bytes", "20000"});
   AllPass(job, cluster);
   ExpectMovedUnaided(job, 6);
-  for (uint32_t n = 0; n < 4; ++n) {
-    SCOPED_TRACE("node " + cluster.name(n));
-    const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
-    EXPECT_EQ(c.collectives_served(), 8u);
-    // The first posted call 2 rounds (2 + 3 messages), the 5 others 1 (3 each), the 2 line-ups
-    // (alltoalls of 1 byte) 1 each (2 each).
-    EXPECT_EQ(c.rounds(), 2u + 5 + 2);
-    EXPECT_EQ(c.transport_counters().data_frames_sent(), (2u + 3) + 5 * 3 + 2 * 2);
-    EXPECT_EQ(c.transport_counters().control_frames_sent(), 0u);
-  }
+  // The first posted call 2 rounds (2 + 3 messages), the 5 others 1 (3 each), the 2 line-ups
+  // (alltoalls of 1 byte) 1 each (2 each).
+  ExpectEveryNodeServed(cluster, 8, 2 + 5 + 2, (2 + 3) + 5 * 3 + 2 * 2);
 }
 
 TEST(IalltoallvAcrossNodes, ANodePostingAnAlltoallWhereTheOthersRunAnAlltoallvAsAHypercubeFailsEveryRank) {

@@ -116,7 +116,7 @@ std::string RenderLeaderExplanation(const LeaderTable& table, const std::string&
     out += "alltoallv: hypercube while every node-to-node block is at most " + std::to_string(e.vector_cube_cap) +
            " B (the blocks' sizes travel in its messages), else pairwise\n\n";
   } else {
-    out += "alltoallv: pairwise (a hypercube needs a power of two of nodes that the table runs one for)\n\n";
+    out += "alltoallv: pairwise (the table runs no hypercube for this group, or its inboxes hold no block)\n\n";
   }
   out += "per node per call   messages  steps  bytes sent\n";
   for (const LeaderCost& c : e.costs) {

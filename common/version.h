@@ -9,8 +9,8 @@ constexpr unsigned kControlProtocolVersion = 1;
 // 3: a credential in the data hello; 4: OpenGroupReply.opened, which a node's first round waits for;
 // 5: SideOpened, a node's side told to the others once instead of their asking for it;
 // 6: the hypercube pairs nodes (XOR) when their number is a power of two;
-// 7: an alltoallv's first round among a power of two of nodes runs as a hypercube whose messages
-//    carry their blocks' sizes (shm/vector_cube.h)
+// 7: an alltoallv's first round runs as a hypercube whose messages carry their blocks' sizes
+//    and the count digest's sums (shm/vector_cube.h)
 constexpr unsigned kPeerProtocolVersion = 7;
 
 }  // namespace ohio

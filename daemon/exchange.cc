@@ -205,14 +205,14 @@ void Exchange::PlanVectorCubeRound() {
   cube_deliveries_.clear();
   for (uint32_t k = 0; k < BruckRounds(n); ++k) {
     Put p;
-    p.dest = node_ ^ (1u << k);
+    p.dest = BruckAhead(n, node_, 1u << k);
     p.step = k;
     p.srb_offset = k * stride;
     cube_puts_.push_back(p);
     // Inbox k ends the journey of the blocks from the nodes whose distance's highest bit is k.
-    for (uint32_t slot = 0; slot < (1u << k); ++slot) {
+    for (uint32_t slot = 0; slot < VectorCubeFinalSlots(n, k); ++slot) {
       Delivery d;
-      d.source = node_ ^ VectorCubeIndexAt(slot, k);
+      d.source = BruckBehind(n, node_, VectorCubeIndexAt(slot, k));
       d.step = k;
       cube_deliveries_.push_back(d);
     }
@@ -230,8 +230,9 @@ void Exchange::GatherVectorCube(uint32_t k) {
   // A node's own part that does not fit, or any inbox's flag: headers only from now on.
   const bool is_void = cube_inboxes_.VoidBefore(k, !vector_cube_fits_);
   const auto* out = reinterpret_cast<const EagerHeader*>(segment_->header()->eager_out[parity]);
-  const EagerHeader h{kEagerHeaderMagic, round_, kVectorBytes, is_void ? kEagerVectorCubeVoid : 0u, node_,
-                      out->begun_ns, cube_inboxes_.DigestBefore(k, count_digest_), 0, {}};
+  EagerHeader h{kEagerHeaderMagic, round_, kVectorBytes, is_void ? kEagerVectorCubeVoid : 0u, node_,
+                out->begun_ns, cube_inboxes_.Partial(k, count_digest_), 0, {}};
+  h.count_digest_tail = cube_inboxes_.Tail(k, count_digest_);
   std::memcpy(line, &h, sizeof(h));
   pieces_.clear();
   if (is_void) {
@@ -265,8 +266,7 @@ void Exchange::GatherVectorCube(uint32_t k) {
 void Exchange::VectorCubeVerdict() {
   const uint32_t steps = static_cast<uint32_t>(cube_puts_.size());
   // Every node's share and flag, summed along the messages: the same on every node.
-  const bool again = cube_inboxes_.VoidBefore(steps, !vector_cube_fits_) ||
-                     cube_inboxes_.DigestBefore(steps, count_digest_) != 0;
+  const bool again = cube_inboxes_.VoidBefore(steps, !vector_cube_fits_) || cube_inboxes_.Total(count_digest_) != 0;
   // A call that did not fit, or whose counts disagree, goes again pairwise, which stages what
   // does not fit or names the pair; the next call tries the hypercube once every node's part
   // fits again (VectorVerdict).

@@ -50,8 +50,9 @@
 // from the segment (vector_streamed), and which nodes stream from the headers in their SRB. A node whose part would take more than kMaxVectorStreamRounds
 // sends ROUND_READY (kReadyTooLarge) instead, and the call is not supported on any node.
 //
-// An alltoallv's first round runs as a hypercube (shm/vector_cube.h) when the group's N is a
-// power of two that the leader table runs hypercubes for and the call before ended with every
+// An alltoallv's first round runs as a hypercube (shm/vector_cube.h) when the leader table runs
+// hypercubes for the group (whatever N: XOR pairing or the rotation, as for an alltoall) and the
+// call before ended with every
 // node's part fitting one (every node learns that alike: from a hypercube call's sums, or from
 // the flags of every header of a pairwise call's first round): its messages carry their blocks'
 // sizes, and the count digest and a "does not fit" flag are summed along them. Blocks are

@@ -16,15 +16,17 @@ uint32_t HighestBit(uint32_t v) { return 31 - static_cast<uint32_t>(__builtin_cl
 
 bool PowerOfTwo(uint32_t n) { return n != 0 && (n & (n - 1)) == 0; }
 
-// The node `distance` ahead of `node`, and the one `distance` behind it: XOR both ways among a
-// power of two (the nodes pair up), else the rotation's + and -.
-uint32_t Ahead(uint32_t nodes, uint32_t node, uint32_t distance) {
+}  // namespace
+
+uint32_t BruckAhead(uint32_t nodes, uint32_t node, uint32_t distance) {
   return PowerOfTwo(nodes) ? node ^ distance : Wrap(int64_t{node} + distance, nodes);
 }
-uint32_t Behind(uint32_t nodes, uint32_t node, uint32_t distance) {
+uint32_t BruckBehind(uint32_t nodes, uint32_t node, uint32_t distance) {
   return PowerOfTwo(nodes) ? node ^ distance : Wrap(int64_t{node} - distance, nodes);
 }
-// The index a block from `source` to `dest` travels under: the distance Ahead covers from one to
+
+namespace {
+// The index a block from `source` to `dest` travels under: the distance BruckAhead covers from one to
 // the other.
 uint32_t IndexOf(uint32_t nodes, uint32_t source, uint32_t dest) {
   return PowerOfTwo(nodes) ? source ^ dest : Wrap(int64_t{dest} - source, nodes);
@@ -79,7 +81,7 @@ uint32_t BruckRounds(uint32_t nodes) { return nodes <= 1 ? 0 : HighestBit(nodes 
 
 bool BruckPairsNodes(uint32_t nodes) { return PowerOfTwo(nodes); }
 
-uint32_t BruckSenderTo(uint32_t nodes, uint32_t node, uint32_t round) { return Behind(nodes, node, 1u << round); }
+uint32_t BruckSenderTo(uint32_t nodes, uint32_t node, uint32_t round) { return BruckBehind(nodes, node, 1u << round); }
 
 uint32_t BruckRoundFrom(uint32_t nodes, uint32_t node, uint32_t from) {
   const uint32_t rounds = BruckRounds(nodes);
@@ -135,14 +137,14 @@ BruckMessage PlanBruckMessage(const GroupShape& shape, uint64_t bytes_per_rank, 
   BruckMessage m;
   m.round = round;
   m.from = sender;
-  m.to = Ahead(n, sender, 1u << round);
+  m.to = BruckAhead(n, sender, 1u << round);
   const uint32_t moved_bits = (1u << round) - 1;  // bits of the rounds before this one
   for (uint32_t j = 1; j < n; ++j) {
     if ((j >> round & 1) == 0) continue;
     BruckBlock b;
     b.index = j;
-    b.source = Behind(n, sender, j & moved_bits);
-    b.dest = Ahead(n, b.source, j);
+    b.source = BruckBehind(n, sender, j & moved_bits);
+    b.dest = BruckAhead(n, b.source, j);
     b.bytes = bytes_per_rank * shape.ppn(b.source) * shape.ppn(b.dest);
     b.offset = m.bytes;
     m.bytes += b.bytes;

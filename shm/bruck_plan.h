@@ -70,6 +70,12 @@ struct BruckMessage {
 // Whether the rounds pair the nodes (XOR, N a power of two) rather than rotate them.
 bool BruckPairsNodes(uint32_t nodes);
 
+// The node `distance` ahead of `node`, and the one `distance` behind it: XOR both ways among a
+// power of two (the nodes pair up), else the rotation's + and - (mod N). Index j on node i starts
+// as i's block for BruckAhead(i, j) and ends as what BruckBehind(i, j) sent i.
+uint32_t BruckAhead(uint32_t nodes, uint32_t node, uint32_t distance);
+uint32_t BruckBehind(uint32_t nodes, uint32_t node, uint32_t distance);
+
 // The node whose round-`round` message lands in `node`'s inbox of that round: node - 2^round,
 // or node XOR 2^round for a power of two.
 uint32_t BruckSenderTo(uint32_t nodes, uint32_t node, uint32_t round);

@@ -42,7 +42,11 @@ struct alignas(64) EagerHeader {
   // Alltoallv, the call's first round: the stream rounds the source node's part needs
   // (shm/vector_staging.h).
   uint32_t stream_rounds;
-  uint8_t unused[20];
+  uint32_t unused_word;
+  // Alltoallv run as a hypercube among a number of nodes that is not a power of two: the sum of
+  // the count digest's shares of a window of nodes behind the sender (shm/vector_cube.h).
+  uint64_t count_digest_tail;
+  uint8_t unused[8];
 };
 static_assert(sizeof(EagerHeader) == kEagerHeaderBytes, "one cache line");
 constexpr uint32_t kEagerSkipped = 1;

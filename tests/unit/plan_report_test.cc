@@ -616,8 +616,13 @@ TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   EXPECT_THAT(run.output, HasSubstr("  row 1: 32+ 16KiB hypercube\n  row 2: 4+ 8KiB hypercube\n"));
   EXPECT_THAT(run.output, HasSubstr("group: 8 nodes, at most 2 ranks per node, M = 64 B: block 256 B (M x 2 x 2)\n"));
   EXPECT_THAT(run.output, HasSubstr("chosen: hypercube (row 2: 4+ 8KiB hypercube)\n"));
-  // Alltoallv: 8 nodes, a power of two; the row's 8 KiB blocks fit the inboxes of 8 MiB.
+  // Alltoallv: the row's 8 KiB blocks fit the inboxes of 8 MiB, among 8 nodes (XOR pairing) as
+  // among 6 (the rotation); 3 nodes are below the table's rows.
   EXPECT_THAT(run.output, HasSubstr("alltoallv: hypercube while every node-to-node block is at most 8192 B"));
+  EXPECT_THAT(OhioPlan("--nodes 6 --ppn 2 --bytes 64 --explain").output,
+              HasSubstr("alltoallv: hypercube while every node-to-node block is at most 8192 B"));
+  EXPECT_THAT(OhioPlan("--nodes 3 --ppn 2 --bytes 64 --explain").output,
+              HasSubstr("alltoallv: pairwise (the table runs no hypercube for this group, or its inboxes hold no block)\n"));
   // 8 nodes: 7 messages pairwise and direct, 3 for the hypercube (each 4 blocks of 256 B).
   EXPECT_THAT(run.output, HasSubstr("  pairwise                7      7        1792\n"));
   EXPECT_THAT(run.output, HasSubstr("  hypercube               3      3        3072  <- chosen\n"));

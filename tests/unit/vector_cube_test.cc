@@ -1,4 +1,5 @@
-// The hypercube alltoallv (shm/vector_cube.h) simulated among 2 to 32 nodes: every node builds
+// The hypercube alltoallv (shm/vector_cube.h) simulated among 2 to 32 nodes, powers of two
+// (XOR pairing) and not (the rotation, where the last step's sum comes from a window): every node builds
 // each step's message (size table, its own blocks and those its inboxes brought) as soon as its
 // earlier inboxes have landed, messages land in a random order (a step's inbox often before the
 // receiver sent that step), and once all have landed every node finds every other node's block,
@@ -73,15 +74,16 @@ void RunCall(uint32_t nodes, const std::vector<std::vector<uint32_t>>& sizes, ui
       while (me.sent < steps && (me.sent == 0 || me.inboxes.landed(me.sent - 1))) {
         const uint32_t k = me.sent++;
         Message m;
-        m.to = n ^ (1u << k);
+        m.to = BruckAhead(nodes, n, 1u << k);
         m.step = k;
         const bool is_void = me.inboxes.VoidBefore(k, me.own_void);
         EagerHeader h{kEagerHeaderMagic, 1, kVectorBytes, is_void ? kEagerVectorCubeVoid : 0u, n, 0,
-                      me.inboxes.DigestBefore(k, me.digest), 0, {}};
+                      me.inboxes.Partial(k, me.digest), 0, {}};
+        h.count_digest_tail = me.inboxes.Tail(k, me.digest);
         m.bytes.assign(is_void ? kEagerHeaderBytes : VectorCubeLineBytes(nodes), 0);
         std::memcpy(m.bytes.data(), &h, sizeof(h));
         if (!is_void) {
-          std::vector<uint32_t> table(nodes / 2);
+          std::vector<uint32_t> table(nodes / 2, 0);
           std::vector<uint8_t> blocks;
           PlanVectorCubeMessage(
               me.inboxes, nodes, n, k, table.data(), [&](uint32_t dest) { return sizes[n][dest]; },
@@ -113,14 +115,16 @@ void RunCall(uint32_t nodes, const std::vector<std::vector<uint32_t>>& sizes, ui
   }
   for (uint32_t n = 0; n < nodes; ++n) {
     SCOPED_TRACE("node " + std::to_string(n));
-    EXPECT_EQ(node[n].inboxes.DigestBefore(steps, node[n].digest), digest_sum);
+    EXPECT_EQ(node[n].inboxes.Total(node[n].digest), digest_sum);
     EXPECT_EQ(node[n].inboxes.VoidBefore(steps, node[n].own_void), void_node < nodes);
     if (void_node < nodes) continue;
     std::vector<uint64_t> offsets;
     PlanVectorCubeArrivals(nodes, n, stride, node[n].srb.data(), &offsets);
     for (uint32_t source = 0; source < nodes; ++source) {
       if (source == n) continue;
-      const VectorCubeInboxes::Where where = node[n].inboxes.At(source ^ n, steps);
+      uint32_t j = 1;
+      while (BruckBehind(nodes, n, j) != source) ++j;
+      const VectorCubeInboxes::Where where = node[n].inboxes.At(j, steps);
       EXPECT_FALSE(where.own);
       EXPECT_EQ(where.offset, offsets[source]);
       EXPECT_EQ(where.bytes, sizes[source][n]);
@@ -142,6 +146,21 @@ std::vector<std::vector<uint32_t>> RandomSizes(uint32_t nodes, uint32_t most, st
   return sizes;
 }
 
+TEST(VectorCube, StepsCarryTheIndicesBelowNWithTheirBit) {
+  for (uint32_t nodes = 2; nodes <= 100; ++nodes) {
+    for (uint32_t k = 0; k < BruckRounds(nodes); ++k) {
+      uint32_t blocks = 0, final_slots = 0;
+      for (uint32_t j = 1; j < nodes; ++j) {
+        blocks += (j >> k) & 1;
+        final_slots += (j >> k) == 1;
+      }
+      EXPECT_EQ(VectorCubeBlocksInStep(nodes, k), blocks) << nodes << " nodes, step " << k;
+      EXPECT_LE(blocks, nodes / 2) << "a table of N/2 entries holds every step's";
+      EXPECT_EQ(VectorCubeFinalSlots(nodes, k), final_slots) << nodes << " nodes, step " << k;
+    }
+  }
+}
+
 TEST(VectorCube, SlotsAndIndicesAreInverse) {
   for (uint32_t k = 0; k < 6; ++k) {
     for (uint32_t slot = 0; slot < 32; ++slot) {
@@ -155,15 +174,16 @@ TEST(VectorCube, SlotsAndIndicesAreInverse) {
 
 TEST(VectorCube, EveryBlockArrivesWhereItsReceiverLooksWhateverTheOrderOfLanding) {
   std::mt19937 rng(7);
-  for (uint32_t nodes : {2u, 4u, 8u, 16u, 32u}) {
+  for (uint32_t nodes : {2u, 3u, 4u, 5u, 6u, 7u, 8u, 12u, 13u, 16u, 24u, 31u, 32u}) {
     for (int call = 0; call < 6; ++call) RunCall(nodes, RandomSizes(nodes, 300, &rng), nodes, true, &rng);
   }
 }
 
 TEST(VectorCube, EveryNodeLearnsTheWholeDigestAndAnyNodesVoid) {
   std::mt19937 rng(11);
-  for (uint32_t nodes : {2u, 4u, 8u, 16u}) {
-    // A digest that does not sum to zero is seen as such by every node; so is one node's void,
+  for (uint32_t nodes : {2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 12u, 16u, 17u}) {
+    // A digest that does not sum to zero is seen as such by every node, and one that does as
+    // zero (no node's share counted twice where the windows wrap around); so is one node's void,
     // whichever it is.
     RunCall(nodes, RandomSizes(nodes, 50, &rng), nodes, false, &rng);
     for (uint32_t v = 0; v < nodes; ++v) RunCall(nodes, RandomSizes(nodes, 50, &rng), v, true, &rng);
@@ -214,8 +234,10 @@ TEST(VectorCube, TheCapIsTheTablesLargestHypercubeBlockWithinTheInboxes) {
   // 16 x 2: the table runs blocks up to 8 KiB as a hypercube; 32 x 1 up to 16 KiB.
   EXPECT_EQ(VectorCubeBlockCap(ShapeOf(16, 2), big, table), 8192u);
   EXPECT_EQ(VectorCubeBlockCap(ShapeOf(32, 1), PlanEagerLayout(ShapeOf(32, 1), 64 << 20, 64 << 20), table), 16384u);
-  // Not a power of two, or fewer nodes than the table's hypercube rows: never.
-  EXPECT_EQ(VectorCubeBlockCap(ShapeOf(12, 2), PlanEagerLayout(ShapeOf(12, 2), 64 << 20, 64 << 20), table), 0u);
+  // Not a power of two: the rotation, with the same cap; fewer nodes than the table's hypercube
+  // rows: never.
+  EXPECT_EQ(VectorCubeBlockCap(ShapeOf(12, 2), PlanEagerLayout(ShapeOf(12, 2), 64 << 20, 64 << 20), table), 8192u);
+  EXPECT_EQ(VectorCubeBlockCap(ShapeOf(3, 2), PlanEagerLayout(ShapeOf(3, 2), 64 << 20, 64 << 20), table), 0u);
   EXPECT_EQ(VectorCubeBlockCap(ShapeOf(2, 2), PlanEagerLayout(ShapeOf(2, 2), 64 << 20, 64 << 20), table), 0u);
   // Small buffers: the inbox bounds it, so that 8 blocks behind a line fit an inbox.
   const GroupShape shape = ShapeOf(16, 2);

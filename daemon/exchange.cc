@@ -223,7 +223,7 @@ void Exchange::PlanVectorCubeRound() {
   deliveries_ = &cube_deliveries_;
 }
 
-void Exchange::GatherVectorCube(uint32_t k) {
+void Exchange::GatherVectorCube(uint32_t k, const uint8_t* ssb, const uint8_t* srb) {
   const uint32_t n = shape_.nodes();
   const uint32_t parity = round_ & 1;
   uint8_t* line = segment_->cube_out(round_) + k * VectorCubeLineBytes(n);
@@ -251,8 +251,6 @@ void Exchange::GatherVectorCube(uint32_t k) {
       pieces_.push_back({at, bytes});
     }
   };
-  const uint8_t* ssb = segment_->ssb() + parity * layout_.ssb_half;
-  const uint8_t* srb = segment_->srb() + parity * layout_.srb_half;
   // This node's own blocks are its pairwise puts' (at most the cap each: vector_cube_fits_).
   auto own_put = [this](uint32_t dest) -> const Put& { return vector_plan_.puts[own_put_of_dest_[dest]]; };
   PlanVectorCubeMessage(
@@ -712,7 +710,7 @@ bool Exchange::PostHypercube() {
     // After a round that used the whole SRB, the receiver says when its ranks are through.
     if (after_announced_ && !AtLeast(last_ready_[p.dest], round_)) break;
     if (vector_) {
-      GatherVectorCube(k);
+      GatherVectorCube(k, ssb, srb);
     } else {
       pieces_.clear();
       pieces_.push_back({segment_->header()->eager_out[parity], kEagerHeaderBytes});

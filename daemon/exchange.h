@@ -222,8 +222,9 @@ class Exchange {
   bool vector_cube() const { return vector_ && hypercube(); }
   Leader VectorLeader() const;
   void PlanVectorCubeRound();
-  // Step k's message: its header line and size table written into the segment, its pieces.
-  void GatherVectorCube(uint32_t k);
+  // Step k's message: its header line and size table written into the segment, its pieces
+  // gathered from the round's SSB half `ssb` and SRB half `srb`.
+  void GatherVectorCube(uint32_t k, const uint8_t* ssb, const uint8_t* srb);
   // Once every inbox has landed: whether the ranks may read the call or it goes again.
   void VectorCubeVerdict();
   // Hypercube rounds.

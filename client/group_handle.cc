@@ -219,13 +219,15 @@ Status GroupHandle::IalltoallTest(uint32_t call, bool* done, std::chrono::micros
     return Status(Code::kInvalidArgument, "no nonblocking alltoall " + std::to_string(call) + " is outstanding");
   }
   if (!posted_->Done(call) && (within.count() == 0 || !posted_->AwaitBriefly(call, within))) {
-    // Nothing will ever complete it if the group or the daemon is gone.
-    if (Status s = Check(); !s.ok()) {
+    const Status s = Check();
+    if (s.ok()) return Status::Ok();
+    // Nothing will ever complete it if the group or the daemon is gone. Unless it completed
+    // just before: the other ranks saw it done, left, and closed the group in between.
+    if (!posted_->Done(call)) {
       *done = true;
       posted_->Outcome(call);
       return Finish(s);
     }
-    return Status::Ok();
   }
   *done = true;
   return Finish(posted_->Outcome(call));

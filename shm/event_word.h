@@ -35,8 +35,10 @@ struct WaitPolicy {
 
 // Waits until ready() (kReady), stop() (kStopped; cheap, checked between spins and before
 // every sleep), after_sleep() (kStopped; may cost a system call, checked after every sleep)
-// or the deadline (kTimedOut). ready() is checked first every time, so a condition that holds
-// is never reported as stopped.
+// or the deadline (kTimedOut). ready() is checked first every time, and again once stop() or
+// after_sleep() holds: a condition that came true just before the stop is reported ready, not
+// stopped (the other ranks of a group finish its last call, leave, and the group closes while
+// this rank is between its two checks).
 template <typename Ready, typename Stop, typename AfterSleep>
 WaitOutcome WaitForChange(SegmentHeader* header, const WaitPolicy& policy, Ready ready, Stop stop,
                           AfterSleep after_sleep);
@@ -59,18 +61,18 @@ WaitOutcome WaitForChange(SegmentHeader* header, const WaitPolicy& policy, Ready
       if (ready()) return WaitOutcome::kReady;
       event_word_internal::CpuRelax();
     }
-    if (stop()) return WaitOutcome::kStopped;
+    if (stop()) return ready() ? WaitOutcome::kReady : WaitOutcome::kStopped;
     event_word_internal::Yield();
   }
   for (;;) {
     const uint32_t seen = header->event_count.load(std::memory_order_seq_cst);
     if (ready()) return WaitOutcome::kReady;
-    if (stop()) return WaitOutcome::kStopped;
+    if (stop()) return ready() ? WaitOutcome::kReady : WaitOutcome::kStopped;
     const auto now = Clock::now();
     if (now >= policy.deadline) return WaitOutcome::kTimedOut;
     const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(policy.deadline - now);
     event_word_internal::Sleep(header, seen, left < policy.slice ? left : std::chrono::nanoseconds(policy.slice));
-    if (!ready() && after_sleep()) return WaitOutcome::kStopped;
+    if (!ready() && after_sleep()) return ready() ? WaitOutcome::kReady : WaitOutcome::kStopped;
   }
 }
 

@@ -17,6 +17,7 @@
 #include "common/unix_socket.h"
 #include "common/version.h"
 #include "proto/control.pb.h"
+#include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
 
@@ -133,6 +134,10 @@ TEST(SingleNodeFaults, JoiningAGroupThatAlreadyFailedSaysWhy) {
   ASSERT_TRUE(dies->WaitForOutput("joined", kDeadline)) << dies->Output();
   dies->Signal(SIGKILL);
   dies->Wait(kDeadline);
+  // The daemon learns of the death from the socket's close, after the process is reaped: a
+  // join before that would find the group still open (CI saw it once under ASan).
+  ASSERT_TRUE(WaitUntil([&] { return QueryCounters(daemon.admin_socket()).groups_failed() == 1; }, seconds(10)))
+      << daemon.Log();
   auto late = rank(0, {"--expect", "group failed"});
   EXPECT_EQ(late->Wait(kDeadline), 0) << late->Output() << daemon.Log();
   EXPECT_TRUE(Contains(late->Output(), "join error code=7 (group failed) group ")) << late->Output();

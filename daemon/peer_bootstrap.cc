@@ -18,13 +18,6 @@ constexpr std::chrono::milliseconds kCallDeadline{1000};
 // at once, each told the other 31, one call at a time with a second's deadline each, and the
 // next job's setup calls waited behind them until that job failed too.
 constexpr std::chrono::milliseconds kTellDeadline{250};
-// Calls of this daemon under way at once, over all peer nodes. Each peer node has its own
-// worker and channel, but they take turns: with them side by side (4 or 31 at once), 32
-// daemons on two cores sharing one munged left peer services unable to answer in time, and
-// jobs failed to open their groups, warm daemons included (mpi-compare at 32 namespaces); one
-// at a time passed every job, the cold first one included, since a group's first round now
-// waits for every node's side to open instead of timing out (docs/PERFORMANCE.md).
-constexpr int kCallsAtOnce = 1;
 constexpr std::chrono::milliseconds kRetryPause{20};
 // A node whose ranks have not joined yet is asked again after a pause that doubles up to this:
 // every daemon asks its peers side by side, and at 32 namespaces asking every 20 ms (each ask
@@ -56,18 +49,19 @@ PeerBootstrap::PeerBootstrap(const DaemonConfig& config, const PeerAuth* auth, T
     peers_[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   thread_ = std::thread([this] { Run(); });
+  caller_ = std::thread([this] { MakeCalls(); });
 }
 
 PeerBootstrap::~PeerBootstrap() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
-    for (auto& [node, w] : workers_) w->cv.notify_all();
   }
   cv_.notify_all();
+  calls_cv_.notify_all();
   thread_.join();
-  // A worker in a call finishes it first (kCallDeadline at most).
-  for (auto& [node, w] : workers_) w->thread.join();
+  // A call under way finishes first (kCallDeadline at most).
+  caller_.join();
 }
 
 std::string PeerBootstrap::PeerAddress(const std::string& node) const {
@@ -121,23 +115,14 @@ void PeerBootstrap::SideOpened(const GroupKey& key, const std::string& node) {
 }
 
 void PeerBootstrap::Queue(const std::string& node, CallKind kind, std::function<void(Channel&)> task) {
-  auto& w = workers_[node];
-  if (!w) {
-    w = std::make_unique<Worker>();
-    Worker* raw = w.get();
-    w->thread = std::thread([this, node, raw] { Work(node, raw); });
-  }
-  if (kind == CallKind::kAsk) {
-    w->asks.push_back(std::move(task));
-    ++asks_waiting_;
-  } else {
-    w->tells.push_back(std::move(task));
-  }
-  w->cv.notify_one();
+  (kind == CallKind::kAsk ? asks_ : tells_).push_back({node, std::move(task)});
+  calls_cv_.notify_one();
 }
 
-void PeerBootstrap::Work(const std::string& node, Worker* w) {
-  Channel ch;
+PeerBootstrap::Channel& PeerBootstrap::ChannelTo(const std::string& node) {
+  std::unique_ptr<Channel>& ch = channels_[node];
+  if (ch) return *ch;
+  ch = std::make_unique<Channel>();
   // gRPC backs a channel off after a failed connect, up to 2 minutes by default, failing every
   // call at once meanwhile: one connect that timed out while the node was busy at a cold start
   // (31 peers' hellos and credentials at once) kept a group from opening for its whole 30 s at
@@ -146,30 +131,23 @@ void PeerBootstrap::Work(const std::string& node, Worker* w) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  ch.stub = peer::Peer::NewStub(
-      grpc::CreateCustomChannel(PeerAddress(node), grpc::InsecureChannelCredentials(), args));
+  ch->stub = peer::Peer::NewStub(grpc::CreateCustomChannel(PeerAddress(node), grpc::InsecureChannelCredentials(), args));
+  return *ch;
+}
+
+void PeerBootstrap::MakeCalls() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    w->cv.wait(lock, [&] {
-      return stopping_ || (calls_under_way_ < kCallsAtOnce &&
-                           (!w->asks.empty() || (!w->tells.empty() && asks_waiting_ == 0)));
-    });
+    calls_cv_.wait(lock, [&] { return stopping_ || !asks_.empty() || !tells_.empty(); });
     if (stopping_) return;
-    std::function<void(Channel&)> task;
-    if (!w->asks.empty()) {
-      task = std::move(w->asks.front());
-      w->asks.pop_front();
-      --asks_waiting_;
-    } else {
-      task = std::move(w->tells.front());
-      w->tells.pop_front();
-    }
-    ++calls_under_way_;
+    // Tells only while no ask waits: they are best effort, and a group being set up has a
+    // deadline.
+    std::deque<PeerCall>& from = asks_.empty() ? tells_ : asks_;
+    PeerCall call = std::move(from.front());
+    from.pop_front();
     lock.unlock();
-    task(ch);
+    call.task(ChannelTo(call.node));  // channels_ is this thread's alone
     lock.lock();
-    --calls_under_way_;
-    for (auto& [other, o] : workers_) o->cv.notify_one();  // one of them may take the place
     answered_ = true;  // Run looks at what it changed now, not at its next pause
     cv_.notify_all();
   }

@@ -14,12 +14,15 @@
 // its method and the node called (auth = munge); a node that refuses this one fails the group
 // at once with its reason, it is not retried.
 //
-// Each other node has a thread and channel of its own, but the calls take turns (kCallsAtOnce
-// = 1 in peer_bootstrap.cc: side by side, 32 daemons sharing two cores and one munged could not
-// answer each other in time). A slow start costs no round: round 1 waits for every side. The
-// same thread tells the group's other nodes (GroupFailed) when it failed here for a reason they
-// cannot see, so their ranks fail at once rather than at their own timeout; a tell is best
-// effort (a short deadline, no retry) and waits while any group's setup has a call to make.
+// One thread makes every peer call, one at a time, each other node over a gRPC channel of its
+// own (made on first use): side by side (4 or 31 calls at once, a thread per node), 32 daemons
+// sharing two cores and one munged could not answer each other in time, and one at a time
+// passed every job (docs/PERFORMANCE.md); one thread, not one per node, keeps a daemon of a
+// 1,000-node cluster at two threads here. A slow start costs no round: round 1 waits for every
+// side. The same thread tells the group's other nodes (GroupFailed) when it failed here for a
+// reason they cannot see, so their ranks fail at once rather than at their own timeout; a tell
+// is best effort (a short deadline, no retry) and waits while any group's setup has a call to
+// make.
 #pragma once
 
 #include <chrono>
@@ -68,13 +71,10 @@ class PeerBootstrap {
 
  private:
   struct Channel;
-  // One thread per peer node, with its channel: the calls to a node wait for each other, those
-  // to different nodes never do.
-  struct Worker {
-    std::thread thread;
-    std::condition_variable cv;
-    std::deque<std::function<void(Channel&)>> asks;   // a group's setup (guarded by mu_)
-    std::deque<std::function<void(Channel&)>> tells;  // a failure told (guarded by mu_)
+  // A call to make to one node, on the calling thread.
+  struct PeerCall {
+    std::string node;
+    std::function<void(Channel&)> task;
   };
   struct Job {
     std::shared_ptr<Group> group;
@@ -99,11 +99,14 @@ class PeerBootstrap {
   void Ask(const std::shared_ptr<Job>& job);
   // Moves a job on from what its nodes said; false once it is finished. Caller holds mu_.
   bool Check(const std::shared_ptr<Job>& job);
-  // Queues a call to `node` on its worker (caller holds mu_). Tells go only while no ask waits
-  // on any worker: they are best effort, and a group being set up has a deadline.
+  // Queues a call to `node` (caller holds mu_). Tells go only while no ask waits: they are
+  // best effort, and a group being set up has a deadline.
   enum class CallKind { kAsk, kTell };
   void Queue(const std::string& node, CallKind kind, std::function<void(Channel&)> task);
-  void Work(const std::string& node, Worker* w);
+  // The calling thread: makes the queued calls, one at a time.
+  void MakeCalls();
+  // The channel to `node`, made on first use (calling thread only).
+  Channel& ChannelTo(const std::string& node);
   // Whether the data connection to every node that answered is up; else `down` names those not.
   bool Connected(const Job& job, std::string* down) const;
   // One attempt for one node: true once it answered (success, then *info, or a final error);
@@ -127,11 +130,13 @@ class PeerBootstrap {
   std::deque<std::shared_ptr<Job>> jobs_;
   std::deque<std::shared_ptr<Group>> failed_;  // to tell the other nodes of
   bool stopping_ = false;
-  bool answered_ = false;  // a worker finished a call since Run last looked
-  std::map<std::string, std::unique_ptr<Worker>> workers_;  // by node, made on first use
-  int calls_under_way_ = 0;  // of all workers, at most kCallsAtOnce (guarded by mu_)
-  int asks_waiting_ = 0;     // queued asks of all workers (guarded by mu_)
+  bool answered_ = false;  // a call finished since Run last looked
+  std::condition_variable calls_cv_;
+  std::deque<PeerCall> asks_;   // a group's setup (guarded by mu_)
+  std::deque<PeerCall> tells_;  // a failure told (guarded by mu_)
+  std::map<std::string, std::unique_ptr<Channel>> channels_;  // by node (calling thread only)
   std::thread thread_;
+  std::thread caller_;
 };
 
 }  // namespace ohio

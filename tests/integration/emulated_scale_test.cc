@@ -6,7 +6,7 @@
 // with the built-in leader table and once with each leader algorithm forced by the job
 // (OHIO_LEADER): pairwise, hypercube and direct each move every byte right at 32 nodes. Then,
 // with the group still open and no call under way, the daemons must sleep: nothing wakes their
-// engines and they burn (almost) no CPU.
+// engines and they burn (almost) no CPU, and their threads are as many as at any other size.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -37,6 +38,7 @@ using std::chrono::seconds;
 constexpr auto kDeadline = seconds(120);
 constexpr uint32_t kCalls = 10;  // per size
 const std::vector<uint64_t> kSizes = {1, 4096, 65536};
+constexpr uint32_t kMostDaemonThreads = 24;
 
 // Clock ticks of user plus system time the process has used, all threads (proc(5)).
 uint64_t CpuTicks(pid_t pid) {
@@ -51,6 +53,16 @@ uint64_t CpuTicks(pid_t pid) {
     if (i == 15) stime = std::stoull(field);
   }
   return utime + stime;
+}
+
+// Threads of the process (proc(5): one entry per thread under task/).
+uint32_t ThreadCount(pid_t pid) {
+  uint32_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    (void)entry;
+    ++n;
+  }
+  return n;
 }
 
 // What ohio-plan says one node of this shape costs per call of `bytes`, with the buffers the
@@ -167,6 +179,9 @@ void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn, const std::vector<
     EXPECT_EQ(now.engine_wakeups(), idle_from[n].engine_wakeups());
     EXPECT_LE(now.engine_sleeps() - idle_from[n].engine_sleeps(), 2u);
     EXPECT_EQ(now.transport_counters().data_frames_sent(), idle_from[n].transport_counters().data_frames_sent());
+    // A daemon's threads do not grow with the nodes it talks to: 17-19 at 16 and at 32 nodes
+    // (gRPC's own threads vary by one or two); one per peer node would be 31 more here.
+    EXPECT_LE(ThreadCount(cluster.node(n).pid()), kMostDaemonThreads);
   }
   // Daemons that polled would share out the two cores, 200 ticks a second between them; sleeping
   // ones took 0 here (the samples' own RPCs fall outside the window).

@@ -217,8 +217,6 @@ void Exchange::PlanVectorCubeRound() {
       cube_deliveries_.push_back(d);
     }
   }
-  own_put_of_dest_.assign(n, 0);
-  for (uint32_t i = 0; i < vector_plan_.puts.size(); ++i) own_put_of_dest_[vector_plan_.puts[i].dest] = i;
   puts_ = &cube_puts_;
   deliveries_ = &cube_deliveries_;
 }
@@ -252,7 +250,7 @@ void Exchange::GatherVectorCube(uint32_t k, const uint8_t* ssb, const uint8_t* s
     }
   };
   // This node's own blocks are its pairwise puts' (at most the cap each: vector_cube_fits_).
-  auto own_put = [this](uint32_t dest) -> const Put& { return vector_plan_.puts[own_put_of_dest_[dest]]; };
+  auto own_put = [this](uint32_t dest) -> const Put& { return vector_plan_.puts[vector_plan_.put_of_dest[dest]]; };
   PlanVectorCubeMessage(
       cube_inboxes_, n, node_, k, table, [&](uint32_t dest) { return own_put(dest).bytes; },
       [&](uint32_t dest) {

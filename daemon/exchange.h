@@ -320,12 +320,11 @@ class Exchange {
   VectorRoundPlan vector_plan_;  // kept while the counts stay the same
   // Hypercube alltoallv: the largest block it carries (0: never), whether the group's next
   // alltoallv tries it (the same on every node), whether this node's part of the call under
-  // way fits it, what the inboxes said, this node's pairwise puts (its blocks) by destination.
+  // way fits it, what the inboxes said (its own blocks are vector_plan_'s puts, by destination).
   uint64_t cube_block_cap_ = 0;
   bool vector_cube_next_ = true;
   bool vector_cube_fits_ = false;
   VectorCubeInboxes cube_inboxes_;
-  std::vector<uint32_t> own_put_of_dest_;
   std::vector<Put> cube_puts_;  // one per step: dest, srb_offset of the inbox, no pieces
   std::vector<Delivery> cube_deliveries_;
   std::vector<Put> stream_puts_;  // alltoallv: the stream round under way

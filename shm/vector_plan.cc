@@ -183,6 +183,7 @@ bool UpdateVectorRoundPlan(const GroupShape& shape, uint32_t node, const EagerLa
   plan->stageable = VectorStreamRounds(shape, layout, node, counts, &stream_rounds);
   plan->stream_rounds = plan->stageable ? static_cast<uint32_t>(stream_rounds) : 0;
   plan->puts.clear();
+  plan->put_of_dest.assign(shape.nodes(), 0);
   plan->deliveries.clear();
   plan->digest = plan->local_bytes = plan->sent_bytes = 0;
   if (!plan->fits && !plan->stageable) return true;
@@ -196,6 +197,7 @@ bool UpdateVectorRoundPlan(const GroupShape& shape, uint32_t node, const EagerLa
     PlanVectorStreamPuts(shape, node, layout, counts, 0, &plan->puts);
     plan->deliveries = PlanEagerDeliveries(shape, node, layout, 0);
   }
+  for (uint32_t i = 0; i < plan->puts.size(); ++i) plan->put_of_dest[plan->puts[i].dest] = i;
   plan->digest = VectorCountDigest(shape, node, counts);
   plan->local_bytes = VectorLocalBytes(shape, node, counts);
   for (uint32_t l = 0; l < shape.ppn(node); ++l) plan->sent_bytes += VectorRowBytes(shape, counts.of(l));

@@ -151,6 +151,9 @@ struct VectorRoundPlan {
   // of stream round 0 (PlanVectorStreamPuts). Nothing below is planned when it neither fits nor
   // is stageable.
   std::vector<Put> puts;
+  // By destination node: the index in `puts` of the put to it (0 for a node it has none to:
+  // this node itself, or a stream round that skips it).
+  std::vector<uint32_t> put_of_dest;
   std::vector<Delivery> deliveries;
   uint64_t digest = 0;             // VectorCountDigest
   uint64_t local_bytes = 0;        // VectorLocalBytes

@@ -522,6 +522,9 @@ void ExpectPlannedFrom(const GroupShape& shape, uint32_t node, const EagerLayout
     EXPECT_EQ(plan.deliveries[i].bytes, deliveries[i].bytes);
     EXPECT_EQ(plan.deliveries[i].srb_offset, deliveries[i].srb_offset);
   }
+  // Every put found by its destination (the hypercube alltoallv gathers a node's own blocks so).
+  ASSERT_EQ(plan.put_of_dest.size(), shape.nodes());
+  for (uint32_t i = 0; i < plan.puts.size(); ++i) EXPECT_EQ(plan.put_of_dest[plan.puts[i].dest], i);
   EXPECT_EQ(plan.digest, VectorCountDigest(shape, node, counts));
   EXPECT_EQ(plan.local_bytes, VectorLocalBytes(shape, node, counts));
   uint64_t sent = 0;

@@ -3,7 +3,8 @@
 namespace ohio {
 
 constexpr char kVersion[] = "0.1.0";
-// Bumped whenever the control messages or the segment layout change incompatibly.
+// Bumped whenever the control messages change incompatibly. The segment's layout has a version
+// of its own (kSegmentVersion, shm/segment_layout.h), which a rank checks when it maps a segment.
 constexpr unsigned kControlProtocolVersion = 1;
 // Bumped whenever daemons' peer messages, transport frames or plans change incompatibly.
 // 3: a credential in the data hello; 4: OpenGroupReply.opened, which a node's first round waits for;

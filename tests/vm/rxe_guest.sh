@@ -85,6 +85,12 @@ in_guest() {
   ip route add 10.77.0.1 dev veth1 src 10.77.0.2 table 101
   ip rule add pref 20 lookup local
   ip rule del pref 0 lookup local
+  # Each end's neighbour entry for the other, permanent. Otherwise the first queue pair to the
+  # other device resolves it by ARP inside ibv_modify_qp(RTR), and right after boot that once
+  # took longer than the kernel waits (CI: "modify_qp RTR: Connection timed out" after 1 s, in
+  # the smoke test's first connection across the pair).
+  ip neigh replace 10.77.0.2 lladdr "$(cat /sys/class/net/veth1/address)" dev veth0 nud permanent
+  ip neigh replace 10.77.0.1 lladdr "$(cat /sys/class/net/veth0/address)" dev veth1 nud permanent
 
   rdma link add rxe0 type rxe netdev veth0
   rdma link add rxe1 type rxe netdev veth1

@@ -1,12 +1,19 @@
 #include "common/unix_socket.h"
 
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 namespace ohio {
+namespace {
+
+// Linux 6.5's socket option; Debian 12's headers predate it.
+constexpr int kSoPeerPidfd = 77;
+
+}  // namespace
 
 Result<struct sockaddr_un> UnixAddress(const std::string& path) {
   struct sockaddr_un addr = {};
@@ -30,6 +37,13 @@ Result<int> ConnectUnix(const std::string& path) {
     return Status(Code::kNoDaemon, "cannot reach ohiod at " + path + ": " + std::strerror(err));
   }
   return fd;
+}
+
+int PeerPidfd(int fd, pid_t pid) {
+  int pidfd = -1;
+  socklen_t len = sizeof(pidfd);
+  if (getsockopt(fd, SOL_SOCKET, kSoPeerPidfd, &pidfd, &len) == 0 && pidfd >= 0) return pidfd;
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
 }
 
 }  // namespace ohio

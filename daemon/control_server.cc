@@ -132,7 +132,7 @@ void ControlServer::Accept() {
       close(fd);
       continue;
     }
-    c->cred = {cred.pid, cred.uid, cred.gid};
+    c->cred = {cred.pid, cred.uid, cred.gid, PeerPidfd(fd, cred.pid)};
     if (clients_.size() >= config_.max_clients) {
       spdlog::warn("refusing client pid {}: max_clients = {} reached", cred.pid, config_.max_clients);
       ReplyError(*c, control::Error::STATE, "ohiod serves at most " + std::to_string(config_.max_clients) + " clients");
@@ -262,6 +262,10 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
   }
   ReplyError(c, control::Error::BAD_MESSAGE, "unexpected message");
   return false;
+}
+
+ControlServer::Client::~Client() {
+  if (cred.pidfd >= 0) close(cred.pidfd);
 }
 
 void ControlServer::Disconnect(int fd) {

@@ -37,6 +37,7 @@ class ControlServer {
     bool greeted = false;
     std::vector<Membership> memberships;
     explicit Client(size_t max_bytes) : reader(max_bytes) {}
+    ~Client();
   };
 
   void Run();

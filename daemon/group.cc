@@ -190,8 +190,8 @@ std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, boo
   departed_clean_.resize(local_ranks());
   departed_[l] = why;
   departed_clean_[l] = clean;
-  // Its pid may soon be another process's: nothing more is moved into it.
-  offloaded_->SetPid(l, 0);
+  // Nothing more is moved into it, whatever its process does next.
+  offloaded_->Detach(l);
   if (!spans_nodes()) {
     // Its ranks settle rounds among themselves, so nothing here knows whether the others are
     // about to wait for it; and every later round would. Past its last arrival nobody needs

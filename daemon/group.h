@@ -107,9 +107,9 @@ class Group {
 
   // Guarded by the registry's lock.
   std::vector<Member>& members() { return members_; }
-  // Local rank l joined from process `pid` (SO_PEERCRED): the process the daemon moves its
-  // nonblocking calls' data from and into.
-  void Attached(uint32_t l, pid_t pid) { offloaded_->SetPid(l, pid); }
+  // Local rank l joined: the address space the daemon moves its nonblocking calls' data from
+  // and into, or why it may not (rank_memory.h).
+  void Attached(uint32_t l, RankMemoryAccess memory) { offloaded_->Attach(l, std::move(memory)); }
   // Every local rank has joined (and may have left since).
   bool AllJoined() const {
     for (const Member& m : members_) {

@@ -27,6 +27,20 @@ std::string LeaderAsked(std::optional<Leader> l) {
 
 }  // namespace
 
+namespace {
+
+// The rank's address space with its user's rights, or why ohiod may not touch it: that only
+// fails the group's nonblocking calls, which are the only ones the daemon moves in the
+// ranks' memory (a rank's own copies are its own).
+RankMemoryAccess OpenRankMemory(const PeerCredentials& who) {
+  auto opened = RankMemory::Open(who.pid, who.pidfd, who.uid, who.gid);
+  if (opened.ok()) return RankMemoryAccess{std::move(opened).value(), ""};
+  spdlog::warn("{}: nonblocking calls will not be moved: {}", Who(who), opened.status().message());
+  return RankMemoryAccess{nullptr, opened.status().message()};
+}
+
+}  // namespace
+
 Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const PeerCredentials& who,
                                        control::Error::Code* refusal) {
   *refusal = control::Error::INVALID_ARGUMENT;
@@ -169,7 +183,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
   }
   m.attached = true;
   m.pid = who.pid;
-  group->Attached(local, who.pid);
+  group->Attached(local, OpenRankMemory(who));
   if (group->AllJoined() && !group->placement().decided) {
     // Only now are all the ranks' CPUs known. Pages touched before (the header and slots, a
     // rank's copy-in of a first call that cannot complete before all have joined) are moved;

@@ -30,6 +30,7 @@ struct PeerCredentials {
   pid_t pid = 0;
   uid_t uid = 0;
   gid_t gid = 0;
+  int pidfd = -1;  // of the process that connected (PeerPidfd), held by the connection
 };
 
 struct Membership {

@@ -26,8 +26,20 @@ OffloadedAlltoall::OffloadedAlltoall(const Segment* segment, const GroupShape* s
       shape_(shape),
       node_(node),
       ranks_(shape->ppn(node)),
-      pids_(new std::atomic<pid_t>[shape->ppn(node)]) {
-  for (uint32_t l = 0; l < ranks_; ++l) pids_[l].store(0, std::memory_order_relaxed);
+      memories_(shape->ppn(node)) {}
+
+void OffloadedAlltoall::Attach(uint32_t l, RankMemoryAccess access) {
+  std::lock_guard<std::mutex> lock(memories_mutex_);
+  memories_[l] = std::move(access);
+}
+
+Result<std::shared_ptr<const RankMemory>> OffloadedAlltoall::Memory(uint32_t l) const {
+  std::lock_guard<std::mutex> lock(memories_mutex_);
+  const RankMemoryAccess& access = memories_[l];
+  if (access.memory) return access.memory;
+  const std::string who = "rank " + std::to_string(shape_->rank_at(node_, l));
+  if (!access.refusal.empty()) return Status(Code::kRefused, who + ": " + access.refusal);
+  return Status(Code::kGroupFailed, who + " has left the group");
 }
 
 bool OffloadedAlltoall::AnyPosted() const {
@@ -105,33 +117,39 @@ Status OffloadedAlltoall::Move(uint32_t call, uint64_t m) {
   for (uint32_t l = 0; l < ranks_; ++l) {
     const uint32_t src = shape_->rank_at(0, l);
     const uint64_t address = segment_->slot(l)->offload[entry].send_address.load(std::memory_order_relaxed);
-    struct iovec local = {rows_.data() + src * row, row};
-    struct iovec remote = {reinterpret_cast<void*>(address), row};
-    const pid_t pid = pids_[l].load(std::memory_order_acquire);
-    if (pid == 0) return Status(Code::kGroupFailed, "rank " + std::to_string(src) + " has left the group");
-    const ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (n != static_cast<ssize_t>(row)) return Refused(l, n, false, "send buffer", row, address);
+    const std::vector<iovec> local = {{rows_.data() + src * row, row}};
+    const std::vector<iovec> remote = {{reinterpret_cast<void*>(address), row}};
+    auto memory = Memory(l);
+    if (!memory.ok()) return memory.status();
+    const ssize_t n = memory.value()->Transfer(local, remote, false);
+    if (n != static_cast<ssize_t>(row)) return Refused(l, *memory.value(), false, "send buffer", row, address);
   }
-  std::vector<struct iovec> column(ranks_);
+  std::vector<iovec> column(ranks_), remote(ranks_);
   for (uint32_t l = 0; l < ranks_; ++l) {
     const uint32_t dst = shape_->rank_at(0, l);
-    for (uint32_t src = 0; src < ranks_; ++src) column[src] = {rows_.data() + src * row + dst * m, m};
     const uint64_t address = segment_->slot(l)->offload[entry].recv_address.load(std::memory_order_relaxed);
-    struct iovec remote = {reinterpret_cast<void*>(address), row};
-    const pid_t pid = pids_[l].load(std::memory_order_acquire);
-    if (pid == 0) return Status(Code::kGroupFailed, "rank " + std::to_string(dst) + " has left the group");
-    const ssize_t n = process_vm_writev(pid, column.data(), ranks_, &remote, 1, 0);
-    if (n != static_cast<ssize_t>(row)) return Refused(l, n, true, "receive buffer", row, address);
+    for (uint32_t src = 0; src < ranks_; ++src) {
+      column[src] = {rows_.data() + src * row + dst * m, m};
+      remote[src] = {reinterpret_cast<void*>(address + src * m), m};
+    }
+    auto memory = Memory(l);
+    if (!memory.ok()) return memory.status();
+    const ssize_t n = memory.value()->Transfer(column, remote, true);
+    if (n != static_cast<ssize_t>(row)) return Refused(l, *memory.value(), true, "receive buffer", row, address);
   }
   return Status::Ok();
 }
 
-Status OffloadedAlltoall::Refused(uint32_t l, ssize_t moved, bool writing, const char* what, uint64_t bytes,
-                                  uint64_t address) const {
-  const int err = moved < 0 ? errno : EFAULT;
-  const std::string who = "rank " + std::to_string(shape_->rank_at(node_, l)) + " (pid " +
-                          std::to_string(pids_[l].load(std::memory_order_acquire)) + ")";
-  if (err == ESRCH) return Status(Code::kGroupFailed, who + " is gone");
+Status OffloadedAlltoall::Refused(uint32_t l, const RankMemory& memory, bool writing, const char* what,
+                                  uint64_t bytes, uint64_t address) const {
+  const int err = errno;
+  const std::string who =
+      "rank " + std::to_string(shape_->rank_at(node_, l)) + " (pid " + std::to_string(memory.pid()) + ")";
+  if (err == ESRCH && memory.Exited()) return Status(Code::kGroupFailed, who + " is gone");
+  if (err == ESRCH) {
+    return Status(Code::kRefused, who + " is no longer the process that joined: it ran another program, "
+                                        "whose memory ohiod does not touch");
+  }
   if (err == EFAULT) {
     return Status(Code::kInvalidArgument, who + ": its " + what + " (" + std::to_string(bytes) + " bytes at " +
                                               Hex(address) + ") is not mapped" + (writing ? " writable" : "") +

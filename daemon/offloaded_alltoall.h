@@ -1,13 +1,13 @@
 // Nonblocking alltoalls of a group on one node, moved by the daemon while the ranks compute
 // (ohio_ialltoall). A rank posts a call in its slot's ring (the addresses of its send and
 // receive buffers in its own address space, and M) and goes back to its work; once every
-// local rank has posted call s, the daemon reads every rank's row with process_vm_readv and
-// writes every rank's column with process_vm_writev, publishes the outcome and
+// local rank has posted call s, the daemon reads every rank's row and writes every rank's
+// column in the ranks' own address spaces (rank_memory.h), publishes the outcome and
 // offload_done = s, and wakes the ranks that sleep on it. A rank's wait is then only a look at
 // offload_done: no copy is left for it to do.
 //
-// The daemon is root, so the kernel lets it read and write its ranks (CAP_SYS_PTRACE); the
-// pids are the ones SO_PEERCRED gave at join, never what a rank wrote in the segment.
+// The daemon reaches each rank's memory only through what it opened at join, with that rank's
+// user's rights (rank_memory.h): never by a pid, never by what a rank wrote in the segment.
 #pragma once
 
 #include <sys/types.h>
@@ -16,12 +16,14 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "daemon/counters.h"
+#include "daemon/rank_memory.h"
 #include "shm/group_shape.h"
 #include "shm/segment.h"
 
@@ -35,12 +37,15 @@ class OffloadedAlltoall {
   static constexpr uint64_t kMaxCallBytes = uint64_t{256} << 20;
 
   // `node`: the group's node this daemon is; a group spanning nodes only uses the posting side
-  // (AllPosted, Stalled, Publish, Refused, the pids): OffloadedRemoteAlltoall moves its calls.
+  // (AllPosted, Stalled, Publish, Refused, Memory): OffloadedRemoteAlltoall moves its calls.
   OffloadedAlltoall(const Segment* segment, const GroupShape* shape, uint32_t node);
 
-  // Local rank l's process, from its join (control thread); 0 once it left.
-  void SetPid(uint32_t l, pid_t pid) { pids_[l].store(pid, std::memory_order_release); }
-  pid_t pid(uint32_t l) const { return pids_[l].load(std::memory_order_acquire); }
+  // Local rank l's address space, from its join (control thread); cleared once it left.
+  void Attach(uint32_t l, RankMemoryAccess access);
+  void Detach(uint32_t l) { Attach(l, RankMemoryAccess{}); }
+  // Local rank l's address space to move a call's bytes in (any thread), or why there is none:
+  // the rank left, or ohiod may not touch its memory.
+  Result<std::shared_ptr<const RankMemory>> Memory(uint32_t l) const;
   // Moves every call that all local ranks have posted (progress engine thread); true if any.
   bool Advance(DaemonCounters* counters);
   // At every watch tick: if some ranks have posted the next call and others have not for
@@ -56,9 +61,10 @@ class OffloadedAlltoall {
   Status SameKind(uint32_t call) const;
   // Publishes call's outcome and offload_done = call, and wakes the ranks.
   void Publish(uint32_t call, const Status& outcome);
-  // Why process_vm_readv/writev of `bytes` of `what` at `address` in local rank l's memory
-  // moved `moved` bytes and not all of them (errno still the call's).
-  Status Refused(uint32_t l, ssize_t moved, bool writing, const char* what, uint64_t bytes, uint64_t address) const;
+  // Why a transfer of `bytes` of `what` at `address` in local rank l's memory stopped short
+  // (errno still the transfer's).
+  Status Refused(uint32_t l, const RankMemory& memory, bool writing, const char* what, uint64_t bytes,
+                 uint64_t address) const;
 
  private:
   Status Move(uint32_t call, uint64_t m);
@@ -76,7 +82,8 @@ class OffloadedAlltoall {
   const GroupShape* shape_;
   uint32_t node_;
   uint32_t ranks_;
-  std::unique_ptr<std::atomic<pid_t>[]> pids_;
+  mutable std::mutex memories_mutex_;  // the control thread attaches, the engine moves
+  std::vector<RankMemoryAccess> memories_;
   std::vector<uint8_t> rows_;  // every rank's row of the call being moved
   std::vector<uint64_t> tables_;  // every rank's tables of the alltoallv being moved
   std::vector<uint64_t> piece_at_;  // where pair (src, dst)'s bytes are in rows_, by src * ranks_ + dst

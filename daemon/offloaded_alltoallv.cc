@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "daemon/offloaded_alltoall.h"
-#include "daemon/process_memory.h"
 
 namespace ohio {
 
@@ -21,13 +20,13 @@ Status OffloadedAlltoall::ReadTables(uint32_t call) {
   tables_.resize(per_rank * ranks_);
   for (uint32_t l = 0; l < ranks_; ++l) {
     const uint64_t address = segment_->slot(l)->offload[entry].tables_address.load(std::memory_order_relaxed);
-    const pid_t pid = pids_[l].load(std::memory_order_acquire);
-    if (pid == 0) return Status(Code::kGroupFailed, "rank " + std::to_string(shape_->rank_at(0, l)) + " has left the group");
+    auto memory = Memory(l);
+    if (!memory.ok()) return memory.status();
     const uint64_t bytes = per_rank * sizeof(uint64_t);
-    struct iovec local = {tables_.data() + l * per_rank, bytes};
-    struct iovec remote = {reinterpret_cast<void*>(address), bytes};
-    const ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (n != static_cast<ssize_t>(bytes)) return Refused(l, n, false, "count tables", bytes, address);
+    const std::vector<iovec> local = {{tables_.data() + l * per_rank, bytes}};
+    const std::vector<iovec> remote = {{reinterpret_cast<void*>(address), bytes}};
+    const ssize_t n = memory.value()->Transfer(local, remote, false);
+    if (n != static_cast<ssize_t>(bytes)) return Refused(l, *memory.value(), false, "count tables", bytes, address);
   }
   return Status::Ok();
 }
@@ -86,10 +85,12 @@ Status OffloadedAlltoall::MoveVector(uint32_t call, uint64_t* moved_bytes) {
       offset += b;
     }
     if (local.empty()) continue;
-    const pid_t pid = pids_[l].load(std::memory_order_acquire);
-    if (pid == 0) return Status(Code::kGroupFailed, "rank " + std::to_string(src) + " has left the group");
-    const ssize_t n = TransferPieces(pid, local, remote, false);
-    if (n != static_cast<ssize_t>(offset - first)) return Refused(l, n, false, "send buffer", offset - first, base);
+    auto memory = Memory(l);
+    if (!memory.ok()) return memory.status();
+    const ssize_t n = memory.value()->Transfer(local, remote, false);
+    if (n != static_cast<ssize_t>(offset - first)) {
+      return Refused(l, *memory.value(), false, "send buffer", offset - first, base);
+    }
   }
   for (uint32_t dst = 0; dst < ranks_; ++dst) {
     const uint32_t l = shape_->local_index(dst);
@@ -106,10 +107,10 @@ Status OffloadedAlltoall::MoveVector(uint32_t call, uint64_t* moved_bytes) {
       bytes += b;
     }
     if (local.empty()) continue;
-    const pid_t pid = pids_[l].load(std::memory_order_acquire);
-    if (pid == 0) return Status(Code::kGroupFailed, "rank " + std::to_string(dst) + " has left the group");
-    const ssize_t n = TransferPieces(pid, local, remote, true);
-    if (n != static_cast<ssize_t>(bytes)) return Refused(l, n, true, "receive buffer", bytes, base);
+    auto memory = Memory(l);
+    if (!memory.ok()) return memory.status();
+    const ssize_t n = memory.value()->Transfer(local, remote, true);
+    if (n != static_cast<ssize_t>(bytes)) return Refused(l, *memory.value(), true, "receive buffer", bytes, base);
   }
   *moved_bytes = total;
   return Status::Ok();

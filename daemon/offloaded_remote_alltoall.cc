@@ -3,7 +3,6 @@
 #include <cstring>
 #include <string>
 
-#include "daemon/process_memory.h"
 #include "shm/event_word.h"
 #include "shm/round_verdict.h"
 
@@ -235,15 +234,15 @@ Status OffloadedRemoteAlltoall::Transfer(uint32_t l, const std::vector<CopySpan>
     bytes += s.len;
   }
   if (local_.empty()) return Status::Ok();
-  const pid_t pid = posted_->pid(l);
-  if (pid == 0) {
+  auto memory = posted_->Memory(l);
+  if (!memory.ok()) {
     culprit_ = shape_->rank_at(node_, l);
-    return Status(Code::kGroupFailed, "rank " + std::to_string(*culprit_) + " has left the group");
+    return memory.status();
   }
-  const ssize_t n = TransferPieces(pid, local_, remote_, writing);
+  const ssize_t n = memory.value()->Transfer(local_, remote_, writing);
   if (n == static_cast<ssize_t>(bytes)) return Status::Ok();
   culprit_ = shape_->rank_at(node_, l);
-  return posted_->Refused(l, n, writing, writing ? "receive buffer" : "send buffer", bytes,
+  return posted_->Refused(l, *memory.value(), writing, writing ? "receive buffer" : "send buffer", bytes,
                           base + (writing ? spans.front().dst : spans.front().src));
 }
 

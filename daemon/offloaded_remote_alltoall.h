@@ -53,7 +53,7 @@ namespace ohio {
 
 class OffloadedRemoteAlltoall {
  public:
-  // `posted` is the group's ring side (which calls are posted, the ranks' pids, publishing).
+  // `posted` is the group's ring side (which calls are posted, the ranks' memory, publishing).
   OffloadedRemoteAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
                           OffloadedAlltoall* posted);
 

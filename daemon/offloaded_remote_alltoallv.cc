@@ -24,7 +24,6 @@
 #include <type_traits>
 
 #include "daemon/offloaded_remote_alltoall.h"
-#include "daemon/process_memory.h"
 #include "shm/segment_layout.h"
 #include "shm/vector_cube.h"
 #include "shm/vector_plan.h"
@@ -41,18 +40,18 @@ Status OffloadedRemoteAlltoall::ReadVectorTables() {
   for (uint32_t l = 0; l < ranks_; ++l) {
     const uint64_t address =
         segment_->slot(l)->offload[call_ % kOffloadDepth].tables_address.load(std::memory_order_relaxed);
-    const pid_t pid = posted_->pid(l);
-    if (pid == 0) {
+    auto memory = posted_->Memory(l);
+    if (!memory.ok()) {
       culprit_ = shape_->rank_at(node_, l);
-      return Status(Code::kGroupFailed, "rank " + std::to_string(*culprit_) + " has left the group");
+      return memory.status();
     }
     const uint64_t bytes = per_rank * sizeof(uint64_t);
     const std::vector<iovec> local = {{vector_tables_.data() + l * per_rank, bytes}};
     const std::vector<iovec> remote = {{reinterpret_cast<void*>(address), bytes}};
-    const ssize_t n = TransferPieces(pid, local, remote, false);
+    const ssize_t n = memory.value()->Transfer(local, remote, false);
     if (n == static_cast<ssize_t>(bytes)) continue;
     culprit_ = shape_->rank_at(node_, l);
-    return posted_->Refused(l, n, false, "count tables", bytes, address);
+    return posted_->Refused(l, *memory.value(), false, "count tables", bytes, address);
   }
   return Status::Ok();
 }

@@ -209,6 +209,21 @@ TEST(SingleNodeFaults, SecondDaemonOnTheSameSocketIsRefused) {
   ExpectHealthyJob(dir, first.socket(), "first-still-serves");
 }
 
+TEST(SingleNodeFaults, SocketPathThatIsARegularFileIsRefusedAndKept) {
+  TempDir dir;
+  const std::string path = dir.file("not-a-socket");
+  const std::string contents = "someone's data\n\x01\x02 kept byte for byte\n";
+  std::ofstream(path, std::ios::binary) << contents;
+  Daemon daemon(dir, {"--socket", path});
+  EXPECT_FALSE(daemon.Start());
+  EXPECT_EQ(daemon.Stop(), 1) << daemon.Log();
+  EXPECT_TRUE(Contains(daemon.Log(), path + " exists and is not a socket; ohiod replaces only a stale socket there"))
+      << daemon.Log();
+  std::ifstream in(path, std::ios::binary);
+  const std::string after((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(after, contents);
+}
+
 TEST(SingleNodeFaults, GroupTooLargeForTheSsb) {
   TempDir dir;
   Daemon daemon(dir, {"--ssb-bytes", "4KiB"});

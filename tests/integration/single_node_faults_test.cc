@@ -20,6 +20,7 @@
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
+#include "tests/harness/wait_until.h"
 
 namespace ohio::testing {
 namespace {
@@ -37,15 +38,6 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 void ExpectHealthyJob(const TempDir& dir, const std::string& socket, const std::string& name) {
   RankJob job(dir, socket, name, 2, {"--bytes", "1", "4096", "--iterations", "100"});
   for (int c : job.Wait(kDeadline)) EXPECT_EQ(c, 0) << job.Outputs();
-}
-
-bool WaitUntil(const std::function<bool()>& cond, milliseconds deadline) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return cond();
 }
 
 TEST(SingleNodeFaults, SizeMismatchErrorsEveryRankAndTheGroupStaysUsable) {

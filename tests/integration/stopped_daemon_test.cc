@@ -9,14 +9,14 @@
 
 #include <chrono>
 #include <fstream>
-#include <functional>
 #include <sstream>
-#include <thread>
+#include <vector>
 
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
 #include "tests/harness/scoped_env.h"
+#include "tests/harness/wait_until.h"
 
 namespace ohio::testing {
 namespace {
@@ -32,15 +32,6 @@ constexpr auto kSlack = seconds(1);
 
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
-}
-
-bool WaitUntil(const std::function<bool()>& cond, milliseconds deadline) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return cond();
 }
 
 char ProcessState(pid_t pid) {
@@ -72,7 +63,21 @@ class StoppedForScope {
   bool stopped_ = false;
 };
 
-void Touch(const std::string& path) { std::ofstream(path) << "go\n"; }
+// The ranks of `job`, held (--hold-after-first `go`) while their daemon was stopped, go on;
+// their exit codes once they end, or -1 for a rank still running when the group's timeout and
+// the slack have passed; and how long they took.
+struct ReleasedRun {
+  std::vector<int> codes;
+  std::chrono::steady_clock::duration took;
+};
+ReleasedRun Release(RankJob& job, const std::string& go) {
+  std::ofstream(go) << "go\n";
+  const auto start = std::chrono::steady_clock::now();
+  ReleasedRun run;
+  run.codes = job.Wait(milliseconds(kTimeoutMs) + kSlack);
+  run.took = std::chrono::steady_clock::now() - start;
+  return run;
+}
 
 std::string StoppedText(pid_t pid) { return "; ohiod (pid " + std::to_string(pid) + ") is stopped"; }
 
@@ -88,19 +93,16 @@ TEST(StoppedDaemon, LeavingEndsAtTheGroupsTimeoutAndTheDaemonServesOnceContinued
   for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("holding", kDeadline)) << job.Outputs();
   StoppedForScope stopped(daemon.pid());
   ASSERT_TRUE(stopped.stopped());
-  Touch(go);
-  const auto start = std::chrono::steady_clock::now();
-  auto codes = job.Wait(milliseconds(kTimeoutMs) + kSlack);
-  const auto took = std::chrono::steady_clock::now() - start;
+  const ReleasedRun run = Release(job, go);
   for (uint32_t r = 0; r < job.size(); ++r) {
-    EXPECT_EQ(codes[r], 0) << job.Outputs();
+    EXPECT_EQ(run.codes[r], 0) << job.Outputs();
     EXPECT_TRUE(Contains(job.rank(r).Output(), "ok bytes=4096 iterations=2")) << job.rank(r).Output();
     EXPECT_TRUE(Contains(job.rank(r).Output(), "leave error code=8 (timeout) ohiod did not answer leave within 1500 ms" +
                                                    StoppedText(daemon.pid())))
         << job.rank(r).Output();
   }
-  EXPECT_GE(took, milliseconds(kTimeoutMs));
-  EXPECT_LE(took, milliseconds(kTimeoutMs) + kSlack);
+  EXPECT_GE(run.took, milliseconds(kTimeoutMs));
+  EXPECT_LE(run.took, milliseconds(kTimeoutMs) + kSlack);
 
   // A hello waits as long as OHIO_TIMEOUT_MS says (no group, no group's timeout yet).
   {
@@ -132,13 +134,10 @@ TEST(StoppedDaemon, ACollectiveAcrossNodesEndsAtTheTimeoutOnEveryNode) {
   const pid_t stopped_pid = cluster.node(1).pid();
   StoppedForScope stopped(stopped_pid);
   ASSERT_TRUE(stopped.stopped());
-  Touch(go);
-  const auto start = std::chrono::steady_clock::now();
   // Every rank: the call fails at the timeout, and leaving costs no second one.
-  auto codes = job.Wait(milliseconds(kTimeoutMs) + kSlack);
-  const auto took = std::chrono::steady_clock::now() - start;
+  const ReleasedRun run = Release(job, go);
   for (uint32_t r = 0; r < job.size(); ++r) {
-    EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+    EXPECT_EQ(run.codes[r], 0) << job.Outputs() << cluster.Logs();
     const std::string out = job.rank(r).Output();
     EXPECT_TRUE(Contains(out, "alltoall error code=8 (timeout)")) << out;
     if (r / 2 == 1) {
@@ -152,7 +151,7 @@ TEST(StoppedDaemon, ACollectiveAcrossNodesEndsAtTheTimeoutOnEveryNode) {
       EXPECT_TRUE(Contains(out, "leave after the error code=0 (ok)")) << out;
     }
   }
-  EXPECT_LE(took, milliseconds(kTimeoutMs) + kSlack);
+  EXPECT_LE(run.took, milliseconds(kTimeoutMs) + kSlack);
 
   stopped.Continue();
   RankJob again(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "after-continue",

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 
 namespace ohio {
 namespace {
@@ -39,19 +40,26 @@ TEST(FramedSocket, DaemonResettingTheConnectionIsDaemonLost) {
   close(sv[0]);
 }
 
-TEST(FramedSocket, ASilentPeerEndsTheReceiveAtItsDeadline) {
-  int sv[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-  std::vector<int> fds;
-  // Half a header, then silence (a daemon stopped mid-reply).
-  ASSERT_EQ(write(sv[1], "\x05\x00", 2), 2);
+// wait(deadline) must end with kTimeout at a deadline 200 ms away, not before, and not much later.
+void ExpectTimeoutAtDeadline(const std::function<Status(Deadline)>& wait) {
   const auto start = std::chrono::steady_clock::now();
-  std::string payload;
-  Status s = ReceiveFrame(sv[0], 1024, &payload, &fds, start + std::chrono::milliseconds(200));
+  Status s = wait(start + std::chrono::milliseconds(200));
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(s.code(), Code::kTimeout) << s.message();
   EXPECT_GE(took, std::chrono::milliseconds(200));
   EXPECT_LT(took, std::chrono::milliseconds(1200));
+}
+
+TEST(FramedSocket, ASilentPeerEndsTheReceiveAtItsDeadline) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  // Half a header, then silence (a daemon stopped mid-reply).
+  ASSERT_EQ(write(sv[1], "\x05\x00", 2), 2);
+  ExpectTimeoutAtDeadline([&](Deadline deadline) {
+    std::string payload;
+    std::vector<int> fds;
+    return ReceiveFrame(sv[0], 1024, &payload, &fds, deadline);
+  });
   close(sv[0]);
   close(sv[1]);
 }
@@ -63,12 +71,7 @@ TEST(FramedSocket, APeerThatDoesNotReadEndsTheSendAtItsDeadline) {
   ASSERT_EQ(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
   // Far more than the socket holds: a blocking send would wait for a reader for ever.
   const std::string big(8 << 20, 'x');
-  const auto start = std::chrono::steady_clock::now();
-  Status s = SendFrame(sv[0], big, {}, start + std::chrono::milliseconds(200));
-  const auto took = std::chrono::steady_clock::now() - start;
-  EXPECT_EQ(s.code(), Code::kTimeout) << s.message();
-  EXPECT_GE(took, std::chrono::milliseconds(200));
-  EXPECT_LT(took, std::chrono::milliseconds(1200));
+  ExpectTimeoutAtDeadline([&](Deadline deadline) { return SendFrame(sv[0], big, {}, deadline); });
   close(sv[0]);
   close(sv[1]);
 }

@@ -3,19 +3,17 @@
 // nodes each end within the timeout (plus 1 s of slack for the test) with an error saying ohiod
 // did not answer and is stopped; once continued, the daemon releases what the ranks held and
 // serves the next job.
-#include <signal.h>
-
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
 #include "tests/harness/scoped_env.h"
+#include "tests/harness/stopped_process.h"
 #include "tests/harness/wait_until.h"
 
 namespace ohio::testing {
@@ -33,35 +31,6 @@ constexpr auto kSlack = seconds(1);
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
-
-char ProcessState(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string stat = text.str();
-  const size_t close = stat.rfind(") ");
-  return close == std::string::npos || close + 2 >= stat.size() ? '?' : stat[close + 2];
-}
-
-// Stops a daemon for the scope, and continues it at the end of the scope whatever happened
-// (a stopped daemon would not take the fixture's SIGTERM).
-class StoppedForScope {
- public:
-  explicit StoppedForScope(pid_t pid) : pid_(pid) {
-    kill(pid_, SIGSTOP);
-    stopped_ = WaitUntil([this] { return ProcessState(pid_) == 'T'; }, seconds(10));
-  }
-  ~StoppedForScope() { Continue(); }
-  bool stopped() const { return stopped_; }
-  void Continue() {
-    if (pid_ > 0) kill(pid_, SIGCONT);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_;
-  bool stopped_ = false;
-};
 
 // The ranks of `job`, held (--hold-after-first `go`) while their daemon was stopped, go on;
 // their exit codes once they end, or -1 for a rank still running when the group's timeout and

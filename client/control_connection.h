@@ -1,10 +1,21 @@
 // A client's connection to ohiod: hello, join, leave. Blocking, one request at a time; the
 // socket then stays open for the life of the process's groups, and its closing is how
 // each side learns that the other is gone.
+//
+// Every call waits for its answer at most a timeout: a hello or a join the one of
+// SetupTimeout(), a leave the group's. A daemon that does not answer in time (stopped, hung)
+// is given up on for good: the connection is shut down, so a late answer is never taken for
+// the next call's, a daemon that comes back sees the process gone and releases its groups, and
+// every later call fails at once with kDaemonLost saying why.
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "proto/control.pb.h"
@@ -20,21 +31,41 @@ struct JoinedGroup {
 class ControlConnection {
  public:
   ~ControlConnection();
+  // Connects and says hello, waiting at most SetupTimeout() for the answer.
   static Result<std::unique_ptr<ControlConnection>> Connect(const std::string& socket_path);
+
+  // How long a hello or a join waits for ohiod's answer, before any group (and its timeout)
+  // exists: OHIO_TIMEOUT_MS, else ohiod's default timeout-ms (60 s). kInvalidArgument if the
+  // variable is set to anything but a number of milliseconds above 0.
+  static Result<std::chrono::milliseconds> SetupTimeout();
 
   const std::string& node_name() const { return node_name_; }
   int fd() const { return fd_; }
+  // The daemon's pid (SO_PEERCRED), 0 if this process cannot see it.
+  pid_t daemon_pid() const { return daemon_pid_; }
 
+  // Waits at most SetupTimeout() for the answer.
   Result<JoinedGroup> Join(const control::JoinGroup& join);
-  Status Leave(const std::string& key);
+  // Waits at most `within` (the group's timeout) for the answer.
+  Status Leave(const std::string& key, std::chrono::milliseconds within);
+  // Gives up on the daemon (`why`: it did not do its part in time): as a call that timed out.
+  void GiveUp(const Status& why);
 
  private:
   ControlConnection() = default;
-  Result<control::DaemonMessage> Call(const control::ClientMessage& request, std::vector<int>* fds);
+  // `what` names the request in errors ("ohiod did not answer leave within N ms").
+  Result<control::DaemonMessage> Call(const control::ClientMessage& request, std::vector<int>* fds,
+                                      const char* what, std::chrono::milliseconds within);
+  // Set once the daemon was given up on; then every call returns it.
+  Status GivenUp() const;
 
   int fd_ = -1;
+  pid_t daemon_pid_ = 0;
+  std::chrono::milliseconds setup_timeout_{0};
   std::string node_name_;
-  std::mutex mu_;
+  std::mutex mu_;  // one call at a time
+  mutable std::mutex given_up_mu_;  // not mu_: a call may hold that until its deadline
+  Status given_up_;
 };
 
 }  // namespace ohio

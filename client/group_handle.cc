@@ -11,8 +11,8 @@
 namespace ohio {
 namespace {
 
-// While a collective waits, the daemon gets this long past its own timeout to say what went
-// wrong before the rank gives up on it.
+// While a collective waits, a running daemon gets this long past its own timeout to say what
+// went wrong before the rank gives up on it (a stopped one none: client/round_waiter.h).
 constexpr std::chrono::milliseconds kDaemonGrace{10000};
 
 std::chrono::microseconds MicrosecondsFromEnvironment(const char* name, long fallback) {
@@ -24,12 +24,13 @@ std::chrono::microseconds MicrosecondsFromEnvironment(const char* name, long fal
 // daemon that does not say) and the group's ranks on it plus ohiod: with more than
 // kMostWantingPerCpu of them per CPU it sleeps at once unless OHIO_SPIN_US says otherwise; with
 // more of them than CPUs it yields often while it spins.
-RoundWaiter MakeWaiter(SegmentHeader* header, int control_fd, double node_cpus, std::chrono::milliseconds patience) {
+RoundWaiter MakeWaiter(SegmentHeader* header, const ControlConnection& connection, double node_cpus) {
   const double cpus = node_cpus > 0 ? node_cpus : HostCpus();
   const SpinMode mode = ChooseSpinMode(cpus, header->local_ranks + 1);
-  return RoundWaiter(header, control_fd,
+  return RoundWaiter(header, connection.fd(), connection.daemon_pid(),
                      MicrosecondsFromEnvironment("OHIO_SPIN_US", mode == SpinMode::kSleep ? 0 : 200),
-                     MicrosecondsFromEnvironment("OHIO_SPIN_MAX_US", 1000), patience, mode != SpinMode::kOwnCore);
+                     MicrosecondsFromEnvironment("OHIO_SPIN_MAX_US", 1000), std::chrono::milliseconds(header->timeout_ms),
+                     kDaemonGrace, mode != SpinMode::kOwnCore);
 }
 
 }  // namespace
@@ -60,8 +61,7 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
   auto algo = ParseAlgorithm(joined->reply.algorithm());
   if (!algo) return Status(Code::kProtocol, "ohiod chose an unknown algorithm '" + joined->reply.algorithm() + "'");
   g->algorithm_ = *algo;
-  g->waiter_ = MakeWaiter(g->segment_.header(), connection->fd(), joined->reply.node_cpus(),
-                          std::chrono::milliseconds(h->timeout_ms) + kDaemonGrace);
+  g->waiter_ = MakeWaiter(g->segment_.header(), *connection, joined->reply.node_cpus());
   return g;
 }
 
@@ -105,6 +105,9 @@ Status GroupHandle::Finish(Status s) {
   if (!s.ok() && !call_only) {
     broken_ = s;
   }
+  // A daemon still stopped when the group's timeout passed is not waited for again: leaving
+  // the group then costs no second timeout (client/control_connection.h).
+  if (s.code() == Code::kTimeout && waiter_.DaemonStopped()) connection_->GiveUp(s);
   return s;
 }
 
@@ -249,6 +252,8 @@ std::map<uint32_t, Status> GroupHandle::SettleIalltoalls() {
   return outcomes;
 }
 
-Status GroupHandle::Leave() { return connection_->Leave(key_); }
+Status GroupHandle::Leave() {
+  return connection_->Leave(key_, std::chrono::milliseconds(segment_.header()->timeout_ms));
+}
 
 }  // namespace ohio

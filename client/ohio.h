@@ -54,7 +54,11 @@ typedef struct ohio_group_spec {
   uint64_t bytes_per_rank_hint;
 } ohio_group_spec;
 
-/* Connects to ohiod at socket_path; NULL means $OHIO_SOCKET, else OHIO_DEFAULT_SOCKET. */
+/* Connects to ohiod at socket_path; NULL means $OHIO_SOCKET, else OHIO_DEFAULT_SOCKET. Waits for
+ * ohiod's answer at most $OHIO_TIMEOUT_MS milliseconds (default 60000), as every ohio_join does
+ * (OHIO_ERR_TIMEOUT: "ohiod did not answer hello within N ms"). A call to ohiod that is not
+ * answered in time gives it up: every later call through this client fails at once with
+ * OHIO_ERR_DAEMON_LOST. */
 int ohio_connect(const char* socket_path, ohio_client** out);
 /* The daemon's node name: what this process passes in node_names for its own node. */
 const char* ohio_node_name(const ohio_client* client);
@@ -126,7 +130,9 @@ int ohio_wait(ohio_group* group, ohio_request request);
 int ohio_alltoall_skip(ohio_group* group);
 /* OHIO_OK while the group can still serve calls, else the error that closed it; never waits. */
 int ohio_group_check(ohio_group* group);
-/* Leaves the group and frees it, whatever state it is in. */
+/* Leaves the group and frees it, whatever state it is in. Waits for ohiod's answer at most the
+ * group's timeout (its timeout-ms); a collective that found ohiod stopped at that timeout has
+ * given it up already, and leaving then returns OHIO_ERR_DAEMON_LOST at once. */
 int ohio_leave(ohio_group* group);
 
 const char* ohio_strerror(int code);

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "client/daemon_process.h"
+
 namespace ohio {
 
 Status RoundWaiter::GroupError() const {
@@ -17,11 +19,15 @@ bool RoundWaiter::DaemonGone() const {
   return poll(&p, 1, 0) > 0;
 }
 
-Status RoundWaiter::Outcome(WaitOutcome outcome, const char* who, const char* what) const {
+bool RoundWaiter::DaemonStopped() const { return ProcessStopped(daemon_pid_); }
+
+Status RoundWaiter::Outcome(WaitOutcome outcome, std::chrono::milliseconds waited, const char* who,
+                            const char* what) const {
   if (GroupFailed()) return GroupError();
   if (outcome == WaitOutcome::kStopped) return Status(Code::kDaemonLost, "the connection to ohiod closed");
-  return Status(Code::kTimeout,
-                std::string(who) + " did not " + what + " within " + std::to_string(patience_.count()) + " ms");
+  std::string message = std::string(who) + " did not " + what + " within " + std::to_string(waited.count()) + " ms";
+  if (DaemonStopped()) message += "; ohiod (pid " + std::to_string(daemon_pid_) + ") is stopped";
+  return Status(Code::kTimeout, message);
 }
 
 }  // namespace ohio

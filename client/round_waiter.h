@@ -1,7 +1,14 @@
 // How a rank waits for anything in its group's segment (other ranks' arrivals, the daemon's
 // deliveries): spin, then sleep on the event word (shm/event_word.h), giving up when the group
 // fails, when the daemon's connection closes, or past the deadline, each with its own error.
+//
+// The deadline is the group's timeout, and then a grace for the daemon, whose own timer runs
+// as long, to fail the group and say why (which rank or node it waited for) before the rank
+// gives up with less to say. A daemon found stopped at the timeout (client/daemon_process.h)
+// will say nothing: the wait ends then.
 #pragma once
+
+#include <sys/types.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,20 +23,25 @@ namespace ohio {
 class RoundWaiter {
  public:
   RoundWaiter() = default;
-  // `control_fd` is the rank's connection to ohiod; `patience` bounds every single wait.
-  // `oversubscribed`: more ranks of the group on this node than cores this process may run on.
+  // `control_fd` is the rank's connection to ohiod, `daemon_pid` the daemon's (0: unknown).
+  // Every single wait lasts at most `timeout` plus `grace` (only `timeout` while the daemon is
+  // stopped). `oversubscribed`: more ranks of the group on this node than cores this process
+  // may run on.
   // A wait spins at least `min_spin` (0: never spins) and at most `max_spin` before it sleeps:
   // within that range, twice the rank's typical call time (NoteCall). A wait inside a call
   // seldom lasts longer than a call, and a sleep costs the sleeper a wake-up delay and its
   // waker a system call, which for calls of 20 us to 1 ms was most of what made them slower
   // than Open MPI's (docs/PERFORMANCE.md, "Fast path, second pass").
-  RoundWaiter(SegmentHeader* header, int control_fd, std::chrono::microseconds min_spin,
-              std::chrono::microseconds max_spin, std::chrono::milliseconds patience, bool oversubscribed)
+  RoundWaiter(SegmentHeader* header, int control_fd, pid_t daemon_pid, std::chrono::microseconds min_spin,
+              std::chrono::microseconds max_spin, std::chrono::milliseconds timeout, std::chrono::milliseconds grace,
+              bool oversubscribed)
       : header_(header),
         control_fd_(control_fd),
+        daemon_pid_(daemon_pid),
         min_spin_(min_spin),
         max_spin_(std::max(min_spin, max_spin)),
-        patience_(patience),
+        timeout_(timeout),
+        grace_(grace),
         oversubscribed_(oversubscribed) {}
 
   // A call of this group took `took` on this rank: the typical call time follows it.
@@ -42,7 +54,7 @@ class RoundWaiter {
   }
 
   // Ok once ready() holds; else the group's error, kDaemonLost or kTimeout ("<who> did not
-  // <what> within N ms").
+  // <what> within N ms", and that ohiod is stopped if it is).
   template <typename Ready>
   Status Wait(Ready ready, const char* who, const char* what) const;
 
@@ -56,6 +68,8 @@ class RoundWaiter {
   }
   Status GroupError() const;
   bool DaemonGone() const;
+  // The daemon's process is stopped now (client/daemon_process.h).
+  bool DaemonStopped() const;
   // The daemon looked in on the group (a group on one node) within the last few watch ticks:
   // it was alive then, no system call needed to tell.
   bool DaemonSeenLately() const {
@@ -67,14 +81,16 @@ class RoundWaiter {
   bool oversubscribed() const { return oversubscribed_; }
 
  private:
-  Status Outcome(WaitOutcome outcome, const char* who, const char* what) const;
+  Status Outcome(WaitOutcome outcome, std::chrono::milliseconds waited, const char* who, const char* what) const;
 
   SegmentHeader* header_ = nullptr;
   int control_fd_ = -1;
+  pid_t daemon_pid_ = 0;
   std::chrono::microseconds min_spin_{20};
   std::chrono::microseconds max_spin_{1000};
   int64_t typical_call_ns_ = 0;  // a moving average over the last 8 or so calls
-  std::chrono::milliseconds patience_{0};
+  std::chrono::milliseconds timeout_{0};
+  std::chrono::milliseconds grace_{0};
   bool oversubscribed_ = false;
 };
 
@@ -83,10 +99,20 @@ Status RoundWaiter::Wait(Ready ready, const char* who, const char* what) const {
   WaitPolicy policy;
   policy.spin = Spin();
   policy.oversubscribed = oversubscribed_;
-  policy.deadline = std::chrono::steady_clock::now() + patience_;
-  const WaitOutcome outcome = WaitForChange(
-      header_, policy, ready, [this] { return GroupFailed(); }, [this] { return DaemonGone(); });
-  return outcome == WaitOutcome::kReady ? Status::Ok() : Outcome(outcome, who, what);
+  const auto start = std::chrono::steady_clock::now();
+  policy.deadline = start + timeout_;
+  const auto stop = [this] { return GroupFailed(); };
+  const auto after_sleep = [this] { return DaemonGone(); };
+  WaitOutcome outcome = WaitForChange(header_, policy, ready, stop, after_sleep);
+  std::chrono::milliseconds waited = timeout_;
+  if (outcome == WaitOutcome::kTimedOut && !DaemonStopped()) {
+    // A running daemon fails the group at its own timeout and says why: give it the grace.
+    policy.spin = std::chrono::microseconds(0);
+    policy.deadline = start + timeout_ + grace_;
+    outcome = WaitForChange(header_, policy, ready, stop, after_sleep);
+    waited = timeout_ + grace_;
+  }
+  return outcome == WaitOutcome::kReady ? Status::Ok() : Outcome(outcome, waited, who, what);
 }
 
 template <typename Ready>

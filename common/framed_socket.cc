@@ -2,9 +2,11 @@
 
 #include "common/little_endian.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -20,10 +22,28 @@ void CloseAll(std::vector<int>* fds) {
   fds->clear();
 }
 
-// Reads exactly n bytes; collects any descriptors that arrive with them.
-Status ReadFull(int fd, char* buf, size_t n, std::vector<int>* fds) {
+// Ok once `fd` is ready for `events` (or has hung up: the read or write then says how);
+// kTimeout once the deadline has passed without it.
+Status AwaitReady(int fd, short events, Deadline deadline) {
+  for (;;) {
+    const auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= Deadline::duration::zero()) return Status(Code::kTimeout, "no answer before the deadline");
+    // Rounded up, so that a wait does not end just short of its deadline and spin.
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+    struct pollfd p = {fd, events, 0};
+    const int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(ms, 1 << 30)));
+    if (r > 0) return Status::Ok();
+    if (r < 0 && errno != EINTR) return SystemError("waiting on the control socket", errno);
+  }
+}
+
+// Reads exactly n bytes, by the deadline; collects any descriptors that arrive with them.
+Status ReadFull(int fd, char* buf, size_t n, std::vector<int>* fds, Deadline deadline) {
   size_t got = 0;
   while (got < n) {
+    if (deadline != kNoDeadline) {
+      if (Status s = AwaitReady(fd, POLLIN, deadline); !s.ok()) return s;
+    }
     struct iovec iov = {buf + got, n - got};
     alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerFrame)];
     struct msghdr msg = {};
@@ -58,7 +78,7 @@ Status ReadFull(int fd, char* buf, size_t n, std::vector<int>* fds) {
 
 }  // namespace
 
-Status SendFrame(int fd, const std::string& payload, const std::vector<int>& fds) {
+Status SendFrame(int fd, const std::string& payload, const std::vector<int>& fds, Deadline deadline) {
   if (payload.size() > UINT32_MAX) return Status(Code::kInvalidArgument, "frame too large");
   if (fds.size() > kMaxFdsPerFrame) return Status(Code::kInvalidArgument, "too many descriptors");
   char header[kFrameHeaderBytes];
@@ -93,9 +113,15 @@ Status SendFrame(int fd, const std::string& payload, const std::vector<int>& fds
       c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
       std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
     }
-    ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    // With a deadline the send never blocks: a full socket is waited on with poll, up to it.
+    const int flags = MSG_NOSIGNAL | (deadline == kNoDeadline ? 0 : MSG_DONTWAIT);
+    ssize_t w = sendmsg(fd, &msg, flags);
     if (w < 0) {
       if (errno == EINTR) continue;
+      if ((errno == EAGAIN || errno == EWOULDBLOCK) && deadline != kNoDeadline) {
+        if (Status s = AwaitReady(fd, POLLOUT, deadline); !s.ok()) return s;
+        continue;
+      }
       return SystemError("sending on the control socket", errno);
     }
     fds_sent = true;
@@ -104,9 +130,9 @@ Status SendFrame(int fd, const std::string& payload, const std::vector<int>& fds
   return Status::Ok();
 }
 
-Status ReceiveFrame(int fd, size_t max_bytes, std::string* payload, std::vector<int>* fds) {
+Status ReceiveFrame(int fd, size_t max_bytes, std::string* payload, std::vector<int>* fds, Deadline deadline) {
   char header[kFrameHeaderBytes];
-  Status s = ReadFull(fd, header, sizeof(header), fds);
+  Status s = ReadFull(fd, header, sizeof(header), fds, deadline);
   if (s.ok()) {
     uint32_t n = DecodeLength(header);
     if (n > max_bytes) {
@@ -114,7 +140,7 @@ Status ReceiveFrame(int fd, size_t max_bytes, std::string* payload, std::vector<
                                       std::to_string(max_bytes));
     } else {
       payload->resize(n);
-      s = ReadFull(fd, payload->data(), n, fds);
+      s = ReadFull(fd, payload->data(), n, fds, deadline);
     }
   }
   if (!s.ok()) CloseAll(fds);

@@ -4,6 +4,7 @@
 // frame they belong to.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,14 +16,23 @@ namespace ohio {
 constexpr size_t kFrameHeaderBytes = 4;
 constexpr size_t kMaxFdsPerFrame = 4;
 
-// Blocking send of one frame on a socket. EAGAIN on a non-blocking socket is an error: the
-// peer is not reading its replies.
-Status SendFrame(int fd, const std::string& payload, const std::vector<int>& fds = {});
+// When a client's wait for its daemon gives up: a daemon that is stopped or hung never
+// answers, and a rank must not wait for it for ever. kNoDeadline: no bound (the daemon's own
+// sends, on non-blocking sockets, never wait anyway).
+using Deadline = std::chrono::steady_clock::time_point;
+constexpr Deadline kNoDeadline = Deadline::max();
 
-// Blocking receive of one whole frame (client side, where one reply is awaited at a time).
-// Received descriptors are returned in *fds and owned by the caller. A frame longer than
-// max_bytes is refused without reading it.
-Status ReceiveFrame(int fd, size_t max_bytes, std::string* payload, std::vector<int>* fds);
+// Send of one frame on a socket. Without a deadline it blocks, and EAGAIN on a non-blocking
+// socket is an error: the peer is not reading its replies. With one, a peer that does not
+// read waits it out at most until `deadline`, then kTimeout (part of the frame may be sent).
+Status SendFrame(int fd, const std::string& payload, const std::vector<int>& fds = {},
+                 Deadline deadline = kNoDeadline);
+
+// Blocking receive of one whole frame (client side, where one reply is awaited at a time):
+// kTimeout if it is not all in by `deadline`. Received descriptors are returned in *fds and
+// owned by the caller. A frame longer than max_bytes is refused without reading it.
+Status ReceiveFrame(int fd, size_t max_bytes, std::string* payload, std::vector<int>* fds,
+                    Deadline deadline = kNoDeadline);
 
 // Incremental parsing for a non-blocking server: feed bytes as they come, take frames out.
 class FrameReader {

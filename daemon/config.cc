@@ -72,7 +72,9 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--config", config_file,
                  std::string("Config file (key = value lines; default ") + kDefaultConfigFile + " if present)");
   app.add_option("--node-name", c.node_name, "This node's name as peers and groups know it (default: host name)");
-  app.add_option("--socket", c.socket, "Unix socket where MPI ranks reach the daemon")->capture_default_str();
+  app.add_option("--socket", c.socket,
+                 "Unix socket where MPI ranks reach the daemon (only a stale socket there is replaced)")
+      ->capture_default_str();
   app.add_option("--log-level", c.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

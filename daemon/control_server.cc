@@ -50,6 +50,13 @@ Status ControlServer::Start() {
   if (!addr.ok()) return addr.status();
   Status s = MakeParentDir(path);
   if (!s.ok()) return s;
+  // Only a socket is ever replaced: a file or directory at the path is a mistake in --socket,
+  // and what it holds is someone's.
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
+    return Status(Code::kInvalidArgument, path + " exists and is not a socket; ohiod replaces only a stale socket "
+                                                 "there: choose another --socket, or move that file away");
+  }
   if (SomeoneListens(path)) {
     return Status(Code::kInvalidArgument, "another ohiod is already listening on " + path);
   }

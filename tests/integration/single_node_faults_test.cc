@@ -20,6 +20,7 @@
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
+#include "tests/harness/wait_until.h"
 
 namespace ohio::testing {
 namespace {
@@ -37,15 +38,6 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 void ExpectHealthyJob(const TempDir& dir, const std::string& socket, const std::string& name) {
   RankJob job(dir, socket, name, 2, {"--bytes", "1", "4096", "--iterations", "100"});
   for (int c : job.Wait(kDeadline)) EXPECT_EQ(c, 0) << job.Outputs();
-}
-
-bool WaitUntil(const std::function<bool()>& cond, milliseconds deadline) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return cond();
 }
 
 TEST(SingleNodeFaults, SizeMismatchErrorsEveryRankAndTheGroupStaysUsable) {
@@ -207,6 +199,21 @@ TEST(SingleNodeFaults, SecondDaemonOnTheSameSocketIsRefused) {
   EXPECT_FALSE(second.Start());
   EXPECT_TRUE(Contains(second.Log(), "another ohiod is already listening")) << second.Log();
   ExpectHealthyJob(dir, first.socket(), "first-still-serves");
+}
+
+TEST(SingleNodeFaults, SocketPathThatIsARegularFileIsRefusedAndKept) {
+  TempDir dir;
+  const std::string path = dir.file("not-a-socket");
+  const std::string contents = "someone's data\n\x01\x02 kept byte for byte\n";
+  std::ofstream(path, std::ios::binary) << contents;
+  Daemon daemon(dir, {"--socket", path});
+  EXPECT_FALSE(daemon.Start());
+  EXPECT_EQ(daemon.Stop(), 1) << daemon.Log();
+  EXPECT_TRUE(Contains(daemon.Log(), path + " exists and is not a socket; ohiod replaces only a stale socket there"))
+      << daemon.Log();
+  std::ifstream in(path, std::ios::binary);
+  const std::string after((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(after, contents);
 }
 
 TEST(SingleNodeFaults, GroupTooLargeForTheSsb) {

@@ -9,6 +9,7 @@
 
 #include "tests/harness/cluster.h"
 #include "tests/harness/process.h"
+#include "tests/harness/stopped_process.h"
 #include "tests/mpi/mpi_job.h"
 
 namespace ohio::testing {
@@ -145,6 +146,34 @@ TEST_P(MpiFallback, DaemonDiesMidCall) {
   if (code != 0) {
     EXPECT_NE(out.find("ohio: MPI_Alltoall failed"), std::string::npos) << out;
   }
+}
+
+// The daemon is stopped between two passes: the second pass runs among the ranks (one node), and
+// MPI_Finalize, which leaves the groups of the program's three communicators, returns after the
+// group's timeout, once (the first leave gives the daemon up, the others fail at once), not
+// when the daemon is continued. Continued, the daemon still stops cleanly.
+TEST_P(MpiFallback, FinalizeWithTheDaemonStoppedEndsAtTheTimeout) {
+  const Mpi mpi = GetParam();
+  TempDir dir;
+  Daemon daemon(dir, {"--timeout-ms", "1500"});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  const std::string pause = dir.file("pause");
+  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {{"CHECK_PAUSE_FILE", pause}}, kCheck, {"4096", "3", "2"}),
+              dir.file("mpirun.out"));
+  const auto end = std::chrono::steady_clock::now() + kDeadline;
+  while (std::chrono::steady_clock::now() < end && !std::ifstream(pause + ".ready").good() && run.Running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(std::ifstream(pause + ".ready").good()) << run.Output();
+  StoppedForScope stopped(daemon.pid());
+  ASSERT_TRUE(stopped.stopped());
+  std::ofstream(pause + ".go").put('\n');
+  // The timeout, and mpirun's own start-up of the second pass and teardown.
+  ASSERT_EQ(run.Wait(std::chrono::milliseconds(1500) + std::chrono::seconds(8)), 0) << run.Output();
+  const std::string out = run.Output();
+  ExpectAllOk(out, 4);
+  stopped.Continue();
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
 }
 
 INSTANTIATE_TEST_SUITE_P(Launchers, MpiFallback, ::testing::Values(kOpenMpi, kMpich),

@@ -46,7 +46,7 @@ uint64_t RandomBytes(uint64_t seed, uint32_t it, uint64_t max) {
 
 int main(int argc, char** argv) {
   CLI::App app("alltoall_rank: one verified rank of a test job");
-  std::string socket, key_hex, algorithm, expect;
+  std::string socket, key_hex, algorithm, expect, expect_leave;
   uint32_t size = 1, rank = 0, iterations = 1;
   std::vector<uint64_t> sizes = {64};
   std::vector<uint32_t> rank_node;
@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
   app.add_option("--my-bytes", my_bytes, "use this bytes per rank instead (to provoke a mismatch)");
   app.add_option("--expect", expect,
                  "the run must end with this error (an ohio_strerror() text); calls before it are verified");
+  app.add_option("--expect-leave", expect_leave,
+                 "the alltoalls must succeed and the leave end with this error (an ohio_strerror() text)");
   app.add_flag("--stall", stall, "join, say 'joined', then sleep instead of calling alltoall");
   app.add_flag("--stall-after", stall_after, "after the alltoalls, say 'stalling' and keep the group until killed");
   app.add_flag("--in-place", in_place, "send == recv");
@@ -182,6 +184,10 @@ int main(int argc, char** argv) {
             std::printf("rank %u: after mismatch %s %s\n", rank, again.ok() ? "ok" : "error", again.message.c_str());
             return again.ok() ? 0 : 1;
           }
+          // What leaving the failed group costs and says (the destructor would leave it anyway).
+          ohio::CallResult left = group.Leave();
+          std::printf("rank %u: leave after the error code=%d (%s) %s\n", rank, left.code, ohio_strerror(left.code),
+                      left.message.c_str());
           return 0;
         }
         return 1;
@@ -238,6 +244,10 @@ int main(int argc, char** argv) {
   r = group.Leave();
   if (!r.ok()) {
     std::printf("rank %u: leave error code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
+    return report(expect_leave == ohio_strerror(r.code) ? 0 : 1);
+  }
+  if (!expect_leave.empty()) {
+    std::printf("rank %u: expected the leave to fail with '%s' but it succeeded\n", rank, expect_leave.c_str());
     return report(1);
   }
   return report(0);

@@ -1,12 +1,16 @@
 // How a control connection's reader names a daemon that went away: whether the daemon closed
 // the connection cleanly or reset it (closing with the request unread, as one killed in the
 // middle of a join does), the rank must be told "daemon connection lost", not a protocol error.
+// And a daemon that neither answers nor reads (stopped) holds a wait only until its deadline.
 #include "common/framed_socket.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
 
 namespace ohio {
 namespace {
@@ -34,6 +38,42 @@ TEST(FramedSocket, DaemonResettingTheConnectionIsDaemonLost) {
   EXPECT_EQ(s.code(), Code::kDaemonLost) << s.message();
   EXPECT_EQ(s.message(), "connection reset by peer");
   close(sv[0]);
+}
+
+// wait(deadline) must end with kTimeout at a deadline 200 ms away, not before, and not much later.
+void ExpectTimeoutAtDeadline(const std::function<Status(Deadline)>& wait) {
+  const auto start = std::chrono::steady_clock::now();
+  Status s = wait(start + std::chrono::milliseconds(200));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(s.code(), Code::kTimeout) << s.message();
+  EXPECT_GE(took, std::chrono::milliseconds(200));
+  EXPECT_LT(took, std::chrono::milliseconds(1200));
+}
+
+TEST(FramedSocket, ASilentPeerEndsTheReceiveAtItsDeadline) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  // Half a header, then silence (a daemon stopped mid-reply).
+  ASSERT_EQ(write(sv[1], "\x05\x00", 2), 2);
+  ExpectTimeoutAtDeadline([&](Deadline deadline) {
+    std::string payload;
+    std::vector<int> fds;
+    return ReceiveFrame(sv[0], 1024, &payload, &fds, deadline);
+  });
+  close(sv[0]);
+  close(sv[1]);
+}
+
+TEST(FramedSocket, APeerThatDoesNotReadEndsTheSendAtItsDeadline) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  const int small = 4096;
+  ASSERT_EQ(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+  // Far more than the socket holds: a blocking send would wait for a reader for ever.
+  const std::string big(8 << 20, 'x');
+  ExpectTimeoutAtDeadline([&](Deadline deadline) { return SendFrame(sv[0], big, {}, deadline); });
+  close(sv[0]);
+  close(sv[1]);
 }
 
 }  // namespace

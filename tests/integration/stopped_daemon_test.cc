@@ -1,0 +1,144 @@
+// A stopped ohiod (SIGSTOP: a debugger, job control, a wedged node) costs a rank at most the
+// group's timeout, not its whole life: leaving a group, saying hello and a collective across
+// nodes each end within the timeout (plus 1 s of slack for the test) with an error saying ohiod
+// did not answer and is stopped; once continued, the daemon releases what the ranks held and
+// serves the next job.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <vector>
+
+#include "tests/harness/cluster.h"
+#include "tests/harness/daemon_fixture.h"
+#include "tests/harness/rank_job.h"
+#include "tests/harness/scoped_env.h"
+#include "tests/harness/stopped_process.h"
+#include "tests/harness/wait_until.h"
+
+namespace ohio::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr auto kDeadline = seconds(60);
+constexpr int kTimeoutMs = 1500;
+// How long past the group's timeout a rank may take to end: its own last steps, and a loaded
+// machine's scheduling.
+constexpr auto kSlack = seconds(1);
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// The ranks of `job`, held (--hold-after-first `go`) while their daemon was stopped, go on;
+// their exit codes once they end, or -1 for a rank still running when the group's timeout and
+// the slack have passed; and how long they took.
+struct ReleasedRun {
+  std::vector<int> codes;
+  std::chrono::steady_clock::duration took;
+};
+ReleasedRun Release(RankJob& job, const std::string& go) {
+  std::ofstream(go) << "go\n";
+  const auto start = std::chrono::steady_clock::now();
+  ReleasedRun run;
+  run.codes = job.Wait(milliseconds(kTimeoutMs) + kSlack);
+  run.took = std::chrono::steady_clock::now() - start;
+  return run;
+}
+
+std::string StoppedText(pid_t pid) { return "; ohiod (pid " + std::to_string(pid) + ") is stopped"; }
+
+TEST(StoppedDaemon, LeavingEndsAtTheGroupsTimeoutAndTheDaemonServesOnceContinued) {
+  TempDir dir;
+  Daemon daemon(dir, {"--timeout-ms", std::to_string(kTimeoutMs)});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  const std::string go = dir.file("go");
+  // The second call runs with the daemon stopped: a group on one node needs no daemon for its
+  // calls, only to be left.
+  RankJob job(dir, daemon.socket(), "stopped-leave", 3,
+              {"--bytes", "4096", "--iterations", "2", "--hold-after-first", go, "--expect-leave", "timeout"});
+  for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("holding", kDeadline)) << job.Outputs();
+  StoppedForScope stopped(daemon.pid());
+  ASSERT_TRUE(stopped.stopped());
+  const ReleasedRun run = Release(job, go);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_EQ(run.codes[r], 0) << job.Outputs();
+    EXPECT_TRUE(Contains(job.rank(r).Output(), "ok bytes=4096 iterations=2")) << job.rank(r).Output();
+    EXPECT_TRUE(Contains(job.rank(r).Output(), "leave error code=8 (timeout) ohiod did not answer leave within 1500 ms" +
+                                                   StoppedText(daemon.pid())))
+        << job.rank(r).Output();
+  }
+  EXPECT_GE(run.took, milliseconds(kTimeoutMs));
+  EXPECT_LE(run.took, milliseconds(kTimeoutMs) + kSlack);
+
+  // A hello waits as long as OHIO_TIMEOUT_MS says (no group, no group's timeout yet).
+  {
+    ScopedEnv timeout("OHIO_TIMEOUT_MS", "1000");
+    RankJob hello(dir, daemon.socket(), "stopped-hello", 1, {"--expect", "timeout"});
+    EXPECT_EQ(hello.Wait(milliseconds(1000) + kSlack)[0], 0) << hello.Outputs();
+    EXPECT_TRUE(Contains(hello.rank(0).Output(), "connect error code=8 (timeout) ohiod did not answer hello within 1000 ms" +
+                                                     StoppedText(daemon.pid())))
+        << hello.Outputs();
+  }
+
+  // Continued, the daemon finds the ranks gone, releases their group and serves a new job.
+  stopped.Continue();
+  EXPECT_TRUE(WaitUntil([&] { return CountOpenFds(daemon.pid(), "memfd:ohio-group") == 0; }, seconds(10)))
+      << daemon.Log();
+  RankJob again(dir, daemon.socket(), "after-continue", 2, {"--bytes", "1", "4096", "--iterations", "100"});
+  for (int c : again.Wait(kDeadline)) EXPECT_EQ(c, 0) << again.Outputs();
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
+}
+
+TEST(StoppedDaemon, ACollectiveAcrossNodesEndsAtTheTimeoutOnEveryNode) {
+  TempDir dir;
+  Cluster cluster(dir, 2, {"--timeout-ms", std::to_string(kTimeoutMs)});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::string go = dir.file("go");
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "stopped-across",
+              {"--bytes", "64", "--iterations", "2", "--hold-after-first", go, "--expect", "timeout"});
+  for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("holding", kDeadline)) << job.Outputs();
+  const pid_t stopped_pid = cluster.node(1).pid();
+  StoppedForScope stopped(stopped_pid);
+  ASSERT_TRUE(stopped.stopped());
+  // Every rank: the call fails at the timeout, and leaving costs no second one.
+  const ReleasedRun run = Release(job, go);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_EQ(run.codes[r], 0) << job.Outputs() << cluster.Logs();
+    const std::string out = job.rank(r).Output();
+    EXPECT_TRUE(Contains(out, "alltoall error code=8 (timeout)")) << out;
+    if (r / 2 == 1) {
+      // Their own daemon is the stopped one: they say so themselves, and give it up.
+      EXPECT_TRUE(Contains(out, "ohiod did not receive the other nodes' blocks within 1500 ms" + StoppedText(stopped_pid)))
+          << out;
+      EXPECT_TRUE(Contains(out, "leave after the error code=9 (daemon connection lost)")) << out;
+    } else {
+      // Their daemon runs: it times the round out and says whom it waited for.
+      EXPECT_TRUE(Contains(out, "node n0 was waiting for the ranks of node(s) n1")) << out;
+      EXPECT_TRUE(Contains(out, "leave after the error code=0 (ok)")) << out;
+    }
+  }
+  EXPECT_LE(run.took, milliseconds(kTimeoutMs) + kSlack);
+
+  stopped.Continue();
+  RankJob again(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "after-continue",
+                {"--bytes", "1", "4096", "--iterations", "100"});
+  for (int c : again.Wait(kDeadline)) EXPECT_EQ(c, 0) << again.Outputs() << cluster.Logs();
+  for (uint32_t i = 0; i < cluster.size(); ++i) EXPECT_EQ(cluster.node(i).Stop(), 0) << cluster.Logs();
+}
+
+TEST(StoppedDaemon, ATimeoutThatIsNotANumberIsRefusedAtConnect) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  ScopedEnv timeout("OHIO_TIMEOUT_MS", "soon");
+  RankJob job(dir, daemon.socket(), "bad-timeout", 1, {"--expect", "invalid argument"});
+  EXPECT_EQ(job.Wait(kDeadline)[0], 0) << job.Outputs();
+  EXPECT_TRUE(Contains(job.rank(0).Output(), "OHIO_TIMEOUT_MS must be a number of milliseconds from 1 to 86400000, not 'soon'"))
+      << job.Outputs();
+}
+
+}  // namespace
+}  // namespace ohio::testing

@@ -148,7 +148,7 @@ TEST(SizedBuffers, AnOutgrownGroupIsExemptOnceAndOneGenerationDeep) {
   ASSERT_TRUE(join("g2", "g1").ok()) << "g1's successor";
   refused_at_the_limit(join("g2b", "g1"), 2);  // g1 has its successor already
   refused_at_the_limit(join("g3", "g2"), 2);   // g2's predecessor g1 is still held
-  ASSERT_TRUE(connection.Leave(KeyBytes("g1")).ok());
+  ASSERT_TRUE(connection.Leave(KeyBytes("g1"), std::chrono::seconds(10)).ok());
   EXPECT_TRUE(join("g3", "g2").ok()) << "g1 is gone: g2 may have its successor";
   EXPECT_EQ(QueryStatus(daemon.admin_socket()).reply.groups(), 2u);
 }

@@ -147,13 +147,38 @@ Status ReceiveFrame(int fd, size_t max_bytes, std::string* payload, std::vector<
   return s;
 }
 
+// What the buffer keeps between frames; a larger one is given back after its frame.
+constexpr size_t kRetainedBytes = 64 << 10;
+
+size_t FrameReader::CapacityAfterAppend(size_t n) const {
+  const size_t needed = buffer_.size() + n;
+  if (needed <= buffer_.capacity()) return buffer_.capacity();
+  // Doubling keeps the copies few; the frame's end caps it, so that 4 MiB - 1 bytes of an
+  // announced 4 MiB frame take 4 MiB, not 8.
+  size_t frame_end = needed;
+  if (buffer_.size() >= kFrameHeaderBytes) {
+    const uint32_t announced = DecodeLength(buffer_.data());
+    if (announced <= max_bytes_) frame_end = std::max(needed, kFrameHeaderBytes + announced);
+  }
+  return std::max(needed, std::min(2 * buffer_.capacity(), frame_end));
+}
+
+void FrameReader::Append(const char* data, size_t n) {
+  const size_t capacity = CapacityAfterAppend(n);
+  if (capacity > buffer_.capacity()) buffer_.reserve(capacity);  // exactly that: vector's reserve
+  buffer_.insert(buffer_.end(), data, data + n);
+}
+
 FrameReader::Next FrameReader::Take(std::string* payload) {
   if (buffer_.size() < kFrameHeaderBytes) return Next::kNeedMore;
   uint32_t n = DecodeLength(buffer_.data());
   if (n > max_bytes_) return Next::kTooLarge;
   if (buffer_.size() < kFrameHeaderBytes + n) return Next::kNeedMore;
-  payload->assign(buffer_, kFrameHeaderBytes, n);
-  buffer_.erase(0, kFrameHeaderBytes + n);
+  payload->assign(buffer_.data() + kFrameHeaderBytes, n);
+  buffer_.erase(buffer_.begin(), buffer_.begin() + kFrameHeaderBytes + n);
+  if (buffer_.capacity() > kRetainedBytes && buffer_.size() <= kRetainedBytes) {
+    std::vector<char>(buffer_.begin(), buffer_.end()).swap(buffer_);
+  }
   return Next::kFrame;
 }
 

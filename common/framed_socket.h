@@ -35,21 +35,29 @@ Status ReceiveFrame(int fd, size_t max_bytes, std::string* payload, std::vector<
                     Deadline deadline = kNoDeadline);
 
 // Incremental parsing for a non-blocking server: feed bytes as they come, take frames out.
+// The buffer grows as bytes arrive, never to a frame's announced length ahead of them (at most
+// twice what came, and no further than the frame's end), and gives its memory back once a large
+// frame is taken: a peer holds no more of the server's memory than it has sent.
 class FrameReader {
  public:
   explicit FrameReader(size_t max_bytes) : max_bytes_(max_bytes) {}
 
-  void Append(const char* data, size_t n) { buffer_.append(data, n); }
+  // The memory the buffer will hold once n more bytes are appended: what a server bounding
+  // the memory of unfinished frames checks before it appends them.
+  size_t CapacityAfterAppend(size_t n) const;
+  void Append(const char* data, size_t n);
   enum class Next { kFrame, kNeedMore, kTooLarge };
   // On kFrame, *payload holds the next frame and it is consumed.
   Next Take(std::string* payload);
   bool empty() const { return buffer_.empty(); }
+  // The memory held for bytes not yet taken as frames.
+  size_t capacity() const { return buffer_.capacity(); }
   // Length the peer announced for the frame that is too large.
   uint32_t announced() const;
 
  private:
   size_t max_bytes_;
-  std::string buffer_;
+  std::vector<char> buffer_;
 };
 
 }  // namespace ohio

@@ -168,6 +168,29 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--user-max-clients", c.user_max_clients, "Most client connections of one uid served at once")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
+  app.add_option("--user-max-pending-bytes", c.user_max_pending_bytes,
+                 "Memory one uid's connections may hold together in ohiod for control messages still arriving "
+                 "(announced, not all sent); a client that would pass it is disconnected. At least "
+                 "max-message-bytes + 64KiB")
+      ->check(kNotNegative)
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  app.add_option("--max-pending-bytes", c.max_pending_bytes,
+                 "Memory all clients may hold together in ohiod for control messages still arriving; a client "
+                 "that would pass it is disconnected. At least max-message-bytes + 64KiB")
+      ->check(kNotNegative)
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  app.add_option("--hello-timeout-ms", c.hello_timeout_ms,
+                 "How long a new connection to the control socket or the data port has to say hello (on the data "
+                 "port: with its credential) before it is closed")
+      ->check(CLI::Range(100u, 600000u))
+      ->capture_default_str();
+  app.add_option("--max-unauthenticated-data-connections", c.max_unauthenticated_data_connections,
+                 "Most connections to the data port that have not said hello yet; one address may hold half of "
+                 "them. Further ones are closed as they come")
+      ->check(CLI::Range(2u, 1u << 20))
+      ->capture_default_str();
   app.add_option("--peer", c.peers,
                  "Another node's peer service as NAME=HOST:PORT (repeat, or comma-separate in the file); "
                  "nodes not listed are looked up by DNS on port 7470")
@@ -367,6 +390,16 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
   } catch (const CLI::ParseError& e) {
     const std::string sourced_error = FirstBadSetting(sourced);
     return fail(sourced_error.empty() ? e.what() : sourced_error);
+  }
+  // A whole message must fit, with the rest of one read (64 KiB) that may follow it.
+  for (const auto& [key, bound] : {std::pair<const char*, uint64_t>{"user-max-pending-bytes",
+                                                                     out.config.user_max_pending_bytes},
+                                   {"max-pending-bytes", out.config.max_pending_bytes}}) {
+    if (bound < out.config.max_message_bytes + kControlReadBytes) {
+      return fail(std::string(key) + " = " + std::to_string(bound) + " is less than max-message-bytes + 64KiB = " +
+                  std::to_string(out.config.max_message_bytes + kControlReadBytes) +
+                  ": a client could not send a message of the largest size");
+    }
   }
   out.config.config_file = file.value();
   if (!out.config.leader_table.empty()) {

@@ -13,6 +13,10 @@
 
 namespace ohio {
 
+// What the control server reads from a client at once: a message of max_message_bytes and the
+// rest of one read may be buffered for a client, which the pending bounds must allow.
+constexpr uint64_t kControlReadBytes = 64u << 10;
+
 struct DaemonConfig {
   std::string config_file;  // the file actually read, "" if none
   std::string node_name;    // default: the host name
@@ -52,6 +56,17 @@ struct DaemonConfig {
   uint32_t user_memory_percent = 50;  // of memory_limit, over all of the uid's groups
   uint32_t user_max_groups = 64;
   uint32_t user_max_clients = 1024;
+  // Memory held for control messages still arriving (a frame announced, not all of it come):
+  // of one uid's connections together, and of every client's. A client whose bytes would pass
+  // either is disconnected.
+  uint64_t user_max_pending_bytes = 64ull << 20;
+  uint64_t max_pending_bytes = 256ull << 20;
+  // How long a new connection, to the control socket or the data port, has to say hello (on
+  // the data port: with its credential) before it is closed.
+  uint32_t hello_timeout_ms = 5000;
+  // Connections to the data port that have not said hello yet, at most; one address may hold
+  // half of them. Others are closed as they come.
+  uint32_t max_unauthenticated_data_connections = 128;
   // Other nodes.
   std::vector<std::string> peers;  // "name=host:port" of other nodes' peer services
   std::string listen = "0.0.0.0";  // IPv4 address the peer service and the data port bind to

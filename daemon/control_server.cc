@@ -1,6 +1,7 @@
 #include "daemon/control_server.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -39,6 +40,12 @@ bool SomeoneListens(const std::string& path) {
 
 constexpr uint64_t kStopTag = ~uint64_t{0};
 constexpr uint64_t kListenTag = ~uint64_t{0} - 1;
+// How often deadlines are looked at while some are running: their resolution.
+constexpr auto kHousekeepingInterval = std::chrono::milliseconds(100);
+// How long the listener rests when no descriptor is free for a new client.
+constexpr auto kListenerRest = std::chrono::milliseconds(100);
+// Freed memory past this is handed back to the system (malloc_trim) at the end of the pass.
+constexpr size_t kTrimBytes = 1 << 20;
 
 }  // namespace
 
@@ -103,7 +110,12 @@ void ControlServer::Stop() {
 void ControlServer::Run() {
   struct epoll_event events[64];
   for (;;) {
-    int n = epoll_wait(epoll_fd_, events, 64, -1);
+    int timeout_ms = -1;
+    if (housekeeping_wanted_) {
+      const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next_housekeeping_ - Clock::now());
+      timeout_ms = static_cast<int>(std::max<int64_t>(0, wait.count()));
+    }
+    int n = epoll_wait(epoll_fd_, events, 64, timeout_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
       spdlog::error("control server: epoll_wait: {}", std::strerror(errno));
@@ -114,6 +126,7 @@ void ControlServer::Run() {
       if (tag == kStopTag) return;
       if (tag == kListenTag) {
         Accept();
+        housekeeping_wanted_ = true;  // a new client's hello deadline, or the listener's rest
         continue;
       }
       const int fd = static_cast<int>(tag);
@@ -121,14 +134,83 @@ void ControlServer::Run() {
       if (it == clients_.end()) continue;
       if (!OnReadable(*it->second)) Disconnect(fd);
     }
+    if (trim_due_) {
+      // Freed buffers of large frames lie in the heap, where glibc keeps them: hand them back.
+      malloc_trim(0);
+      trim_due_ = false;
+    }
+    const auto now = Clock::now();
+    if (housekeeping_wanted_ && now >= next_housekeeping_) {
+      housekeeping_wanted_ = Housekeeping(now);
+      next_housekeeping_ = now + kHousekeepingInterval;
+    }
   }
+}
+
+bool ControlServer::Housekeeping(Clock::time_point now) {
+  const auto hello_timeout = std::chrono::milliseconds(config_.hello_timeout_ms);
+  std::vector<int> silent;
+  bool waiting_for_hello = false;
+  for (const auto& [fd, c] : clients_) {
+    if (c->greeted) continue;
+    if (now - c->connected_at < hello_timeout) {
+      waiting_for_hello = true;
+      continue;
+    }
+    silent.push_back(fd);
+    uint64_t suppressed = 0;
+    if (hello_log_.Allow(&suppressed, now)) {
+      spdlog::warn("client pid {} (uid {}): no hello within hello-timeout-ms = {}; disconnecting{}", c->cred.pid,
+                   c->cred.uid, config_.hello_timeout_ms, SuppressedNote(suppressed));
+    }
+    ReplyError(*c, control::Error::STATE,
+               "no Hello within hello-timeout-ms = " + std::to_string(config_.hello_timeout_ms));
+  }
+  for (int fd : silent) Disconnect(fd);
+  if (listener_resting_ && now >= listener_rest_end_) {
+    struct epoll_event ev = {};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kListenTag;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
+    listener_resting_ = false;
+  }
+  if (uint64_t n = accept_log_.TakeSuppressed(now)) {
+    spdlog::warn("control socket: {} similar messages suppressed (out of descriptors)", n);
+  }
+  if (uint64_t n = pending_log_.TakeSuppressed(now)) {
+    spdlog::warn("control socket: {} similar messages suppressed (unfinished messages over their bound)", n);
+  }
+  if (uint64_t n = hello_log_.TakeSuppressed(now)) {
+    spdlog::warn("control socket: {} similar messages suppressed (no hello in time)", n);
+  }
+  return waiting_for_hello || listener_resting_ || accept_log_.has_suppressed() || pending_log_.has_suppressed() ||
+         hello_log_.has_suppressed();
+}
+
+void ControlServer::OutOfDescriptors(int err) {
+  const int shed = reserve_.ShedPending(listen_fd_);
+  uint64_t suppressed = 0;
+  if (accept_log_.Allow(&suppressed)) {
+    spdlog::warn("control socket: accept: {}; closed {} pending connection(s), not accepting for {} ms{}",
+                 std::strerror(err), shed, kListenerRest.count(), SuppressedNote(suppressed));
+  }
+  // Level-triggered, a listener with connections pending would wake the loop at once again.
+  struct epoll_event ev = {};
+  ev.data.u64 = kListenTag;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
+  listener_resting_ = true;
+  listener_rest_end_ = Clock::now() + kListenerRest;
 }
 
 void ControlServer::Accept() {
   for (;;) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
-      if (errno != EAGAIN && errno != EINTR) spdlog::warn("accept: {}", std::strerror(errno));
+      if (errno == EMFILE || errno == ENFILE) {
+        OutOfDescriptors(errno);
+      } else if (errno != EAGAIN && errno != EINTR) {
+        spdlog::warn("accept: {}", std::strerror(errno));
+      }
       return;
     }
     auto c = std::make_unique<Client>(config_.max_message_bytes);
@@ -167,14 +249,17 @@ void ControlServer::Accept() {
 }
 
 bool ControlServer::OnReadable(Client& c) {
-  char buf[65536];
+  char buf[kControlReadBytes];
   for (;;) {
     ssize_t r = read(c.fd, buf, sizeof(buf));
     if (r > 0) {
+      if (!AdmitBytes(c, static_cast<size_t>(r))) return false;
       c.reader.Append(buf, static_cast<size_t>(r));
+      SetHeld(c, c.reader.capacity());
       std::string payload;
       for (;;) {
         auto next = c.reader.Take(&payload);
+        SetHeld(c, c.reader.capacity());
         if (next == FrameReader::Next::kNeedMore) break;
         if (next == FrameReader::Next::kTooLarge) {
           spdlog::warn("client pid {}: frame of {} bytes exceeds max_message_bytes; disconnecting", c.cred.pid,
@@ -186,6 +271,7 @@ bool ControlServer::OnReadable(Client& c) {
         }
         if (!Handle(c, payload)) return false;
       }
+      if (payload.size() >= kTrimBytes) trim_due_ = true;
       continue;
     }
     if (r == 0) {
@@ -195,6 +281,43 @@ bool ControlServer::OnReadable(Client& c) {
     if (errno == EINTR) continue;
     return errno == EAGAIN || errno == EWOULDBLOCK;
   }
+}
+
+bool ControlServer::AdmitBytes(Client& c, size_t n) {
+  const size_t growth = c.reader.CapacityAfterAppend(n) - c.held;
+  if (growth == 0) return true;
+  const auto held_by_uid = pending_by_uid_.find(c.cred.uid);
+  const size_t of_uid = held_by_uid == pending_by_uid_.end() ? 0 : held_by_uid->second;
+  std::string over;
+  if (of_uid + growth > config_.user_max_pending_bytes) {
+    over = "uid " + std::to_string(c.cred.uid) + " would hold " + std::to_string(of_uid + growth) +
+           " bytes of ohiod's memory for unfinished messages; user-max-pending-bytes = " +
+           std::to_string(config_.user_max_pending_bytes);
+  } else if (pending_total_ + growth > config_.max_pending_bytes) {
+    over = "clients would hold " + std::to_string(pending_total_ + growth) +
+           " bytes of ohiod's memory for unfinished messages; max-pending-bytes = " +
+           std::to_string(config_.max_pending_bytes);
+  } else {
+    return true;
+  }
+  uint64_t suppressed = 0;
+  if (pending_log_.Allow(&suppressed)) {
+    spdlog::warn("client pid {} (uid {}): {}; disconnecting{}", c.cred.pid, c.cred.uid, over,
+                 SuppressedNote(suppressed));
+  }
+  housekeeping_wanted_ = true;  // to tell of suppressed lines
+  ReplyError(c, control::Error::STATE, over);
+  return false;
+}
+
+void ControlServer::SetHeld(Client& c, size_t held) {
+  if (held == c.held) return;
+  if (c.held >= held + kTrimBytes) trim_due_ = true;
+  size_t& of_uid = pending_by_uid_[c.cred.uid];
+  of_uid = of_uid - c.held + held;
+  pending_total_ = pending_total_ - c.held + held;
+  if (of_uid == 0) pending_by_uid_.erase(c.cred.uid);
+  c.held = held;
 }
 
 bool ControlServer::Reply(Client& c, const control::DaemonMessage& m, const std::vector<int>& fds) {
@@ -279,6 +402,7 @@ void ControlServer::Disconnect(int fd) {
   auto it = clients_.find(fd);
   if (it == clients_.end()) return;
   Client& c = *it->second;
+  SetHeld(c, 0);  // its reader's memory goes with it
   for (const Membership& m : c.memberships) registry_->Depart(m, /*clean=*/false, c.cred);
   if (epoll_fd_ >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   close(fd);

@@ -13,8 +13,11 @@ Result<ChosenTransport> StartTcp(const DaemonConfig& config, PeerAuth* auth, std
       return auth->Check(AuthChannel::kData, kDataPurpose, credential, "'" + claimed + "' at " + from);
     };
   }
+  TcpTransport::Limits limits;
+  limits.hello_timeout = std::chrono::milliseconds(config.hello_timeout_ms);
+  limits.max_unauthenticated = config.max_unauthenticated_data_connections;
   auto tcp = TcpTransport::Start(config.node_name, config.listen, config.data_port, config.advertise,
-                                 std::move(data_auth));
+                                 std::move(data_auth), limits);
   if (!tcp.ok()) return tcp.status();
   ChosenTransport c;
   c.transport = std::move(tcp.value());

@@ -8,12 +8,14 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -26,6 +28,9 @@ constexpr uint32_t kPut = TcpFrameHeader::kPut;
 constexpr uint32_t kMessage = TcpFrameHeader::kMessage;
 constexpr uint64_t kWakeTag = ~uint64_t{0};
 constexpr uint64_t kListenTag = ~uint64_t{0} - 1;
+constexpr uint64_t kTimerTag = ~uint64_t{0} - 2;
+// How long the listener rests when no descriptor is free for a new connection.
+constexpr auto kListenerRest = std::chrono::milliseconds(100);
 constexpr int kMaxIov = 64;
 constexpr int kMaxEvents = 64;
 // What one Poll reads from one connection at most: a large put streaming in must not keep
@@ -78,10 +83,11 @@ bool SplitAddress(const std::string& address, std::string* host, std::string* po
 
 Result<std::unique_ptr<TcpTransport>> TcpTransport::Start(const std::string& self, const std::string& bind_host,
                                                           uint16_t port, const std::string& advertised_host,
-                                                          Auth auth) {
+                                                          Auth auth, Limits limits) {
   std::unique_ptr<TcpTransport> t(new TcpTransport());
   t->self_ = self;
   t->auth_ = std::move(auth);
+  t->limits_ = limits;
   t->listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (t->listen_fd_ < 0) return SystemError("socket", errno);
   int one = 1;
@@ -101,20 +107,23 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::Start(const std::string& sel
   t->address_ = advertised_host + ":" + std::to_string(ntohs(addr.sin_port));
   t->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   t->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (t->epoll_fd_ < 0 || t->wake_fd_ < 0) return SystemError("epoll/eventfd", errno);
+  t->timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (t->epoll_fd_ < 0 || t->wake_fd_ < 0 || t->timer_fd_ < 0) return SystemError("epoll/eventfd/timerfd", errno);
   struct epoll_event ev = {};
   ev.events = EPOLLIN;
   ev.data.u64 = kWakeTag;
   if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->wake_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
   ev.data.u64 = kListenTag;
   if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->listen_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
+  ev.data.u64 = kTimerTag;
+  if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->timer_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
   t->discard_.resize(64 * 1024);
   return t;
 }
 
 TcpTransport::~TcpTransport() {
   for (auto& [fd, c] : conns_) close(fd);
-  for (int fd : {listen_fd_, epoll_fd_, wake_fd_}) {
+  for (int fd : {listen_fd_, epoll_fd_, wake_fd_, timer_fd_}) {
     if (fd >= 0) close(fd);
   }
 }
@@ -289,23 +298,137 @@ void TcpTransport::Dial(const Command& c) {
 void TcpTransport::Accept() {
   for (;;) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) return;
-    Tune(fd);
-    auto conn = std::make_unique<Conn>();
-    conn->fd = fd;
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) OutOfDescriptors(errno);
+      return;
+    }
     struct sockaddr_in from = {};
     socklen_t len = sizeof(from);
     char host[INET_ADDRSTRLEN] = "?";
     if (getpeername(fd, reinterpret_cast<struct sockaddr*>(&from), &len) == 0) {
       inet_ntop(AF_INET, &from.sin_addr, host, sizeof(host));
     }
-    conn->from = std::string(host) + ":" + std::to_string(ntohs(from.sin_port));
+    const std::string where = std::string(host) + ":" + std::to_string(ntohs(from.sin_port));
+    const uint32_t source = from.sin_addr.s_addr;
+    const size_t of_source = unauthenticated_by_source_[source];
+    const size_t per_source = std::max<size_t>(1, limits_.max_unauthenticated / 2);
+    std::string refusal;
+    if (unauthenticated_ >= limits_.max_unauthenticated) {
+      refusal = std::to_string(unauthenticated_) +
+                " connections have not said hello yet; max-unauthenticated-data-connections = " +
+                std::to_string(limits_.max_unauthenticated);
+    } else if (of_source >= per_source) {
+      refusal = std::string(host) + " has " + std::to_string(of_source) +
+                " connections that have not said hello yet, half of max-unauthenticated-data-connections = " +
+                std::to_string(limits_.max_unauthenticated);
+    }
+    if (!refusal.empty()) {
+      if (of_source == 0) unauthenticated_by_source_.erase(source);
+      uint64_t suppressed = 0;
+      if (refused_log_.Allow(&suppressed)) {
+        spdlog::warn("data port: refused a connection from {}: {}{}", where, refusal, SuppressedNote(suppressed));
+      }
+      close(fd);  // after the line: whoever sees the connection closed finds the reason logged
+      ArmTimer();  // to tell of suppressed lines
+      continue;
+    }
+    Tune(fd);
+    auto conn = std::make_unique<Conn>();
+    conn->fd = fd;
+    conn->from = where;
+    conn->source = source;
+    conn->awaiting_hello = true;
+    conn->serial = next_serial_++;
+    ++unauthenticated_;
+    ++unauthenticated_by_source_[source];
+    hello_deadlines_.push_back({Clock::now() + limits_.hello_timeout, fd, conn->serial});
     struct epoll_event ev = {};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = static_cast<uint64_t>(fd);
     epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
     conns_[fd] = std::move(conn);
+    if (hello_deadlines_.size() == 1) ArmTimer();
   }
+}
+
+void TcpTransport::HelloSeen(Conn* c) {
+  if (!c->awaiting_hello) return;
+  c->awaiting_hello = false;
+  --unauthenticated_;
+  auto it = unauthenticated_by_source_.find(c->source);
+  if (it != unauthenticated_by_source_.end() && --it->second == 0) unauthenticated_by_source_.erase(it);
+}
+
+void TcpTransport::OutOfDescriptors(int err) {
+  const int shed = reserve_.ShedPending(listen_fd_);
+  uint64_t suppressed = 0;
+  if (accept_log_.Allow(&suppressed)) {
+    spdlog::warn("data port: accept: {}; closed {} pending connection(s), not accepting for {} ms{}",
+                 std::strerror(err), shed, kListenerRest.count(), SuppressedNote(suppressed));
+  }
+  // Level-triggered, a listener with connections pending would wake the engine at once again.
+  struct epoll_event ev = {};
+  ev.data.u64 = kListenTag;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
+  listener_resting_ = true;
+  listener_rest_end_ = Clock::now() + kListenerRest;
+  ArmTimer();
+}
+
+void TcpTransport::ArmTimer() {
+  std::optional<Clock::time_point> due;
+  auto consider = [&](Clock::time_point t) {
+    if (!due || t < *due) due = t;
+  };
+  if (!hello_deadlines_.empty()) consider(hello_deadlines_.front().at);
+  if (listener_resting_) consider(listener_rest_end_);
+  for (const LogRateLimiter* log : {&accept_log_, &refused_log_, &hello_log_}) {
+    if (log->has_suppressed()) consider(log->summary_due());
+  }
+  struct itimerspec spec = {};
+  if (due) {
+    // steady_clock is CLOCK_MONOTONIC; a time already past still fires (1 ns is not "disarm").
+    const auto ns = std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             due->time_since_epoch()).count());
+    spec.it_value.tv_sec = ns / 1000000000;
+    spec.it_value.tv_nsec = ns % 1000000000;
+  }
+  timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr);
+}
+
+void TcpTransport::OnTimer() {
+  uint64_t expirations;
+  (void)!read(timer_fd_, &expirations, sizeof(expirations));
+  const auto now = Clock::now();
+  while (!hello_deadlines_.empty() && hello_deadlines_.front().at <= now) {
+    const HelloDeadline d = hello_deadlines_.front();
+    hello_deadlines_.pop_front();
+    auto it = conns_.find(d.fd);
+    if (it == conns_.end() || it->second->serial != d.serial || !it->second->awaiting_hello) continue;
+    uint64_t suppressed = 0;
+    if (hello_log_.Allow(&suppressed, now)) {
+      spdlog::warn("data port: closed the connection from {}: no hello within hello-timeout-ms = {}{}",
+                   it->second->from, limits_.hello_timeout.count(), SuppressedNote(suppressed));
+    }
+    Close(it->second.get(), "no hello within the hello timeout");
+  }
+  if (listener_resting_ && now >= listener_rest_end_) {
+    struct epoll_event ev = {};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kListenTag;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
+    listener_resting_ = false;
+  }
+  if (uint64_t n = accept_log_.TakeSuppressed(now)) {
+    spdlog::warn("data port: {} similar messages suppressed (out of descriptors)", n);
+  }
+  if (uint64_t n = refused_log_.TakeSuppressed(now)) {
+    spdlog::warn("data port: {} similar messages suppressed (connections refused)", n);
+  }
+  if (uint64_t n = hello_log_.TakeSuppressed(now)) {
+    spdlog::warn("data port: {} similar messages suppressed (no hello in time)", n);
+  }
+  ArmTimer();
 }
 
 void TcpTransport::Established(Conn* c, PeerId peer) {
@@ -314,6 +437,7 @@ void TcpTransport::Established(Conn* c, PeerId peer) {
     // The peer restarted and dialled again: the old connection is dead even if we missed it.
     Close(slot.conn, "replaced by a new connection from the peer");
   }
+  HelloSeen(c);
   c->named = true;
   c->peer = peer;
   c->connecting = false;
@@ -344,6 +468,7 @@ void TcpTransport::Close(Conn* c, const std::string& reason) {
   const std::string why = never_up ? "cannot connect to " + c->from + ": " + reason : reason;
   const bool current = named && Slot(peer).conn == c;
   if (current) Slot(peer).conn = nullptr;
+  HelloSeen(c);
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   close(fd);
   conns_.erase(fd);  // c is gone from here on
@@ -624,6 +749,10 @@ void TcpTransport::Poll(std::vector<TransportEvent>* out) {
     }
     if (tag == kListenTag) {
       Accept();
+      continue;
+    }
+    if (tag == kTimerTag) {
+      OnTimer();
       continue;
     }
     auto it = conns_.find(static_cast<int>(tag));

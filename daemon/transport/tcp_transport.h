@@ -9,9 +9,15 @@
 // progress engine nests in its own and drives through Poll. Put and Send write the frame from
 // the caller's memory at once when the connection has nothing queued; only what would block
 // is queued and finished from Poll when the socket drains.
+//
+// Against hostile hosts on the network: an accepted connection that has not said hello within
+// the hello timeout is closed, and only so many may be waiting for theirs at once (one address
+// half of them); others are closed as they come. Out of descriptors, the listener closes what is
+// pending and rests instead of spinning. Repeated lines about these are rate-limited.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -23,11 +29,19 @@
 
 #include <netinet/in.h>
 
+#include "common/descriptor_reserve.h"
+#include "common/log_rate_limiter.h"
 #include "daemon/transport/peer_directory.h"
 #include "daemon/transport/tcp_frame.h"
 #include "daemon/transport/transport.h"
 
 namespace ohio {
+
+// What accepted connections that have not said hello yet may take.
+struct TcpHelloLimits {
+  std::chrono::milliseconds hello_timeout{5000};
+  uint32_t max_unauthenticated = 128;  // one address: half of it
+};
 
 class TcpTransport : public Transport {
  public:
@@ -41,10 +55,12 @@ class TcpTransport : public Transport {
         check;
   };
 
+  using Limits = TcpHelloLimits;
+
   // Listens on bind_host:port (port 0 picks one); peers are told advertised_host:port.
   static Result<std::unique_ptr<TcpTransport>> Start(const std::string& self, const std::string& bind_host,
                                                      uint16_t port, const std::string& advertised_host,
-                                                     Auth auth = {});
+                                                     Auth auth = {}, Limits limits = {});
   ~TcpTransport() override;
 
   const char* name() const override { return "tcp"; }
@@ -84,9 +100,13 @@ class TcpTransport : public Transport {
     uint64_t sent = 0;
     uint64_t cookie = 0;
   };
+  using Clock = std::chrono::steady_clock;
   struct Conn {
     int fd = -1;
     bool named = false;  // peer is known: we dialled it, or its hello came
+    bool awaiting_hello = false;  // accepted, counted in unauthenticated_ until named or closed
+    uint32_t source = 0;          // the remote IPv4 address (accepted)
+    uint64_t serial = 0;          // tells a connection from a later one on the same fd
     PeerId peer = 0;
     bool connecting = false;
     bool watching_writes = false;  // EPOLLOUT is in its epoll mask
@@ -127,6 +147,12 @@ class TcpTransport : public Transport {
   void ApplyCommands();
   void Dial(const Command& c);
   void Accept();
+  // accept failed for want of descriptors: shed what is pending, rest the listener.
+  void OutOfDescriptors(int err);
+  // The timer fired: hello deadlines, the listener's rest, summaries of suppressed lines.
+  void OnTimer();
+  void ArmTimer();
+  void HelloSeen(Conn* c);  // no longer awaiting its hello: named or closed
   void OnReadable(Conn* c);
   // Up to n bytes for dst (the read-ahead buffer's first, then the socket's: straight into dst
   // when a buffer's worth or more is wanted, else through the buffer). The bytes given; 0 when
@@ -152,7 +178,9 @@ class TcpTransport : public Transport {
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
+  int timer_fd_ = -1;
   PeerDirectory directory_;
+  Limits limits_;
 
   std::mutex commands_mu_;
   std::deque<Command> commands_;
@@ -177,6 +205,23 @@ class TcpTransport : public Transport {
   std::deque<PeerSlot> slots_;  // a deque: growing it keeps references to the others
   std::vector<TransportEvent> ready_;  // handed out by the next Poll
   std::vector<uint8_t> discard_;
+  // Accepted connections awaiting their hello: how many, per source address, and their
+  // deadlines in the order they came (entries of connections gone since are skipped).
+  size_t unauthenticated_ = 0;
+  std::map<uint32_t, size_t> unauthenticated_by_source_;
+  struct HelloDeadline {
+    Clock::time_point at;
+    int fd;
+    uint64_t serial;
+  };
+  std::deque<HelloDeadline> hello_deadlines_;
+  uint64_t next_serial_ = 1;
+  DescriptorReserve reserve_;
+  bool listener_resting_ = false;
+  Clock::time_point listener_rest_end_{};
+  LogRateLimiter accept_log_{std::chrono::seconds(10), 5};
+  LogRateLimiter refused_log_{std::chrono::seconds(10), 5};
+  LogRateLimiter hello_log_{std::chrono::seconds(10), 5};
 
   std::atomic<size_t> established_{0};
   mutable std::mutex peers_mu_;

@@ -96,6 +96,29 @@ TEST_F(ConfigTest, CpusIsAutoOrAPositiveNumber) {
   }
 }
 
+// The bounds on memory held for unfinished control messages must leave room for one message of
+// the largest size (and the rest of a read); the hello timeout and the data port's cap have
+// defaults an admin can change.
+TEST_F(ConfigTest, PendingBoundsHoldALargestMessage) {
+  auto defaults = Load({"--config="});
+  ASSERT_FALSE(defaults.exit_now) << defaults.output;
+  EXPECT_EQ(defaults.config.user_max_pending_bytes, 64u << 20);
+  EXPECT_EQ(defaults.config.max_pending_bytes, 256u << 20);
+  EXPECT_EQ(defaults.config.hello_timeout_ms, 5000u);
+  EXPECT_EQ(defaults.config.max_unauthenticated_data_connections, 128u);
+  auto fits = Load({"--config=", "--max-message-bytes", "1MiB", "--user-max-pending-bytes", "1088KiB"});
+  ASSERT_FALSE(fits.exit_now) << fits.output;
+  auto small = Load({"--config=", "--user-max-pending-bytes", "4MiB"});
+  EXPECT_TRUE(small.exit_now);
+  EXPECT_EQ(small.exit_code, 2);
+  EXPECT_THAT(small.output, HasSubstr("user-max-pending-bytes = 4194304 is less than max-message-bytes + 64KiB = "
+                                      "4259840: a client could not send a message of the largest size"));
+  auto total = Load({"--config=", "--max-pending-bytes", "1MiB"});
+  EXPECT_TRUE(total.exit_now);
+  EXPECT_THAT(total.output, HasSubstr("max-pending-bytes = 1048576 is less than"));
+  EXPECT_TRUE(Load({"--config=", "--hello-timeout-ms", "50"}).exit_now);
+}
+
 // auth = munge unless an admin says none: in the file, the environment or a flag.
 TEST_F(ConfigTest, AuthIsMungeUnlessNoneIsChosen) {
   auto defaults = Load({"--config="});

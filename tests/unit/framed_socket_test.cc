@@ -1,8 +1,12 @@
 // How a control connection's reader names a daemon that went away: whether the daemon closed
 // the connection cleanly or reset it (closing with the request unread, as one killed in the
 // middle of a join does), the rank must be told "daemon connection lost", not a protocol error.
-// And a daemon that neither answers nor reads (stopped) holds a wait only until its deadline.
+// And a daemon that neither answers nor reads (stopped) holds a wait only until its deadline;
+// and what the daemon's incremental reader holds: no more than a frame's bytes as they come,
+// given back once a large frame is taken.
 #include "common/framed_socket.h"
+
+#include "common/little_endian.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -74,6 +78,59 @@ TEST(FramedSocket, APeerThatDoesNotReadEndsTheSendAtItsDeadline) {
   ExpectTimeoutAtDeadline([&](Deadline deadline) { return SendFrame(sv[0], big, {}, deadline); });
   close(sv[0]);
   close(sv[1]);
+}
+
+std::string Header(uint32_t n) {
+  std::string h(kFrameHeaderBytes, '\0');
+  PutLittleEndian(h.data(), n);
+  return h;
+}
+
+TEST(FrameReader, GrowsWithTheBytesNotTheAnnouncedLength) {
+  constexpr size_t kMax = 4 << 20;
+  FrameReader reader(kMax);
+  const std::string chunk(64 << 10, 'x');
+  const std::string first = Header(kMax) + chunk;
+  reader.Append(first.data(), first.size());
+  EXPECT_EQ(reader.capacity(), first.size());  // not 4 MiB ahead of the bytes
+  size_t got = chunk.size();
+  std::string payload;
+  while (got + chunk.size() < kMax) {
+    EXPECT_EQ(reader.CapacityAfterAppend(chunk.size()) >= reader.capacity(), true);
+    reader.Append(chunk.data(), chunk.size());
+    got += chunk.size();
+    EXPECT_LE(reader.capacity(), 2 * (kFrameHeaderBytes + got));
+    EXPECT_LE(reader.capacity(), kFrameHeaderBytes + kMax);  // never past the frame's end
+    EXPECT_EQ(reader.Take(&payload), FrameReader::Next::kNeedMore);
+  }
+  const std::string rest(kMax - got, 'y');
+  reader.Append(rest.data(), rest.size());
+  EXPECT_EQ(reader.capacity(), kFrameHeaderBytes + kMax);
+  ASSERT_EQ(reader.Take(&payload), FrameReader::Next::kFrame);
+  EXPECT_EQ(payload.size(), kMax);
+  EXPECT_EQ(payload.back(), 'y');
+  // Its memory is given back with the frame.
+  EXPECT_TRUE(reader.empty());
+  EXPECT_EQ(reader.capacity(), 0u);
+}
+
+TEST(FrameReader, KeepsSmallFramesAndWhatFollowsAFrame) {
+  FrameReader reader(1024);
+  const std::string two = Header(3) + "abc" + Header(2) + "de" + Header(5) + "f";
+  reader.Append(two.data(), two.size());
+  std::string payload;
+  ASSERT_EQ(reader.Take(&payload), FrameReader::Next::kFrame);
+  EXPECT_EQ(payload, "abc");
+  ASSERT_EQ(reader.Take(&payload), FrameReader::Next::kFrame);
+  EXPECT_EQ(payload, "de");
+  EXPECT_EQ(reader.Take(&payload), FrameReader::Next::kNeedMore);
+  reader.Append("ghij", 4);
+  ASSERT_EQ(reader.Take(&payload), FrameReader::Next::kFrame);
+  EXPECT_EQ(payload, "fghij");
+  const std::string big = Header(2000);
+  reader.Append(big.data(), big.size());
+  EXPECT_EQ(reader.Take(&payload), FrameReader::Next::kTooLarge);
+  EXPECT_EQ(reader.announced(), 2000u);
 }
 
 }  // namespace

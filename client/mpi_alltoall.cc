@@ -25,10 +25,11 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     FellThrough("MPI_Alltoall", why);
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   };
+  if (int failed = 0; CountCall(st, comm, "MPI_Alltoall", &failed)) return failed;
   if (st->group == nullptr) return fall_through(st->why);
 
   std::string why;
-  if (ClosedBefore(st, &why)) return fall_through(why);
+  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, "MPI_Alltoall", why, /*replayable=*/true, fall_through);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   CallLayouts layouts;
@@ -62,7 +63,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   }
   if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoall", MPI_ERR_COUNT);
-  return FailedMidCall(st, comm, "MPI_Alltoall");
+  return FailedMidCall(st, comm, "MPI_Alltoall", /*replayable=*/!(in_place && recv == recvbuf), fall_through);
 }
 
 }  // extern "C"

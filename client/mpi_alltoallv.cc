@@ -28,9 +28,10 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
     FellThrough("MPI_Alltoallv", why);
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   };
+  if (int failed = 0; CountCall(st, comm, "MPI_Alltoallv", &failed)) return failed;
   if (st->group == nullptr) return fall_through(st->why);
   std::string why;
-  if (ClosedBefore(st, &why)) return fall_through(why);
+  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, "MPI_Alltoallv", why, /*replayable=*/true, fall_through);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   int size = 0;
@@ -63,7 +64,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_COUNT);
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_ARG);
-  return FailedMidCall(st, comm, "MPI_Alltoallv");
+  return FailedMidCall(st, comm, "MPI_Alltoallv", /*replayable=*/!(in_place && recv == recvbuf), fall_through);
 }
 
 }  // extern "C"

@@ -85,9 +85,10 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
     FellThrough("MPI_Alltoallw", why);
     return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
   };
+  if (int failed = 0; CountCall(st, comm, "MPI_Alltoallw", &failed)) return failed;
   if (st->group == nullptr) return fall_through(st->why);
   std::string why;
-  if (ClosedBefore(st, &why)) return fall_through(why);
+  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, "MPI_Alltoallw", why, /*replayable=*/true, fall_through);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const Side recv_side = {recvbuf, recvcounts, rdispls, recvtypes};
@@ -125,7 +126,7 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoallw", MPI_ERR_COUNT);
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Alltoallw", MPI_ERR_ARG);
-  return FailedMidCall(st, comm, "MPI_Alltoallw");
+  return FailedMidCall(st, comm, "MPI_Alltoallw", /*replayable=*/!(in_place && recv == recvbuf), fall_through);
 }
 
 }  // extern "C"

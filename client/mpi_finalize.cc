@@ -37,6 +37,7 @@ int MPI_Finalize(void) {
     for (CommState* st : p.states) {
       if (st->group != nullptr) ohio_leave(st->group);
       st->group = nullptr;
+      if (st->agreement != MPI_COMM_NULL) PMPI_Comm_free(&st->agreement);
     }
     if (p.client != nullptr) ohio_disconnect(p.client);
     p.client = nullptr;

@@ -40,9 +40,10 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
     return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                            request);
   };
+  if (int failed = 0; CountCall(st, comm, "MPI_Ialltoallv", &failed)) return failed;
   if (st->group == nullptr) return fall_through(st->why);
   std::string why;
-  if (ClosedBefore(st, &why)) return fall_through(why);
+  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, "MPI_Ialltoallv", why, /*replayable=*/true, fall_through);
   if (st->ialltoall_min_bytes == UINT64_MAX) {
     return fall_through("ohiod moves MPI_Ialltoallv only when OHIO_IALLTOALL_MIN_BYTES is set, which it is not");
   }
@@ -89,7 +90,7 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   if (rc == OHIO_OK) return StartRequest(std::move(r), request);
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Ialltoallv", MPI_ERR_BUFFER);
-  return FailedMidCall(st, comm, "MPI_Ialltoallv");
+  return FailedMidCall(st, comm, "MPI_Ialltoallv", /*replayable=*/true, fall_through);
 }
 
 }  // extern "C"

@@ -19,10 +19,11 @@ int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     FellThrough(function, why);
     return library();
   };
+  if (int failed = 0; CountCall(st, comm, function, &failed)) return failed;
   if (st->group == nullptr) return fall_through(st->why);
 
   std::string why;
-  if (ClosedBefore(st, &why)) return fall_through(why);
+  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, function, why, /*replayable=*/true, fall_through);
   // Bytes per rank are the same on every rank (MPI's matching rule), so is this choice.
   int type_size = 0;
   PMPI_Type_size(recvtype, &type_size);
@@ -73,7 +74,7 @@ int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   if (rc == OHIO_OK) return StartRequest(std::move(r), request);
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, function, MPI_ERR_BUFFER);
-  return FailedMidCall(st, comm, function);
+  return FailedMidCall(st, comm, function, /*replayable=*/true, fall_through);
 }
 
 }  // namespace ohio::shim

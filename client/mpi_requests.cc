@@ -48,7 +48,10 @@ int Settle(OhioRequest* r, int rc) {
   }
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(r->comm, r->function, MPI_ERR_COUNT);
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(r->comm, r->function, MPI_ERR_BUFFER);
-  return FailedMidCall(r->st, r->comm, r->function);
+  // The group stays open here, broken: the communicator's next call finds it so and the ranks
+  // agree there (client/mpi_shim_state.h); closing it now would send this rank's next call to
+  // the library alone.
+  return FailCall(r->comm, r->function, std::string("the ohio group failed (") + ohio_last_error() + ")");
 }
 
 }  // namespace

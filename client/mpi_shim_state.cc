@@ -42,6 +42,7 @@ void FellThrough(const char* function, const std::string& why) {
 static int DeleteState(MPI_Comm, int, void* attribute, void*) {
   auto* st = static_cast<CommState*>(attribute);
   if (st->group != nullptr) ohio_leave(st->group);
+  if (st->agreement != MPI_COMM_NULL) PMPI_Comm_free(&st->agreement);
   P().states.erase(st);
   delete st;
   return MPI_SUCCESS;
@@ -145,6 +146,7 @@ static CommState* SetUp(MPI_Comm comm, uint64_t first_bytes) {
   }
   st->group = group;
   st->nodes = static_cast<uint32_t>(nodes.size());
+  PMPI_Comm_dup(comm, &st->agreement);
   // Each MPI_Ialltoall must take the same path on every rank: agree on the threshold.
   unsigned long long mine_min = p.ialltoall_min_bytes, agreed_min = 0;
   PMPI_Allreduce(&mine_min, &agreed_min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
@@ -189,17 +191,41 @@ std::string WhyNotServable(bool in_place, int sendcount, MPI_Datatype sendtype, 
   return "";
 }
 
-bool ClosedBefore(CommState* st, std::string* why) {
-  if (ohio_group_check(st->group) == OHIO_OK) return false;
-  *why = std::string("the ohio group closed (") + ohio_last_error() + ")";
-  Close(st, *why);
+bool CountCall(CommState* st, MPI_Comm comm, const char* function, int* rc) {
+  if (++st->calls != st->failing_call) return false;
+  *rc = FailCall(comm, function, st->failing_why);
   return true;
 }
 
-int FailedMidCall(CommState* st, MPI_Comm comm, const char* function) {
-  const std::string message = ohio_last_error();
-  std::fprintf(stderr, "ohio: %s failed: %s\n", function, message.c_str());
-  Close(st, "the ohio group failed (" + message + ")");
+bool ClosedBefore(CommState* st, std::string* why) {
+  if (ohio_group_check(st->group) == OHIO_OK) return false;
+  *why = std::string("the ohio group closed (") + ohio_last_error() + ")";
+  return true;
+}
+
+bool AgreeAfterFailure(CommState* st, const std::string& why, bool replayable) {
+  // Every rank reaches this in the same call or, where its failure came one call earlier, in
+  // that one: the latest is the call the others are in.
+  const unsigned long long mine = st->calls;
+  unsigned long long latest = mine;
+  PMPI_Allreduce(&mine, &latest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, st->agreement);
+  int can = (mine < latest || replayable) ? 1 : 0, all = 0;
+  PMPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, st->agreement);
+  Close(st, why);
+  if (mine < latest) {
+    // The others completed this call through ohio; the latest one is run in the library by
+    // them, and by this rank when it gets there, or fails on every rank.
+    if (!all) {
+      st->failing_call = latest;
+      st->failing_why = why + "; a rank could not run this call in the MPI library";
+    }
+    return false;
+  }
+  return all != 0;
+}
+
+int FailCall(MPI_Comm comm, const char* function, const std::string& why) {
+  std::fprintf(stderr, "ohio: %s failed: %s\n", function, why.c_str());
   MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
   return MPI_ERR_OTHER;
 }

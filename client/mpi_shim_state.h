@@ -13,15 +13,23 @@
 //    node gets OHIO_ERR_SKIPPED, and all of them call the PMPI_ function together.
 //  - A group already closed when a call starts (its daemon or a peer's died) is seen closed by
 //    every rank in that call: all fall through, with correct data, and so do all later calls.
-//  - A failure in the middle of a call may leave some ranks with their data and others
-//    without; no rank can tell which without talking to the others, and talking could block
-//    against the application's next collective. The call then returns MPI_ERR_OTHER through the
-//    communicator's error handler (by default: the job aborts, with ohio's reason printed).
+//  - A failure (the group closed before a call, or failed in it) is seen by the ranks in the
+//    same call, or some of them one call later: a rank whose call failed does not reach ohio
+//    with the next, so the others cannot complete that one. So the ranks that see it meet on a
+//    duplicate of the communicator made at set-up (the application's own collectives on the
+//    communicator cannot match these), agree on the latest call any of them was in, and:
+//    the ranks in that call run it in the MPI library with the arguments they hold (its own
+//    correct result), unless one of them cannot (an in-place call whose buffer ohio may have
+//    written into), in which case that call fails with MPI_ERR_OTHER on every rank; a rank
+//    whose failure came one call earlier, in a call the others completed through ohio, gets
+//    MPI_ERR_OTHER for it. Every later call goes to the library on every rank. No rank gets
+//    success with bytes it did not receive, and no two ranks run different calls together.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -36,6 +44,14 @@ namespace ohio::shim {
 struct CommState {
   ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
   std::string why;
+  // A duplicate of the communicator where the ranks agree after a failure (nothing else uses it).
+  MPI_Comm agreement = MPI_COMM_NULL;
+  // Calls of the served functions on this communicator so far (the same on every rank, by MPI's
+  // rule that collectives are called in the same order), and the one that must fail on every
+  // rank because ranks in it could not run it in the library (0: none).
+  uint64_t calls = 0;
+  uint64_t failing_call = 0;
+  std::string failing_why;
   // MPI_Ialltoall calls of fewer bytes per rank go to the library (OHIO_IALLTOALL_MIN_BYTES,
   // agreed at set-up: the largest any rank asked for).
   uint64_t ialltoall_min_bytes = UINT64_MAX;
@@ -102,21 +118,50 @@ CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtyp
 std::string WhyNotServable(bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
                            CallLayouts* layouts);
 
-// Whether the group closed before this call (every rank sees it now, none has contributed):
-// then it is closed here too and *why says so.
+// Counts a call of a served function on `comm` (before anything else in it). True if this call
+// is one the ranks agreed must fail everywhere: *rc is then its error, already through the
+// communicator's error handler.
+bool CountCall(CommState* st, MPI_Comm comm, const char* function, int* rc);
+
+// Whether the group closed or failed before this call (this rank has not contributed to it):
+// *why says why.
 bool ClosedBefore(CommState* st, std::string* why);
 
-// A call that failed in ohio after some ranks may have moved data: the group is closed and the
-// communicator's error handler called (by default the job aborts, with the reason printed).
-int FailedMidCall(CommState* st, MPI_Comm comm, const char* function);
+// After the group closed or failed in this call (`why`), the ranks' agreement (above): true if
+// this call runs in the MPI library on every rank that is in it; false if it fails here
+// (MPI_ERR_OTHER, through the communicator's error handler). `replayable`: whether this rank
+// still holds the call's arguments as given (not an in-place buffer ohio may have written into).
+// The group is closed either way: every later call goes to the library.
+bool AgreeAfterFailure(CommState* st, const std::string& why, bool replayable);
+
+// A failure of this call through the communicator's error handler (by default the job aborts,
+// with the reason printed).
+int FailCall(MPI_Comm comm, const char* function, const std::string& why);
+
+// The group closed or failed in this call: the agreement, then the library (`fall_through`) or
+// the error.
+template <typename FallThrough>
+int AfterFailure(CommState* st, MPI_Comm comm, const char* function, const std::string& why, bool replayable,
+                 FallThrough fall_through) {
+  if (AgreeAfterFailure(st, why, replayable)) return fall_through(why);
+  return FailCall(comm, function, why);
+}
+
+// The group failed while ohio had the call (its reason from ohio_last_error()).
+template <typename FallThrough>
+int FailedMidCall(CommState* st, MPI_Comm comm, const char* function, bool replayable, FallThrough fall_through) {
+  const std::string why = std::string("the ohio group failed (") + ohio_last_error() + ")";
+  std::fprintf(stderr, "ohio: %s failed: %s\n", function, why.c_str());
+  return AfterFailure(st, comm, function, why, replayable, fall_through);
+}
 
 // This rank cannot serve the call (`why`): it opts out (ohio_alltoall_skip), the call ends on
 // every rank of every node, and all of them fall through together (`fall_through`, which calls
-// the PMPI_ function); if the opt-out itself fails, the group failed mid-call.
+// the PMPI_ function); if the opt-out itself fails, the group failed with nothing moved.
 template <typename FallThrough>
 int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string& why, FallThrough fall_through) {
   if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
-  return FailedMidCall(st, comm, function);
+  return FailedMidCall(st, comm, function, /*replayable=*/true, fall_through);
 }
 
 // A failure every rank reached alike and that is the program's (counts that disagree, a range

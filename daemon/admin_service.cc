@@ -239,6 +239,7 @@ admin::CountersReply AdminService::CountersSnapshot() {
   r.set_segment_bytes_in_use(p_.registry->bytes_in_use());
   r.set_memory_limit_bytes(p_.startup->memory_limit);
   r.set_data_connections(static_cast<uint32_t>(p_.transport->connections()));
+  r.set_peer_channels(static_cast<uint32_t>(p_.bootstrap->channels()));
   FillTransportCounters(p_.transport->stats(), r.mutable_transport_counters());
   FillSegmentCache(p_.registry->cache_stats(), r.mutable_segment_cache());
   r.set_auth(p_.auth->mode());

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "common/version.h"
+#include "daemon/address_ranges.h"
+#include "daemon/host_pattern.h"
 #include "shm/algorithm.h"
 #include "shm/leader_table_text.h"
 
@@ -192,8 +194,9 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
       ->check(CLI::Range(2u, 1u << 20))
       ->capture_default_str();
   app.add_option("--peer", c.peers,
-                 "Another node's peer service as NAME=HOST:PORT (repeat, or comma-separate in the file); "
-                 "nodes not listed are looked up by DNS on port 7470")
+                 "Another node's peer service as NAME=HOST:PORT (repeat, or comma-separate in the file). ohiod "
+                 "calls only the nodes listed here or admitted by peer-hosts: a group naming any other node is "
+                 "refused")
       ->delimiter(',')
       ->check([](const std::string& v) {
         auto eq = v.find('=');
@@ -202,6 +205,29 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                    ? "expected NAME=HOST:PORT, got '" + v + "'"
                    : std::string();
       });
+  app.add_option("--peer-hosts", c.peer_hosts,
+                 "Names of the other nodes not in the peers table, found by DNS on peer-port: Slurm hostlists "
+                 "and globs, comma-separated, e.g. node[001-128],gpu*; empty: only the peers table's nodes")
+      ->check([](const std::string& v) {
+        auto parsed = HostPatterns::Parse(v);
+        return parsed.ok() ? std::string() : parsed.status().message();
+      });
+  app.add_option("--peer-networks", c.peer_networks,
+                 "Networks (CIDR, comma-separated, e.g. 10.1.0.0/16) that the DNS addresses of nodes admitted by "
+                 "peer-hosts must lie in; a node resolved elsewhere is not called. Empty: any address")
+      ->check([](const std::string& v) {
+        auto parsed = AddressRanges::Parse(v);
+        return parsed.ok() ? std::string() : parsed.status().message();
+      });
+  app.add_option("--peer-calls-at-once", c.peer_calls_at_once,
+                 "Peer calls (group setup between daemons) made at once, each to another node, never two to one "
+                 "node: a node that does not answer holds one of them for a second at most")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
+  app.add_option("--peer-channel-idle-s", c.peer_channel_idle_s,
+                 "Seconds after which the connection to a peer node's service that no group setup used is closed")
+      ->check(CLI::Range(1u, 86400u))
+      ->capture_default_str();
   app.add_option("--listen", c.listen, "IPv4 address the peer service and the data port listen on")
       ->capture_default_str();
   app.add_option("--peer-port", c.peer_port, "TCP port of the peer service (gRPC)")->capture_default_str();
@@ -406,6 +432,11 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
     auto rules = ReadLeaderTable(out.config.leader_table);
     if (!rules.ok()) return fail(rules.status().message());
     out.config.leader_rules = std::move(rules).value();
+  }
+  if (!out.config.peer_networks.empty() && out.config.peer_hosts.empty()) {
+    return fail("peer-networks restricts the DNS addresses of the nodes peer-hosts admits, and peer-hosts is not "
+                "set: set it too (e.g. peer-hosts = node[001-128], or * for any name DNS places inside the "
+                "networks)");
   }
   if (out.config.node_name.empty()) out.config.node_name = HostName();
   if (out.config.advertise.empty()) out.config.advertise = out.config.node_name;

@@ -69,6 +69,15 @@ struct DaemonConfig {
   uint32_t max_unauthenticated_data_connections = 128;
   // Other nodes.
   std::vector<std::string> peers;  // "name=host:port" of other nodes' peer services
+  // Other nodes found by DNS on peer_port: the names this admits (daemon/host_pattern.h), at
+  // addresses inside peer_networks when set (daemon/address_ranges.h). Nodes neither listed
+  // in peers nor admitted here are not this cluster's: a group naming one is refused.
+  std::string peer_hosts;
+  std::string peer_networks;
+  // Peer calls made at once (each to another node; at most one per node at a time).
+  uint32_t peer_calls_at_once = 4;
+  // A node's peer channel not used this long is closed (opened again when a group needs it).
+  uint32_t peer_channel_idle_s = 60;
   std::string listen = "0.0.0.0";  // IPv4 address the peer service and the data port bind to
   uint16_t peer_port = 7470;
   uint16_t data_port = 7471;

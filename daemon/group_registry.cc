@@ -46,6 +46,12 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
   *refusal = control::Error::INVALID_ARGUMENT;
   auto spec = ValidateJoin(join, config_);
   if (!spec.ok()) return spec.status();
+  // Before anything is made for the group: its other nodes are called as soon as it is, and a
+  // user must not have root's daemon call addresses of the user's choosing.
+  if (Status known = peers_.CheckKnown(spec->node_names); !known.ok()) {
+    spdlog::warn("refusing a join of {}: {}", Who(who), known.message());
+    return known;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   DropUnjoined();
   std::shared_ptr<Group> group;

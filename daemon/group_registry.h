@@ -18,6 +18,7 @@
 #include "daemon/exchange.h"
 #include "daemon/group.h"
 #include "daemon/numa_topology.h"
+#include "daemon/cluster_nodes.h"
 #include "daemon/progress_engine.h"
 #include "daemon/segment_cache.h"
 #include "daemon/tag_pool.h"
@@ -102,6 +103,8 @@ class GroupRegistry {
 
  private:
   const DaemonConfig& config_;
+  // The nodes a group may name: this cluster's, as configured; a group naming another is refused.
+  const ClusterNodes peers_{config_};
   ProgressEngine* engine_;
   Transport* transport_;
   std::function<void(std::shared_ptr<Group>)> on_new_multinode_group_;

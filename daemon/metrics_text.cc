@@ -102,6 +102,7 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Gauge("ohio_segment_bytes_in_use", "Shared memory held by the groups of this node.", c.segment_bytes_in_use());
   w.Gauge("ohio_memory_limit_bytes", "Shared memory all groups of this node may use together.", c.memory_limit_bytes());
   w.Gauge("ohio_data_connections", "Established data connections to other nodes.", c.data_connections());
+  w.Gauge("ohio_peer_channels", "Channels open to other nodes' peer services.", c.peer_channels());
   w.Gauge("ohio_puts_in_flight_peak", "The most puts one group had in flight at once (direct: at most its window).",
           c.puts_in_flight_peak());
   const admin::TransportCounters& t = c.transport_counters();

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "common/version.h"
 #include "proto/peer.grpc.pb.h"
@@ -30,26 +31,32 @@ constexpr std::chrono::milliseconds kLongestRetryPause{320};
 // instead was 3,000 calls per node and group at 32 emulated nodes, and kept the nodes still
 // setting up from answering: groups took 28 s to open, and some failed at their 30 s.
 constexpr std::chrono::milliseconds kOpenedPoll{2000};
-constexpr char kDefaultPeerPort[] = "7470";
+// A calling thread with no call to make this long ends (one is started again when needed).
+constexpr std::chrono::milliseconds kCallerIdle{500};
+// How often idle channels are looked for (peer-channel-idle-s says which are).
+constexpr std::chrono::seconds kPrunePeriod{1};
 
 }  // namespace
 
 struct PeerBootstrap::Channel {
-  std::unique_ptr<peer::Peer::Stub> stub;
+  std::unique_ptr<peer::Peer::Stub> stub;  // null when the node's address could not be had:
+  Status unusable;                          // why (kTimeout: DNS may answer later)
   bool greeted = false;
   std::string data_address;
-  std::string last_error;
+  std::chrono::steady_clock::time_point last_used;
 };
 
 PeerBootstrap::PeerBootstrap(const DaemonConfig& config, const PeerAuth* auth, Transport* transport, OnPeer on_peer,
                              OnFailure on_failure)
-    : config_(config), auth_(auth), transport_(transport), on_peer_(std::move(on_peer)), on_failure_(std::move(on_failure)) {
-  for (const std::string& entry : config.peers) {
-    auto eq = entry.find('=');
-    peers_[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
+    : config_(config),
+      cluster_(config),
+      auth_(auth),
+      transport_(transport),
+      on_peer_(std::move(on_peer)),
+      on_failure_(std::move(on_failure)),
+      callers_count_(std::max<uint32_t>(1, config.peer_calls_at_once)),
+      most_calls_per_owner_(std::max<uint32_t>(1, callers_count_ - 1)) {
   thread_ = std::thread([this] { Run(); });
-  caller_ = std::thread([this] { MakeCalls(); });
 }
 
 PeerBootstrap::~PeerBootstrap() {
@@ -61,13 +68,19 @@ PeerBootstrap::~PeerBootstrap() {
   calls_cv_.notify_all();
   thread_.join();
   // A call under way finishes first (kCallDeadline at most).
-  caller_.join();
+  std::unique_lock<std::mutex> lock(mu_);
+  callers_cv_.wait(lock, [this] { return callers_ == 0; });
 }
 
-std::string PeerBootstrap::PeerAddress(const std::string& node) const {
-  auto it = peers_.find(node);
-  if (it != peers_.end()) return it->second;
-  return node + ":" + kDefaultPeerPort;
+void PeerBootstrap::StartCallerIfNeeded() {
+  if (stopping_ || calls_.empty() || idle_callers_ > 0 || callers_ >= callers_count_) return;
+  ++callers_;
+  std::thread([this] { MakeCalls(); }).detach();
+}
+
+size_t PeerBootstrap::channels() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return channels_.size();
 }
 
 void PeerBootstrap::Open(std::shared_ptr<Group> group) {
@@ -85,6 +98,7 @@ void PeerBootstrap::Open(std::shared_ptr<Group> group) {
   job->group = std::move(group);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    live_groups_.push_back(job->group);
     jobs_.push_back(std::move(job));
   }
   cv_.notify_all();
@@ -114,15 +128,50 @@ void PeerBootstrap::SideOpened(const GroupKey& key, const std::string& node) {
   cv_.notify_all();
 }
 
-void PeerBootstrap::Queue(const std::string& node, CallKind kind, std::function<void(Channel&)> task) {
-  (kind == CallKind::kAsk ? asks_ : tells_).push_back({node, std::move(task)});
+void PeerBootstrap::Queue(const std::string& node, CallKind kind, const Group& group,
+                          std::function<void(Channel&)> task) {
+  calls_.push_back({node, kind, group.owner(), &group, std::move(task)});
+  StartCallerIfNeeded();
   calls_cv_.notify_one();
 }
 
-PeerBootstrap::Channel& PeerBootstrap::ChannelTo(const std::string& node) {
-  std::unique_ptr<Channel>& ch = channels_[node];
-  if (ch) return *ch;
-  ch = std::make_unique<Channel>();
+std::deque<PeerBootstrap::PeerCall>::iterator PeerBootstrap::NextCall() {
+  auto count = [](const auto& map, const auto& key) -> uint64_t {
+    auto it = map.find(key);
+    return it == map.end() ? 0 : it->second;
+  };
+  // Setup calls before tells; then the user with fewest calls under way, then the one served
+  // longest ago, then the group with fewest; then the oldest call.
+  using Rank = std::tuple<bool, uint64_t, uint64_t, uint64_t>;
+  auto best = calls_.end();
+  Rank best_rank{};
+  for (auto it = calls_.begin(); it != calls_.end(); ++it) {
+    if (busy_nodes_.count(it->node) != 0) continue;
+    const uint64_t by_owner = count(owner_calls_, it->owner);
+    const uint64_t by_group = count(group_calls_, it->group);
+    if (by_owner >= most_calls_per_owner_ || by_group >= most_calls_per_owner_) continue;
+    const Rank rank{it->kind == CallKind::kTell, by_owner, count(owner_served_, it->owner), by_group};
+    if (best == calls_.end() || rank < best_rank) {
+      best = it;
+      best_rank = rank;
+    }
+  }
+  return best;
+}
+
+std::shared_ptr<PeerBootstrap::Channel> PeerBootstrap::ChannelTo(const std::string& node,
+                                                                 std::unique_lock<std::mutex>& lock) {
+  auto found = channels_.find(node);
+  if (found != channels_.end()) return found->second;
+  lock.unlock();
+  auto ch = std::make_shared<Channel>();
+  // Maybe a DNS lookup: not under mu_.
+  Result<std::string> target = cluster_.Target(node);
+  if (!target.ok()) {
+    ch->unusable = target.status();
+    lock.lock();
+    return ch;  // not kept: looked up again at the node's next call
+  }
   // gRPC backs a channel off after a failed connect, up to 2 minutes by default, failing every
   // call at once meanwhile: one connect that timed out while the node was busy at a cold start
   // (31 peers' hellos and credentials at once) kept a group from opening for its whole 30 s at
@@ -131,25 +180,81 @@ PeerBootstrap::Channel& PeerBootstrap::ChannelTo(const std::string& node) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  ch->stub = peer::Peer::NewStub(grpc::CreateCustomChannel(PeerAddress(node), grpc::InsecureChannelCredentials(), args));
-  return *ch;
+  ch->stub = peer::Peer::NewStub(grpc::CreateCustomChannel(target.value(), grpc::InsecureChannelCredentials(), args));
+  lock.lock();
+  // Only this node's call makes its channel: no other can have made one meanwhile.
+  channels_[node] = ch;
+  return ch;
+}
+
+void PeerBootstrap::PruneChannels() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_prune_) return;
+  next_prune_ = now + kPrunePeriod;
+  const auto idle = std::chrono::seconds(config_.peer_channel_idle_s);
+  std::set<std::string> named;
+  std::vector<std::weak_ptr<Group>> still;
+  for (const std::weak_ptr<Group>& weak : live_groups_) {
+    const std::shared_ptr<Group> group = weak.lock();
+    if (!group || group->failed()) continue;
+    named.insert(group->spec().node_names.begin(), group->spec().node_names.end());
+    still.push_back(weak);
+  }
+  live_groups_.swap(still);
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    if (busy_nodes_.count(it->first) == 0 && named.count(it->first) == 0 && now - it->second->last_used >= idle) {
+      spdlog::debug("peer channel to node {} closed: unused for {} s", it->first, config_.peer_channel_idle_s);
+      it = channels_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void PeerBootstrap::MakeCalls() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    calls_cv_.wait(lock, [&] { return stopping_ || !asks_.empty() || !tells_.empty(); });
-    if (stopping_) return;
-    // Tells only while no ask waits: they are best effort, and a group being set up has a
-    // deadline.
-    std::deque<PeerCall>& from = asks_.empty() ? tells_ : asks_;
-    PeerCall call = std::move(from.front());
-    from.pop_front();
+    ++idle_callers_;
+    const bool work = calls_cv_.wait_for(lock, kCallerIdle, [&] { return stopping_ || NextCall() != calls_.end(); });
+    --idle_callers_;
+    if (stopping_ || !work) {
+      // Nothing after this touches the bootstrap: the destructor may go on once it is told.
+      if (--callers_ == 0) callers_cv_.notify_all();
+      return;
+    }
+    auto next = NextCall();
+    if (next->kind == CallKind::kAsk && next->group->failed()) {
+      // Its group is done with: no channel to make for it. (Its task holds the group: let go
+      // of outside mu_.)
+      std::function<void(Channel&)> dropped = std::move(next->task);
+      calls_.erase(next);
+      lock.unlock();
+      dropped = nullptr;
+      lock.lock();
+      continue;
+    }
+    std::function<void(Channel&)> task = std::move(next->task);
+    const std::string node = next->node;
+    const uid_t owner = next->owner;
+    const Group* group = next->group;
+    calls_.erase(next);
+    busy_nodes_.insert(node);
+    ++owner_calls_[owner];
+    ++group_calls_[group];
+    owner_served_[owner] = ++calls_served_;
+    std::shared_ptr<Channel> ch = ChannelTo(node, lock);
     lock.unlock();
-    call.task(ChannelTo(call.node));  // channels_ is this thread's alone
+    task(*ch);  // the node's channel is this call's alone: one call per node at a time
+    task = nullptr;  // what it holds (its group) is let go of outside mu_
     lock.lock();
+    ch->last_used = std::chrono::steady_clock::now();
+    busy_nodes_.erase(node);
+    if (--owner_calls_[owner] == 0) owner_calls_.erase(owner);
+    if (--group_calls_[group] == 0) group_calls_.erase(group);
     answered_ = true;  // Run looks at what it changed now, not at its next pause
     cv_.notify_all();
+    calls_cv_.notify_all();  // a node, a user's or a group's share is free again
+    StartCallerIfNeeded();
   }
 }
 
@@ -170,6 +275,14 @@ bool PeerBootstrap::TryOpen(const Job& job, uint32_t node, Channel& channel, std
   const GroupSpec& spec = job.group->spec();
   const std::string& name = spec.node_names[node];
   Channel* ch = &channel;
+  if (!ch->stub) {
+    if (ch->unusable.code() == Code::kTimeout) {
+      *why = ch->unusable.message();
+      return false;
+    }
+    on_failure_(job.group, ch->unusable);
+    return true;
+  }
   // A refusal is final: the other node will not change its mind on a retry.
   auto refused = [&](const grpc::Status& s) {
     on_failure_(job.group, Status(Code::kRefused, "peer " + name + " refused this node: " + s.error_message()));
@@ -208,6 +321,15 @@ bool PeerBootstrap::TryOpen(const Job& job, uint32_t node, Channel& channel, std
                                                          std::to_string(reply.protocol_version()) +
                                                          "; expected node '" + name + "' with protocol " +
                                                          std::to_string(kPeerProtocolVersion)));
+      return true;
+    }
+    // Such a node answers this one's calls, but refuses its own calls here (no credential):
+    // said here as well as there, not left to this side's timeout.
+    if (!reply.auth().empty() && reply.auth() != auth_->mode()) {
+      on_failure_(job.group, Status(Code::kRefused, "node " + name + " runs with auth = " + reply.auth() +
+                                                         " and this node (" + config_.node_name + ") with auth = " +
+                                                         auth_->mode() + ", so one side refuses the other's calls; "
+                                                         "every node of the cluster must use the same auth"));
       return true;
     }
     if (reply.transport() != transport_->name()) {
@@ -258,6 +380,7 @@ bool PeerBootstrap::TryOpen(const Job& job, uint32_t node, Channel& channel, std
 
 void PeerBootstrap::Tell(const std::shared_ptr<Group>& group, uint32_t node, Channel& ch) {
   const std::string& name = group->spec().node_names[node];
+  if (!ch.stub || !ch.greeted) return;  // it never answered here: nothing to hear, maybe not up
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + kTellDeadline);
   if (Status minted = Credential(&ctx, "GroupFailed", name); !minted.ok()) {
@@ -279,6 +402,7 @@ void PeerBootstrap::Tell(const std::shared_ptr<Group>& group, uint32_t node, Cha
 
 bool PeerBootstrap::TellOpened(const Job& job, uint32_t node, Channel& ch) {
   const std::string& name = job.group->spec().node_names[node];
+  if (!ch.stub) return false;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
   if (!Credential(&ctx, "SideOpened", name).ok()) return false;  // asked later (kOpenedPoll)
@@ -318,7 +442,7 @@ void PeerBootstrap::Ask(const std::shared_ptr<Job>& job) {
     if (job->asking[n] != 0 || (job->done[n] != 0 && (job->opened[n] != 0 || !job->connected))) continue;
     job->asking[n] = 1;
     ++job->calls;
-    Queue(job->group->spec().node_names[n], CallKind::kAsk, [this, job, n](Channel& ch) {
+    Queue(job->group->spec().node_names[n], CallKind::kAsk, *job->group, [this, job, n](Channel& ch) {
       std::optional<PeerGroupInfo> info;
       std::string why;
       const bool answered = !job->group->failed() && TryOpen(*job, n, ch, &info, &why);
@@ -352,7 +476,8 @@ bool PeerBootstrap::Check(const std::shared_ptr<Job>& shared) {
     for (uint32_t n = 0; n < job.done.size(); ++n) {
       if (n == job.group->spec().node) continue;
       ++job.calls;
-      Queue(job.group->spec().node_names[n], CallKind::kAsk, [this, shared, n](Channel& ch) { TellOpened(*shared, n, ch); });
+      Queue(job.group->spec().node_names[n], CallKind::kAsk, *job.group,
+            [this, shared, n](Channel& ch) { TellOpened(*shared, n, ch); });
     }
   }
   if (job.connected && std::all_of(job.opened.begin(), job.opened.end(), [](uint8_t o) { return o != 0; })) {
@@ -396,8 +521,11 @@ bool PeerBootstrap::Check(const std::shared_ptr<Job>& shared) {
 void PeerBootstrap::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    if (jobs_.empty()) {
-      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty() || !failed_.empty(); });
+    if (jobs_.empty() && channels_.empty()) {
+      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty() || !failed_.empty() || answered_; });
+    } else if (jobs_.empty()) {
+      // Only channels to close once idle.
+      cv_.wait_for(lock, kPrunePeriod, [this] { return stopping_ || !jobs_.empty() || !failed_.empty(); });
     } else {
       cv_.wait_for(lock, kRetryPause, [this] { return stopping_ || !failed_.empty() || answered_; });
     }
@@ -406,7 +534,8 @@ void PeerBootstrap::Run() {
     for (const auto& group : failed_) {
       for (uint32_t n = 0; n < group->shape().nodes(); ++n) {
         if (n == group->spec().node) continue;
-        Queue(group->spec().node_names[n], CallKind::kTell, [this, group, n](Channel& ch) { Tell(group, n, ch); });
+        Queue(group->spec().node_names[n], CallKind::kTell, *group,
+              [this, group, n](Channel& ch) { Tell(group, n, ch); });
       }
     }
     failed_.clear();
@@ -417,6 +546,7 @@ void PeerBootstrap::Run() {
       open.push_back(std::move(job));
     }
     jobs_.swap(open);
+    PruneChannels();
   }
 }
 

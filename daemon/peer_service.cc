@@ -37,6 +37,7 @@ grpc::Status PeerService::Hello(grpc::ServerContext* ctx, const peer::HelloReque
   reply->set_node_name(config_.node_name);
   reply->set_transport(transport_->name());
   reply->set_data_address(transport_->address());
+  reply->set_auth(auth_->mode());
   if (req->protocol_version() != kPeerProtocolVersion) {
     spdlog::warn("node {} speaks peer protocol {}, this ohiod {}", req->node_name(), req->protocol_version(),
                  kPeerProtocolVersion);

@@ -181,13 +181,31 @@ TEST_F(PeerAuthTest, IntruderDaemonCannotOpenAGroup) {
     EXPECT_GE(Refusals(c, "peer_call", "foreign"), 1u) << cluster.Logs();
     EXPECT_EQ(c.bytes_received(), 0u);
     EXPECT_EQ(c.transport_counters().data_frames_received(), 0u);
-    // Its first call to a node: a Hello, or, once the intruder's group failed at the node it
-    // called first (it calls one node at a time), the GroupFailed telling the other.
-    EXPECT_TRUE(Contains(cluster.node(n).Log(), "refused peer call Hello from 'n2'") ||
-                Contains(cluster.node(n).Log(), "refused peer call GroupFailed from 'n2'"))
-        << cluster.node(n).Log();
+    // Its first call to a node, a Hello (it tells no node that never answered it).
+    EXPECT_TRUE(Contains(cluster.node(n).Log(), "refused peer call Hello from 'n2'")) << cluster.node(n).Log();
   }
   EXPECT_GE(Refusals(QueryCounters(cluster.node(2).admin_socket()), "peer_call", "foreign"), 1u);
+}
+
+// One node with auth = munge, one with none: each side's ranks learn the real cause at once,
+// not one side at its timeout that the other "did not set the group up on their side".
+TEST_F(PeerAuthTest, NodesThatAuthenticateDifferentlySayWhyOnBothSides) {
+  Cluster cluster(dir_, 2, {"--timeout-ms", "30000"});  // the harness's auth = none
+  cluster.AddFlags(0, MungeFlags(cluster_munged_));
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const auto began = std::chrono::steady_clock::now();
+  RankJob job(dir_, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 1), "mixed-auth",
+              {"--bytes", "64", "--iterations", "1"});
+  for (int code : job.Wait(kDeadline)) EXPECT_NE(code, 0) << job.Outputs() << cluster.Logs();
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(15)) << "waited for the group's timeout";
+  EXPECT_TRUE(Contains(job.rank(0).Output(), "node n1 runs with auth = none and this node (n0) with auth = munge"))
+      << job.Outputs();
+  EXPECT_TRUE(Contains(job.rank(1).Output(), "peer n0 refused this node: node n0 refused the call: munge credential "
+                                             "missing"))
+      << job.Outputs();
+  for (uint32_t r = 0; r < 2; ++r) {
+    EXPECT_FALSE(Contains(job.rank(r).Output(), "did not set the group up on their side")) << job.Outputs();
+  }
 }
 
 TEST_F(PeerAuthTest, PeerCallsNeedAFreshCredentialForThisMethodAndNode) {

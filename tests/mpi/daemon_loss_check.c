@@ -1,0 +1,95 @@
+/* ohiod killed in the middle of a stream of MPI_Alltoall calls, under MPI_ERRORS_RETURN.
+ * argv: CALLS BYTES_PER_RANK KILL_AT. Every rank makes CALLS calls of MPI_Alltoall on
+ * MPI_COMM_WORLD, 200 us apart, each with bytes of its own (every fifth in place); at call
+ * KILL_AT rank 0 creates the file $CHECK_KILL_FILE, at which the test kills the daemon, and
+ * goes on at once. Each rank records every call's outcome: 0 for MPI_SUCCESS with every byte
+ * right, -1 for MPI_SUCCESS with a wrong byte, else the error class. At the end rank 0 gathers
+ * the outcomes (MPI_Gather, which the shim does not serve) and prints
+ *   "rank 0: calls C ok O failed F differing D wrong_bytes W first_failed K"
+ * D: calls whose outcome is not the same on every rank; W: wrong bytes summed over the ranks. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint8_t Byte(int src, int dst, long k, int call) {
+  return (uint8_t)(src * 31 + dst * 7 + k * 3 + call * 13 + (k >> 7));
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc != 4) {
+    if (rank == 0) fprintf(stderr, "usage: daemon_loss_check CALLS BYTES_PER_RANK KILL_AT\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const int calls = atoi(argv[1]);
+  const long m = atol(argv[2]);
+  const int kill_at = atoi(argv[3]);
+  const char* kill_file = getenv("CHECK_KILL_FILE");
+  uint8_t* send = malloc((size_t)m * size);
+  uint8_t* recv = malloc((size_t)m * size);
+  int* outcome = calloc((size_t)calls, sizeof(int));
+  long wrong_bytes = 0;
+  for (int c = 0; c < calls; ++c) {
+    const int in_place = c % 5 == 0;
+    uint8_t* mine = in_place ? recv : send;
+    for (int d = 0; d < size; ++d) {
+      for (long k = 0; k < m; ++k) mine[(size_t)d * m + k] = Byte(rank, d, k, c);
+    }
+    if (!in_place) memset(recv, 0xEE, (size_t)m * size);
+    if (rank == 0 && c == kill_at && kill_file != NULL) {
+      FILE* f = fopen(kill_file, "w");
+      if (f != NULL) fclose(f);
+    }
+    const int rc = MPI_Alltoall(in_place ? MPI_IN_PLACE : send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE,
+                                MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) {
+      int cls = 0;
+      MPI_Error_class(rc, &cls);
+      outcome[c] = cls > 0 ? cls : 1;
+    } else {
+      long wrong = 0;
+      for (int s = 0; s < size; ++s) {
+        for (long k = 0; k < m; ++k) wrong += recv[(size_t)s * m + k] != Byte(s, rank, k, c);
+      }
+      outcome[c] = wrong == 0 ? 0 : -1;
+      wrong_bytes += wrong;
+    }
+    usleep(200);
+  }
+  int* all = rank == 0 ? malloc(sizeof(int) * (size_t)calls * size) : NULL;
+  MPI_Gather(outcome, calls, MPI_INT, all, calls, MPI_INT, 0, MPI_COMM_WORLD);
+  long total_wrong = 0;
+  MPI_Reduce(&wrong_bytes, &total_wrong, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    int ok = 0, failed = 0, differing = 0, first_failed = -1;
+    for (int c = 0; c < calls; ++c) {
+      int same = 1;
+      for (int r = 1; r < size; ++r) same &= all[(size_t)r * calls + c] == all[c];
+      if (!same) {
+        if (differing < 5) {
+          printf("rank 0: call %d differs:", c);
+          for (int r = 0; r < size; ++r) printf(" %d", all[(size_t)r * calls + c]);
+          printf("\n");
+        }
+        ++differing;
+      }
+      if (all[c] == 0 && same) ++ok;
+      if (all[c] > 0) {
+        ++failed;
+        if (first_failed < 0) first_failed = c;
+      }
+    }
+    printf("rank 0: calls %d ok %d failed %d differing %d wrong_bytes %ld first_failed %d\n", calls, ok, failed,
+           differing, total_wrong, first_failed);
+    fflush(stdout);
+  }
+  MPI_Finalize();
+  return 0;
+}

@@ -370,6 +370,10 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
       return Status(Code::kRefused, "node " + self_ + " is already connected to node " + peer +
                                         " by a dial that crossed this one");
     }
+    if (p.state == PeerState::State::kAccepting && offer.incarnation == p.incarnation &&
+        offer.dial_seq <= p.dial_floor) {
+      return Status(Code::kRefused, "node " + self_ + " is already accepting a newer dial from node " + peer);
+    }
     if (p.state == PeerState::State::kConnected) {
       // A newer dial: its daemon restarted, or it lost its queue pairs.
       PeerDown(id, "node " + peer + " connected anew (its daemon restarted or lost its queue pairs)");
@@ -378,6 +382,8 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
     // still being accepted (kAccepting already) is given up on: the peer has (its call's
     // deadline passed, or its daemon restarted), and this one replaces it.
     p.state = PeerState::State::kAccepting;
+    p.incarnation = offer.incarnation;  // as Adopt will: a late copy of an older dial is refused above
+    p.dial_floor = offer.dial_seq;
     generation = ++p.generation;
     answer.incarnation = incarnation_;
     answer.dials_started = dials_started_;

@@ -27,6 +27,7 @@ void FillTransportCounters(const TransportStats& s, admin::TransportCounters* ou
   for (const auto& r : s.rails) out->add_rails(r);
   for (uint64_t b : s.rail_put_bytes) out->add_rail_put_bytes(b);
   out->set_striped_puts(s.striped_puts);
+  out->set_rtr_retries(s.rtr_retries);
 }
 
 }  // namespace

@@ -117,6 +117,9 @@ std::string PrometheusText(const admin::CountersReply& c) {
             t.bounce_puts());
   w.Counter("ohio_bounce_bytes_total", "Bytes sent through bounce buffers.", t.bounce_bytes());
   w.Counter("ohio_striped_puts_total", "Puts cut into one stripe per rail.", t.striped_puts());
+  w.Counter("ohio_rtr_retries_total",
+            "Queue pair moves to RTR tried again because the peer's address was not resolved yet (verbs).",
+            t.rtr_retries());
   if (t.rail_put_bytes_size() > 0) {
     w.Family("ohio_rail_put_bytes_total", "counter", "Bytes of puts posted on each rail.");
     for (int i = 0; i < t.rail_put_bytes_size() && i < t.rails_size(); ++i) {

@@ -10,9 +10,12 @@
 namespace ohio {
 namespace {
 
-// The other daemon makes a queue pair and registers a receive ring per rail before it
-// answers: longer than a hello, still bounded.
+// The other daemon makes a queue pair and registers a receive ring per rail, and connects them,
+// before it answers: longer than a hello, still bounded. Connecting may try RTR again for up to
+// the transport's budget while our address is not resolved there; its answer must come in time.
 constexpr std::chrono::seconds kDialDeadline{10};
+static_assert(kDialDeadline >= 2 * VerbsTransport::kRtrRetryBudget,
+              "a peer that retries RTR for its whole budget must still answer within the dial's deadline");
 
 }  // namespace
 

@@ -70,7 +70,8 @@ QueuePair::~QueuePair() {
   if (qp_ != nullptr) ibv_destroy_qp(qp_);
 }
 
-Status QueuePair::ConnectTo(const QpEndpoint& remote) {
+Status QueuePair::ConnectTo(const QpEndpoint& remote, std::chrono::steady_clock::time_point deadline,
+                            const OnModifyQpRetry& on_retry) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTR;
   a.path_mtu = static_cast<ibv_mtu>(std::min<uint32_t>(local_.mtu, remote.mtu));
@@ -88,10 +89,17 @@ Status QueuePair::ConnectTo(const QpEndpoint& remote) {
     a.ah_attr.grh.sgid_index = static_cast<uint8_t>(rail_->gid_index());
     a.ah_attr.grh.hop_limit = 64;
   }
-  int e = ibv_modify_qp(qp_, &a,
-                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-  if (e != 0) return SystemError("queue pair to RTR on " + rail_->name() + " (peer QP " + std::to_string(remote.qpn) + ")", e);
+  // RoCE: the kernel resolves the peer's MAC here and gives up after a second if the neighbour
+  // table does not have it yet; a failed RTR leaves the queue pair in INIT, so it is tried again.
+  const ModifyQpOutcome rtr = ModifyQpRetrying(qp_, a,
+                                               IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+                                               TransitionRetryPolicy{}, deadline, on_retry);
+  if (rtr.error != 0) {
+    return Status(Code::kSystem, "queue pair to RTR on " + rail_->name() + " (peer QP " +
+                                     std::to_string(remote.qpn) + "): " +
+                                     DescribeAttempts(rtr.error, rtr.attempts, rtr.took));
+  }
   ibv_qp_attr s{};
   s.qp_state = IBV_QPS_RTS;
   s.timeout = kAckTimeout;
@@ -99,9 +107,9 @@ Status QueuePair::ConnectTo(const QpEndpoint& remote) {
   s.rnr_retry = kRnrRetry;
   s.sq_psn = local_.psn;
   s.max_rd_atomic = 1;
-  e = ibv_modify_qp(qp_, &s,
-                    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                        IBV_QP_MAX_QP_RD_ATOMIC);
+  const int e = ibv_modify_qp(qp_, &s,
+                              IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                                  IBV_QP_MAX_QP_RD_ATOMIC);
   if (e != 0) return SystemError("queue pair to RTS on " + rail_->name(), e);
   remote_ = remote;
   return Status::Ok();

@@ -1,16 +1,19 @@
 // One reliable-connected queue pair to one peer node on one rail, and what the two ends tell
 // each other to connect it (through the peer gRPC service): GID, LID, QP number, first PSN
-// and MTU. Created in INIT; ConnectTo moves it through RTR to RTS.
+// and MTU. Created in INIT; ConnectTo moves it through RTR to RTS, trying RTR again while the
+// peer's address is not resolved yet (transition_retry.h).
 #pragma once
 
 #include <infiniband/verbs.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "common/status.h"
+#include "daemon/transport/modify_qp_retrying.h"
 #include "daemon/transport/verbs_rail.h"
 
 namespace ohio {
@@ -40,8 +43,12 @@ class QueuePair {
   // The peer's end, once ConnectTo succeeded.
   const QpEndpoint& remote() const { return remote_; }
   uint32_t max_sge() const { return max_sge_; }
-  // INIT -> RTR -> RTS against the peer's end.
-  Status ConnectTo(const QpEndpoint& remote);
+  // INIT -> RTR -> RTS against the peer's end. RTR is tried again on transient failures until
+  // `deadline` (the first attempt is always made), each retry told to `on_retry`; RTS resolves
+  // nothing and is tried once. Blocks for the kernel's waits and the pauses: not under a lock
+  // that others need.
+  Status ConnectTo(const QpEndpoint& remote, std::chrono::steady_clock::time_point deadline,
+                   const OnModifyQpRetry& on_retry = {});
 
  private:
   QueuePair() = default;

@@ -46,6 +46,9 @@ struct TransportStats {
   std::vector<std::string> rails;  // devices and ports carrying data, e.g. "rxe0:1"
   std::vector<uint64_t> rail_put_bytes;  // bytes of puts posted on each rail, as `rails`
   uint64_t striped_puts = 0;       // puts large enough to be cut across every rail
+  // Queue pair moves to RTR tried again because the peer's address was not resolved yet (or the
+  // device was busy): each is a second the kernel waited (verbs).
+  uint64_t rtr_retries = 0;
   // Frames on the wire, counted where they are posted and where they complete arriving. A put
   // is one data frame however many pieces it gathers; a Send is one control frame; frames the
   // transport makes for itself (hellos, keepalives, region announcements) are not counted.

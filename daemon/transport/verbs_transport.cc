@@ -316,31 +316,30 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
     conns.push_back(std::move(c.value()));
   }
   Result<DialAnswer> theirs = made.ok() ? dialer(peer, offer) : Result<DialAnswer>(made);
+  if (theirs.ok() && theirs->endpoints.empty()) {
+    theirs = Status(Code::kProtocol, "node " + peer + " offered no queue pairs");
+  }
+  if (theirs.ok() && StillCurrent(id, generation, PeerState::State::kDialing)) {
+    // RTR and RTS without the lock too: RTR may wait for the peer's address (seconds, with
+    // retries), and every put of every group takes the lock. The queue pairs are this call's
+    // alone until Adopt; the generation, checked again below, tells whether the peer's own dial
+    // was accepted meanwhile.
+    conns.resize(std::min(conns.size(), theirs->endpoints.size()));  // rails both ends have
+    Status s = ConnectRails(conns, theirs->endpoints, peer);
+    if (!s.ok()) theirs = s;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   PeerState& p = Peer(id);
   if (p.generation != generation || p.state != PeerState::State::kDialing) {
     return Status::Ok();  // the peer's own dial got here first and was accepted; ours go
   }
-  if (theirs.ok() && theirs->endpoints.empty()) {
-    theirs = Status(Code::kProtocol, "node " + peer + " offered no queue pairs");
-  }
-  if (theirs.ok()) {
-    const size_t rails = std::min(conns.size(), theirs->endpoints.size());  // rails both ends have
-    conns.resize(rails);
-    for (size_t r = 0; r < conns.size() && theirs.ok(); ++r) {
-      Status s = conns[r]->qp->ConnectTo(theirs->endpoints[r]);
-      if (!s.ok()) {
-        theirs = Status(Code::kSystem,
-                        RailUnreachable(r, conns[r]->qp->local(), theirs->endpoints[r], peer, s.message()));
-      }
-    }
-  }
   if (!theirs.ok()) {
     p.state = PeerState::State::kIdle;
     spdlog::warn("verbs: cannot connect to node {}: {}", peer, theirs.status().message());
     // Not a dial that crossed the peer's own (refused): the queue pairs cannot be made or
-    // connected, here or there, and waiting will not change that. The groups that need this
-    // peer fail now, with the reason, instead of at their timeout.
+    // connected, here or there, and waiting will not change that (RTR was already tried again
+    // while the peer's address might only be unresolved yet). The groups that need this peer
+    // fail now, with the reason, instead of at their timeout.
     if (theirs.status().code() == Code::kSystem) {
       TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);
       e.reason = theirs.status().message();
@@ -358,43 +357,92 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
   if (remote.empty()) return Status(Code::kProtocol, "no queue pair endpoints offered");
   if (peer == self_) return Status(Code::kRefused, "node " + self_ + " cannot connect to itself");
   const PeerId id = directory_.For(peer);
-  std::lock_guard<std::mutex> lock(mu_);
-  PeerState& p = Peer(id);
-  if (p.state == PeerState::State::kDialing && self_ < peer) {
-    return Status(Code::kRefused, "node " + self_ + " is dialling node " + peer + " itself");
-  }
-  if (p.state == PeerState::State::kConnected && offer.incarnation == p.incarnation &&
-      offer.dial_seq <= p.dial_floor) {
-    return Status(Code::kRefused, "node " + self_ + " is already connected to node " + peer +
-                                      " by a dial that crossed this one");
-  }
-  if (p.state == PeerState::State::kConnected) {
-    // A newer dial: its daemon restarted, or it lost its queue pairs.
-    PeerDown(id, "node " + peer + " connected anew (its daemon restarted or lost its queue pairs)");
-  }
-  ++p.generation;
-  std::vector<std::unique_ptr<Connection>> conns;
+  uint64_t generation = 0;
   DialAnswer answer;
-  answer.incarnation = incarnation_;
-  answer.dials_started = dials_started_;
-  for (size_t r = 0; r < std::min(rails_.size(), remote.size()); ++r) {
-    auto c = MakeConnection(r);
-    Status s = c.ok() ? c.value()->qp->ConnectTo(remote[r]) : c.status();
-    if (c.ok() && !s.ok()) s = Status(Code::kSystem, RailUnreachable(r, c.value()->qp->local(), remote[r], peer, s.message()));
-    if (!s.ok()) {
-      p.state = PeerState::State::kIdle;
-      spdlog::warn("verbs: cannot accept node {}: {}", peer, s.message());
-      TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);  // as in Connect
-      e.reason = s.message();
-      e.never_up = true;
-      Emit(std::move(e));
-      return Status(Code::kSystem, s.message());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    PeerState& p = Peer(id);
+    if (p.state == PeerState::State::kDialing && self_ < peer) {
+      return Status(Code::kRefused, "node " + self_ + " is dialling node " + peer + " itself");
     }
-    answer.endpoints.push_back(c.value()->qp->local());
+    if (p.state == PeerState::State::kConnected && offer.incarnation == p.incarnation &&
+        offer.dial_seq <= p.dial_floor) {
+      return Status(Code::kRefused, "node " + self_ + " is already connected to node " + peer +
+                                        " by a dial that crossed this one");
+    }
+    if (p.state == PeerState::State::kAccepting && offer.incarnation == p.incarnation &&
+        offer.dial_seq <= p.dial_floor) {
+      return Status(Code::kRefused, "node " + self_ + " is already accepting a newer dial from node " + peer);
+    }
+    if (p.state == PeerState::State::kConnected) {
+      // A newer dial: its daemon restarted, or it lost its queue pairs.
+      PeerDown(id, "node " + peer + " connected anew (its daemon restarted or lost its queue pairs)");
+    }
+    // kAccepting keeps our own Connect from dialling meanwhile. An earlier dial of the peer's
+    // still being accepted (kAccepting already) is given up on: the peer has (its call's
+    // deadline passed, or its daemon restarted), and this one replaces it.
+    p.state = PeerState::State::kAccepting;
+    p.incarnation = offer.incarnation;  // as Adopt will: a late copy of an older dial is refused above
+    p.dial_floor = offer.dial_seq;
+    generation = ++p.generation;
+    answer.incarnation = incarnation_;
+    answer.dials_started = dials_started_;
+  }
+  // Made and connected without the lock, as in Connect: registering the receive rings and RTR,
+  // which may wait for the peer's address, must not hold up every group's puts.
+  std::vector<std::unique_ptr<Connection>> conns;
+  Status made = Status::Ok();
+  for (size_t r = 0; r < std::min(rails_.size(), remote.size()) && made.ok(); ++r) {
+    auto c = MakeConnection(r);
+    if (!c.ok()) {
+      made = c.status();
+      break;
+    }
     conns.push_back(std::move(c.value()));
   }
+  if (made.ok()) made = ConnectRails(conns, remote, peer);
+  std::lock_guard<std::mutex> lock(mu_);
+  PeerState& p = Peer(id);
+  if (p.generation != generation) {
+    return Status(Code::kRefused, "node " + self_ + " took a newer dial from node " + peer + " instead of this one");
+  }
+  if (!made.ok()) {
+    p.state = PeerState::State::kIdle;
+    spdlog::warn("verbs: cannot accept node {}: {}", peer, made.message());
+    TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);  // as in Connect
+    e.reason = made.message();
+    e.never_up = true;
+    Emit(std::move(e));
+    return Status(Code::kSystem, made.message());
+  }
+  for (const auto& c : conns) answer.endpoints.push_back(c->qp->local());
   Adopt(p, std::move(conns), id, offer.incarnation, offer.dial_seq);
   return answer;
+}
+
+bool VerbsTransport::StillCurrent(PeerId id, uint64_t generation, PeerState::State state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const PeerState& p = Peer(id);
+  return p.generation == generation && p.state == state;
+}
+
+Status VerbsTransport::ConnectRails(const std::vector<std::unique_ptr<Connection>>& conns,
+                                    const std::vector<QpEndpoint>& remote, const std::string& peer) {
+  // One budget for every rail: the dialler waits for the answer (QueuePairDialer) and must hear
+  // it, success or not, within its own deadline.
+  const auto deadline = std::chrono::steady_clock::now() + kRtrRetryBudget;
+  for (size_t r = 0; r < conns.size() && r < remote.size(); ++r) {
+    QueuePair& qp = *conns[r]->qp;
+    Status s = qp.ConnectTo(remote[r], deadline, [&](int attempt, int err, std::chrono::milliseconds pause) {
+      rtr_retries_.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("verbs: queue pair on {} to node {} ({}, GID {}) not ready to receive, attempt {}: {}; "
+                   "trying again in {} ms (the peer's address may not be resolved yet)",
+                   qp.local().rail, peer, remote[r].rail, GidText(remote[r].gid), attempt, std::strerror(err),
+                   pause.count());
+    });
+    if (!s.ok()) return Status(Code::kSystem, RailUnreachable(r, qp.local(), remote[r], peer, s.message()));
+  }
+  return Status::Ok();
 }
 
 std::string VerbsTransport::SendFailure(const PeerState& p, const std::string& peer_name, size_t rail,
@@ -465,6 +513,7 @@ std::vector<std::string> VerbsTransport::connected_peers() const {
 TransportStats VerbsTransport::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   TransportStats s = stats_;
+  s.rtr_retries = rtr_retries_.load(std::memory_order_relaxed);
   s.queue_pairs = 0;
   s.registrations_pending = 0;
   for (const PeerState& p : peers_) {

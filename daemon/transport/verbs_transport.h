@@ -2,7 +2,10 @@
 // on every rail (active HCA port) the daemon opened, shared by every group; connected by
 // exchanging endpoints through the peer gRPC service: the node that lacks a connection dials
 // (Connect -> dialer -> the peer's Accept), and when both dial at once the node whose name
-// sorts first wins.
+// sorts first wins. Moving a queue pair to RTR resolves the peer's address (RoCE) and is tried
+// again while it is not resolved yet, for up to kRtrRetryBudget per dial (transition_retry.h);
+// queue pairs are made and connected without the transport's lock, which every put takes, and
+// adopted under it only if no other dial took the peer meanwhile (its generation).
 //
 // Data: a put is an RDMA WRITE WITH IMMEDIATE straight from the registered segment into the
 // peer's registered segment, one work request with a gather list of the put's pieces (split
@@ -72,6 +75,13 @@ class VerbsTransport : public Transport {
     std::chrono::milliseconds registration_delay{0};  // see MemoryRegistrar
   };
 
+  // How long the queue pairs of one dial, every rail together, may take trying RTR again while
+  // the peer's address is not resolved (the kernel waits a second per attempt): a few attempts.
+  // Half the dialler's deadline (QueuePairDialer), so that the accepting side answers in time
+  // and the dialling side still has as long again for its own; shorter than any sensible group
+  // timeout, which stays what bounds a group's setup (a connection serves every group).
+  static constexpr std::chrono::milliseconds kRtrRetryBudget{5000};
+
   static Result<std::unique_ptr<VerbsTransport>> Start(const std::string& self, std::vector<std::unique_ptr<Rail>> rails,
                                                        Options options);
   ~VerbsTransport() override;
@@ -110,7 +120,8 @@ class VerbsTransport : public Transport {
     std::vector<uint32_t> rkeys;  // per rail
   };
   struct PeerState {
-    enum class State { kIdle, kDialing, kConnected };
+    // kAccepting: a dial of the peer's is being connected here (Accept, without the lock).
+    enum class State { kIdle, kDialing, kAccepting, kConnected };
     State state = State::kIdle;
     uint64_t generation = 0;  // bumped whenever its connections are replaced or dropped
     std::vector<std::unique_ptr<Connection>> conns;  // one per rail in use with this peer
@@ -143,6 +154,13 @@ class VerbsTransport : public Transport {
   VerbsTransport() = default;
   PeerState& Peer(PeerId peer);  // under mu_
   Result<std::unique_ptr<Connection>> MakeConnection(size_t rail);
+  // Whether the peer is still in `state` at `generation`, i.e. no other dial took it since.
+  bool StillCurrent(PeerId id, uint64_t generation, PeerState::State state);
+  // Moves `conns` (not adopted yet; without mu_) to RTR and RTS against the peer's endpoints of
+  // the same rails, RTR retried within kRtrRetryBudget for all of them, retries counted in
+  // rtr_retries_. The error names the rail and both ends.
+  Status ConnectRails(const std::vector<std::unique_ptr<Connection>>& conns, const std::vector<QpEndpoint>& remote,
+                      const std::string& peer);
   void Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, PeerId peer, uint64_t incarnation,
              uint64_t dial_floor);
   void PeerDown(PeerId peer, const std::string& reason, bool never_up = false);
@@ -202,6 +220,7 @@ class VerbsTransport : public Transport {
   PeerDirectory directory_;
   // Set after wake_fd_ is written: Poll reads the eventfd only then, not on every pass.
   std::atomic<bool> woken_{false};
+  std::atomic<uint64_t> rtr_retries_{0};  // counted outside mu_, by ConnectRails
 
   mutable std::mutex mu_;  // everything below
   std::deque<PeerState> peers_;  // by PeerId; a deque, so that growing it moves no PeerState

@@ -47,6 +47,14 @@ GUEST_CTL=/run/ohio-vm
 # same file (the host's copy, over 9p) as `rxe_guest.sh --in-guest`. Its own stdout/stderr are
 # the console; CMD's go to the second and third serial ports, which the host reads.
 # ------------------------------------------------------------------------------------------------
+# fe80::/64 address of a MAC by EUI-64 (universal/local bit flipped, ff:fe in the middle).
+link_local() {
+  local m
+  IFS=: read -r -a m <<< "$1"
+  printf 'fe80::%x:%x:%x:%x\n' $(((0x${m[0]} ^ 2) << 8 | 0x${m[1]})) $((0x${m[2]} << 8 | 0xff)) \
+    $((0xfe00 | 0x${m[3]})) $((0x${m[4]} << 8 | 0x${m[5]}))
+}
+
 in_guest() {
   export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
   local ctl=$GUEST_CTL
@@ -64,6 +72,10 @@ in_guest() {
   modprobe -a crc32_generic ib_core ib_uverbs rdma_rxe rdma_ucm veth
 
   ip link set lo up
+  # No duplicate address detection on the pair: otherwise each end's link-local IPv6 address
+  # (what GID index 0 stands for) stays "tentative" for a second or two after the link comes up,
+  # does not answer neighbour solicitations meanwhile, and a queue pair's RTR to it times out.
+  sysctl -qw net.ipv6.conf.default.accept_dad=0
   ip link add veth0 type veth peer name veth1
   ip addr add 10.77.0.1/24 dev veth0
   ip addr add 10.77.0.2/24 dev veth1
@@ -85,12 +97,19 @@ in_guest() {
   ip route add 10.77.0.1 dev veth1 src 10.77.0.2 table 101
   ip rule add pref 20 lookup local
   ip rule del pref 0 lookup local
-  # Each end's neighbour entry for the other, permanent. Otherwise the first queue pair to the
-  # other device resolves it by ARP inside ibv_modify_qp(RTR), and right after boot that once
-  # took longer than the kernel waits (CI: "modify_qp RTR: Connection timed out" after 1 s, in
-  # the smoke test's first connection across the pair).
-  ip neigh replace 10.77.0.2 lladdr "$(cat /sys/class/net/veth1/address)" dev veth0 nud permanent
-  ip neigh replace 10.77.0.1 lladdr "$(cat /sys/class/net/veth0/address)" dev veth1 nud permanent
+  # Each end's neighbour entries for the other, permanent, IPv4 (GID index 1) and link-local
+  # IPv6 (GID index 0, the EUI-64 of the MAC as the kernel forms it): a queue pair's RTR
+  # resolves the peer's MAC through them, and right after boot a first resolution once took
+  # longer than the kernel waits (CI: "modify_qp RTR: Connection timed out" after 1 s, in the
+  # smoke test's first connection across the pair, which uses GID index 0). Tests that need an
+  # unresolved neighbour remove an entry and put it back.
+  local mac0 mac1
+  mac0=$(cat /sys/class/net/veth0/address)
+  mac1=$(cat /sys/class/net/veth1/address)
+  ip neigh replace 10.77.0.2 lladdr "$mac1" dev veth0 nud permanent
+  ip neigh replace 10.77.0.1 lladdr "$mac0" dev veth1 nud permanent
+  ip -6 neigh replace "$(link_local "$mac1")" lladdr "$mac1" dev veth0 nud permanent
+  ip -6 neigh replace "$(link_local "$mac0")" lladdr "$mac0" dev veth1 nud permanent
 
   rdma link add rxe0 type rxe netdev veth0
   rdma link add rxe1 type rxe netdev veth1

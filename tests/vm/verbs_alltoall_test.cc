@@ -5,7 +5,8 @@
 // calls, exactly N-1 RC queue pairs per rail per daemon (by the daemon and by the kernel), the
 // first collective of a group on bounce buffers before its registration and the later ones on
 // registered memory, each daemon's puts of a group on the rail nearest its ranks' NUMA node
-// (from an hwloc XML), and a peer daemon killed mid-collective then back; with auth = munge (a
+// (from an hwloc XML), a group whose first RTR times out on an unresolved neighbour and is tried
+// again, and a peer daemon killed mid-collective then back; with auth = munge (a
 // munged of the test's own), queue pairs connect through authenticated ConnectQueuePairs calls.
 #include <gtest/gtest.h>
 
@@ -540,6 +541,91 @@ TEST(VerbsCluster, RailThatDoesNotReachItsPeerRailIsNamed) {
     EXPECT_TRUE(Contains(out, "(rxe1:1, GID ") && Contains(out, "(rxe2:1, GID ")) << out;  // both ends named
     EXPECT_TRUE(Contains(out, "list the same HCAs in the same order")) << out;
   }
+}
+
+// The guest's two IPv4 neighbour entries (10.77.0.2 on veth0, 10.77.0.1 on veth1, permanent:
+// tests/vm/rxe_guest.sh) removed, and neither end answering ARP (arp_ignore = 8), until
+// Restore() or the end: a queue pair's RTR over the IPv4 GIDs (index 1) between rxe0 and rxe1
+// then waits the kernel's second for the peer's MAC and fails with ETIMEDOUT, as on a fabric
+// whose neighbour is not resolved yet. Restored, a resolution under way completes at once (the
+// kernel retries on the neighbour update).
+class UnresolvedNeighbours {
+ public:
+  UnresolvedNeighbours() {
+    output_ = RunShell(
+        "sysctl -qw net.ipv4.conf.veth0.arp_ignore=8 net.ipv4.conf.veth1.arp_ignore=8 && "
+        "ip neigh del 10.77.0.2 dev veth0 && ip neigh del 10.77.0.1 dev veth1 && echo unresolved");
+  }
+  ~UnresolvedNeighbours() { Restore(); }
+  bool ok() const { return Contains(output_, "unresolved"); }
+  const std::string& output() const { return output_; }
+  // True if the entries are back.
+  bool Restore() {
+    if (restored_) return true;
+    const std::string out = RunShell(
+        "sysctl -qw net.ipv4.conf.veth0.arp_ignore=0 net.ipv4.conf.veth1.arp_ignore=0 && "
+        "ip neigh replace 10.77.0.2 lladdr $(cat /sys/class/net/veth1/address) dev veth0 nud permanent && "
+        "ip neigh replace 10.77.0.1 lladdr $(cat /sys/class/net/veth0/address) dev veth1 nud permanent && "
+        "echo restored");
+    restored_ = Contains(out, "restored");
+    output_ += out;
+    return restored_;
+  }
+
+ private:
+  std::string output_;
+  bool restored_ = false;
+};
+
+uint64_t RtrRetries(Cluster& c) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < c.size(); ++i) n += QueryCounters(c.node(i).admin_socket()).transport_counters().rtr_retries();
+  return n;
+}
+
+// A group whose nodes' addresses are not resolved yet when it connects their queue pairs: n0 on
+// rxe0 and n1 on rxe1, so that the rail crosses the veth pair, over the IPv4 GIDs, with the
+// neighbours unresolved (UnresolvedNeighbours). The first RTR times out; once a daemon has
+// counted that retry the neighbours come back, the next attempt passes within the transport's
+// budget, and the group runs with every byte checked by the ranks. Without the retry the group
+// failed at the first timeout ("never came up").
+TEST(VerbsCluster, RtrTriedAgainUntilThePeersAddressResolves) {
+  UnresolvedNeighbours neighbours;
+  ASSERT_TRUE(neighbours.ok()) << neighbours.output();
+  TempDir dir;
+  Cluster cluster(dir, 2, Verbs({"--gid-index", "1"}));
+  cluster.AddFlags(0, {"--hca", "rxe0"});
+  cluster.AddFlags(1, {"--hca", "rxe1"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  ASSERT_EQ(RtrRetries(cluster), 0u);
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "verbs-unresolved",
+              {"--bytes", "1", "4096", "65536", "--iterations", "5"});
+  // The kernel fails the first attempt after a second; the transport tries again for about 5 s.
+  // A rank that ended already means the group failed: no use waiting for a retry then.
+  auto ranks_running = [&job] {
+    for (uint32_t r = 0; r < job.size(); ++r) {
+      if (!job.rank(r).Running()) return false;
+    }
+    return true;
+  };
+  const auto end = std::chrono::steady_clock::now() + kDeadline;
+  uint64_t retries = 0;
+  while ((retries = RtrRetries(cluster)) == 0 && ranks_running() && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  ASSERT_TRUE(neighbours.Restore()) << neighbours.output();
+  ASSERT_GE(retries, 1u) << "no RTR was tried again\n" << job.Outputs() << cluster.Logs();
+  ExpectAllOk(job, "a group whose first RTR timed out", cluster);
+  for (uint32_t i = 0; i < 2; ++i) {
+    const admin::StatusReply s = Status(cluster, i);
+    EXPECT_EQ(s.data_connections(), 1u) << cluster.name(i) << "\n" << s.DebugString();
+    EXPECT_EQ(s.collectives_served(), 5u * 3) << cluster.name(i);  // 5 calls of each of 3 sizes
+  }
+  EXPECT_GE(RtrRetries(cluster), retries);
+  const std::string logs = cluster.Logs();
+  EXPECT_TRUE(Contains(logs, "not ready to receive, attempt 1: Connection timed out; trying again in 100 ms"))
+      << logs;
+  EXPECT_FALSE(Contains(logs, "never came up")) << logs;
 }
 
 // Registration is held back 5 s: the group's first collective cannot wait for it and goes

@@ -4,7 +4,9 @@
 // completions through a completion channel. Outside that guest there is no rxe0 and it fails.
 //
 // Every wait is bounded (poll() on the completion channel's fd): under emulation things are
-// slow, but never forever.
+// slow, but never forever. RTR resolves the peer's address (the kernel waits a second for its
+// neighbour entry) and is tried again as the daemon does (daemon/transport/modify_qp_retrying.h):
+// the first connection after the guest's boot once failed there.
 
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -13,12 +15,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
 #include <utility>
 
+#include "daemon/transport/modify_qp_retrying.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -31,6 +35,8 @@ constexpr uint8_t kGuardByte = 0xA5;
 constexpr uint32_t kImmediate = 0x0A1B2C3D;
 // Generous: TCG on a busy two-core machine, and a retransmit or two is normal for rxe.
 constexpr std::chrono::seconds kCompletionTimeout(60);
+// How long RTR is tried again while the peer's address is not resolved.
+constexpr std::chrono::seconds kRtrRetryTimeout(30);
 
 std::string Errno(const char* what, int err) {
   return std::string(what) + ": " + std::strerror(err);
@@ -139,10 +145,18 @@ class Endpoint {
     a.ah_attr.grh.sgid_index = kGidIndex;
     a.ah_attr.grh.hop_limit = 64;
     a.ah_attr.port_num = kPort;
-    rc = ibv_modify_qp(qp_, &a,
-                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                           IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-    ASSERT_EQ(rc, 0) << Errno("modify_qp RTR", rc);
+    const ohio::ModifyQpOutcome rtr = ohio::ModifyQpRetrying(
+        qp_, a,
+        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+        ohio::TransitionRetryPolicy{}, std::chrono::steady_clock::now() + kRtrRetryTimeout,
+        [](int attempt, int err, std::chrono::milliseconds pause) {
+          std::fprintf(stderr, "modify_qp RTR attempt %d: %s; trying again in %lld ms\n", attempt,
+                       std::strerror(err), static_cast<long long>(pause.count()));
+        });
+    rtr_attempts_ = rtr.attempts;
+    ASSERT_EQ(rtr.error, 0) << "modify_qp RTR: "
+                            << ohio::DescribeAttempts(rtr.error, rtr.attempts, rtr.took);
 
     a = {};
     a.qp_state = IBV_QPS_RTS;
@@ -158,6 +172,8 @@ class Endpoint {
   }
 
   uint8_t* data() { return static_cast<uint8_t*>(buf_); }
+  // How many tries the last Connect's RTR took.
+  int rtr_attempts() const { return rtr_attempts_; }
 
   void PostReceive(uint64_t wr_id) {
     // RDMA WRITE WITH IMM consumes a receive but puts no data in it: a small scatter entry in
@@ -228,6 +244,7 @@ class Endpoint {
 
  private:
   uint32_t psn_ = 0;
+  int rtr_attempts_ = 0;
   ibv_context* ctx_ = nullptr;
   ibv_port_attr port_{};
   ibv_gid gid_{};

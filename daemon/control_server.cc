@@ -167,13 +167,7 @@ bool ControlServer::Housekeeping(Clock::time_point now) {
                "no Hello within hello-timeout-ms = " + std::to_string(config_.hello_timeout_ms));
   }
   for (int fd : silent) Disconnect(fd);
-  if (listener_resting_ && now >= listener_rest_end_) {
-    struct epoll_event ev = {};
-    ev.events = EPOLLIN;
-    ev.data.u64 = kListenTag;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
-    listener_resting_ = false;
-  }
+  listener_.WakeIfDue(epoll_fd_, listen_fd_, kListenTag, now);
   if (uint64_t n = accept_log_.TakeSuppressed(now)) {
     spdlog::warn("control socket: {} similar messages suppressed (out of descriptors)", n);
   }
@@ -183,7 +177,7 @@ bool ControlServer::Housekeeping(Clock::time_point now) {
   if (uint64_t n = hello_log_.TakeSuppressed(now)) {
     spdlog::warn("control socket: {} similar messages suppressed (no hello in time)", n);
   }
-  return waiting_for_hello || listener_resting_ || accept_log_.has_suppressed() || pending_log_.has_suppressed() ||
+  return waiting_for_hello || listener_.resting() || accept_log_.has_suppressed() || pending_log_.has_suppressed() ||
          hello_log_.has_suppressed();
 }
 
@@ -194,12 +188,7 @@ void ControlServer::OutOfDescriptors(int err) {
     spdlog::warn("control socket: accept: {}; closed {} pending connection(s), not accepting for {} ms{}",
                  std::strerror(err), shed, kListenerRest.count(), SuppressedNote(suppressed));
   }
-  // Level-triggered, a listener with connections pending would wake the loop at once again.
-  struct epoll_event ev = {};
-  ev.data.u64 = kListenTag;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
-  listener_resting_ = true;
-  listener_rest_end_ = Clock::now() + kListenerRest;
+  listener_.Rest(epoll_fd_, listen_fd_, Clock::now() + kListenerRest);
 }
 
 void ControlServer::Accept() {

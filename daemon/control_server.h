@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/descriptor_reserve.h"
+#include "common/resting_listener.h"
 #include "common/framed_socket.h"
 #include "common/host_cpus.h"
 #include "common/log_rate_limiter.h"
@@ -82,8 +83,7 @@ class ControlServer {
   size_t pending_total_ = 0;
   bool trim_due_ = false;  // much memory was freed: give it back to the system
   DescriptorReserve reserve_;
-  bool listener_resting_ = false;
-  Clock::time_point listener_rest_end_{};
+  RestingListener listener_;  // out of descriptors: the listener rests a while
   bool housekeeping_wanted_ = false;
   Clock::time_point next_housekeeping_{};
   LogRateLimiter accept_log_{std::chrono::seconds(10), 5};

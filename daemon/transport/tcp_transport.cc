@@ -366,12 +366,7 @@ void TcpTransport::OutOfDescriptors(int err) {
     spdlog::warn("data port: accept: {}; closed {} pending connection(s), not accepting for {} ms{}",
                  std::strerror(err), shed, kListenerRest.count(), SuppressedNote(suppressed));
   }
-  // Level-triggered, a listener with connections pending would wake the engine at once again.
-  struct epoll_event ev = {};
-  ev.data.u64 = kListenTag;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
-  listener_resting_ = true;
-  listener_rest_end_ = Clock::now() + kListenerRest;
+  listener_.Rest(epoll_fd_, listen_fd_, Clock::now() + kListenerRest);
   ArmTimer();
 }
 
@@ -381,7 +376,7 @@ void TcpTransport::ArmTimer() {
     if (!due || t < *due) due = t;
   };
   if (!hello_deadlines_.empty()) consider(hello_deadlines_.front().at);
-  if (listener_resting_) consider(listener_rest_end_);
+  if (listener_.resting()) consider(listener_.until());
   for (const LogRateLimiter* log : {&accept_log_, &refused_log_, &hello_log_}) {
     if (log->has_suppressed()) consider(log->summary_due());
   }
@@ -412,13 +407,7 @@ void TcpTransport::OnTimer() {
     }
     Close(it->second.get(), "no hello within the hello timeout");
   }
-  if (listener_resting_ && now >= listener_rest_end_) {
-    struct epoll_event ev = {};
-    ev.events = EPOLLIN;
-    ev.data.u64 = kListenTag;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
-    listener_resting_ = false;
-  }
+  listener_.WakeIfDue(epoll_fd_, listen_fd_, kListenTag, now);
   if (uint64_t n = accept_log_.TakeSuppressed(now)) {
     spdlog::warn("data port: {} similar messages suppressed (out of descriptors)", n);
   }

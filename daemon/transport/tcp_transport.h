@@ -30,6 +30,7 @@
 #include <netinet/in.h>
 
 #include "common/descriptor_reserve.h"
+#include "common/resting_listener.h"
 #include "common/log_rate_limiter.h"
 #include "daemon/transport/peer_directory.h"
 #include "daemon/transport/tcp_frame.h"
@@ -217,8 +218,7 @@ class TcpTransport : public Transport {
   std::deque<HelloDeadline> hello_deadlines_;
   uint64_t next_serial_ = 1;
   DescriptorReserve reserve_;
-  bool listener_resting_ = false;
-  Clock::time_point listener_rest_end_{};
+  RestingListener listener_;  // out of descriptors: the listener rests a while
   LogRateLimiter accept_log_{std::chrono::seconds(10), 5};
   LogRateLimiter refused_log_{std::chrono::seconds(10), 5};
   LogRateLimiter hello_log_{std::chrono::seconds(10), 5};

@@ -90,23 +90,29 @@ void ExpectNothingMoved(const std::string& victim, const std::string& attacker, 
   EXPECT_TRUE(Contains(attacker, why)) << attacker;
 }
 
-TEST(RankMemory, AProgramExecdUnderAJoinedRanksPidIsNeitherReadNorWritten) {
-  TempDir dir;
-  Daemon daemon(dir, {"--timeout-ms", "10000"});
-  ASSERT_TRUE(daemon.Start()) << daemon.Log();
-  const Scene scene(dir);
-  Process attacker(scene.Attacker(daemon, KeyHex("exec-after-join"), "exec-after-join"), dir.file("attacker.out"),
-                   kNobody);
-  Process victim(scene.Victim(daemon, KeyHex("exec-after-join")), dir.file("victim.out"), kNobody);
+// Runs the attacker's `attack` beside the victim; expects the setuid program really ran as root
+// under the attacker's pid, its secret intact, and `why(attacker pid)` on both ranks.
+template <typename Why>
+void ExecAttackFails(const TempDir& dir, const Daemon& daemon, const Scene& scene, const std::string& attack,
+                     Why why) {
+  Process attacker(scene.Attacker(daemon, KeyHex(attack), attack), dir.file("attacker.out"), kNobody);
+  Process victim(scene.Victim(daemon, KeyHex(attack)), dir.file("victim.out"), kNobody);
   EXPECT_EQ(victim.Wait(kDeadline), 0) << victim.Output();
   EXPECT_EQ(attacker.Wait(kDeadline), 0) << attacker.Output();
   // The attacker's pid now runs the program, as root: the attack is real.
   EXPECT_TRUE(Contains(attacker.Output(), "setuid_secret pid " + std::to_string(attacker.pid()) + " euid 0"))
       << attacker.Output();
   EXPECT_TRUE(Contains(attacker.Output(), "secret intact")) << attacker.Output();
-  ExpectNothingMoved(victim.Output(), attacker.Output(),
-                     "rank 0 (pid " + std::to_string(attacker.pid()) +
-                         ") is no longer the process that joined: it ran another program");
+  ExpectNothingMoved(victim.Output(), attacker.Output(), why(std::to_string(attacker.pid())));
+}
+
+TEST(RankMemory, AProgramExecdUnderAJoinedRanksPidIsNeitherReadNorWritten) {
+  TempDir dir;
+  Daemon daemon(dir, {"--timeout-ms", "10000"});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  ExecAttackFails(dir, daemon, Scene(dir), "exec-after-join", [](const std::string& pid) {
+    return "rank 0 (pid " + pid + ") is no longer the process that joined: it ran another program";
+  });
   const admin::CountersReply c = QueryCounters(daemon.admin_socket());
   EXPECT_EQ(c.collectives_served(), 0u);
   EXPECT_EQ(c.collectives_failed(), 1u);
@@ -116,18 +122,10 @@ TEST(RankMemory, ARankJoiningForASetuidProgramsPidGetsNoCallMovedInIt) {
   TempDir dir;
   Daemon daemon(dir, {"--timeout-ms", "10000"});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
-  const Scene scene(dir);
-  Process attacker(scene.Attacker(daemon, KeyHex("exec-before-join"), "exec-before-join"),
-                   dir.file("attacker.out"), kNobody);
-  Process victim(scene.Victim(daemon, KeyHex("exec-before-join")), dir.file("victim.out"), kNobody);
-  EXPECT_EQ(victim.Wait(kDeadline), 0) << victim.Output();
-  EXPECT_EQ(attacker.Wait(kDeadline), 0) << attacker.Output();
-  EXPECT_TRUE(Contains(attacker.Output(), "setuid_secret pid " + std::to_string(attacker.pid()) + " euid 0"))
-      << attacker.Output();
-  EXPECT_TRUE(Contains(attacker.Output(), "secret intact")) << attacker.Output();
-  ExpectNothingMoved(victim.Output(), attacker.Output(),
-                     "rank 0: ohiod may not read or write the memory of process " + std::to_string(attacker.pid()) +
-                         " with the rights of uid 65534 (Permission denied)");
+  ExecAttackFails(dir, daemon, Scene(dir), "exec-before-join", [](const std::string& pid) {
+    return "rank 0: ohiod may not read or write the memory of process " + pid +
+           " with the rights of uid 65534 (Permission denied)";
+  });
   EXPECT_TRUE(Contains(daemon.Log(), "nonblocking calls will not be moved")) << daemon.Log();
 }
 

@@ -114,6 +114,10 @@ Status GroupHandle::Finish(Status s) {
 Status GroupHandle::Check() const {
   if (!broken_.ok()) return broken_;
   if (waiter_.GroupFailed()) return waiter_.GroupError();
+  // A group on one node goes on without its daemon: its ranks meet in the segment alone, and a
+  // call that needs the daemon (a nonblocking one) finds it gone in its own wait. Deciding here
+  // would let one rank stop at a call the others go into.
+  if (on_node_ != nullptr) return Status::Ok();
   // Every rank of a group crosses from "seen lately" to asking the kernel at the same moment
   // (three ticks after the daemon's last look), so they decide alike as often as they would
   // asking the kernel every time, which costs a system call per call.

@@ -88,7 +88,7 @@ void LocalAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint6
 }
 
 Status LocalAlltoall::MeetEveryone(uint32_t k) {
-  Status s = waiter_->Wait([this, k] { return segment_->AllArrived(k); }, "the other ranks", "enter the alltoall");
+  Status s = waiter_->WaitForRanks([this, k] { return segment_->AllArrived(k); }, "the other ranks", "enter the alltoall");
   report_->Lap(Stage::kMeet);
   return s;
 }
@@ -171,7 +171,7 @@ Status LocalAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64
   report_->Lap(Stage::kReadPeers);
   Done(k, true);
   // The others read this rank's send buffer until they are done: it must not change before.
-  Status s = waiter_->Wait([this, k] { return segment_->AllDone(k); }, "the other ranks",
+  Status s = waiter_->WaitForRanks([this, k] { return segment_->AllDone(k); }, "the other ranks",
                            "finish reading this rank's send buffer");
   report_->Lap(Stage::kAwaitReaders);
   if (!s.ok()) return s;

@@ -158,7 +158,7 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   }
   Done(k, true);
   // The others read this rank's send buffer until they are done: it must not change before.
-  Status s = waiter_->Wait([this, k] { return segment_->AllDone(k); }, "the other ranks",
+  Status s = waiter_->WaitForRanks([this, k] { return segment_->AllDone(k); }, "the other ranks",
                            "finish reading this rank's send buffer");
   report_->Lap(Stage::kAwaitReaders);
   if (!s.ok()) return s;

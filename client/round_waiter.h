@@ -56,7 +56,17 @@ class RoundWaiter {
   // Ok once ready() holds; else the group's error, kDaemonLost or kTimeout ("<who> did not
   // <what> within N ms", and that ohiod is stopped if it is).
   template <typename Ready>
-  Status Wait(Ready ready, const char* who, const char* what) const;
+  Status Wait(Ready ready, const char* who, const char* what) const {
+    return WaitWithDaemon(ready, who, what, /*daemon_needed=*/true);
+  }
+  // The same for what only the other ranks of a group on one node do (arrive, read each
+  // other's buffers): the daemon has no part in it, so its loss does not end the wait, and
+  // ranks that have all arrived finish the call alike whether it lives or not. (A rank that
+  // dies while the daemon is gone is seen at the timeout.)
+  template <typename Ready>
+  Status WaitForRanks(Ready ready, const char* who, const char* what) const {
+    return WaitWithDaemon(ready, who, what, /*daemon_needed=*/false);
+  }
 
   // Whether ready() holds within `most` (spinning, then sleeping on the event word). False as
   // soon as the group fails or the daemon is gone: the caller asks the group which.
@@ -81,6 +91,8 @@ class RoundWaiter {
   bool oversubscribed() const { return oversubscribed_; }
 
  private:
+  template <typename Ready>
+  Status WaitWithDaemon(Ready ready, const char* who, const char* what, bool daemon_needed) const;
   Status Outcome(WaitOutcome outcome, std::chrono::milliseconds waited, const char* who, const char* what) const;
 
   SegmentHeader* header_ = nullptr;
@@ -95,17 +107,17 @@ class RoundWaiter {
 };
 
 template <typename Ready>
-Status RoundWaiter::Wait(Ready ready, const char* who, const char* what) const {
+Status RoundWaiter::WaitWithDaemon(Ready ready, const char* who, const char* what, bool daemon_needed) const {
   WaitPolicy policy;
   policy.spin = Spin();
   policy.oversubscribed = oversubscribed_;
   const auto start = std::chrono::steady_clock::now();
   policy.deadline = start + timeout_;
   const auto stop = [this] { return GroupFailed(); };
-  const auto after_sleep = [this] { return DaemonGone(); };
+  const auto after_sleep = [this, daemon_needed] { return daemon_needed && DaemonGone(); };
   WaitOutcome outcome = WaitForChange(header_, policy, ready, stop, after_sleep);
   std::chrono::milliseconds waited = timeout_;
-  if (outcome == WaitOutcome::kTimedOut && !DaemonStopped()) {
+  if (outcome == WaitOutcome::kTimedOut && !DaemonStopped() && !DaemonGone()) {
     // A running daemon fails the group at its own timeout and says why: give it the grace.
     policy.spin = std::chrono::microseconds(0);
     policy.deadline = start + timeout_ + grace_;

@@ -173,16 +173,24 @@ TEST(SingleNodeFaults, RankThatNeverArrivesTimesOutTheGroup) {
   EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
 }
 
+// A group on one node goes on without its daemon (its ranks meet in the segment alone): a rank
+// waiting for one that never comes is told so at the group's timeout, with no grace for a
+// daemon that is gone.
 TEST(SingleNodeFaults, DaemonKilledThenRestarted) {
   TempDir dir;
-  Daemon daemon(dir);
+  Daemon daemon(dir, {"--timeout-ms", "1500"});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
-  RankJob job(dir, daemon.socket(), "orphaned", 2, {"--bytes", "64", "--expect", "daemon connection lost"},
+  RankJob job(dir, daemon.socket(), "orphaned", 2,
+              {"--bytes", "64", "--expect", "timeout"},
               [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--stall"} : std::vector<std::string>{}; });
   for (uint32_t r = 0; r < 2; ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("joined", kDeadline)) << job.Outputs();
   std::this_thread::sleep_for(milliseconds(200));
   daemon.Kill();
+  const auto killed = std::chrono::steady_clock::now();
   EXPECT_EQ(job.rank(0).Wait(seconds(20)), 0) << job.Outputs();
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, seconds(5)) << "the timeout, not a grace after it";
+  EXPECT_TRUE(Contains(job.rank(0).Output(), "the other ranks did not enter the alltoall within 1500 ms"))
+      << job.rank(0).Output();
   job.rank(1).Signal(SIGKILL);
   // A new daemon replaces the dead one's stale socket and serves new groups.
   Daemon again(dir);

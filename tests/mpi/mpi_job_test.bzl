@@ -10,10 +10,11 @@
 tests/mpi/on_node.sh (which points each rank at its node's daemon) comes along by itself.
 """
 
-def mpi_job_test(name, data, size = "medium"):
+def mpi_job_test(name, data, size = "medium", shard_count = None):
     native.cc_test(
         name = name,
         size = size,
+        shard_count = shard_count,
         srcs = [name + ".cc"],
         data = ["on_node.sh"] + data,
         # mpirun needs the host's process launching and /tmp as they are.

@@ -6,6 +6,7 @@
 // library, from the same call on every rank (client/mpi_shim_state.h: the ranks' agreement).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -53,6 +54,7 @@ Tally RunAndKill(const Mpi& mpi, const TempDir& dir, const std::vector<std::stri
     return t;
   }
   t = {std::stol(m[1]), std::stol(m[2]), std::stol(m[3]), std::stol(m[4]), std::stol(m[5]), std::stol(m[6])};
+  std::printf("%s: killed at call %d: %s\n", mpi.name, kill_at, m[0].str().c_str());  // the figures, in the log
   return t;
 }
 

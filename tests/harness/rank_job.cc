@@ -9,12 +9,14 @@
 
 namespace ohio::testing {
 
-std::string RankToolAnyoneCanRun(const TempDir& dir) {
-  const std::string tool = dir.file("alltoall_rank");
+std::string RankToolAnyoneCanRun(const TempDir& dir) { return ToolAnyoneCanRun(dir, "tests/tools/alltoall_rank"); }
+
+std::string ToolAnyoneCanRun(const TempDir& dir, const std::string& runfile) {
+  const std::string tool = dir.file(runfile.substr(runfile.rfind('/') + 1));
   if (access(tool.c_str(), X_OK) == 0) return tool;
   const std::string partial = tool + ".partial";
   {
-    std::ifstream in(RunfilePath("tests/tools/alltoall_rank"), std::ios::binary);
+    std::ifstream in(RunfilePath(runfile), std::ios::binary);
     std::ofstream out(partial, std::ios::binary);
     out << in.rdbuf();
   }

@@ -45,5 +45,7 @@ class RankJob {
 // The rank tool copied into `dir` (once), where another uid may run it: Bazel's output tree
 // is root's only.
 std::string RankToolAnyoneCanRun(const TempDir& dir);
+// The same for any binary of the build, by its runfile path (e.g. "tests/tools/control_flood").
+std::string ToolAnyoneCanRun(const TempDir& dir, const std::string& runfile);
 
 }  // namespace ohio::testing

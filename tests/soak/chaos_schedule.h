@@ -1,5 +1,5 @@
 // When the soak's chaos strikes and with what: a pure function of the seed, so a failing run
-// can be replayed. The first three faults are one of each kind (in an order the seed picks),
+// can be replayed. The first five faults are one of each kind (in an order the seed picks),
 // so even a short run injects every kind; the rest are drawn by weight.
 #pragma once
 
@@ -13,6 +13,8 @@ enum class FaultKind {
   kKillRank,       // SIGKILL one rank of a job in the middle of its calls
   kRestartDaemon,  // SIGKILL one node's ohiod and start it again as the same node
   kGarbage,        // junk to every port of every daemon: control, admin, peer gRPC, TCP data
+  kStopDaemon,     // SIGSTOP one node's ohiod for about the group timeout (StopLength), then SIGCONT
+  kHostileUid,     // an unprivileged uid floods one daemon's control socket with unfinished frames
 };
 
 const char* FaultName(FaultKind kind);
@@ -24,6 +26,11 @@ struct Fault {
 };
 
 // Faults in [0, window), one every `mean_gap` on average (each gap uniform in [gap/2, 3gap/2]).
+// How long a kStopDaemon fault holds its daemon: uniform in [0.7, 1.3] x the group timeout,
+// drawn from the fault's pick, so that some stops end before the ranks' waits give up and some
+// after.
+std::chrono::milliseconds StopLength(uint64_t pick, std::chrono::milliseconds group_timeout);
+
 std::vector<Fault> PlanChaos(uint64_t seed, std::chrono::milliseconds window, std::chrono::milliseconds mean_gap);
 
 }  // namespace ohio::soak

@@ -29,6 +29,16 @@ const std::vector<ErrorCause>& ExpectedCauses() {
        "restart a daemon or kill a rank: some rank of a new group never joined"},
       {"data connection not up in time", "timeout", {"the data connection to node(s) ", " never came up within "},
        "restart a daemon: a new group's node could not connect to it before the timeout"},
+      // A stopped daemon does not answer: libohio's waits on it give up at the timeout and say
+      // that it is stopped (client/round_waiter.cc, client/control_connection.cc).
+      {"own daemon stopped", "timeout", {" within ", "; ohiod (pid ", ") is stopped"},
+       "stop a daemon: a rank's wait on it outlasted the timeout", false, true},
+      // A group on one node goes on without its daemon (the ranks' blocking calls are their
+      // own), so a rank killed while that daemon is down (restarted) has no one to see it die:
+      // the node's other ranks wait for it until the timeout ("the other ranks did not enter
+      // the alltoall" / "finish reading this rank's send buffer within N ms").
+      {"rank killed while its node's daemon was down", "timeout", {"the other ranks did not ", " within "},
+       "kill a rank of a group on one node while restarting its daemon", true},
       // A rank killed before it joined is nothing its daemon could see die: the ranks that did
       // join wait for it to enter the call until the timeout, which names it.
       {"rank killed before it joined", "timeout", {"did not enter the alltoall within"},
@@ -39,6 +49,10 @@ const std::vector<ErrorCause>& ExpectedCauses() {
       {"round timed out after a rank kill (open issue)", "timeout",
        {"did not complete within", "was waiting for the ranks of node(s)"},
        "kill a rank: one node missed its RANK_GONE", true},
+      // A rank's hello sits unread in the stopped daemon's socket; once continued, the daemon's
+      // housekeeping finds the connection older than hello-timeout-ms before it reads the hello.
+      {"hello unread while stopped", "refused", {"no Hello within hello-timeout-ms = "},
+       "stop a daemon: a rank connected while it was stopped for longer than hello-timeout-ms", false, true},
   };
   return causes;
 }

@@ -16,6 +16,7 @@ struct ErrorCause {
   std::vector<std::string> message_parts;  // parts of the message that name the cause, all there
   std::string fault;         // which injected fault explains it
   bool after_kill_only = false;  // a timeout: expected only in a run that lost a rank to the chaos
+  bool after_stop_only = false;  // expected only in a run that met a daemon the chaos stopped
 };
 
 const std::vector<ErrorCause>& ExpectedCauses();

@@ -1,7 +1,9 @@
 // The soak: 4 real ohiods on loopback, 3 jobs of different uids and sizes doing verified
-// alltoalls of random sizes (eager, staged, many rounds; v1, v2, v3) while a chaos loop kills
-// ranks, restarts daemons and sends garbage to every port. It passes when every call it
-// wanted was verified, no byte was wrong, every failed call named an expected cause, and the
+// alltoalls of random sizes (eager, staged, many rounds; v1, v2, v3) and an MPI job (real
+// mpirun, the shim preloaded, MPI_ERRORS_RETURN) while a chaos loop kills ranks, restarts and
+// stops daemons, sends garbage to every port and lets a hostile uid flood a daemon. It passes
+// when every call it wanted was verified, no byte was wrong, every failed call named an expected
+// cause (every failed MPI call MPI_ERR_OTHER with the shim's reason), and the
 // daemons, once every job has left, hold no group, segment, extra descriptor or memory and are
 // healthy. Prints its figures (docs/SOAK.md records a full-scale run).
 #include <signal.h>
@@ -16,8 +18,11 @@
 #include <vector>
 
 #include "tests/harness/cluster.h"
+#include "tests/harness/rank_job.h"
+#include "tests/harness/stopped_process.h"
 #include "tests/soak/chaos_schedule.h"
 #include "tests/soak/daemon_vitals.h"
+#include "tests/soak/mpi_soak_job.h"
 #include "tests/soak/port_garbage.h"
 #include "tests/soak/soak_figures.h"
 #include "tests/soak/soak_job.h"
@@ -32,7 +37,9 @@ using std::chrono::seconds;
 constexpr uint32_t kNodes = 4;
 constexpr uid_t kNobody = 65534;
 constexpr uid_t kOtherUser = 4242;  // an unprivileged uid with no account: ohiod goes by the number
+constexpr uid_t kHostileUser = 65533;  // the flood's: a uid of its own, none of the jobs'
 constexpr auto kRunDeadline = seconds(60);
+constexpr auto kGroupTimeout = milliseconds(10000);  // the daemons' --timeout-ms
 
 struct Options {
   uint64_t calls = 1000;
@@ -44,6 +51,7 @@ struct Options {
   std::string ssb_bytes = "64KiB";
   std::string srb_bytes = "64KiB";
   uint64_t rss_growth_kib = 16 << 10;
+  uint64_t mpi_calls = 600;
 };
 
 std::vector<JobSpec> Jobs(const Options& o) {
@@ -56,6 +64,10 @@ std::vector<JobSpec> Jobs(const Options& o) {
       {"uid4242-3x1", kOtherUser, {0, 0, 0}, o.max_bytes, 60},
   };
 }
+
+// Two nodes, two ranks each, through Open MPI and the shim; calls of at most 64 KiB per rank
+// (the library's own calls, once it takes over, are slow on a loaded machine).
+MpiJobSpec MpiJob(const Options& o) { return {"mpi-4x2", {2, 3}, 2, std::min<uint64_t>(o.max_bytes, 64 << 10), 200}; }
 
 std::string Tail(const std::string& s, size_t bytes) { return s.size() <= bytes ? s : s.substr(s.size() - bytes); }
 
@@ -75,8 +87,8 @@ class Soak {
   explicit Soak(const Options& o)
       : o_(o),
         cluster_(dir_, kNodes,
-                 {"--ssb-bytes", o.ssb_bytes, "--srb-bytes", o.srb_bytes, "--timeout-ms", "10000", "--log-level",
-                  "info"}),
+                 {"--ssb-bytes", o.ssb_bytes, "--srb-bytes", o.srb_bytes, "--timeout-ms",
+                  std::to_string(kGroupTimeout.count()), "--log-level", "info"}),
         rng_(o.seed) {}
 
   int Run() {
@@ -91,6 +103,7 @@ class Soak {
       const uint64_t share = o_.calls / specs.size() + (j == 0 ? o_.calls % specs.size() : 0);
       jobs_.push_back(std::make_unique<SoakJob>(specs[j], cluster_, dir_, o_.seed * 1000 + j, share));
     }
+    if (o_.mpi_calls != 0) mpi_ = std::make_unique<MpiSoakJob>(MpiJob(o_), cluster_, dir_, o_.seed * 1000 + 7, o_.mpi_calls);
     const auto end = start + seconds(o_.max_seconds);
     if (WarmUp(end)) {
       Chaos(end);
@@ -141,7 +154,7 @@ class Soak {
       for (auto& j : jobs_) {
         if (!j->done()) return false;
       }
-      return true;
+      return !mpi_ || mpi_->done();
     };
     while (!all_done()) {
       if (Clock::now() > end) {
@@ -149,19 +162,63 @@ class Soak {
         for (auto& j : jobs_) verified += j->verified();
         f_.problems.push_back("not done in " + std::to_string(o_.max_seconds) + " s: " + std::to_string(verified) +
                               " of " + std::to_string(o_.calls) + " calls verified");
-        return;
+        break;
       }
-      for (auto& j : jobs_) j->Step(kRunDeadline, true, &f_);
+      for (auto& j : jobs_) {
+        if (stopped_) j->NoteStopped(stopped_node_);
+        j->Step(kRunDeadline, true, &f_);
+      }
+      if (mpi_) mpi_->Step(kRunDeadline, true, &f_);
       while (next < faults.size() && Clock::now() - chaos_start >= faults[next].at) Strike(faults[next++]);
-      for (uint32_t i = 0; i < kNodes; ++i) {
+      EndStop(false);
+      EndFlood(false);
+      bool died = false;
+      for (uint32_t i = 0; i < kNodes && !died; ++i) {
         if (!cluster_.node(i).running()) {
           f_.problems.push_back("node " + cluster_.name(i) + "'s ohiod died, not by the chaos:\n" +
                                 Tail(cluster_.node(i).Log(), 4000));
-          return;
+          died = true;
         }
       }
+      if (died) break;
       std::this_thread::sleep_for(milliseconds(10));
     }
+    // The chaos ends with the calls: a stopped daemon goes on, the flood is judged.
+    EndStop(true);
+    EndFlood(true);
+  }
+
+  // Continues the stopped daemon once its stop has lasted (or at once if `now`).
+  void EndStop(bool now) {
+    if (!stopped_ || (!now && Clock::now() < stop_until_)) return;
+    stopped_->Continue();
+    stopped_.reset();
+    const auto held = std::chrono::duration_cast<milliseconds>(Clock::now() - stop_began_);
+    f_.longest_stop_ms = std::max<uint64_t>(f_.longest_stop_ms, static_cast<uint64_t>(held.count()));
+    std::printf("chaos: continued %s after %lld ms\n", cluster_.name(stopped_node_).c_str(),
+                static_cast<long long>(held.count()));
+    std::fflush(stdout);
+  }
+
+  // Judges the hostile uid's flood once it has ended (or stops it if `now`): it must have
+  // said what it sent, and only the daemon may have cut it off.
+  void EndFlood(bool now) {
+    if (!flood_ || (!now && flood_->Running())) return;
+    if (flood_->Running()) flood_->Signal(SIGKILL);
+    const int code = flood_->Wait(seconds(10));
+    const std::string out = flood_->Output();
+    unsigned connections = 0, complete = 0, cut_off = 0;
+    const size_t at = out.find("flooded: ");
+    if (at == std::string::npos ||
+        std::sscanf(out.c_str() + at, "flooded: %u connections, %u sent every byte, %u cut off", &connections, &complete,
+                    &cut_off) != 3 ||
+        (code != 0 && !now)) {
+      f_.problems.push_back("the hostile uid's flood exited " + std::to_string(code) + " without its tally: " +
+                            Tail(out, 2000));
+    }
+    f_.hostile.connections += connections;
+    f_.hostile.cut_off += cut_off;
+    flood_.reset();
   }
 
   void Strike(const Fault& fault) {
@@ -179,6 +236,8 @@ class Soak {
       }
       case FaultKind::kRestartDaemon: {
         const uint32_t node = static_cast<uint32_t>(fault.pick % kNodes);
+        // A stopped daemon is continued before it is killed: its pid is then no longer ours to signal.
+        if (stopped_ && stopped_node_ == node) EndStop(true);
         cluster_.node(node).Kill();
         ++f_.nodes[node].restarts;
         std::printf("chaos: restarting %s\n", cluster_.name(node).c_str());
@@ -190,6 +249,8 @@ class Soak {
       }
       case FaultKind::kGarbage: {
         for (uint32_t i = 0; i < kNodes; ++i) {
+          // A stopped daemon accepts nothing: its backlogs would fill and the connects block.
+          if (stopped_ && stopped_node_ == i) continue;
           testing::Daemon& d = cluster_.node(i);
           const std::pair<std::string, GarbageSent> sent[] = {
               {"control socket", SendGarbageToUnix(d.socket(), rng_)},
@@ -206,6 +267,33 @@ class Soak {
           }
         }
         std::printf("chaos: garbage to every port of every daemon\n");
+        break;
+      }
+      case FaultKind::kStopDaemon: {
+        if (stopped_) return;  // one node stopped at a time: nothing done, nothing counted
+        stopped_node_ = static_cast<uint32_t>(fault.pick % kNodes);
+        stop_began_ = Clock::now();
+        const milliseconds length = StopLength(fault.pick, kGroupTimeout);
+        stop_until_ = stop_began_ + length;
+        stopped_ = std::make_unique<testing::StoppedForScope>(cluster_.node(stopped_node_).pid());
+        if (!stopped_->stopped()) f_.problems.push_back("node " + cluster_.name(stopped_node_) + " did not stop");
+        std::printf("chaos: stopped %s for %lld ms\n", cluster_.name(stopped_node_).c_str(),
+                    static_cast<long long>(length.count()));
+        break;
+      }
+      case FaultKind::kHostileUid: {
+        if (flood_) return;  // one flood at a time
+        uint32_t node = static_cast<uint32_t>(fault.pick % kNodes);
+        if (stopped_ && stopped_node_ == node) node = (node + 1) % kNodes;
+        // Connections that say hello and announce 4 MiB, of which they send 256 KiB and hold:
+        // 300 of them would hold 75 MiB, past the uid's bound (user-max-pending-bytes, 64 MiB),
+        // so the daemon must cut some off while the jobs' ranks are served.
+        flood_ = std::make_unique<testing::Process>(
+            std::vector<std::string>{testing::ToolAnyoneCanRun(dir_, "tests/tools/control_flood"), "--socket",
+                                     cluster_.node(node).socket(), "--connections", "300", "--hello", "--announce",
+                                     std::to_string(4 << 20), "--send", std::to_string(256 << 10), "--hold-ms", "1000"},
+            dir_.file("flood" + std::to_string(++floods_) + ".out"), kHostileUser);
+        std::printf("chaos: uid %u floods %s's control socket\n", kHostileUser, cluster_.name(node).c_str());
         break;
       }
     }
@@ -290,6 +378,7 @@ class Soak {
   // SIGTERM to every daemon: each must shut down cleanly.
   void Stop() {
     jobs_.clear();  // kills whatever rank is left (only after a failure)
+    mpi_.reset();
     for (uint32_t i = 0; i < kNodes; ++i) {
       if (!cluster_.node(i).running()) continue;
       if (int code = cluster_.node(i).Stop(); code != 0) {
@@ -304,6 +393,14 @@ class Soak {
   testing::Cluster cluster_;
   std::mt19937_64 rng_;
   std::vector<std::unique_ptr<SoakJob>> jobs_;
+  std::unique_ptr<MpiSoakJob> mpi_;
+  // The one daemon the chaos holds stopped, if any, and until when.
+  std::unique_ptr<testing::StoppedForScope> stopped_;
+  uint32_t stopped_node_ = 0;
+  Clock::time_point stop_began_, stop_until_;
+  // The hostile uid's flood under way, if any.
+  std::unique_ptr<testing::Process> flood_;
+  uint32_t floods_ = 0;
   Figures f_;
 };
 
@@ -313,9 +410,10 @@ class Soak {
 int main(int argc, char** argv) {
   ohio::soak::Options o;
   CLI::App app(
-      "soak: 4 ohiods, 3 jobs of different uids doing verified alltoalls of random sizes, under chaos (rank kills, "
-      "daemon restarts, garbage to every port); checks bytes, error causes, leaks and health at the end. Runs as "
-      "root (ranks of two jobs run as other uids).");
+      "soak: 4 ohiods, 3 jobs of different uids doing verified alltoalls of random sizes and an MPI job (Open MPI "
+      "with the shim), under chaos (rank kills, daemon restarts and stops, garbage to every port, a hostile uid's "
+      "floods); checks bytes, error causes, leaks and health at the end. Runs as root (ranks of two jobs and the "
+      "flood run as other uids).");
   app.add_option("--calls", o.calls, "Verified alltoalls to reach, over all jobs")->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of the sizes, the patterns and the chaos")->capture_default_str();
   app.add_option("--max-seconds", o.max_seconds, "The soak fails if its calls are not all verified by then")
@@ -328,6 +426,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--srb-bytes", o.srb_bytes, "Daemons' SRB per group")->capture_default_str();
   app.add_option("--rss-growth-kib", o.rss_growth_kib, "Most a daemon's RSS may grow over the soak")
+      ->capture_default_str();
+  app.add_option("--mpi-calls", o.mpi_calls,
+                 "MPI_Alltoall calls of the MPI job (mpirun runs of 200 calls on 2 nodes x 2 ranks; 0: no MPI job)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (o.calls == 0 || o.max_seconds == 0 || o.fault_gap_ms == 0 || o.max_bytes == 0) {

@@ -18,6 +18,12 @@ std::string FormatFigures(const Figures& f) {
   for (const auto& [kind, n] : f.faults) o << "    " << kind << ": " << n << "\n";
   o << "    (garbage connections: " << f.garbage_connections << ")\n";
   o << "    (slowest run end after a rank kill: " << f.slowest_kill_to_end_ms << " ms)\n";
+  o << "    (longest daemon stop: " << f.longest_stop_ms << " ms)\n";
+  o << "    (hostile uid's connections: " << f.hostile.connections << ", cut off by the daemon: " << f.hostile.cut_off
+    << ")\n";
+  o << "  MPI job (Open MPI, MPI_ERRORS_RETURN)\n";
+  o << "    runs " << f.mpi.runs << ", calls ok " << f.mpi.calls_ok << ", failed (MPI_ERR_OTHER) " << f.mpi.calls_failed
+    << ", wrong bytes " << f.mpi.wrong_bytes << ", the shim's reasons printed " << f.mpi.reasons << "\n";
   o << "  errors by cause (one per rank that got one)\n";
   for (const ErrorCause& c : ExpectedCauses()) {
     auto it = f.errors_by_cause.find(c.name);

@@ -17,6 +17,21 @@ struct NodeFigures {
   uint32_t restarts = 0;
 };
 
+// The MPI job's (tests/soak/mpi_soak_job.h), summed over its ranks.
+struct MpiFigures {
+  uint64_t runs = 0;          // mpirun runs
+  uint64_t calls_ok = 0;      // MPI_Alltoall calls that returned MPI_SUCCESS with every byte right
+  uint64_t calls_failed = 0;  // that returned MPI_ERR_OTHER
+  uint64_t wrong_bytes = 0;   // in calls that returned MPI_SUCCESS
+  uint64_t reasons = 0;       // "ohio: MPI_Alltoall failed: ..." lines of the shim
+};
+
+// The hostile uid's floods of a daemon's control socket (tests/tools/control_flood).
+struct HostileFigures {
+  uint64_t connections = 0;   // opened by the floods
+  uint64_t cut_off = 0;       // of them, closed by the daemon before their partial frame was sent
+};
+
 struct Figures {
   uint64_t calls_wanted = 0;
   uint64_t calls_verified = 0;  // calls whose every byte every rank checked
@@ -25,6 +40,9 @@ struct Figures {
   uint64_t wrong_bytes = 0;
   uint64_t garbage_connections = 0;
   uint64_t slowest_kill_to_end_ms = 0;  // from killing a rank to its run's last rank ending
+  uint64_t longest_stop_ms = 0;         // a daemon held by SIGSTOP
+  MpiFigures mpi;
+  HostileFigures hostile;
   std::map<std::string, uint64_t> faults;           // by kind
   std::map<std::string, uint64_t> errors_by_cause;  // one per rank that reported an error
   std::vector<std::string> problems;                // each one fails the soak

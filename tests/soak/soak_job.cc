@@ -54,6 +54,7 @@ void SoakJob::Launch() {
       "--random-bytes", std::to_string(spec_.max_bytes),  "--iterations", std::to_string(run_calls_),
       "--seed",         std::to_string(Mix(seed_ + generation_)), "--algorithm", kAlgorithms[generation_ % 3]};
   killed_.clear();
+  met_stop_ = false;
   run_started_ = std::chrono::steady_clock::now();
   run_ = std::make_unique<testing::RankJob>(dir_, sockets, names, placement,
                                             spec_.name + ".run" + std::to_string(generation_), common, nullptr,
@@ -67,6 +68,10 @@ std::string SoakJob::KillRank(uint64_t pick) {
   run_->rank(r).Signal(SIGKILL);
   killed_.insert(r);
   return spec_.name + " run " + std::to_string(generation_) + " rank " + std::to_string(r);
+}
+
+void SoakJob::NoteStopped(uint32_t node) {
+  if (run_ && Spans(node)) met_stop_ = true;
 }
 
 void SoakJob::Step(std::chrono::milliseconds run_deadline, bool launch, Figures* f) {
@@ -117,6 +122,8 @@ void SoakJob::Judge(const std::vector<int>& codes, Figures* f) {
       const ErrorCause* cause = CauseOf(e.code_name, e.message);
       if (cause && cause->after_kill_only && killed_.empty()) {
         f->problems.push_back(who + ": a timeout in a run where no rank was killed: '" + e.message + "'");
+      } else if (cause && cause->after_stop_only && !met_stop_) {
+        f->problems.push_back(who + ": '" + e.message + "' in a run that met no stopped daemon");
       } else if (cause) {
         ++f->errors_by_cause[cause->name];
       } else {

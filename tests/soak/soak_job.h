@@ -43,6 +43,8 @@ class SoakJob {
   // SIGKILLs one rank (chosen by `pick`) of the run under way; "" if there is no run or it
   // already lost a rank (its other ranks are to report that one).
   std::string KillRank(uint64_t pick);
+  // `node`'s daemon is stopped now: the run under way, if it spans the node, met a stop.
+  void NoteStopped(uint32_t node);
 
  private:
   void Launch();
@@ -60,6 +62,7 @@ class SoakJob {
   std::unique_ptr<testing::RankJob> run_;
   std::chrono::steady_clock::time_point run_started_;
   std::set<uint32_t> killed_;
+  bool met_stop_ = false;
   std::chrono::steady_clock::time_point killed_at_;
 };
 

@@ -1,10 +1,12 @@
-// The soak's pure parts: which errors it accepts, how it reads a rank, when it strikes.
+// The soak's pure parts: which errors it accepts, how it reads a rank and an MPI run, when it
+// strikes and for how long.
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "tests/soak/chaos_schedule.h"
 #include "tests/soak/error_causes.h"
+#include "tests/soak/mpi_run_report.h"
 #include "tests/soak/rank_report.h"
 
 namespace ohio::soak {
@@ -75,9 +77,9 @@ TEST(ChaosSchedule, SameSeedSamePlanEveryKindFirstGapsBounded) {
     EXPECT_EQ(a[i].kind, b[i].kind);
     EXPECT_EQ(a[i].pick, b[i].pick);
   }
-  ASSERT_GE(a.size(), 3u);
-  std::set<FaultKind> first = {a[0].kind, a[1].kind, a[2].kind};
-  EXPECT_EQ(first.size(), 3u);
+  ASSERT_GE(a.size(), 5u);
+  std::set<FaultKind> first = {a[0].kind, a[1].kind, a[2].kind, a[3].kind, a[4].kind};
+  EXPECT_EQ(first.size(), 5u);
   milliseconds previous(0);
   for (const Fault& f : a) {
     EXPECT_GE(f.at - previous, milliseconds(200));
@@ -87,6 +89,63 @@ TEST(ChaosSchedule, SameSeedSamePlanEveryKindFirstGapsBounded) {
   }
   EXPECT_GE(a.size(), 20000u / 600);
   EXPECT_LE(a.size(), 20000u / 200);
+}
+
+TEST(ChaosSchedule, StopsLastAroundTheGroupTimeout) {
+  bool shorter = false, longer = false;
+  for (const Fault& f : PlanChaos(9, milliseconds(200000), milliseconds(100))) {
+    const milliseconds length = StopLength(f.pick, milliseconds(10000));
+    EXPECT_GE(length, milliseconds(7000));
+    EXPECT_LE(length, milliseconds(13000));
+    shorter |= length < milliseconds(10000);
+    longer |= length > milliseconds(10000);
+  }
+  EXPECT_TRUE(shorter && longer);
+}
+
+TEST(ErrorCauses, AStoppedDaemonIsExpectedOnlyAfterAStop) {
+  const ErrorCause* waited =
+      CauseOf("timeout", "ohiod did not complete the alltoall within 10000 ms; ohiod (pid 4321) is stopped");
+  ASSERT_NE(waited, nullptr);
+  EXPECT_EQ(waited->name, "own daemon stopped");
+  EXPECT_TRUE(waited->after_stop_only);
+  const ErrorCause* hello = CauseOf("refused", "no Hello within hello-timeout-ms = 5000");
+  ASSERT_NE(hello, nullptr);
+  EXPECT_TRUE(hello->after_stop_only);
+  // A timeout without the daemon stopped is no stop's.
+  EXPECT_FALSE(CauseOf("timeout", "ohiod did not complete the alltoall within 10000 ms"));
+}
+
+TEST(ErrorCauses, ARankKilledWhileItsOneNodeDaemonIsDownTimesOutAfterAKillOnly) {
+  for (const char* m : {"the other ranks did not enter the alltoall within 10000 ms",
+                        "the other ranks did not finish reading this rank's send buffer within 10000 ms"}) {
+    const ErrorCause* c = CauseOf("timeout", m);
+    ASSERT_NE(c, nullptr) << m;
+    EXPECT_EQ(c->name, "rank killed while its node's daemon was down");
+    EXPECT_TRUE(c->after_kill_only);
+  }
+}
+
+TEST(MpiRunReport, ReadsEachRanksTallyFailuresAndReasons) {
+  const auto ranks = ParseMpiRun(
+      "[1,0]<stdout>:rank 0: call 7 failed with MPI_ERR_OTHER\n"
+      "[1,0]<stderr>:ohio: MPI_Alltoall failed: the ohio group failed (lost the connection to node n3's ohiod)\n"
+      "[1,1]<stderr>:ohio: MPI_Alltoall failed: the ohio group failed (the connection to ohiod closed)\n"
+      "[1,1]<stdout>:rank 1: call 7 failed with class 3\n"
+      "[1,0]<stdout>:rank 0: calls 200 ok 199 failed 1 wrong_bytes 0\n"
+      "[1,1]<stdout>:rank 1: calls 200 ok 198 failed 1 wrong_bytes 12\n"
+      "rank 2: calls 200 ok 200 failed 0 wrong_bytes 0\n");  // untagged: not read
+  ASSERT_EQ(ranks.size(), 2u);
+  const MpiRankReport& r0 = ranks.at(0);
+  ASSERT_TRUE(r0.tally);
+  EXPECT_EQ(r0.tally->calls, 200u);
+  EXPECT_EQ(r0.tally->ok, 199u);
+  EXPECT_EQ(r0.tally->failed, 1u);
+  EXPECT_EQ(r0.failed_with, std::vector<std::string>{"MPI_ERR_OTHER"});
+  EXPECT_EQ(r0.reasons, std::vector<std::string>{"the ohio group failed (lost the connection to node n3's ohiod)"});
+  const MpiRankReport& r1 = ranks.at(1);
+  EXPECT_EQ(r1.tally->wrong_bytes, 12u);
+  EXPECT_EQ(r1.failed_with, std::vector<std::string>{"class 3"});
 }
 
 }  // namespace

@@ -150,7 +150,8 @@ json TransportCountersJson(const admin::TransportCounters& t) {
           {"control_frames_received", t.control_frames_received()},
           {"rails", std::vector<std::string>(t.rails().begin(), t.rails().end())},
           {"rail_put_bytes", std::vector<uint64_t>(t.rail_put_bytes().begin(), t.rail_put_bytes().end())},
-          {"striped_puts", t.striped_puts()}};
+          {"striped_puts", t.striped_puts()},
+          {"rtr_retries", t.rtr_retries()}};
 }
 
 json SegmentCacheJson(const admin::SegmentCacheCounters& c) {
@@ -185,7 +186,8 @@ std::string TransportCountersLine(const admin::TransportCounters& t) {
          " registered (" + Bytes(t.registered_bytes()) + " now, " + std::to_string(t.registrations_pending()) +
          " pending); puts " + std::to_string(t.direct_puts()) + " direct (" + std::to_string(t.striped_puts()) +
          " striped over the rails), " + std::to_string(t.bounce_puts()) + " through bounce buffers (" +
-         Bytes(t.bounce_bytes()) + ")";
+         Bytes(t.bounce_bytes()) + "); queue pairs moved to RTR again " + std::to_string(t.rtr_retries()) +
+         " times (peer address not yet resolved)";
 }
 
 // Frames on the wire, either transport: puts (data) and exchange messages (control).
@@ -399,6 +401,7 @@ json CountersJson(const admin::CountersReply& c) {
           {"segment_bytes_in_use", c.segment_bytes_in_use()},
           {"memory_limit_bytes", c.memory_limit_bytes()},
           {"data_connections", c.data_connections()},
+          {"peer_channels", c.peer_channels()},
           {"transport_counters", TransportCountersJson(c.transport_counters())},
           {"segment_cache", SegmentCacheJson(c.segment_cache())},
           {"auth", c.auth()},
@@ -424,7 +427,8 @@ std::string CountersText(const admin::CountersReply& c) {
        {"groups", std::to_string(c.groups()) + " open, " + std::to_string(c.groups_failed()) + " failed since start; " +
                       Bytes(c.segment_bytes_in_use()) + " of " + Bytes(c.memory_limit_bytes()) +
                       " shared memory in use"},
-       {"connections", std::to_string(c.data_connections()) + " to other nodes"},
+       {"connections", std::to_string(c.data_connections()) + " to other nodes; " +
+                           Plural(c.peer_channels(), "peer service channel", "peer service channels") + " open"},
        {"engine", std::to_string(c.engine_sleeps()) + " sleeps, " + std::to_string(c.engine_wakeups()) +
                       " cut short by a doorbell or the transport; ranks woken " +
                       std::to_string(c.ranks_woken()) + " times"},

@@ -64,6 +64,10 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   c.mutable_transport_counters()->set_data_frames_received(8);
   c.mutable_transport_counters()->set_control_frames_sent(9);
   c.mutable_transport_counters()->set_control_frames_received(10);
+  c.mutable_transport_counters()->set_rtr_retries(4);
+  c.mutable_transport_counters()->add_rails("rxe0:1");
+  c.set_data_connections(3);
+  c.set_peer_channels(2);
   c.mutable_segment_cache()->set_hits(5);
   c.mutable_segment_cache()->set_misses(2);
   c.mutable_segment_cache()->set_cached_segments(1);
@@ -86,6 +90,8 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   EXPECT_EQ(j["errors"]["timeout"].get<uint64_t>(), 2u);
   EXPECT_EQ(j["transport_counters"]["data_frames_sent"].get<uint64_t>(), 7u);
   EXPECT_EQ(j["transport_counters"]["control_frames_received"].get<uint64_t>(), 10u);
+  EXPECT_EQ(j["transport_counters"]["rtr_retries"].get<uint64_t>(), 4u);
+  EXPECT_EQ(j["peer_channels"].get<uint64_t>(), 2u);
   EXPECT_TRUE(j["latency"][0]["buckets"][3]["le_seconds"].is_null());
   EXPECT_EQ(j["latency"][0]["buckets"][3]["count"].get<uint64_t>(), 100u);
   // The dump is valid JSON (no inf/nan literals) that reads back the same.
@@ -94,6 +100,8 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   EXPECT_THAT(text, HasSubstr("timeout 2"));
   EXPECT_THAT(text, HasSubstr("munge, refused: data replayed 3\n"));
   EXPECT_THAT(text, HasSubstr("data 7 sent, 8 received; control 9 sent, 10 received"));
+  EXPECT_THAT(text, HasSubstr("3 to other nodes; 2 peer service channels open\n"));
+  EXPECT_THAT(text, HasSubstr("queue pairs moved to RTR again 4 times (peer address not yet resolved)\n"));
   EXPECT_THAT(text, HasSubstr("0-1KiB"));
   EXPECT_THAT(text, HasSubstr("<= 1 ms"));  // p99
   EXPECT_EQ(j["segment_cache"]["hits"].get<uint64_t>(), 5u);

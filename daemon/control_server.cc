@@ -157,6 +157,13 @@ bool ControlServer::Housekeeping(Clock::time_point now) {
       waiting_for_hello = true;
       continue;
     }
+    // A hello that came while this thread did not run (a stopped daemon, continued: its
+    // epoll_wait may time out before it reports the socket) was said in time: read it first.
+    if (!OnReadable(*c)) {
+      silent.push_back(fd);
+      continue;
+    }
+    if (c->greeted) continue;
     silent.push_back(fd);
     uint64_t suppressed = 0;
     if (hello_log_.Allow(&suppressed, now)) {

@@ -31,6 +31,7 @@
 #include "proto/control.pb.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
+#include "tests/harness/stopped_process.h"
 #include "tests/harness/rank_job.h"
 
 namespace ohio::testing {
@@ -138,6 +139,12 @@ void RaiseDescriptorLimit() {
 }
 
 TEST(ResourceBounds, UnfinishedMessagesOfOneUidAreBoundedAndGivenBack) {
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's allocator holds freed memory in its quarantine (256 MiB) and gives
+  // little back to the kernel: the daemon's RSS says nothing of its own bounds under it. The
+  // default build runs this test.
+  GTEST_SKIP() << "RSS bounds are not measurable under AddressSanitizer's allocator";
+#endif
   TempDir dir;
   Daemon daemon(dir, {"--user-max-pending-bytes", "32MiB", "--max-pending-bytes", "64MiB"});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
@@ -293,6 +300,36 @@ TEST(ResourceBounds, ControlClientsThatSayNoHelloAreDisconnected) {
   EXPECT_FALSE(ClosedByPeer(greeted, milliseconds(500)));
   close(silent);
   close(greeted);
+}
+
+// A hello sent in time to a daemon that was stopped then (SIGSTOP) and continued after the
+// hello timeout counts: the client is answered, not refused as silent.
+TEST(ResourceBounds, AHelloSentWhileTheDaemonWasStoppedCounts) {
+  TempDir dir;
+  Daemon daemon(dir, {"--hello-timeout-ms", "1000"});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    SCOPED_TRACE("attempt " + std::to_string(attempt));
+    const int client = ControlClient(daemon.socket(), false);
+    ASSERT_GE(client, 0);
+    std::this_thread::sleep_for(milliseconds(300));  // accepted, its hello clock running
+    {
+      StoppedForScope stopped(daemon.pid());
+      ASSERT_TRUE(stopped.stopped());
+      control::ClientMessage hello;
+      hello.mutable_hello()->set_protocol_version(kControlProtocolVersion);
+      ASSERT_TRUE(SendFrame(client, hello.SerializeAsString()).ok());
+      std::this_thread::sleep_for(milliseconds(2000));
+    }
+    std::string reply;
+    std::vector<int> fds;
+    ASSERT_TRUE(ReceiveFrame(client, 1 << 20, &reply, &fds).ok());
+    control::DaemonMessage m;
+    ASSERT_TRUE(m.ParseFromString(reply));
+    EXPECT_TRUE(m.has_hello()) << m.DebugString();
+    EXPECT_FALSE(ClosedByPeer(client, milliseconds(500)));
+    close(client);
+  }
 }
 
 // A TCP connection to 127.0.0.1:port from the loopback address `source` (127.0.0.x), so that

@@ -39,11 +39,13 @@ Result<int> ConnectUnix(const std::string& path) {
   return fd;
 }
 
+int OpenPidfd(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
 int PeerPidfd(int fd, pid_t pid) {
   int pidfd = -1;
   socklen_t len = sizeof(pidfd);
   if (getsockopt(fd, SOL_SOCKET, kSoPeerPidfd, &pidfd, &len) == 0 && pidfd >= 0) return pidfd;
-  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  return OpenPidfd(pid);
 }
 
 }  // namespace ohio

@@ -15,6 +15,10 @@ Result<struct sockaddr_un> UnixAddress(const std::string& path);
 // A connected, close-on-exec stream socket; kNoDaemon with the reason if nobody accepts.
 Result<int> ConnectUnix(const std::string& path);
 
+// A pidfd (close-on-exec, as pidfds are) of process `pid` as it is now, or -1 with errno (ESRCH:
+// no such process).
+int OpenPidfd(pid_t pid);
+
 // A pidfd (close-on-exec) of the process that connected the accepted socket `fd`: the kernel's
 // own (SO_PEERPIDFD), which names that process even if it exited and its pid was reused
 // since; where the kernel has none (before Linux 6.5), one opened for `pid` now. -1 if the

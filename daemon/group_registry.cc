@@ -25,10 +25,6 @@ std::string LeaderAsked(std::optional<Leader> l) {
   return l ? std::string(LeaderName(*l)) + " (OHIO_LEADER)" : std::string("auto (the daemons' table)");
 }
 
-}  // namespace
-
-namespace {
-
 // The rank's address space with its user's rights, or why ohiod may not touch it: that only
 // fails the group's nonblocking calls, which are the only ones the daemon moves in the
 // ranks' memory (a rank's own copies are its own).

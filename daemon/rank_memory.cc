@@ -4,14 +4,14 @@
 #include <linux/capability.h>
 #include <poll.h>
 #include <sys/fsuid.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
+
+#include "common/unix_socket.h"
 
 namespace ohio {
 namespace {
@@ -61,8 +61,6 @@ class ActingAsUser {
   gid_t previous_gid_ = 0;
 };
 
-int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
-
 bool PidfdExited(int pidfd) {
   struct pollfd p = {pidfd, POLLIN, 0};
   return poll(&p, 1, 0) == 1;  // a pidfd is readable once its process has exited
@@ -72,7 +70,7 @@ bool PidfdExited(int pidfd) {
 
 Result<std::shared_ptr<const RankMemory>> RankMemory::Open(pid_t pid, int pidfd, uid_t uid, gid_t gid) {
   const std::string who = "process " + std::to_string(pid);
-  int own_pidfd = pidfd >= 0 ? fcntl(pidfd, F_DUPFD_CLOEXEC, 0) : PidfdOpen(pid);
+  int own_pidfd = pidfd >= 0 ? fcntl(pidfd, F_DUPFD_CLOEXEC, 0) : OpenPidfd(pid);
   if (own_pidfd < 0 && errno == ESRCH) return Status(Code::kGroupFailed, who + " is gone");
   if (own_pidfd < 0) return SystemError("a pidfd of " + who, errno);
   int mem_fd = -1;

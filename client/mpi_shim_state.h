@@ -29,7 +29,6 @@
 #include <mpi.h>
 
 #include <cstddef>
-#include <cstdio>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -147,11 +146,11 @@ int AfterFailure(CommState* st, MPI_Comm comm, const char* function, const std::
   return FailCall(comm, function, why);
 }
 
-// The group failed while ohio had the call (its reason from ohio_last_error()).
+// The group failed while ohio had the call (its reason from ohio_last_error()). The reason is
+// printed once: by FailCall if the call fails, as the fall-through's reason if it is replayed.
 template <typename FallThrough>
 int FailedMidCall(CommState* st, MPI_Comm comm, const char* function, bool replayable, FallThrough fall_through) {
   const std::string why = std::string("the ohio group failed (") + ohio_last_error() + ")";
-  std::fprintf(stderr, "ohio: %s failed: %s\n", function, why.c_str());
   return AfterFailure(st, comm, function, why, replayable, fall_through);
 }
 

@@ -240,11 +240,14 @@ TEST(IalltoallAcrossNodes, ARankThatDiesFailsEveryOtherRanksWait) {
 
 TEST(IalltoallAcrossNodes, ARankThatDoesNotPostInTimeFailsEveryRank) {
   TempDir dir;
-  Cluster cluster(dir, 2, {"--timeout-ms", "300"});
+  // The timeout also bounds the group's setup across nodes (the first dial of the peer daemon,
+  // which a loaded machine can take hundreds of milliseconds over): 300 ms failed that setup
+  // instead of the call under test.
+  Cluster cluster(dir, 2, {"--timeout-ms", "2000"});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  // Rank 1 (node 0) posts 2 s after the others, long past the group's timeout.
+  // Rank 1 (node 0) posts 6 s after the others, long past the group's timeout.
   RankJob job = Job(dir, cluster, ConsecutivePlacement(2, 2), "late", {"--outstanding", "1", "--bytes", "64", "--wait"},
-                    [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--delay-posting-ms", "2000"} : std::vector<std::string>{}; });
+                    [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--delay-posting-ms", "6000"} : std::vector<std::string>{}; });
   const auto codes = job.Wait(kDeadline);
   for (uint32_t r = 0; r < job.size(); ++r) {
     EXPECT_EQ(codes[r], 1) << job.Outputs();
@@ -252,7 +255,7 @@ TEST(IalltoallAcrossNodes, ARankThatDoesNotPostInTimeFailsEveryRank) {
   }
   // Node 0 names the rank that did not post.
   EXPECT_TRUE(std::regex_search(job.rank(0).Output(),
-                                std::regex("rank 1 did not post nonblocking alltoall 1 within 300 ms of the others")))
+                                std::regex("rank 1 did not post nonblocking alltoall 1 within 2000 ms of the others")))
       << job.Outputs();
 }
 

@@ -41,7 +41,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
   // Non-contiguous data goes through a packed copy, run by run; contiguous data as it is.
   int size = 0;
-  if (!send_layout->contiguous() || !recv_layout->contiguous()) PMPI_Comm_size(comm, &size);
+  PMPI_Comm_size(comm, &size);
   const void* send = in_place ? recvbuf : sendbuf;
   const MPI_Aint send_elements = static_cast<MPI_Aint>(in_place ? recvcount : sendcount) * size;
   if (!send_layout->contiguous()) {
@@ -55,6 +55,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (!in_place) st->recv_packed.resize(bytes * size);
     recv = in_place ? st->send_packed.data() : st->recv_packed.data();
   }
+  RetainUniform(st, comm, size, send, bytes);
   const int rc = ohio_alltoall(st->group, send, recv, bytes);
   if (rc == OHIO_OK) {
     if (recv != recvbuf) ohio::UnpackRuns(*recv_layout, recv, static_cast<MPI_Aint>(recvcount) * size, recvbuf);
@@ -63,7 +64,22 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   }
   if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoall", MPI_ERR_COUNT);
-  return FailedMidCall(st, comm, "MPI_Alltoall", /*replayable=*/!(in_place && recv == recvbuf), fall_through);
+  // The group failed in the call. Where ohio may have written into the program's in-place
+  // buffer, the kept send side (client/mpi_call_replay.h) is put back before the library runs it.
+  const bool written = in_place && recv == recvbuf;
+  const RetainedSend* kept = Kept(st, st->calls);
+  st->recv_bytes.assign(size, bytes);
+  st->recv_at.resize(size);
+  for (int j = 0; j < size; ++j) st->recv_at[j] = static_cast<size_t>(j) * bytes;
+  const Delivery delivery{recv, st->recv_bytes.data(), st->recv_at.data(), [&] {
+                            if (recv != recvbuf) ohio::UnpackRuns(*recv_layout, recv, static_cast<MPI_Aint>(recvcount) * size, recvbuf);
+                          }};
+  auto put_back_then_fall_through = [&](const std::string& why) {
+    if (written) PutBack(*kept, recvbuf, st->recv_at.data());
+    return fall_through(why);
+  };
+  return FailedMidCall(st, comm, "MPI_Alltoall", /*replayable=*/!written || kept != nullptr, put_back_then_fall_through,
+                       &delivery);
 }
 
 }  // extern "C"

@@ -109,15 +109,18 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
              &st->recv_packed);
   const void* send = send_where_it_lies ? sendbuf : st->send_packed.data();
   void* recv = recv_where_it_lies ? recvbuf : st->recv_packed.data();
+  Retain(st, comm, size, send, st->send_bytes.data(), st->send_at.data());
   const int rc = ohio_alltoallv(st->group, send, st->send_bytes.data(), st->send_at.data(), recv,
                                 st->recv_bytes.data(), st->recv_at.data());
-  if (rc == OHIO_OK) {
-    if (!recv_where_it_lies) {
-      for (int i = 0; i < size; ++i) {
-        ohio::UnpackRuns(*st->recv_layouts[i], st->recv_packed.data() + st->recv_at[i], recvcounts[i],
-                         static_cast<uint8_t*>(recvbuf) + rdispls[i]);
-      }
+  auto unpack = [&] {
+    if (recv_where_it_lies) return;
+    for (int i = 0; i < size; ++i) {
+      ohio::UnpackRuns(*st->recv_layouts[i], st->recv_packed.data() + st->recv_at[i], recvcounts[i],
+                       static_cast<uint8_t*>(recvbuf) + rdispls[i]);
     }
+  };
+  if (rc == OHIO_OK) {
+    unpack();
     Served("MPI_Alltoallw");
     return MPI_SUCCESS;
   }
@@ -126,7 +129,17 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoallw", MPI_ERR_COUNT);
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Alltoallw", MPI_ERR_ARG);
-  return FailedMidCall(st, comm, "MPI_Alltoallw", /*replayable=*/!(in_place && recv == recvbuf), fall_through);
+  // The group failed in the call. Where ohio may have written into the program's in-place
+  // buffer, the kept send side (client/mpi_call_replay.h) is put back before the library runs it.
+  const bool written = in_place && recv == recvbuf;
+  const RetainedSend* kept = Kept(st, st->calls);
+  const Delivery delivery{recv, st->recv_bytes.data(), st->recv_at.data(), unpack};
+  auto put_back_then_fall_through = [&](const std::string& why) {
+    if (written) PutBack(*kept, recvbuf, st->recv_at.data());
+    return fall_through(why);
+  };
+  return FailedMidCall(st, comm, "MPI_Alltoallw", /*replayable=*/!written || kept != nullptr, put_back_then_fall_through,
+                       &delivery);
 }
 
 }  // extern "C"

@@ -203,25 +203,28 @@ bool ClosedBefore(CommState* st, std::string* why) {
   return true;
 }
 
-bool AgreeAfterFailure(CommState* st, const std::string& why, bool replayable) {
+Agreed AgreeAfterFailure(CommState* st, const std::string& why, bool replayable, const Delivery* delivery) {
   // Every rank reaches this in the same call or, where its failure came one call earlier, in
-  // that one: the latest is the call the others are in.
-  const unsigned long long mine = st->calls;
-  unsigned long long latest = mine;
-  PMPI_Allreduce(&mine, &latest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, st->agreement);
-  int can = (mine < latest || replayable) ? 1 : 0, all = 0;
-  PMPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, st->agreement);
+  // that one. One reduction gives the latest call (the one the others are in), the earliest,
+  // and the latest that a rank cannot run in the library.
+  const long long mine = static_cast<long long>(st->calls);
+  long long in[3] = {mine, -mine, replayable ? 0 : mine}, out[3] = {mine, -mine, 0};
+  PMPI_Allreduce(in, out, 3, MPI_LONG_LONG, MPI_MAX, st->agreement);
+  const uint64_t latest = static_cast<uint64_t>(out[0]), earliest = static_cast<uint64_t>(-out[1]);
+  const bool latest_runs = static_cast<uint64_t>(out[2]) < latest;
+  // Ranks completed call `earliest` through ohio, and the others failed in it: the first send
+  // it again to the others (client/mpi_call_replay.h), whose result it then is.
+  const bool lagging = st->calls < latest;
+  const bool ran_again = earliest < latest && ReplayForLaggingRanks(st, earliest, lagging, delivery);
   Close(st, why);
-  if (mine < latest) {
-    // The others completed this call through ohio; the latest one is run in the library by
-    // them, and by this rank when it gets there, or fails on every rank.
-    if (!all) {
+  if (lagging) {
+    if (!latest_runs) {
       st->failing_call = latest;
       st->failing_why = why + "; a rank could not run this call in the MPI library";
     }
-    return false;
+    return ran_again ? Agreed::kRunAgain : Agreed::kFail;
   }
-  return all != 0;
+  return latest_runs ? Agreed::kRunInLibrary : Agreed::kFail;
 }
 
 int FailCall(MPI_Comm comm, const char* function, const std::string& why) {

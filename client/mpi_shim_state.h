@@ -18,12 +18,16 @@
 //    with the next, so the others cannot complete that one. So the ranks that see it meet on a
 //    duplicate of the communicator made at set-up (the application's own collectives on the
 //    communicator cannot match these), agree on the latest call any of them was in, and:
-//    the ranks in that call run it in the MPI library with the arguments they hold (its own
-//    correct result), unless one of them cannot (an in-place call whose buffer ohio may have
-//    written into), in which case that call fails with MPI_ERR_OTHER on every rank; a rank
-//    whose failure came one call earlier, in a call the others completed through ohio, gets
-//    MPI_ERR_OTHER for it. Every later call goes to the library on every rank. No rank gets
-//    success with bytes it did not receive, and no two ranks run different calls together.
+//    - where some ranks completed the call before it through ohio and others failed in it, the
+//      first send the others their blocks of it again in the library, from the copy the shim
+//      keeps while errors return to the program (client/mpi_call_replay.h), so every rank
+//      returns its correct result; without that copy (a fatal error handler, which ends the
+//      job anyway) the ranks that failed in it get MPI_ERR_OTHER;
+//    - the ranks in the latest call run it in the MPI library with the arguments they hold (an
+//      in-place buffer ohio may have written into is put back from the same copy first), or,
+//      if one of them cannot, that call fails with MPI_ERR_OTHER on every rank.
+//    Every later call goes to the library on every rank. No rank gets success with bytes it
+//    did not receive, and no two ranks run different calls together.
 #pragma once
 
 #include <mpi.h>
@@ -35,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "client/mpi_call_replay.h"
 #include "client/mpi_type_layout.h"
 #include "client/ohio.h"
 
@@ -61,6 +66,9 @@ struct CommState {
   std::vector<uint8_t> send_packed, recv_packed;
   // MPI_Alltoallw's per-rank datatypes, as layouts.
   std::vector<const ohio::TypeLayout*> send_layouts, recv_layouts;
+  // The send sides of the current call and the one before, by call parity, while they are kept
+  // (client/mpi_call_replay.h).
+  RetainedSend retained[2];
 };
 
 struct Process {
@@ -126,32 +134,48 @@ bool CountCall(CommState* st, MPI_Comm comm, const char* function, int* rc);
 // *why says why.
 bool ClosedBefore(CommState* st, std::string* why);
 
-// After the group closed or failed in this call (`why`), the ranks' agreement (above): true if
-// this call runs in the MPI library on every rank that is in it; false if it fails here
-// (MPI_ERR_OTHER, through the communicator's error handler). `replayable`: whether this rank
-// still holds the call's arguments as given (not an in-place buffer ohio may have written into).
-// The group is closed either way: every later call goes to the library.
-bool AgreeAfterFailure(CommState* st, const std::string& why, bool replayable);
+// What the ranks' agreement (above) decided for this rank's call.
+enum class Agreed {
+  kRunInLibrary,  // every rank in it runs it in the MPI library
+  kFail,          // it fails here (MPI_ERR_OTHER, through the communicator's error handler)
+  kRunAgain,      // the others completed it through ohio and sent this rank its blocks again
+};
+
+// After the group closed or failed in this call (`why`), the ranks' agreement. `replayable`:
+// whether this rank can run the call in the library (it holds the call's arguments as given,
+// not an in-place buffer ohio may have written into and that was not kept). `delivery`: where
+// this rank receives the call if the others completed it (null: it cannot). The group is closed
+// either way: every later call goes to the library.
+Agreed AgreeAfterFailure(CommState* st, const std::string& why, bool replayable, const Delivery* delivery);
 
 // A failure of this call through the communicator's error handler (by default the job aborts,
 // with the reason printed).
 int FailCall(MPI_Comm comm, const char* function, const std::string& why);
 
-// The group closed or failed in this call: the agreement, then the library (`fall_through`) or
-// the error.
+// The group closed or failed in this call: the agreement, then the library (`fall_through`),
+// the call's blocks received again, or the error.
 template <typename FallThrough>
 int AfterFailure(CommState* st, MPI_Comm comm, const char* function, const std::string& why, bool replayable,
-                 FallThrough fall_through) {
-  if (AgreeAfterFailure(st, why, replayable)) return fall_through(why);
+                 FallThrough fall_through, const Delivery* delivery = nullptr) {
+  switch (AgreeAfterFailure(st, why, replayable, delivery)) {
+    case Agreed::kRunInLibrary:
+      return fall_through(why);
+    case Agreed::kRunAgain:
+      FellThrough(function, why + "; the others, who had completed it, sent this call again in the MPI library");
+      return MPI_SUCCESS;
+    case Agreed::kFail:
+      break;
+  }
   return FailCall(comm, function, why);
 }
 
 // The group failed while ohio had the call (its reason from ohio_last_error()). The reason is
 // printed once: by FailCall if the call fails, as the fall-through's reason if it is replayed.
 template <typename FallThrough>
-int FailedMidCall(CommState* st, MPI_Comm comm, const char* function, bool replayable, FallThrough fall_through) {
+int FailedMidCall(CommState* st, MPI_Comm comm, const char* function, bool replayable, FallThrough fall_through,
+                  const Delivery* delivery = nullptr) {
   const std::string why = std::string("the ohio group failed (") + ohio_last_error() + ")";
-  return AfterFailure(st, comm, function, why, replayable, fall_through);
+  return AfterFailure(st, comm, function, why, replayable, fall_through, delivery);
 }
 
 // This rank cannot serve the call (`why`): it opts out (ohio_alltoall_skip), the call ends on

@@ -16,6 +16,9 @@ PACKAGES=(
   # a real application through the shim (tests/mpi/hpcc_test.cc, tests/bench/hpcc_compare.sh;
   # Debian's hpcc is linked to Open MPI); GNU time counts the benchmark's CPU time and switches
   hpcc time
+  # real Fortran and Python programs through ohio: Quantum ESPRESSO's pw.x (linked to Open MPI;
+  # tests/mpi/qe_test.cc) and mpi4py
+  quantum-espresso python3-mpi4py
   # tests
   libgtest-dev libgmock-dev python3 procps iproute2
   # tests/fuzz: libFuzzer targets built with clang (libFuzzer, ASan and UBSan runtimes), linked by lld

@@ -1,5 +1,5 @@
-// The node-level alltoall designs of the OHIO paper (seeds/000), as the daemon and the
-// planner name them.
+// The node-level alltoall designs of the OHIO paper (docs/GLOSSARY.md: v1, v2, v3), as the
+// daemon and the planner name them.
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-// The hypercube exchange among nodes for tiny blocks (seeds/001 "HRWG"), in the form Bruck et
+// The hypercube exchange among nodes for tiny blocks (the hypercube of Sur, Jin and Panda, docs/GLOSSARY.md), in the form Bruck et
 // al. gave it for any number of nodes: ceil(log2 N) rounds instead of pairwise's N-1, each
 // node sending ONE message per round, at the price of forwarding blocks through intermediate
 // nodes. Pure functions shared by the daemon, the ranks and ohio-plan, so nothing of the plan

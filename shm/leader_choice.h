@@ -1,5 +1,6 @@
 // Which leader algorithm the daemons of a group run among nodes for a call of M bytes per rank
-// (seeds/001: a hypercube for tiny blocks, pairwise in between, direct for large ones). Pure:
+// (as Sur, Jin and Panda propose: a hypercube for tiny blocks, pairwise in between, direct for
+// large ones). Pure:
 // every node of a group computes the same choice from the same table, the same shape and the
 // same M, so the choice itself never travels.
 #pragma once

@@ -1,5 +1,5 @@
-// Where a group's segment should live and in which order its rails should be tried (issue
-// #12): the NUMA node nearest the group's ranks on this node, and the HCAs nearest that node
+// Where a group's segment should live and in which order its rails should be tried: the NUMA
+// node nearest the group's ranks on this node, and the HCAs nearest that node
 // first. Pure: the topology comes in as plain CPU lists (daemon/numa_topology.h reads them
 // with hwloc), the ranks' CPUs as each rank's affinity (daemon/segment_placement.h).
 #pragma once

@@ -1,4 +1,4 @@
-// Which rail carries a group's puts to one peer node (issue #12). A group prefers the rails
+// Which rail carries a group's puts to one peer node. A group prefers the rails
 // nearest its segment's NUMA node (shm/numa_plan.h), in tiers of equally near rails; the peer
 // may be connected on fewer rails than this node has (rails pair by position: the first
 // `connected` of them). Pure: the verbs transport calls it once per group and peer, at the

@@ -1,4 +1,4 @@
-// A group's first round on daemons that are slow to set it up (issue #12, "One failure": 32
+// A group's first round on daemons that are slow to set it up (a failure once seen: 32
 // fresh daemons whose first job failed because one of them was still connecting to the others
 // when the others' first round timed out). A node's first round, and its timer, begins only
 // once every node of the group has its side open (every node answered it, its data connections

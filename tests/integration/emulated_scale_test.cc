@@ -1,4 +1,4 @@
-// Many nodes on one host (issue #12, "Emulated scale"): 32 real ohiods x 1 rank and 16 x 2 on
+// Many nodes on one host: 32 real ohiods x 1 rank and 16 x 2 on
 // loopback, each told its share of the host's CPUs as deploy/local-cluster.sh tells them. Every
 // byte is checked by the ranks; then every node's counters (admin API, what ohioctl shows) must
 // equal what ohio-plan predicts for that node, computed by the same code (client/plan_report.h):

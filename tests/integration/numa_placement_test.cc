@@ -1,4 +1,4 @@
-// NUMA placement of a group's segment (issue #12) with a real ohiod and real rank processes
+// NUMA placement of a group's segment with a real ohiod and real rank processes
 // pinned to CPUs: what ohiod reports (admin Status, ohioctl groups) against what the kernel
 // holds (/proc/PID/numa_maps of the daemon's and a rank's mapping of the segment), and every
 // byte of the alltoalls checked by the ranks. This machine has one NUMA node; a second daemon

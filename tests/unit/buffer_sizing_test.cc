@@ -106,7 +106,7 @@ TEST(EagerLayout, ASlotIsItsShareOfTheSrbHalfAndAHeaderLineTheSegmentHoldsBeside
       }
     }
   }
-  // Issue #11's case: 2 x 2, the configured SRB, every pair 1 MiB: a node pair's 4 MiB block
+  // 2 x 2, the configured SRB, every pair 1 MiB: a node pair's 4 MiB block
   // fits its slot with the header, as it did not when the header came out of the share.
   const GroupShape two_by_two = Shape(2, {0, 0, 1, 1});
   const EagerLayout l = PlanEagerLayout(two_by_two, kSsb, kSrb);

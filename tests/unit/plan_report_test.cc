@@ -213,7 +213,7 @@ TEST(PlanReport, DefaultDaemonMemoryAt128By56) {
   EXPECT_EQ(r.max.bytes_on_wire, (uint64_t{1} << 20) * 56 * 56 * 127);
 }
 
-// Issue #12: with ohiod's default minimum slice the same call copies whole slices of at least
+// With ohiod's default minimum slice the same call copies whole slices of at least
 // 4 KiB. 56 rows x 56 ranks of one node fit 16 MiB in slices of 5312 B (198 slices of 1 MiB),
 // 28 rows in slices of 10688 B (99 slices): 128 x 198 = 128 x 2 x 99 = 25344 rounds either
 // way, and the longer slice wins. Before, a rank copied one message of 41 B in and out per

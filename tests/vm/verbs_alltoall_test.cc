@@ -447,7 +447,7 @@ TEST(VerbsCluster, LargePutsStripedOverBothRails) {
   EXPECT_LT(share0, 0.6) << "rxe0 sent " << d0 << " packets, rxe1 " << d1;
 }
 
-// A group's puts take the rail nearest the NUMA node of its ranks (issue #12). Every daemon
+// A group's puts take the rail nearest the NUMA node of its ranks. Every daemon
 // plans from testdata/two_numa_rxe.xml (--topology-xml): rxe0 local to node 0, which holds the
 // guest's CPU 0, and rxe1 to node 1, CPU 1. The first group has its rank on n0 on CPU 0 and
 // its rank on n1 on CPU 1: every byte n0 puts goes on rail 0 (rxe0) and every byte n1 puts on

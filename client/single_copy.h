@@ -25,7 +25,7 @@ bool SingleCopyPossible();
 // decide alike). Reading in place costs a second meeting (a rank may return only once the others
 // are done reading its buffer): a spin where ranks have cores, a sleep and a wake-up where they
 // share them. 4 ranks on 2 cores: in place took 1.5-2.2x two copies' time at 32-128 KiB, 0.65x
-// at 256-512 KiB (docs/PERFORMANCE.md, "Reading in place on a shared core").
+// at 256-512 KiB (docs/investigations/reading-in-place-on-shared-cores.md).
 uint64_t SingleCopyThreshold(bool oversubscribed);
 // The same from $OHIO_SINGLE_COPY_BYTES's value (nullptr: unset), pure.
 uint64_t SingleCopyThresholdFor(const char* env, bool oversubscribed);

@@ -1,5 +1,5 @@
 // Where a rank's alltoall time goes, stage by stage, when the rank runs with OHIO_STAGE_TIMES=1:
-// the measurement behind docs/PERFORMANCE.md's breakdowns. Each stage is the time between two
+// the measurement behind the stage tables of docs/investigations/. Each stage is the time between two
 // clock reads on the rank's path; for rounds spanning nodes the daemon's own steps
 // (shm/round_stamps.h) are put on the rank's timeline, relative to its arrival. When the
 // variable is unset no clock is read. The report is one line per message size on stderr when

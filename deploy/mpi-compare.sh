@@ -75,9 +75,10 @@ if [ "$SINGLE" = 1 ]; then
   NODES=1
 fi
 NODES=${NODES:-2}
-# From 16 emulated nodes, 40 calls per size measure neither library's steady state: Open MPI
-# changes mode during a run, and both run slower in short runs (docs/PERFORMANCE.md, "32
-# namespaces at steady state"). More calls take longer: so does the timeout.
+# From 16 emulated nodes, 40 calls per size measure neither library's steady state: at 32 x 1,
+# runs of 20 calls per size put Open MPI's small calls at 2-6x, and ohio's at 1.3-2x, their time
+# in runs of 200 (docs/investigations/hypercube-at-32-nodes.md). More calls take longer: so does the
+# timeout.
 if [ "$NODES" -ge 16 ] 2>/dev/null; then  # (a non-number is refused just below)
   ITERATIONS=${ITERATIONS:-200}
   RUN_TIMEOUT=${RUN_TIMEOUT:-300}

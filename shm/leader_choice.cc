@@ -15,8 +15,8 @@ const char* LeaderName(Leader l) {
 }
 
 LeaderTable DefaultLeaderTable() {
-  // Measured beside Open MPI with 100-200 timed calls per size (docs/PERFORMANCE.md, "The
-  // leader table from the crossovers"): at 32 emulated nodes x 1 rank the hypercube beat
+  // Measured beside Open MPI with 100-200 timed calls per size
+  // (docs/investigations/leader-table.md): at 32 emulated nodes x 1 rank the hypercube beat
   // pairwise and direct at every block up to 16 KiB (0.54-1.04x Open MPI against 1.25-1.60x);
   // at 16 x 2 it led up to blocks of 8 KiB (M = 2 KiB), tied at 16-32 KiB and lost at 64 KiB.
   // From 4 nodes up, where log2 N messages undercut N-1.

@@ -39,7 +39,7 @@
 #                    default here 3600 s); --no-build skips the build
 #
 # Needs jq in the guest (python3 takes ~20 s to start there). Timings are microseconds per
-# alltoall call, averaged over calls and ranks (alltoall_bench); results: docs/PERFORMANCE.md.
+# alltoall call, averaged over calls and ranks (alltoall_bench); results: docs/investigations/verbs-vs-tcp-on-soft-roce.md.
 # Soft-RoCE is RDMA in software on emulated CPUs: the numbers say nothing about a real HCA.
 set -euo pipefail
 export LC_ALL=C

@@ -26,7 +26,7 @@ program fortran_check
   integer, parameter :: cnt = 256
   ! An MPI_Test loop that has not completed in this long is a hang.
   double precision, parameter :: deadline_s = 60d0
-  integer :: ierr, me, n, it, iterations, i, j, k, at
+  integer :: ierr, me, n, it, iterations, i, j, k
   logical :: flag
   character(len=32) :: arg
   integer, allocatable :: sbuf(:), rbuf(:), scounts(:), sdispls(:), rcounts(:), rdispls(:)
@@ -68,24 +68,8 @@ program fortran_check
     call expect_ok(ierr, 'MPI_Alltoall in place')
     call check_blocks(2, 'MPI_Alltoall in place')
 
-    ! MPI_Alltoallv: counts differ per pair, one element of gap after each send block and two
-    ! after each receive block.
-    at = 0
-    do j = 0, n - 1
-      scounts(j) = cnt - mod(me + j, 3)
-      sdispls(j) = at
-      do k = 1, scounts(j)
-        sbuf(at + k) = val(me, j, k, 3)
-      end do
-      sbuf(at + scounts(j) + 1) = -7
-      at = at + scounts(j) + 1
-    end do
-    at = 0
-    do i = 0, n - 1
-      rcounts(i) = cnt - mod(i + me, 3)
-      rdispls(i) = at
-      at = at + rcounts(i) + 2
-    end do
+    ! MPI_Alltoallv.
+    call fill_vector(3)
     rbuf = -1
     call MPI_Alltoallv(sbuf, scounts, sdispls, MPI_INTEGER, rbuf, rcounts, rdispls, MPI_INTEGER, MPI_COMM_WORLD, ierr)
     call expect_ok(ierr, 'MPI_Alltoallv')
@@ -136,22 +120,8 @@ program fortran_check
     if (req /= MPI_REQUEST_NULL) call wrong('MPI_Test left the request active')
     call check_blocks(6, 'MPI_Ialltoall + MPI_Test')
 
-    ! MPI_Ialltoallv (the same layout as MPI_Alltoallv's above), completed by MPI_Waitall.
-    at = 0
-    do j = 0, n - 1
-      scounts(j) = cnt - mod(me + j, 3)
-      sdispls(j) = at
-      do k = 1, scounts(j)
-        sbuf(at + k) = val(me, j, k, 7)
-      end do
-      at = at + scounts(j) + 1
-    end do
-    at = 0
-    do i = 0, n - 1
-      rcounts(i) = cnt - mod(i + me, 3)
-      rdispls(i) = at
-      at = at + rcounts(i) + 2
-    end do
+    ! MPI_Ialltoallv, completed by MPI_Waitall.
+    call fill_vector(7)
     rbuf = -1
     call MPI_Ialltoallv(sbuf, scounts, sdispls, MPI_INTEGER, rbuf, rcounts, rdispls, MPI_INTEGER, MPI_COMM_WORLD, &
                         reqs(1), ierr)
@@ -183,6 +153,29 @@ contains
       do k = 1, cnt
         sbuf(j * cnt + k) = val(me, j, k, call)
       end do
+    end do
+  end subroutine
+
+  ! The Alltoallv layout: counts differ per pair, one element of gap after each send block and
+  ! two after each receive block.
+  subroutine fill_vector(call)
+    integer, intent(in) :: call
+    integer :: i, j, k, at
+    at = 0
+    do j = 0, n - 1
+      scounts(j) = cnt - mod(me + j, 3)
+      sdispls(j) = at
+      do k = 1, scounts(j)
+        sbuf(at + k) = val(me, j, k, call)
+      end do
+      sbuf(at + scounts(j) + 1) = -7
+      at = at + scounts(j) + 1
+    end do
+    at = 0
+    do i = 0, n - 1
+      rcounts(i) = cnt - mod(i + me, 3)
+      rdispls(i) = at
+      at = at + rcounts(i) + 2
     end do
   end subroutine
 

@@ -3,7 +3,7 @@
 ! iteration MPI_Alltoall, MPI_Alltoall in place, MPI_Alltoallv with gaps between the blocks,
 ! MPI_Alltoallw receiving into a derived datatype at displacements in reverse rank order,
 ! MPI_Ialltoall completed by MPI_Wait and another by an MPI_Test loop, MPI_Ialltoallv completed
-! by MPI_Waitall. Every element received is checked, and every gap left alone; each rank prints
+! by MPI_Waitall; with -DWITH_ALLTOALL_INIT, MPI_Alltoall_init started twice. Every element received is checked, and every gap left alone; each rank prints
 ! "rank R: ALL OK" or a line with WRONG and aborts. Argument: iterations.
 program fortran_check
 #if defined(USE_MPI_F08)
@@ -26,7 +26,7 @@ program fortran_check
   integer, parameter :: cnt = 256
   ! An MPI_Test loop that has not completed in this long is a hang.
   double precision, parameter :: deadline_s = 60d0
-  integer :: ierr, me, n, it, iterations, i, j, k
+  integer :: ierr, me, n, it, iterations, i, j, k, round
   logical :: flag
   character(len=32) :: arg
   integer, allocatable :: sbuf(:), rbuf(:), scounts(:), sdispls(:), rcounts(:), rdispls(:)
@@ -130,6 +130,25 @@ program fortran_check
     call expect_ok(ierr, 'MPI_Waitall')
     if (reqs(1) /= MPI_REQUEST_NULL) call wrong('MPI_Waitall left the request active')
     call check_vector(7, 'MPI_Ialltoallv + MPI_Waitall')
+
+#if defined(WITH_ALLTOALL_INIT)
+    ! MPI_Alltoall_init (MPI 4.0, which MPICH 4 has): started twice, completed by MPI_Wait,
+    ! which leaves the persistent request inactive, not null; then freed.
+    call MPI_Alltoall_init(sbuf, cnt, MPI_INTEGER, rbuf, cnt, MPI_INTEGER, MPI_COMM_WORLD, MPI_INFO_NULL, req, ierr)
+    call expect_ok(ierr, 'MPI_Alltoall_init')
+    do round = 8, 9
+      call fill_blocks(round)
+      rbuf = -1
+      call MPI_Start(req, ierr)
+      call expect_ok(ierr, 'MPI_Start')
+      call MPI_Wait(req, status, ierr)
+      call expect_ok(ierr, 'MPI_Wait')
+      if (req == MPI_REQUEST_NULL) call wrong('MPI_Wait freed the persistent request')
+      call check_blocks(round, 'MPI_Alltoall_init + MPI_Start + MPI_Wait')
+    end do
+    call MPI_Request_free(req, ierr)
+    call expect_ok(ierr, 'MPI_Request_free')
+#endif
   end do
 
   call MPI_Type_free(block, ierr)

@@ -13,6 +13,8 @@ PACKAGES=(
   libmunge-dev munge
   # the MPI interposition library is built for both MPIs; their launchers run its tests
   openmpi-bin libopenmpi-dev mpich libmpich-dev
+  # tests/mpi/fortran_check.F90 is built with mpifort.openmpi and mpifort.mpich, which run gfortran
+  gfortran
   # a real application through the shim (tests/mpi/hpcc_test.cc, tests/bench/hpcc_compare.sh;
   # Debian's hpcc is linked to Open MPI); GNU time counts the benchmark's CPU time and switches
   hpcc time

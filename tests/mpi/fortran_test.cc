@@ -1,0 +1,63 @@
+// Fortran MPI programs (tests/mpi/fortran_check.F90, built for include 'mpif.h', use mpi and
+// use mpi_f08) under real mpirun, Open MPI and MPICH, with libohio_mpi preloaded against real
+// daemons, on one node and across two: every call of the Alltoall family is served by ohiod
+// (none falls through), the MPI_Ialltoall and MPI_Ialltoallv requests complete through MPI_Wait,
+// MPI_Test and MPI_Waitall, MPICH's MPI_Alltoall_init is started and completed through MPI_Start
+// and MPI_Wait, and the program checks every element it receives.
+#include <gtest/gtest.h>
+
+#include "tests/harness/cluster.h"
+#include "tests/harness/process.h"
+#include "tests/mpi/mpi_job.h"
+
+namespace ohio::testing {
+namespace {
+
+constexpr auto kDeadline = std::chrono::seconds(120);
+constexpr int kIterations = 3;
+// Nonblocking calls are served only where OHIO_IALLTOALL_MIN_BYTES is set.
+const std::pair<std::string, std::string> kOffloadAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
+
+struct Topology {
+  uint32_t nodes;
+  int ppn;
+};
+
+class FortranBindings : public ::testing::TestWithParam<std::tuple<Mpi, const char*, Topology>> {};
+
+TEST_P(FortranBindings, EveryCallServedWithVerifiedData) {
+  const auto [mpi, binding, topo] = GetParam();
+  const int ranks = static_cast<int>(topo.nodes) * topo.ppn;
+  TempDir dir;
+  Cluster cluster(dir, topo.nodes);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), topo.ppn, {kOffloadAll},
+                     std::string("fortran_check_") + binding, {std::to_string(kIterations)}),
+              dir.file("mpirun.out"));
+  ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
+  const std::string out = run.Output();
+  ExpectAllOk(out, ranks);
+  // Per rank and iteration: two MPI_Alltoall (one in place), two MPI_Ialltoall (Wait, Test),
+  // one each of the others.
+  const long calls = static_cast<long>(kIterations) * ranks;
+  EXPECT_EQ(Stats(out, "MPI_Alltoall"), std::make_pair(2 * calls, 0L)) << out;
+  EXPECT_EQ(Stats(out, "MPI_Alltoallv"), std::make_pair(calls, 0L)) << out;
+  EXPECT_EQ(Stats(out, "MPI_Alltoallw"), std::make_pair(calls, 0L)) << out;
+  EXPECT_EQ(Stats(out, "MPI_Ialltoall"), std::make_pair(2 * calls, 0L)) << out;
+  EXPECT_EQ(Stats(out, "MPI_Ialltoallv"), std::make_pair(calls, 0L)) << out;
+  // Two Starts of an MPI_Alltoall_init per rank and iteration, where the MPI has it.
+  const long starts = std::string(mpi.name) == "mpich" ? 2 * calls : 0;
+  EXPECT_EQ(Stats(out, "MPI_Alltoall_init"), std::make_pair(starts, 0L)) << out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bindings, FortranBindings,
+    ::testing::Combine(::testing::Values(kOpenMpi, kMpich), ::testing::Values("mpif_h", "use_mpi", "use_mpi_f08"),
+                       ::testing::Values(Topology{1, 4}, Topology{2, 2})),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param).name) + "_" + std::get<1>(info.param) + "_" +
+             std::to_string(std::get<2>(info.param).nodes) + "nodes";
+    });
+
+}  // namespace
+}  // namespace ohio::testing

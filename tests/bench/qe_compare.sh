@@ -11,10 +11,10 @@
 #   component  the coll/ohio component (--component DIR: the directory holding mca_coll_ohio.so),
 #              no preload; left out without --component
 # Prints per run and, per variant, the median over the runs of pw.x's wall time (PWSCF), its FFT
-# wall time (the fft and fftw lines of its timing report), the CPU time (user + system) of the
-# whole job and its context switches (GNU time on mpirun, which waits for every rank), and the
-# ratios to openmpi. A run whose total energy differs from the first openmpi run's, or whose
-# ohio run let an MPI_Alltoall fall through, stops it.
+# wall time (the fft and fftw lines of its timing report), the CPU time (user + system) and
+# context switches of the job's ranks (GNU time around each rank) plus the daemons' (their
+# threads' /proc counters before and after), and the ratios to openmpi. A run whose total energy
+# differs from the first run's, or whose ohio run let an MPI_Alltoall fall through, stops it.
 #
 # usage: tests/bench/qe_compare.sh [--nodes K (4)] [--ppn P (2)] [--runs R (3)] [--ecut RY (40)]
 #          [--component DIR] [--out DIR (/tmp/ohio-bench/qe)]
@@ -81,6 +81,18 @@ for ((i = 0; i < NODES; i++)); do echo "$(node_ip $i) slots=$PPN" >> "$DIR/hostf
 sed -e "s/ecutwfc = [0-9.]*/ecutwfc = $ECUT/" tests/mpi/qe/si.scf.in > "$DIR/si.scf.in"
 grep -q "ecutwfc = $ECUT" "$DIR/si.scf.in" || { echo "qe_compare: could not set the cutoff" >&2; exit 1; }
 
+# daemon_usage: "CPU-seconds context-switches" of every ohiod thread so far.
+daemon_usage() {
+  local ticks=0 switches=0 t
+  for p in "${DAEMON_PIDS[@]}"; do
+    for t in /proc/"$p"/task/*; do
+      ticks=$(( ticks + $(awk '{print $14 + $15}' "$t/stat" 2>/dev/null || echo 0) ))
+      switches=$(( switches + $(awk '/ctxt_switches/ {s += $2} END {print s + 0}' "$t/status" 2>/dev/null || echo 0) ))
+    done
+  done
+  echo "$(python3 -c "print($ticks / $(getconf CLK_TCK))") $switches"
+}
+
 # run VARIANT INDEX: one pw.x job; appends "variant wall fft cpu_s switches" to $DIR/results.
 run() {
   local variant=$1 i=$2 work="$DIR/$1-$2"
@@ -92,12 +104,16 @@ run() {
     shim) how=(-x "LD_PRELOAD=$BIN/client/libohio_mpi_openmpi.so" -x OHIO_STATS=1) ;;
     component) how=(--mca mca_base_component_path "$COMPONENT" -x OHIO_STATS=1) ;;
   esac
+  local before
+  before=$(daemon_usage)
   (cd "$work" && timeout --kill-after=5 600 env -u OHIO_SOCKET -u LD_PRELOAD OHIO_NETNS_SOCKET_DIR="$DIR" \
-    /usr/bin/time -f "%U %S %w %c" -o "$work/time" \
     mpirun.openmpi --allow-run-as-root -np $RANKS --mca pml ob1 --hostfile "$DIR/hostfile" \
       --mca plm_rsh_agent "$DIR/netns-ssh.sh" --mca oob_tcp_if_include 10.77.0.0/24 \
       --mca btl_tcp_if_include 10.77.0.0/24 --mca btl tcp,vader,self --mca mpi_yield_when_idle 1 \
-      "${how[@]}" /usr/bin/pw.x -in si.scf.in > "$work/mpirun.out" 2>&1) || true
+      "${how[@]}" /usr/bin/time -a -f "%U %S %w %c" -o "$work/time" /usr/bin/pw.x -in si.scf.in \
+      > "$work/mpirun.out" 2>&1) || true
+  local after
+  after=$(daemon_usage)
   local o="$work/mpirun.out" energy wall fft served fell
   energy=$(grep -E "^!    total energy" "$o" || true)
   wall=$(sed -nE 's/^ *PWSCF *:.* ([0-9.]+)s WALL.*/\1/p' "$o" | head -1)
@@ -105,14 +121,20 @@ run() {
   fft=$(sed -nE 's/^ *fftw? *:.* ([0-9.]+)s WALL.*/\1/p' "$o" | awk '{s += $1} END {printf "%.2f", s}')
   read -r served fell < <(sed -n 's/^ohio: \([0-9]*\) MPI_Alltoall calls served by ohiod, \([0-9]*\) fell.*/\1 \2/p' "$o"
                           echo "- -")
-  local user sys vol invol
-  read -r user sys vol invol < "$work/time"
   local cpu switches
-  cpu=$(python3 -c "print(f'{$user + $sys:.2f}')")
-  switches=$((vol + invol))
+  read -r cpu switches < <(python3 - "$work/time" "$before" "$after" <<'PY'
+import sys
+ranks = [[float(x) for x in line.split()] for line in open(sys.argv[1]) if len(line.split()) == 4]
+before, after = ([float(x) for x in a.split()] for a in sys.argv[2:4])
+cpu = sum(r[0] + r[1] for r in ranks) + after[0] - before[0]
+switches = sum(r[2] + r[3] for r in ranks) + after[1] - before[1]
+print(f"{cpu:.2f} {int(switches)}")
+PY
+)
   printf "%-10s run %d: wall %7s s  fft %7s s  CPU %7s s  switches %8d  Alltoall served %s fell %s  %s\n" \
     "$variant" "$i" "${wall:-?}" "$fft" "$cpu" "$switches" "$served" "$fell" "$energy"
   [ -n "$REFERENCE" ] || REFERENCE=$energy
+  [ "$(grep -c . "$work/time" 2>/dev/null || echo 0)" = "$RANKS" ] || energy="(not every rank timed)"
   if [ -z "$energy" ] || [ -z "$wall" ] || [ "$energy" != "$REFERENCE" ] ||
      { [ "$variant" != openmpi ] && [ "$fell" != 0 ]; }; then
     echo "qe_compare: $variant run $i failed (no energy, another energy, or calls fell through); output in $work" >&2

@@ -1,0 +1,92 @@
+// A real Fortran application, unmodified: Quantum ESPRESSO's pw.x (Debian's, linked to Open MPI)
+// under real mpirun, a silicon SCF on 4 ranks (tests/mpi/qe/si.scf.in), on one node and on two
+// emulated nodes. Its FFT transposes are MPI_ALLTOALL calls from Fortran. The total energy must
+// come out as in the same run with ohio disabled, to the last printed digit, and every call the
+// run without ohio made must have been served (as many, none fell through).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+
+#include "tests/harness/cluster.h"
+#include "tests/harness/process.h"
+#include "tests/mpi/mpi_job.h"
+
+namespace ohio::testing {
+namespace {
+
+constexpr auto kDeadline = std::chrono::seconds(180);
+constexpr int kRanks = 4;
+const char* const kPw = "/usr/bin/pw.x";
+const char* const kServedFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw"};
+
+struct PwRun {
+  std::string out;                                     // mpirun's (pw.x prints to stdout)
+  std::string energy;                                  // the converged "!    total energy" line
+  int iterations = 0;                                  // "total energy" lines, one per SCF step
+  std::map<std::string, std::pair<long, long>> stats;  // OHIO_STATS per function
+};
+
+// Runs pw.x in a directory of its own, with the input and pseudopotential beside it.
+PwRun RunPw(const TempDir& dir, const std::string& name, const std::vector<std::string>& sockets, int ppn,
+            const std::vector<std::pair<std::string, std::string>>& env) {
+  const std::string work = dir.file(name);
+  EXPECT_EQ(mkdir(work.c_str(), 0755), 0);
+  for (const char* file : {"si.scf.in", "Si.pz-vbc.UPF"}) {
+    std::ifstream in(RunfilePath(std::string("tests/mpi/qe/") + file));
+    std::ofstream(work + "/" + file) << in.rdbuf();
+  }
+  // mpirun starts the ranks where it was started; pw.x reads its pseudopotential from there.
+  char* here = getcwd(nullptr, 0);
+  EXPECT_EQ(chdir(work.c_str()), 0);
+  Process run(MpiRunPath(kOpenMpi, kRanks, sockets, ppn, env, kPw, {"-in", "si.scf.in"}), work + "/mpirun.out");
+  EXPECT_EQ(chdir(here), 0);
+  free(here);
+  PwRun r;
+  EXPECT_EQ(run.Wait(kDeadline), 0) << name << "\n" << run.Output();
+  r.out = run.Output();
+  std::smatch m;
+  if (std::regex_search(r.out, m, std::regex("!    total energy += +-?[0-9.]+ Ry"))) r.energy = m[0];
+  const std::regex step("\n     total energy += ");
+  r.iterations = static_cast<int>(std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), step),
+                                                std::sregex_iterator()));
+  for (const char* f : kServedFunctions) r.stats[f] = Stats(r.out, f);
+  return r;
+}
+
+// The same energy, after as many SCF steps, and every call the run without ohio made was served.
+void ExpectSameAsWithout(const PwRun& without, const PwRun& with) {
+  EXPECT_EQ(with.energy, without.energy) << with.out;
+  EXPECT_EQ(with.iterations, without.iterations) << with.out;
+  for (const char* f : kServedFunctions) {
+    EXPECT_EQ(with.stats.at(f).first, without.stats.at(f).second) << f << "\n" << with.out;
+    EXPECT_EQ(with.stats.at(f).second, 0) << f << "\n" << with.out;
+  }
+}
+
+TEST(QuantumEspresso, EveryFftTransposeServedAndTheSameTotalEnergy) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::string node0 = cluster.node(0).socket(), node1 = cluster.node(1).socket();
+
+  // Without ohio: the shim is there but every call goes to Open MPI, and is counted.
+  const PwRun without = RunPw(dir, "without", {node0}, kRanks, {{"OHIO_DISABLE", "1"}});
+  ASSERT_FALSE(without.energy.empty()) << without.out;
+  EXPECT_GT(without.iterations, 1) << without.out;
+  // The FFTs are distributed: the transposes are there to serve.
+  EXPECT_GT(without.stats.at("MPI_Alltoall").second, 100) << without.out;
+
+  const PwRun one_node = RunPw(dir, "one-node", {node0}, kRanks, {});
+  ExpectSameAsWithout(without, one_node);
+
+  const PwRun two_nodes = RunPw(dir, "two-nodes", {node0, node1}, kRanks / 2, {});
+  ExpectSameAsWithout(without, two_nodes);
+  EXPECT_NE(cluster.node(1).Log().find("created for"), std::string::npos) << "node 1 served none\n" << cluster.Logs();
+}
+
+}  // namespace
+}  // namespace ohio::testing

@@ -15,17 +15,11 @@ namespace ohio::shim {
 int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm, const char* function, const StateFor& state_for,
                  const Library& library, const Start& start) {
-  Initialise();
-  CommState* st = state_for(FirstCallBytes(recvcount, recvtype));
-  auto fall_through = [&](const std::string& why) {
-    FellThrough(function, why);
-    return library();
-  };
-  if (int failed = 0; CountCall(st, comm, function, &failed)) return failed;
-  if (st->group == nullptr) return fall_through(st->why);
-
-  std::string why;
-  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, function, why, /*replayable=*/true, fall_through);
+  const FallThroughTo fall_through(function, library);
+  int decided = MPI_SUCCESS;
+  CommState* st =
+      BeginCall(comm, function, FirstCallBytes(recvcount, recvtype), state_for, fall_through, &decided);
+  if (st == nullptr) return decided;
   // Bytes per rank are the same on every rank (MPI's matching rule), so is this choice.
   int type_size = 0;
   PMPI_Type_size(recvtype, &type_size);
@@ -41,7 +35,7 @@ int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   CallLayouts layouts;
-  why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
+  const std::string why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
   const ohio::TypeLayout* recv_layout = layouts.recv;
   const ohio::TypeLayout* send_layout = layouts.send;
   // The opt-out is a meeting of the ranks, the one wait inside this call.

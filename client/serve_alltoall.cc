@@ -14,21 +14,15 @@ namespace ohio::shim {
 
 int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, const StateFor& state_for, const Library& library) {
-  Initialise();
-  CommState* st = state_for(FirstCallBytes(recvcount, recvtype));
-  auto fall_through = [&](const std::string& why) {
-    FellThrough("MPI_Alltoall", why);
-    return library();
-  };
-  if (int failed = 0; CountCall(st, comm, "MPI_Alltoall", &failed)) return failed;
-  if (st->group == nullptr) return fall_through(st->why);
-
-  std::string why;
-  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, "MPI_Alltoall", why, /*replayable=*/true, fall_through);
+  const FallThroughTo fall_through("MPI_Alltoall", library);
+  int decided = MPI_SUCCESS;
+  CommState* st =
+      BeginCall(comm, "MPI_Alltoall", FirstCallBytes(recvcount, recvtype), state_for, fall_through, &decided);
+  if (st == nullptr) return decided;
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   CallLayouts layouts;
-  why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
+  const std::string why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
   const ohio::TypeLayout* recv_layout = layouts.recv;
   const ohio::TypeLayout* send_layout = layouts.send;
   if (!why.empty()) return OptOut(st, comm, "MPI_Alltoall", why, fall_through);

@@ -17,23 +17,17 @@ namespace ohio::shim {
 int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    const StateFor& state_for, const Library& library) {
-  Initialise();
   // Counts differ between ranks: a communicator set up here is sized alike on every rank.
-  CommState* st = state_for(0);
-  auto fall_through = [&](const std::string& why) {
-    FellThrough("MPI_Alltoallv", why);
-    return library();
-  };
-  if (int failed = 0; CountCall(st, comm, "MPI_Alltoallv", &failed)) return failed;
-  if (st->group == nullptr) return fall_through(st->why);
-  std::string why;
-  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, "MPI_Alltoallv", why, /*replayable=*/true, fall_through);
+  const FallThroughTo fall_through("MPI_Alltoallv", library);
+  int decided = MPI_SUCCESS;
+  CommState* st = BeginCall(comm, "MPI_Alltoallv", 0, state_for, fall_through, &decided);
+  if (st == nullptr) return decided;
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   int size = 0;
   PMPI_Comm_size(comm, &size);
   CallLayouts layouts;
-  why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
+  const std::string why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
   const ohio::TypeLayout* recv_layout = layouts.recv;
   const ohio::TypeLayout* send_layout = layouts.send;
   if (!why.empty()) return OptOut(st, comm, "MPI_Alltoallv", why, fall_through);

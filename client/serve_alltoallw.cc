@@ -73,17 +73,11 @@ namespace ohio::shim {
 int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
                    void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                    MPI_Comm comm, const StateFor& state_for, const Library& library) {
-  Initialise();
   // Counts and types differ between ranks: a communicator set up here is sized alike on every rank.
-  CommState* st = state_for(0);
-  auto fall_through = [&](const std::string& why) {
-    FellThrough("MPI_Alltoallw", why);
-    return library();
-  };
-  if (int failed = 0; CountCall(st, comm, "MPI_Alltoallw", &failed)) return failed;
-  if (st->group == nullptr) return fall_through(st->why);
-  std::string why;
-  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, "MPI_Alltoallw", why, /*replayable=*/true, fall_through);
+  const FallThroughTo fall_through("MPI_Alltoallw", library);
+  int decided = MPI_SUCCESS;
+  CommState* st = BeginCall(comm, "MPI_Alltoallw", 0, state_for, fall_through, &decided);
+  if (st == nullptr) return decided;
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const Side recv_side = {recvbuf, recvcounts, rdispls, recvtypes};

@@ -26,17 +26,11 @@ namespace ohio::shim {
 int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     const StateFor& state_for, const Library& library, const Start& start) {
-  Initialise();
   // Counts differ between ranks: a communicator set up here is sized alike on every rank.
-  CommState* st = state_for(0);
-  auto fall_through = [&](const std::string& why) {
-    FellThrough("MPI_Ialltoallv", why);
-    return library();
-  };
-  if (int failed = 0; CountCall(st, comm, "MPI_Ialltoallv", &failed)) return failed;
-  if (st->group == nullptr) return fall_through(st->why);
-  std::string why;
-  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, "MPI_Ialltoallv", why, /*replayable=*/true, fall_through);
+  const FallThroughTo fall_through("MPI_Ialltoallv", library);
+  int decided = MPI_SUCCESS;
+  CommState* st = BeginCall(comm, "MPI_Ialltoallv", 0, state_for, fall_through, &decided);
+  if (st == nullptr) return decided;
   if (st->ialltoall_min_bytes == UINT64_MAX) {
     return fall_through("ohiod moves MPI_Ialltoallv only when OHIO_IALLTOALL_MIN_BYTES is set, which it is not");
   }
@@ -45,7 +39,7 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
   int size = 0;
   PMPI_Comm_size(comm, &size);
   CallLayouts layouts;
-  why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
+  const std::string why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
   const ohio::TypeLayout* recv_layout = layouts.recv;
   const ohio::TypeLayout* send_layout = layouts.send;
   // The opt-out is a meeting of the ranks, the one wait inside this call.

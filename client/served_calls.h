@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "client/mpi_posted_request.h"
 #include "client/mpi_shim_state.h"
@@ -29,6 +30,27 @@ using Start = std::function<int(std::unique_ptr<OhioRequest>)>;
 
 // `count` elements of `type`: a first call's bytes per rank (0 if unknown).
 uint64_t FirstCallBytes(int count, MPI_Datatype type);
+
+// A served call's turn to the library: counted as fallen through for its reason, then run there.
+class FallThroughTo {
+ public:
+  FallThroughTo(const char* function, const Library& library) : function_(function), library_(library) {}
+  int operator()(const std::string& why) const {
+    FellThrough(function_, why);
+    return library_();
+  }
+
+ private:
+  const char* function_;
+  const Library& library_;
+};
+
+// How every served call begins, alike on every rank: the process set up, the communicator's
+// state (set up on its first call, sized by `first_bytes`), the call counted, and the library's
+// turn where the group is gone or closed before the call (client/mpi_shim_state.h). The state,
+// or null when that already decided the call: *rc is then its result.
+CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, const StateFor& state_for,
+                     const FallThroughTo& fall_through, int* rc);
 
 int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, const StateFor& state_for, const Library& library);

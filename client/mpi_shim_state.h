@@ -1,7 +1,8 @@
-// libohio_mpi: MPI collectives through ohiod for unmodified MPI programs (LD_PRELOAD). Built once
-// per MPI (the ABIs differ); everything it cannot serve goes to the MPI library's PMPI_ function.
-// This header is the state the shim keeps per process and per communicator, shared by the files
-// that each serve one MPI function (client/mpi_alltoall.cc, client/mpi_alltoallv.cc, ...).
+// MPI collectives through ohiod for unmodified MPI programs, by either binding
+// (client/served_calls.h): the LD_PRELOAD shim, built once per MPI (the ABIs differ), or Open
+// MPI's collective component; everything ohio cannot serve goes to the MPI library. This header
+// is the state kept per process and per communicator, shared by the files that each serve one
+// MPI function (client/serve_alltoall.cc, client/serve_alltoallv.cc, ...).
 //
 // Consistency is the whole difficulty: the ranks of a communicator must all take ohio or all
 // take PMPI in a given call, or they wait for each other forever.

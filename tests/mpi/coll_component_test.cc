@@ -2,7 +2,8 @@
 // mca_base_component_path with nothing preloaded, against real daemons: the check programs'
 // every byte right and every call counted served (OHIO_STATS, the daemons' counters); what it
 // cannot serve (an intercommunicator, a pair type) correct from the component below, with the
-// reason; ompi_info listing it and its parameters; `coll ^ohio` leaving it out; and, with the
+// reason; a Fortran program's calls, which the shim never sees; ompi_info listing it and its
+// parameters; `coll ^ohio` leaving it out; and, with the
 // LD_PRELOAD shim preloaded as well, each call served once, by the component.
 #include <gtest/gtest.h>
 
@@ -132,6 +133,23 @@ TEST_P(CollComponent, IntercommunicatorGoesToTheComponentBelow) {
   EXPECT_EQ(Stats(out, "MPI_Ialltoall"), std::make_pair(0L, 3L * ranks)) << out;
   EXPECT_NE(out.find("MPI_Alltoall: 3 fell through: intercommunicators are not served"), std::string::npos) << out;
   EXPECT_EQ(ServedByEveryDaemon(), 0u);
+}
+
+// A Fortran program: the component serves every call of it; the shim alone sees none of them
+// (Open MPI's Fortran binding calls its own PMPI_Alltoall), and every call goes to the library.
+TEST_P(CollComponent, FortranServedByTheComponentOnly) {
+  const int ranks = Ranks();
+  constexpr long kIterations = 6;
+  const std::vector<std::string> args = {"1000", std::to_string(kIterations)};
+  const std::string component = Run("coll_component_fortran_check", args);
+  ExpectAllOk(component, ranks);
+  ExpectReportOfTheComponent(component);
+  EXPECT_EQ(Stats(component), std::make_pair(kIterations * ranks, 0L)) << component;
+  const uint64_t served = ServedByEveryDaemon();
+  EXPECT_EQ(served, static_cast<uint64_t>(kIterations));
+  const std::string shim = Run("coll_component_fortran_check", args, {}, Binding::kShim);
+  ExpectAllOk(shim, ranks);
+  EXPECT_EQ(ServedByEveryDaemon(), served) << "the shim served a Fortran call\n" << shim;
 }
 
 // `--mca coll ^ohio`: Open MPI never opens the component; nothing reaches ohiod.

@@ -152,6 +152,21 @@ TEST_P(CollComponent, FortranServedByTheComponentOnly) {
   EXPECT_EQ(ServedByEveryDaemon(), served) << "the shim served a Fortran call\n" << shim;
 }
 
+// The MCA parameters are the OHIO_* settings, and win over the environment: coll_ohio_stats
+// prints the report that OHIO_STATS=0 would not, coll_ohio_disable sends every call below.
+TEST_P(CollComponent, McaParametersAreTheSettings) {
+  const int ranks = Ranks();
+  const std::string out =
+      Run("alltoall_check", {"65536", "2"},
+          {{"OHIO_STATS", "0"}, {"OMPI_MCA_coll_ohio_stats", "1"}, {"OMPI_MCA_coll_ohio_disable", "1"}});
+  ExpectAllOk(out, ranks);
+  ExpectReportOfTheComponent(out);
+  EXPECT_EQ(Stats(out).first, 0) << out;
+  EXPECT_GT(Stats(out).second, 0) << out;
+  EXPECT_NE(out.find("fell through: disabled by OHIO_DISABLE"), std::string::npos) << out;
+  EXPECT_EQ(ServedByEveryDaemon(), 0u);
+}
+
 // `--mca coll ^ohio`: Open MPI never opens the component; nothing reaches ohiod.
 TEST_P(CollComponent, LeftOutByMcaServesNothing) {
   const int ranks = Ranks();

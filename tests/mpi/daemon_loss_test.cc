@@ -67,6 +67,22 @@ Tally RunAndKill(const Mpi& mpi, const TempDir& dir, const std::vector<std::stri
   return t;
 }
 
+// Across nodes, after the kill at call `kill_at` of rank 0's: no call fails, not even the one
+// the daemon died in: where some ranks had completed it through ohio, they send it again to the
+// others; where every rank was in it, it runs in the library (an in-place buffer put back
+// first). Before through ohio, after through the library, and the same outcome on every rank
+// for every call.
+void ExpectTheLibraryTookOver(const Tally& t, int kill_at, const std::string& out) {
+  EXPECT_EQ(t.calls, kCalls) << out;
+  EXPECT_EQ(t.wrong_bytes, 0) << "success with wrong bytes\n" << out;
+  EXPECT_EQ(t.failed, 0) << out;
+  EXPECT_EQ(t.differing, 0) << out;
+  EXPECT_EQ(t.ok, kCalls) << out;
+  const auto [served, fell] = Stats(out);
+  EXPECT_GE(served, 4L * kill_at) << out;
+  EXPECT_GT(fell, 0) << out;
+}
+
 // On one node the ranks meet in the segment alone: the daemon's death costs the job nothing.
 TEST_P(DaemonLoss, OnOneNodeEveryCallGoesOnThroughOhio) {
   const Mpi mpi = GetParam();
@@ -102,18 +118,7 @@ TEST_P(DaemonLoss, AcrossNodesTheLibraryTakesOverAtOneCallOnEveryRank) {
     const int kill_at = std::string(mpi.name) == "mpich" ? kCalls - 1000 - run * 100 : 1000 + run * 1777;
     const Tally t = RunAndKill(mpi, dir, {cluster.node(0).socket(), cluster.node(1).socket()}, 2, cluster.node(1),
                                kill_at, run % 2 == 0 ? "64" : "65536", &out);
-    EXPECT_EQ(t.calls, kCalls) << out;
-    EXPECT_EQ(t.wrong_bytes, 0) << "success with wrong bytes\n" << out;
-    // No call fails, not even the one the daemon died in: where some ranks had completed it
-    // through ohio, they send it again to the others; where every rank was in it, it runs in
-    // the library (an in-place buffer put back first). Before through ohio, after through the
-    // library, and the same outcome on every rank for every call.
-    EXPECT_EQ(t.failed, 0) << out;
-    EXPECT_EQ(t.differing, 0) << out;
-    EXPECT_EQ(t.ok, kCalls) << out;
-    const auto [served, fell] = Stats(out);
-    EXPECT_GE(served, 4L * kill_at) << out;
-    EXPECT_GT(fell, 0) << out;
+    ExpectTheLibraryTookOver(t, kill_at, out);
   }
 }
 
@@ -131,14 +136,7 @@ TEST(DaemonLossThroughTheComponent, AcrossNodesTheLibraryTakesOverAtOneCallOnEve
     const Tally t = RunAndKill(kOpenMpi, dir, {cluster.node(0).socket(), cluster.node(1).socket()}, 2,
                                cluster.node(1), kill_at, run % 2 == 0 ? "64" : "65536", &out, Binding::kComponent);
     EXPECT_NE(out.find("ohio: served through Open MPI's collective component coll/ohio"), std::string::npos) << out;
-    EXPECT_EQ(t.calls, kCalls) << out;
-    EXPECT_EQ(t.wrong_bytes, 0) << "success with wrong bytes\n" << out;
-    EXPECT_EQ(t.failed, 0) << out;
-    EXPECT_EQ(t.differing, 0) << out;
-    EXPECT_EQ(t.ok, kCalls) << out;
-    const auto [served, fell] = Stats(out);
-    EXPECT_GE(served, 4L * kill_at) << out;
-    EXPECT_GT(fell, 0) << out;
+    ExpectTheLibraryTookOver(t, kill_at, out);
     // The call sent again is an MPI_Alltoallv of the agreement duplicate's: never ohio's.
     EXPECT_EQ(Stats(out, "MPI_Alltoallv"), std::make_pair(0L, 0L)) << out;
   }

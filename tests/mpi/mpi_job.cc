@@ -65,4 +65,17 @@ void ExpectAllOk(const std::string& out, int ranks) {
   EXPECT_EQ(out.find("WRONG"), std::string::npos) << out;
 }
 
+void ExpectAlltoallwCheckServed(const std::string& out, int ranks, int iterations) {
+  EXPECT_EQ(Stats(out, "MPI_Alltoallw"), std::make_pair((3L * iterations + 1) * ranks, static_cast<long>(ranks)))
+      << out;
+  EXPECT_NE(out.find("MPI_Alltoallw: 1 fell through: a datatype built in a way ohio does not serve (darray, "
+                     "Fortran or deprecated)"),
+            std::string::npos)
+      << out;
+  for (int r = 0; r < ranks; ++r) {
+    EXPECT_NE(out.find("rank " + std::to_string(r) + ": mismatch: error class MPI_ERR_COUNT"), std::string::npos)
+        << out;
+  }
+}
+
 }  // namespace ohio::testing

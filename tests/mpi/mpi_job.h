@@ -43,4 +43,9 @@ std::pair<long, long> Stats(const std::string& out, const std::string& function 
 // Every rank printed "rank R: ALL OK" and none "WRONG" (gtest expectations).
 void ExpectAllOk(const std::string& out, int ranks);
 
+// tests/mpi/alltoallw_check.c run with `iterations` and "mismatch": its typed calls (three per
+// iteration) and the one after the mismatch served; the darray call fallen through on every
+// rank, with its reason; the mismatch MPI_ERR_COUNT on every rank (gtest expectations).
+void ExpectAlltoallwCheckServed(const std::string& out, int ranks, int iterations);
+
 }  // namespace ohio::testing

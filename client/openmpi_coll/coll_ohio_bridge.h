@@ -61,9 +61,9 @@ int ohio_coll_ialltoallv(ohio_coll_comm *c, const void *sbuf, const int *scounts
 /* The communicator's state gone with its module: the group left, the agreement duplicate freed. */
 void ohio_coll_release(ohio_coll_comm *c);
 
-/* When Open MPI opens the component: the process is marked as served by it (the shim, if
- * preloaded, passes everything through), and errors are returned to the MPI function, which puts
- * them through the communicator's error handler itself. */
+/* When Open MPI has found the component usable (its init_query): the process is marked as
+ * served by it (the shim, if preloaded, passes everything through), and errors are returned to
+ * the MPI function, which puts them through the communicator's error handler itself. */
 void ohio_coll_opened(void);
 
 /* Whether the communicator being created is ohio's own (its agreement duplicate), which ohio

@@ -66,7 +66,6 @@ static int ohio_open(void) {
   for (size_t i = 0; i < OHIO_SETTING_COUNT; ++i) {
     if (NULL != settings[i].value && '\0' != settings[i].value[0]) setenv(settings[i].variable, settings[i].value, 1);
   }
-  ohio_coll_opened();
   return OMPI_SUCCESS;
 }
 
@@ -75,10 +74,14 @@ static int ohio_close(void) {
   return OMPI_SUCCESS;
 }
 
-/* Thread levels: the calls are served on the thread that makes them, as by the shim. */
+/* The core, like the shim, takes no lock: its per-process state and its progress callback
+ * assume one thread in it at a time. A job initialised with MPI_THREAD_MULTIPLE leaves every
+ * collective to the other components (and a preloaded shim, unmarked, serves as without the
+ * component). Otherwise the component will serve this process. */
 static int ohio_init_query(bool enable_progress_threads, bool enable_mpi_threads) {
   (void)enable_progress_threads;
-  (void)enable_mpi_threads;
+  if (enable_mpi_threads || mca_coll_ohio_component.priority < 0) return OMPI_ERR_NOT_SUPPORTED;
+  ohio_coll_opened();
   return OMPI_SUCCESS;
 }
 

@@ -1,12 +1,8 @@
-// MPI_Alltoall through ohiod (client/mpi_shim_state.h says how the ranks stay consistent).
-// Contiguous datatypes are used where they lie; others are packed run by run.
+// MPI_Alltoall of the LD_PRELOAD shim: served by the shared core (client/serve_alltoall.cc),
+// falling through to PMPI_Alltoall.
 #include <mpi.h>
 
-#include <string>
-
-#include "client/mpi_shim_state.h"
-#include "client/mpi_type_layout.h"
-#include "client/ohio.h"
+#include "client/mpi_shim_binding.h"
 
 using namespace ohio::shim;
 
@@ -14,72 +10,9 @@ extern "C" {
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
-  int ready = 0;
-  PMPI_Initialized(&ready);
-  if (!ready || comm == MPI_COMM_NULL) {
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  }
-  Initialise();
-  CommState* st = StateOf(comm, recvcount, recvtype);
-  auto fall_through = [&](const std::string& why) {
-    FellThrough("MPI_Alltoall", why);
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  };
-  if (int failed = 0; CountCall(st, comm, "MPI_Alltoall", &failed)) return failed;
-  if (st->group == nullptr) return fall_through(st->why);
-
-  std::string why;
-  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, "MPI_Alltoall", why, /*replayable=*/true, fall_through);
-
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  CallLayouts layouts;
-  why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
-  const ohio::TypeLayout* recv_layout = layouts.recv;
-  const ohio::TypeLayout* send_layout = layouts.send;
-  if (!why.empty()) return OptOut(st, comm, "MPI_Alltoall", why, fall_through);
-
-  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
-  // Non-contiguous data goes through a packed copy, run by run; contiguous data as it is.
-  int size = 0;
-  PMPI_Comm_size(comm, &size);
-  const void* send = in_place ? recvbuf : sendbuf;
-  const MPI_Aint send_elements = static_cast<MPI_Aint>(in_place ? recvcount : sendcount) * size;
-  if (!send_layout->contiguous()) {
-    st->send_packed.resize(bytes * size);
-    ohio::PackRuns(*send_layout, send, send_elements, st->send_packed.data());
-    send = st->send_packed.data();
-  }
-  void* recv = recvbuf;
-  if (!recv_layout->contiguous()) {
-    // In place stays in place: the packed copy is both.
-    if (!in_place) st->recv_packed.resize(bytes * size);
-    recv = in_place ? st->send_packed.data() : st->recv_packed.data();
-  }
-  RetainUniform(st, comm, size, send, bytes);
-  const int rc = ohio_alltoall(st->group, send, recv, bytes);
-  if (rc == OHIO_OK) {
-    if (recv != recvbuf) ohio::UnpackRuns(*recv_layout, recv, static_cast<MPI_Aint>(recvcount) * size, recvbuf);
-    Served("MPI_Alltoall");
-    return MPI_SUCCESS;
-  }
-  if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
-  if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoall", MPI_ERR_COUNT);
-  // The group failed in the call. Where ohio may have written into the program's in-place
-  // buffer, the kept send side (client/mpi_call_replay.h) is put back before the library runs it.
-  const bool written = in_place && recv == recvbuf;
-  const RetainedSend* kept = Kept(st, st->calls);
-  st->recv_bytes.assign(size, bytes);
-  st->recv_at.resize(size);
-  for (int j = 0; j < size; ++j) st->recv_at[j] = static_cast<size_t>(j) * bytes;
-  const Delivery delivery{recv, st->recv_bytes.data(), st->recv_at.data(), [&] {
-                            if (recv != recvbuf) ohio::UnpackRuns(*recv_layout, recv, static_cast<MPI_Aint>(recvcount) * size, recvbuf);
-                          }};
-  auto put_back_then_fall_through = [&](const std::string& why) {
-    if (written) PutBack(*kept, recvbuf, st->recv_at.data());
-    return fall_through(why);
-  };
-  return FailedMidCall(st, comm, "MPI_Alltoall", /*replayable=*/!written || kept != nullptr, put_back_then_fall_through,
-                       &delivery);
+  auto library = [&] { return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
+  if (!ShimServes(comm)) return library();
+  return ServeAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, StateOf(comm), library);
 }
 
 }  // extern "C"

@@ -3,7 +3,7 @@
 //
 // The handle the program holds is the library's own persistent request for the same call
 // (PMPI_Alltoall_init), which it starts itself when a Start falls through. A Start that ohio
-// serves is posted exactly like MPI_Ialltoall (client/mpi_post_alltoall.h: same opt-in
+// serves is posted exactly like MPI_Ialltoall (client/mpi_post_alltoall.cc: same opt-in
 // threshold, decided alike on every rank from the bytes per rank, which are the same
 // everywhere) and puts that call's generalized request in the program's slot; the Wait and Test
 // functions put the persistent handle back when they complete it (PersistentSlots), so the
@@ -14,10 +14,11 @@
 // turn such a legal program into a timeout.
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 
-#include "client/mpi_post_alltoall.h"
 #include "client/mpi_requests.h"
+#include "client/mpi_shim_binding.h"
 
 using namespace ohio::shim;
 
@@ -33,12 +34,13 @@ int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 
 int MPI_Start(MPI_Request* request) {
   auto it = Persistents().find(*request);
-  if (it == Persistents().end()) return PMPI_Start(request);
+  if (it == Persistents().end() || !ShimServes(it->second.comm)) return PMPI_Start(request);
   const PersistentAlltoall& c = it->second;
   const MPI_Request persistent = *request;
   MPI_Request started = MPI_REQUEST_NULL;
   const int rc = PostAlltoall(c.sendbuf, c.sendcount, c.sendtype, c.recvbuf, c.recvcount, c.recvtype, c.comm,
-                              "MPI_Alltoall_init", [&] { return PMPI_Start(request); }, &started);
+                              "MPI_Alltoall_init", StateOf(c.comm), [&] { return PMPI_Start(request); },
+                              [&](std::unique_ptr<OhioRequest> r) { return StartRequest(std::move(r), &started); });
   if (rc != MPI_SUCCESS || started == MPI_REQUEST_NULL) return rc;
   Find(started)->persistent = persistent;
   *request = started;

@@ -1,14 +1,8 @@
-// MPI_Alltoallv through ohiod (client/mpi_shim_state.h says how the ranks stay consistent).
-// Counts and displacements become ohio's bytes; non-contiguous types are packed block by block.
+// MPI_Alltoallv of the LD_PRELOAD shim: served by the shared core (client/serve_alltoallv.cc),
+// falling through to PMPI_Alltoallv.
 #include <mpi.h>
 
-#include <string>
-#include <vector>
-
-#include "client/mpi_shim_state.h"
-#include "client/mpi_type_layout.h"
-#include "client/mpi_vector_bytes.h"
-#include "client/ohio.h"
+#include "client/mpi_shim_binding.h"
 
 using namespace ohio::shim;
 
@@ -16,71 +10,12 @@ extern "C" {
 
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  int ready = 0;
-  PMPI_Initialized(&ready);
-  if (!ready || comm == MPI_COMM_NULL) {
-    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-  }
-  Initialise();
-  // Counts differ between ranks: a communicator set up here is sized alike on every rank.
-  CommState* st = StateOf(comm, 0, MPI_BYTE);
-  auto fall_through = [&](const std::string& why) {
-    FellThrough("MPI_Alltoallv", why);
+  auto library = [&] {
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   };
-  if (int failed = 0; CountCall(st, comm, "MPI_Alltoallv", &failed)) return failed;
-  if (st->group == nullptr) return fall_through(st->why);
-  std::string why;
-  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, "MPI_Alltoallv", why, /*replayable=*/true, fall_through);
-
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  int size = 0;
-  PMPI_Comm_size(comm, &size);
-  CallLayouts layouts;
-  why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
-  const ohio::TypeLayout* recv_layout = layouts.recv;
-  const ohio::TypeLayout* send_layout = layouts.send;
-  if (!why.empty()) return OptOut(st, comm, "MPI_Alltoallv", why, fall_through);
-  // In place, the others read this rank's data while it receives into the same buffer: send
-  // from a packed copy instead.
-  const bool pack_send = in_place || !send_layout->contiguous();
-  const bool pack_recv = !recv_layout->contiguous();
-  VectorBytes(*send_layout, size, in_place ? recvcounts : sendcounts, in_place ? rdispls : sdispls, &st->send_bytes,
-              &st->send_at, true, in_place ? recvbuf : sendbuf, pack_send ? &st->send_packed : nullptr);
-  VectorBytes(*recv_layout, size, recvcounts, rdispls, &st->recv_bytes, &st->recv_at, false, nullptr,
-              pack_recv ? &st->recv_packed : nullptr);
-  const void* send = pack_send ? st->send_packed.data() : sendbuf;
-  void* recv = pack_recv ? st->recv_packed.data() : recvbuf;
-  Retain(st, comm, size, send, st->send_bytes.data(), st->send_at.data());
-  const int rc = ohio_alltoallv(st->group, send, st->send_bytes.data(), st->send_at.data(), recv,
-                                st->recv_bytes.data(), st->recv_at.data());
-  if (rc == OHIO_OK) {
-    if (pack_recv) UnpackVector(*recv_layout, size, recvcounts, rdispls, st->recv_at, st->recv_packed.data(), recvbuf);
-    Served("MPI_Alltoallv");
-    return MPI_SUCCESS;
-  }
-  if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
-  // Every rank reached it alike: on one node ranks may not read each other's memory, across
-  // nodes the call would take more rounds of the group's buffers than are served.
-  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
-  if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_COUNT);
-  if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_ARG);
-  // The group failed in the call. Where ohio may have written into the program's in-place
-  // buffer, the kept send side (client/mpi_call_replay.h) is put back before the library runs it.
-  const bool written = in_place && recv == recvbuf;
-  const RetainedSend* kept = Kept(st, st->calls);
-  const Delivery delivery{recv, st->recv_bytes.data(), st->recv_at.data(), [&] {
-                            if (pack_recv) {
-                              UnpackVector(*recv_layout, size, recvcounts, rdispls, st->recv_at, st->recv_packed.data(),
-                                           recvbuf);
-                            }
-                          }};
-  auto put_back_then_fall_through = [&](const std::string& why) {
-    if (written) PutBack(*kept, recvbuf, st->recv_at.data());
-    return fall_through(why);
-  };
-  return FailedMidCall(st, comm, "MPI_Alltoallv", /*replayable=*/!written || kept != nullptr, put_back_then_fall_through,
-                       &delivery);
+  if (!ShimServes(comm)) return library();
+  return ServeAlltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                        StateOf(comm), library);
 }
 
 }  // extern "C"

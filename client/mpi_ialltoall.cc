@@ -1,13 +1,14 @@
-// MPI_Ialltoall through ohiod: the call is posted (client/mpi_post_alltoall.h,
+// MPI_Ialltoall of the LD_PRELOAD shim: the call is posted (client/mpi_post_alltoall.cc,
 // client/posted_alltoalls.h) and returns a generalized request (client/mpi_requests.h); ohiod
 // moves the data from the send buffers to the receive buffers of every rank while the ranks
 // compute, across nodes through the group's rounds (daemon/offloaded_remote_alltoall.h).
 // Consistency as for MPI_Alltoall (client/mpi_shim_state.h).
 #include <mpi.h>
 
-#include <string>
+#include <memory>
 
-#include "client/mpi_post_alltoall.h"
+#include "client/mpi_requests.h"
+#include "client/mpi_shim_binding.h"
 
 using namespace ohio::shim;
 
@@ -15,17 +16,13 @@ extern "C" {
 
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  int ready = 0;
-  PMPI_Initialized(&ready);
-  if (!ready || comm == MPI_COMM_NULL) {
+  auto library = [&] {
     return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  }
+  };
+  if (!ShimServes(comm)) return library();
   return PostAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, "MPI_Ialltoall",
-                      [&] {
-                        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                              request);
-                      },
-                      request);
+                      StateOf(comm), library,
+                      [&](std::unique_ptr<OhioRequest> r) { return StartRequest(std::move(r), request); });
 }
 
 }  // extern "C"

@@ -1,29 +1,25 @@
-#include "client/mpi_post_alltoall.h"
-
+// An MPI_Alltoall-shaped call posted to ohiod, for MPI_Ialltoall and for each MPI_Start of a
+// persistent MPI_Alltoall_init: the same choices (opt-in threshold, layouts, packing) for both,
+// so that both take the same path on every rank.
 #include <memory>
 #include <string>
 
-#include "client/mpi_requests.h"
+#include "client/mpi_posted_request.h"
 #include "client/mpi_shim_state.h"
 #include "client/mpi_type_layout.h"
 #include "client/ohio.h"
+#include "client/served_calls.h"
 
 namespace ohio::shim {
 
 int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                 MPI_Datatype recvtype, MPI_Comm comm, const char* function,
-                 const std::function<int()>& library, MPI_Request* request) {
-  Initialise();
-  CommState* st = StateOf(comm, recvcount, recvtype);
-  auto fall_through = [&](const std::string& why) {
-    FellThrough(function, why);
-    return library();
-  };
-  if (int failed = 0; CountCall(st, comm, function, &failed)) return failed;
-  if (st->group == nullptr) return fall_through(st->why);
-
-  std::string why;
-  if (ClosedBefore(st, &why)) return AfterFailure(st, comm, function, why, /*replayable=*/true, fall_through);
+                 MPI_Datatype recvtype, MPI_Comm comm, const char* function, const StateFor& state_for,
+                 const Library& library, const Start& start) {
+  const FallThroughTo fall_through(function, library);
+  int decided = MPI_SUCCESS;
+  CommState* st =
+      BeginCall(comm, function, FirstCallBytes(recvcount, recvtype), state_for, fall_through, &decided);
+  if (st == nullptr) return decided;
   // Bytes per rank are the same on every rank (MPI's matching rule), so is this choice.
   int type_size = 0;
   PMPI_Type_size(recvtype, &type_size);
@@ -39,7 +35,7 @@ int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   CallLayouts layouts;
-  why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
+  const std::string why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
   const ohio::TypeLayout* recv_layout = layouts.recv;
   const ohio::TypeLayout* send_layout = layouts.send;
   // The opt-out is a meeting of the ranks, the one wait inside this call.
@@ -71,7 +67,7 @@ int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (in_place) r->recv_packed.swap(r->send_packed);  // unpacked from recv_packed
   }
   const int rc = ohio_ialltoall(st->group, send, recv, bytes, &r->posted);
-  if (rc == OHIO_OK) return StartRequest(std::move(r), request);
+  if (rc == OHIO_OK) return start(std::move(r));
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, function, MPI_ERR_BUFFER);
   return FailedMidCall(st, comm, function, /*replayable=*/true, fall_through);

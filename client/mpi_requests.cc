@@ -3,8 +3,6 @@
 #include <map>
 #include <string>
 
-#include "client/mpi_vector_bytes.h"
-
 namespace ohio::shim {
 namespace {
 
@@ -34,26 +32,6 @@ int Free(void* extra_state) {
 // MPI_Cancel of a request of ohio's is refused before it reaches the library (mpi_cancel.cc).
 int Cancel(void*, int) { return MPI_SUCCESS; }
 
-// How the call ended, as the blocking call would have told it.
-int Settle(OhioRequest* r, int rc) {
-  if (rc == OHIO_OK) {
-    if (r->recv_layout != nullptr && !r->recv_counts.empty()) {
-      UnpackVector(*r->recv_layout, static_cast<int>(r->recv_counts.size()), r->recv_counts.data(),
-                   r->recv_displs.data(), r->recv_at, r->recv_packed.data(), r->recvbuf);
-    } else if (r->recv_layout != nullptr) {
-      ohio::UnpackRuns(*r->recv_layout, r->recv_packed.data(), r->recv_elements, r->recvbuf);
-    }
-    Served(r->function);
-    return MPI_SUCCESS;
-  }
-  if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(r->comm, r->function, MPI_ERR_COUNT);
-  if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(r->comm, r->function, MPI_ERR_BUFFER);
-  // The group stays open here, broken: the communicator's next call finds it so and the ranks
-  // agree there (client/mpi_shim_state.h); closing it now would send this rank's next call to
-  // the library alone.
-  return FailCall(r->comm, r->function, std::string("the ohio group failed (") + ohio_last_error() + ")");
-}
-
 }  // namespace
 
 std::map<MPI_Request, PersistentAlltoall>& Persistents() {
@@ -79,17 +57,8 @@ bool AnyOutstanding() { return !Requests().empty(); }
 
 bool TryComplete(OhioRequest* r, unsigned within_us) {
   if (r->complete) return true;
-  if (r->st->group == nullptr) {
-    // A failure of another call closed the group under this one: its data never came.
-    std::fprintf(stderr, "ohio: %s failed: %s\n", r->function, r->st->why.c_str());
-    r->error = MPI_ERR_OTHER;
-  } else {
-    int done = 0;
-    const int rc = ohio_test_within(r->st->group, r->posted, within_us, &done);
-    if (!done) return false;
-    r->error = Settle(r, rc);
-  }
-  r->complete = true;
+  if (!Finish(r, within_us)) return false;
+  if (r->errhandler_due) MPI_Comm_call_errhandler(r->comm, r->error);
   PMPI_Grequest_complete(r->handle);
   return true;
 }

@@ -21,36 +21,10 @@
 #include <utility>
 #include <vector>
 
+#include "client/mpi_posted_request.h"
 #include "client/mpi_shim_state.h"
-#include "client/mpi_type_layout.h"
-#include "client/ohio.h"
 
 namespace ohio::shim {
-
-struct OhioRequest {
-  CommState* st = nullptr;
-  MPI_Comm comm = MPI_COMM_NULL;
-  const char* function = "";
-  ohio_request posted = 0;
-  MPI_Request handle = MPI_REQUEST_NULL;
-  bool complete = false;
-  int error = MPI_SUCCESS;
-  // A receive datatype that is not contiguous: ohio wrote into recv_packed, which is unpacked
-  // into recvbuf when the request completes (the one copy left to the rank).
-  const ohio::TypeLayout* recv_layout = nullptr;
-  void* recvbuf = nullptr;
-  MPI_Aint recv_elements = 0;
-  std::vector<uint8_t> send_packed, recv_packed;
-  // An alltoallv's receive side to unpack block by block instead (recv_counts not empty): the
-  // program's counts and displacements, and where each block is in recv_packed.
-  std::vector<int> recv_counts, recv_displs;
-  std::vector<size_t> recv_at;
-  // A Start of a persistent request of ohio's (client/mpi_alltoall_init.cc): the program's
-  // persistent handle, which the Wait and Test functions put back in the program's slot when
-  // they complete this request (the library frees a generalized request and leaves
-  // MPI_REQUEST_NULL there; a persistent request must stay, inactive).
-  MPI_Request persistent = MPI_REQUEST_NULL;
-};
 
 // A persistent MPI_Alltoall_init of the program's (client/mpi_alltoall_init.cc), by the handle
 // the program holds: the library's own persistent request for the same call, started by the

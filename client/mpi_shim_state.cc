@@ -39,13 +39,11 @@ void FellThrough(const char* function, const std::string& why) {
   }
 }
 
-static int DeleteState(MPI_Comm, int, void* attribute, void*) {
-  auto* st = static_cast<CommState*>(attribute);
+void Release(CommState* st) {
   if (st->group != nullptr) ohio_leave(st->group);
   if (st->agreement != MPI_COMM_NULL) PMPI_Comm_free(&st->agreement);
   P().states.erase(st);
   delete st;
-  return MPI_SUCCESS;
 }
 
 void Initialise() {
@@ -60,8 +58,6 @@ void Initialise() {
     const unsigned long long n = std::strtoull(v, &end, 10);
     if (*end == '\0') p.ialltoall_min_bytes = n;
   }
-  // Dups and splits get a group of their own on first use, not a copy of the parent's.
-  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, DeleteState, &p.keyval, nullptr);
   if (p.disabled) return;
   if (ohio_connect(nullptr, &p.client) != OHIO_OK) {
     p.no_client = std::string("no ohiod reachable (") + ohio_last_error() + ")";
@@ -76,14 +72,11 @@ static std::string RandomKey() {
   return key;
 }
 
-// Collective over comm: joins a group for it, or records why every rank falls through.
-// `first_bytes`: the bytes per rank of the call that sets it up, which sizes the group's
-// buffers (they grow with later calls: ohio.h).
-static CommState* SetUp(MPI_Comm comm, uint64_t first_bytes) {
+CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(CommState*)>& keep) {
   Process& p = P();
   auto* st = new CommState();
   p.states.insert(st);
-  PMPI_Comm_set_attr(comm, p.keyval, st);
+  keep(st);
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   if (inter) {  // the same answer on every rank: no agreement needed
@@ -146,7 +139,10 @@ static CommState* SetUp(MPI_Comm comm, uint64_t first_bytes) {
   }
   st->group = group;
   st->nodes = static_cast<uint32_t>(nodes.size());
-  PMPI_Comm_dup(comm, &st->agreement);
+  {
+    const InternalCommunicator internal;
+    PMPI_Comm_dup(comm, &st->agreement);
+  }
   // Each MPI_Ialltoall must take the same path on every rank: agree on the threshold.
   unsigned long long mine_min = p.ialltoall_min_bytes, agreed_min = 0;
   PMPI_Allreduce(&mine_min, &agreed_min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
@@ -154,16 +150,13 @@ static CommState* SetUp(MPI_Comm comm, uint64_t first_bytes) {
   return st;
 }
 
-CommState* StateOf(MPI_Comm comm, int count, MPI_Datatype type) {
-  Process& p = P();
-  void* attribute = nullptr;
-  int found = 0;
-  PMPI_Comm_get_attr(comm, p.keyval, &attribute, &found);
-  if (found) return static_cast<CommState*>(attribute);
+uint64_t FirstCallBytes(int count, MPI_Datatype type) {
   int type_size = 0;
   PMPI_Type_size(type, &type_size);
-  return SetUp(comm, count > 0 && type_size > 0 ? static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size) : 0);
+  return count > 0 && type_size > 0 ? static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size) : 0;
 }
+
+bool InternalCommunicator::creating_ = false;
 
 
 void Close(CommState* st, const std::string& why) {
@@ -227,16 +220,53 @@ Agreed AgreeAfterFailure(CommState* st, const std::string& why, bool replayable,
   return latest_runs ? Agreed::kRunInLibrary : Agreed::kFail;
 }
 
-int FailCall(MPI_Comm comm, const char* function, const std::string& why) {
+int Reported(const char* function, const std::string& why, int mpi_error) {
   std::fprintf(stderr, "ohio: %s failed: %s\n", function, why.c_str());
-  MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+  return mpi_error;
+}
+
+int FailCall(MPI_Comm comm, const char* function, const std::string& why) {
+  Reported(function, why, MPI_ERR_OTHER);
+  if (P().call_errhandler) MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
   return MPI_ERR_OTHER;
 }
 
 int ProgramError(MPI_Comm comm, const char* function, int mpi_error) {
-  std::fprintf(stderr, "ohio: %s failed: %s\n", function, ohio_last_error());
-  MPI_Comm_call_errhandler(comm, mpi_error);
+  Reported(function, ohio_last_error(), mpi_error);
+  if (P().call_errhandler) MPI_Comm_call_errhandler(comm, mpi_error);
   return mpi_error;
+}
+
+void ReportAndLeave() {
+  Process& p = P();
+  if (!p.initialised) return;
+  const int kCount = kFunctionCount;
+  std::vector<long> local(2 * kCount), total(2 * kCount);
+  for (int f = 0; f < kCount; ++f) {
+    local[2 * f] = p.tallies[kFunctions[f]].served;
+    local[2 * f + 1] = p.tallies[kFunctions[f]].fell_through;
+  }
+  PMPI_Reduce(local.data(), total.data(), 2 * kCount, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (p.stats && rank == 0) {
+    std::fprintf(stderr, "ohio: served through %s\n", p.binding);
+    for (int f = 0; f < kCount; ++f) {
+      std::fprintf(stderr, "ohio: %ld %s calls served by ohiod, %ld fell through to the MPI library (all ranks)\n",
+                   total[2 * f], kFunctions[f], total[2 * f + 1]);
+      for (const auto& [why, n] : p.tallies[kFunctions[f]].reasons) {
+        std::fprintf(stderr, "ohio:   rank 0: %s: %ld fell through: %s\n", kFunctions[f], n, why.c_str());
+      }
+    }
+  }
+  // Attributes of MPI_COMM_WORLD are not deleted by every MPI at finalize: leave explicitly.
+  for (CommState* st : p.states) {
+    if (st->group != nullptr) ohio_leave(st->group);
+    st->group = nullptr;
+    if (st->agreement != MPI_COMM_NULL) PMPI_Comm_free(&st->agreement);
+  }
+  if (p.client != nullptr) ohio_disconnect(p.client);
+  p.client = nullptr;
 }
 
 }  // namespace ohio::shim

@@ -1,7 +1,8 @@
-// libohio_mpi: MPI collectives through ohiod for unmodified MPI programs (LD_PRELOAD). Built once
-// per MPI (the ABIs differ); everything it cannot serve goes to the MPI library's PMPI_ function.
-// This header is the state the shim keeps per process and per communicator, shared by the files
-// that each serve one MPI function (client/mpi_alltoall.cc, client/mpi_alltoallv.cc, ...).
+// MPI collectives through ohiod for unmodified MPI programs, by either binding
+// (client/served_calls.h): the LD_PRELOAD shim, built once per MPI (the ABIs differ), or Open
+// MPI's collective component; everything ohio cannot serve goes to the MPI library. This header
+// is the state kept per process and per communicator, shared by the files that each serve one
+// MPI function (client/serve_alltoall.cc, client/serve_alltoallv.cc, ...).
 //
 // Consistency is the whole difficulty: the ranks of a communicator must all take ohio or all
 // take PMPI in a given call, or they wait for each other forever.
@@ -34,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -77,12 +79,16 @@ struct Process {
   bool quiet = false;
   bool stats = false;
   bool warned = false;
+  // Whether a failed call goes through the communicator's error handler here. The shim's calls
+  // do; the Open MPI component's return their error to the MPI function, which does it.
+  bool call_errhandler = true;
+  // Which binding serves the process, named in OHIO_STATS's report.
+  const char* binding = "the LD_PRELOAD shim (libohio_mpi)";
   // OHIO_IALLTOALL_MIN_BYTES: from which bytes per rank ohiod moves an MPI_Ialltoall; unset,
   // never (ohiod overlaps a computation only with a core the ranks do not use).
   uint64_t ialltoall_min_bytes = UINT64_MAX;
   ohio_client* client = nullptr;
   std::string no_client;  // why there is no connection to ohiod
-  int keyval = MPI_KEYVAL_INVALID;
   std::set<CommState*> states;
   // Per function, for OHIO_STATS.
   struct Tally {
@@ -105,9 +111,29 @@ void FellThrough(const char* function, const std::string& why);
 // Reads the OHIO_* environment and connects to ohiod, once per process.
 void Initialise();
 
-// The state of `comm`, set up (collectively) by its first served call. `count` of `type` is that
-// call's per-rank size, which sizes the group's buffers.
-CommState* StateOf(MPI_Comm comm, int count, MPI_Datatype type);
+// Collective over comm, in its first served call: joins a group for it, or records why every
+// rank falls through. `first_bytes`: that call's bytes per rank, which size the group's buffers
+// (they grow with later calls: ohio.h). `keep` hands the new state to the binding before any
+// collective call of the set-up, which finds it there if it comes back to ohio.
+CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(CommState*)>& keep);
+
+// Leaves the state's group, frees its agreement communicator, forgets it.
+void Release(CommState* st);
+
+// While one lives, the communicator being created is ohio's own (the agreement duplicate): a
+// binding that is asked to serve a new communicator (the Open MPI component's comm_query)
+// leaves it to the MPI library, so ohio's own collectives never come back to ohio.
+class InternalCommunicator {
+ public:
+  InternalCommunicator() { creating_ = true; }
+  ~InternalCommunicator() { creating_ = false; }
+  InternalCommunicator(const InternalCommunicator&) = delete;
+  InternalCommunicator& operator=(const InternalCommunicator&) = delete;
+  static bool Creating() { return creating_; }
+
+ private:
+  static bool creating_;
+};
 
 // Leaves the group: this communicator falls through from now on, for `why`.
 void Close(CommState* st, const std::string& why);
@@ -147,6 +173,9 @@ enum class Agreed {
 // this rank receives the call if the others completed it (null: it cannot). The group is closed
 // either way: every later call goes to the library.
 Agreed AgreeAfterFailure(CommState* st, const std::string& why, bool replayable, const Delivery* delivery);
+
+// Prints why `function` failed; returns `mpi_error`.
+int Reported(const char* function, const std::string& why, int mpi_error);
 
 // A failure of this call through the communicator's error handler (by default the job aborts,
 // with the reason printed).
@@ -190,5 +219,10 @@ int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string
 // A failure every rank reached alike and that is the program's (counts that disagree, a range
 // that is not mapped): the group stays usable.
 int ProgramError(MPI_Comm comm, const char* function, int mpi_error);
+
+// At MPI_Finalize, while the library still communicates: OHIO_STATS's report (served and fell
+// through per function, summed over MPI_COMM_WORLD, with rank 0's reasons), then every group
+// left and the connection to ohiod closed. Collective over MPI_COMM_WORLD.
+void ReportAndLeave();
 
 }  // namespace ohio::shim

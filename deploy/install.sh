@@ -1,14 +1,21 @@
 #!/bin/bash
 # Installs ohio on this node: ohiod, ohioctl, libohio (library, C and C++ headers, pkg-config
-# file), the MPI interposition libraries, the systemd unit, the default config (never over an
-# existing one), the Slurm prolog example and the operations guide.
+# file), the MPI interposition libraries, Open MPI's collective component coll/ohio, the systemd
+# unit, the default config (never over an existing one), the Slurm prolog example and the
+# operations guide.
 #
-# usage: deploy/install.sh [--prefix DIR] [--sysconfdir DIR] [--unitdir DIR] [--from DIR]
+# usage: deploy/install.sh [--prefix DIR] [--sysconfdir DIR] [--unitdir DIR]
+#                          [--openmpi-components DIR] [--from DIR]
 #   --prefix DIR      where binaries, libraries, headers and docs go (default /usr/local)
 #   --sysconfdir DIR  where ohio/ohiod.conf goes (default /etc for a prefix of /usr or
 #                     /usr/local, else PREFIX/etc)
 #   --unitdir DIR     where ohiod.service goes (default /etc/systemd/system for a prefix of
 #                     /usr or /usr/local, else PREFIX/lib/systemd/system)
+#   --openmpi-components DIR
+#                     where mca_coll_ohio.so goes (default Open MPI's own component directory,
+#                     `ompi_info --path pkglibdir`, for a prefix of /usr or /usr/local, where
+#                     every Open MPI job finds it; else PREFIX/lib/openmpi, for jobs run with
+#                     --mca mca_base_component_path; $HOME/.openmpi/components is searched too)
 #   --from DIR        take the built files from DIR, laid out as bazel-bin (daemon/ohiod,
 #                     client/ohioctl, client/libohio.so, ...); default: build them with Bazel
 #
@@ -19,6 +26,7 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 PREFIX=/usr/local
 SYSCONFDIR=
 UNITDIR=
+OMPI_COMPONENTS=
 FROM=
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -30,7 +38,9 @@ while [ $# -gt 0 ]; do
     --unitdir=*) UNITDIR=${1#*=}; shift ;;
     --from) FROM=$2; shift 2 ;;
     --from=*) FROM=${1#*=}; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --openmpi-components) OMPI_COMPONENTS=$2; shift 2 ;;
+    --openmpi-components=*) OMPI_COMPONENTS=${1#*=}; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,10 +60,18 @@ if [ -z "$UNITDIR" ]; then
   if $system_prefix; then UNITDIR=/etc/systemd/system; else UNITDIR=$PREFIX/lib/systemd/system; fi
 fi
 
+if [ -z "$OMPI_COMPONENTS" ]; then
+  if $system_prefix && command -v ompi_info > /dev/null; then
+    OMPI_COMPONENTS=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
+  fi
+  [ -n "$OMPI_COMPONENTS" ] || OMPI_COMPONENTS=$PREFIX/lib/openmpi
+fi
+
 MPI_LIBS=(client/libohio_mpi_openmpi.so client/libohio_mpi_mpich.so)
+OMPI_COMPONENT=client/openmpi_coll/mca_coll_ohio.so
 if [ -z "$FROM" ]; then
   (cd "$SRC" && bazel build --curses=no //daemon:ohiod //client:ohioctl //client:libohio.so \
-    //client:libohio_mpi_openmpi.so //client:libohio_mpi_mpich.so)
+    //client:libohio_mpi_openmpi.so //client:libohio_mpi_mpich.so //client/openmpi_coll:mca_coll_ohio.so)
   FROM=$(cd "$SRC" && bazel info bazel-bin 2>/dev/null)
 fi
 for f in daemon/ohiod client/ohioctl client/libohio.so; do
@@ -75,6 +93,14 @@ for lib in "${MPI_LIBS[@]}"; do
     echo "install.sh: $(basename "$lib") not built, not installed"
   fi
 done
+# Open MPI loads every mca_coll_*.so of its component path; the name is the component's.
+if [ -f "$FROM/$OMPI_COMPONENT" ]; then
+  install -d "$OMPI_COMPONENTS"
+  install -m 0755 "$FROM/$OMPI_COMPONENT" "$OMPI_COMPONENTS/mca_coll_ohio.so"
+  echo "install.sh: Open MPI's component coll/ohio in $OMPI_COMPONENTS"
+else
+  echo "install.sh: mca_coll_ohio.so not built, not installed"
+fi
 
 # The headers include each other by their place in the source tree; installed, they sit side by side.
 install -m 0644 "$SRC/client/ohio.h" "$PREFIX/include/ohio/ohio.h"

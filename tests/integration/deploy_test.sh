@@ -2,7 +2,8 @@
 # deploy/install.sh into a temporary prefix from the built files, then what it installed:
 # binaries that run, headers and library a program compiles and links against, the config that
 # ohiod accepts, a unit that `systemd-analyze verify` passes (where systemd-analyze exists), the
-# Slurm prolog pointing at the installed ohioctl, and a second install that keeps the config.
+# Slurm prolog pointing at the installed ohioctl, Open MPI's component under the prefix, and a
+# second install that keeps the config.
 set -euo pipefail
 R="$TEST_SRCDIR/$TEST_WORKSPACE"
 P="$TEST_TMPDIR/prefix"
@@ -20,6 +21,13 @@ done
 for lib in libohio_mpi_openmpi.so libohio_mpi_mpich.so; do
   [ -x "$P/lib/$lib" ] || fail "$P/lib/$lib is missing"
 done
+# Outside /usr and /usr/local Open MPI's component goes under the prefix, never into Open MPI's
+# own directory; ompi_info, pointed there, finds it.
+[ -x "$P/lib/openmpi/mca_coll_ohio.so" ] || fail "$P/lib/openmpi/mca_coll_ohio.so is missing"
+if command -v ompi_info > /dev/null; then
+  OMPI_MCA_mca_base_component_path="$P/lib/openmpi:$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')" \
+    ompi_info | grep -q "MCA coll: ohio" || fail "ompi_info does not list the installed coll/ohio"
+fi
 
 "$P/sbin/ohiod" --version | grep -q '^ohiod ' || fail "ohiod --version"
 "$P/bin/ohioctl" --version | grep -q '^ohioctl ' || fail "ohioctl --version"

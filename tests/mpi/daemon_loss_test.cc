@@ -34,10 +34,11 @@ struct Tally {
 // Starts the job, kills `victim` once rank 0 reaches call `kill_at`, waits for the job's end
 // and reads rank 0's tally.
 Tally RunAndKill(const Mpi& mpi, const TempDir& dir, const std::vector<std::string>& sockets, int ppn,
-                 Daemon& victim, int kill_at, const std::string& bytes, std::string* out) {
+                 Daemon& victim, int kill_at, const std::string& bytes, std::string* out,
+                 Binding binding = Binding::kShim) {
   const std::string kill_file = dir.file("kill");
   Process job(MpiRun(mpi, 4, sockets, ppn, {{"CHECK_KILL_FILE", kill_file}}, "daemon_loss_check",
-                     {std::to_string(kCalls), bytes, std::to_string(kill_at)}),
+                     {std::to_string(kCalls), bytes, std::to_string(kill_at)}, binding),
               dir.file("mpirun.out"));
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < until && !std::ifstream(kill_file).good() && job.Running()) {
@@ -64,6 +65,22 @@ Tally RunAndKill(const Mpi& mpi, const TempDir& dir, const std::vector<std::stri
   std::printf("%s: killed at call %d: %s; ranks sent a call again: %d\n", mpi.name, kill_at, m[0].str().c_str(),
               sent_again);
   return t;
+}
+
+// Across nodes, after the kill at call `kill_at` of rank 0's: no call fails, not even the one
+// the daemon died in: where some ranks had completed it through ohio, they send it again to the
+// others; where every rank was in it, it runs in the library (an in-place buffer put back
+// first). Before through ohio, after through the library, and the same outcome on every rank
+// for every call.
+void ExpectTheLibraryTookOver(const Tally& t, int kill_at, const std::string& out) {
+  EXPECT_EQ(t.calls, kCalls) << out;
+  EXPECT_EQ(t.wrong_bytes, 0) << "success with wrong bytes\n" << out;
+  EXPECT_EQ(t.failed, 0) << out;
+  EXPECT_EQ(t.differing, 0) << out;
+  EXPECT_EQ(t.ok, kCalls) << out;
+  const auto [served, fell] = Stats(out);
+  EXPECT_GE(served, 4L * kill_at) << out;
+  EXPECT_GT(fell, 0) << out;
 }
 
 // On one node the ranks meet in the segment alone: the daemon's death costs the job nothing.
@@ -101,18 +118,27 @@ TEST_P(DaemonLoss, AcrossNodesTheLibraryTakesOverAtOneCallOnEveryRank) {
     const int kill_at = std::string(mpi.name) == "mpich" ? kCalls - 1000 - run * 100 : 1000 + run * 1777;
     const Tally t = RunAndKill(mpi, dir, {cluster.node(0).socket(), cluster.node(1).socket()}, 2, cluster.node(1),
                                kill_at, run % 2 == 0 ? "64" : "65536", &out);
-    EXPECT_EQ(t.calls, kCalls) << out;
-    EXPECT_EQ(t.wrong_bytes, 0) << "success with wrong bytes\n" << out;
-    // No call fails, not even the one the daemon died in: where some ranks had completed it
-    // through ohio, they send it again to the others; where every rank was in it, it runs in
-    // the library (an in-place buffer put back first). Before through ohio, after through the
-    // library, and the same outcome on every rank for every call.
-    EXPECT_EQ(t.failed, 0) << out;
-    EXPECT_EQ(t.differing, 0) << out;
-    EXPECT_EQ(t.ok, kCalls) << out;
-    const auto [served, fell] = Stats(out);
-    EXPECT_GE(served, 4L * kill_at) << out;
-    EXPECT_GT(fell, 0) << out;
+    ExpectTheLibraryTookOver(t, kill_at, out);
+  }
+}
+
+// The same through Open MPI's collective component: the agreement and the call sent again run on
+// the agreement duplicate, which the component leaves to the component below it, so they never
+// come back to ohio.
+TEST(DaemonLossThroughTheComponent, AcrossNodesTheLibraryTakesOverAtOneCallOnEveryRank) {
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    TempDir dir;
+    Cluster cluster(dir, 2, {"--timeout-ms", "3000"});
+    ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+    std::string out;
+    const int kill_at = 1000 + run * 1777;
+    const Tally t = RunAndKill(kOpenMpi, dir, {cluster.node(0).socket(), cluster.node(1).socket()}, 2,
+                               cluster.node(1), kill_at, run % 2 == 0 ? "64" : "65536", &out, Binding::kComponent);
+    EXPECT_NE(out.find("ohio: served through Open MPI's collective component coll/ohio"), std::string::npos) << out;
+    ExpectTheLibraryTookOver(t, kill_at, out);
+    // The call sent again is an MPI_Alltoallv of the agreement duplicate's: never ohio's.
+    EXPECT_EQ(Stats(out, "MPI_Alltoallv"), std::make_pair(0L, 0L)) << out;
   }
 }
 

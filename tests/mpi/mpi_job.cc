@@ -13,20 +13,29 @@ const Mpi kMpich = {"mpich", "/usr/bin/mpirun.mpich"};
 
 std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
                                 const std::vector<std::pair<std::string, std::string>>& env,
-                                const std::string& program, const std::vector<std::string>& program_args) {
-  return MpiRunPath(mpi, ranks, sockets, ppn, env, RunfilePath("tests/mpi/" + program + "_" + mpi.name), program_args);
+                                const std::string& program, const std::vector<std::string>& program_args,
+                                Binding binding) {
+  return MpiRunPath(mpi, ranks, sockets, ppn, env, RunfilePath("tests/mpi/" + program + "_" + mpi.name), program_args,
+                    binding);
+}
+
+std::string ComponentPath() {
+  const std::string component = RunfilePath("client/openmpi_coll/mca_coll_ohio.so");
+  return component.substr(0, component.rfind('/')) + ":/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3";
 }
 
 std::vector<std::string> MpiRunPath(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
                                     const std::vector<std::pair<std::string, std::string>>& env,
-                                    const std::string& program_path, const std::vector<std::string>& program_args) {
+                                    const std::string& program_path, const std::vector<std::string>& program_args,
+                                    Binding binding) {
   std::string joined;
   for (const auto& s : sockets) joined += (joined.empty() ? "" : ":") + s;
   std::vector<std::pair<std::string, std::string>> all = {
-      {"LD_PRELOAD", RunfilePath(std::string("client/libohio_mpi_") + mpi.name + ".so")},
-      {"OHIO_TEST_SOCKETS", joined},
-      {"OHIO_TEST_PPN", std::to_string(ppn)},
-      {"OHIO_STATS", "1"}};
+      {"OHIO_TEST_SOCKETS", joined}, {"OHIO_TEST_PPN", std::to_string(ppn)}, {"OHIO_STATS", "1"}};
+  if (binding != Binding::kComponent) {
+    all.emplace_back("LD_PRELOAD", RunfilePath(std::string("client/libohio_mpi_") + mpi.name + ".so"));
+  }
+  if (binding != Binding::kShim) all.emplace_back("OMPI_MCA_mca_base_component_path", ComponentPath());
   all.insert(all.end(), env.begin(), env.end());
   std::vector<std::string> argv = {mpi.mpirun};
   if (std::string(mpi.name) == "openmpi") {
@@ -54,6 +63,19 @@ std::pair<long, long> Stats(const std::string& out, const std::string& function)
 void ExpectAllOk(const std::string& out, int ranks) {
   for (int r = 0; r < ranks; ++r) EXPECT_NE(out.find("rank " + std::to_string(r) + ": ALL OK"), std::string::npos) << out;
   EXPECT_EQ(out.find("WRONG"), std::string::npos) << out;
+}
+
+void ExpectAlltoallwCheckServed(const std::string& out, int ranks, int iterations) {
+  EXPECT_EQ(Stats(out, "MPI_Alltoallw"), std::make_pair((3L * iterations + 1) * ranks, static_cast<long>(ranks)))
+      << out;
+  EXPECT_NE(out.find("MPI_Alltoallw: 1 fell through: a datatype built in a way ohio does not serve (darray, "
+                     "Fortran or deprecated)"),
+            std::string::npos)
+      << out;
+  for (int r = 0; r < ranks; ++r) {
+    EXPECT_NE(out.find("rank " + std::to_string(r) + ": mismatch: error class MPI_ERR_COUNT"), std::string::npos)
+        << out;
+  }
 }
 
 }  // namespace ohio::testing

@@ -16,21 +16,36 @@ struct Mpi {
 extern const Mpi kOpenMpi;
 extern const Mpi kMpich;
 
+// How the ranks reach ohio: the LD_PRELOAD shim (client/libohio_mpi_<mpi>.so), Open MPI's
+// collective component coll/ohio (client/openmpi_coll/mca_coll_ohio.so, found through
+// mca_base_component_path; Open MPI only), or both at once.
+enum class Binding { kShim, kComponent, kShimAndComponent };
+
 // argv for mpirun running `ranks` ranks of tests/mpi/<program>_<mpi> (a data dependency of the
 // test), `ppn` per node in the order of `sockets`, with `env` added and OHIO_STATS on.
 std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
                                 const std::vector<std::pair<std::string, std::string>>& env,
-                                const std::string& program, const std::vector<std::string>& program_args);
+                                const std::string& program, const std::vector<std::string>& program_args,
+                                Binding binding = Binding::kShim);
 
 // The same for a program outside tests/mpi, by its absolute path (e.g. /usr/bin/hpcc).
 std::vector<std::string> MpiRunPath(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
                                     const std::vector<std::pair<std::string, std::string>>& env,
-                                    const std::string& program_path, const std::vector<std::string>& program_args);
+                                    const std::string& program_path, const std::vector<std::string>& program_args,
+                                    Binding binding = Binding::kShim);
+
+// Open MPI's component path with the built coll/ohio first, then Open MPI's own components.
+std::string ComponentPath();
 
 // "ohio: S <function> calls served by ohiod, F fell through ..." -> (S, F); (-1, -1) if absent.
 std::pair<long, long> Stats(const std::string& out, const std::string& function = "MPI_Alltoall");
 
 // Every rank printed "rank R: ALL OK" and none "WRONG" (gtest expectations).
 void ExpectAllOk(const std::string& out, int ranks);
+
+// tests/mpi/alltoallw_check.c run with `iterations` and "mismatch": its typed calls (three per
+// iteration) and the one after the mismatch served; the darray call fallen through on every
+// rank, with its reason; the mismatch MPI_ERR_COUNT on every rank (gtest expectations).
+void ExpectAlltoallwCheckServed(const std::string& out, int ranks, int iterations);
 
 }  // namespace ohio::testing

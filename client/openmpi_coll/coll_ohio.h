@@ -1,0 +1,45 @@
+/* coll/ohio: ohio as an Open MPI collective component (mca_coll_ohio.so). Open MPI's MPI
+ * functions, from every language binding, end in the communicator's table of collective
+ * functions; this component puts ohio's MPI_Alltoall, Alltoallv, Alltoallw, Ialltoall and
+ * Ialltoallv there, above the module that had them, and hands that module every call ohio does
+ * not serve. Open MPI loads it from its component path, chooses it by the MCA parameters
+ * coll_ohio_* and lists it in ompi_info.
+ *
+ * The serving itself is the shared core's (client/served_calls.h), reached through
+ * coll_ohio_bridge.h; these C files are what Open MPI's internal headers are needed for. */
+#ifndef OHIO_CLIENT_OPENMPI_COLL_COLL_OHIO_H
+#define OHIO_CLIENT_OPENMPI_COLL_COLL_OHIO_H
+
+#include "ompi_config.h"
+
+#include "client/openmpi_coll/coll_ohio_bridge.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/mca/coll/coll.h"
+#include "ompi/request/request.h"
+
+BEGIN_C_DECLS
+
+typedef struct mca_coll_ohio_component_t {
+  mca_coll_base_component_2_0_0_t super;
+  int priority; /* coll_ohio_priority */
+} mca_coll_ohio_component_t;
+
+OMPI_MODULE_DECLSPEC extern mca_coll_ohio_component_t mca_coll_ohio_component;
+
+/* One per communicator ohio serves, living and dying with it. */
+typedef struct mca_coll_ohio_module_t {
+  mca_coll_base_module_t super;
+  ohio_coll_comm comm;
+} mca_coll_ohio_module_t;
+
+OBJ_CLASS_DECLARATION(mca_coll_ohio_module_t);
+
+/* The component's comm_query: a module for every intracommunicator but ohio's own. */
+mca_coll_base_module_t *mca_coll_ohio_comm_query(struct ompi_communicator_t *comm, int *priority);
+
+/* Unregisters the progress of ohio's requests if it is still registered (component close). */
+void mca_coll_ohio_request_stop_progress(void);
+
+END_C_DECLS
+
+#endif

@@ -1,0 +1,85 @@
+/* Between the Open MPI collective component (C, against Open MPI's internal headers: coll_ohio.h)
+ * and ohio's shared core (C++, against mpi.h alone: client/served_calls.h). In Open MPI an MPI
+ * handle is the library's object itself (MPI_Comm is struct ompi_communicator_t *, MPI_Request
+ * struct ompi_request_t *), so both sides speak of the same things through mpi.h's types. */
+#ifndef OHIO_CLIENT_OPENMPI_COLL_COLL_OHIO_BRIDGE_H
+#define OHIO_CLIENT_OPENMPI_COLL_COLL_OHIO_BRIDGE_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mca_coll_base_module_2_3_0_t;
+
+/* The functions (and their modules) that served the communicator before ohio's module was
+ * enabled over them: where everything ohio does not serve goes. */
+typedef struct ohio_coll_previous {
+  int (*alltoall)(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount, MPI_Datatype rdtype,
+                  MPI_Comm comm, struct mca_coll_base_module_2_3_0_t *module);
+  struct mca_coll_base_module_2_3_0_t *alltoall_module;
+  int (*alltoallv)(const void *sbuf, const int *scounts, const int *sdisps, MPI_Datatype sdtype, void *rbuf,
+                   const int *rcounts, const int *rdisps, MPI_Datatype rdtype, MPI_Comm comm,
+                   struct mca_coll_base_module_2_3_0_t *module);
+  struct mca_coll_base_module_2_3_0_t *alltoallv_module;
+  int (*alltoallw)(const void *sbuf, const int *scounts, const int *sdisps, MPI_Datatype const *sdtypes, void *rbuf,
+                   const int *rcounts, const int *rdisps, MPI_Datatype const *rdtypes, MPI_Comm comm,
+                   struct mca_coll_base_module_2_3_0_t *module);
+  struct mca_coll_base_module_2_3_0_t *alltoallw_module;
+  int (*ialltoall)(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount, MPI_Datatype rdtype,
+                   MPI_Comm comm, MPI_Request *request, struct mca_coll_base_module_2_3_0_t *module);
+  struct mca_coll_base_module_2_3_0_t *ialltoall_module;
+  int (*ialltoallv)(const void *sbuf, const int *scounts, const int *sdisps, MPI_Datatype sdtype, void *rbuf,
+                    const int *rcounts, const int *rdisps, MPI_Datatype rdtype, MPI_Comm comm, MPI_Request *request,
+                    struct mca_coll_base_module_2_3_0_t *module);
+  struct mca_coll_base_module_2_3_0_t *ialltoallv_module;
+} ohio_coll_previous;
+
+/* What ohio's module holds for its communicator. */
+typedef struct ohio_coll_comm {
+  ohio_coll_previous previous;
+  void *state; /* the core's state of the communicator, set up by its first served call (or NULL) */
+} ohio_coll_comm;
+
+/* The served functions, through the core (coll_ohio_bridge.cc). */
+int ohio_coll_alltoall(ohio_coll_comm *c, const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                       MPI_Datatype rdtype, MPI_Comm comm);
+int ohio_coll_alltoallv(ohio_coll_comm *c, const void *sbuf, const int *scounts, const int *sdisps,
+                        MPI_Datatype sdtype, void *rbuf, const int *rcounts, const int *rdisps, MPI_Datatype rdtype,
+                        MPI_Comm comm);
+int ohio_coll_alltoallw(ohio_coll_comm *c, const void *sbuf, const int *scounts, const int *sdisps,
+                        MPI_Datatype const *sdtypes, void *rbuf, const int *rcounts, const int *rdisps,
+                        MPI_Datatype const *rdtypes, MPI_Comm comm);
+int ohio_coll_ialltoall(ohio_coll_comm *c, const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                        MPI_Datatype rdtype, MPI_Comm comm, MPI_Request *request);
+int ohio_coll_ialltoallv(ohio_coll_comm *c, const void *sbuf, const int *scounts, const int *sdisps,
+                         MPI_Datatype sdtype, void *rbuf, const int *rcounts, const int *rdisps, MPI_Datatype rdtype,
+                         MPI_Comm comm, MPI_Request *request);
+
+/* The communicator's state gone with its module: the group left, the agreement duplicate freed. */
+void ohio_coll_release(ohio_coll_comm *c);
+
+/* When Open MPI has found the component usable (its init_query): the process is marked as
+ * served by it (the shim, if preloaded, passes everything through), and errors are returned to
+ * the MPI function, which puts them through the communicator's error handler itself. */
+void ohio_coll_opened(void);
+
+/* Whether the communicator being created is ohio's own (its agreement duplicate), which ohio
+ * must not serve. */
+bool ohio_coll_creating_internal_communicator(void);
+
+/* A posted nonblocking call of the core's: finished if ohio is done with it (true, *error set),
+ * and released once the program has freed its request. */
+bool ohio_coll_posted_finish(void *posted, int *error);
+void ohio_coll_posted_release(void *posted);
+
+/* Hands a posted call to the program as an Open MPI request (coll_ohio_request.c). */
+int mca_coll_ohio_request_start(void *posted, MPI_Comm comm, MPI_Request *request);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

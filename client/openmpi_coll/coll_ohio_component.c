@@ -1,0 +1,106 @@
+/* The component Open MPI finds as mca_coll_ohio_component in mca_coll_ohio.so: its MCA
+ * parameters, and what it does when Open MPI opens and closes it. */
+#include "client/openmpi_coll/coll_ohio.h"
+
+#include <stdlib.h>
+
+#include "opal/mca/base/mca_base_var.h"
+
+/* Above every collective component Open MPI 4.1 ships (tuned 30, hcoll 90): ohio's module takes
+ * only the all-to-all functions it serves, and every call of theirs it does not serve goes to
+ * the module it went above, which is then the best that was there. */
+#define OHIO_DEFAULT_PRIORITY 95
+
+/* Each OHIO_* setting of ohio's client library and of the LD_PRELOAD shim, as the MCA parameter
+ * coll_ohio_<name>. Unset, a parameter shows the environment variable's value (or nothing); set
+ * (--mca, OMPI_MCA_coll_ohio_<name>, an MCA parameter file), it is exported as the variable when
+ * the component opens, so the client library reads the same value either way. */
+typedef struct ohio_setting {
+  const char *name;
+  const char *variable;
+  const char *description;
+  char *value;
+} ohio_setting;
+
+static ohio_setting settings[] = {
+    {"disable", "OHIO_DISABLE", "1: every call goes to the next collective component (OHIO_DISABLE)", NULL},
+    {"stats", "OHIO_STATS", "1: at MPI_Finalize rank 0 prints, per function, the calls ohiod served and those that "
+                            "went to the next component, with rank 0's reasons (OHIO_STATS)", NULL},
+    {"quiet", "OHIO_QUIET", "1: no warning when a call goes to the next component (OHIO_QUIET)", NULL},
+    {"socket", "OHIO_SOCKET", "ohiod's control socket; default /run/ohio/ohiod.sock (OHIO_SOCKET)", NULL},
+    {"timeout_ms", "OHIO_TIMEOUT_MS", "how long connecting to ohiod and joining a group may take, in milliseconds; default 60000 (OHIO_TIMEOUT_MS)", NULL},
+    {"ialltoall_min_bytes", "OHIO_IALLTOALL_MIN_BYTES",
+     "from how many bytes per rank ohiod moves an MPI_Ialltoall (and, set at all, every MPI_Ialltoallv); unset, the "
+     "next component keeps them (OHIO_IALLTOALL_MIN_BYTES)", NULL},
+    {"algorithm", "OHIO_ALGORITHM", "the cross-node algorithm asked of ohiod: v1, v2 or v3; unset, the daemon's default (OHIO_ALGORITHM)", NULL},
+    {"leader", "OHIO_LEADER", "the leader algorithm every call of the job uses, instead of the daemons' leader table (OHIO_LEADER)", NULL},
+    {"spin_us", "OHIO_SPIN_US", "how long a waiting rank spins before it sleeps, in microseconds; default 200, 0 never spins (OHIO_SPIN_US)",
+     NULL},
+    {"spin_max_us", "OHIO_SPIN_MAX_US", "the most a rank spins while waiting, in microseconds (OHIO_SPIN_MAX_US)",
+     NULL},
+    {"single_copy_bytes", "OHIO_SINGLE_COPY_BYTES",
+     "from how many bytes per rank ranks on one node copy from each other's memory (OHIO_SINGLE_COPY_BYTES)", NULL},
+    {"stage_times", "OHIO_STAGE_TIMES", "1: print each call's stage times (OHIO_STAGE_TIMES)", NULL},
+};
+#define OHIO_SETTING_COUNT (sizeof(settings) / sizeof(settings[0]))
+
+static int ohio_register(void) {
+  mca_coll_ohio_component.priority = OHIO_DEFAULT_PRIORITY;
+  (void)mca_base_component_var_register(&mca_coll_ohio_component.super.collm_version, "priority",
+                                        "Priority of coll/ohio (negative: never chosen); above tuned (30) and hcoll "
+                                        "(90) by default, which serve what ohio does not",
+                                        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                        MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_ohio_component.priority);
+  for (size_t i = 0; i < OHIO_SETTING_COUNT; ++i) {
+    const char *from_environment = getenv(settings[i].variable);
+    settings[i].value = (char *)(NULL != from_environment ? from_environment : "");
+    (void)mca_base_component_var_register(&mca_coll_ohio_component.super.collm_version, settings[i].name,
+                                          settings[i].description, MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0,
+                                          OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, &settings[i].value);
+  }
+  return OMPI_SUCCESS;
+}
+
+static int ohio_open(void) {
+  if (mca_coll_ohio_component.priority < 0) return OMPI_SUCCESS;
+  for (size_t i = 0; i < OHIO_SETTING_COUNT; ++i) {
+    if (NULL != settings[i].value && '\0' != settings[i].value[0]) setenv(settings[i].variable, settings[i].value, 1);
+  }
+  return OMPI_SUCCESS;
+}
+
+static int ohio_close(void) {
+  mca_coll_ohio_request_stop_progress();
+  return OMPI_SUCCESS;
+}
+
+/* The core, like the shim, takes no lock: its per-process state and its progress callback
+ * assume one thread in it at a time. A job initialised with MPI_THREAD_MULTIPLE leaves every
+ * collective to the other components (and a preloaded shim, unmarked, serves as without the
+ * component). Otherwise the component will serve this process. */
+static int ohio_init_query(bool enable_progress_threads, bool enable_mpi_threads) {
+  (void)enable_progress_threads;
+  if (enable_mpi_threads || mca_coll_ohio_component.priority < 0) return OMPI_ERR_NOT_SUPPORTED;
+  ohio_coll_opened();
+  return OMPI_SUCCESS;
+}
+
+mca_coll_ohio_component_t mca_coll_ohio_component = {
+    .super =
+        {
+            .collm_version =
+                {
+                    MCA_COLL_BASE_VERSION_2_0_0,
+                    .mca_component_name = "ohio",
+                    MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                                          OMPI_RELEASE_VERSION),
+                    .mca_open_component = ohio_open,
+                    .mca_close_component = ohio_close,
+                    .mca_register_component_params = ohio_register,
+                },
+            .collm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
+            .collm_init_query = ohio_init_query,
+            .collm_comm_query = mca_coll_ohio_comm_query,
+        },
+    .priority = OHIO_DEFAULT_PRIORITY,
+};

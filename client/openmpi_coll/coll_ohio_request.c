@@ -1,0 +1,119 @@
+/* Ohio's nonblocking calls as Open MPI requests. A component cannot take part in MPI_Wait or
+ * MPI_Test, so ohio's requests are completed by a progress callback that Open MPI runs from every
+ * Wait, Test and blocking call: it asks ohio, without waiting, whether each posted call is done
+ * and completes the request of each that is. The callback is registered while ohio's requests are
+ * outstanding and unregistered when the last one is freed (not from inside the callback, where
+ * the list of callbacks is being walked).
+ *
+ * Open MPI's MPI_Ialltoall and friends take the request a component returns for one of its own
+ * nonblocking collective requests (ompi_coll_base_nbc_request_t), where they keep the
+ * call's derived datatypes until it completes: ohio's requests are made of one. */
+#include "client/openmpi_coll/coll_ohio.h"
+
+#include "opal/runtime/opal_progress.h"
+
+/* Open MPI 4.1's ompi_coll_base_nbc_request_t, field for field: its header
+ * (ompi/mca/coll/base/coll_base_util.h) includes a Fortran header that the packaged headers leave
+ * out. MPI_Ialltoall writes the call's derived datatypes and a completion callback here. */
+typedef struct ohio_nbc_request_t {
+  ompi_request_t super;
+  union {
+    ompi_request_complete_fn_t req_complete_cb;
+    ompi_request_free_fn_t req_free;
+  } cb;
+  void *req_complete_cb_data;
+  union {
+    opal_object_t *objs[2];
+  } data;
+} ohio_nbc_request_t;
+OMPI_DECLSPEC extern opal_class_t ompi_coll_base_nbc_request_t_class;
+
+typedef struct mca_coll_ohio_request_t {
+  ohio_nbc_request_t super;
+  void *posted; /* the core's call */
+  bool freed;   /* the program freed the request before it completed */
+  struct mca_coll_ohio_request_t *next;
+} mca_coll_ohio_request_t;
+
+OBJ_CLASS_INSTANCE(mca_coll_ohio_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
+
+/* Posted calls not completed yet, and whether the callback is registered. */
+static mca_coll_ohio_request_t *outstanding = NULL;
+static int live_requests = 0;
+static bool progressing = false;
+
+static void ohio_request_destroy(mca_coll_ohio_request_t *request) {
+  ohio_coll_posted_release(request->posted);
+  --live_requests;
+  OMPI_REQUEST_FINI(&request->super.super);
+  OBJ_RELEASE(request);
+}
+
+static int ohio_progress(void) {
+  int completed = 0;
+  mca_coll_ohio_request_t **link = &outstanding;
+  while (NULL != *link) {
+    mca_coll_ohio_request_t *request = *link;
+    int error = MPI_SUCCESS;
+    if (!ohio_coll_posted_finish(request->posted, &error)) {
+      link = &request->next;
+      continue;
+    }
+    *link = request->next;
+    ++completed;
+    request->super.super.req_status.MPI_ERROR = error;
+    /* Completing also lets go of the datatypes MPI_Ialltoall kept for the call. */
+    ompi_request_complete(&request->super.super, true);
+    if (request->freed) ohio_request_destroy(request);
+  }
+  return completed;
+}
+
+void mca_coll_ohio_request_stop_progress(void) {
+  if (progressing) opal_progress_unregister(ohio_progress);
+  progressing = false;
+}
+
+static int ohio_request_free(ompi_request_t **handle) {
+  mca_coll_ohio_request_t *request = (mca_coll_ohio_request_t *)*handle;
+  *handle = MPI_REQUEST_NULL;
+  if (REQUEST_COMPLETE(&request->super.super)) {
+    ohio_request_destroy(request);
+  } else {
+    /* Freed while ohiod still moves its data: destroyed when the call completes. */
+    request->freed = true;
+  }
+  if (0 == live_requests) mca_coll_ohio_request_stop_progress();
+  return OMPI_SUCCESS;
+}
+
+/* A collective cannot be cancelled: the request completes as the call does. */
+static int ohio_request_cancel(ompi_request_t *request, int complete) {
+  (void)request;
+  (void)complete;
+  return OMPI_SUCCESS;
+}
+
+int mca_coll_ohio_request_start(void *posted, MPI_Comm comm, MPI_Request *handle) {
+  mca_coll_ohio_request_t *request = OBJ_NEW(mca_coll_ohio_request_t);
+  if (NULL == request) return MPI_ERR_NO_MEM;
+  ompi_request_t *base = &request->super.super;
+  OMPI_REQUEST_INIT(base, false);
+  base->req_type = OMPI_REQUEST_COLL;
+  base->req_state = OMPI_REQUEST_ACTIVE;
+  base->req_status = ompi_status_empty;
+  base->req_mpi_object.comm = comm;
+  base->req_free = ohio_request_free;
+  base->req_cancel = ohio_request_cancel;
+  request->posted = posted;
+  request->freed = false;
+  request->next = outstanding;
+  outstanding = request;
+  ++live_requests;
+  if (!progressing) {
+    opal_progress_register(ohio_progress);
+    progressing = true;
+  }
+  *handle = base;
+  return MPI_SUCCESS;
+}

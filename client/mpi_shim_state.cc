@@ -59,6 +59,18 @@ void Initialise() {
     if (*end == '\0') p.ialltoall_min_bytes = n;
   }
   if (p.disabled) return;
+  // The core serves one thread at a time (its per-process state takes no lock): a job that may
+  // call collectives from several threads at once is left to the library, unless the program
+  // says it calls these functions from one thread at a time (mpi4py asks for
+  // MPI_THREAD_MULTIPLE whether or not it uses threads).
+  int threads = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&threads);
+  if (threads == MPI_THREAD_MULTIPLE && !EnvFlag("OHIO_SERVE_THREAD_MULTIPLE")) {
+    p.no_client =
+        "the job runs with MPI_THREAD_MULTIPLE and ohio serves one thread at a time (OHIO_SERVE_THREAD_MULTIPLE=1 "
+        "if the program calls MPI's alltoall functions from one thread at a time)";
+    return;
+  }
   if (ohio_connect(nullptr, &p.client) != OHIO_OK) {
     p.no_client = std::string("no ohiod reachable (") + ohio_last_error() + ")";
     p.client = nullptr;

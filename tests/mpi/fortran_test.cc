@@ -1,6 +1,7 @@
 // Fortran MPI programs (tests/mpi/fortran_check.F90, built for include 'mpif.h', use mpi and
-// use mpi_f08) under real mpirun, Open MPI and MPICH, with libohio_mpi preloaded against real
-// daemons, on one node and across two: every call of the Alltoall family is served by ohiod
+// use mpi_f08) under real mpirun against real daemons, on one node and across two: under MPICH
+// with libohio_mpi preloaded, under Open MPI with it preloaded and, without it, through Open
+// MPI's collective component coll/ohio: every call of the Alltoall family is served by ohiod
 // (none falls through), the MPI_Ialltoall and MPI_Ialltoallv requests complete through MPI_Wait,
 // MPI_Test and MPI_Waitall, MPICH's MPI_Alltoall_init is started and completed through MPI_Start
 // and MPI_Wait, and the program checks every element it receives.
@@ -23,16 +24,38 @@ struct Topology {
   int ppn;
 };
 
-class FortranBindings : public ::testing::TestWithParam<std::tuple<Mpi, const char*, Topology>> {};
+struct Case {
+  Mpi mpi;
+  const char* binding;  // the Fortran one: mpif_h, use_mpi, use_mpi_f08
+  Topology topo;
+  Binding reaches;      // how the calls reach ohio
+};
+
+// Every Fortran binding of both MPIs on both topologies, through the shim; Open MPI's through
+// its component as well.
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  for (const Mpi& mpi : {kOpenMpi, kMpich}) {
+    for (const char* binding : {"mpif_h", "use_mpi", "use_mpi_f08"}) {
+      for (const Topology topo : {Topology{1, 4}, Topology{2, 2}}) {
+        cases.push_back({mpi, binding, topo, Binding::kShim});
+        if (std::string(mpi.name) == "openmpi") cases.push_back({mpi, binding, topo, Binding::kComponent});
+      }
+    }
+  }
+  return cases;
+}
+
+class FortranBindings : public ::testing::TestWithParam<Case> {};
 
 TEST_P(FortranBindings, EveryCallServedWithVerifiedData) {
-  const auto [mpi, binding, topo] = GetParam();
+  const auto [mpi, binding, topo, reaches] = GetParam();
   const int ranks = static_cast<int>(topo.nodes) * topo.ppn;
   TempDir dir;
   Cluster cluster(dir, topo.nodes);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   Process run(MpiRun(mpi, ranks, ControlSockets(cluster), topo.ppn, {kOffloadAll},
-                     std::string("fortran_check_") + binding, {std::to_string(kIterations)}),
+                     std::string("fortran_check_") + binding, {std::to_string(kIterations)}, reaches),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
   const std::string out = run.Output();
@@ -50,14 +73,11 @@ TEST_P(FortranBindings, EveryCallServedWithVerifiedData) {
   EXPECT_EQ(Stats(out, "MPI_Alltoall_init"), std::make_pair(starts, 0L)) << out;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Bindings, FortranBindings,
-    ::testing::Combine(::testing::Values(kOpenMpi, kMpich), ::testing::Values("mpif_h", "use_mpi", "use_mpi_f08"),
-                       ::testing::Values(Topology{1, 4}, Topology{2, 2})),
-    [](const auto& info) {
-      return std::string(std::get<0>(info.param).name) + "_" + std::get<1>(info.param) + "_" +
-             std::to_string(std::get<2>(info.param).nodes) + "nodes";
-    });
+INSTANTIATE_TEST_SUITE_P(Bindings, FortranBindings, ::testing::ValuesIn(Cases()), [](const auto& info) {
+  const Case& c = info.param;
+  return std::string(c.mpi.name) + "_" + c.binding + "_" + std::to_string(c.topo.nodes) + "nodes" +
+         (c.reaches == Binding::kComponent ? "_component" : "");
+});
 
 }  // namespace
 }  // namespace ohio::testing

@@ -1,6 +1,6 @@
 // A real Fortran application, unmodified: Quantum ESPRESSO's pw.x (Debian's, linked to Open MPI)
 // under real mpirun, a silicon SCF on 4 ranks (tests/mpi/qe/si.scf.in), on one node and on two
-// emulated nodes. Its FFT transposes are MPI_ALLTOALL calls from Fortran. The total energy must
+// emulated nodes, through the preloaded shim and through Open MPI's collective component. Its FFT transposes are MPI_ALLTOALL calls from Fortran. The total energy must
 // come out as in the same run with ohio disabled, to the last printed digit, and every call the
 // run without ohio made must have been served (as many, none fell through).
 #include <gtest/gtest.h>
@@ -32,7 +32,7 @@ struct PwRun {
 
 // Runs pw.x in a directory of its own, with the input and pseudopotential beside it.
 PwRun RunPw(const TempDir& dir, const std::string& name, const std::vector<std::string>& sockets, int ppn,
-            const std::vector<std::pair<std::string, std::string>>& env) {
+            const std::vector<std::pair<std::string, std::string>>& env, Binding binding = Binding::kShim) {
   const std::string work = dir.file(name);
   EXPECT_EQ(mkdir(work.c_str(), 0755), 0);
   for (const char* file : {"si.scf.in", "Si.pz-vbc.UPF"}) {
@@ -42,7 +42,7 @@ PwRun RunPw(const TempDir& dir, const std::string& name, const std::vector<std::
   // mpirun starts the ranks where it was started; pw.x reads its pseudopotential from there.
   char* here = getcwd(nullptr, 0);
   EXPECT_EQ(chdir(work.c_str()), 0);
-  Process run(MpiRunPath(kOpenMpi, kRanks, sockets, ppn, env, kPw, {"-in", "si.scf.in"}), work + "/mpirun.out");
+  Process run(MpiRunPath(kOpenMpi, kRanks, sockets, ppn, env, kPw, {"-in", "si.scf.in"}, binding), work + "/mpirun.out");
   EXPECT_EQ(chdir(here), 0);
   free(here);
   PwRun r;
@@ -85,6 +85,13 @@ TEST(QuantumEspresso, EveryFftTransposeServedAndTheSameTotalEnergy) {
 
   const PwRun two_nodes = RunPw(dir, "two-nodes", {node0, node1}, kRanks / 2, {});
   ExpectSameAsWithout(without, two_nodes);
+
+  // Through the component, nothing preloaded.
+  const PwRun one_node_component = RunPw(dir, "one-node-component", {node0}, kRanks, {}, Binding::kComponent);
+  ExpectSameAsWithout(without, one_node_component);
+  const PwRun two_nodes_component =
+      RunPw(dir, "two-nodes-component", {node0, node1}, kRanks / 2, {}, Binding::kComponent);
+  ExpectSameAsWithout(without, two_nodes_component);
   EXPECT_NE(cluster.node(1).Log().find("created for"), std::string::npos) << "node 1 served none\n" << cluster.Logs();
 }
 

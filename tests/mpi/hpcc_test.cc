@@ -1,5 +1,6 @@
 // A real application, unmodified: Debian's HPC Challenge (/usr/bin/hpcc, linked to Open MPI)
-// under real mpirun with libohio_mpi preloaded, on one node and on two emulated nodes. Its own
+// under real mpirun with libohio_mpi preloaded, and through Open MPI's collective component, on
+// one node and on two emulated nodes. Its own
 // checks (HPL, PTRANS, MPIFFT, RandomAccess: PASSED lines, residuals, errors) must come out as
 // in the same run with ohio disabled, and every MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw it
 // made must have been served (as many as the run without ohio made, none fell through).
@@ -56,7 +57,7 @@ struct HpccRun {
 
 // Runs hpcc in a directory of its own (it reads hpccinf.txt and writes hpccoutf.txt there).
 HpccRun RunHpcc(const TempDir& dir, const std::string& name, const std::vector<std::string>& sockets, int ppn,
-                const std::vector<std::pair<std::string, std::string>>& env) {
+                const std::vector<std::pair<std::string, std::string>>& env, Binding binding = Binding::kShim) {
   const std::string work = dir.file(name);
   EXPECT_EQ(mkdir(work.c_str(), 0755), 0);
   {
@@ -66,7 +67,7 @@ HpccRun RunHpcc(const TempDir& dir, const std::string& name, const std::vector<s
   // mpirun starts the ranks where it was started.
   char* here = getcwd(nullptr, 0);
   EXPECT_EQ(chdir(work.c_str()), 0);
-  Process run(MpiRunPath(kOpenMpi, kRanks, sockets, ppn, env, kHpcc, {}), work + "/mpirun.out");
+  Process run(MpiRunPath(kOpenMpi, kRanks, sockets, ppn, env, kHpcc, {}, binding), work + "/mpirun.out");
   EXPECT_EQ(chdir(here), 0);
   free(here);
   HpccRun r;
@@ -110,6 +111,11 @@ TEST(Hpcc, MpifftAndPtransThroughOhioMatchTheRunWithout) {
 
   const HpccRun two_nodes = RunHpcc(dir, "two-nodes", {node0, node1}, kRanks / 2, {});
   ExpectSameAsWithout(without, two_nodes);
+
+  // Through Open MPI's collective component, nothing preloaded.
+  ExpectSameAsWithout(without, RunHpcc(dir, "one-node-component", {node0}, kRanks, {}, Binding::kComponent));
+  ExpectSameAsWithout(without,
+                      RunHpcc(dir, "two-nodes-component", {node0, node1}, kRanks / 2, {}, Binding::kComponent));
   EXPECT_NE(cluster.node(1).Log().find("created for"), std::string::npos) << "node 1 served none\n" << cluster.Logs();
 }
 

@@ -22,7 +22,11 @@
 #          [--out DIR (/tmp/ohio-bench/mpi-compare-KxP, or -single-host)]
 #          [--collective alltoall|alltoallv (alltoall; alltoallv: MPI_Alltoallv of the same bytes)]
 #          [--mpi LIST (openmpi,mpich)] [--leaders LIST (none: each daemon's leader table)]
+#          [--component]
 # --mpi: the MPI libraries to run, each alone and with ohio.
+# --component: with Open MPI, one more variant, "ompi+component": ohio through Open MPI's
+#   collective component coll/ohio (mca_coll_ohio.so through mca_base_component_path), nothing
+#   preloaded; its ratio is to Open MPI alone, like the shim's ("ompi+ohio").
 # --leaders pairwise,hypercube,direct: one ohio variant per leader algorithm instead of one
 #   ("ompi+hypercube" ...), each forced for its job with OHIO_LEADER; "ohio" is the table's choice.
 # As root. Ratio columns: latency with ohio / without (above 1: ohio is slower).
@@ -51,6 +55,7 @@ OUT=
 COLLECTIVE=alltoall
 MPIS=openmpi,mpich
 LEADERS=
+COMPONENT=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES=$2; shift 2 ;;
@@ -66,7 +71,8 @@ while [ $# -gt 0 ]; do
     --collective) COLLECTIVE=$2; shift 2 ;;
     --mpi) MPIS=$2; shift 2 ;;
     --leaders) LEADERS=$2; shift 2 ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    --component) COMPONENT=1; shift ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "mpi-compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -121,6 +127,10 @@ for m in "${mpi_list[@]}"; do
     VARIANTS+=("$lib+$l")
     BASELINES+="${BASELINES:+ }$lib+$l=$lib"
   done
+  if [ "$lib" = ompi ] && [ "$COMPONENT" = 1 ]; then
+    VARIANTS+=(ompi+component)
+    BASELINES+="${BASELINES:+ }ompi+component=ompi"
+  fi
 done
 if [ ${#VARIANTS[@]} = 0 ]; then echo "mpi-compare.sh: --mpi names no library" >&2; exit 2; fi
 if [ "$(id -u)" != 0 ]; then echo "mpi-compare.sh: needs root (network namespaces)" >&2; exit 2; fi
@@ -130,7 +140,8 @@ if [ -z "$OUT" ]; then
 fi
 
 bash deploy/install-deps.sh
-TARGETS=(//daemon:ohiod //client:ohioctl //client:libohio_mpi_openmpi.so //client:libohio_mpi_mpich.so //tests/bench:all)
+TARGETS=(//daemon:ohiod //client:ohioctl //client:libohio_mpi_openmpi.so //client:libohio_mpi_mpich.so //tests/bench:all
+         //client/openmpi_coll:mca_coll_ohio.so)
 # Others may be editing the tree: a failed build is retried a few times before giving up.
 for attempt in 1 2 3 4; do
   if bazel build --curses=no "${TARGETS[@]}"; then break; fi
@@ -191,6 +202,8 @@ trap 'exit 143' TERM
 cp "$BAZEL_BIN/daemon/ohiod" "$BAZEL_BIN/client/ohioctl" "$BAZEL_BIN/client/libohio_mpi_openmpi.so" "$BAZEL_BIN/client/libohio_mpi_mpich.so" \
    "$BAZEL_BIN/tests/bench/mpi_alltoall_bench_openmpi" "$BAZEL_BIN/tests/bench/mpi_alltoall_bench_mpich" "$DIR/"
 cp deploy/lib/netns-ssh.sh "$DIR/netns-ssh.sh"
+mkdir "$DIR/coll" && cp "$BAZEL_BIN/client/openmpi_coll/mca_coll_ohio.so" "$DIR/coll/"
+OMPI_COMPONENTS="$DIR/coll:$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')"
 MPICH_PRELOAD=
 if [ "$MPICH_YIELD" = 1 ]; then
   cat > "$DIR/ucx_yield.c" <<'EOF'
@@ -260,7 +273,10 @@ mpi_command() {  # fills CMD for variant $1
               --mca oob_tcp_if_include 10.77.0.0/24 --mca btl_tcp_if_include 10.77.0.0/24
               --mca btl tcp,vader,self --mca mpi_yield_when_idle 1)
       fi
-      if [[ "$v" == ompi+* ]]; then
+      if [ "$v" = ompi+component ]; then
+        CMD+=(--mca mca_base_component_path "$OMPI_COMPONENTS" -x OHIO_STATS=1)
+        if [ "$SINGLE" = 1 ]; then CMD+=(-x "OHIO_SOCKET=$DIR/node0.sock"); fi
+      elif [[ "$v" == ompi+* ]]; then
         CMD+=(-x "LD_PRELOAD=$DIR/libohio_mpi_openmpi.so" -x OHIO_STATS=1)
         if [ "${v#*+}" != ohio ]; then CMD+=(-x "OHIO_LEADER=${v#*+}"); fi
         if [ "$SINGLE" = 1 ]; then CMD+=(-x "OHIO_SOCKET=$DIR/node0.sock"); fi

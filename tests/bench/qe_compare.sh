@@ -45,6 +45,8 @@ if [ -n "$COMPONENT" ] && [ ! -f "$COMPONENT/mca_coll_ohio.so" ]; then
   echo "qe_compare: no mca_coll_ohio.so in $COMPONENT" >&2
   exit 2
 fi
+# Open MPI's own components after ohio's: the path replaces Open MPI's default.
+[ -z "$COMPONENT" ] || COMPONENT="$COMPONENT:$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')"
 
 NETNS_PROG=qe_compare
 # shellcheck source=deploy/lib/netns-cluster.sh
@@ -124,7 +126,10 @@ run() {
   local cpu switches
   read -r cpu switches < <(python3 - "$work/time" "$before" "$after" <<'PY'
 import sys
-ranks = [[float(x) for x in line.split()] for line in open(sys.argv[1]) if len(line.split()) == 4]
+try:
+    ranks = [[float(x) for x in line.split()] for line in open(sys.argv[1]) if len(line.split()) == 4]
+except FileNotFoundError:  # the job never ran pw.x: the checks below stop the run
+    ranks = []
 before, after = ([float(x) for x in a.split()] for a in sys.argv[2:4])
 cpu = sum(r[0] + r[1] for r in ranks) + after[0] - before[0]
 switches = sum(r[2] + r[3] for r in ranks) + after[1] - before[1]

@@ -1,7 +1,7 @@
 /* coll/ohio: ohio as an Open MPI collective component (mca_coll_ohio.so). Open MPI's MPI
  * functions, from every language binding, end in the communicator's table of collective
- * functions; this component puts ohio's MPI_Alltoall, Alltoallv, Alltoallw, Ialltoall and
- * Ialltoallv there, above the module that had them, and hands that module every call ohio does
+ * functions; this component puts ohio's MPI_Alltoall, Alltoallv, Alltoallw, Ialltoall,
+ * Ialltoallv and the persistent MPIX_Alltoall_init there, above the module that had them, and hands that module every call ohio does
  * not serve. Open MPI loads it from its component path, chooses it by the MCA parameters
  * coll_ohio_* and lists it in ompi_info.
  *
@@ -39,6 +39,13 @@ mca_coll_base_module_t *mca_coll_ohio_comm_query(struct ompi_communicator_t *com
 
 /* Unregisters the progress of ohio's requests if it is still registered (component close). */
 void mca_coll_ohio_request_stop_progress(void);
+
+/* The module's MPIX_Alltoall_init: a persistent request of ohio's (coll_ohio_persistent.c). */
+int mca_coll_ohio_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                                struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                                struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module);
+/* Likewise for the progress of ohio's persistent requests. */
+void mca_coll_ohio_persistent_stop_progress(void);
 
 END_C_DECLS
 

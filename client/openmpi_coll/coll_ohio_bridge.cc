@@ -97,6 +97,18 @@ int ohio_coll_ialltoallv(ohio_coll_comm* c, const void* sbuf, const int* scounts
       StartIn(comm, request));
 }
 
+int ohio_coll_start_alltoall(ohio_coll_comm* c, const void* sbuf, int scount, MPI_Datatype sdtype, void* rbuf,
+                             int rcount, MPI_Datatype rdtype, MPI_Comm comm, MPI_Request library,
+                             MPI_Request* started) {
+  return PostAlltoall(
+      sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, "MPI_Alltoall_init", StateIn(c, comm),
+      [&] {
+        *started = library;
+        return PMPI_Start(started);
+      },
+      StartIn(comm, started));
+}
+
 void ohio_coll_release(ohio_coll_comm* c) {
   if (c->state != nullptr) Release(static_cast<CommState*>(c->state));
   c->state = nullptr;

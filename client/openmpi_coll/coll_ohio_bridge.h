@@ -35,6 +35,12 @@ typedef struct ohio_coll_previous {
                     const int *rcounts, const int *rdisps, MPI_Datatype rdtype, MPI_Comm comm, MPI_Request *request,
                     struct mca_coll_base_module_2_3_0_t *module);
   struct mca_coll_base_module_2_3_0_t *ialltoallv_module;
+  /* MPIX_Alltoall_init (Open MPI 4.1's persistent collectives extension, MPI 4.0's
+   * MPI_Alltoall_init): its persistent request is what a Start ohio does not serve starts. */
+  int (*alltoall_init)(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
+                       MPI_Datatype rdtype, MPI_Comm comm, MPI_Info info, MPI_Request *request,
+                       struct mca_coll_base_module_2_3_0_t *module);
+  struct mca_coll_base_module_2_3_0_t *alltoall_init_module;
 } ohio_coll_previous;
 
 /* What ohio's module holds for its communicator. */
@@ -57,6 +63,13 @@ int ohio_coll_ialltoall(ohio_coll_comm *c, const void *sbuf, int scount, MPI_Dat
 int ohio_coll_ialltoallv(ohio_coll_comm *c, const void *sbuf, const int *scounts, const int *sdisps,
                          MPI_Datatype sdtype, void *rbuf, const int *rcounts, const int *rdisps, MPI_Datatype rdtype,
                          MPI_Comm comm, MPI_Request *request);
+
+/* A Start of a persistent alltoall: posted as an MPI_Ialltoall is (the same opt-in, decided alike
+ * on every rank), ohio's request in *started; or, where ohio does not serve it, `library` (the
+ * module below's persistent request for the same call) started and put in *started. */
+int ohio_coll_start_alltoall(ohio_coll_comm *c, const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf,
+                             int rcount, MPI_Datatype rdtype, MPI_Comm comm, MPI_Request library,
+                             MPI_Request *started);
 
 /* The communicator's state gone with its module: the group left, the agreement duplicate freed. */
 void ohio_coll_release(ohio_coll_comm *c);

@@ -75,6 +75,7 @@ static int ohio_open(void) {
 
 static int ohio_close(void) {
   mca_coll_ohio_request_stop_progress();
+  mca_coll_ohio_persistent_stop_progress();
   return OMPI_SUCCESS;
 }
 

@@ -63,7 +63,7 @@ static int ohio_module_enable(mca_coll_base_module_t *base, struct ompi_communic
   mca_coll_ohio_module_t *module = (mca_coll_ohio_module_t *)base;
   if (NULL == comm->c_coll->coll_alltoall || NULL == comm->c_coll->coll_alltoallv ||
       NULL == comm->c_coll->coll_alltoallw || NULL == comm->c_coll->coll_ialltoall ||
-      NULL == comm->c_coll->coll_ialltoallv) {
+      NULL == comm->c_coll->coll_ialltoallv || NULL == comm->c_coll->coll_alltoall_init) {
     return OMPI_ERROR;
   }
   OHIO_KEEP_PREVIOUS(module, comm, alltoall);
@@ -71,6 +71,7 @@ static int ohio_module_enable(mca_coll_base_module_t *base, struct ompi_communic
   OHIO_KEEP_PREVIOUS(module, comm, alltoallw);
   OHIO_KEEP_PREVIOUS(module, comm, ialltoall);
   OHIO_KEEP_PREVIOUS(module, comm, ialltoallv);
+  OHIO_KEEP_PREVIOUS(module, comm, alltoall_init);
   return OMPI_SUCCESS;
 }
 
@@ -85,6 +86,7 @@ static void ohio_module_destruct(mca_coll_ohio_module_t *module) {
   OHIO_RELEASE_PREVIOUS(module, alltoallw);
   OHIO_RELEASE_PREVIOUS(module, ialltoall);
   OHIO_RELEASE_PREVIOUS(module, ialltoallv);
+  OHIO_RELEASE_PREVIOUS(module, alltoall_init);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_ohio_module_t, mca_coll_base_module_t, ohio_module_construct, ohio_module_destruct);
@@ -105,5 +107,6 @@ mca_coll_base_module_t *mca_coll_ohio_comm_query(struct ompi_communicator_t *com
   module->super.coll_alltoallw = ohio_alltoallw;
   module->super.coll_ialltoall = ohio_ialltoall;
   module->super.coll_ialltoallv = ohio_ialltoallv;
+  module->super.coll_alltoall_init = mca_coll_ohio_alltoall_init;
   return &module->super;
 }

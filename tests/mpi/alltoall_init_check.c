@@ -1,4 +1,5 @@
-/* An unmodified MPI program: a persistent MPI_Alltoall_init (MPI 4.0) started several times.
+/* An unmodified MPI program: a persistent MPI_Alltoall_init (MPI 4.0; Open MPI 4.1's
+ * MPIX_Alltoall_init) started several times.
  * Knows nothing of ohio.
  *   1. One request, 3 cycles of MPI_Start / MPI_Wait, the send data changed between cycles;
  *      after each Wait the request is still there (inactive), not MPI_REQUEST_NULL.
@@ -15,6 +16,11 @@
  * Prints "rank R: starts=N" and "rank R: ALL OK" on success; exits non-zero on the first
  * wrong byte. */
 #include <mpi.h>
+#if defined(OPEN_MPI)
+/* Open MPI 4.1 has MPI 4.0's persistent collectives as the extension MPIX_Alltoall_init. */
+#include <mpi-ext.h>
+#define MPI_Alltoall_init MPIX_Alltoall_init
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -114,6 +114,29 @@ TEST_P(CollComponent, IalltoallvServed) {
   EXPECT_EQ(Occurrences(out, "ohio: MPI_Ialltoallv failed: "), ranks) << out;
 }
 
+// A persistent alltoall (MPIX_Alltoall_init, tests/mpi/alltoall_init_check.c): every Start is
+// posted like an MPI_Ialltoall when asked for, else starts the component below's own persistent
+// request, alike on every rank; the program's request survives every Wait, Waitall, Waitany,
+// Test and Testsome as the persistent request it is, and frees.
+TEST_P(CollComponent, PersistentAlltoallStartedThroughOhioWhenAskedAndByTheComponentBelowOtherwise) {
+  const int ranks = Ranks();
+  const int starts = 3 + 2 * 2 + 1 + 2 + 2;
+  for (const bool asked : {true, false}) {
+    SCOPED_TRACE(asked ? "asked" : "not asked");
+    std::vector<std::pair<std::string, std::string>> env;
+    if (asked) env.push_back(kOffloadAll);
+    const std::string out = Run("alltoall_init_check", {"1000"}, env);
+    ExpectAllOk(out, ranks);
+    ExpectReportOfTheComponent(out);
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_NE(out.find("rank " + std::to_string(r) + ": starts=" + std::to_string(starts)), std::string::npos) << out;
+    }
+    EXPECT_EQ(Stats(out, "MPI_Alltoall_init"),
+              asked ? std::make_pair(long{starts} * ranks, 0L) : std::make_pair(0L, long{starts} * ranks))
+        << out;
+  }
+}
+
 // An intercommunicator's calls go to the component below, correct, with the reason.
 TEST_P(CollComponent, IntercommunicatorGoesToTheComponentBelow) {
   const int ranks = Ranks();
@@ -126,9 +149,11 @@ TEST_P(CollComponent, IntercommunicatorGoesToTheComponentBelow) {
   EXPECT_EQ(ServedByEveryDaemon(), 0u);
 }
 
-// A Fortran program: the component serves every call of it; the shim alone sees none of them
-// (Open MPI's Fortran binding calls its own PMPI_Alltoall), and every call goes to the library.
-TEST_P(CollComponent, FortranServedByTheComponentOnly) {
+// A Fortran program (Open MPI's Fortran binding calls its own PMPI_Alltoall, which ends in the
+// component): the component serves every call of it; with the shim preloaded as well (whose
+// Fortran entry points would serve it alone, tests/mpi/fortran_test.cc), each call is still
+// served once, by the component.
+TEST_P(CollComponent, FortranServedByTheComponentOnceWithOrWithoutTheShim) {
   const int ranks = Ranks();
   constexpr long kIterations = 6;
   const std::vector<std::string> args = {"1000", std::to_string(kIterations)};
@@ -138,9 +163,11 @@ TEST_P(CollComponent, FortranServedByTheComponentOnly) {
   EXPECT_EQ(Stats(component), std::make_pair(kIterations * ranks, 0L)) << component;
   const uint64_t served = ServedByEveryDaemon();
   EXPECT_EQ(served, static_cast<uint64_t>(kIterations));
-  const std::string shim = Run("coll_component_fortran_check", args, {}, Binding::kShim);
-  ExpectAllOk(shim, ranks);
-  EXPECT_EQ(ServedByEveryDaemon(), served) << "the shim served a Fortran call\n" << shim;
+  const std::string both = Run("coll_component_fortran_check", args, {}, Binding::kShimAndComponent);
+  ExpectAllOk(both, ranks);
+  ExpectReportOfTheComponent(both);
+  EXPECT_EQ(Stats(both), std::make_pair(kIterations * ranks, 0L)) << both;
+  EXPECT_EQ(ServedByEveryDaemon(), 2 * served) << "a Fortran call served twice, or not at all\n" << both;
 }
 
 // The MCA parameters are the OHIO_* settings, and win over the environment: coll_ohio_stats

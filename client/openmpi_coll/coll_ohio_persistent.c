@@ -1,0 +1,159 @@
+/* Persistent alltoalls (MPIX_Alltoall_init, Open MPI 4.1's persistent collectives extension) as
+ * ohio's persistent requests. The request the program holds is ohio's; it keeps the call's
+ * arguments and the module below's own persistent request for the same call. Each MPI_Start
+ * runs one of the two (ohio_coll_start_alltoall: ohio's nonblocking call where ohio serves it,
+ * decided alike on every rank, else the library's request), and a progress callback completes
+ * the program's request when what it runs completes, leaving it inactive to be started again.
+ * A Start does not block: a rank may start, then receive what another sends before it starts. */
+#include "client/openmpi_coll/coll_ohio.h"
+
+#include "ompi/datatype/ompi_datatype.h"
+#include "opal/runtime/opal_progress.h"
+
+typedef struct mca_coll_ohio_persistent_t {
+  ompi_request_t super;
+  mca_coll_ohio_module_t *module; /* retained: the communicator's ohio state lives there */
+  const void *sbuf;
+  int scount;
+  ompi_datatype_t *sdtype; /* retained, as the program may free its handle after the init */
+  void *rbuf;
+  int rcount;
+  ompi_datatype_t *rdtype; /* retained */
+  ompi_communicator_t *comm;
+  ompi_request_t *library; /* the module below's persistent request for the same call */
+  ompi_request_t *running; /* what the current Start runs (ohio's request or `library`), or NULL */
+  bool freed;              /* freed by the program while running: destroyed when it completes */
+  struct mca_coll_ohio_persistent_t *next; /* among the running ones */
+} mca_coll_ohio_persistent_t;
+
+OBJ_CLASS_INSTANCE(mca_coll_ohio_persistent_t, ompi_request_t, NULL, NULL);
+
+static mca_coll_ohio_persistent_t *running = NULL;
+static int live_persistents = 0;
+static bool progressing = false;
+
+static void ohio_persistent_destroy(mca_coll_ohio_persistent_t *p) {
+  if (MPI_REQUEST_NULL != p->library) ompi_request_free(&p->library);
+  OBJ_RELEASE(p->sdtype);
+  OBJ_RELEASE(p->rdtype);
+  mca_coll_base_module_t *module = &p->module->super;
+  OBJ_RELEASE(module);
+  --live_persistents;
+  OMPI_REQUEST_FINI(&p->super);
+  OBJ_RELEASE(p);
+}
+
+static int ohio_persistent_progress(void) {
+  int completed = 0;
+  mca_coll_ohio_persistent_t **link = &running;
+  while (NULL != *link) {
+    mca_coll_ohio_persistent_t *p = *link;
+    if (!REQUEST_COMPLETE(p->running)) {
+      link = &p->next;
+      continue;
+    }
+    *link = p->next;
+    ++completed;
+    p->super.req_status = p->running->req_status;
+    if (p->running == p->library) {
+      /* Nobody waits on the library's request but this: it is made ready for the next Start
+       * as a Wait would make it. */
+      p->library->req_state = OMPI_REQUEST_INACTIVE;
+    } else {
+      ompi_request_free(&p->running);
+    }
+    p->running = NULL;
+    if (p->freed) {
+      ohio_persistent_destroy(p);
+    } else {
+      ompi_request_complete(&p->super, true);
+    }
+  }
+  return completed;
+}
+
+void mca_coll_ohio_persistent_stop_progress(void) {
+  if (progressing) opal_progress_unregister(ohio_persistent_progress);
+  progressing = false;
+}
+
+static int ohio_persistent_start(size_t count, ompi_request_t **requests) {
+  for (size_t i = 0; i < count; ++i) {
+    mca_coll_ohio_persistent_t *p = (mca_coll_ohio_persistent_t *)requests[i];
+    ompi_request_t *started = MPI_REQUEST_NULL;
+    const int rc = ohio_coll_start_alltoall(&p->module->comm, p->sbuf, p->scount, p->sdtype, p->rbuf, p->rcount,
+                                            p->rdtype, p->comm, p->library, &started);
+    if (MPI_SUCCESS != rc) return rc;
+    p->running = started;
+    p->super.req_status = ompi_status_empty;
+    p->super.req_complete = REQUEST_PENDING;
+    p->super.req_state = OMPI_REQUEST_ACTIVE;
+    p->next = running;
+    running = p;
+  }
+  return OMPI_SUCCESS;
+}
+
+static int ohio_persistent_free(ompi_request_t **handle) {
+  mca_coll_ohio_persistent_t *p = (mca_coll_ohio_persistent_t *)*handle;
+  *handle = MPI_REQUEST_NULL;
+  if (NULL != p->running) {
+    p->freed = true;
+  } else {
+    ohio_persistent_destroy(p);
+  }
+  if (0 == live_persistents) mca_coll_ohio_persistent_stop_progress();
+  return OMPI_SUCCESS;
+}
+
+/* A collective cannot be cancelled: a started request completes as its call does. */
+static int ohio_persistent_cancel(ompi_request_t *request, int complete) {
+  (void)request;
+  (void)complete;
+  return OMPI_SUCCESS;
+}
+
+int mca_coll_ohio_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                                struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                                struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module) {
+  mca_coll_ohio_module_t *m = (mca_coll_ohio_module_t *)module;
+  const ohio_coll_previous *below = &m->comm.previous;
+  ompi_request_t *library = MPI_REQUEST_NULL;
+  int rc = below->alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, &library,
+                                below->alltoall_init_module);
+  if (OMPI_SUCCESS != rc) return rc;
+  mca_coll_ohio_persistent_t *p = OBJ_NEW(mca_coll_ohio_persistent_t);
+  if (NULL == p) {
+    ompi_request_free(&library);
+    return OMPI_ERR_OUT_OF_RESOURCE;
+  }
+  OMPI_REQUEST_INIT(&p->super, true);
+  p->super.req_type = OMPI_REQUEST_COLL;
+  p->super.req_status = ompi_status_empty;
+  p->super.req_mpi_object.comm = comm;
+  p->super.req_start = ohio_persistent_start;
+  p->super.req_free = ohio_persistent_free;
+  p->super.req_cancel = ohio_persistent_cancel;
+  OBJ_RETAIN(&m->super);
+  p->module = m;
+  p->sbuf = sbuf;
+  p->scount = scount;
+  OBJ_RETAIN(sdtype);
+  p->sdtype = sdtype;
+  p->rbuf = rbuf;
+  p->rcount = rcount;
+  OBJ_RETAIN(rdtype);
+  p->rdtype = rdtype;
+  p->comm = comm;
+  p->library = library;
+  p->running = NULL;
+  p->freed = false;
+  p->next = NULL;
+  ++live_persistents;
+  if (!progressing) {
+    opal_progress_register(ohio_persistent_progress);
+    progressing = true;
+  }
+  *request = &p->super;
+  return OMPI_SUCCESS;
+}

@@ -13,7 +13,7 @@
 // - more than that (many nodes emulated on one host, a tight cgroup quota): sleep at once. A yield
 //   then hands the core to any of dozens of processes, mostly other spinners: 16 nodes x 1 rank
 //   on 2 cores, 16 per CPU, took 2.5-7x flat's time spinning with yields and 1.5-2.9x asleep
-//   ("16 and 32 emulated nodes with the spin chosen from the CPUs").
+//   (the same investigation).
 #pragma once
 
 #include <cstdint>

@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/cpu_relax.h"
 #include "common/spin_mode.h"
 #include "shm/segment_layout.h"
 #include "shm/vector_cube.h"
@@ -28,8 +29,6 @@ void DrainEventFd(int fd) {
   while (read(fd, &v, sizeof(v)) == sizeof(v)) {
   }
 }
-
-inline void CpuRelax() { __builtin_ia32_pause(); }
 
 // What the ranks of a group are told when a peer's connection is down: a link that never came
 // up (a refused dial, a rail that does not reach its peer's) was not lost.

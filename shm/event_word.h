@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "common/cpu_relax.h"
 #include "shm/segment_layout.h"
 
 namespace ohio {
@@ -46,7 +47,6 @@ WaitOutcome WaitForChange(SegmentHeader* header, const WaitPolicy& policy, Ready
 
 namespace event_word_internal {
 void Sleep(SegmentHeader* header, uint32_t seen, std::chrono::nanoseconds timeout);
-inline void CpuRelax() { __builtin_ia32_pause(); }
 void Yield();
 }  // namespace event_word_internal
 
@@ -60,7 +60,7 @@ WaitOutcome WaitForChange(SegmentHeader* header, const WaitPolicy& policy, Ready
   while (Clock::now() - start < policy.spin) {
     for (int i = 0; i < checks_per_yield; ++i) {
       if (ready()) return WaitOutcome::kReady;
-      event_word_internal::CpuRelax();
+      CpuRelax();
     }
     if (stop()) return ready() ? WaitOutcome::kReady : WaitOutcome::kStopped;
     event_word_internal::Yield();

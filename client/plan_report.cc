@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "shm/bruck_plan.h"
 #include "shm/copy_plan.h"
 #include "shm/eager_plan.h"
@@ -155,18 +157,6 @@ NodePlan HypercubeNode(const GroupShape& shape, uint32_t n, uint64_t m, uint64_t
   p.ssb_bytes = SsbRoundBytes(shape, n, m);
   p.srb_bytes = 2 * SrbHalfBytes(srb_plan);
   return p;
-}
-
-void Append(std::string* out, const char* key, uint64_t v) {
-  *out += "\"";
-  *out += key;
-  *out += "\":" + Str(v);
-}
-
-void AppendOptional(std::string* out, const char* key, const std::optional<uint64_t>& v) {
-  *out += "\"";
-  *out += key;
-  *out += "\":" + (v ? Str(*v) : std::string("null"));
 }
 
 // "1 MiB", "1.5 KiB", "41 B": for people; the tables and JSON keep exact bytes.
@@ -369,72 +359,44 @@ Result<PlanReport> MakePlanReport(const PlanRequest& req) {
   return r;
 }
 
+// The figures one node (or the maximum over nodes) takes, under their JSON names.
+void PutFigures(nlohmann::ordered_json* j, const NodePlan& p) {
+  (*j)["connections_per_node"] = p.connections;
+  (*j)["sends_per_node"] = p.sends;
+  (*j)["ssb_bytes"] = p.ssb_bytes;
+  (*j)["srb_bytes"] = p.srb_bytes;
+  (*j)["rounds"] = p.rounds;
+  (*j)["bytes_on_wire"] = p.bytes_on_wire;
+  (*j)["copies_per_round"] = p.copies_per_round;
+  (*j)["copies"] = p.copies;
+}
+
 std::string RenderJson(const PlanReport& r) {
   uint64_t ranks = 0;
   for (uint32_t p : r.ppn) ranks += p;
-  std::string out = "{";
-  Append(&out, "nodes", r.ppn.size());
-  out += ",";
-  Append(&out, "ranks", ranks);
-  out += ",\"ppn\":[";
-  for (size_t n = 0; n < r.ppn.size(); ++n) out += (n ? "," : "") + Str(r.ppn[n]);
-  out += "],";
-  Append(&out, "bytes", r.bytes_per_rank);
-  out += ",\"algo\":\"" + std::string(DesignName(r.design)) + "\",";
-  AppendOptional(&out, "ssb_limit", r.ssb_limit);
-  out += ",";
-  AppendOptional(&out, "srb_limit", r.srb_limit);
-  out += ",";
-  Append(&out, "slice", r.slice);
-  out += ",";
-  Append(&out, "min_slice", r.min_slice);
-  out += ",";
-  Append(&out, "steps_per_round", CoveredSteps(r));
-  out += ",";
-  Append(&out, "rows_per_round", CoveredRows(r));
-  out += ",\n\"per_node\":[";
-  for (size_t i = 0; i < r.nodes.size(); ++i) {
-    const NodePlan& p = r.nodes[i];
-    out += i ? ",\n {" : "\n {";
-    Append(&out, "node", p.node);
-    out += ",";
-    Append(&out, "ppn", p.ppn);
-    out += ",";
-    Append(&out, "connections_per_node", p.connections);
-    out += ",";
-    Append(&out, "sends_per_node", p.sends);
-    out += ",";
-    Append(&out, "ssb_bytes", p.ssb_bytes);
-    out += ",";
-    Append(&out, "srb_bytes", p.srb_bytes);
-    out += ",";
-    Append(&out, "rounds", p.rounds);
-    out += ",";
-    Append(&out, "bytes_on_wire", p.bytes_on_wire);
-    out += ",";
-    Append(&out, "copies_per_round", p.copies_per_round);
-    out += ",";
-    Append(&out, "copies", p.copies);
-    out += "}";
+  auto optional = [](const std::optional<uint64_t>& v) { return v ? nlohmann::ordered_json(*v) : nullptr; };
+  nlohmann::ordered_json j;
+  j["nodes"] = r.ppn.size();
+  j["ranks"] = ranks;
+  j["ppn"] = r.ppn;
+  j["bytes"] = r.bytes_per_rank;
+  j["algo"] = DesignName(r.design);
+  j["ssb_limit"] = optional(r.ssb_limit);
+  j["srb_limit"] = optional(r.srb_limit);
+  j["slice"] = r.slice;
+  j["min_slice"] = r.min_slice;
+  j["steps_per_round"] = CoveredSteps(r);
+  j["rows_per_round"] = CoveredRows(r);
+  j["per_node"] = nlohmann::ordered_json::array();
+  for (const NodePlan& p : r.nodes) {
+    nlohmann::ordered_json node;
+    node["node"] = p.node;
+    node["ppn"] = p.ppn;
+    PutFigures(&node, p);
+    j["per_node"].push_back(std::move(node));
   }
-  out += "],\n";
-  Append(&out, "connections_per_node", r.max.connections);
-  out += ",";
-  Append(&out, "sends_per_node", r.max.sends);
-  out += ",";
-  Append(&out, "ssb_bytes", r.max.ssb_bytes);
-  out += ",";
-  Append(&out, "srb_bytes", r.max.srb_bytes);
-  out += ",";
-  Append(&out, "rounds", r.max.rounds);
-  out += ",";
-  Append(&out, "bytes_on_wire", r.max.bytes_on_wire);
-  out += ",";
-  Append(&out, "copies_per_round", r.max.copies_per_round);
-  out += ",";
-  Append(&out, "copies", r.max.copies);
-  out += "}\n";
-  return out;
+  PutFigures(&j, r.max);
+  return j.dump() + "\n";
 }
 
 std::string RenderText(const PlanReport& r, bool per_node) {

@@ -79,7 +79,10 @@ void ExpectTheLibraryTookOver(const Tally& t, int kill_at, const std::string& ou
   EXPECT_EQ(t.differing, 0) << out;
   EXPECT_EQ(t.ok, kCalls) << out;
   const auto [served, fell] = Stats(out);
-  EXPECT_GE(served, 4L * kill_at) << out;
+  // Rank 0 had completed kill_at calls when it let the kill go, and every rank had entered
+  // them; the last of them may have reached some ranks only as sent again (counted as fallen
+  // through, not served).
+  EXPECT_GE(served, 4L * (kill_at - 1)) << out;
   EXPECT_GT(fell, 0) << out;
 }
 

@@ -25,6 +25,16 @@ bool CanTakePart(const RetainedSend* kept, bool lagging, const Delivery* deliver
   return delivery != nullptr && FitsAnInt(delivery->count, size) && FitsAnInt(delivery->at, size);
 }
 
+// Where the current call's send side is kept, or null where no replay can need it (a group on
+// one node, or errors that end the job): nothing is kept then, earlier calls forgotten.
+RetainedSend* SlotOfThisCall(CommState* st, MPI_Comm comm) {
+  if (st->nodes < 2 || !ErrorsReturn(comm)) {
+    st->retained[0].call = st->retained[1].call = 0;
+    return nullptr;
+  }
+  return &st->retained[st->calls % 2];
+}
+
 }  // namespace
 
 bool ErrorsReturn(MPI_Comm comm) {
@@ -40,11 +50,9 @@ bool ErrorsReturn(MPI_Comm comm) {
 }
 
 void Retain(CommState* st, MPI_Comm comm, int size, const void* send, const size_t* count, const size_t* at) {
-  if (st->nodes < 2 || !ErrorsReturn(comm)) {
-    st->retained[0].call = st->retained[1].call = 0;
-    return;
-  }
-  RetainedSend& slot = st->retained[st->calls % 2];
+  RetainedSend* kept = SlotOfThisCall(st, comm);
+  if (kept == nullptr) return;
+  RetainedSend& slot = *kept;
   slot.count.assign(count, count + size);
   slot.at.resize(size);
   size_t total = 0;
@@ -60,11 +68,9 @@ void Retain(CommState* st, MPI_Comm comm, int size, const void* send, const size
 }
 
 void RetainUniform(CommState* st, MPI_Comm comm, int size, const void* send, size_t bytes) {
-  if (st->nodes < 2 || !ErrorsReturn(comm)) {
-    st->retained[0].call = st->retained[1].call = 0;
-    return;
-  }
-  RetainedSend& slot = st->retained[st->calls % 2];
+  RetainedSend* kept = SlotOfThisCall(st, comm);
+  if (kept == nullptr) return;
+  RetainedSend& slot = *kept;
   slot.count.assign(size, bytes);
   slot.at.resize(size);
   for (int j = 0; j < size; ++j) slot.at[j] = static_cast<size_t>(j) * bytes;

@@ -207,6 +207,22 @@ int FailedMidCall(CommState* st, MPI_Comm comm, const char* function, bool repla
   return AfterFailure(st, comm, function, why, replayable, fall_through, delivery);
 }
 
+// FailedMidCall for a blocking call whose receive side is `delivery` (its blocks at
+// delivery.at). `written`: the call was in place and ohio wrote into the program's buffer
+// `recvbuf` itself; the call's kept send side (client/mpi_call_replay.h) is then put back there
+// before the library runs the call, and without it the call cannot run in the library.
+template <typename FallThrough>
+int FailedInBlockingCall(CommState* st, MPI_Comm comm, const char* function, bool written, void* recvbuf,
+                         const Delivery& delivery, FallThrough fall_through) {
+  const RetainedSend* kept = Kept(st, st->calls);
+  auto put_back_then_fall_through = [&](const std::string& why) {
+    if (written) PutBack(*kept, recvbuf, delivery.at);
+    return fall_through(why);
+  };
+  return FailedMidCall(st, comm, function, /*replayable=*/!written || kept != nullptr, put_back_then_fall_through,
+                       &delivery);
+}
+
 // This rank cannot serve the call (`why`): it opts out (ohio_alltoall_skip), the call ends on
 // every rank of every node, and all of them fall through together (`fall_through`, which calls
 // the PMPI_ function); if the opt-out itself fails, the group failed with nothing moved.

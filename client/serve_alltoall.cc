@@ -46,29 +46,22 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   }
   RetainUniform(st, comm, size, send, bytes);
   const int rc = ohio_alltoall(st->group, send, recv, bytes);
-  if (rc == OHIO_OK) {
+  auto unpack = [&] {
     if (recv != recvbuf) ohio::UnpackRuns(*recv_layout, recv, static_cast<MPI_Aint>(recvcount) * size, recvbuf);
+  };
+  if (rc == OHIO_OK) {
+    unpack();
     Served("MPI_Alltoall");
     return MPI_SUCCESS;
   }
   if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoall", MPI_ERR_COUNT);
-  // The group failed in the call. Where ohio may have written into the program's in-place
-  // buffer, the kept send side (client/mpi_call_replay.h) is put back before the library runs it.
-  const bool written = in_place && recv == recvbuf;
-  const RetainedSend* kept = Kept(st, st->calls);
+  // The group failed in the call: its blocks, rank after rank, are where a resend lands.
   st->recv_bytes.assign(size, bytes);
   st->recv_at.resize(size);
   for (int j = 0; j < size; ++j) st->recv_at[j] = static_cast<size_t>(j) * bytes;
-  const Delivery delivery{recv, st->recv_bytes.data(), st->recv_at.data(), [&] {
-                            if (recv != recvbuf) ohio::UnpackRuns(*recv_layout, recv, static_cast<MPI_Aint>(recvcount) * size, recvbuf);
-                          }};
-  auto put_back_then_fall_through = [&](const std::string& why) {
-    if (written) PutBack(*kept, recvbuf, st->recv_at.data());
-    return fall_through(why);
-  };
-  return FailedMidCall(st, comm, "MPI_Alltoall", /*replayable=*/!written || kept != nullptr, put_back_then_fall_through,
-                       &delivery);
+  return FailedInBlockingCall(st, comm, "MPI_Alltoall", in_place && recv == recvbuf, recvbuf,
+                              Delivery{recv, st->recv_bytes.data(), st->recv_at.data(), unpack}, fall_through);
 }
 
 }  // namespace ohio::shim

@@ -44,8 +44,11 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   Retain(st, comm, size, send, st->send_bytes.data(), st->send_at.data());
   const int rc = ohio_alltoallv(st->group, send, st->send_bytes.data(), st->send_at.data(), recv,
                                 st->recv_bytes.data(), st->recv_at.data());
-  if (rc == OHIO_OK) {
+  auto unpack = [&] {
     if (pack_recv) UnpackVector(*recv_layout, size, recvcounts, rdispls, st->recv_at, st->recv_packed.data(), recvbuf);
+  };
+  if (rc == OHIO_OK) {
+    unpack();
     Served("MPI_Alltoallv");
     return MPI_SUCCESS;
   }
@@ -55,22 +58,8 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_COUNT);
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Alltoallv", MPI_ERR_ARG);
-  // The group failed in the call. Where ohio may have written into the program's in-place
-  // buffer, the kept send side (client/mpi_call_replay.h) is put back before the library runs it.
-  const bool written = in_place && recv == recvbuf;
-  const RetainedSend* kept = Kept(st, st->calls);
-  const Delivery delivery{recv, st->recv_bytes.data(), st->recv_at.data(), [&] {
-                            if (pack_recv) {
-                              UnpackVector(*recv_layout, size, recvcounts, rdispls, st->recv_at, st->recv_packed.data(),
-                                           recvbuf);
-                            }
-                          }};
-  auto put_back_then_fall_through = [&](const std::string& why) {
-    if (written) PutBack(*kept, recvbuf, st->recv_at.data());
-    return fall_through(why);
-  };
-  return FailedMidCall(st, comm, "MPI_Alltoallv", /*replayable=*/!written || kept != nullptr, put_back_then_fall_through,
-                       &delivery);
+  return FailedInBlockingCall(st, comm, "MPI_Alltoallv", in_place && recv == recvbuf, recvbuf,
+                              Delivery{recv, st->recv_bytes.data(), st->recv_at.data(), unpack}, fall_through);
 }
 
 }  // namespace ohio::shim

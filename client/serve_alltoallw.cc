@@ -118,17 +118,8 @@ int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoallw", MPI_ERR_COUNT);
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Alltoallw", MPI_ERR_ARG);
-  // The group failed in the call. Where ohio may have written into the program's in-place
-  // buffer, the kept send side (client/mpi_call_replay.h) is put back before the library runs it.
-  const bool written = in_place && recv == recvbuf;
-  const RetainedSend* kept = Kept(st, st->calls);
-  const Delivery delivery{recv, st->recv_bytes.data(), st->recv_at.data(), unpack};
-  auto put_back_then_fall_through = [&](const std::string& why) {
-    if (written) PutBack(*kept, recvbuf, st->recv_at.data());
-    return fall_through(why);
-  };
-  return FailedMidCall(st, comm, "MPI_Alltoallw", /*replayable=*/!written || kept != nullptr, put_back_then_fall_through,
-                       &delivery);
+  return FailedInBlockingCall(st, comm, "MPI_Alltoallw", in_place && recv == recvbuf, recvbuf,
+                              Delivery{recv, st->recv_bytes.data(), st->recv_at.data(), unpack}, fall_through);
 }
 
 }  // namespace ohio::shim

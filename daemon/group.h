@@ -17,7 +17,7 @@
 
 #include "common/status.h"
 #include "daemon/counters.h"
-#include "daemon/exchange.h"
+#include "daemon/exchange/exchange.h"
 #include "daemon/group_spec.h"
 #include "daemon/leader_policy.h"
 #include "daemon/offloaded_alltoall.h"

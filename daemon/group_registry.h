@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 #include "daemon/config.h"
-#include "daemon/exchange.h"
+#include "daemon/exchange/exchange.h"
 #include "daemon/group.h"
 #include "daemon/numa_topology.h"
 #include "daemon/cluster_nodes.h"

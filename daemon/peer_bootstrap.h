@@ -51,7 +51,7 @@
 
 #include "common/status.h"
 #include "daemon/config.h"
-#include "daemon/exchange.h"
+#include "daemon/exchange/exchange.h"
 #include "daemon/group.h"
 #include "daemon/peer_auth.h"
 #include "daemon/cluster_nodes.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "daemon/exchange_message.h"
+#include "daemon/exchange/exchange_message.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using ohio::ExchangeMessage;

@@ -66,7 +66,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/exchange_message.h"
+#include "daemon/exchange/exchange_message.h"
 #include "daemon/transport/transport.h"
 #include "shm/bruck_plan.h"
 #include "shm/eager_plan.h"

@@ -1,4 +1,4 @@
-#include "daemon/exchange_message.h"
+#include "daemon/exchange/exchange_message.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "daemon/exchange.h"
+#include "daemon/exchange/exchange.h"
 
 #include <algorithm>
 #include <cstring>

@@ -485,8 +485,7 @@ void Exchange::ReactToMixedSigns() {
 }
 
 void Exchange::OnPutDone(uint64_t cookie) {
-  const uint32_t round_low = static_cast<uint32_t>(cookie >> 32) & 0xff;
-  uint32_t& n = in_flight_[round_low & 1];
+  uint32_t& n = in_flight_[put_cookie::RoundLow(cookie) & 1];
   if (n > 0) --n;
 }
 
@@ -616,7 +615,7 @@ bool Exchange::PostVectorTables() {
     const PeerGroupInfo& peer = *peers_[p.dest];
     transport_->Put(peer_ids_[p.dest], pieces, 2, peer.srb_key,
                     peer.srb_offset + p.srb_offset + (round_ & 1) * layout_.srb_half,
-                    EncodeImm(peer.tag, VectorTablesImmDelivery(round_)), PutCookie(tag_, round_, true, i, true));
+                    EncodeImm(peer.tag, VectorTablesImmDelivery(round_)), put_cookie::Make(tag_, round_, true, i, true));
     ++in_flight_[round_ & 1];
   }
   tables_posted_ = true;
@@ -652,7 +651,7 @@ void Exchange::Post(const Put& p, uint32_t index, bool eager) {
   const uint64_t srb_offset = p.srb_offset + (eager ? (round_ & 1) * layout_.srb_half : 0);
   const uint32_t delivery = eager ? EagerImmDelivery(round_) : p.delivery;
   transport_->Put(peer_ids_[p.dest], pieces_.data(), pieces_.size(), peer.srb_key, peer.srb_offset + srb_offset,
-                  EncodeImm(peer.tag, delivery), PutCookie(tag_, round_, eager, index));
+                  EncodeImm(peer.tag, delivery), put_cookie::Make(tag_, round_, eager, index));
   put_posted_[index] = true;
   ++posted_;
   ++in_flight_[round_ & 1];
@@ -720,7 +719,7 @@ bool Exchange::PostHypercube() {
     const uint32_t delivery = vector_ ? VectorCubeImmDelivery(parity) : BruckImmDelivery(parity);
     transport_->Put(peer_ids_[p.dest], pieces_.data(), pieces_.size(), peer.srb_key,
                     peer.srb_offset + parity * layout_.srb_half + p.srb_offset, EncodeImm(peer.tag, delivery),
-                    PutCookie(tag_, round_, true, k, false, vector_));
+                    put_cookie::Make(tag_, round_, true, k, false, vector_));
     put_posted_[k] = true;
     ++posted_;
     ++in_flight_[parity];

@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "daemon/exchange/exchange_message.h"
+#include "daemon/exchange/wire.h"
 #include "daemon/transport/transport.h"
 #include "shm/bruck_plan.h"
 #include "shm/eager_plan.h"
@@ -164,19 +165,11 @@ class Exchange {
   // Who this node still waits on, for timeout messages.
   std::string Waiting() const;
 
-  // What a put carries back to its kPutDone: the group's tag, the round's low bits, whether it
-  // was an eager put (its bytes include a header), whether it carried count tables rather than
-  // the ranks' data (not payload), its index in the round.
-  // `cube`: a hypercube alltoallv message, whose header line is followed by a size table.
-  static uint64_t PutCookie(uint32_t tag, uint32_t round, bool eager, uint32_t index, bool tables = false,
-                            bool cube = false) {
-    return uint64_t{tag} << 40 | uint64_t{round & 0xff} << 32 | uint64_t{eager ? 1u : 0u} << 31 |
-           uint64_t{tables ? 1u : 0u} << 30 | uint64_t{cube ? 1u : 0u} << 29 | index;
-  }
-  static uint32_t CookieTag(uint64_t cookie) { return static_cast<uint32_t>(cookie >> 40); }
-  static bool CookieIsEager(uint64_t cookie) { return ((cookie >> 31) & 1) != 0; }
-  static bool CookieIsTables(uint64_t cookie) { return ((cookie >> 30) & 1) != 0; }
-  static bool CookieIsVectorCube(uint64_t cookie) { return ((cookie >> 29) & 1) != 0; }
+  // The put cookie's fields (wire.h), as the progress engine reads a completion's.
+  static uint32_t CookieTag(uint64_t cookie) { return put_cookie::Tag(cookie); }
+  static bool CookieIsEager(uint64_t cookie) { return put_cookie::IsEager(cookie); }
+  static bool CookieIsTables(uint64_t cookie) { return put_cookie::IsTables(cookie); }
+  static bool CookieIsVectorCube(uint64_t cookie) { return put_cookie::IsVectorCube(cookie); }
 
  private:
   // What a peer said of one round: kept for this round and the next (a peer is at most one

@@ -42,12 +42,12 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/transport/memory_registrar.h"
+#include "daemon/transport/verbs/memory_registrar.h"
 #include "daemon/transport/peer_directory.h"
-#include "daemon/transport/queue_pair.h"
+#include "daemon/transport/verbs/queue_pair.h"
 #include "daemon/transport/transport.h"
-#include "daemon/transport/verbs_rail.h"
-#include "daemon/transport/verbs_wire.h"
+#include "daemon/transport/verbs/verbs_rail.h"
+#include "daemon/transport/verbs/verbs_wire.h"
 
 namespace ohio {
 

@@ -33,7 +33,7 @@
 #include "common/resting_listener.h"
 #include "common/log_rate_limiter.h"
 #include "daemon/transport/peer_directory.h"
-#include "daemon/transport/tcp_frame.h"
+#include "daemon/transport/tcp/tcp_frame.h"
 #include "daemon/transport/transport.h"
 
 namespace ohio {

@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs_transport.h"
+#include "daemon/transport/verbs/verbs_transport.h"
 
 #include <arpa/inet.h>
 #include <sys/epoll.h>

@@ -1,4 +1,4 @@
-#include "daemon/transport/tcp_transport.h"
+#include "daemon/transport/tcp/tcp_transport.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -157,9 +157,11 @@ class VerbsTransport : public Transport {
     bool keep_registration = false;  // closing to be parked, not deregistered
     RailTiers rail_tiers;  // the group's preferred rails (PreferRails); none: spread by key
   };
+
   VerbsTransport() = default;
   static TransportEvent Event(TransportEvent::Kind kind, PeerId peer);
   PeerState& Peer(PeerId peer);  // under mu_
+  // A new queue pair and receive ring on `rail`, numbered so that its receives find it.
   Result<std::unique_ptr<Connection>> MakeConnection(size_t rail);
   // Whether the peer is still in `state` at `generation`, i.e. no other dial took it since.
   bool StillCurrent(PeerId id, uint64_t generation, PeerState::State state);

@@ -14,7 +14,7 @@
 #include "daemon/group_registry.h"
 #include "daemon/peer_auth.h"
 #include "daemon/transport/transport.h"
-#include "daemon/transport/verbs_transport.h"
+#include "daemon/transport/verbs/verbs_transport.h"
 #include "proto/peer.grpc.pb.h"
 
 namespace ohio {

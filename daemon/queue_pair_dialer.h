@@ -12,7 +12,7 @@
 
 #include "common/status.h"
 #include "daemon/peer_auth.h"
-#include "daemon/transport/verbs_transport.h"
+#include "daemon/transport/verbs/verbs_transport.h"
 #include "proto/peer.grpc.pb.h"
 
 namespace ohio {

@@ -1,6 +1,6 @@
 #include "daemon/transport_choice.h"
 
-#include "daemon/transport/tcp_transport.h"
+#include "daemon/transport/tcp/tcp_transport.h"
 
 namespace ohio {
 namespace {

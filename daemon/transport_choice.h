@@ -13,7 +13,7 @@
 #include "daemon/host_topology.h"
 #include "daemon/peer_auth.h"
 #include "daemon/transport/transport.h"
-#include "daemon/transport/verbs_transport.h"
+#include "daemon/transport/verbs/verbs_transport.h"
 
 namespace ohio {
 

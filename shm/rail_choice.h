@@ -2,7 +2,7 @@
 // nearest its segment's NUMA node (shm/numa_plan.h), in tiers of equally near rails; the peer
 // may be connected on fewer rails than this node has (rails pair by position: the first
 // `connected` of them). Pure: the verbs transport calls it once per group and peer, at the
-// group's first put there, and keeps the answer (daemon/transport/verbs_transport.cc).
+// group's first put there, and keeps the answer (daemon/transport/verbs/verbs_transport.cc).
 #pragma once
 
 #include <cstddef>

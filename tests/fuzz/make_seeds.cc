@@ -15,8 +15,8 @@
 #include "common/framed_socket.h"
 #include "common/version.h"
 #include "daemon/exchange/exchange_message.h"
-#include "daemon/transport/tcp_frame.h"
-#include "daemon/transport/verbs_wire.h"
+#include "daemon/transport/tcp/tcp_frame.h"
+#include "daemon/transport/verbs/verbs_wire.h"
 #include "proto/control.pb.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "daemon/transport/tcp_frame.h"
+#include "daemon/transport/tcp/tcp_frame.h"
 #include "daemon/transport/transport.h"
 #include "tests/fuzz/fuzz_check.h"
 

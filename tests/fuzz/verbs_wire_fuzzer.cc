@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "daemon/transport/verbs_wire.h"
+#include "daemon/transport/verbs/verbs_wire.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using ohio::RegionAnnouncement;

@@ -87,7 +87,7 @@ grpc::Status CallConnectQueuePairs(peer::Peer::Stub* stub, const std::string& cr
   return stub->ConnectQueuePairs(&ctx, req, &reply);
 }
 
-// The tcp transport's frame header (daemon/transport/tcp_transport.cc): type word ("OH" in the
+// The tcp transport's frame header (daemon/transport/tcp/tcp_frame.h): type word ("OH" in the
 // high half), immediate, region key, offset, length.
 std::string Frame(uint32_t type, uint64_t key, uint64_t offset, const std::string& payload) {
   char h[32];

@@ -21,7 +21,7 @@ void PutLe64(std::string* s, uint64_t v) {
   for (int i = 0; i < 8; ++i) s->push_back(static_cast<char>(v >> (8 * i)));
 }
 
-// The data port's 32-byte header (daemon/transport/tcp_transport.cc): "OH" and a type, an
+// The data port's 32-byte header (daemon/transport/tcp/tcp_frame.h): "OH" and a type, an
 // immediate, a key, an offset, a length.
 std::string DataHeader(uint32_t type, uint64_t key, uint64_t offset, uint64_t bytes) {
   std::string h;

@@ -1,9 +1,9 @@
-// Tests of the TCP data transport (daemon/transport:tcp) over loopback: connection set-up by
+// Tests of the TCP data transport (daemon/transport/tcp) over loopback: connection set-up by
 // the node whose name sorts first, puts into registered regions, sends, queued work, ordering,
 // bad puts, peer loss and reconnection, garbage on the data port, a three-node mesh, puts
 // written inside Put or finished through the queue, frame counters and peer ids. The test's
 // thread drives the transports, as the progress engine would (TransportDriver).
-#include "daemon/transport/tcp_transport.h"
+#include "daemon/transport/tcp/tcp_transport.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -835,7 +835,7 @@ TEST(TcpTransport, PeerForIsStableAndDistinctPerName) {
 }
 
 // Frames reach the reader cut anywhere and packed several to a read (it reads ahead of the frame
-// it needs: daemon/transport/tcp_transport.h): a stream of puts of 0 B to 20 KiB (some smaller
+// it needs: daemon/transport/tcp/tcp_transport.h): a stream of puts of 0 B to 20 KiB (some smaller
 // than the read-ahead buffer, some the size of it, some larger) and messages, written in
 // pieces of 1 B to 9 KiB with the receiver polled between them. Every put lands byte for byte,
 // every kArrived and message comes once, in order, and the connection lives on.

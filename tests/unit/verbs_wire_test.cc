@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "daemon/endpoint_proto.h"
-#include "daemon/transport/verbs_wire.h"
+#include "daemon/transport/verbs/verbs_wire.h"
 
 namespace ohio {
 namespace {

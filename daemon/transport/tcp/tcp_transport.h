@@ -14,6 +14,10 @@
 // the hello timeout is closed, and only so many may be waiting for theirs at once (one address
 // half of them); others are closed as they come. Out of descriptors, the listener closes what is
 // pending and rests instead of spinning. Repeated lines about these are rate-limited.
+//
+// Its methods by job: tcp_transport.cc (start, regions, connections: dialling, accepting, the
+// hello, closing; the engine's pass), tcp_writing.cc (the frame writer) and tcp_reading.cc (the
+// frame reader); the frame header itself is tcp_frame.h.
 #pragma once
 
 #include <atomic>
@@ -33,7 +37,7 @@
 #include "common/resting_listener.h"
 #include "common/log_rate_limiter.h"
 #include "daemon/transport/peer_directory.h"
-#include "daemon/transport/tcp_frame.h"
+#include "daemon/transport/tcp/tcp_frame.h"
 #include "daemon/transport/transport.h"
 
 namespace ohio {

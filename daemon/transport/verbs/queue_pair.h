@@ -13,8 +13,8 @@
 #include <string>
 
 #include "common/status.h"
-#include "daemon/transport/modify_qp_retrying.h"
-#include "daemon/transport/verbs_rail.h"
+#include "daemon/transport/verbs/modify_qp_retrying.h"
+#include "daemon/transport/verbs/verbs_rail.h"
 
 namespace ohio {
 

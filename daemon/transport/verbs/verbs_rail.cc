@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs_rail.h"
+#include "daemon/transport/verbs/verbs_rail.h"
 
 #include <fcntl.h>
 #include <hwloc.h>

@@ -1,4 +1,4 @@
-#include "daemon/transport/tcp_transport.h"
+#include "daemon/transport/tcp/tcp_transport.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -9,7 +9,6 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,46 +23,12 @@ namespace ohio {
 namespace {
 
 constexpr uint32_t kHello = TcpFrameHeader::kHello;
-constexpr uint32_t kPut = TcpFrameHeader::kPut;
-constexpr uint32_t kMessage = TcpFrameHeader::kMessage;
 constexpr uint64_t kWakeTag = ~uint64_t{0};
 constexpr uint64_t kListenTag = ~uint64_t{0} - 1;
 constexpr uint64_t kTimerTag = ~uint64_t{0} - 2;
 // How long the listener rests when no descriptor is free for a new connection.
 constexpr auto kListenerRest = std::chrono::milliseconds(100);
-constexpr int kMaxIov = 64;
 constexpr int kMaxEvents = 64;
-// What one Poll reads from one connection at most: a large put streaming in must not keep
-// the engine from its other groups and connections; the rest is read on the next pass.
-constexpr uint64_t kReadBudget = 4 << 20;
-
-void EncodeHeader(char* h, uint32_t type, uint32_t imm, uint64_t key, uint64_t offset, uint64_t bytes) {
-  TcpFrameHeader{type, imm, key, offset, bytes}.Encode(h);
-}
-
-// Writes what the socket takes of a frame: the header from header_sent on, then the payload
-// pieces from byte `sent` on. What it wrote, or -1 with errno.
-ssize_t WriteFrame(int fd, const char* header, size_t header_bytes, size_t header_sent, const LocalPiece* pieces,
-                   size_t count, uint64_t sent) {
-  struct iovec iov[kMaxIov];
-  int n = 0;
-  if (header_sent < header_bytes) iov[n++] = {const_cast<char*>(header + header_sent), header_bytes - header_sent};
-  uint64_t skip = sent;
-  for (size_t i = 0; i < count && n < kMaxIov; ++i) {
-    if (skip >= pieces[i].bytes) {
-      skip -= pieces[i].bytes;
-      continue;
-    }
-    iov[n++] = {const_cast<uint8_t*>(static_cast<const uint8_t*>(pieces[i].base) + skip), pieces[i].bytes - skip};
-    skip = 0;
-  }
-  if (n == 0) return 0;
-  struct msghdr msg = {};
-  msg.msg_iov = iov;
-  msg.msg_iovlen = static_cast<size_t>(n);
-  // A peer that went away must show as an error here, not kill the daemon with SIGPIPE.
-  return sendmsg(fd, &msg, MSG_NOSIGNAL);
-}
 
 void Tune(int fd) {
   int one = 1;
@@ -285,7 +250,7 @@ void TcpTransport::Dial(const Command& c) {
     hello.owned.insert(hello.owned.end(), c.credential.begin(), c.credential.end());
   }
   hello.bytes = hello.owned.size();
-  EncodeHeader(hello.header, kHello, 0, 0, 0, hello.bytes);
+  TcpFrameHeader{kHello, 0, 0, 0, hello.bytes}.Encode(hello.header);
   conn->out.push_back(std::move(hello));
   struct epoll_event ev = {};
   ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP;
@@ -471,257 +436,6 @@ void TcpTransport::Close(Conn* c, const std::string& reason) {
     e.reason = why;
     e.never_up = never_up;
     Emit(std::move(e));
-  }
-}
-
-// --- writing ---
-
-Status TcpTransport::Put(PeerId peer, const LocalPiece* pieces, size_t count, uint64_t remote_key,
-                         uint64_t remote_offset, uint32_t imm, uint64_t cookie) {
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < count; ++i) bytes += pieces[i].bytes;
-  char header[kHeaderBytes];
-  EncodeHeader(header, kPut, imm, remote_key, remote_offset, bytes);
-  return Post(peer, kPut, header, pieces, count, bytes, cookie);
-}
-
-Status TcpTransport::Send(PeerId peer, const void* message, size_t bytes) {
-  if (bytes > kMaxTransportMessage) return Status(Code::kInvalidArgument, "transport message too large");
-  char header[kHeaderBytes];
-  EncodeHeader(header, kMessage, 0, 0, 0, bytes);
-  const LocalPiece piece{message, bytes};
-  return Post(peer, kMessage, header, &piece, 1, bytes, 0);
-}
-
-Status TcpTransport::Post(PeerId peer, uint32_t type, const char* header, const LocalPiece* pieces, size_t count,
-                          uint64_t bytes, uint64_t cookie) {
-  PeerSlot& slot = Slot(peer);
-  Conn* c = slot.conn;
-  uint64_t written = 0;
-  if (c != nullptr && !c->connecting && c->out.empty()) {
-    const ssize_t w = WriteFrame(c->fd, header, kHeaderBytes, 0, pieces, count, 0);
-    if (w < 0 && errno != EAGAIN && errno != EINTR) {
-      Close(c, std::string("write failed: ") + std::strerror(errno));
-      return Status::Ok();  // the caller learns of it through kPeerDown, like of any lost put
-    }
-    written = w > 0 ? static_cast<uint64_t>(w) : 0;
-  }
-  Outgoing o;
-  o.type = type;
-  std::memcpy(o.header, header, kHeaderBytes);
-  o.bytes = bytes;
-  o.cookie = cookie;
-  o.header_sent = std::min<uint64_t>(written, kHeaderBytes);
-  o.sent = written - o.header_sent;
-  if (o.header_sent == kHeaderBytes && o.sent == bytes) {
-    Sent(c, o);
-    return Status::Ok();
-  }
-  // The slow path: the socket is full or not up yet. A message is copied (the caller's buffer
-  // is gone once Send returns); a put's memory stays the caller's until kPutDone.
-  if (type == kMessage) {
-    o.owned.resize(bytes);
-    if (bytes > 0) std::memcpy(o.owned.data(), pieces[0].base, bytes);
-  } else {
-    o.pieces.assign(pieces, pieces + count);
-  }
-  if (c == nullptr) {
-    slot.pending.push_back(std::move(o));
-    return Status::Ok();
-  }
-  c->out.push_back(std::move(o));
-  WatchWrites(c);
-  return Status::Ok();
-}
-
-void TcpTransport::Sent(Conn* c, const Outgoing& o) {
-  if (o.type == kPut) {
-    data_frames_sent_.fetch_add(1, std::memory_order_relaxed);
-    TransportEvent e;
-    e.kind = TransportEvent::Kind::kPutDone;
-    e.peer = c->peer;
-    e.cookie = o.cookie;
-    e.bytes = o.bytes;
-    Emit(std::move(e));
-  } else if (o.type == kMessage) {
-    control_frames_sent_.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-void TcpTransport::WatchWrites(Conn* c) {
-  const bool want = !c->out.empty() || c->connecting;
-  if (want == c->watching_writes) return;
-  c->watching_writes = want;
-  struct epoll_event ev = {};
-  ev.events = EPOLLIN | EPOLLRDHUP | (want ? static_cast<uint32_t>(EPOLLOUT) : 0u);
-  ev.data.u64 = static_cast<uint64_t>(c->fd);
-  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
-}
-
-void TcpTransport::OnWritable(Conn* c) {
-  if (c->connecting) {
-    int err = 0;
-    socklen_t len = sizeof(err);
-    getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err == EINPROGRESS || err == EALREADY) return;
-    if (err != 0) return Close(c, std::string("connect failed: ") + std::strerror(err));
-    Established(c, c->peer);
-  }
-  while (!c->out.empty()) {
-    Outgoing& o = c->out.front();
-    const LocalPiece owned{o.owned.data(), o.owned.size()};
-    const bool has_owned = !o.owned.empty();
-    const ssize_t w = WriteFrame(c->fd, o.header, kHeaderBytes, o.header_sent, has_owned ? &owned : o.pieces.data(),
-                                 has_owned ? 1 : o.pieces.size(), o.sent);
-    if (w < 0) {
-      if (errno == EAGAIN || errno == EINTR) break;
-      return Close(c, std::string("write failed: ") + std::strerror(errno));
-    }
-    size_t left = static_cast<size_t>(w);
-    const size_t h = std::min(left, kHeaderBytes - o.header_sent);
-    o.header_sent += h;
-    left -= h;
-    o.sent += left;
-    if (o.header_sent < kHeaderBytes || o.sent < o.bytes) continue;  // more pieces than one writev takes
-    Sent(c, o);
-    c->out.pop_front();
-  }
-  WatchWrites(c);
-}
-
-// --- reading ---
-
-std::string TcpTransport::OnFrameDone(Conn* c) {
-  const Frame& f = c->frame;
-  TransportEvent e;
-  e.peer = c->peer;
-  switch (f.type) {
-    case kHello: {
-      if (c->named) return "protocol error (unexpected hello)";
-      const std::string hello(reinterpret_cast<const char*>(c->small), f.bytes);
-      const auto nul = hello.find('\0');
-      const std::string name = hello.substr(0, nul);
-      if (name.empty()) return "protocol error (a hello naming nobody)";
-      if (auth_.check) {
-        Status s = auth_.check(name, nul == std::string::npos ? "" : hello.substr(nul + 1), c->from);
-        if (!s.ok()) return "refused: " + s.message();
-      }
-      Established(c, directory_.For(name));
-      return "";
-    }
-    case kPut:
-      // A put whose region was gone (or out of bounds) was drained, not delivered.
-      if (c->dropped) return "";
-      data_frames_received_.fetch_add(1, std::memory_order_relaxed);
-      e.kind = TransportEvent::Kind::kArrived;
-      e.imm = f.imm;
-      e.bytes = f.bytes;
-      Emit(std::move(e));
-      return "";
-    case kMessage:
-      control_frames_received_.fetch_add(1, std::memory_order_relaxed);
-      e.kind = TransportEvent::Kind::kMessage;
-      e.message_bytes = static_cast<uint32_t>(f.bytes);
-      std::memcpy(e.message.data(), c->small, f.bytes);
-      Emit(std::move(e));
-      return "";
-  }
-  return "protocol error (unknown frame type)";
-}
-
-int64_t TcpTransport::Take(Conn* c, uint8_t* dst, uint64_t n, uint64_t* budget) {
-  if (c->ahead_begin == c->ahead_end) {
-    if (c->drained || *budget == 0) return 0;
-    c->ahead_begin = c->ahead_end = 0;
-    const bool direct = n >= kReadAheadBytes;
-    const uint64_t want = std::min<uint64_t>(direct ? n : kReadAheadBytes, *budget);
-    // Let this read's acknowledgement wait for data going back. A small frame on a connection
-    // that carries nothing back in the same moment (a Bruck step sends one way) is otherwise
-    // acknowledged by a packet of its own as soon as the read empties the socket: at 32 x 1 that
-    // was 2 of every 9 packets a node sent and a tenth of the daemons' CPU. Delayed, the
-    // acknowledgement rides on the next frame back, or on every second small frame (TCP's own
-    // rule), or on the delayed-ack timer (40 ms, well under the 200 ms retransmit timeout); bulk
-    // data is acknowledged every two full segments either way. The kernel leaves this mode on
-    // its own (a delayed-ack timer that fired), so it is asked again before every read.
-    const int no_quick_ack = 0;
-    setsockopt(c->fd, IPPROTO_TCP, TCP_QUICKACK, &no_quick_ack, sizeof(no_quick_ack));
-    const ssize_t r = read(c->fd, direct ? dst : c->ahead, want);
-    if (r < 0) {
-      if (errno != EAGAIN && errno != EINTR) return -1;
-      c->drained = errno == EAGAIN;
-      return 0;
-    }
-    if (r == 0) {
-      errno = 0;
-      return -1;
-    }
-    if (static_cast<uint64_t>(r) < want) c->drained = true;
-    *budget -= std::min<uint64_t>(*budget, static_cast<uint64_t>(r));
-    if (direct) return r;
-    c->ahead_end = static_cast<uint32_t>(r);
-  }
-  const uint64_t k = std::min<uint64_t>(n, c->ahead_end - c->ahead_begin);
-  std::memcpy(dst, c->ahead + c->ahead_begin, k);
-  c->ahead_begin += static_cast<uint32_t>(k);
-  return static_cast<int64_t>(k);
-}
-
-bool TcpTransport::ReadPayload(Conn* c, uint64_t* budget) {
-  const Frame& f = c->frame;
-  while (c->payload_got < f.bytes) {
-    const uint64_t want = f.bytes - c->payload_got;
-    int64_t r;
-    if (f.type == kPut) {
-      std::lock_guard<std::mutex> lock(regions_mu_);
-      auto it = regions_.find(f.key);
-      if (it != regions_.end() && f.FitsRegion(it->second.bytes)) {
-        r = Take(c, it->second.base + f.offset + c->payload_got, want, budget);
-      } else {
-        c->dropped = true;
-        // A region already closed (its group ended) or out of bounds: drain and drop.
-        r = Take(c, discard_.data(), std::min<uint64_t>(want, discard_.size()), budget);
-      }
-    } else {
-      r = Take(c, c->small + c->payload_got, want, budget);
-    }
-    if (r < 0) return false;
-    if (r == 0) break;
-    c->payload_got += static_cast<uint64_t>(r);
-  }
-  return true;
-}
-
-void TcpTransport::OnReadable(Conn* c) {
-  uint64_t budget = kReadBudget;
-  c->drained = false;  // epoll says there is something to read
-  for (;;) {
-    if (!c->in_payload) {
-      const int64_t r = Take(c, reinterpret_cast<uint8_t*>(c->header) + c->header_got, kHeaderBytes - c->header_got,
-                             &budget);
-      if (r == 0) return;
-      if (r < 0) return Close(c, errno == 0 ? "closed by the peer" : std::string("read failed: ") + std::strerror(errno));
-      c->header_got += static_cast<size_t>(r);
-      if (c->header_got < kHeaderBytes) continue;
-      if (!c->named && TcpFrameHeader::RawType(c->header) != kHello && auth_.check) {
-        // Data before any credential: refused (and counted) like a hello without one.
-        Status s = auth_.check("", "", c->from);
-        return Close(c, "refused: " + s.message());
-      }
-      auto f = TcpFrameHeader::Decode(c->header, c->named);
-      if (!f.ok()) return Close(c, "protocol error (" + f.status().message() + ")");
-      c->frame = f.value();
-      c->header_got = 0;
-      c->payload_got = 0;
-      c->dropped = false;
-      c->in_payload = true;
-    }
-    if (!ReadPayload(c, &budget)) {
-      return Close(c, errno == 0 ? "closed by the peer mid-frame" : std::string("read failed: ") + std::strerror(errno));
-    }
-    if (c->payload_got < c->frame.bytes) return;  // the rest has not come yet (or the budget is spent)
-    c->in_payload = false;
-    const std::string why = OnFrameDone(c);
-    if (!why.empty()) return Close(c, why);
   }
 }
 

@@ -24,6 +24,15 @@
 // A queue pair error (peer gone, retries exceeded) reports kPeerDown and drops the peer's
 // connections; the next Connect makes new ones. Regions going away are announced to peers,
 // and deregistered only once every rail has acknowledged that nothing more is in flight.
+//
+// One lock and one table of peers hold it together; its methods are split by job:
+// verbs_transport.cc (start, stop, statistics), verbs_connecting.cc (dials, queue pair state,
+// a peer lost), verbs_registration.cc (the group regions and the parked ones), verbs_posting.cc
+// (puts, sends and each peer's line) and verbs_completions.cc (polling the completion queues,
+// what arrived). The parts with no share in that state are apart: the bounce slots
+// (bounce_pool.h), a queue pair with its receive ring (verbs_connection.h), the work requests
+// in flight (in_flight_table.h), work waiting in a peer's line (pending_op.h) and gather lists
+// (gather_list.h).
 #pragma once
 
 #include <sys/types.h>
@@ -42,12 +51,16 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/transport/memory_registrar.h"
 #include "daemon/transport/peer_directory.h"
-#include "daemon/transport/queue_pair.h"
 #include "daemon/transport/transport.h"
-#include "daemon/transport/verbs_rail.h"
-#include "daemon/transport/verbs_wire.h"
+#include "daemon/transport/verbs/bounce_pool.h"
+#include "daemon/transport/verbs/in_flight_table.h"
+#include "daemon/transport/verbs/memory_registrar.h"
+#include "daemon/transport/verbs/pending_op.h"
+#include "daemon/transport/verbs/queue_pair.h"
+#include "daemon/transport/verbs/verbs_connection.h"
+#include "daemon/transport/verbs/verbs_rail.h"
+#include "daemon/transport/verbs/verbs_wire.h"
 
 namespace ohio {
 
@@ -111,9 +124,8 @@ class VerbsTransport : public Transport {
   TransportStats stats() const override;
 
  private:
-  struct Connection;
-  struct Op;
-  struct InFlight;
+  using Connection = VerbsConnection;
+  using Op = PendingOp;
   struct RemoteRegion {
     uint64_t addr = 0;
     uint64_t bytes = 0;
@@ -145,14 +157,11 @@ class VerbsTransport : public Transport {
     bool keep_registration = false;  // closing to be parked, not deregistered
     RailTiers rail_tiers;  // the group's preferred rails (PreferRails); none: spread by key
   };
-  struct SendPool {
-    uint8_t* base = nullptr;
-    ibv_mr* mr = nullptr;
-    std::vector<uint32_t> free;
-  };
 
   VerbsTransport() = default;
+  static TransportEvent Event(TransportEvent::Kind kind, PeerId peer);
   PeerState& Peer(PeerId peer);  // under mu_
+  // A new queue pair and receive ring on `rail`, numbered so that its receives find it.
   Result<std::unique_ptr<Connection>> MakeConnection(size_t rail);
   // Whether the peer is still in `state` at `generation`, i.e. no other dial took it since.
   bool StillCurrent(PeerId id, uint64_t generation, PeerState::State state);
@@ -194,13 +203,9 @@ class VerbsTransport : public Transport {
   // A SEND of header h and bytes [from, from + n) of the pieces, through a bounce slot.
   bool PostSend(PeerId peer, PeerState& p, size_t rail, const VerbsWireHeader& h, const LocalPiece* pieces,
                 size_t count, uint64_t from, uint64_t n, InFlight f);
-  // Records a work request about to be posted; its id names it in the completion.
-  uint64_t Track(InFlight f);
-  void Release(uint32_t index);
   int PollCompletions();  // the completions handled
   void OnCompletion(const ibv_wc& wc);
   void OnReceive(PeerId peer, PeerState& p, size_t rail, const uint8_t* data, uint32_t bytes);
-  void RepostReceive(Connection* c, uint32_t slot);
   const LocalRegion* FindRegistered(const LocalPiece* pieces, size_t count) const;
   // The rail of every put to the peer's region `key`, chosen at the first from the rail tiers
   // of our region the put reads from (registered or not), then kept.
@@ -212,7 +217,7 @@ class VerbsTransport : public Transport {
   uint64_t incarnation_ = 0;
   uint64_t dials_started_ = 0;  // under mu_
   std::vector<std::unique_ptr<Rail>> rails_;
-  std::vector<SendPool> pools_;  // per rail
+  std::vector<std::unique_ptr<BouncePool>> pools_;  // per rail
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::unique_ptr<MemoryRegistrar> registrar_;
@@ -227,10 +232,7 @@ class VerbsTransport : public Transport {
   std::map<uint64_t, LocalRegion> regions_;
   std::map<uint8_t*, uint64_t> registered_by_base_;  // registered regions, to find a put's source
   uint64_t next_key_ = 1;
-  // Work requests posted and not completed, in slots reused so that posting allocates nothing.
-  std::vector<InFlight> in_flight_;
-  std::vector<uint32_t> in_flight_free_;
-  uint64_t next_wr_ = 1;
+  InFlightTable in_flight_;
   std::vector<ibv_sge> sges_;         // one put's gather list, reused
   std::vector<ibv_send_wr> wrs_;      // one put's work requests, reused
   std::map<uint32_t, std::pair<PeerId, size_t>> receivers_;  // connection serial -> peer, rail

@@ -1,4 +1,4 @@
-#include "daemon/transport/queue_pair.h"
+#include "daemon/transport/verbs/queue_pair.h"
 
 #include <arpa/inet.h>
 

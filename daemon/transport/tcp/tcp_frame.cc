@@ -1,4 +1,4 @@
-#include "daemon/transport/tcp_frame.h"
+#include "daemon/transport/tcp/tcp_frame.h"
 
 #include <string>
 

@@ -1,0 +1,251 @@
+// VerbsTransport's connecting: a dial and its answer (the handshake through the peer service),
+// the queue pairs' moves to RTR and RTS without the lock, their adoption under it, and a peer
+// lost. See verbs_transport.h.
+#include "daemon/transport/verbs/verbs_transport.h"
+
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+namespace ohio {
+
+Result<std::unique_ptr<VerbsTransport::Connection>> VerbsTransport::MakeConnection(size_t rail) {
+  return VerbsConnection::Make(*rails_[rail], rail, next_serial_.fetch_add(1));
+}
+
+VerbsTransport::PeerState& VerbsTransport::Peer(PeerId peer) {
+  if (peer >= peers_.size()) peers_.resize(size_t{peer} + 1);
+  return peers_[peer];
+}
+
+void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, PeerId peer,
+                           uint64_t incarnation, uint64_t dial_floor) {
+  p.conns = std::move(conns);
+  p.put_rails.clear();  // chosen among the rails of the connections replaced
+  p.incarnation = incarnation;
+  p.dial_floor = dial_floor;
+  p.state = PeerState::State::kConnected;
+  for (size_t r = 0; r < p.conns.size(); ++r) receivers_[p.conns[r]->serial] = {peer, r};
+  std::string rails;
+  for (const auto& c : p.conns) rails += (rails.empty() ? "" : ", ") + c->qp->local().rail;
+  spdlog::info("verbs: connected to node {} ({} queue pair(s): {})", directory_.Name(peer), p.conns.size(), rails);
+  if (p.conns.size() < rails_.size()) {
+    spdlog::warn("verbs: node {} has fewer rails than this node's {}: only the first {} are used with it",
+                 directory_.Name(peer), rails_.size(), p.conns.size());
+  }
+  // A first send on every rail at once, so that a rail that does not reach the peer's rail of
+  // the same index shows now, by name, and not when a collective first uses it.
+  for (size_t r = 0; r < p.conns.size(); ++r) {
+    EnqueueControl(peer, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
+  }
+  for (const auto& [key, r] : regions_) {
+    if (r.state == LocalRegion::State::kRegistered) Announce(peer, key, r);
+  }
+  Flush(peer);
+}
+
+Status VerbsTransport::Connect(PeerId id, const std::string&) {
+  const std::string peer = directory_.Name(id);
+  Dialer dialer;
+  uint64_t generation = 0;
+  DialOffer offer;
+  offer.incarnation = incarnation_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    PeerState& p = Peer(id);
+    if (p.state != PeerState::State::kIdle) return Status::Ok();
+    if (!dialer_) return Status(Code::kInvalidArgument, "verbs transport: no way to reach peers set");
+    p.state = PeerState::State::kDialing;
+    generation = ++p.generation;
+    offer.dial_seq = ++dials_started_;
+    dialer = dialer_;
+  }
+  // Queue pairs are made and the peer called without the lock: the peer may be dialling us
+  // at the same moment, and its call into Accept here must not wait for ours.
+  std::vector<std::unique_ptr<Connection>> conns;
+  Status made = Status::Ok();
+  for (size_t r = 0; r < rails_.size() && made.ok(); ++r) {
+    auto c = MakeConnection(r);
+    if (!c.ok()) {
+      made = c.status();
+      break;
+    }
+    offer.endpoints.push_back(c.value()->qp->local());
+    conns.push_back(std::move(c.value()));
+  }
+  Result<DialAnswer> theirs = made.ok() ? dialer(peer, offer) : Result<DialAnswer>(made);
+  if (theirs.ok() && theirs->endpoints.empty()) {
+    theirs = Status(Code::kProtocol, "node " + peer + " offered no queue pairs");
+  }
+  if (theirs.ok() && StillCurrent(id, generation, PeerState::State::kDialing)) {
+    // RTR and RTS without the lock too: RTR may wait for the peer's address (seconds, with
+    // retries), and every put of every group takes the lock. The queue pairs are this call's
+    // alone until Adopt; the generation, checked again below, tells whether the peer's own dial
+    // was accepted meanwhile.
+    conns.resize(std::min(conns.size(), theirs->endpoints.size()));  // rails both ends have
+    Status s = ConnectRails(conns, theirs->endpoints, peer);
+    if (!s.ok()) theirs = s;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  PeerState& p = Peer(id);
+  if (p.generation != generation || p.state != PeerState::State::kDialing) {
+    return Status::Ok();  // the peer's own dial got here first and was accepted; ours go
+  }
+  if (!theirs.ok()) {
+    p.state = PeerState::State::kIdle;
+    spdlog::warn("verbs: cannot connect to node {}: {}", peer, theirs.status().message());
+    // Not a dial that crossed the peer's own (refused): the queue pairs cannot be made or
+    // connected, here or there, and waiting will not change that (RTR was already tried again
+    // while the peer's address might only be unresolved yet). The groups that need this peer
+    // fail now, with the reason, instead of at their timeout.
+    if (theirs.status().code() == Code::kSystem) {
+      TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);
+      e.reason = theirs.status().message();
+      e.never_up = true;
+      Emit(std::move(e));
+    }
+    return theirs.status();
+  }
+  Adopt(p, std::move(conns), id, theirs->incarnation, theirs->dials_started);
+  return Status::Ok();
+}
+
+Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOffer& offer) {
+  const std::vector<QpEndpoint>& remote = offer.endpoints;
+  if (remote.empty()) return Status(Code::kProtocol, "no queue pair endpoints offered");
+  if (peer == self_) return Status(Code::kRefused, "node " + self_ + " cannot connect to itself");
+  const PeerId id = directory_.For(peer);
+  uint64_t generation = 0;
+  DialAnswer answer;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    PeerState& p = Peer(id);
+    if (p.state == PeerState::State::kDialing && self_ < peer) {
+      return Status(Code::kRefused, "node " + self_ + " is dialling node " + peer + " itself");
+    }
+    if (p.state == PeerState::State::kConnected && offer.incarnation == p.incarnation &&
+        offer.dial_seq <= p.dial_floor) {
+      return Status(Code::kRefused, "node " + self_ + " is already connected to node " + peer +
+                                        " by a dial that crossed this one");
+    }
+    if (p.state == PeerState::State::kAccepting && offer.incarnation == p.incarnation &&
+        offer.dial_seq <= p.dial_floor) {
+      return Status(Code::kRefused, "node " + self_ + " is already accepting a newer dial from node " + peer);
+    }
+    if (p.state == PeerState::State::kConnected) {
+      // A newer dial: its daemon restarted, or it lost its queue pairs.
+      PeerDown(id, "node " + peer + " connected anew (its daemon restarted or lost its queue pairs)");
+    }
+    // kAccepting keeps our own Connect from dialling meanwhile. An earlier dial of the peer's
+    // still being accepted (kAccepting already) is given up on: the peer has (its call's
+    // deadline passed, or its daemon restarted), and this one replaces it.
+    p.state = PeerState::State::kAccepting;
+    p.incarnation = offer.incarnation;  // as Adopt will: a late copy of an older dial is refused above
+    p.dial_floor = offer.dial_seq;
+    generation = ++p.generation;
+    answer.incarnation = incarnation_;
+    answer.dials_started = dials_started_;
+  }
+  // Made and connected without the lock, as in Connect: registering the receive rings and RTR,
+  // which may wait for the peer's address, must not hold up every group's puts.
+  std::vector<std::unique_ptr<Connection>> conns;
+  Status made = Status::Ok();
+  for (size_t r = 0; r < std::min(rails_.size(), remote.size()) && made.ok(); ++r) {
+    auto c = MakeConnection(r);
+    if (!c.ok()) {
+      made = c.status();
+      break;
+    }
+    conns.push_back(std::move(c.value()));
+  }
+  if (made.ok()) made = ConnectRails(conns, remote, peer);
+  std::lock_guard<std::mutex> lock(mu_);
+  PeerState& p = Peer(id);
+  if (p.generation != generation) {
+    return Status(Code::kRefused, "node " + self_ + " took a newer dial from node " + peer + " instead of this one");
+  }
+  if (!made.ok()) {
+    p.state = PeerState::State::kIdle;
+    spdlog::warn("verbs: cannot accept node {}: {}", peer, made.message());
+    TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);  // as in Connect
+    e.reason = made.message();
+    e.never_up = true;
+    Emit(std::move(e));
+    return Status(Code::kSystem, made.message());
+  }
+  for (const auto& c : conns) answer.endpoints.push_back(c->qp->local());
+  Adopt(p, std::move(conns), id, offer.incarnation, offer.dial_seq);
+  return answer;
+}
+
+bool VerbsTransport::StillCurrent(PeerId id, uint64_t generation, PeerState::State state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const PeerState& p = Peer(id);
+  return p.generation == generation && p.state == state;
+}
+
+Status VerbsTransport::ConnectRails(const std::vector<std::unique_ptr<Connection>>& conns,
+                                    const std::vector<QpEndpoint>& remote, const std::string& peer) {
+  // One budget for every rail: the dialler waits for the answer (QueuePairDialer) and must hear
+  // it, success or not, within its own deadline.
+  const auto deadline = std::chrono::steady_clock::now() + kRtrRetryBudget;
+  for (size_t r = 0; r < conns.size() && r < remote.size(); ++r) {
+    QueuePair& qp = *conns[r]->qp;
+    Status s = qp.ConnectTo(remote[r], deadline, [&](int attempt, int err, std::chrono::milliseconds pause) {
+      rtr_retries_.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("verbs: queue pair on {} to node {} ({}, GID {}) not ready to receive, attempt {}: {}; "
+                   "trying again in {} ms (the peer's address may not be resolved yet)",
+                   qp.local().rail, peer, remote[r].rail, GidText(remote[r].gid), attempt, std::strerror(err),
+                   pause.count());
+    });
+    if (!s.ok()) return Status(Code::kSystem, RailUnreachable(r, qp.local(), remote[r], peer, s.message()));
+  }
+  return Status::Ok();
+}
+
+std::string VerbsTransport::SendFailure(const PeerState& p, const std::string& peer_name, size_t rail,
+                                        ibv_wc_status status) const {
+  const std::string what = ibv_wc_status_str(status);
+  std::string answering;
+  for (const auto& c : p.conns) {
+    if (c->reached && c->rail != rail) answering += (answering.empty() ? "" : ", ") + c->qp->local().rail;
+  }
+  if (answering.empty() || p.conns.size() <= rail) {
+    return "send on " + rails_[rail]->name() + ": " + what + " (peer gone or unreachable)";
+  }
+  // The peer answers on other rails, so it is alive: this rail is what does not reach.
+  const QueuePair& qp = *p.conns[rail]->qp;
+  return RailUnreachable(rail, qp.local(), qp.remote(), peer_name, what + " while " + answering + " reach it");
+}
+
+void VerbsTransport::PeerDown(PeerId peer, const std::string& reason, bool never_up) {
+  PeerState& p = Peer(peer);
+  if (p.state != PeerState::State::kConnected) return;
+  spdlog::warn("verbs: lost node {}: {}", directory_.Name(peer), reason);
+  for (auto& c : p.conns) receivers_.erase(c->serial);
+  p.conns.clear();
+  p.regions.clear();
+  p.put_rails.clear();
+  p.pending.clear();  // puts among them are given up on by the exchange at kPeerDown
+  p.dropping = false;
+  p.state = PeerState::State::kIdle;
+  ++p.generation;
+  in_flight_.ReleasePeer(peer, [&](const InFlight& f) {
+    if (f.slot >= 0) pools_[f.rail]->Return(static_cast<uint32_t>(f.slot));
+  });
+  std::vector<uint64_t> closed;
+  for (auto& [key, r] : regions_) {
+    if (r.state != LocalRegion::State::kClosing) continue;
+    for (auto it = r.acks_waiting.begin(); it != r.acks_waiting.end();) {
+      it = it->first == peer ? r.acks_waiting.erase(it) : std::next(it);
+    }
+    if (r.acks_waiting.empty() && !r.mrs.empty()) closed.push_back(key);
+  }
+  for (uint64_t key : closed) FinishClosing(key);
+  TransportEvent e = Event(TransportEvent::Kind::kPeerDown, peer);
+  e.reason = reason;
+  e.never_up = never_up;
+  Emit(std::move(e));
+}
+
+}  // namespace ohio

@@ -1,0 +1,109 @@
+// The transport's life (start and stop) and what it reports; the rest of VerbsTransport is in
+// the files its header names.
+#include "daemon/transport/verbs/verbs_transport.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <random>
+
+namespace ohio {
+
+Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string& self,
+                                                              std::vector<std::unique_ptr<Rail>> rails,
+                                                              Options options) {
+  if (rails.empty()) return Status(Code::kInvalidArgument, "the verbs transport needs at least one rail");
+  std::unique_ptr<VerbsTransport> t(new VerbsTransport());
+  t->self_ = self;
+  t->incarnation_ = std::random_device{}() | uint64_t{std::random_device{}()} << 32 | 1;
+  t->rails_ = std::move(rails);
+  t->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  t->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (t->epoll_fd_ < 0 || t->wake_fd_ < 0) return SystemError("epoll/eventfd", errno);
+  struct epoll_event ev {};
+  ev.events = EPOLLIN;
+  if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->wake_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
+  std::vector<ibv_pd*> pds;
+  for (const auto& r : t->rails_) {
+    if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, r->channel()->fd, &ev) != 0) return SystemError("epoll_ctl", errno);
+    pds.push_back(r->pd());
+    // The bounce buffers are registered now, so that a group's first collective never waits
+    // for a registration.
+    auto pool = BouncePool::Create(*r);
+    if (!pool.ok()) return pool.status();
+    t->pools_.push_back(std::move(pool.value()));
+  }
+  VerbsTransport* raw = t.get();
+  t->registrar_ = std::make_unique<MemoryRegistrar>(
+      std::move(pds), options.registration_delay,
+      [raw](uint64_t key, std::vector<ibv_mr*> mrs, Status status) { raw->OnRegistered(key, std::move(mrs), status); });
+  for (const auto& r : t->rails_) t->stats_.rails.push_back(r->name());
+  t->stats_.rail_put_bytes.assign(t->rails_.size(), 0);
+  return t;
+}
+
+VerbsTransport::~VerbsTransport() {
+  registrar_.reset();  // its thread calls back into this object
+  std::lock_guard<std::mutex> lock(mu_);
+  receivers_.clear();
+  peers_.clear();
+  for (auto& [key, r] : regions_) {
+    for (ibv_mr* mr : r.mrs) ibv_dereg_mr(mr);
+  }
+  pools_.clear();
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void VerbsTransport::set_dialer(Dialer dialer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  dialer_ = std::move(dialer);
+}
+
+TransportEvent VerbsTransport::Event(TransportEvent::Kind kind, PeerId peer) {
+  TransportEvent e;
+  e.kind = kind;
+  e.peer = peer;
+  return e;
+}
+
+std::string VerbsTransport::address() const {
+  std::string out;
+  for (const auto& r : rails_) out += (out.empty() ? "" : ",") + r->name();
+  return out;
+}
+
+size_t VerbsTransport::connections() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const PeerState& p : peers_) n += p.state == PeerState::State::kConnected;
+  return n;
+}
+
+std::vector<std::string> VerbsTransport::connected_peers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (PeerId id = 0; id < peers_.size(); ++id) {
+    if (peers_[id].state == PeerState::State::kConnected) out.push_back(directory_.Name(id));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TransportStats VerbsTransport::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  TransportStats s = stats_;
+  s.rtr_retries = rtr_retries_.load(std::memory_order_relaxed);
+  s.queue_pairs = 0;
+  s.registrations_pending = 0;
+  for (const PeerState& p : peers_) {
+    if (p.state == PeerState::State::kConnected) s.queue_pairs += static_cast<uint32_t>(p.conns.size());
+  }
+  for (const auto& [key, r] : regions_) s.registrations_pending += r.state == LocalRegion::State::kPending;
+  return s;
+}
+
+}  // namespace ohio

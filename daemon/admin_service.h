@@ -17,7 +17,7 @@
 #include "daemon/peer_auth.h"
 #include "daemon/peer_bootstrap.h"
 #include "daemon/progress_engine.h"
-#include "daemon/rdma_devices.h"
+#include "daemon/host/rdma_devices.h"
 #include "daemon/transport/transport.h"
 #include "proto/admin.grpc.pb.h"
 

@@ -12,7 +12,7 @@
 #include "common/unix_socket.h"
 #include "common/version.h"
 #include "daemon/metrics_text.h"
-#include "daemon/topology.h"
+#include "daemon/host/topology.h"
 
 namespace ohio {
 

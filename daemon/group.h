@@ -23,7 +23,7 @@
 #include "daemon/offloaded_alltoall.h"
 #include "daemon/offloaded_remote_alltoall.h"
 #include "daemon/segment_cache.h"
-#include "daemon/segment_placement.h"
+#include "daemon/host/segment_placement.h"
 #include "daemon/tag_pool.h"
 #include "daemon/transport/transport.h"
 #include "shm/algorithm.h"

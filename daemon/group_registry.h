@@ -17,7 +17,7 @@
 #include "daemon/config.h"
 #include "daemon/exchange.h"
 #include "daemon/group.h"
-#include "daemon/numa_topology.h"
+#include "daemon/host/numa_topology.h"
 #include "daemon/cluster_nodes.h"
 #include "daemon/progress_engine.h"
 #include "daemon/segment_cache.h"

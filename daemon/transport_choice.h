@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 #include "daemon/config.h"
-#include "daemon/host_topology.h"
+#include "daemon/host/host_topology.h"
 #include "daemon/peer_auth.h"
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs_transport.h"

@@ -1,4 +1,4 @@
-#include "daemon/topology.h"
+#include "daemon/host/topology.h"
 
 #include <hwloc.h>
 

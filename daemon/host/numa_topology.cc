@@ -1,4 +1,4 @@
-#include "daemon/numa_topology.h"
+#include "daemon/host/numa_topology.h"
 
 #include <hwloc.h>
 

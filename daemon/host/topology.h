@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "daemon/host_topology.h"
+#include "daemon/host/host_topology.h"
 
 namespace ohio {
 

@@ -1,4 +1,4 @@
-#include "daemon/host_topology.h"
+#include "daemon/host/host_topology.h"
 
 #include <hwloc/linux.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/segment_placement.h"
+#include "daemon/host/segment_placement.h"
 
 #include <linux/mempolicy.h>
 #include <sched.h>

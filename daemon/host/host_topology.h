@@ -1,7 +1,7 @@
 // This machine as hwloc sees it, loaded once at start and shared by everything that asks hwloc
 // about it: the start-up description (topology.h), the RDMA inventory (rdma_devices.h), the
-// rails' buffers (transport/verbs_rail.h) and NUMA placement (numa_topology.h). Also the one
-// place an HCA's locality is read from, so that the inventory, the rails and the placement
+// rails' buffers (daemon/transport/verbs_rail.h) and NUMA placement (numa_topology.h). Also the
+// one place an HCA's locality is read from, so that the inventory, the rails and the placement
 // planner cannot disagree about it.
 #pragma once
 

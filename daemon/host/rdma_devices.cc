@@ -1,4 +1,4 @@
-#include "daemon/rdma_devices.h"
+#include "daemon/host/rdma_devices.h"
 
 #include <endian.h>
 #include <infiniband/verbs.h>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/host_topology.h"
+#include "daemon/host/host_topology.h"
 
 namespace ohio {
 

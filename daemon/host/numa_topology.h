@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/host_topology.h"
+#include "daemon/host/host_topology.h"
 #include "shm/numa_plan.h"
 
 namespace ohio {

@@ -10,10 +10,10 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "daemon/counters.h"
 #include "daemon/group_registry.h"
-#include "daemon/live_config.h"
+#include "daemon/ops/live_config.h"
 #include "daemon/peer_auth.h"
 #include "daemon/peer_bootstrap.h"
 #include "daemon/progress_engine.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "daemon/group_spec.h"
 #include "proto/control.pb.h"
 

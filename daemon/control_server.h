@@ -21,7 +21,7 @@
 #include "common/host_cpus.h"
 #include "common/log_rate_limiter.h"
 #include "common/status.h"
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "daemon/group_registry.h"
 
 namespace ohio {

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "common/status.h"
-#include "daemon/latency_histogram.h"
+#include "daemon/ops/latency_histogram.h"
 
 namespace ohio {
 

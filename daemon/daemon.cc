@@ -11,7 +11,7 @@
 #include "common/spin_mode.h"
 #include "common/unix_socket.h"
 #include "common/version.h"
-#include "daemon/metrics_text.h"
+#include "daemon/ops/metrics_text.h"
 #include "daemon/host/topology.h"
 
 namespace ohio {

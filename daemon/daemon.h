@@ -12,13 +12,13 @@
 
 #include "common/status.h"
 #include "daemon/admin_service.h"
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "daemon/control_server.h"
 #include "daemon/counters.h"
 #include "daemon/group_registry.h"
 #include "daemon/host/host_topology.h"
-#include "daemon/live_config.h"
-#include "daemon/metrics_writer.h"
+#include "daemon/ops/live_config.h"
+#include "daemon/ops/metrics_writer.h"
 #include "daemon/host/numa_topology.h"
 #include "daemon/peer_auth.h"
 #include "daemon/peer_bootstrap.h"
@@ -26,7 +26,7 @@
 #include "daemon/progress_engine.h"
 #include "daemon/queue_pair_dialer.h"
 #include "daemon/host/rdma_devices.h"
-#include "daemon/systemd_notify.h"
+#include "daemon/ops/systemd_notify.h"
 #include "daemon/transport_choice.h"
 
 namespace ohio {

@@ -19,7 +19,7 @@
 #include "daemon/counters.h"
 #include "daemon/exchange.h"
 #include "daemon/group_spec.h"
-#include "daemon/leader_policy.h"
+#include "daemon/ops/leader_policy.h"
 #include "daemon/offloaded_alltoall.h"
 #include "daemon/offloaded_remote_alltoall.h"
 #include "daemon/segment_cache.h"

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "daemon/exchange.h"
 #include "daemon/group.h"
 #include "daemon/host/numa_topology.h"
-#include "daemon/cluster_nodes.h"
+#include "daemon/ops/cluster_nodes.h"
 #include "daemon/progress_engine.h"
 #include "daemon/segment_cache.h"
 #include "daemon/tag_pool.h"

@@ -9,7 +9,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "daemon/daemon.h"
 
 int main(int argc, char** argv) {

@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "daemon/group_registry.h"
 #include "daemon/peer_auth.h"
 #include "daemon/transport/transport.h"

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "daemon/host/host_topology.h"
 #include "daemon/peer_auth.h"
 #include "daemon/transport/transport.h"

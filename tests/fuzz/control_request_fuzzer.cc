@@ -9,7 +9,7 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include "common/version.h"
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "daemon/control_request.h"
 #include "proto/control.pb.h"
 #include "shm/exchange_plan.h"

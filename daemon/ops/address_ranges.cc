@@ -1,4 +1,4 @@
-#include "daemon/address_ranges.h"
+#include "daemon/ops/address_ranges.h"
 
 #include <arpa/inet.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/systemd_notify.h"
+#include "daemon/ops/systemd_notify.h"
 
 #include <systemd/sd-daemon.h>
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 
 namespace ohio {
 

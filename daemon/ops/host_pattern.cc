@@ -1,4 +1,4 @@
-#include "daemon/host_pattern.h"
+#include "daemon/ops/host_pattern.h"
 
 #include <cctype>
 

@@ -69,8 +69,8 @@ struct DaemonConfig {
   uint32_t max_unauthenticated_data_connections = 128;
   // Other nodes.
   std::vector<std::string> peers;  // "name=host:port" of other nodes' peer services
-  // Other nodes found by DNS on peer_port: the names this admits (daemon/host_pattern.h), at
-  // addresses inside peer_networks when set (daemon/address_ranges.h). Nodes neither listed
+  // Other nodes found by DNS on peer_port: the names this admits (daemon/ops/host_pattern.h), at
+  // addresses inside peer_networks when set (daemon/ops/address_ranges.h). Nodes neither listed
   // in peers nor admitted here are not this cluster's: a group naming one is refused.
   std::string peer_hosts;
   std::string peer_networks;

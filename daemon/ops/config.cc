@@ -1,4 +1,4 @@
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 
 #include <unistd.h>
 
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "common/version.h"
-#include "daemon/address_ranges.h"
-#include "daemon/host_pattern.h"
+#include "daemon/ops/address_ranges.h"
+#include "daemon/ops/host_pattern.h"
 #include "shm/algorithm.h"
 #include "shm/leader_table_text.h"
 

@@ -1,4 +1,4 @@
-#include "daemon/cluster_nodes.h"
+#include "daemon/ops/cluster_nodes.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "shm/leader_choice.h"
 
 namespace ohio {

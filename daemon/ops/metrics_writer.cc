@@ -1,8 +1,8 @@
-#include "daemon/metrics_writer.h"
+#include "daemon/ops/metrics_writer.h"
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/metrics_text.h"
+#include "daemon/ops/metrics_text.h"
 
 namespace ohio {
 

@@ -1,4 +1,4 @@
-#include "daemon/latency_histogram.h"
+#include "daemon/ops/latency_histogram.h"
 
 #include <limits>
 

@@ -1,4 +1,4 @@
-#include "daemon/live_config.h"
+#include "daemon/ops/live_config.h"
 
 #include <ctime>
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/address_ranges.h"
-#include "daemon/config.h"
-#include "daemon/host_pattern.h"
+#include "daemon/ops/address_ranges.h"
+#include "daemon/ops/config.h"
+#include "daemon/ops/host_pattern.h"
 
 namespace ohio {
 

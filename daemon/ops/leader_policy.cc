@@ -1,4 +1,4 @@
-#include "daemon/leader_policy.h"
+#include "daemon/ops/leader_policy.h"
 
 #include "shm/leader_table_text.h"
 

@@ -11,12 +11,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include "daemon/ops/config.h"
-#include "daemon/counters.h"
+#include "daemon/engine/counters.h"
 #include "daemon/group_registry.h"
 #include "daemon/ops/live_config.h"
 #include "daemon/peer_auth.h"
 #include "daemon/peer_bootstrap.h"
-#include "daemon/progress_engine.h"
+#include "daemon/engine/progress_engine.h"
 #include "daemon/host/rdma_devices.h"
 #include "daemon/transport/transport.h"
 #include "proto/admin.grpc.pb.h"

@@ -7,7 +7,7 @@
 
 #include "common/status.h"
 #include "daemon/ops/config.h"
-#include "daemon/group_spec.h"
+#include "daemon/engine/group_spec.h"
 #include "proto/control.pb.h"
 
 namespace ohio {

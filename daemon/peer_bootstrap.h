@@ -52,7 +52,7 @@
 #include "common/status.h"
 #include "daemon/ops/config.h"
 #include "daemon/exchange.h"
-#include "daemon/group.h"
+#include "daemon/engine/group.h"
 #include "daemon/peer_auth.h"
 #include "daemon/ops/cluster_nodes.h"
 #include "daemon/transport/transport.h"

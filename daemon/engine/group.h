@@ -16,15 +16,15 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/counters.h"
+#include "daemon/engine/counters.h"
 #include "daemon/exchange.h"
-#include "daemon/group_spec.h"
+#include "daemon/engine/group_spec.h"
 #include "daemon/ops/leader_policy.h"
-#include "daemon/offloaded_alltoall.h"
-#include "daemon/offloaded_remote_alltoall.h"
-#include "daemon/segment_cache.h"
+#include "daemon/engine/nonblocking_alltoall.h"
+#include "daemon/engine/nonblocking_across_nodes_alltoall.h"
+#include "daemon/engine/segment_cache.h"
 #include "daemon/host/segment_placement.h"
-#include "daemon/tag_pool.h"
+#include "daemon/engine/tag_pool.h"
 #include "daemon/transport/transport.h"
 #include "shm/algorithm.h"
 #include "shm/group_shape.h"
@@ -110,7 +110,7 @@ class Group {
   std::vector<Member>& members() { return members_; }
   // Local rank l joined: the address space the daemon moves its nonblocking calls' data from
   // and into, or why it may not (rank_memory.h).
-  void Attached(uint32_t l, RankMemoryAccess memory) { offloaded_->Attach(l, std::move(memory)); }
+  void Attached(uint32_t l, RankMemoryAccess memory) { nonblocking_->Attach(l, std::move(memory)); }
   // Every local rank has joined (and may have left since).
   bool AllJoined() const {
     for (const Member& m : members_) {
@@ -132,7 +132,7 @@ class Group {
   // failed the group.
   bool Watch(Clock::time_point now, DaemonCounters* counters);
   // A group on one node: moves the nonblocking calls every local rank has posted; true if any.
-  bool AdvanceOffloaded(DaemonCounters* counters) { return offloaded_->Advance(counters); }
+  bool AdvanceNonblocking(DaemonCounters* counters) { return nonblocking_->Advance(counters); }
   // Adds to `counters` what the group's ranks counted in the segment since the last time.
   void FoldCallStats(DaemonCounters* counters);
   // Whether a round is under way, so that its timeout must be watched.
@@ -142,10 +142,10 @@ class Group {
   // Whether the group's ranks may be waiting for the engine inside a blocking call: the group
   // spans nodes (on one node its blocking calls never wait for the engine) and its latest round
   // was not a nonblocking call's. While a nonblocking call moves, its ranks compute instead.
-  bool ranks_may_wait_on_engine() const { return !failed() && spans_nodes() && !latest_round_offloaded_; }
+  bool ranks_may_wait_on_engine() const { return !failed() && spans_nodes() && !latest_round_nonblocking_; }
   // A group spanning nodes some of whose ranks posted a nonblocking call the others have not:
   // its timeout must be watched although no round is under way.
-  bool posts_pending() const { return !failed() && spans_nodes() && offloaded_->AnyPosted(); }
+  bool posts_pending() const { return !failed() && spans_nodes() && nonblocking_->AnyPosted(); }
   // Closes the group for good: every waiting and every later call gets this error.
   void Fail(Code code, const std::string& message, DaemonCounters* counters);
   // The same without counting a failure: the group ended as jobs end.
@@ -187,11 +187,11 @@ class Group {
   void StampLanded();
   bool FinishRound(Clock::time_point now, DaemonCounters* counters);
   // Groups spanning nodes: the daemon's part in the nonblocking calls its ranks posted
-  // (offloaded_remote_alltoall.h), failing the group if it could not play it. True if anything
+  // (nonblocking_across_nodes_alltoall.h), failing the group if it could not play it. True if anything
   // changed.
-  bool FillOffloaded(Clock::time_point now, DaemonCounters* counters);
-  bool DrainOffloaded(DaemonCounters* counters);
-  void FailOffloaded(const Status& why, DaemonCounters* counters);
+  bool FillNonblocking(Clock::time_point now, DaemonCounters* counters);
+  bool DrainNonblocking(DaemonCounters* counters);
+  void FailNonblocking(const Status& why, DaemonCounters* counters);
   void Notify();
   void PublishRoundError(Code code, const std::string& message);
   std::string DescribeLocals(const std::vector<uint32_t>& locals) const;
@@ -218,10 +218,10 @@ class Group {
   std::shared_ptr<SegmentCache> cache_;  // takes the registered segment back (groups spanning nodes)
   SegmentCacheKey cache_key_;
   std::unique_ptr<Exchange> exchange_;
-  // Nonblocking calls the ranks posted: moved by offloaded_ alone on one node, by
-  // remote_offloaded_ through the rounds across nodes.
-  std::unique_ptr<OffloadedAlltoall> offloaded_;
-  std::unique_ptr<OffloadedRemoteAlltoall> remote_offloaded_;
+  // Nonblocking calls the ranks posted: moved by nonblocking_ alone on one node, by
+  // across_nodes_nonblocking_ through the rounds across nodes.
+  std::unique_ptr<NonblockingAlltoall> nonblocking_;
+  std::unique_ptr<NonblockingAcrossNodesAlltoall> across_nodes_nonblocking_;
   uint32_t published_delivered_ = 0;
   std::vector<std::string> departed_;  // why each local rank left, "" while it is here
   std::vector<bool> departed_clean_;   // it said LeaveGroup
@@ -229,7 +229,7 @@ class Group {
   uint32_t round_ = 1;
   Phase phase_ = Phase::kFilling;
   bool round_failed_ = false;
-  bool latest_round_offloaded_ = false;  // the round under way, or else the last, moved a nonblocking call
+  bool latest_round_nonblocking_ = false;  // the round under way, or else the last, moved a nonblocking call
   bool failure_told_ = false;  // TakeFailureToTell said true, or a peer told it
   std::atomic<bool> opened_here_{false};
   std::optional<Clock::time_point> waiting_since_;  // first arrival of the current round

@@ -1,4 +1,4 @@
-#include "daemon/offloaded_remote_alltoall.h"
+#include "daemon/engine/nonblocking_across_nodes_alltoall.h"
 
 #include <cstring>
 #include <string>
@@ -8,8 +8,8 @@
 
 namespace ohio {
 
-OffloadedRemoteAlltoall::OffloadedRemoteAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo,
-                                                 uint32_t node, OffloadedAlltoall* posted)
+NonblockingAcrossNodesAlltoall::NonblockingAcrossNodesAlltoall(const Segment* segment, const GroupShape* shape,
+                                                               Algorithm algo, uint32_t node, NonblockingAlltoall* posted)
     : segment_(segment),
       header_(segment->header()),
       shape_(shape),
@@ -18,25 +18,25 @@ OffloadedRemoteAlltoall::OffloadedRemoteAlltoall(const Segment* segment, const G
       ranks_(shape->ppn(node)),
       posted_(posted) {}
 
-uint64_t OffloadedRemoteAlltoall::SendAddress(uint32_t l) const {
+uint64_t NonblockingAcrossNodesAlltoall::SendAddress(uint32_t l) const {
   return segment_->slot(l)->offload[call_ % kOffloadDepth].send_address.load(std::memory_order_relaxed);
 }
 
-uint64_t OffloadedRemoteAlltoall::RecvAddress(uint32_t l) const {
+uint64_t NonblockingAcrossNodesAlltoall::RecvAddress(uint32_t l) const {
   return segment_->slot(l)->offload[call_ % kOffloadDepth].recv_address.load(std::memory_order_relaxed);
 }
 
-uint64_t OffloadedRemoteAlltoall::BytesPosted(uint32_t l) const {
+uint64_t NonblockingAcrossNodesAlltoall::BytesPosted(uint32_t l) const {
   return segment_->slot(l)->offload[call_ % kOffloadDepth].bytes_per_rank.load(std::memory_order_relaxed);
 }
 
-uint64_t OffloadedRemoteAlltoall::ArrivalBytes(uint32_t l) const {
+uint64_t NonblockingAcrossNodesAlltoall::ArrivalBytes(uint32_t l) const {
   const bool vector =
       segment_->slot(l)->offload[call_ % kOffloadDepth].tables_address.load(std::memory_order_relaxed) != 0;
   return vector ? kVectorBytes : BytesPosted(l);
 }
 
-Result<bool> OffloadedRemoteAlltoall::StartCall() {
+Result<bool> NonblockingAcrossNodesAlltoall::StartCall() {
   // A call that ends before any round (nothing to exchange with the other nodes, the same
   // verdict on every node) lets the next posted one start in the same pass.
   for (;;) {
@@ -83,7 +83,7 @@ Result<bool> OffloadedRemoteAlltoall::StartCall() {
   }
 }
 
-Result<bool> OffloadedRemoteAlltoall::Fill(uint32_t round) {
+Result<bool> NonblockingAcrossNodesAlltoall::Fill(uint32_t round) {
   if (call_ == 0) {
     Result<bool> started = StartCall();
     if (!started.ok() || !started.value()) return started;
@@ -114,12 +114,12 @@ Result<bool> OffloadedRemoteAlltoall::Fill(uint32_t round) {
   return true;
 }
 
-uint8_t* OffloadedRemoteAlltoall::SsbHalf(uint32_t round) const {
+uint8_t* NonblockingAcrossNodesAlltoall::SsbHalf(uint32_t round) const {
   // An eager round uses the half of its parity, an announced round the whole SSB.
   return segment_->ssb() + (eager_ ? (round & 1) * layout_.ssb_half : 0);
 }
 
-Status OffloadedRemoteAlltoall::CopyIn(uint32_t round) {
+Status NonblockingAcrossNodesAlltoall::CopyIn(uint32_t round) {
   uint8_t* ssb = SsbHalf(round);
   for (uint32_t l = 0; l < ranks_; ++l) {
     const auto spans = PlanCopyIn(*shape_, algo_, node_, l, staging_, round_in_call_);
@@ -128,7 +128,7 @@ Status OffloadedRemoteAlltoall::CopyIn(uint32_t round) {
   return Status::Ok();
 }
 
-void OffloadedRemoteAlltoall::Arrive(uint32_t round) {
+void NonblockingAcrossNodesAlltoall::Arrive(uint32_t round) {
   for (uint32_t l = 0; l < ranks_; ++l) {
     RankSlot* slot = segment_->slot(l);
     slot->consumed.store(0, std::memory_order_relaxed);
@@ -145,7 +145,7 @@ void OffloadedRemoteAlltoall::Arrive(uint32_t round) {
   copied_ = 0;
 }
 
-Result<bool> OffloadedRemoteAlltoall::Drain() {
+Result<bool> NonblockingAcrossNodesAlltoall::Drain() {
   if (round_ == 0) return false;
   if (vector_) return DrainVector();
   const bool failed = header_->failed_round.load(std::memory_order_acquire) == round_;
@@ -190,7 +190,7 @@ Result<bool> OffloadedRemoteAlltoall::Drain() {
   return true;
 }
 
-void OffloadedRemoteAlltoall::EndRound(bool failed) {
+void NonblockingAcrossNodesAlltoall::EndRound(bool failed) {
   MarkDone();
   if (failed) {
     EndCall(Status(static_cast<Code>(header_->round_error_code.load(std::memory_order_relaxed)),
@@ -203,7 +203,7 @@ void OffloadedRemoteAlltoall::EndRound(bool failed) {
   }
 }
 
-Status OffloadedRemoteAlltoall::CopyOutLocal() {
+Status NonblockingAcrossNodesAlltoall::CopyOutLocal() {
   uint8_t* ssb = SsbHalf(round_);
   for (uint32_t l = 0; l < ranks_; ++l) {
     const auto spans = PlanCopyOutLocal(*shape_, algo_, node_, l, staging_, round_in_call_);
@@ -212,7 +212,7 @@ Status OffloadedRemoteAlltoall::CopyOutLocal() {
   return Status::Ok();
 }
 
-Status OffloadedRemoteAlltoall::CopyOutDelivery(const Delivery& d) {
+Status NonblockingAcrossNodesAlltoall::CopyOutDelivery(const Delivery& d) {
   uint8_t* srb = segment_->srb() + (eager_ ? (round_ & 1) * layout_.srb_half : 0);
   for (uint32_t l = 0; l < ranks_; ++l) {
     const auto spans = PlanCopyOutDelivery(*shape_, node_, l, staging_, round_in_call_, d);
@@ -221,7 +221,7 @@ Status OffloadedRemoteAlltoall::CopyOutDelivery(const Delivery& d) {
   return Status::Ok();
 }
 
-Status OffloadedRemoteAlltoall::Transfer(uint32_t l, const std::vector<CopySpan>& spans, uint8_t* shared,
+Status NonblockingAcrossNodesAlltoall::Transfer(uint32_t l, const std::vector<CopySpan>& spans, uint8_t* shared,
                                          uint64_t base, bool writing) {
   local_.clear();
   remote_.clear();
@@ -246,11 +246,11 @@ Status OffloadedRemoteAlltoall::Transfer(uint32_t l, const std::vector<CopySpan>
                           base + (writing ? spans.front().dst : spans.front().src));
 }
 
-void OffloadedRemoteAlltoall::MarkDone() {
+void NonblockingAcrossNodesAlltoall::MarkDone() {
   for (uint32_t l = 0; l < ranks_; ++l) segment_->slot(l)->done_round.store(round_, std::memory_order_seq_cst);
 }
 
-void OffloadedRemoteAlltoall::EndCall(const Status& outcome) {
+void NonblockingAcrossNodesAlltoall::EndCall(const Status& outcome) {
   posted_->Publish(call_, outcome);
   call_ = 0;
   round_ = 0;

@@ -1,4 +1,4 @@
-#include "daemon/segment_cache.h"
+#include "daemon/engine/segment_cache.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/segment_holders.h"
+#include "daemon/engine/segment_holders.h"
 
 namespace ohio {
 

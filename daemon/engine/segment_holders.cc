@@ -1,4 +1,4 @@
-#include "daemon/segment_holders.h"
+#include "daemon/engine/segment_holders.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "daemon/progress_engine.h"
+#include "daemon/engine/progress_engine.h"
 
 #include <sched.h>
 #include <sys/epoll.h>
@@ -337,7 +337,7 @@ bool ProgressEngine::AdvanceAll() {
       TellIfFailedHere(g);
     } else {
       // Nonblocking calls are the engine's to move, as soon as every rank has posted them.
-      progressed |= g->AdvanceOffloaded(counters_);
+      progressed |= g->AdvanceNonblocking(counters_);
       if (watch) progressed |= g->Watch(now, counters_);
     }
   }

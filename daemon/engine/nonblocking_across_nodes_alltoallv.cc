@@ -1,4 +1,4 @@
-// The alltoallv side of OffloadedRemoteAlltoall (offloaded_remote_alltoall.h): the daemon plays
+// The alltoallv side of NonblockingAcrossNodesAlltoall (nonblocking_across_nodes_alltoall.h): the daemon plays
 // each local rank's part of the vector rounds exactly as client/remote_alltoallv.cc does, with
 // process_vm_readv/writev for the rank's memcpy. Each round:
 //   1. (Fill) the count table of the round's parity for every rank, from its posted tables (the
@@ -23,7 +23,7 @@
 #include <string>
 #include <type_traits>
 
-#include "daemon/offloaded_remote_alltoall.h"
+#include "daemon/engine/nonblocking_across_nodes_alltoall.h"
 #include "shm/segment_layout.h"
 #include "shm/vector_cube.h"
 #include "shm/vector_plan.h"
@@ -34,7 +34,7 @@ namespace ohio {
 // The plans take the ranks' tables as size_t, the rank posts them as uint64_t.
 static_assert(std::is_same_v<size_t, uint64_t>, "posted tables are read as the plans' size_t");
 
-Status OffloadedRemoteAlltoall::ReadVectorTables() {
+Status NonblockingAcrossNodesAlltoall::ReadVectorTables() {
   const uint64_t per_rank = uint64_t{kOffloadedTables} * shape_->size();
   vector_tables_.resize(per_rank * ranks_);
   for (uint32_t l = 0; l < ranks_; ++l) {
@@ -56,7 +56,7 @@ Status OffloadedRemoteAlltoall::ReadVectorTables() {
   return Status::Ok();
 }
 
-Status OffloadedRemoteAlltoall::FillVector(uint32_t round) {
+Status NonblockingAcrossNodesAlltoall::FillVector(uint32_t round) {
   const uint32_t size = shape_->size();
   const uint64_t region = VectorRegionBytes(*shape_, layout_, node_);
   uint8_t* ssb_half = SsbHalf(round);
@@ -79,7 +79,7 @@ Status OffloadedRemoteAlltoall::FillVector(uint32_t round) {
   return Status::Ok();
 }
 
-Result<bool> OffloadedRemoteAlltoall::DrainVector() {
+Result<bool> NonblockingAcrossNodesAlltoall::DrainVector() {
   const bool failed = header_->failed_round.load(std::memory_order_acquire) == round_;
   if (!failed) {
     // Every other node's block published, as a rank waits for them.
@@ -106,7 +106,7 @@ Result<bool> OffloadedRemoteAlltoall::DrainVector() {
   return true;
 }
 
-Status OffloadedRemoteAlltoall::CopyOutVector() {
+Status NonblockingAcrossNodesAlltoall::CopyOutVector() {
   const NodeCounts counts{segment_->count_table(0, round_), shape_->size()};
   uint8_t* ssb_half = SsbHalf(round_);
   uint8_t* srb_half = segment_->srb() + (round_ & 1) * layout_.srb_half;

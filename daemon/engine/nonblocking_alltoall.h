@@ -22,14 +22,14 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/counters.h"
-#include "daemon/rank_memory.h"
+#include "daemon/engine/counters.h"
+#include "daemon/engine/rank_memory.h"
 #include "shm/group_shape.h"
 #include "shm/segment.h"
 
 namespace ohio {
 
-class OffloadedAlltoall {
+class NonblockingAlltoall {
  public:
   // The daemon holds every row of a call at once (so that in place works and each rank costs
   // one read and one write); a call larger than this is refused rather than allowed to take
@@ -37,8 +37,8 @@ class OffloadedAlltoall {
   static constexpr uint64_t kMaxCallBytes = uint64_t{256} << 20;
 
   // `node`: the group's node this daemon is; a group spanning nodes only uses the posting side
-  // (AllPosted, Stalled, Publish, Refused, Memory): OffloadedRemoteAlltoall moves its calls.
-  OffloadedAlltoall(const Segment* segment, const GroupShape* shape, uint32_t node);
+  // (AllPosted, Stalled, Publish, Refused, Memory): NonblockingAcrossNodesAlltoall moves its calls.
+  NonblockingAlltoall(const Segment* segment, const GroupShape* shape, uint32_t node);
 
   // Local rank l's address space, from its join (control thread); cleared once it left.
   void Attach(uint32_t l, RankMemoryAccess access);

@@ -1,4 +1,4 @@
-#include "daemon/rank_memory.h"
+#include "daemon/engine/rank_memory.h"
 
 #include <fcntl.h>
 #include <linux/capability.h>

@@ -1,4 +1,4 @@
-#include "daemon/group.h"
+#include "daemon/engine/group.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -73,7 +73,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   h->plan_min_slice_bytes = min_slice_bytes;
   g->min_slice_bytes_ = min_slice_bytes;
   g->plan_min_slice_bytes_ = min_slice_bytes;
-  g->offloaded_ = std::make_unique<OffloadedAlltoall>(&g->segment_, &g->shape_, g->spec_.node);
+  g->nonblocking_ = std::make_unique<NonblockingAlltoall>(&g->segment_, &g->shape_, g->spec_.node);
   if (g->shape_.nodes() == 1) {
     // Alive now: the ranks' first calls need not ask the kernel before the first watch tick.
     h->daemon_seen_ns.store(MonotonicNs(), std::memory_order_relaxed);
@@ -95,8 +95,8 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   g->exchange_ = std::make_unique<Exchange>(g->shape_, g->spec_.node, g->spec_.algorithm, g->spec_.node_names,
                                             g->spec_.key, ssb_bytes, srb_bytes, transport, &g->segment_, g->tag_,
                                             g->leader_table());
-  g->remote_offloaded_ = std::make_unique<OffloadedRemoteAlltoall>(&g->segment_, &g->shape_, g->spec_.algorithm,
-                                                                   g->spec_.node, g->offloaded_.get());
+  g->across_nodes_nonblocking_ = std::make_unique<NonblockingAcrossNodesAlltoall>(
+      &g->segment_, &g->shape_, g->spec_.algorithm, g->spec_.node, g->nonblocking_.get());
   return g;
 }
 
@@ -191,7 +191,7 @@ std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, boo
   departed_[l] = why;
   departed_clean_[l] = clean;
   // Nothing more is moved into it, whatever its process does next.
-  offloaded_->Detach(l);
+  nonblocking_->Detach(l);
   if (!spans_nodes()) {
     // Its ranks settle rounds among themselves, so nothing here knows whether the others are
     // about to wait for it; and every later round would. Past its last arrival nobody needs
@@ -263,7 +263,7 @@ bool Group::Watch(Clock::time_point now, DaemonCounters* counters) {
   segment_.header()->daemon_seen_ns.store(MonotonicNs(), std::memory_order_relaxed);
   FoldCallStats(counters);
   if (failed()) return false;
-  if (auto stalled = offloaded_->Stalled(now, timeout_)) {
+  if (auto stalled = nonblocking_->Stalled(now, timeout_)) {
     Fail(Code::kTimeout, *stalled + "; the group is closed", counters);
     return true;
   }
@@ -317,31 +317,31 @@ void Group::FoldCallStats(DaemonCounters* counters) {
 bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
   if (failed()) return false;
   if (!spans_nodes()) return false;
-  bool changed = DrainOffloaded(counters);
+  bool changed = DrainNonblocking(counters);
   changed |= PublishFinished();
   if (phase_ == Phase::kFilling) {
-    changed |= FillOffloaded(now, counters);
+    changed |= FillNonblocking(now, counters);
     if (failed()) return true;
     if (!Begin(now, counters)) return changed;
     if (failed() || phase_ == Phase::kFilling) return true;
-    latest_round_offloaded_ = remote_offloaded_->moving();
+    latest_round_nonblocking_ = across_nodes_nonblocking_->moving();
     changed = true;  // and its puts go out in this same pass
   }
   changed |= AdvanceExchange(now, counters);
   if (failed()) return true;
   // What landed in this pass is copied out in it, as a rank waiting for it would.
-  return DrainOffloaded(counters) || changed;
+  return DrainNonblocking(counters) || changed;
 }
 
-bool Group::FillOffloaded(Clock::time_point now, DaemonCounters* counters) {
-  Result<bool> arrived = remote_offloaded_->Fill(round_);
+bool Group::FillNonblocking(Clock::time_point now, DaemonCounters* counters) {
+  Result<bool> arrived = across_nodes_nonblocking_->Fill(round_);
   if (!arrived.ok()) {
-    FailOffloaded(arrived.status(), counters);
+    FailNonblocking(arrived.status(), counters);
     return true;
   }
-  if (arrived.value() || remote_offloaded_->moving()) return arrived.value();
+  if (arrived.value() || across_nodes_nonblocking_->moving()) return arrived.value();
   // Some ranks posted a call and the others have not: the group's timeout applies as to a round.
-  if (auto stalled = offloaded_->Stalled(now, timeout_)) {
+  if (auto stalled = nonblocking_->Stalled(now, timeout_)) {
     Fail(Code::kTimeout, *stalled + "; the group is closed", counters);
     counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
     return true;
@@ -349,18 +349,18 @@ bool Group::FillOffloaded(Clock::time_point now, DaemonCounters* counters) {
   return false;
 }
 
-bool Group::DrainOffloaded(DaemonCounters* counters) {
-  Result<bool> changed = remote_offloaded_->Drain();
+bool Group::DrainNonblocking(DaemonCounters* counters) {
+  Result<bool> changed = across_nodes_nonblocking_->Drain();
   if (changed.ok()) return changed.value();
-  FailOffloaded(changed.status(), counters);
+  FailNonblocking(changed.status(), counters);
   return true;
 }
 
-void Group::FailOffloaded(const Status& why, DaemonCounters* counters) {
+void Group::FailNonblocking(const Status& why, DaemonCounters* counters) {
   Fail(why.code(), why.message() + "; the group is closed", counters);
   counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
   // The other nodes' rounds would wait for this node's part until their timeout.
-  if (auto rank = remote_offloaded_->culprit()) exchange_->TellRankGone(*rank, false);
+  if (auto rank = across_nodes_nonblocking_->culprit()) exchange_->TellRankGone(*rank, false);
 }
 
 bool Group::ArrivedAt(uint32_t l, uint32_t round) const {

@@ -1,4 +1,4 @@
-// The alltoallv side of OffloadedAlltoall (offloaded_alltoall.h). Each rank posted the address
+// The alltoallv side of NonblockingAlltoall (nonblocking_alltoall.h). Each rank posted the address
 // of its tables (bytes and byte offsets per group rank, in its own memory, kept by libohio until
 // the call is moved); the daemon reads them all, checks MPI's matching rule for every pair once
 // for every rank (so every rank gets the same verdict and text), then reads each rank's pieces
@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "daemon/offloaded_alltoall.h"
+#include "daemon/engine/nonblocking_alltoall.h"
 
 namespace ohio {
 
-Status OffloadedAlltoall::ReadTables(uint32_t call) {
+Status NonblockingAlltoall::ReadTables(uint32_t call) {
   const uint32_t entry = call % kOffloadDepth;
   const uint64_t per_rank = uint64_t{kOffloadedTables} * ranks_;
   tables_.resize(per_rank * ranks_);
@@ -31,7 +31,7 @@ Status OffloadedAlltoall::ReadTables(uint32_t call) {
   return Status::Ok();
 }
 
-Status OffloadedAlltoall::PairsAgree() const {
+Status NonblockingAlltoall::PairsAgree() const {
   uint64_t differing = 0;
   std::string first;
   for (uint32_t src = 0; src < ranks_; ++src) {
@@ -48,7 +48,7 @@ Status OffloadedAlltoall::PairsAgree() const {
                                          (differing > 1 ? " (and " + std::to_string(differing - 1) + " more pairs)" : ""));
 }
 
-Status OffloadedAlltoall::MoveVector(uint32_t call, uint64_t* moved_bytes) {
+Status NonblockingAlltoall::MoveVector(uint32_t call, uint64_t* moved_bytes) {
   const uint32_t entry = call % kOffloadDepth;
   if (Status s = ReadTables(call); !s.ok()) return s;
   if (Status s = PairsAgree(); !s.ok()) return s;

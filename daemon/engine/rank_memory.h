@@ -1,5 +1,5 @@
 // A local rank's address space, as ohiod may read and write it for the nonblocking calls it
-// moves on the ranks' behalf (offloaded_alltoall.h, offloaded_remote_alltoall.h).
+// moves on the ranks' behalf (nonblocking_alltoall.h, nonblocking_across_nodes_alltoall.h).
 //
 // ohiod is root, and root may read and write any process. So the daemon never names the
 // rank's process by its pid when it moves bytes: a pid is a number that outlives nothing (the

@@ -19,8 +19,8 @@
 
 #include "common/spin_mode.h"
 #include "common/status.h"
-#include "daemon/counters.h"
-#include "daemon/group.h"
+#include "daemon/engine/counters.h"
+#include "daemon/engine/group.h"
 
 namespace ohio {
 

@@ -1,4 +1,4 @@
-#include "daemon/offloaded_alltoall.h"
+#include "daemon/engine/nonblocking_alltoall.h"
 
 #include <sys/uio.h>
 
@@ -21,19 +21,19 @@ std::string Hex(uint64_t address) {
 
 }  // namespace
 
-OffloadedAlltoall::OffloadedAlltoall(const Segment* segment, const GroupShape* shape, uint32_t node)
+NonblockingAlltoall::NonblockingAlltoall(const Segment* segment, const GroupShape* shape, uint32_t node)
     : segment_(segment),
       shape_(shape),
       node_(node),
       ranks_(shape->ppn(node)),
       memories_(shape->ppn(node)) {}
 
-void OffloadedAlltoall::Attach(uint32_t l, RankMemoryAccess access) {
+void NonblockingAlltoall::Attach(uint32_t l, RankMemoryAccess access) {
   std::lock_guard<std::mutex> lock(memories_mutex_);
   memories_[l] = std::move(access);
 }
 
-Result<std::shared_ptr<const RankMemory>> OffloadedAlltoall::Memory(uint32_t l) const {
+Result<std::shared_ptr<const RankMemory>> NonblockingAlltoall::Memory(uint32_t l) const {
   std::lock_guard<std::mutex> lock(memories_mutex_);
   const RankMemoryAccess& access = memories_[l];
   if (access.memory) return access.memory;
@@ -42,7 +42,7 @@ Result<std::shared_ptr<const RankMemory>> OffloadedAlltoall::Memory(uint32_t l) 
   return Status(Code::kGroupFailed, who + " has left the group");
 }
 
-bool OffloadedAlltoall::AnyPosted() const {
+bool NonblockingAlltoall::AnyPosted() const {
   const uint32_t done = segment_->header()->offload_done.load(std::memory_order_acquire);
   for (uint32_t l = 0; l < ranks_; ++l) {
     if (segment_->slot(l)->offload_posted.load(std::memory_order_acquire) != done) return true;
@@ -50,7 +50,7 @@ bool OffloadedAlltoall::AnyPosted() const {
   return false;
 }
 
-bool OffloadedAlltoall::Advance(DaemonCounters* counters) {
+bool NonblockingAlltoall::Advance(DaemonCounters* counters) {
   SegmentHeader* h = segment_->header();
   bool moved = false;
   for (;;) {
@@ -84,7 +84,7 @@ bool OffloadedAlltoall::Advance(DaemonCounters* counters) {
   }
 }
 
-std::optional<std::string> OffloadedAlltoall::Stalled(std::chrono::steady_clock::time_point now,
+std::optional<std::string> NonblockingAlltoall::Stalled(std::chrono::steady_clock::time_point now,
                                                       std::chrono::milliseconds timeout) {
   const uint32_t call = segment_->header()->offload_done.load(std::memory_order_acquire) + 1;
   std::vector<uint32_t> missing;
@@ -103,7 +103,7 @@ std::optional<std::string> OffloadedAlltoall::Stalled(std::chrono::steady_clock:
          std::to_string(timeout.count()) + " ms of the others";
 }
 
-Status OffloadedAlltoall::Move(uint32_t call, uint64_t m) {
+Status NonblockingAlltoall::Move(uint32_t call, uint64_t m) {
   const uint32_t entry = call % kOffloadDepth;
   const uint64_t row = uint64_t{ranks_} * m;
   if (m == 0) return Status::Ok();
@@ -140,7 +140,7 @@ Status OffloadedAlltoall::Move(uint32_t call, uint64_t m) {
   return Status::Ok();
 }
 
-Status OffloadedAlltoall::Refused(uint32_t l, const RankMemory& memory, bool writing, const char* what,
+Status NonblockingAlltoall::Refused(uint32_t l, const RankMemory& memory, bool writing, const char* what,
                                   uint64_t bytes, uint64_t address) const {
   const int err = errno;
   const std::string who =
@@ -159,7 +159,7 @@ Status OffloadedAlltoall::Refused(uint32_t l, const RankMemory& memory, bool wri
                                          who + "'s memory: " + std::strerror(err));
 }
 
-Status OffloadedAlltoall::SameKind(uint32_t call) const {
+Status NonblockingAlltoall::SameKind(uint32_t call) const {
   const uint32_t entry = call % kOffloadDepth;
   auto is_vector = [this, entry](uint32_t l) {
     return segment_->slot(l)->offload[entry].tables_address.load(std::memory_order_relaxed) != 0;
@@ -174,7 +174,7 @@ Status OffloadedAlltoall::SameKind(uint32_t call) const {
                                             ", an alltoall from " + DescribeRanks(plain));
 }
 
-void OffloadedAlltoall::Publish(uint32_t call, const Status& outcome) {
+void NonblockingAlltoall::Publish(uint32_t call, const Status& outcome) {
   SegmentHeader* h = segment_->header();
   const uint32_t entry = call % kOffloadDepth;
   h->offload_code[entry].store(static_cast<uint32_t>(outcome.code()), std::memory_order_relaxed);

@@ -1,6 +1,6 @@
 // Nonblocking alltoalls of a group spanning nodes, moved by the daemons with no help from the
 // ranks (ohio_ialltoall across nodes). A rank posts a call in its ring as on one node
-// (offloaded_alltoall.h) and goes back to its work. Once every local rank has posted call s and
+// (nonblocking_alltoall.h) and goes back to its work. Once every local rank has posted call s and
 // this node is through with the group's last round, the daemon plays every local rank's part of
 // the call's rounds, exactly as the ranks would (client/remote_alltoall.h), so the exchange
 // with the peer daemons and every check of it stay the ones a blocking call has:
@@ -13,7 +13,7 @@
 //      that credits and finished_round move as for ranks copying out themselves;
 //   4. after the call's last round (or the first that failed, on every node alike): the
 //      outcome and offload_done = s, and the ranks are woken.
-// An alltoallv (offloaded_remote_alltoallv.cc) goes in the vector rounds a blocking one takes
+// An alltoallv (nonblocking_across_nodes_alltoallv.cc) goes in the vector rounds a blocking one takes
 // (client/remote_alltoallv.cc): the daemon reads each rank's posted tables once, writes them
 // into the segment's count tables every round as the rank would, stages each rank's row (the
 // first round) or its chunks (stream rounds), and copies out once every other node's block of
@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/offloaded_alltoall.h"
+#include "daemon/engine/nonblocking_alltoall.h"
 #include "shm/algorithm.h"
 #include "shm/copy_plan.h"
 #include "shm/eager_plan.h"
@@ -51,11 +51,11 @@
 
 namespace ohio {
 
-class OffloadedRemoteAlltoall {
+class NonblockingAcrossNodesAlltoall {
  public:
   // `posted` is the group's ring side (which calls are posted, the ranks' memory, publishing).
-  OffloadedRemoteAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
-                          OffloadedAlltoall* posted);
+  NonblockingAcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
+                                 NonblockingAlltoall* posted);
 
   // The group is filling `round` (no local rank has arrived at it yet). If the next posted call
   // (or the next round of the one under way) can start, copies its rows in and arrives for
@@ -73,7 +73,7 @@ class OffloadedRemoteAlltoall {
   // Starts the next posted call if every local rank posted it; true if it did. Not OK if a
   // rank's alltoallv tables cannot be read (culprit()).
   Result<bool> StartCall();
-  // --- alltoallv (offloaded_remote_alltoallv.cc) ---
+  // --- alltoallv (nonblocking_across_nodes_alltoallv.cc) ---
   // Reads every local rank's posted tables into vector_tables_.
   Status ReadVectorTables();
   // Local rank l's table t (an OffloadedTable): one entry per group rank.
@@ -111,7 +111,7 @@ class OffloadedRemoteAlltoall {
   Algorithm algo_;
   uint32_t node_;
   uint32_t ranks_;
-  OffloadedAlltoall* posted_;
+  NonblockingAlltoall* posted_;
   std::optional<uint32_t> culprit_;
 
   // The call under way (0: none) and the round of it under way.

@@ -12,7 +12,7 @@
 
 #include "daemon/ops/config.h"
 #include "daemon/engine/counters.h"
-#include "daemon/group_registry.h"
+#include "daemon/control/group_registry.h"
 #include "daemon/ops/live_config.h"
 #include "daemon/peer_auth.h"
 #include "daemon/peer_bootstrap.h"

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "daemon/ops/config.h"
-#include "daemon/group_registry.h"
+#include "daemon/control/group_registry.h"
 #include "daemon/peer_auth.h"
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs_transport.h"

@@ -10,7 +10,7 @@
 
 #include "common/version.h"
 #include "daemon/ops/config.h"
-#include "daemon/control_request.h"
+#include "daemon/control/control_request.h"
 #include "proto/control.pb.h"
 #include "shm/exchange_plan.h"
 #include "shm/group_shape.h"

@@ -1,4 +1,4 @@
-#include "daemon/control_server.h"
+#include "daemon/control/control_server.h"
 
 #include <fcntl.h>
 #include <malloc.h>
@@ -17,7 +17,7 @@
 
 #include "common/unix_socket.h"
 #include "common/version.h"
-#include "daemon/control_request.h"
+#include "daemon/control/control_request.h"
 
 namespace ohio {
 namespace {

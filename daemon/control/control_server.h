@@ -22,7 +22,7 @@
 #include "common/log_rate_limiter.h"
 #include "common/status.h"
 #include "daemon/ops/config.h"
-#include "daemon/group_registry.h"
+#include "daemon/control/group_registry.h"
 
 namespace ohio {
 

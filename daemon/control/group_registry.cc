@@ -1,10 +1,10 @@
-#include "daemon/group_registry.h"
+#include "daemon/control/group_registry.h"
 
 #include <algorithm>
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/control_request.h"
+#include "daemon/control/control_request.h"
 #include "shm/buffer_sizing.h"
 #include "shm/exchange_plan.h"
 #include "shm/leader_choice.h"

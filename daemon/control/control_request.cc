@@ -1,4 +1,4 @@
-#include "daemon/control_request.h"
+#include "daemon/control/control_request.h"
 
 #include <algorithm>
 #include <set>

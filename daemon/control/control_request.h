@@ -6,8 +6,8 @@
 #include <string>
 
 #include "common/status.h"
-#include "daemon/ops/config.h"
 #include "daemon/engine/group_spec.h"
+#include "daemon/ops/config.h"
 #include "proto/control.pb.h"
 
 namespace ohio {

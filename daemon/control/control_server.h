@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "common/descriptor_reserve.h"
-#include "common/resting_listener.h"
 #include "common/framed_socket.h"
 #include "common/host_cpus.h"
 #include "common/log_rate_limiter.h"
+#include "common/resting_listener.h"
 #include "common/status.h"
-#include "daemon/ops/config.h"
 #include "daemon/control/group_registry.h"
+#include "daemon/ops/config.h"
 
 namespace ohio {
 

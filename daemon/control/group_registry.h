@@ -14,14 +14,14 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/ops/config.h"
-#include "daemon/exchange.h"
 #include "daemon/engine/group.h"
-#include "daemon/host/numa_topology.h"
-#include "daemon/ops/cluster_nodes.h"
 #include "daemon/engine/progress_engine.h"
 #include "daemon/engine/segment_cache.h"
 #include "daemon/engine/tag_pool.h"
+#include "daemon/exchange.h"
+#include "daemon/host/numa_topology.h"
+#include "daemon/ops/cluster_nodes.h"
+#include "daemon/ops/config.h"
 #include "proto/control.pb.h"
 #include "proto/peer.pb.h"
 

@@ -1,7 +1,7 @@
 // The leader table a group's daemons run (shm/leader_choice.h) and where it comes from: the
 // job's ranks forcing one algorithm (OHIO_LEADER, carried in their join), else this node's
 // `leader` setting forcing one, else its `leader-table` file, else the built-in table. The
-// nodes of a group compare the digests at setup (daemon/peer_bootstrap.h): the choice is made
+// nodes of a group compare the digests at setup (daemon/peers/peer_bootstrap.h): the choice is made
 // on every node from its own table, so a node whose table differs would run another algorithm
 // than the others and the group's round would never complete.
 #pragma once

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "common/status.h"
-#include "daemon/ops/config.h"
 #include "daemon/host/host_topology.h"
-#include "daemon/peer_auth.h"
+#include "daemon/ops/config.h"
+#include "daemon/peers/peer_auth.h"
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs_transport.h"
 

@@ -1,4 +1,4 @@
-#include "daemon/endpoint_proto.h"
+#include "daemon/peers/endpoint_proto.h"
 
 #include <cstring>
 

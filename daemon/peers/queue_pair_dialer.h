@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/peer_auth.h"
+#include "daemon/peers/peer_auth.h"
 #include "daemon/transport/verbs_transport.h"
 #include "proto/peer.grpc.pb.h"
 

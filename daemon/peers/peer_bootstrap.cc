@@ -1,4 +1,4 @@
-#include "daemon/peer_bootstrap.h"
+#include "daemon/peers/peer_bootstrap.h"
 
 #include <grpcpp/grpcpp.h>
 

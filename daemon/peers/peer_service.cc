@@ -1,9 +1,9 @@
-#include "daemon/peer_service.h"
+#include "daemon/peers/peer_service.h"
 
 #include <spdlog/spdlog.h>
 
 #include "common/version.h"
-#include "daemon/endpoint_proto.h"
+#include "daemon/peers/endpoint_proto.h"
 
 namespace ohio {
 

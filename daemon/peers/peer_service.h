@@ -10,9 +10,9 @@
 #include <functional>
 #include <string>
 
-#include "daemon/ops/config.h"
 #include "daemon/control/group_registry.h"
-#include "daemon/peer_auth.h"
+#include "daemon/ops/config.h"
+#include "daemon/peers/peer_auth.h"
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs_transport.h"
 #include "proto/peer.grpc.pb.h"

@@ -1,4 +1,4 @@
-#include "daemon/peer_auth.h"
+#include "daemon/peers/peer_auth.h"
 
 #include <munge.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "daemon/transport_choice.h"
+#include "daemon/peers/transport_choice.h"
 
 #include "daemon/transport/tcp_transport.h"
 

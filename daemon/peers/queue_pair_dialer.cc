@@ -1,11 +1,11 @@
-#include "daemon/queue_pair_dialer.h"
+#include "daemon/peers/queue_pair_dialer.h"
 
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
 
 #include "common/version.h"
-#include "daemon/endpoint_proto.h"
+#include "daemon/peers/endpoint_proto.h"
 
 namespace ohio {
 namespace {

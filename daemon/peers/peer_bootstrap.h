@@ -50,11 +50,11 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/ops/config.h"
-#include "daemon/exchange.h"
 #include "daemon/engine/group.h"
-#include "daemon/peer_auth.h"
+#include "daemon/exchange.h"
 #include "daemon/ops/cluster_nodes.h"
+#include "daemon/ops/config.h"
+#include "daemon/peers/peer_auth.h"
 #include "daemon/transport/transport.h"
 
 namespace grpc {

@@ -63,7 +63,7 @@ struct GroupInfo {
 class GroupRegistry {
  public:
   // `on_new_multinode_group` is told of every new group that spans nodes (peer bootstrap).
-  // `numa`: where groups' segments and rails are placed from (segment_placement.h).
+  // `numa`: where groups' segments and rails are placed from (daemon/host/segment_placement.h).
   GroupRegistry(const DaemonConfig& config, ProgressEngine* engine, Transport* transport,
                 std::function<void(std::shared_ptr<Group>)> on_new_multinode_group, NumaTopology numa = {})
       : config_(config),
@@ -96,7 +96,7 @@ class GroupRegistry {
     uint64_t refused = 0;  // segments whose chosen node it refused
   };
   NumaCounts numa_counts();
-  // The registered segments kept for reuse (segment_cache.h).
+  // The registered segments kept for reuse (daemon/engine/segment_cache.h).
   SegmentCacheStats cache_stats() const { return cache_->stats(); }
   // The timeout given to groups created from now on (SIGHUP); open groups keep theirs.
   void set_timeout_ms(uint32_t ms) { timeout_ms_.store(ms, std::memory_order_relaxed); }

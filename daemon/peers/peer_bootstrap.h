@@ -10,9 +10,9 @@
 // creation here) fails the group. Each node bounds its own side so, fails the group there and
 // tells the others (GroupFailed); the wait for the others' sides is bounded only as a last
 // resort (a hung daemon, a lost tell), by the timeout again from this side's opening. Only the
-// cluster's nodes are called (cluster_nodes.h): the registry refuses a group naming another,
-// and the address dialled is the configured one, or a DNS answer inside peer-networks. Every
-// call carries a MUNGE credential for its method and the node called (auth = munge); a node
+// cluster's nodes are called (daemon/ops/cluster_nodes.h): the registry refuses a group naming
+// another, and the address dialled is the configured one, or a DNS answer inside peer-networks.
+// Every call carries a MUNGE credential for its method and the node called (auth = munge); a node
 // that refuses this one fails the group at once with its reason, it is not retried; a node
 // that answers but authenticates otherwise (its Hello says auth = none where this node runs
 // munge) fails it too, with that reason, since its own calls here are refused.

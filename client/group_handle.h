@@ -33,12 +33,12 @@ class GroupHandle {
   // rounds (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it would take too many.
   Status Alltoallv(const VectorCall& call);
   // A nonblocking alltoall (client/posted_alltoalls.h): posted for the daemon to move, *call
-  // numbers it; across nodes through the group's rounds (daemon/offloaded_remote_alltoall.h).
+  // numbers it; across nodes through the group's rounds (daemon/engine/nonblocking_across_nodes_alltoall.h).
   Status Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint32_t* call);
   // A nonblocking alltoallv, posted and numbered like Ialltoall (the same calls, in one order);
   // the counts and displacements are copied, the buffers must stay until it is complete.
   // Across nodes the daemon plays the vector rounds a blocking Alltoallv takes
-  // (daemon/offloaded_remote_alltoall.h).
+  // (daemon/engine/nonblocking_across_nodes_alltoall.h).
   Status Ialltoallv(const VectorCall& vector, uint32_t* call);
   // Whether `call` is complete, waiting for it at most `within`; once it is, its outcome is
   // returned and the call forgotten.

@@ -31,7 +31,7 @@ std::string RuleText(const LeaderTable& table, int row) {
   return "row " + std::to_string(row + 1) + ": " + FormatLeaderRule(table.rules[row]);
 }
 
-// What the daemons run for a call of m, decided as the exchange decides it (daemon/exchange.cc).
+// What the daemons run for a call of m, decided as the exchange decides it (daemon/exchange/exchange.cc).
 RoundLeaderChoice RoundChoice(const GroupShape& shape, const LeaderBuffers& b, const LeaderTable& table, uint64_t m) {
   const EagerLayout layout = PlanEagerLayout(shape, b.ssb_bytes, b.srb_bytes);
   return ExplainRoundLeader(shape, b.algo, layout, table, m, FitsEager(shape, layout, m));

@@ -1,7 +1,7 @@
 // MPI_Ialltoall of the LD_PRELOAD shim: the call is posted (client/mpi_post_alltoall.cc,
 // client/posted_alltoalls.h) and returns a generalized request (client/mpi_requests.h); ohiod
 // moves the data from the send buffers to the receive buffers of every rank while the ranks
-// compute, across nodes through the group's rounds (daemon/offloaded_remote_alltoall.h).
+// compute, across nodes through the group's rounds (daemon/engine/nonblocking_across_nodes_alltoall.h).
 // Consistency as for MPI_Alltoall (client/mpi_shim_state.h).
 #include <mpi.h>
 

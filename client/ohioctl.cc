@@ -18,7 +18,7 @@
 #include "client/ohioctl_render.h"
 #include "common/unix_socket.h"
 #include "common/version.h"
-#include "daemon/metrics_text.h"
+#include "daemon/ops/metrics_text.h"
 #include "proto/admin.grpc.pb.h"
 
 namespace {

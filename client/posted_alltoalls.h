@@ -1,5 +1,5 @@
-// A rank's side of nonblocking alltoalls (daemon/offloaded_alltoall.h moves the data on one
-// node, daemon/offloaded_remote_alltoall.h across nodes). Posting a call writes the addresses of its buffers and M into the rank's
+// A rank's side of nonblocking alltoalls (daemon/engine/nonblocking_alltoall.h moves the data on one
+// node, daemon/engine/nonblocking_across_nodes_alltoall.h across nodes). Posting a call writes the addresses of its buffers and M into the rank's
 // slot and returns; the daemon moves the data once every local rank has posted the call, while
 // the ranks compute, and publishes the call's outcome. Completing a call is a look at
 // offload_done (or a sleep on the segment's futex): there is nothing left to copy.

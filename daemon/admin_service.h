@@ -10,14 +10,14 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "daemon/config.h"
-#include "daemon/counters.h"
-#include "daemon/group_registry.h"
-#include "daemon/live_config.h"
-#include "daemon/peer_auth.h"
-#include "daemon/peer_bootstrap.h"
-#include "daemon/progress_engine.h"
-#include "daemon/rdma_devices.h"
+#include "daemon/control/group_registry.h"
+#include "daemon/engine/counters.h"
+#include "daemon/engine/progress_engine.h"
+#include "daemon/host/rdma_devices.h"
+#include "daemon/ops/config.h"
+#include "daemon/ops/live_config.h"
+#include "daemon/peers/peer_auth.h"
+#include "daemon/peers/peer_bootstrap.h"
 #include "daemon/transport/transport.h"
 #include "proto/admin.grpc.pb.h"
 

@@ -11,8 +11,8 @@
 #include "common/spin_mode.h"
 #include "common/unix_socket.h"
 #include "common/version.h"
-#include "daemon/metrics_text.h"
-#include "daemon/topology.h"
+#include "daemon/host/topology.h"
+#include "daemon/ops/metrics_text.h"
 
 namespace ohio {
 

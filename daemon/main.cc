@@ -9,8 +9,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/ops/config.h"
 
 int main(int argc, char** argv) {
   ohio::ConfigOutcome loaded = ohio::LoadDaemonConfig(argc, argv);

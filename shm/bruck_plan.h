@@ -28,7 +28,7 @@
 // it. So a receiver finds the header of every message where it expects it even when the
 // sender's M is not its own, and a wrong M is seen instead of being read as blocks.
 //
-// What the daemon (daemon/exchange.cc) keeps true running it:
+// What the daemon (daemon/exchange/exchange.cc) keeps true running it:
 // - A node sends its round-k message only once its inboxes 0..k-1 have landed. Then, when
 //   all of a node's inboxes of call c have landed, it has heard (through the chain of
 //   messages) from every node, so every node's ranks had arrived at c and copied c-1 out:

@@ -1,7 +1,7 @@
 // Where a group's segment should live and in which order its rails should be tried: the NUMA
 // node nearest the group's ranks on this node, and the HCAs nearest that node
-// first. Pure: the topology comes in as plain CPU lists (daemon/numa_topology.h reads them
-// with hwloc), the ranks' CPUs as each rank's affinity (daemon/segment_placement.h).
+// first. Pure: the topology comes in as plain CPU lists (daemon/host/numa_topology.h reads them
+// with hwloc), the ranks' CPUs as each rank's affinity (daemon/host/segment_placement.h).
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 // in their slots and the daemon only watches. Rounds of a group spanning nodes go through the
 // daemon, which publishes in the header what it did. While a rank of such a group has
 // nonblocking calls posted, the daemon writes that rank's round fields in its slot on its behalf
-// (daemon/offloaded_remote_alltoall.h); the rank touches them again only once they are complete.
+// (daemon/engine/nonblocking_across_nodes_alltoall.h); the rank touches them again only once they are complete.
 #pragma once
 
 #include <atomic>
@@ -131,8 +131,8 @@ struct alignas(kCacheLine) SegmentHeader {
   // Daemon -> ranks: when the daemon took each step of a round spanning nodes, by parity.
   alignas(kCacheLine) RoundStamps stamps[2];
 
-  // Daemon -> ranks: offloaded calls (daemon/offloaded_alltoall.h on one node,
-  // daemon/offloaded_remote_alltoall.h across nodes).
+  // Daemon -> ranks: offloaded calls (daemon/engine/nonblocking_alltoall.h on one node,
+  // daemon/engine/nonblocking_across_nodes_alltoall.h across nodes).
   // Every call up to offload_done is complete; call s's outcome is in entry s mod
   // kOffloadDepth until call s + kOffloadDepth completes.
   alignas(kCacheLine) std::atomic<uint32_t> offload_done;

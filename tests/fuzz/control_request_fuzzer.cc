@@ -9,8 +9,8 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include "common/version.h"
-#include "daemon/config.h"
-#include "daemon/control_request.h"
+#include "daemon/control/control_request.h"
+#include "daemon/ops/config.h"
 #include "proto/control.pb.h"
 #include "shm/exchange_plan.h"
 #include "shm/group_shape.h"

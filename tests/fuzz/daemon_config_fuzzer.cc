@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern char** environ;

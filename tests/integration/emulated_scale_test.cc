@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "client/plan_report.h"
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "shm/leader_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "client/plan_report.h"
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "proto/admin.pb.h"
 #include "shm/bruck_plan.h"
 #include "shm/leader_table_text.h"

@@ -1,4 +1,4 @@
-// ohio_ialltoall across nodes (daemon/offloaded_remote_alltoall.h) with real daemons as 2 and 3
+// ohio_ialltoall across nodes (daemon/engine/nonblocking_across_nodes_alltoall.h) with real daemons as 2 and 3
 // nodes on loopback and real rank processes: the ranks post several calls and then only watch
 // their receive buffers with plain loads (tests/tools/ialltoall_rank.cc) while the daemons copy
 // in, exchange and copy out; every byte is checked, and each daemon counts exactly the calls,
@@ -7,7 +7,7 @@
 // a size that differs across nodes fails that call on every rank of every node and the group
 // goes on; a rank that dies, or posts too late, fails every rank's wait instead of hanging it.
 //
-// ohio_ialltoallv across nodes likewise (its daemon side in offloaded_remote_alltoallv.cc), on
+// ohio_ialltoallv across nodes likewise (its daemon side in nonblocking_across_nodes_alltoallv.cc), on
 // 2 and 3 nodes with uneven ranks per node: counts per pair and call, a third of them zero, send
 // blocks in reverse order, receive blocks rotated, gaps between them, every byte and gap
 // checked; each daemon counts the calls, rounds, frames (one put per other node and round, no

@@ -20,7 +20,7 @@
 
 #include "common/little_endian.h"
 #include "common/version.h"
-#include "daemon/peer_auth.h"
+#include "daemon/peers/peer_auth.h"
 #include "proto/peer.grpc.pb.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/munged.h"

@@ -1,5 +1,5 @@
 // ohiod moves a nonblocking call's bytes in the ranks' own memory, and ohiod is root: it must
-// never do so in a process the rank's user may not touch (daemon/rank_memory.h). A hostile
+// never do so in a process the rank's user may not touch (daemon/engine/rank_memory.h). A hostile
 // user's job, ranks of uid nobody, aims ohio_ialltoall at a setuid-root program that holds a
 // secret only root may read (tests/tools/setuid_secret.cc, installed by the test as root's,
 // mode 4755):

@@ -1,4 +1,4 @@
-// The registration cache (daemon/segment_cache.h) with real daemons over tcp: a group spanning
+// The registration cache (daemon/engine/segment_cache.h) with real daemons over tcp: a group spanning
 // nodes that ends leaves its registered segment cached; the next group of the same uid and
 // sizes takes it without registering anything, another uid never does, the least recently
 // used is evicted to stay under registered-memory-limit and groups after an eviction work, a

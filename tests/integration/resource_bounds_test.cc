@@ -1,4 +1,4 @@
-// What hostile clients and hosts can take of ohiod (daemon/control_server.cc,
+// What hostile clients and hosts can take of ohiod (daemon/control/control_server.cc,
 // daemon/transport/tcp/tcp_transport.cc): the memory of control messages announced and never
 // finished is bounded per uid and given back; out of descriptors, the daemon rests instead of
 // spinning and logging, and serves again once descriptors free up; connections that say no

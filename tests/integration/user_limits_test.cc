@@ -1,4 +1,4 @@
-// Per-uid limits (daemon/group_registry.cc, control_server.cc): one user's half-joined groups
+// Per-uid limits (daemon/control/group_registry.cc, control_server.cc): one user's half-joined groups
 // cannot take the whole node's shared memory, a refusal names the limit and the uid's use, a
 // group whose ranks never all join is dropped after its timeout and its memory released, and
 // groups and client connections per uid are capped. Real daemon, real rank processes, one of

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.h"
-#include "daemon/live_config.h"
+#include "daemon/ops/config.h"
+#include "daemon/ops/live_config.h"
 #include "shm/leader_table_text.h"
 
 namespace ohio {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.h"
+#include "daemon/ops/config.h"
 #include "shm/leader_table_text.h"
 
 namespace ohio {

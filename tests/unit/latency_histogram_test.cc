@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "daemon/latency_histogram.h"
+#include "daemon/ops/latency_histogram.h"
 
 namespace ohio {
 namespace {

@@ -1,5 +1,5 @@
 // NUMA placement of a group's segment and the order of its rails (shm/numa_plan.h), planned on
-// topologies hwloc loads from XML (daemon/numa_topology.h): testdata/two_numa_two_hcas.xml has
+// topologies hwloc loads from XML (daemon/host/numa_topology.h): testdata/two_numa_two_hcas.xml has
 // node 0 = PUs 0,2 with mlx5_0 and node 1 = PUs 1,3 with mlx5_1.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "daemon/numa_topology.h"
+#include "daemon/host/numa_topology.h"
 #include "shm/numa_plan.h"
 
 namespace ohio {

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "common/version.h"
-#include "daemon/peer_auth.h"
+#include "daemon/peers/peer_auth.h"
 
 namespace ohio {
 namespace {

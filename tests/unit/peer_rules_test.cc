@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "daemon/address_ranges.h"
-#include "daemon/config.h"
-#include "daemon/host_pattern.h"
+#include "daemon/ops/address_ranges.h"
+#include "daemon/ops/config.h"
+#include "daemon/ops/host_pattern.h"
 
 namespace ohio {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "daemon/endpoint_proto.h"
+#include "daemon/peers/endpoint_proto.h"
 #include "daemon/transport/verbs/verbs_wire.h"
 
 namespace ohio {

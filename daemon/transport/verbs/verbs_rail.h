@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/host_topology.h"
+#include "daemon/host/host_topology.h"
 
 namespace ohio {
 

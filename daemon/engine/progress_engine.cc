@@ -1,0 +1,443 @@
+#include "daemon/engine/progress_engine.h"
+
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include <spdlog/spdlog.h>
+
+#include "common/cpu_relax.h"
+#include "common/spin_mode.h"
+#include "shm/segment_layout.h"
+#include "shm/vector_cube.h"
+
+namespace ohio {
+namespace {
+
+// What a hypercube alltoallv message of `bytes` carries before its blocks: a header line alone
+// when it carries none (a void call's), else the line with the size table.
+uint64_t VectorCubeHeaderBytes(const Group& g, uint64_t bytes) {
+  return bytes <= kEagerHeaderBytes ? bytes : VectorCubeLineBytes(g.shape().nodes());
+}
+
+void DrainEventFd(int fd) {
+  uint64_t v;
+  while (read(fd, &v, sizeof(v)) == sizeof(v)) {
+  }
+}
+
+// What the ranks of a group are told when a peer's connection is down: a link that never came
+// up (a refused dial, a rail that does not reach its peer's) was not lost.
+std::string PeerDownText(const std::string& node, const TransportEvent& e) {
+  return e.never_up ? "the data connection to node " + node + "'s ohiod never came up"
+                    : "lost the connection to node " + node + "'s ohiod";
+}
+
+}  // namespace
+
+ProgressEngine::~ProgressEngine() {
+  if (thread_.joinable()) Stop("ohiod is shutting down");
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Status ProgressEngine::Start() {
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) return SystemError("epoll_create1", errno);
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return SystemError("eventfd", errno);
+  struct epoll_event ev = {};
+  ev.events = EPOLLIN;
+  ev.data.ptr = nullptr;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
+  if (transport_ != nullptr) {
+    ev.data.ptr = transport_;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, transport_->event_fd(), &ev) != 0) return SystemError("epoll_ctl", errno);
+  }
+  thread_ = std::thread([this] { Run(); });
+  return Status::Ok();
+}
+
+void ProgressEngine::Stop(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    stop_reason_ = reason;
+  }
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
+  if (thread_.joinable()) thread_.join();
+}
+
+void ProgressEngine::Post(Command c) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(c));
+  }
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+void ProgressEngine::AddGroup(std::shared_ptr<Group> group) {
+  Command c;
+  c.kind = Command::Kind::kAdd;
+  c.group = std::move(group);
+  Post(std::move(c));
+}
+
+void ProgressEngine::MemberGone(std::shared_ptr<Group> group, uint32_t local, bool clean, std::string who) {
+  Command c;
+  c.kind = Command::Kind::kMemberGone;
+  c.group = std::move(group);
+  c.local = local;
+  c.clean = clean;
+  c.who = std::move(who);
+  Post(std::move(c));
+}
+
+void ProgressEngine::PeerInfo(std::shared_ptr<Group> group, uint32_t node, PeerGroupInfo info) {
+  Command c;
+  c.kind = Command::Kind::kPeerInfo;
+  c.group = std::move(group);
+  c.local = node;
+  c.info = info;
+  Post(std::move(c));
+}
+
+void ProgressEngine::FailGroup(std::shared_ptr<Group> group, Status why) {
+  Command c;
+  c.kind = Command::Kind::kFail;
+  c.group = std::move(group);
+  c.why = std::move(why);
+  Post(std::move(c));
+}
+
+void ProgressEngine::FailedOnPeer(std::shared_ptr<Group> group, std::string node, Status why) {
+  Command c;
+  c.kind = Command::Kind::kFailedOnPeer;
+  c.group = std::move(group);
+  c.who = std::move(node);
+  c.why = std::move(why);
+  Post(std::move(c));
+}
+
+void ProgressEngine::TellIfFailedHere(const std::shared_ptr<Group>& g) {
+  if (!g->TakeFailureToTell()) return;
+  std::function<void(std::shared_ptr<Group>)> tell;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tell = on_failed_here_;
+  }
+  if (tell) tell(g);
+}
+
+bool ProgressEngine::Ping(std::chrono::milliseconds deadline) {
+  Command c;
+  c.kind = Command::Kind::kPing;
+  c.pong = std::make_shared<std::promise<void>>();
+  std::future<void> answered = c.pong->get_future();
+  Post(std::move(c));
+  return answered.wait_for(deadline) == std::future_status::ready;
+}
+
+void ProgressEngine::RemoveGroup(std::shared_ptr<Group> group) {
+  Command c;
+  c.kind = Command::Kind::kRemove;
+  c.group = std::move(group);
+  Post(std::move(c));
+}
+
+bool ProgressEngine::Drain() {
+  std::deque<Command> commands;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    commands.swap(queue_);
+  }
+  for (Command& c : commands) {
+    switch (c.kind) {
+      case Command::Kind::kAdd: {
+        // As the group's ranks decide how they wait (client/group_handle.cc, MakeWaiter).
+        c.group->set_wake_for_each_eager_block(ChooseSpinMode(node_cpus_, c.group->local_ranks() + 1) ==
+                                               SpinMode::kOwnCore);
+        c.group->count_ranks_woken_in(&counters_->ranks_woken);
+        struct epoll_event ev = {};
+        ev.events = EPOLLIN;
+        ev.data.ptr = c.group.get();
+        if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c.group->doorbell_fd(), &ev) != 0) {
+          spdlog::error("group {}: cannot watch its doorbell: errno {}", c.group->key_hex(), errno);
+        }
+        if (c.group->spans_nodes()) by_tag_[c.group->tag()] = c.group.get();
+        groups_.push_back(std::move(c.group));
+        break;
+      }
+      case Command::Kind::kPeerInfo:
+        c.group->SetPeer(c.local, c.info);
+        break;
+      case Command::Kind::kFail:
+        if (!c.group->failed()) {
+          spdlog::warn("group {}: {}", c.group->key_hex(), c.why.message());
+          c.group->Fail(c.why.code(), c.why.message() + "; the group is closed", counters_);
+        }
+        break;
+      case Command::Kind::kFailedOnPeer:
+        if (!c.group->failed()) {
+          spdlog::warn("group {}: failed on node {}: {}", c.group->key_hex(), c.who, c.why.message());
+          c.group->FailedOnNode(c.who, c.why, counters_);
+        }
+        break;
+      case Command::Kind::kMemberGone: {
+        Group& g = *c.group;
+        const std::string why = "rank " + std::to_string(g.group_rank(c.local)) + " (" + c.who + ") " +
+                                (c.clean ? "left the group" : "disconnected from ohiod without leaving the group");
+        if (auto failure = g.Depart(c.local, why, c.clean, counters_)) {
+          spdlog::warn("group {}: {}", g.key_hex(), *failure);
+        } else if (!c.clean) {
+          spdlog::info("group {}: {}", g.key_hex(), why);
+        }
+        break;
+      }
+      case Command::Kind::kPing:
+        // What ranks on one node counted in their segments is in the counters once answered.
+        for (auto& g : groups_) {
+          if (!g->spans_nodes()) g->FoldCallStats(counters_);
+        }
+        c.pong->set_value();
+        break;
+      case Command::Kind::kRemove: {
+        // Its ranks may have finished a round and left before this thread saw it: finish it
+        // (so the call is counted) before the group goes.
+        if (!c.group->failed()) c.group->Advance(Group::Clock::now(), counters_);
+        TellIfFailedHere(c.group);
+        c.group->FoldCallStats(counters_);
+        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.group->doorbell_fd(), nullptr);
+        groups_.erase(std::remove(groups_.begin(), groups_.end(), c.group), groups_.end());
+        if (c.group->spans_nodes()) {
+          // Keeps its tag (and so its messages and completions) until its last sends are out.
+          draining_.push_back(std::move(c.group));
+          ReleaseDrained();
+        }
+        break;
+      }
+    }
+  }
+  return !commands.empty();
+}
+
+Group* ProgressEngine::ByTag(uint32_t tag) {
+  auto it = by_tag_.find(tag);
+  return it == by_tag_.end() ? nullptr : it->second;
+}
+
+bool ProgressEngine::ReleaseDrained() {
+  bool changed = false;
+  const auto now = Group::Clock::now();
+  for (auto& g : draining_) {
+    // Its ranks are gone, done with their last round: only sends remain, and finishing the
+    // round (which counts the call) once they are out.
+    if (!g->failed()) changed |= g->Advance(now, counters_);
+  }
+  auto done = [](const std::shared_ptr<Group>& g) {
+    return g->failed() ? g->exchange()->puts_in_flight() == 0 : !g->exchange()->sends_pending();
+  };
+  for (auto& g : draining_) {
+    if (!done(g)) continue;
+    auto t = by_tag_.find(g->tag());
+    if (t != by_tag_.end() && t->second == g.get()) by_tag_.erase(t);
+  }
+  draining_.erase(std::remove_if(draining_.begin(), draining_.end(), done), draining_.end());
+  return changed;
+}
+
+bool ProgressEngine::HandleTransport() {
+  if (transport_ == nullptr) return false;
+  events_.clear();
+  transport_->Poll(&events_);
+  for (TransportEvent& e : events_) {
+    switch (e.kind) {
+      case TransportEvent::Kind::kArrived: {
+        const uint32_t delivery = ImmDelivery(e.imm);
+        Group* g = ByTag(ImmTag(e.imm));
+        // Payload only: an eager put's header is the exchange's, not the ranks', and count
+        // tables (a failed alltoallv's) and block sizes (a hypercube alltoallv's) are no data
+        // of theirs either.
+        const uint64_t header = IsVectorCubeImm(delivery) && g != nullptr ? VectorCubeHeaderBytes(*g, e.bytes)
+                                : IsEagerImm(delivery)                    ? kEagerHeaderBytes
+                                                                          : 0;
+        const uint64_t payload = IsVectorTablesImm(delivery) || e.bytes < header ? 0 : e.bytes - header;
+        counters_->bytes_received.fetch_add(payload, std::memory_order_relaxed);
+        if (g == nullptr) break;
+        if (auto from = g->exchange()->NodeIndex(e.peer)) g->exchange()->OnArrived(*from, delivery);
+        break;
+      }
+      case TransportEvent::Kind::kPutDone: {
+        Group* g = ByTag(Exchange::CookieTag(e.cookie));
+        const uint64_t header = Exchange::CookieIsVectorCube(e.cookie) && g != nullptr ? VectorCubeHeaderBytes(*g, e.bytes)
+                                : Exchange::CookieIsEager(e.cookie)                  ? kEagerHeaderBytes
+                                                                                     : 0;
+        const uint64_t payload = Exchange::CookieIsTables(e.cookie) || e.bytes < header ? 0 : e.bytes - header;
+        counters_->bytes_sent.fetch_add(payload, std::memory_order_relaxed);
+        if (g != nullptr) g->OnPutDone(e.cookie);
+        break;
+      }
+      case TransportEvent::Kind::kMessage: {
+        auto m = ExchangeMessage::Decode(e.message.data(), e.message_bytes);
+        if (!m) {
+          spdlog::warn("malformed exchange message from node {}", transport_->PeerName(e.peer));
+          break;
+        }
+        Group* g = ByTag(m->tag);
+        if (g == nullptr || g->spec().key != m->key) break;  // a group that has closed here
+        if (auto from = g->exchange()->NodeIndex(e.peer)) {
+          if (m->type == ExchangeMessage::Type::kRankGone) {
+            g->RankGoneOnNode(*from, m->delivery, m->left, counters_);
+          } else {
+            g->exchange()->OnMessage(*from, *m);
+          }
+        }
+        break;
+      }
+      case TransportEvent::Kind::kPeerDown: {
+        const std::string node = transport_->PeerName(e.peer);
+        for (auto& g : groups_) {
+          if (!g->spans_nodes() || !g->exchange()->NodeIndex(e.peer)) continue;
+          // Its puts to that node will never complete either: forgotten now, or the group,
+          // once its ranks leave, would drain forever and keep its segment.
+          g->exchange()->ForgetPutsTo(e.peer);
+          if (g->failed()) continue;
+          const std::string message = PeerDownText(node, e) + " (" + e.reason + "); the group is closed";
+          spdlog::warn("group {}: {}", g->key_hex(), message);
+          g->Fail(Code::kGroupFailed, message, counters_);
+        }
+        // Their puts to it will never complete, and nothing may wait for them.
+        for (auto& d : draining_) {
+          if (!d->exchange()->NodeIndex(e.peer)) continue;
+          d->Fail(Code::kGroupFailed, PeerDownText(node, e), counters_);
+          d->exchange()->ForgetPutsTo(e.peer);
+        }
+        break;
+      }
+    }
+  }
+  return !events_.empty();
+}
+
+bool ProgressEngine::AdvanceAll() {
+  bool progressed = false;
+  const auto now = Group::Clock::now();
+  // Groups on one node run without the engine: it only looks in on them now and then.
+  const bool watch = now >= next_watch_;
+  if (watch) next_watch_ = now + kTimeoutTick;
+  for (auto& g : groups_) {
+    if (g->spans_nodes()) {
+      progressed |= g->Advance(now, counters_);
+      TellIfFailedHere(g);
+    } else {
+      // Nonblocking calls are the engine's to move, as soon as every rank has posted them.
+      progressed |= g->AdvanceNonblocking(counters_);
+      if (watch) progressed |= g->Watch(now, counters_);
+    }
+  }
+  return progressed;
+}
+
+void ProgressEngine::SetSleeping(uint32_t value) {
+  for (auto& g : groups_) {
+    // Paired with the ranks' publish-then-check: either we see their store after this
+    // fence, or they see the flag and ring the doorbell.
+    g->header()->daemon_sleeping.store(value, std::memory_order_seq_cst);
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+int ProgressEngine::NextWakeMs() const {
+  for (const auto& g : groups_) {
+    // A group on one node is watched at every tick while it is open: nothing tells the engine
+    // when its ranks start waiting for each other.
+    if (g->busy() || g->posts_pending() || (!g->spans_nodes() && !g->failed())) {
+      return static_cast<int>(kTimeoutTick.count());
+    }
+  }
+  if (!draining_.empty()) return static_cast<int>(kTimeoutTick.count());
+  return -1;
+}
+
+ProgressEngine::ProgressEngine(std::chrono::microseconds spin, std::chrono::microseconds round_spin,
+                               double node_cpus, DaemonCounters* counters, Transport* transport)
+    : spin_us_(spin.count()),
+      round_spin_us_(round_spin.count()),
+      node_cpus_(node_cpus),
+      counters_(counters),
+      transport_(transport) {}
+
+EnginePoll ProgressEngine::PollNow() const {
+  bool mid_round = false;
+  bool ranks_may_wait = false;
+  uint32_t ranks = 0;
+  for (const auto& g : groups_) {
+    if (g->failed()) continue;
+    mid_round |= g->busy();
+    ranks_may_wait |= g->ranks_may_wait_on_engine();
+    ranks += g->local_ranks();
+  }
+  return ChooseEnginePoll(ChooseSpinMode(node_cpus_, ranks + 1), mid_round, ranks_may_wait,
+                          spin_us_.load(std::memory_order_relaxed), round_spin_us_.load(std::memory_order_relaxed));
+}
+
+void ProgressEngine::Run() {
+  auto last_work = std::chrono::steady_clock::now();
+  std::vector<struct epoll_event> events(64);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) break;
+    }
+    bool progressed = Drain();
+    progressed |= HandleTransport();
+    progressed |= AdvanceAll();
+    if (!draining_.empty()) progressed |= ReleaseDrained();
+    const auto now = std::chrono::steady_clock::now();
+    if (progressed) {
+      last_work = now;
+      continue;
+    }
+    const EnginePoll spin = PollNow();
+    if (now - last_work < std::chrono::microseconds(spin.budget_us)) {
+      for (int i = 0; i < 64; ++i) CpuRelax();
+      // Oversubscribed: let a rank that shares this core run, it is what we wait for. With a
+      // core to spare, keep it: a landing block or an arrival is taken at once.
+      if (spin.yield) sched_yield();
+      continue;
+    }
+    SetSleeping(1);
+    // The transport arms its notifications; work that came meanwhile is taken, not slept on.
+    if (AdvanceAll() || (transport_ != nullptr && !transport_->PrepareToSleep())) {
+      SetSleeping(0);
+      last_work = std::chrono::steady_clock::now();
+      continue;
+    }
+    counters_->engine_sleeps.fetch_add(1, std::memory_order_relaxed);
+    int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), NextWakeMs());
+    SetSleeping(0);
+    bool by_data = false;  // not only a command (a join, an admin request)
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.ptr == nullptr) {
+        DrainEventFd(wake_fd_);
+        continue;
+      }
+      by_data = true;
+      // The transport's events are taken by HandleTransport on the next pass.
+      if (events[i].data.ptr != transport_) DrainEventFd(static_cast<Group*>(events[i].data.ptr)->doorbell_fd());
+    }
+    if (by_data) counters_->engine_wakeups.fetch_add(1, std::memory_order_relaxed);
+    last_work = std::chrono::steady_clock::now();
+  }
+  Drain();
+  for (auto& g : groups_) g->Fail(Code::kGroupFailed, stop_reason_, counters_);
+  groups_.clear();
+}
+
+}  // namespace ohio

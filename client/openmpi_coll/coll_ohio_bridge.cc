@@ -1,13 +1,13 @@
-// The component's side of the shared core (client/served_calls.h): the state lives in the
+// The component's side of the shared core (client/mpi/served_calls.h): the state lives in the
 // module (coll_ohio_bridge.h ohio_coll_comm), what ohio does not serve goes to the module below.
 #include "client/openmpi_coll/coll_ohio_bridge.h"
 
 #include <memory>
 
-#include "client/component_mark.h"
-#include "client/mpi_posted_request.h"
-#include "client/mpi_shim_state.h"
-#include "client/served_calls.h"
+#include "client/mpi/component_mark.h"
+#include "client/mpi/mpi_posted_request.h"
+#include "client/mpi/mpi_shim_state.h"
+#include "client/mpi/served_calls.h"
 
 using namespace ohio::shim;
 

@@ -1,5 +1,5 @@
 /* Between the Open MPI collective component (C, against Open MPI's internal headers: coll_ohio.h)
- * and ohio's shared core (C++, against mpi.h alone: client/served_calls.h). In Open MPI an MPI
+ * and ohio's shared core (C++, against mpi.h alone: client/mpi/served_calls.h). In Open MPI an MPI
  * handle is the library's object itself (MPI_Comm is struct ompi_communicator_t *, MPI_Request
  * struct ompi_request_t *), so both sides speak of the same things through mpi.h's types. */
 #ifndef OHIO_CLIENT_OPENMPI_COLL_COLL_OHIO_BRIDGE_H

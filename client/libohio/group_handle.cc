@@ -78,19 +78,19 @@ Status GroupHandle::AwaitGroupStart() {
                           "bring the group's nodes together");
   if (!s.ok()) return s;
   if (shape_.nodes() == 1) {
-    on_node_ = std::make_unique<LocalAlltoall>(&segment_, &shape_, algorithm_, local_, &waiter_, &stages_);
+    on_node_ = std::make_unique<OnNodeAlltoall>(&segment_, &shape_, algorithm_, local_, &waiter_, &stages_);
   } else {
-    across_nodes_ = std::make_unique<RemoteAlltoall>(&segment_, &shape_, algorithm_, node_, local_, &waiter_, doorbell_fd_,
+    across_nodes_ = std::make_unique<AcrossNodesAlltoall>(&segment_, &shape_, algorithm_, node_, local_, &waiter_, doorbell_fd_,
                                                     &stages_);
   }
-  posted_ = std::make_unique<PostedAlltoalls>(&segment_, local_, &waiter_, doorbell_fd_, spans_nodes());
+  nonblocking_ = std::make_unique<NonblockingAlltoalls>(&segment_, local_, &waiter_, doorbell_fd_, spans_nodes());
   return Status::Ok();
 }
 
-Status GroupHandle::SettlePosted() {
-  const uint32_t last = posted_->last_posted();
+Status GroupHandle::SettleNonblocking() {
+  const uint32_t last = nonblocking_->last_started();
   if (on_node_ || last == settled_call_) return Status::Ok();
-  if (Status s = posted_->Await(last); !s.ok()) return s;
+  if (Status s = nonblocking_->Await(last); !s.ok()) return s;
   settled_call_ = last;
   next_round_ = segment_.slot(local_)->arrived_round.load(std::memory_order_acquire) + 1;
   across_nodes_->AfterDaemonRounds();
@@ -130,7 +130,7 @@ Status GroupHandle::Check() const {
 Status GroupHandle::Skip() {
   if (!broken_.ok()) return broken_;
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
-  if (Status s = SettlePosted(); !s.ok()) return Finish(s);
+  if (Status s = SettleNonblocking(); !s.ok()) return Finish(s);
   return Finish(on_node_ ? on_node_->Skip(&next_round_) : across_nodes_->Skip(&next_round_));
 }
 
@@ -150,7 +150,7 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
     return RefuseArguments(Status(Code::kInvalidArgument, "bytes_per_rank is too large"));
   }
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
-  if (Status s = SettlePosted(); !s.ok()) return Finish(s);
+  if (Status s = SettleNonblocking(); !s.ok()) return Finish(s);
   const auto* src = static_cast<const uint8_t*>(send);
   auto* dst = static_cast<uint8_t*>(recv);
   const auto start = std::chrono::steady_clock::now();
@@ -169,7 +169,7 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
     return RefuseArguments(Status(Code::kInvalidArgument, "the counts and displacements must not be NULL"));
   }
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
-  if (Status s = SettlePosted(); !s.ok()) return Finish(s);
+  if (Status s = SettleNonblocking(); !s.ok()) return Finish(s);
   if (stages_.enabled()) {
     // Keyed by the mean count this rank sends: an alltoallv of every count M is in the row an
     // alltoall of M would be, so the two compare line by line.
@@ -186,7 +186,7 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
   return Finish(s);
 }
 
-Status GroupHandle::ReadyToPost() {
+Status GroupHandle::ReadyForNonblocking() {
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
   return Check();
 }
@@ -198,8 +198,8 @@ Status GroupHandle::Ialltoall(const void* send, void* recv, uint64_t bytes_per_r
   }
   // Those two mean an opt-out and an alltoallv in a round entry (shm/segment_layout.h).
   if (bytes_per_rank >= kVectorBytes) return Status(Code::kInvalidArgument, "bytes_per_rank is too large");
-  if (Status s = ReadyToPost(); !s.ok()) return Finish(s);
-  return Finish(posted_->Post(static_cast<const uint8_t*>(send), static_cast<uint8_t*>(recv), bytes_per_rank, call));
+  if (Status s = ReadyForNonblocking(); !s.ok()) return Finish(s);
+  return Finish(nonblocking_->Start(static_cast<const uint8_t*>(send), static_cast<uint8_t*>(recv), bytes_per_rank, call));
 }
 
 Status GroupHandle::Ialltoallv(const VectorCall& vector, uint32_t* call) {
@@ -208,7 +208,7 @@ Status GroupHandle::Ialltoallv(const VectorCall& vector, uint32_t* call) {
       vector.recv_displs == nullptr) {
     return Status(Code::kInvalidArgument, "the counts and displacements must not be NULL");
   }
-  if (Status s = ReadyToPost(); !s.ok()) return Finish(s);
+  if (Status s = ReadyForNonblocking(); !s.ok()) return Finish(s);
   const uint32_t size = shape_.size();
   std::vector<uint64_t> tables(uint64_t{kOffloadedTables} * size);
   for (uint32_t j = 0; j < size; ++j) {
@@ -217,42 +217,42 @@ Status GroupHandle::Ialltoallv(const VectorCall& vector, uint32_t* call) {
     tables[kRecvBytes * size + j] = vector.recv_counts[j];
     tables[kRecvAt * size + j] = vector.recv_displs[j];
   }
-  return Finish(posted_->PostVector(vector.send, vector.recv, std::move(tables), call));
+  return Finish(nonblocking_->StartVector(vector.send, vector.recv, std::move(tables), call));
 }
 
 Status GroupHandle::IalltoallTest(uint32_t call, bool* done, std::chrono::microseconds within) {
   *done = false;
-  if (!posted_ || !posted_->Outstanding(call)) {
+  if (!nonblocking_ || !nonblocking_->Outstanding(call)) {
     return Status(Code::kInvalidArgument, "no nonblocking alltoall " + std::to_string(call) + " is outstanding");
   }
-  if (!posted_->Done(call) && (within.count() == 0 || !posted_->AwaitBriefly(call, within))) {
+  if (!nonblocking_->Done(call) && (within.count() == 0 || !nonblocking_->AwaitBriefly(call, within))) {
     const Status s = Check();
     if (s.ok()) return Status::Ok();
     // Nothing will ever complete it if the group or the daemon is gone. Unless it completed
     // just before: the other ranks saw it done, left, and closed the group in between.
-    if (!posted_->Done(call)) {
+    if (!nonblocking_->Done(call)) {
       *done = true;
-      posted_->Outcome(call);
+      nonblocking_->Outcome(call);
       return Finish(s);
     }
   }
   *done = true;
-  return Finish(posted_->Outcome(call));
+  return Finish(nonblocking_->Outcome(call));
 }
 
 Status GroupHandle::IalltoallWait(uint32_t call) {
-  if (!posted_ || !posted_->Outstanding(call)) {
+  if (!nonblocking_ || !nonblocking_->Outstanding(call)) {
     return Status(Code::kInvalidArgument, "no nonblocking alltoall " + std::to_string(call) + " is outstanding");
   }
-  Status s = posted_->Await(call);
-  Status outcome = posted_->Outcome(call);
+  Status s = nonblocking_->Await(call);
+  Status outcome = nonblocking_->Outcome(call);
   return Finish(s.ok() ? outcome : s);
 }
 
 std::map<uint32_t, Status> GroupHandle::SettleIalltoalls() {
   std::map<uint32_t, Status> outcomes;
-  if (!posted_) return outcomes;
-  for (uint32_t call : posted_->OutstandingCalls()) outcomes.emplace(call, IalltoallWait(call));
+  if (!nonblocking_) return outcomes;
+  for (uint32_t call : nonblocking_->OutstandingCalls()) outcomes.emplace(call, IalltoallWait(call));
   return outcomes;
 }
 

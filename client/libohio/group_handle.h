@@ -1,7 +1,7 @@
 // A group as one rank sees it: the mapped segment, the doorbell, and the alltoall data path.
 // Per collective the rank talks to the daemon only through its slot and the header, never
-// through the socket: a group on one node needs no daemon on the path (local_alltoall.h); a
-// group spanning nodes hands its blocks to the daemon (remote_alltoall.h).
+// through the socket: a group on one node needs no daemon on the path (on_node_alltoall.h); a
+// group spanning nodes hands its blocks to the daemon (across_nodes_alltoall.h).
 #pragma once
 
 #include <map>
@@ -9,9 +9,9 @@
 #include <string>
 
 #include "client/libohio/control_connection.h"
-#include "client/libohio/local_alltoall.h"
-#include "client/libohio/posted_alltoalls.h"
-#include "client/libohio/remote_alltoall.h"
+#include "client/libohio/on_node_alltoall.h"
+#include "client/libohio/nonblocking_alltoalls.h"
+#include "client/libohio/across_nodes_alltoall.h"
 #include "client/libohio/round_waiter.h"
 #include "common/status.h"
 #include "shm/algorithm.h"
@@ -29,13 +29,13 @@ class GroupHandle {
   bool spans_nodes() const { return shape_.nodes() > 1; }
   // Rounds the last alltoallv across nodes that passed its first round took (1 on one node).
   uint32_t last_vector_rounds() const { return across_nodes_ ? across_nodes_->last_vector_rounds() : 1; }
-  // On one node staged or read in place (LocalAlltoall::Alltoallv); across nodes in eager
-  // rounds (RemoteAlltoall::Alltoallv), kNotSupported on every rank where it would take too many.
+  // On one node staged or read in place (OnNodeAlltoall::Alltoallv); across nodes in eager
+  // rounds (AcrossNodesAlltoall::Alltoallv), kNotSupported on every rank where it would take too many.
   Status Alltoallv(const VectorCall& call);
-  // A nonblocking alltoall (client/libohio/posted_alltoalls.h): posted for the daemon to move, *call
+  // A nonblocking alltoall (client/libohio/nonblocking_alltoalls.h): started for the daemon to move, *call
   // numbers it; across nodes through the group's rounds (daemon/offloaded_remote_alltoall.h).
   Status Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint32_t* call);
-  // A nonblocking alltoallv, posted and numbered like Ialltoall (the same calls, in one order);
+  // A nonblocking alltoallv, started and numbered like Ialltoall (the same calls, in one order);
   // the counts and displacements are copied, the buffers must stay until it is complete.
   // Across nodes the daemon plays the vector rounds a blocking Alltoallv takes
   // (daemon/offloaded_remote_alltoall.h).
@@ -57,12 +57,12 @@ class GroupHandle {
 
  private:
   GroupHandle() = default;
-  // Before a nonblocking call is posted: the group has started.
-  Status ReadyToPost();
-  // Before a blocking call of a group spanning nodes: waits until this rank's posted calls are
+  // Before a nonblocking call is started: the group has started.
+  Status ReadyForNonblocking();
+  // Before a blocking call of a group spanning nodes: waits until this rank's started calls are
   // complete (the daemon played its part of their rounds in its slot) and goes on from the
   // round the daemon arrived at last.
-  Status SettlePosted();
+  Status SettleNonblocking();
   // Waits, before a group's first call, until every node's daemon has met the others.
   Status AwaitGroupStart();
   // A call's outcome: errors that leave the group usable are returned; the others also break
@@ -85,10 +85,10 @@ class GroupHandle {
   RoundWaiter waiter_;
   StageReport stages_{StageReport::Requested()};  // OHIO_STAGE_TIMES
   uint32_t rank_ = 0;                             // in the group, for the stage report
-  std::unique_ptr<LocalAlltoall> on_node_;        // a group on one node
-  std::unique_ptr<RemoteAlltoall> across_nodes_;  // a group spanning nodes
-  std::unique_ptr<PostedAlltoalls> posted_;       // nonblocking calls
-  uint32_t settled_call_ = 0;                     // the last posted call whose rounds are counted
+  std::unique_ptr<OnNodeAlltoall> on_node_;        // a group on one node
+  std::unique_ptr<AcrossNodesAlltoall> across_nodes_;  // a group spanning nodes
+  std::unique_ptr<NonblockingAlltoalls> nonblocking_;       // nonblocking calls
+  uint32_t settled_call_ = 0;                     // the last started call whose rounds are counted
   Status broken_;  // set once the group can no longer be used by this rank
 };
 

@@ -107,7 +107,7 @@ Status GrowingGroup::Wait(uint64_t request) {
 
 void GrowingGroup::AfterCall(const Status& result, uint64_t agreed_bytes_per_rank) {
   if (outgrown_) {
-    // Every rank has posted the old group's nonblocking calls (it arrived at this call after
+    // Every rank has started the old group's nonblocking calls (it arrived at this call after
     // them): the daemon moves them whatever the ranks do, so settling them waits for no rank.
     for (auto& [call, outcome] : outgrown_->SettleIalltoalls()) settled_.emplace(RequestOf(outgrown_generation_, call), outcome);
     outgrown_->Leave();  // its last call is over on every rank (see the header)

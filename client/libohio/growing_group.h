@@ -33,7 +33,7 @@ class GrowingGroup {
   Status Alltoallv(const VectorCall& call);
   Status Skip();
   // Nonblocking alltoalls (GroupHandle::Ialltoall). A request names the generation it was
-  // posted on and its call there: a call outlives a growth, and its outcome the group it ran on.
+  // started on and its call there: a call outlives a growth, and its outcome the group it ran on.
   Status Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint64_t* request);
   Status Ialltoallv(const VectorCall& call, uint64_t* request);
   Status Test(uint64_t request, bool* done, std::chrono::microseconds within);

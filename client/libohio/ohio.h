@@ -86,24 +86,24 @@ int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_
  * OHIO_ERR_NOT_SUPPORTED and nothing moved. */
 int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
                    void* recv, const size_t* recvcounts, const size_t* rdispls);
-/* A nonblocking alltoall, as ohio_alltoall: posts the call and returns at once; ohiod moves the
+/* A nonblocking alltoall, as ohio_alltoall: starts the call and returns at once; ohiod moves the
  * data from send to every rank's recv itself, while the ranks compute, once every rank of the
- * group has posted it. send and recv must stay as they are until the call is complete
+ * group has started it. send and recv must stay as they are until the call is complete
  * (ohio_test or ohio_wait). Calls are matched across ranks by their order. Up to 8 may be
- * outstanding per group; posting a ninth first waits until the first has been moved (which
- * needs every rank to have posted it). ohiod needs CAP_SYS_PTRACE, as root has, to read and
+ * outstanding per group; starting a ninth first waits until the first has been moved (which
+ * needs every rank to have started it). ohiod needs CAP_SYS_PTRACE, as root has, to read and
  * write the ranks' memory. On one node a buffer that is not mapped fails the call with
  * OHIO_ERR_INVALID_ARGUMENT on every rank and the group stays usable. Across nodes ohiod plays
  * the ranks' part of the group's ordinary rounds (copy-in, exchange with the other nodes'
  * daemons, copy-out), so the call is checked as a blocking one is (ranks that pass different
  * sizes get OHIO_ERR_SIZE_MISMATCH on every rank of every node); a rank's next blocking call on
- * the group first waits until its posted calls are complete, keeping the order it made them
+ * the group first waits until its started calls are complete, keeping the order it made them
  * in; and a buffer that is not mapped, or a rank gone, fails the group on every node. */
 typedef uint64_t ohio_request;
 int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank, ohio_request* request);
-/* A nonblocking alltoallv: ohio_alltoallv's counts and displacements (bytes), posted and
- * completed like ohio_ialltoall and numbered with its calls (every rank posts the same calls in
- * the same order). The four tables are copied when the call is posted; send and recv must stay
+/* A nonblocking alltoallv: ohio_alltoallv's counts and displacements (bytes), started and
+ * completed like ohio_ialltoall and numbered with its calls (every rank starts the same calls in
+ * the same order). The four tables are copied when the call is started; send and recv must stay
  * until it is complete. On one node send may be recv (ohiod reads every piece before it writes
  * any); across nodes, where a call may go in several rounds, the ranges must not overlap.
  * ohiod checks every pair

@@ -1,4 +1,4 @@
-// MPI_Ialltoallv through ohiod: posted like MPI_Ialltoall (client/mpi/mpi_post_alltoall.cc) with the
+// MPI_Ialltoallv through ohiod: started like MPI_Ialltoall (client/mpi/mpi_nonblocking_alltoall.cc) with the
 // counts and displacements as ohio's bytes (client/mpi/mpi_vector_bytes.h); ohiod checks that every
 // pair agrees before it moves anything. Non-contiguous types are packed now and unpacked block
 // by block when the request completes.
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "client/mpi/mpi_posted_request.h"
+#include "client/mpi/mpi_nonblocking_request.h"
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
 #include "client/mpi/mpi_vector_bytes.h"
@@ -73,7 +73,7 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
     r->recv_displs.assign(rdispls, rdispls + size);
   }
   const int rc = ohio_ialltoallv(st->group, send, send_bytes.data(), send_at.data(), recv, recv_bytes.data(),
-                                 r->recv_at.data(), &r->posted);
+                                 r->recv_at.data(), &r->call);
   if (rc == OHIO_OK) return start(std::move(r));
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Ialltoallv", MPI_ERR_BUFFER);

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "client/mpi/mpi_posted_request.h"
+#include "client/mpi/mpi_nonblocking_request.h"
 #include "client/mpi/mpi_shim_state.h"
 
 namespace ohio::shim {
@@ -24,7 +24,7 @@ namespace ohio::shim {
 using StateFor = std::function<CommState*(uint64_t first_bytes)>;
 // The call as the program made it, run by the MPI library (the binding's fall-through).
 using Library = std::function<int()>;
-// Hands a posted nonblocking call to the program as a request the MPI library's Wait and Test
+// Hands a started nonblocking call to the program as a request the MPI library's Wait and Test
 // functions complete.
 using Start = std::function<int(std::unique_ptr<OhioRequest>)>;
 
@@ -60,9 +60,9 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
 int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
                    void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                    MPI_Comm comm, const StateFor& state_for, const Library& library);
-// An MPI_Alltoall-shaped call posted to ohiod, for MPI_Ialltoall and each MPI_Start of a
-// persistent MPI_Alltoall_init (client/mpi/mpi_post_alltoall.cc); `function` names it in OHIO_STATS.
-int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+// An MPI_Alltoall-shaped call started to ohiod, for MPI_Ialltoall and each MPI_Start of a
+// persistent MPI_Alltoall_init (client/mpi/mpi_nonblocking_alltoall.cc); `function` names it in OHIO_STATS.
+int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm, const char* function, const StateFor& state_for,
                  const Library& library, const Start& start);
 int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,

@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       ->transform(Decimal(true));
   app.add_option("--algo", algo,
                  "v1 (SSB as the ranks' buffers), v2 (coalesced per node), v3 (v2 with a two-half SRB), "
-                 "flat (every rank to every remote rank, no daemon); with --explain v1, v2 or v3, default v3")
+                 "flat (every rank to every rank on the other nodes, no daemon); with --explain v1, v2 or v3, default v3")
       ->check(CLI::IsMember({"v1", "v2", "v3", "flat"}));
   auto* ssb_opt = app.add_option("--ssb-bytes", ssb,
                                  "Bound the SSB per group and node as ohiod's ssb_bytes does (default ohiod: 16MiB); "

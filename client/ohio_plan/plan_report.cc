@@ -136,7 +136,7 @@ NodePlan NodeLevelNode(const GroupShape& shape, Algorithm algo, uint32_t n, cons
       all += d.bytes;
       largest = std::max(largest, d.bytes);
     }
-    // v1/v2 keep every remote block of a round; v3 needs two halves, each only as large as
+    // v1/v2 keep every block of a round from the other nodes; v3 needs two halves, each only as large as
     // the largest piece that lands in one.
     const uint64_t srb = algo == Algorithm::kV3 ? 2 * std::min(SrbHalfBytes(srb_plan), largest) : all;
     p.srb_bytes = std::max(p.srb_bytes, srb);
@@ -410,7 +410,7 @@ std::string RenderText(const PlanReport& r, bool per_node) {
   out += uniform ? Str(r.ppn[0]) : "uneven";
   out += " ranks per node = " + Str(ranks) + " ranks, M = " + Bytes(r.bytes_per_rank) + " per rank pair\n";
   if (r.design == Design::kFlat) {
-    out += "flat: no daemon and no shared buffers; connections and sends are every rank's to every remote rank\n";
+    out += "flat: no daemon and no shared buffers; connections and sends are every rank's to every rank on the other nodes\n";
   } else {
     auto limit = [](const std::optional<uint64_t>& v) { return v ? Bytes(*v) : std::string("unbounded"); };
     out += "memory: ssb " + limit(r.ssb_limit) + ", srb " + limit(r.srb_limit) + " -> " + Str(r.max.rounds) +

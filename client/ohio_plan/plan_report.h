@@ -16,7 +16,7 @@
 namespace ohio {
 
 // The paper's three node-level designs, and the flat baseline they are measured against:
-// every rank keeps its own connection to, and posts its own send to, every remote rank.
+// every rank keeps its own connection to, and posts its own send to, every rank on the other nodes.
 enum class Design { kV1, kV2, kV3, kFlat };
 
 const char* DesignName(Design d);
@@ -54,7 +54,7 @@ struct NodePlan {
   uint64_t srb_bytes = 0;      // SRB one round needs
   uint64_t rounds = 0;         // staging rounds per alltoall
   uint64_t bytes_on_wire = 0;  // bytes the node sends to other nodes per alltoall
-  // memcpys one of the node's ranks makes (copy-in, local and remote copy-out): the most in
+  // memcpys one of the node's ranks makes (copy-in, on-node and across-nodes copy-out): the most in
   // one round, and in the whole alltoall; the most over the node's ranks (flat: none).
   uint64_t copies_per_round = 0;
   uint64_t copies = 0;
@@ -82,7 +82,7 @@ Result<std::vector<uint32_t>> UniformPpn(uint64_t nodes, uint64_t ppn);
 Result<std::vector<uint32_t>> ParsePpnList(const std::string& list);
 
 // Plans the alltoall the way ohiod does. Without limits the SSB holds the whole alltoall and
-// the SRB what the design needs for it (v1/v2: every remote block; v3: two halves as large as
+// the SRB what the design needs for it (v1/v2: every block from the other nodes; v3: two halves as large as
 // the largest block), so rounds == 1 and nothing is chunked. Errors: an empty or oversized
 // group, or a limit the planners refuse (the message says which and by how much).
 Result<PlanReport> MakePlanReport(const PlanRequest& request);

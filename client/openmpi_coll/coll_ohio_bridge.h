@@ -64,7 +64,7 @@ int ohio_coll_ialltoallv(ohio_coll_comm *c, const void *sbuf, const int *scounts
                          MPI_Datatype sdtype, void *rbuf, const int *rcounts, const int *rdisps, MPI_Datatype rdtype,
                          MPI_Comm comm, MPI_Request *request);
 
-/* A Start of a persistent alltoall: posted as an MPI_Ialltoall is (the same opt-in, decided alike
+/* A Start of a persistent alltoall: started as an MPI_Ialltoall is (the same opt-in, decided alike
  * on every rank), ohio's request in *started; or, where ohio does not serve it, `library` (the
  * module below's persistent request for the same call) started and put in *started. */
 int ohio_coll_start_alltoall(ohio_coll_comm *c, const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf,
@@ -83,13 +83,13 @@ void ohio_coll_opened(void);
  * must not serve. */
 bool ohio_coll_creating_internal_communicator(void);
 
-/* A posted nonblocking call of the core's: finished if ohio is done with it (true, *error set),
+/* A started nonblocking call of the core's: finished if ohio is done with it (true, *error set),
  * and released once the program has freed its request. */
-bool ohio_coll_posted_finish(void *posted, int *error);
-void ohio_coll_posted_release(void *posted);
+bool ohio_coll_nonblocking_finish(void *call, int *error);
+void ohio_coll_nonblocking_release(void *call);
 
-/* Hands a posted call to the program as an Open MPI request (coll_ohio_request.c). */
-int mca_coll_ohio_request_start(void *posted, MPI_Comm comm, MPI_Request *request);
+/* Hands a started call to the program as an Open MPI request (coll_ohio_request.c). */
+int mca_coll_ohio_request_start(void *call, MPI_Comm comm, MPI_Request *request);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 // ohio_alltoallv through real daemons and real rank processes, on one node
-// (client/libohio/local_alltoallv.cc) and across nodes (client/libohio/remote_alltoallv.cc): counts drawn per
+// (client/libohio/on_node_alltoallv.cc) and across nodes (client/libohio/across_nodes_alltoallv.cc): counts drawn per
 // pair and call with zeros among them, blocks out of order with gaps, every byte and every gap
 // checked by the rank tool; on one node, small rows staged through the SSB with the ranks
 // meeting once (no read in place, no wait for readers in the stage report), large rows read in

@@ -3,7 +3,7 @@
 //
 // The handle the program holds is the library's own persistent request for the same call
 // (PMPI_Alltoall_init), which it starts itself when a Start falls through. A Start that ohio
-// serves is posted exactly like MPI_Ialltoall (client/mpi/mpi_post_alltoall.cc: same opt-in
+// serves is started exactly like MPI_Ialltoall (client/mpi/mpi_nonblocking_alltoall.cc: same opt-in
 // threshold, decided alike on every rank from the bytes per rank, which are the same
 // everywhere) and puts that call's generalized request in the program's slot; the Wait and Test
 // functions put the persistent handle back when they complete it (PersistentSlots), so the
@@ -38,7 +38,7 @@ int MPI_Start(MPI_Request* request) {
   const PersistentAlltoall& c = it->second;
   const MPI_Request persistent = *request;
   MPI_Request started = MPI_REQUEST_NULL;
-  const int rc = PostAlltoall(c.sendbuf, c.sendcount, c.sendtype, c.recvbuf, c.recvcount, c.recvtype, c.comm,
+  const int rc = StartNonblockingAlltoall(c.sendbuf, c.sendcount, c.sendtype, c.recvbuf, c.recvcount, c.recvtype, c.comm,
                               "MPI_Alltoall_init", StateOf(c.comm), [&] { return PMPI_Start(request); },
                               [&](std::unique_ptr<OhioRequest> r) { return StartRequest(std::move(r), &started); });
   if (rc != MPI_SUCCESS || started == MPI_REQUEST_NULL) return rc;

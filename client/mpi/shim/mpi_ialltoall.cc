@@ -1,5 +1,5 @@
-// MPI_Ialltoall of the LD_PRELOAD shim: the call is posted (client/mpi/mpi_post_alltoall.cc,
-// client/libohio/posted_alltoalls.h) and returns a generalized request (client/mpi/shim/mpi_requests.h); ohiod
+// MPI_Ialltoall of the LD_PRELOAD shim: the call is started (client/mpi/mpi_nonblocking_alltoall.cc,
+// client/libohio/nonblocking_alltoalls.h) and returns a generalized request (client/mpi/shim/mpi_requests.h); ohiod
 // moves the data from the send buffers to the receive buffers of every rank while the ranks
 // compute, across nodes through the group's rounds (daemon/offloaded_remote_alltoall.h).
 // Consistency as for MPI_Alltoall (client/mpi/mpi_shim_state.h).
@@ -20,7 +20,7 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
   };
   if (!ShimServes(comm)) return library();
-  return PostAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, "MPI_Ialltoall",
+  return StartNonblockingAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, "MPI_Ialltoall",
                       StateOf(comm), library,
                       [&](std::unique_ptr<OhioRequest> r) { return StartRequest(std::move(r), request); });
 }

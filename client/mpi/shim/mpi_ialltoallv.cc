@@ -1,4 +1,4 @@
-// MPI_Ialltoallv of the LD_PRELOAD shim: posted by the shared core (client/mpi/serve_ialltoallv.cc)
+// MPI_Ialltoallv of the LD_PRELOAD shim: started by the shared core (client/mpi/serve_ialltoallv.cc)
 // as a generalized request (client/mpi/shim/mpi_requests.h), falling through to PMPI_Ialltoallv.
 #include <mpi.h>
 

@@ -1,14 +1,14 @@
 // Nonblocking calls served by ohio, as the MPI program sees them: MPI generalized requests
 // (MPI_Grequest_start), real MPI_Request handles that the MPI library's own Wait and Test
 // functions accept in any array beside its own requests. ohiod moves the data while the program
-// computes; the shim's Wait and Test functions (mpi_wait.cc, mpi_test.cc) look at ohio's
+// computes; the shim's Wait and Test functions (mpi_wait.cc, mpi_test_interposer.cc) look at ohio's
 // completion of the requests that are ohio's, MPI_Grequest_complete those that are done, and
 // then hand the whole array to the PMPI_ function, which returns them with the library's own.
 //
 // Nothing here blocks inside ohio alone: a wait sleeps on ohio's futex (woken the moment ohiod
 // completes the call) in slices, and gives the MPI library its turn (PMPI_Iprobe) between them,
 // since another rank may need this one's progress (a message it sent before its collective) to
-// reach the collective at all. Every wait is bounded: a rank that never posts the call fails
+// reach the collective at all. Every wait is bounded: a rank that never starts the call fails
 // the group at ohiod's timeout, a daemon that dies is seen on the connection, and either
 // completes the request with an error.
 #pragma once
@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "client/mpi/mpi_posted_request.h"
+#include "client/mpi/mpi_nonblocking_request.h"
 #include "client/mpi/mpi_shim_state.h"
 
 namespace ohio::shim {
@@ -40,11 +40,11 @@ struct PersistentAlltoall {
 };
 std::map<MPI_Request, PersistentAlltoall>& Persistents();
 
-// Hands a posted call to the MPI program as a generalized request.
+// Hands a started call to the MPI program as a generalized request.
 int StartRequest(std::unique_ptr<OhioRequest> r, MPI_Request* request);
 // The request of ohio's behind `request`, or null (also for MPI_REQUEST_NULL).
 OhioRequest* Find(MPI_Request request);
-// Whether any request of ohio's is outstanding: programs that post none pay one load per Wait.
+// Whether any request of ohio's is outstanding: programs that start none pay one load per Wait.
 bool AnyOutstanding();
 // Completes `r` (copies out, MPI_Grequest_complete) if ohio is done with it, waiting for that
 // at most `within_us`; true once complete.

@@ -23,7 +23,7 @@
 // do the call another way.
 #include <cstring>
 
-#include "client/libohio/local_alltoall.h"
+#include "client/libohio/on_node_alltoall.h"
 #include "client/libohio/single_copy.h"
 #include "shm/event_word.h"
 #include "shm/local_vector_plan.h"
@@ -42,7 +42,7 @@ Status SizeMismatch(uint32_t source, uint32_t reader, uint64_t sent, uint64_t ex
 
 }  // namespace
 
-Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
+Status OnNodeAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   rounds_this_call_ = 0;
   const uint32_t k = (*next_round)++;
   const uint32_t me = shape_->rank_at(0, local_);
@@ -165,17 +165,17 @@ Status LocalAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   return VectorOutcome(k);
 }
 
-uint8_t* LocalAlltoall::VectorRegion(uint32_t k, uint32_t l) const {
+uint8_t* OnNodeAlltoall::VectorRegion(uint32_t k, uint32_t l) const {
   return segment_->ssb() + (k & 1) * half_bytes_ + l * vector_region_;
 }
 
-Status LocalAlltoall::CountsDisagree(uint32_t k) const {
+Status OnNodeAlltoall::CountsDisagree(uint32_t k) const {
   const VectorDisagreement d = FirstVectorDisagreement(*shape_, segment_->count_table(0, k));
   if (!d.found) return Status(Code::kProtocol, "the count digests of this alltoallv disagree but its tables agree");
   return SizeMismatch(d.source, d.reader, d.sent, d.expected);
 }
 
-void LocalAlltoall::RecordFault(uint32_t k, VectorFault kind, uint32_t source, uint64_t sent, uint64_t expected) {
+void OnNodeAlltoall::RecordFault(uint32_t k, VectorFault kind, uint32_t source, uint64_t sent, uint64_t expected) {
   RankSlot* me = segment_->slot(local_);
   me->fault_kind.store(static_cast<uint32_t>(kind), std::memory_order_relaxed);
   me->fault_source.store(source, std::memory_order_relaxed);
@@ -185,7 +185,7 @@ void LocalAlltoall::RecordFault(uint32_t k, VectorFault kind, uint32_t source, u
   me->fault_round.store(k, std::memory_order_release);
 }
 
-Status LocalAlltoall::VectorOutcome(uint32_t k) const {
+Status OnNodeAlltoall::VectorOutcome(uint32_t k) const {
   for (uint32_t l = 0; l < ranks_; ++l) {
     const RankSlot* slot = segment_->slot(l);
     if (slot->fault_round.load(std::memory_order_acquire) != k) continue;
@@ -212,7 +212,7 @@ Status LocalAlltoall::VectorOutcome(uint32_t k) const {
   return Status::Ok();
 }
 
-void LocalAlltoall::CountVector(const Status& result, std::chrono::nanoseconds took) {
+void OnNodeAlltoall::CountVector(const Status& result, std::chrono::nanoseconds took) {
   const uint64_t messages = uint64_t{ranks_} * ranks_;
   Record(messages == 0 ? 0 : vector_bytes_ / messages, vector_bytes_, result, took);
 }

@@ -1,4 +1,4 @@
-#include "client/libohio/posted_alltoalls.h"
+#include "client/libohio/nonblocking_alltoalls.h"
 
 #include <unistd.h>
 
@@ -10,37 +10,37 @@
 
 namespace ohio {
 
-PostedAlltoalls::PostedAlltoalls(const Segment* segment, uint32_t local, const RoundWaiter* waiter, int doorbell_fd,
-                                 bool ring_every_post)
+NonblockingAlltoalls::NonblockingAlltoalls(const Segment* segment, uint32_t local, const RoundWaiter* waiter, int doorbell_fd,
+                                 bool ring_every_start)
     : segment_(segment),
       header_(segment->header()),
       local_(local),
       waiter_(waiter),
       doorbell_fd_(doorbell_fd),
-      ring_every_post_(ring_every_post) {}
+      ring_every_start_(ring_every_start) {}
 
-bool PostedAlltoalls::Done(uint32_t call) const {
+bool NonblockingAlltoalls::Done(uint32_t call) const {
   return RoundReached(header_->offload_done.load(std::memory_order_acquire), call);
 }
 
-Status PostedAlltoalls::Await(uint32_t call) const {
+Status NonblockingAlltoalls::Await(uint32_t call) const {
   return waiter_->Wait([this, call] { return Done(call); }, "the other ranks",
                        "start the nonblocking alltoall (or ohiod did not move it)");
 }
 
-Status PostedAlltoalls::Published(uint32_t call) const {
+Status NonblockingAlltoalls::Published(uint32_t call) const {
   const uint32_t entry = call % kOffloadDepth;
   const auto code = static_cast<Code>(header_->offload_code[entry].load(std::memory_order_relaxed));
   if (code == Code::kOk) return Status::Ok();
   return Status(code, std::string(header_->offload_error[entry], strnlen(header_->offload_error[entry], kErrorMessageBytes)));
 }
 
-void PostedAlltoalls::Keep(uint32_t call) {
+void NonblockingAlltoalls::Keep(uint32_t call) {
   tables_.erase(call);
   if (open_.count(call) != 0 && kept_.count(call) == 0) kept_.emplace(call, Published(call));
 }
 
-Status PostedAlltoalls::Outcome(uint32_t call) {
+Status NonblockingAlltoalls::Outcome(uint32_t call) {
   Status s;
   auto kept = kept_.find(call);
   if (kept != kept_.end()) {
@@ -54,17 +54,17 @@ Status PostedAlltoalls::Outcome(uint32_t call) {
   return s;
 }
 
-Status PostedAlltoalls::Post(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* call) {
-  return PostEntry(send, recv, m, {}, call);
+Status NonblockingAlltoalls::Start(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* call) {
+  return StartEntry(send, recv, m, {}, call);
 }
 
-Status PostedAlltoalls::PostVector(const uint8_t* send, uint8_t* recv, std::vector<uint64_t> tables, uint32_t* call) {
-  return PostEntry(send, recv, 0, std::move(tables), call);
+Status NonblockingAlltoalls::StartVector(const uint8_t* send, uint8_t* recv, std::vector<uint64_t> tables, uint32_t* call) {
+  return StartEntry(send, recv, 0, std::move(tables), call);
 }
 
-Status PostedAlltoalls::PostEntry(const uint8_t* send, uint8_t* recv, uint64_t m, std::vector<uint64_t> tables,
+Status NonblockingAlltoalls::StartEntry(const uint8_t* send, uint8_t* recv, uint64_t m, std::vector<uint64_t> tables,
                                   uint32_t* call) {
-  const uint32_t next = posted_ + 1;
+  const uint32_t next = started_ + 1;
   if (next > kOffloadDepth) {
     // The ring entry was call next - depth's: the daemon must be through with it.
     const uint32_t reused = next - kOffloadDepth;
@@ -84,14 +84,14 @@ Status PostedAlltoalls::PostEntry(const uint8_t* send, uint8_t* recv, uint64_t m
   }
   e.tables_address.store(tables_address, std::memory_order_relaxed);
   me->offload_posted.store(next, std::memory_order_seq_cst);
-  posted_ = next;
+  started_ = next;
   open_.insert(next);
-  // Paired with the engine's fence after it sets daemon_sleeping: either it sees this post
+  // Paired with the engine's fence after it sets daemon_sleeping: either it sees this start
   // before it sleeps, or this rank sees the flag and rings. And with the other ranks' fences
-  // after their posts: of ranks posting at once, the last in the fences' order sees every post.
+  // after their starts: of ranks starting at once, the last in the fences' order sees every start.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (header_->daemon_sleeping.load(std::memory_order_relaxed) != 0 &&
-      (ring_every_post_ || segment_->AllPosted(next))) {
+      (ring_every_start_ || segment_->AllPosted(next))) {
     uint64_t one = 1;
     (void)!write(doorbell_fd_, &one, sizeof(one));
   }

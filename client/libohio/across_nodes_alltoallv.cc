@@ -23,14 +23,14 @@
 // pairwise.
 #include <cstring>
 
-#include "client/libohio/remote_alltoall.h"
+#include "client/libohio/across_nodes_alltoall.h"
 #include "shm/vector_cube.h"
 #include "shm/vector_plan.h"
 #include "shm/vector_staging.h"
 
 namespace ohio {
 
-Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
+Status AcrossNodesAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   // A first round run as a hypercube that the counts or a node's part made unreadable goes
   // again, pairwise on every node: a second time would be a daemon's fault.
   for (int attempt = 0;; ++attempt) {
@@ -41,7 +41,7 @@ Status RemoteAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
   }
 }
 
-Status RemoteAlltoall::AlltoallvOnce(const VectorCall& call, uint32_t* next_round, bool* again) {
+Status AcrossNodesAlltoall::AlltoallvOnce(const VectorCall& call, uint32_t* next_round, bool* again) {
   const uint32_t k = (*next_round)++;
   const uint64_t region = VectorRegionBytes(*shape_, layout_, node_);
   // A row that does not fit stages its stream round 0: the daemon sees that from the same
@@ -104,7 +104,7 @@ Status RemoteAlltoall::AlltoallvOnce(const VectorCall& call, uint32_t* next_roun
 }
 
 template <typename StageRow>
-Status RemoteAlltoall::VectorRound(const VectorCall& call, uint32_t k, uint32_t part, uint32_t parts,
+Status AcrossNodesAlltoall::VectorRound(const VectorCall& call, uint32_t k, uint32_t part, uint32_t parts,
                                    StageRow stage_row) {
   // Half k mod 2 and the tables of k's parity last served round k-2 (or, after a round that
   // used the whole SSB, k-1).
@@ -145,7 +145,7 @@ Status RemoteAlltoall::VectorRound(const VectorCall& call, uint32_t k, uint32_t 
 }
 
 template <typename PlanFrom>
-void RemoteAlltoall::CopyOut(const VectorCall& call, uint32_t k, PlanFrom plan_from) {
+void AcrossNodesAlltoall::CopyOut(const VectorCall& call, uint32_t k, PlanFrom plan_from) {
   const uint32_t parity = k & 1;
   plan_from(node_);
   RunVectorCopies(segment_->ssb() + parity * layout_.ssb_half, call.recv);
@@ -163,7 +163,7 @@ void RemoteAlltoall::CopyOut(const VectorCall& call, uint32_t k, PlanFrom plan_f
   report_->DaemonSteps(header_->stamps[parity], k);
 }
 
-void RemoteAlltoall::PlanStreamCopyOut(const NodeCounts& counts, uint32_t source, uint64_t stream_round,
+void AcrossNodesAlltoall::PlanStreamCopyOut(const NodeCounts& counts, uint32_t source, uint64_t stream_round,
                                        const size_t* recv_displs) {
   if (source == node_) {
     PlanVectorStreamCopyOutLocal(*shape_, node_, local_, layout_, counts, stream_round, recv_displs, &vector_spans_);
@@ -173,7 +173,7 @@ void RemoteAlltoall::PlanStreamCopyOut(const NodeCounts& counts, uint32_t source
   }
 }
 
-void RemoteAlltoall::RunVectorCopies(const uint8_t* src, uint8_t* dst) const {
+void AcrossNodesAlltoall::RunVectorCopies(const uint8_t* src, uint8_t* dst) const {
   for (const CopySpan& c : vector_spans_) std::memcpy(dst + c.dst, src + c.src, c.len);
 }
 

@@ -1,5 +1,5 @@
 // A nonblocking call ohiod moves while the program computes (MPI_Ialltoall, MPI_Ialltoallv, a
-// Start of MPI_Alltoall_init), from the moment it is posted to the moment ohio finishes it: what
+// Start of MPI_Alltoall_init), from the moment it is started to the moment ohio finishes it: what
 // the rank still has to do then (unpack a receive side that is not contiguous, count it served)
 // and how the call ended, as the blocking call would have told it. How the program holds it is
 // the binding's: a generalized request of the shim's (client/mpi/shim/mpi_requests.h) or an Open MPI
@@ -21,7 +21,7 @@ struct OhioRequest {
   CommState* st = nullptr;
   MPI_Comm comm = MPI_COMM_NULL;
   const char* function = "";
-  ohio_request posted = 0;
+  ohio_request call = 0;
   MPI_Request handle = MPI_REQUEST_NULL;
   bool complete = false;
   int error = MPI_SUCCESS;

@@ -1,4 +1,4 @@
-#include "client/libohio/local_alltoall.h"
+#include "client/libohio/on_node_alltoall.h"
 
 #include <unistd.h>
 
@@ -22,7 +22,7 @@ void Bump(std::atomic<uint64_t>& counter, uint64_t by) {
 
 }  // namespace
 
-LocalAlltoall::LocalAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t local,
+OnNodeAlltoall::OnNodeAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t local,
                              const RoundWaiter* waiter, StageReport* report)
     : segment_(segment),
       header_(segment->header()),
@@ -39,7 +39,7 @@ LocalAlltoall::LocalAlltoall(const Segment* segment, const GroupShape* shape, Al
   segment->slot(local)->pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
 }
 
-Status LocalAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
+Status OnNodeAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
   rounds_this_call_ = 0;
   report_->Start(m);
   Status s = Run(send, recv, m, next_round);
@@ -47,7 +47,7 @@ Status LocalAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, u
   return s;
 }
 
-Status LocalAlltoall::Run(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
+Status OnNodeAlltoall::Run(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
   if (m >= SingleCopyThreshold(waiter_->oversubscribed()) && send != recv && header_->single_copy_refused.load(std::memory_order_relaxed) == 0) {
     bool fall_back = false;
     Status s = SingleCopyRound(send, recv, m, (*next_round)++, &fall_back);
@@ -63,7 +63,7 @@ Status LocalAlltoall::Run(const uint8_t* send, uint8_t* recv, uint64_t m, uint32
   return Status::Ok();
 }
 
-Status LocalAlltoall::Skip(uint32_t* next_round) {
+Status OnNodeAlltoall::Skip(uint32_t* next_round) {
   const uint32_t k = (*next_round)++;
   Arrive(k, kSkipBytes, 0, 1, nullptr);
   if (Status s = MeetEveryone(k); !s.ok()) return s;
@@ -73,7 +73,7 @@ Status LocalAlltoall::Skip(uint32_t* next_round) {
   return v;
 }
 
-void LocalAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds,
+void OnNodeAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds,
                            const void* send_address) {
   RankSlot* me = segment_->slot(local_);
   RoundEntry& e = EntryFor(me, k);
@@ -87,31 +87,31 @@ void LocalAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint6
   ++rounds_this_call_;
 }
 
-Status LocalAlltoall::MeetEveryone(uint32_t k) {
+Status OnNodeAlltoall::MeetEveryone(uint32_t k) {
   Status s = waiter_->WaitForRanks([this, k] { return segment_->AllArrived(k); }, "the other ranks", "enter the alltoall");
   report_->Lap(Stage::kMeet);
   return s;
 }
 
-Status LocalAlltoall::Verdict(uint32_t k) const {
+Status OnNodeAlltoall::Verdict(uint32_t k) const {
   return NodeVerdict(
       ranks_, [this, k](uint32_t l) { return EntryFor(segment_->slot(l), k).bytes_per_rank.load(std::memory_order_relaxed); },
       [this](uint32_t l) { return shape_->rank_at(0, l); });
 }
 
-uint32_t LocalAlltoall::FirstWithoutOffer(uint32_t k) const {
+uint32_t OnNodeAlltoall::FirstWithoutOffer(uint32_t k) const {
   for (uint32_t l = 0; l < ranks_; ++l) {
     if (EntryFor(segment_->slot(l), k).send_address.load(std::memory_order_relaxed) == 0) return l;
   }
   return ranks_;
 }
 
-void LocalAlltoall::Done(uint32_t k, bool someone_waits) {
+void OnNodeAlltoall::Done(uint32_t k, bool someone_waits) {
   segment_->slot(local_)->done_round.store(k, std::memory_order_seq_cst);
   if (someone_waits) SignalChange(header_);
 }
 
-Status LocalAlltoall::StagedRound(const CallPlan& plan, uint64_t round, const uint8_t* send, uint8_t* recv,
+Status OnNodeAlltoall::StagedRound(const CallPlan& plan, uint64_t round, const uint8_t* send, uint8_t* recv,
                                   uint32_t k) {
   uint8_t* half = segment_->ssb() + (k & 1) * half_bytes_;
   CopyIn(plan, round, send, half);
@@ -125,7 +125,7 @@ Status LocalAlltoall::StagedRound(const CallPlan& plan, uint64_t round, const ui
   return v;
 }
 
-Status LocalAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t k, bool* fall_back) {
+Status OnNodeAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t k, bool* fall_back) {
   Arrive(k, m, 0, 1, SingleCopyPossible() ? send : nullptr);
   if (Status s = MeetEveryone(k); !s.ok()) return s;
   if (Status v = Verdict(k); !v.ok()) {
@@ -179,11 +179,11 @@ Status LocalAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint64
   return Status::Ok();
 }
 
-void LocalAlltoall::Count(uint64_t m, const Status& result, std::chrono::nanoseconds took) {
+void OnNodeAlltoall::Count(uint64_t m, const Status& result, std::chrono::nanoseconds took) {
   Record(m, uint64_t{ranks_} * ranks_ * m, result, took);
 }
 
-void LocalAlltoall::Record(uint64_t class_bytes, uint64_t bytes_local, const Status& result,
+void OnNodeAlltoall::Record(uint64_t class_bytes, uint64_t bytes_local, const Status& result,
                            std::chrono::nanoseconds took) {
   if (local_ != 0) return;
   CallStats& st = header_->stats;

@@ -1,4 +1,4 @@
-#include "client/mpi/mpi_posted_request.h"
+#include "client/mpi/mpi_nonblocking_request.h"
 
 #include <cstdio>
 #include <string>
@@ -38,7 +38,7 @@ bool Finish(OhioRequest* r, unsigned within_us) {
     r->error = Reported(r->function, r->st->why, MPI_ERR_OTHER);
   } else {
     int done = 0;
-    const int rc = ohio_test_within(r->st->group, r->posted, within_us, &done);
+    const int rc = ohio_test_within(r->st->group, r->call, within_us, &done);
     if (!done) return false;
     r->error = Settle(r, rc);
   }

@@ -1,4 +1,4 @@
-#include "client/libohio/remote_alltoall.h"
+#include "client/libohio/across_nodes_alltoall.h"
 
 #include <unistd.h>
 
@@ -26,7 +26,7 @@ Staging OneRound(uint64_t m) {
 
 }  // namespace
 
-RemoteAlltoall::RemoteAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
+AcrossNodesAlltoall::AcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
                                uint32_t local, const RoundWaiter* waiter, int doorbell_fd, StageReport* report)
     : segment_(segment),
       header_(segment->header()),
@@ -39,7 +39,7 @@ RemoteAlltoall::RemoteAlltoall(const Segment* segment, const GroupShape* shape, 
       doorbell_fd_(doorbell_fd),
       layout_(PlanEagerLayout(*shape, segment->header()->plan_ssb_bytes, segment->header()->plan_srb_bytes)) {}
 
-void RemoteAlltoall::RingIfSleeping() {
+void AcrossNodesAlltoall::RingIfSleeping() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (header_->daemon_sleeping.load(std::memory_order_relaxed) != 0) {
     uint64_t one = 1;
@@ -47,7 +47,7 @@ void RemoteAlltoall::RingIfSleeping() {
   }
 }
 
-Status RemoteAlltoall::AwaitFinished(uint32_t through) {
+Status AcrossNodesAlltoall::AwaitFinished(uint32_t through) {
   auto finished = [this, through] { return RoundReached(header_->finished_round.load(std::memory_order_acquire), through); };
   if (finished()) return Status::Ok();
   RingIfSleeping();
@@ -60,7 +60,7 @@ Status RemoteAlltoall::AwaitFinished(uint32_t through) {
   return s;
 }
 
-void RemoteAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds) {
+void AcrossNodesAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds) {
   RankSlot* me = segment_->slot(local_);
   me->consumed.store(0, std::memory_order_relaxed);
   RoundEntry& e = EntryFor(me, k);
@@ -74,34 +74,34 @@ void RemoteAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint
   RingIfSleeping();
 }
 
-Status RemoteAlltoall::MeetNodeRanks(uint32_t k) {
+Status AcrossNodesAlltoall::MeetNodeRanks(uint32_t k) {
   Status s = waiter_->Wait([this, k] { return segment_->AllArrived(k); }, "this node's other ranks",
                            "enter the alltoall");
   report_->Lap(Stage::kMeet);
   return s;
 }
 
-Status RemoteAlltoall::Verdict(uint32_t k) const {
+Status AcrossNodesAlltoall::Verdict(uint32_t k) const {
   return NodeVerdict(
       shape_->ppn(node_),
       [this, k](uint32_t l) { return EntryFor(segment_->slot(l), k).bytes_per_rank.load(std::memory_order_relaxed); },
       [this](uint32_t l) { return shape_->rank_at(node_, l); });
 }
 
-bool RemoteAlltoall::RoundFailed(uint32_t k) const {
+bool AcrossNodesAlltoall::RoundFailed(uint32_t k) const {
   return header_->failed_round.load(std::memory_order_acquire) == k;
 }
 
-Status RemoteAlltoall::RoundError() const {
+Status AcrossNodesAlltoall::RoundError() const {
   return Status(static_cast<Code>(header_->round_error_code.load(std::memory_order_relaxed)),
                 std::string(header_->round_error, strnlen(header_->round_error, kErrorMessageBytes)));
 }
 
-void RemoteAlltoall::Done(uint32_t k) {
+void AcrossNodesAlltoall::Done(uint32_t k) {
   segment_->slot(local_)->done_round.store(k, std::memory_order_seq_cst);
 }
 
-RemoteAlltoall::EagerPlan& RemoteAlltoall::EagerPlanFor(uint64_t m) {
+AcrossNodesAlltoall::EagerPlan& AcrossNodesAlltoall::EagerPlanFor(uint64_t m) {
   ++uses_;
   EagerPlan* victim = &eager_plans_[0];
   for (EagerPlan& p : eager_plans_) {
@@ -118,7 +118,7 @@ RemoteAlltoall::EagerPlan& RemoteAlltoall::EagerPlanFor(uint64_t m) {
   return *victim;
 }
 
-const RemoteAlltoall::EagerPlan::Arrivals& RemoteAlltoall::ArrivalsFor(EagerPlan& plan, Leader leader) {
+const AcrossNodesAlltoall::EagerPlan::Arrivals& AcrossNodesAlltoall::ArrivalsFor(EagerPlan& plan, Leader leader) {
   EagerPlan::Arrivals& a = plan.by_leader[static_cast<size_t>(leader)];
   if (a.planned) return a;
   const uint64_t m = plan.call.bytes_per_rank;
@@ -130,14 +130,14 @@ const RemoteAlltoall::EagerPlan::Arrivals& RemoteAlltoall::ArrivalsFor(EagerPlan
   return a;
 }
 
-Status RemoteAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
+Status AcrossNodesAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
   report_->Start(m);
   Status s = Rounds(send, recv, m, next_round);
   report_->Stop();
   return s;
 }
 
-Status RemoteAlltoall::Rounds(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
+Status AcrossNodesAlltoall::Rounds(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
   if (FitsEager(*shape_, layout_, m)) return EagerRound(EagerPlanFor(m), send, recv, (*next_round)++);
   auto staging = PlanGroupStaging(*shape_, algo_, header_->plan_ssb_bytes, header_->plan_srb_bytes, m,
                                   header_->plan_min_slice_bytes);
@@ -149,7 +149,7 @@ Status RemoteAlltoall::Rounds(const uint8_t* send, uint8_t* recv, uint64_t m, ui
   return Status::Ok();
 }
 
-Status RemoteAlltoall::Skip(uint32_t* next_round) {
+Status AcrossNodesAlltoall::Skip(uint32_t* next_round) {
   const uint32_t k = (*next_round)++;
   if (Status s = AwaitFinished(k - 1); !s.ok()) return s;
   last_round_eager_ = false;
@@ -161,7 +161,7 @@ Status RemoteAlltoall::Skip(uint32_t* next_round) {
   return v;
 }
 
-Status RemoteAlltoall::EagerRound(EagerPlan& plan, const uint8_t* send, uint8_t* recv, uint32_t k) {
+Status AcrossNodesAlltoall::EagerRound(EagerPlan& plan, const uint8_t* send, uint8_t* recv, uint32_t k) {
   // Half k mod 2 last carried round k-2 (or, after a round that used the whole SSB, k-1).
   if (Status s = AwaitFinished(last_round_eager_ ? k - 2 : k - 1); !s.ok()) return s;
   last_round_eager_ = true;
@@ -203,7 +203,7 @@ Status RemoteAlltoall::EagerRound(EagerPlan& plan, const uint8_t* send, uint8_t*
   return Status::Ok();
 }
 
-Status RemoteAlltoall::AnnouncedRound(const Staging& staging, uint64_t round, const uint8_t* send, uint8_t* recv,
+Status AcrossNodesAlltoall::AnnouncedRound(const Staging& staging, uint64_t round, const uint8_t* send, uint8_t* recv,
                                       uint32_t k) {
   // The whole SSB: the node must be through with the round before.
   if (Status s = AwaitFinished(k - 1); !s.ok()) return s;
@@ -229,7 +229,7 @@ Status RemoteAlltoall::AnnouncedRound(const Staging& staging, uint64_t round, co
   return round_error;
 }
 
-Status RemoteAlltoall::CopyOutAnnounced(const Staging& staging, uint64_t round, uint32_t k, uint8_t* recv) {
+Status AcrossNodesAlltoall::CopyOutAnnounced(const Staging& staging, uint64_t round, uint32_t k, uint8_t* recv) {
   RankSlot* slot = segment_->slot(local_);
   const auto deliveries = PlanDeliveries(*shape_, algo_, node_, staging.cover(round), header_->plan_srb_bytes);
   for (uint32_t d = 0; d < deliveries.size(); ++d) {

@@ -1,10 +1,10 @@
-// An MPI_Alltoall-shaped call posted to ohiod, for MPI_Ialltoall and for each MPI_Start of a
+// An MPI_Alltoall-shaped call started to ohiod, for MPI_Ialltoall and for each MPI_Start of a
 // persistent MPI_Alltoall_init: the same choices (opt-in threshold, layouts, packing) for both,
 // so that both take the same path on every rank.
 #include <memory>
 #include <string>
 
-#include "client/mpi/mpi_posted_request.h"
+#include "client/mpi/mpi_nonblocking_request.h"
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
 #include "client/libohio/ohio.h"
@@ -12,7 +12,7 @@
 
 namespace ohio::shim {
 
-int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm, const char* function, const StateFor& state_for,
                  const Library& library, const Start& start) {
   const FallThroughTo fall_through(function, library);
@@ -66,7 +66,7 @@ int PostAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     r->recv_elements = static_cast<MPI_Aint>(recvcount) * size;
     if (in_place) r->recv_packed.swap(r->send_packed);  // unpacked from recv_packed
   }
-  const int rc = ohio_ialltoall(st->group, send, recv, bytes, &r->posted);
+  const int rc = ohio_ialltoall(st->group, send, recv, bytes, &r->call);
   if (rc == OHIO_OK) return start(std::move(r));
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, function, MPI_ERR_BUFFER);

@@ -12,7 +12,7 @@
 // Larger calls go in rounds that announce themselves (ROUND_READY) and use the whole SSB and
 // SRB: wait until the SSB is free, stage, arrive, wait for the release, copy out the deliveries
 // in order, telling the daemon how far each rank got (v3 reuses SRB halves within a round).
-// Alltoallv (client/libohio/remote_alltoallv.cc) goes in eager rounds planned from the count tables:
+// Alltoallv (client/libohio/across_nodes_alltoallv.cc) goes in eager rounds planned from the count tables:
 // one when the call fits, else a round that checks the counts (and carries the first slice of
 // the parts that do not fit) and the stream rounds after it.
 #pragma once
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "client/libohio/call_plan.h"
-#include "client/libohio/local_alltoall.h"
+#include "client/libohio/on_node_alltoall.h"
 #include "client/libohio/round_waiter.h"
 #include "client/libohio/stage_report.h"
 #include "common/status.h"
@@ -34,9 +34,9 @@ namespace ohio {
 
 struct NodeCounts;
 
-class RemoteAlltoall {
+class AcrossNodesAlltoall {
  public:
-  RemoteAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node, uint32_t local,
+  AcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node, uint32_t local,
                  const RoundWaiter* waiter, int doorbell_fd, StageReport* report);
 
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
@@ -44,7 +44,7 @@ class RemoteAlltoall {
   Status Skip(uint32_t* next_round);
   // Rounds the last alltoallv that passed its first round took.
   uint32_t last_vector_rounds() const { return last_vector_rounds_; }
-  // The daemon played this rank's part of rounds for posted calls since its last call: how the
+  // The daemon played this rank's part of rounds for started calls since its last call: how the
   // last of them used the SSB is not known here, so the next round waits as after a whole-SSB one.
   void AfterDaemonRounds() { last_round_eager_ = false; }
 

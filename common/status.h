@@ -8,7 +8,7 @@
 namespace ohio {
 
 // Shared by the daemon and the client library; the C API maps these one to one onto
-// OHIO_ERR_* (client/ohio.h), so the numbers must not change.
+// OHIO_ERR_* (client/libohio/ohio.h), so the numbers must not change.
 enum class Code : int {
   kOk = 0,
   kInvalidArgument = 1,  // the caller's arguments are wrong

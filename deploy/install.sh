@@ -103,8 +103,8 @@ else
 fi
 
 # The headers include each other by their place in the source tree; installed, they sit side by side.
-install -m 0644 "$SRC/client/ohio.h" "$PREFIX/include/ohio/ohio.h"
-sed 's|#include "client/ohio.h"|#include "ohio.h"|' "$SRC/client/ohio.hpp" > "$PREFIX/include/ohio/ohio.hpp"
+install -m 0644 "$SRC/client/libohio/ohio.h" "$PREFIX/include/ohio/ohio.h"
+sed 's|#include "client/libohio/ohio.h"|#include "ohio.h"|' "$SRC/client/libohio/ohio.hpp" > "$PREFIX/include/ohio/ohio.hpp"
 chmod 0644 "$PREFIX/include/ohio/ohio.hpp"
 cat > "$PREFIX/lib/pkgconfig/ohio.pc" <<EOF
 prefix=$PREFIX

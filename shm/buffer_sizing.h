@@ -3,7 +3,7 @@
 // calls are expected to pass) gets buffers just large enough for such a call to be a single
 // round, eager when the group spans nodes, so that a 2-rank job exchanging 64 bytes maps
 // kilobytes instead of megabytes. A larger call still works, in more rounds; libohio then joins
-// the group again with a larger hint (client/growing_group.h). Pure functions, shared by the
+// the group again with a larger hint (client/libohio/growing_group.h). Pure functions, shared by the
 // daemon (sizing) and libohio (when to grow).
 #pragma once
 

@@ -1,5 +1,5 @@
 // Alltoallv of a group on one node, small calls: staged through the SSB so that the ranks meet
-// once, as a small alltoall does (client/local_alltoallv.cc copies; these functions decide).
+// once, as a small alltoall does (client/libohio/on_node_alltoallv.cc copies; these functions decide).
 //
 // - Each local rank owns an equal region of the round's SSB half (VectorRegionBytes, as across
 //   nodes), cut into one equal piece slot per rank of the group. A row whose every count fits a
@@ -10,7 +10,7 @@
 //   CountEntry::displacement is the piece's offset in the region, not in the send buffer.
 // - Each rank decides for itself, by its own counts, whether it stages (and says so in its slot):
 //   a row stages when it fits its region and its mean block is below the single-copy switch that
-//   alltoall uses (client/single_copy.h); a larger row is read in place, one copy, and its owner
+//   alltoall uses (client/libohio/single_copy.h); a larger row is read in place, one copy, and its owner
 //   must then wait until every reader is through.
 // - The counts are checked at the meeting, without a second one: every rank publishes its share
 //   of the count digest (VectorRankDigest), and the shares sum to zero when every pair agrees.

@@ -1,5 +1,5 @@
 // When this node's daemon took each step of a round spanning nodes, on CLOCK_MONOTONIC, so that
-// a rank that reports where its time goes (client/stage_report.h, OHIO_STAGE_TIMES) can put the
+// a rank that reports where its time goes (client/libohio/stage_report.h, OHIO_STAGE_TIMES) can put the
 // daemon's steps on its own timeline. The daemon writes them, a few clock reads per round, by
 // round parity: a rank reads round k's stamps after its last block landed, while the daemon may
 // already stamp k+1 into the other parity.

@@ -4,7 +4,7 @@
 // daemon and by every local rank of the group, so everything in it is either written once
 // before it is handed out or an address-free lock-free atomic.
 //
-// Rounds of a group on one node are driven by its ranks alone (client/local_round.h): they meet
+// Rounds of a group on one node are driven by its ranks alone (client/libohio/on_node_alltoall.h): they meet
 // in their slots and the daemon only watches. Rounds of a group spanning nodes go through the
 // daemon, which publishes in the header what it did. While a rank of such a group has
 // nonblocking calls posted, the daemon writes that rank's round fields in its slot on its behalf
@@ -108,7 +108,7 @@ struct alignas(kCacheLine) SegmentHeader {
   std::atomic<uint64_t> vector_streamed[2];
   // Groups on one node: CLOCK_MONOTONIC when the daemon last looked in on the group (every
   // watch tick, 100 ms). A rank that finds it recent knows the daemon lives without asking the
-  // kernel (client/group_handle.cc): one system call less per call.
+  // kernel (client/libohio/group_handle.cc): one system call less per call.
   std::atomic<uint64_t> daemon_seen_ns;
   char round_error[kErrorMessageBytes];
   char group_error[kErrorMessageBytes];
@@ -154,7 +154,7 @@ constexpr uint64_t kVectorSomePartStreams = uint64_t{1} << 30;
 constexpr uint64_t kVectorCallGoesAgain = uint64_t{1} << 29;
 
 // What a rank sends to and expects from each rank in an alltoallv, written by it before it
-// arrives and read by the others until they are done (client/local_alltoallv.cc), and, in a
+// arrives and read by the others until they are done (client/libohio/on_node_alltoallv.cc), and, in a
 // group spanning nodes, by its daemon when the round begins (shm/vector_plan.h): bytes and
 // displacement into its send buffer, and bytes it expects, per rank of the group. One table per
 // rank and round parity: across nodes a rank may write round k's while others still read k-1's.
@@ -199,7 +199,7 @@ struct OffloadEntry {
   std::atomic<uint64_t> recv_address;
   std::atomic<uint64_t> bytes_per_rank;
   // 0 for an alltoall; for an alltoallv, the address in the rank's own memory of its
-  // OffloadedVectorTables (shm/offloaded_vector_tables.h), which the daemon reads like the data.
+  // nonblocking alltoallv tables (NonblockingTable below), which the daemon reads like the data.
   std::atomic<uint64_t> tables_address;
 };
 

@@ -88,7 +88,7 @@ struct Staging {
 uint64_t MinSsbBytes(const GroupShape& shape);
 
 // A group on one node stages its rounds in two halves of the SSB, by round parity, so that
-// its ranks never wait for each other to free a half (client/local_alltoall.h). A half is
+// its ranks never wait for each other to free a half (client/libohio/on_node_alltoall.h). A half is
 // rounded down to a cache line.
 uint64_t LocalSsbHalfBytes(uint64_t ssb_bytes);
 // Bytes of SSB a group on one node needs: two halves of MinSsbBytes, rounded to a cache line.

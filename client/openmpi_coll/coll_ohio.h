@@ -5,7 +5,7 @@
  * not serve. Open MPI loads it from its component path, chooses it by the MCA parameters
  * coll_ohio_* and lists it in ompi_info.
  *
- * The serving itself is the shared core's (client/served_calls.h), reached through
+ * The serving itself is the shared core's (client/mpi/served_calls.h), reached through
  * coll_ohio_bridge.h; these C files are what Open MPI's internal headers are needed for. */
 #ifndef OHIO_CLIENT_OPENMPI_COLL_COLL_OHIO_H
 #define OHIO_CLIENT_OPENMPI_COLL_COLL_OHIO_H

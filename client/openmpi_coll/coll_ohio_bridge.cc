@@ -1,13 +1,13 @@
-// The component's side of the shared core (client/served_calls.h): the state lives in the
+// The component's side of the shared core (client/mpi/served_calls.h): the state lives in the
 // module (coll_ohio_bridge.h ohio_coll_comm), what ohio does not serve goes to the module below.
 #include "client/openmpi_coll/coll_ohio_bridge.h"
 
 #include <memory>
 
-#include "client/component_mark.h"
-#include "client/mpi_posted_request.h"
-#include "client/mpi_shim_state.h"
-#include "client/served_calls.h"
+#include "client/mpi/component_mark.h"
+#include "client/mpi/mpi_nonblocking_request.h"
+#include "client/mpi/mpi_shim_state.h"
+#include "client/mpi/served_calls.h"
 
 using namespace ohio::shim;
 
@@ -78,7 +78,7 @@ int ohio_coll_alltoallw(ohio_coll_comm* c, const void* sbuf, const int* scounts,
 int ohio_coll_ialltoall(ohio_coll_comm* c, const void* sbuf, int scount, MPI_Datatype sdtype, void* rbuf, int rcount,
                         MPI_Datatype rdtype, MPI_Comm comm, MPI_Request* request) {
   const ohio_coll_previous& p = c->previous;
-  return PostAlltoall(
+  return StartNonblockingAlltoall(
       sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, "MPI_Ialltoall", StateIn(c, comm),
       [&] { return p.ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, p.ialltoall_module); },
       StartIn(comm, request));
@@ -100,7 +100,7 @@ int ohio_coll_ialltoallv(ohio_coll_comm* c, const void* sbuf, const int* scounts
 int ohio_coll_start_alltoall(ohio_coll_comm* c, const void* sbuf, int scount, MPI_Datatype sdtype, void* rbuf,
                              int rcount, MPI_Datatype rdtype, MPI_Comm comm, MPI_Request library,
                              MPI_Request* started) {
-  return PostAlltoall(
+  return StartNonblockingAlltoall(
       sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, "MPI_Alltoall_init", StateIn(c, comm),
       [&] {
         *started = library;
@@ -122,13 +122,13 @@ void ohio_coll_opened(void) {
 
 bool ohio_coll_creating_internal_communicator(void) { return InternalCommunicator::Creating(); }
 
-bool ohio_coll_posted_finish(void* posted, int* error) {
-  auto* r = static_cast<OhioRequest*>(posted);
+bool ohio_coll_nonblocking_finish(void* call, int* error) {
+  auto* r = static_cast<OhioRequest*>(call);
   if (!Finish(r, 0)) return false;
   *error = r->error;
   return true;
 }
 
-void ohio_coll_posted_release(void* posted) { delete static_cast<OhioRequest*>(posted); }
+void ohio_coll_nonblocking_release(void* call) { delete static_cast<OhioRequest*>(call); }
 
 }  // extern "C"

@@ -1,5 +1,5 @@
 /* Between the Open MPI collective component (C, against Open MPI's internal headers: coll_ohio.h)
- * and ohio's shared core (C++, against mpi.h alone: client/served_calls.h). In Open MPI an MPI
+ * and ohio's shared core (C++, against mpi.h alone: client/mpi/served_calls.h). In Open MPI an MPI
  * handle is the library's object itself (MPI_Comm is struct ompi_communicator_t *, MPI_Request
  * struct ompi_request_t *), so both sides speak of the same things through mpi.h's types. */
 #ifndef OHIO_CLIENT_OPENMPI_COLL_COLL_OHIO_BRIDGE_H
@@ -64,7 +64,7 @@ int ohio_coll_ialltoallv(ohio_coll_comm *c, const void *sbuf, const int *scounts
                          MPI_Datatype sdtype, void *rbuf, const int *rcounts, const int *rdisps, MPI_Datatype rdtype,
                          MPI_Comm comm, MPI_Request *request);
 
-/* A Start of a persistent alltoall: posted as an MPI_Ialltoall is (the same opt-in, decided alike
+/* A Start of a persistent alltoall: started as an MPI_Ialltoall is (the same opt-in, decided alike
  * on every rank), ohio's request in *started; or, where ohio does not serve it, `library` (the
  * module below's persistent request for the same call) started and put in *started. */
 int ohio_coll_start_alltoall(ohio_coll_comm *c, const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf,
@@ -83,13 +83,13 @@ void ohio_coll_opened(void);
  * must not serve. */
 bool ohio_coll_creating_internal_communicator(void);
 
-/* A posted nonblocking call of the core's: finished if ohio is done with it (true, *error set),
+/* A started nonblocking call of the core's: finished if ohio is done with it (true, *error set),
  * and released once the program has freed its request. */
-bool ohio_coll_posted_finish(void *posted, int *error);
-void ohio_coll_posted_release(void *posted);
+bool ohio_coll_nonblocking_finish(void *call, int *error);
+void ohio_coll_nonblocking_release(void *call);
 
-/* Hands a posted call to the program as an Open MPI request (coll_ohio_request.c). */
-int mca_coll_ohio_request_start(void *posted, MPI_Comm comm, MPI_Request *request);
+/* Hands a started call to the program as an Open MPI request (coll_ohio_request.c). */
+int mca_coll_ohio_request_start(void *call, MPI_Comm comm, MPI_Request *request);
 
 #ifdef __cplusplus
 }

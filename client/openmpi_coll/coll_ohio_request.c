@@ -1,6 +1,6 @@
 /* Ohio's nonblocking calls as Open MPI requests. A component cannot take part in MPI_Wait or
  * MPI_Test, so ohio's requests are completed by a progress callback that Open MPI runs from every
- * Wait, Test and blocking call: it asks ohio, without waiting, whether each posted call is done
+ * Wait, Test and blocking call: it asks ohio, without waiting, whether each started call is done
  * and completes the request of each that is. The callback is registered while ohio's requests are
  * outstanding and unregistered when the last one is freed (not from inside the callback, where
  * the list of callbacks is being walked).
@@ -30,20 +30,20 @@ OMPI_DECLSPEC extern opal_class_t ompi_coll_base_nbc_request_t_class;
 
 typedef struct mca_coll_ohio_request_t {
   ohio_nbc_request_t super;
-  void *posted; /* the core's call */
+  void *call; /* the core's call */
   bool freed;   /* the program freed the request before it completed */
   struct mca_coll_ohio_request_t *next;
 } mca_coll_ohio_request_t;
 
 OBJ_CLASS_INSTANCE(mca_coll_ohio_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
 
-/* Posted calls not completed yet, and whether the callback is registered. */
+/* Started calls not completed yet, and whether the callback is registered. */
 static mca_coll_ohio_request_t *outstanding = NULL;
 static int live_requests = 0;
 static bool progressing = false;
 
 static void ohio_request_destroy(mca_coll_ohio_request_t *request) {
-  ohio_coll_posted_release(request->posted);
+  ohio_coll_nonblocking_release(request->call);
   --live_requests;
   OMPI_REQUEST_FINI(&request->super.super);
   OBJ_RELEASE(request);
@@ -55,7 +55,7 @@ static int ohio_progress(void) {
   while (NULL != *link) {
     mca_coll_ohio_request_t *request = *link;
     int error = MPI_SUCCESS;
-    if (!ohio_coll_posted_finish(request->posted, &error)) {
+    if (!ohio_coll_nonblocking_finish(request->call, &error)) {
       link = &request->next;
       continue;
     }
@@ -94,7 +94,7 @@ static int ohio_request_cancel(ompi_request_t *request, int complete) {
   return OMPI_SUCCESS;
 }
 
-int mca_coll_ohio_request_start(void *posted, MPI_Comm comm, MPI_Request *handle) {
+int mca_coll_ohio_request_start(void *call, MPI_Comm comm, MPI_Request *handle) {
   mca_coll_ohio_request_t *request = OBJ_NEW(mca_coll_ohio_request_t);
   if (NULL == request) return MPI_ERR_NO_MEM;
   ompi_request_t *base = &request->super.super;
@@ -105,7 +105,7 @@ int mca_coll_ohio_request_start(void *posted, MPI_Comm comm, MPI_Request *handle
   base->req_mpi_object.comm = comm;
   base->req_free = ohio_request_free;
   base->req_cancel = ohio_request_cancel;
-  request->posted = posted;
+  request->call = call;
   request->freed = false;
   request->next = outstanding;
   outstanding = request;

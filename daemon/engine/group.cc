@@ -439,7 +439,7 @@ bool Group::PublishFinished() {
   if (next == round_ || exchange_->in_flight(next) != 0) return false;
   if (!segment_.AllDone(next)) return false;
   h->finished_round.store(next, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // paired with RemoteAlltoall::AwaitFinished's
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // paired with AcrossNodesAlltoall::AwaitFinished's
   // Only a rank that waits for this round (or an earlier one) to finish needs waking; one asleep
   // for its next round's blocks would be woken for nothing.
   for (uint32_t l = 0; l < local_ranks(); ++l) {

@@ -2,7 +2,7 @@
 // ranks (ohio_ialltoall across nodes). A rank posts a call in its ring as on one node
 // (nonblocking_alltoall.h) and goes back to its work. Once every local rank has posted call s and
 // this node is through with the group's last round, the daemon plays every local rank's part of
-// the call's rounds, exactly as the ranks would (client/remote_alltoall.h), so the exchange
+// the call's rounds, exactly as the ranks would (client/libohio/across_nodes_alltoall.h), so the exchange
 // with the peer daemons and every check of it stay the ones a blocking call has:
 //   1. copy-in: each rank's row of the round into the SSB, read from the rank's send buffer
 //      with process_vm_readv along the ranks' own copy plan (shm/copy_plan.h);
@@ -14,14 +14,14 @@
 //   4. after the call's last round (or the first that failed, on every node alike): the
 //      outcome and offload_done = s, and the ranks are woken.
 // An alltoallv (nonblocking_across_nodes_alltoallv.cc) goes in the vector rounds a blocking one takes
-// (client/remote_alltoallv.cc): the daemon reads each rank's posted tables once, writes them
+// (client/libohio/across_nodes_alltoallv.cc): the daemon reads each rank's posted tables once, writes them
 // into the segment's count tables every round as the rank would, stages each rank's row (the
 // first round) or its chunks (stream rounds), and copies out once every other node's block of
 // the round is published, so the count check, the stream rounds and their verdicts are the
 // blocking call's.
 //
 // A rank keeps its slot's round fields to itself except while it has posted calls outstanding:
-// its next blocking call first waits until they are complete (client/group_handle.cc), and
+// its next blocking call first waits until they are complete (client/libohio/group_handle.cc), and
 // takes the next round number from its slot. So a rank's posted and blocking calls of one group
 // stay in the order it made them, and the daemon and the rank never write the slot at once.
 // Local ranks that disagree on M, or posted an alltoall where others posted an alltoallv, arrive

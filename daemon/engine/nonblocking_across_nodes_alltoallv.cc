@@ -1,5 +1,5 @@
 // The alltoallv side of NonblockingAcrossNodesAlltoall (nonblocking_across_nodes_alltoall.h): the daemon plays
-// each local rank's part of the vector rounds exactly as client/remote_alltoallv.cc does, with
+// each local rank's part of the vector rounds exactly as client/libohio/across_nodes_alltoallv.cc does, with
 // process_vm_readv/writev for the rank's memcpy. Each round:
 //   1. (Fill) the count table of the round's parity for every rank, from its posted tables (the
 //      exchange plans the node's puts and its share of the count digest from them when the

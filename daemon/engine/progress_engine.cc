@@ -160,7 +160,7 @@ bool ProgressEngine::Drain() {
   for (Command& c : commands) {
     switch (c.kind) {
       case Command::Kind::kAdd: {
-        // As the group's ranks decide how they wait (client/group_handle.cc, MakeWaiter).
+        // As the group's ranks decide how they wait (client/libohio/group_handle.cc, MakeWaiter).
         c.group->set_wake_for_each_eager_block(ChooseSpinMode(node_cpus_, c.group->local_ranks() + 1) ==
                                                SpinMode::kOwnCore);
         c.group->count_ranks_woken_in(&counters_->ranks_woken);

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Where an alltoall's time goes, stage by stage: averages the "ohio stages:" lines that ranks
-# run with OHIO_STAGE_TIMES=1 print on stderr (client/stage_report.h) over ranks, per message
+# run with OHIO_STAGE_TIMES=1 print on stderr (client/libohio/stage_report.h) over ranks, per message
 # size, as a markdown table of microseconds per call. Stages no rank spent time in are left out.
 #
 # usage: deploy/lib/stage-table.sh [FILE...]   (stdin when no file; other lines are ignored)

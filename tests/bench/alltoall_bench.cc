@@ -44,7 +44,7 @@
 #include <string>
 #include <vector>
 
-#include "client/ohio.hpp"
+#include "client/libohio/ohio.hpp"
 #include "tests/bench/proc_usage.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// The stage report (OHIO_STAGE_TIMES=1, client/stage_report.h) as tests read it: asked for in
+// The stage report (OHIO_STAGE_TIMES=1, client/libohio/stage_report.h) as tests read it: asked for in
 // the rank processes a test starts, and parsed from what they printed.
 #pragma once
 

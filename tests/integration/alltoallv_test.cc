@@ -1,5 +1,5 @@
 // ohio_alltoallv through real daemons and real rank processes, on one node
-// (client/local_alltoallv.cc) and across nodes (client/remote_alltoallv.cc): counts drawn per
+// (client/libohio/on_node_alltoallv.cc) and across nodes (client/libohio/across_nodes_alltoallv.cc): counts drawn per
 // pair and call with zeros among them, blocks out of order with gaps, every byte and every gap
 // checked by the rank tool; on one node, small rows staged through the SSB with the ranks
 // meeting once (no read in place, no wait for readers in the stage report), large rows read in
@@ -137,7 +137,7 @@ TEST(Alltoallv, RowsStagedAndARowReadInPlaceMixInOneCallOnOneNode) {
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   StageTimes on;
   // The switch where every rank has a core (32 KiB): on a box whose ranks share them it is
-  // 256 KiB (client/single_copy.h), and this test is about rows read in place beside staged ones.
+  // 256 KiB (client/libohio/single_copy.h), and this test is about rows read in place beside staged ones.
   ScopedEnv single_copy("OHIO_SINGLE_COPY_BYTES", "32768");
   // Rank 0 sends up to 200 KB a pair, above the single-copy switch; the others up to 2000 bytes.
   Ranks ranks = OneNodeJob(dir, daemon, NodeName(daemon), 3, "mixed",

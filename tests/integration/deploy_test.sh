@@ -53,7 +53,7 @@ fi
 grep -q "OHIOCTL=\${OHIOCTL:-$P/bin/ohioctl}" "$P/share/ohio/slurm-prolog.sh" || fail "prolog's ohioctl path"
 bash -n "$P/share/ohio/slurm-prolog.sh" || fail "prolog syntax"
 
-grep -q '#include "ohio.h"' "$P/include/ohio/ohio.hpp" || fail "ohio.hpp still includes client/ohio.h"
+grep -q '#include "ohio.h"' "$P/include/ohio/ohio.hpp" || fail "ohio.hpp still includes client/libohio/ohio.h"
 if command -v c++ > /dev/null; then
   cat > "$TEST_TMPDIR/use.cc" <<'PROGRAM'
 #include <ohio.hpp>

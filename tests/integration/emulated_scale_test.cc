@@ -1,7 +1,7 @@
 // Many nodes on one host: 32 real ohiods x 1 rank and 16 x 2 on
 // loopback, each told its share of the host's CPUs as deploy/local-cluster.sh tells them. Every
 // byte is checked by the ranks; then every node's counters (admin API, what ohioctl shows) must
-// equal what ohio-plan predicts for that node, computed by the same code (client/plan_report.h):
+// equal what ohio-plan predicts for that node, computed by the same code (client/ohio_plan/plan_report.h):
 // data frames and payload bytes each way, and N-1 data connections. At 32 nodes this is done once
 // with the built-in leader table and once with each leader algorithm forced by the job
 // (OHIO_LEADER): pairwise, hypercube and direct each move every byte right at 32 nodes. Then,
@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "client/plan_report.h"
+#include "client/ohio_plan/plan_report.h"
 #include "daemon/ops/config.h"
 #include "shm/leader_table_text.h"
 #include "tests/harness/cluster.h"

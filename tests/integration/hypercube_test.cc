@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "client/plan_report.h"
+#include "client/ohio_plan/plan_report.h"
 #include "daemon/ops/config.h"
 #include "proto/admin.pb.h"
 #include "shm/bruck_plan.h"

@@ -1,4 +1,4 @@
-// ohio_ialltoall (client/posted_alltoalls.h, daemon/engine/nonblocking_alltoall.h) through a real daemon
+// ohio_ialltoall (client/libohio/nonblocking_alltoalls.h, daemon/engine/nonblocking_alltoall.h) through a real daemon
 // and real rank processes: the ranks post several calls, then touch nothing of ohio while the
 // daemon moves the data into their receive buffers (tests/tools/ialltoall_rank.cc watches them
 // fill with plain loads, then ohio_test must find every call complete); every byte is checked,

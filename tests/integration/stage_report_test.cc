@@ -1,4 +1,4 @@
-// The stage report (OHIO_STAGE_TIMES=1, client/stage_report.h): what each rank prints when it
+// The stage report (OHIO_STAGE_TIMES=1, client/libohio/stage_report.h): what each rank prints when it
 // leaves, for a group on one node (single copy) and one spanning nodes (eager rounds, with the
 // daemon's stamped steps), checked for what must hold whatever the scheduler does: every call
 // counted, the stages adding up to the call time, the daemon's steps present and in order; and
@@ -67,7 +67,7 @@ TEST(StageReport, OneNodeSingleCopyStagesAddUpToTheCall) {
   constexpr uint32_t kCalls = 50;
   constexpr uint64_t kBytes = 65536;
   // Read in place from 32 KiB, where every rank has a core; on a box whose ranks share them the
-  // default switch is 256 KiB (client/single_copy.h), and this test is about the in-place path.
+  // default switch is 256 KiB (client/libohio/single_copy.h), and this test is about the in-place path.
   ScopedEnv single_copy("OHIO_SINGLE_COPY_BYTES", "32768");
   StageTimes on;
   RankJob job(dir, daemon.socket(), "stages1", 4, {"--bytes", std::to_string(kBytes), "--iterations", std::to_string(kCalls)});

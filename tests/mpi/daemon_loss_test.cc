@@ -3,9 +3,9 @@
 // different call and size each time (64 B and 64 KiB per rank, every fifth call in place): no
 // call returns success with a wrong byte; on one node the job goes on through ohio; across nodes
 // the calls before the kill are served by ohiod and the job goes on to the end in the MPI
-// library, from the same call on every rank (client/mpi_shim_state.h: the ranks' agreement),
+// library, from the same call on every rank (client/mpi/mpi_shim_state.h: the ranks' agreement),
 // and every call, the one the daemon died in included, returns the same correct result on
-// every rank (the call some ranks completed is sent again to the others: client/mpi_call_replay.h).
+// every rank (the call some ranks completed is sent again to the others: client/mpi/mpi_call_replay.h).
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Checks client/mpi_type_layout against the MPI library itself: for every combiner the shim
+// Checks client/mpi/mpi_type_layout against the MPI library itself: for every combiner the shim
 // serves (and some nestings), packing 3 elements run by run must give exactly MPI_Pack's bytes,
 // and unpacking them must write exactly what MPI_Unpack writes (the bytes a type skips left as
 // they were). Types it must not serve must have no layout. Run with one rank:
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "client/mpi_type_layout.h"
+#include "client/mpi/mpi_type_layout.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Runs tests/mpi/type_layout_check (client/mpi_type_layout against MPI_Pack and MPI_Unpack) as
+// Runs tests/mpi/type_layout_check (client/mpi/mpi_type_layout against MPI_Pack and MPI_Unpack) as
 // one rank under each MPI's own mpirun: every served combiner packs and unpacks as the library
 // does, and the types the shim must not serve have no layout.
 #include <gtest/gtest.h>

@@ -30,7 +30,7 @@ const std::vector<ErrorCause>& ExpectedCauses() {
       {"data connection not up in time", "timeout", {"the data connection to node(s) ", " never came up within "},
        "restart a daemon: a new group's node could not connect to it before the timeout"},
       // A stopped daemon does not answer: libohio's waits on it give up at the timeout and say
-      // that it is stopped (client/round_waiter.cc, client/control_connection.cc).
+      // that it is stopped (client/libohio/round_waiter.cc, client/libohio/control_connection.cc).
       {"own daemon stopped", "timeout", {" within ", "; ohiod (pid ", ") is stopped"},
        "stop a daemon: a rank's wait on it outlasted the timeout", false, true},
       // A group on one node goes on without its daemon (the ranks' blocking calls are their

@@ -86,7 +86,7 @@ void MpiSoakJob::Judge(int exit_code, Figures* f) {
     const MpiRankReport& report = it->second;
     const MpiRankTally& t = *report.tally;
     // A call is the job's, not a rank's: counted as rank 0 saw it (the others see the same
-    // outcome, or a failure one call apart: client/mpi_shim_state.h).
+    // outcome, or a failure one call apart: client/mpi/mpi_shim_state.h).
     if (r == 0) {
       f->mpi.calls_ok += t.ok;
       f->mpi.calls_failed += t.failed;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "client/ohio.hpp"
+#include "client/libohio/ohio.hpp"
 #include "common/mix64.h"
 #include "tests/tools/key_hex.h"
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "client/ohio.hpp"
+#include "client/libohio/ohio.hpp"
 #include "tests/tools/rank_placement.h"
 
 namespace {

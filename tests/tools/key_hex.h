@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "client/ohio.h"
+#include "client/libohio/ohio.h"
 
 inline bool ParseKey(const std::string& hex, unsigned char (&key)[OHIO_KEY_BYTES]) {
   if (hex.size() != 2 * OHIO_KEY_BYTES) return false;

@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "client/ohio.hpp"
+#include "client/libohio/ohio.hpp"
 #include "tests/tools/rank_placement.h"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "client/ohio.hpp"
+#include "client/libohio/ohio.hpp"
 #include "tests/tools/key_hex.h"
 
 struct RankPlacement {

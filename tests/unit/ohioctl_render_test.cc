@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "client/ohioctl_render.h"
+#include "client/ohioctl_cli/ohioctl_render.h"
 
 namespace ohio::ctl {
 namespace {

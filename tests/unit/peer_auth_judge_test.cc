@@ -1,4 +1,4 @@
-// How a decoded MUNGE credential is judged (daemon/peer_auth): each munged error and each
+// How a decoded MUNGE credential is judged (daemon/peers/peer_auth.h): each munged error and each
 // mismatch gives its own refusal reason, so that an admin reading a counter or a log line
 // knows whether to look for an intruder, a replay, a clock or a misconfigured node.
 #include <munge.h>

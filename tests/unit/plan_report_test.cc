@@ -1,5 +1,5 @@
-#include "client/plan_report.h"
-#include "client/leader_report.h"
+#include "client/ohio_plan/plan_report.h"
+#include "client/ohio_plan/leader_report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // From which message size ranks on one node read each other's send buffers in place
-// (client/single_copy.h): where each rank has a core, and where they share them.
-#include "client/single_copy.h"
+// (client/libohio/single_copy.h): where each rank has a core, and where they share them.
+#include "client/libohio/single_copy.h"
 
 #include <gtest/gtest.h>
 

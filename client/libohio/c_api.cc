@@ -1,0 +1,164 @@
+// The C API of libohio (ohio.h) over the C++ internals.
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "client/libohio/control_connection.h"
+#include "client/libohio/growing_group.h"
+#include "client/libohio/ohio.h"
+
+struct ohio_client {
+  std::unique_ptr<ohio::ControlConnection> connection;
+  int groups = 0;
+};
+
+struct ohio_group {
+  ohio_client* client = nullptr;
+  std::unique_ptr<ohio::GrowingGroup> handle;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+int Fail(const ohio::Status& s) {
+  last_error = s.message();
+  return static_cast<int>(s.code());
+}
+
+int Fail(ohio::Code code, const std::string& message) { return Fail(ohio::Status(code, message)); }
+
+ohio::VectorCall VectorCallOf(const void* send, const size_t* sendcounts, const size_t* sdispls, void* recv,
+                              const size_t* recvcounts, const size_t* rdispls) {
+  ohio::VectorCall call;
+  call.send = static_cast<const uint8_t*>(send);
+  call.send_counts = sendcounts;
+  call.send_displs = sdispls;
+  call.recv = static_cast<uint8_t*>(recv);
+  call.recv_counts = recvcounts;
+  call.recv_displs = rdispls;
+  return call;
+}
+
+}  // namespace
+
+extern "C" {
+
+int ohio_connect(const char* socket_path, ohio_client** out) {
+  if (out == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_connect: out is NULL");
+  std::string path = socket_path != nullptr ? socket_path : "";
+  if (path.empty()) {
+    const char* env = std::getenv("OHIO_SOCKET");
+    path = env != nullptr && *env != '\0' ? env : OHIO_DEFAULT_SOCKET;
+  }
+  auto connection = ohio::ControlConnection::Connect(path);
+  if (!connection.ok()) return Fail(connection.status());
+  *out = new ohio_client{std::move(connection).value()};
+  return OHIO_OK;
+}
+
+const char* ohio_node_name(const ohio_client* client) {
+  return client != nullptr ? client->connection->node_name().c_str() : "";
+}
+
+void ohio_disconnect(ohio_client* client) { delete client; }
+
+int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out) {
+  if (client == nullptr || spec == nullptr || out == nullptr) {
+    return Fail(ohio::Code::kInvalidArgument, "ohio_join: client, spec and out must not be NULL");
+  }
+  if (spec->num_nodes == 0 || spec->node_names == nullptr || spec->rank_node == nullptr) {
+    return Fail(ohio::Code::kInvalidArgument, "ohio_join: the spec must name the nodes and place every rank");
+  }
+  ohio::control::JoinGroup join;
+  join.set_key(std::string(reinterpret_cast<const char*>(spec->key), OHIO_KEY_BYTES));
+  join.set_size(spec->size);
+  join.set_rank(spec->rank);
+  for (uint32_t i = 0; i < spec->num_nodes; ++i) {
+    if (spec->node_names[i] == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_join: a node name is NULL");
+    join.add_node_names(spec->node_names[i]);
+  }
+  for (uint32_t g = 0; g < spec->size; ++g) join.add_rank_node(spec->rank_node[g]);
+  // The program's choice, else the user's (OHIO_ALGORITHM), else the daemon's default.
+  const char* algorithm = spec->algorithm != nullptr ? spec->algorithm : std::getenv("OHIO_ALGORITHM");
+  if (algorithm != nullptr && *algorithm != '\0') join.set_algorithm(algorithm);
+  // The job's leader algorithm among nodes (docs/PLANNER.md), else the daemons' table. Sent by
+  // every rank, so every node of the group is told the same and their tables then agree.
+  if (const char* leader = std::getenv("OHIO_LEADER"); leader != nullptr && *leader != '\0') join.set_leader(leader);
+  join.set_bytes_per_rank_hint(spec->bytes_per_rank_hint);
+  auto handle = ohio::GrowingGroup::Join(client->connection.get(), join);
+  if (!handle.ok()) return Fail(handle.status());
+  *out = new ohio_group{client, std::move(handle).value()};
+  return OHIO_OK;
+}
+
+int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_alltoall: group is NULL");
+  ohio::Status s = group->handle->Alltoall(send, recv, bytes_per_rank);
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
+int ohio_alltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
+                   void* recv, const size_t* recvcounts, const size_t* rdispls) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_alltoallv: group is NULL");
+  ohio::Status s = group->handle->Alltoallv(VectorCallOf(send, sendcounts, sdispls, recv, recvcounts, rdispls));
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
+int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank, ohio_request* request) {
+  if (group == nullptr || request == nullptr) {
+    return Fail(ohio::Code::kInvalidArgument, "ohio_ialltoall: group and request must not be NULL");
+  }
+  ohio::Status s = group->handle->Ialltoall(send, recv, bytes_per_rank, request);
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
+int ohio_ialltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
+                    void* recv, const size_t* recvcounts, const size_t* rdispls, ohio_request* request) {
+  if (group == nullptr || request == nullptr) {
+    return Fail(ohio::Code::kInvalidArgument, "ohio_ialltoallv: group and request must not be NULL");
+  }
+  ohio::Status s =
+      group->handle->Ialltoallv(VectorCallOf(send, sendcounts, sdispls, recv, recvcounts, rdispls), request);
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
+int ohio_test(ohio_group* group, ohio_request request, int* done) { return ohio_test_within(group, request, 0, done); }
+
+int ohio_test_within(ohio_group* group, ohio_request request, unsigned timeout_us, int* done) {
+  if (group == nullptr || done == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_test: group and done must not be NULL");
+  bool complete = false;
+  ohio::Status s = group->handle->Test(request, &complete, std::chrono::microseconds(timeout_us));
+  *done = complete ? 1 : 0;
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
+int ohio_wait(ohio_group* group, ohio_request request) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_wait: group is NULL");
+  ohio::Status s = group->handle->Wait(request);
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
+int ohio_alltoall_skip(ohio_group* group) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_alltoall_skip: group is NULL");
+  return Fail(group->handle->Skip());
+}
+
+int ohio_group_check(ohio_group* group) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_group_check: group is NULL");
+  ohio::Status s = group->handle->Check();
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
+int ohio_leave(ohio_group* group) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_leave: group is NULL");
+  ohio::Status s = group->handle->Leave();
+  delete group;
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
+const char* ohio_strerror(int code) { return ohio::CodeName(static_cast<ohio::Code>(code)); }
+
+const char* ohio_last_error(void) { return last_error.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,143 @@
+#include "client/libohio/control_connection.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "client/libohio/daemon_process.h"
+#include "common/framed_socket.h"
+#include "common/unix_socket.h"
+#include "common/version.h"
+
+namespace ohio {
+namespace {
+
+constexpr size_t kMaxReplyBytes = 1 << 20;
+// ohiod's own default timeout-ms, and the range it accepts for it.
+constexpr std::chrono::milliseconds kDefaultSetupTimeout{60000};
+constexpr unsigned long long kMaxTimeoutMs = 86400000;
+
+Code CodeOf(control::Error::Code c) {
+  switch (c) {
+    case control::Error::INVALID_ARGUMENT: return Code::kInvalidArgument;
+    case control::Error::GROUP_MISMATCH:
+    case control::Error::PERMISSION:
+    case control::Error::STATE: return Code::kRefused;
+    case control::Error::NO_MEMORY: return Code::kNoMemory;
+    case control::Error::GROUP_FAILED: return Code::kGroupFailed;
+    case control::Error::NOT_SUPPORTED: return Code::kNotSupported;
+    default: return Code::kProtocol;
+  }
+}
+
+}  // namespace
+
+ControlConnection::~ControlConnection() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Result<std::chrono::milliseconds> ControlConnection::SetupTimeout() {
+  const char* v = std::getenv("OHIO_TIMEOUT_MS");
+  if (v == nullptr) return kDefaultSetupTimeout;
+  char* end = nullptr;
+  const unsigned long long ms = std::strtoull(v, &end, 10);
+  if (*v < '0' || *v > '9' || *end != '\0' || ms == 0 || ms > kMaxTimeoutMs) {
+    return Status(Code::kInvalidArgument, "OHIO_TIMEOUT_MS must be a number of milliseconds from 1 to " +
+                                              std::to_string(kMaxTimeoutMs) + ", not '" + v + "'");
+  }
+  return std::chrono::milliseconds(ms);
+}
+
+Result<std::unique_ptr<ControlConnection>> ControlConnection::Connect(const std::string& socket_path) {
+  auto setup_timeout = SetupTimeout();
+  if (!setup_timeout.ok()) return setup_timeout.status();
+  std::unique_ptr<ControlConnection> c(new ControlConnection());
+  c->setup_timeout_ = setup_timeout.value();
+  auto fd = ConnectUnix(socket_path);
+  if (!fd.ok()) return fd.status();
+  c->fd_ = fd.value();
+  c->daemon_pid_ = DaemonPid(c->fd_);
+  control::ClientMessage hello;
+  hello.mutable_hello()->set_protocol_version(kControlProtocolVersion);
+  hello.mutable_hello()->set_client_version(kVersion);
+  std::vector<int> fds;
+  auto reply = c->Call(hello, &fds, "hello", c->setup_timeout_);
+  if (!reply.ok()) return reply.status();
+  if (!reply->has_hello()) return Status(Code::kProtocol, "ohiod did not answer Hello");
+  c->node_name_ = reply->hello().node_name();
+  return c;
+}
+
+Status ControlConnection::GivenUp() const {
+  std::lock_guard<std::mutex> lock(given_up_mu_);
+  return given_up_;
+}
+
+void ControlConnection::GiveUp(const Status& why) {
+  std::lock_guard<std::mutex> lock(given_up_mu_);
+  if (!given_up_.ok()) return;
+  given_up_ = Status(Code::kDaemonLost, why.message() + "; libohio gave up on this ohiod and closed its connection");
+  // Not closed: the descriptor stays this connection's (the groups' waits poll it, and now
+  // find it closed) until the connection is destroyed.
+  shutdown(fd_, SHUT_RDWR);
+}
+
+Result<control::DaemonMessage> ControlConnection::Call(const control::ClientMessage& request,
+                                                       std::vector<int>* fds, const char* what,
+                                                       std::chrono::milliseconds within) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (Status given_up = GivenUp(); !given_up.ok()) return given_up;
+  const Deadline deadline = std::chrono::steady_clock::now() + within;
+  Status s = SendFrame(fd_, request.SerializeAsString(), {}, deadline);
+  std::string payload;
+  // A daemon that refuses a connection (too many clients) says why and closes it at once: the
+  // send may fail, but the reason is still there to read.
+  const Status sent = s;
+  if (sent.code() != Code::kTimeout) s = ReceiveFrame(fd_, kMaxReplyBytes, &payload, fds, deadline);
+  if (s.code() == Code::kTimeout) {
+    std::string message = std::string("ohiod did not answer ") + what + " within " + std::to_string(within.count()) + " ms";
+    if (ProcessStopped(daemon_pid_)) message += "; ohiod (pid " + std::to_string(daemon_pid_) + ") is stopped";
+    const Status late(Code::kTimeout, message);
+    GiveUp(late);
+    return late;
+  }
+  if (!sent.ok() && !s.ok()) return Status(Code::kDaemonLost, sent.message());
+  if (!s.ok()) return Status(s.code() == Code::kDaemonLost ? Code::kDaemonLost : Code::kProtocol,
+                             "ohiod: " + s.message());
+  control::DaemonMessage reply;
+  if (!reply.ParseFromString(payload)) return Status(Code::kProtocol, "unparseable reply from ohiod");
+  if (reply.has_error()) {
+    for (int fd : *fds) close(fd);
+    fds->clear();
+    return Status(CodeOf(reply.error().code()), reply.error().message());
+  }
+  return reply;
+}
+
+Result<JoinedGroup> ControlConnection::Join(const control::JoinGroup& join) {
+  control::ClientMessage m;
+  *m.mutable_join() = join;
+  std::vector<int> fds;
+  auto reply = Call(m, &fds, "join", setup_timeout_);
+  if (!reply.ok()) return reply.status();
+  if (!reply->has_join() || fds.size() != 2) {
+    for (int fd : fds) close(fd);
+    return Status(Code::kProtocol, "ohiod answered a join without a segment and a doorbell");
+  }
+  JoinedGroup g;
+  g.reply = reply->join();
+  g.segment_fd = fds[0];
+  g.doorbell_fd = fds[1];
+  return g;
+}
+
+Status ControlConnection::Leave(const std::string& key, std::chrono::milliseconds within) {
+  control::ClientMessage m;
+  m.mutable_leave()->set_key(key);
+  std::vector<int> fds;
+  auto reply = Call(m, &fds, "leave", within);
+  return reply.status();
+}
+
+}  // namespace ohio

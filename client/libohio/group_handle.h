@@ -1,0 +1,95 @@
+// A group as one rank sees it: the mapped segment, the doorbell, and the alltoall data path.
+// Per collective the rank talks to the daemon only through its slot and the header, never
+// through the socket: a group on one node needs no daemon on the path (on_node_alltoall.h); a
+// group spanning nodes hands its blocks to the daemon (across_nodes_alltoall.h).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "client/libohio/control_connection.h"
+#include "client/libohio/on_node_alltoall.h"
+#include "client/libohio/nonblocking_alltoalls.h"
+#include "client/libohio/across_nodes_alltoall.h"
+#include "client/libohio/round_waiter.h"
+#include "common/status.h"
+#include "shm/algorithm.h"
+#include "shm/group_shape.h"
+#include "shm/segment.h"
+
+namespace ohio {
+
+class GroupHandle {
+ public:
+  static Result<std::unique_ptr<GroupHandle>> Join(ControlConnection* connection, const control::JoinGroup& join);
+  ~GroupHandle();
+
+  Status Alltoall(const void* send, void* recv, uint64_t bytes_per_rank);
+  bool spans_nodes() const { return shape_.nodes() > 1; }
+  // Rounds the last alltoallv across nodes that passed its first round took (1 on one node).
+  uint32_t last_vector_rounds() const { return across_nodes_ ? across_nodes_->last_vector_rounds() : 1; }
+  // On one node staged or read in place (OnNodeAlltoall::Alltoallv); across nodes in eager
+  // rounds (AcrossNodesAlltoall::Alltoallv), kNotSupported on every rank where it would take too many.
+  Status Alltoallv(const VectorCall& call);
+  // A nonblocking alltoall (client/libohio/nonblocking_alltoalls.h): started for the daemon to move, *call
+  // numbers it; across nodes through the group's rounds (daemon/engine/nonblocking_across_nodes_alltoall.h).
+  Status Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint32_t* call);
+  // A nonblocking alltoallv, started and numbered like Ialltoall (the same calls, in one order);
+  // the counts and displacements are copied, the buffers must stay until it is complete.
+  // Across nodes the daemon plays the vector rounds a blocking Alltoallv takes
+  // (daemon/engine/nonblocking_across_nodes_alltoall.h).
+  Status Ialltoallv(const VectorCall& vector, uint32_t* call);
+  // Whether `call` is complete, waiting for it at most `within`; once it is, its outcome is
+  // returned and the call forgotten.
+  Status IalltoallTest(uint32_t call, bool* done, std::chrono::microseconds within);
+  // Waits until `call` is complete; its outcome, and the call is forgotten.
+  Status IalltoallWait(uint32_t call);
+  // Before the group is left: waits for every nonblocking call still outstanding and returns
+  // their outcomes by call.
+  std::map<uint32_t, Status> SettleIalltoalls();
+  // Takes part in the group's next call without data, so that it fails with kSkipped on every
+  // rank of every node (who may then all do the exchange some other way, together).
+  Status Skip();
+  // The group's standing: ok, or why no call can succeed any more (nothing is waited for).
+  Status Check() const;
+  Status Leave();
+
+ private:
+  GroupHandle() = default;
+  // Before a nonblocking call is started: the group has started.
+  Status ReadyForNonblocking();
+  // Before a blocking call of a group spanning nodes: waits until this rank's started calls are
+  // complete (the daemon played its part of their rounds in its slot) and goes on from the
+  // round the daemon arrived at last.
+  Status SettleNonblocking();
+  // Waits, before a group's first call, until every node's daemon has met the others.
+  Status AwaitGroupStart();
+  // A call's outcome: errors that leave the group usable are returned; the others also break
+  // it for this rank.
+  Status Finish(Status s);
+  // This rank's own arguments are wrong (`why`): it still takes part in the call, without
+  // data, so that every other rank fails at once with kSkipped naming it rather than waiting
+  // for it until the group's timeout, and the group stays usable. Returns `why`.
+  Status RefuseArguments(Status why);
+
+  ControlConnection* connection_ = nullptr;
+  std::string key_;
+  GroupShape shape_;
+  uint32_t node_ = 0;
+  uint32_t local_ = 0;
+  Algorithm algorithm_ = Algorithm::kV3;
+  Segment segment_;
+  int doorbell_fd_ = -1;
+  uint32_t next_round_ = 1;
+  RoundWaiter waiter_;
+  StageReport stages_{StageReport::Requested()};  // OHIO_STAGE_TIMES
+  uint32_t rank_ = 0;                             // in the group, for the stage report
+  std::unique_ptr<OnNodeAlltoall> on_node_;        // a group on one node
+  std::unique_ptr<AcrossNodesAlltoall> across_nodes_;  // a group spanning nodes
+  std::unique_ptr<NonblockingAlltoalls> nonblocking_;       // nonblocking calls
+  uint32_t settled_call_ = 0;                     // the last started call whose rounds are counted
+  Status broken_;  // set once the group can no longer be used by this rank
+};
+
+}  // namespace ohio

@@ -1,0 +1,33 @@
+#include "client/libohio/round_waiter.h"
+
+#include <poll.h>
+
+#include <cstring>
+
+#include "client/libohio/daemon_process.h"
+
+namespace ohio {
+
+Status RoundWaiter::GroupError() const {
+  return Status(static_cast<Code>(header_->group_error_code.load(std::memory_order_relaxed)),
+                std::string(header_->group_error, strnlen(header_->group_error, kErrorMessageBytes)));
+}
+
+bool RoundWaiter::DaemonGone() const {
+  struct pollfd p = {control_fd_, POLLIN | POLLRDHUP, 0};
+  // The daemon never writes while a collective runs: readable means closed.
+  return poll(&p, 1, 0) > 0;
+}
+
+bool RoundWaiter::DaemonStopped() const { return ProcessStopped(daemon_pid_); }
+
+Status RoundWaiter::Outcome(WaitOutcome outcome, std::chrono::milliseconds waited, const char* who,
+                            const char* what) const {
+  if (GroupFailed()) return GroupError();
+  if (outcome == WaitOutcome::kStopped) return Status(Code::kDaemonLost, "the connection to ohiod closed");
+  std::string message = std::string(who) + " did not " + what + " within " + std::to_string(waited.count()) + " ms";
+  if (DaemonStopped()) message += "; ohiod (pid " + std::to_string(daemon_pid_) + ") is stopped";
+  return Status(Code::kTimeout, message);
+}
+
+}  // namespace ohio

@@ -1,0 +1,76 @@
+// An MPI_Alltoall-shaped call started to ohiod, for MPI_Ialltoall and for each MPI_Start of a
+// persistent MPI_Alltoall_init: the same choices (opt-in threshold, layouts, packing) for both,
+// so that both take the same path on every rank.
+#include <memory>
+#include <string>
+
+#include "client/mpi/mpi_nonblocking_request.h"
+#include "client/mpi/mpi_shim_state.h"
+#include "client/mpi/mpi_type_layout.h"
+#include "client/libohio/ohio.h"
+#include "client/mpi/served_calls.h"
+
+namespace ohio::shim {
+
+int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, const char* function, const StateFor& state_for,
+                 const Library& library, const Start& start) {
+  const FallThroughTo fall_through(function, library);
+  int decided = MPI_SUCCESS;
+  CommState* st =
+      BeginCall(comm, function, FirstCallBytes(recvcount, recvtype), state_for, fall_through, &decided);
+  if (st == nullptr) return decided;
+  // Bytes per rank are the same on every rank (MPI's matching rule), so is this choice.
+  int type_size = 0;
+  PMPI_Type_size(recvtype, &type_size);
+  const uint64_t call_bytes = static_cast<uint64_t>(recvcount < 0 ? 0 : recvcount) * static_cast<uint64_t>(type_size);
+  if (call_bytes < st->ialltoall_min_bytes) {
+    return fall_through(st->ialltoall_min_bytes == UINT64_MAX
+                            ? std::string("ohiod moves ") + function +
+                                  " only from OHIO_IALLTOALL_MIN_BYTES bytes per rank, which is not set"
+                            : "the call's " + std::to_string(call_bytes) +
+                                  " bytes per rank are below OHIO_IALLTOALL_MIN_BYTES = " +
+                                  std::to_string(st->ialltoall_min_bytes));
+  }
+
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  CallLayouts layouts;
+  const std::string why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
+  const ohio::TypeLayout* recv_layout = layouts.recv;
+  const ohio::TypeLayout* send_layout = layouts.send;
+  // The opt-out is a meeting of the ranks, the one wait inside this call.
+  if (!why.empty()) return OptOut(st, comm, function, why, fall_through);
+
+  auto r = std::make_unique<OhioRequest>();
+  r->st = st;
+  r->comm = comm;
+  r->function = function;
+  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
+  int size = 0;
+  if (!send_layout->contiguous() || !recv_layout->contiguous()) PMPI_Comm_size(comm, &size);
+  // Non-contiguous data is packed now and unpacked when the request completes; contiguous data
+  // is moved by ohiod where it lies.
+  const void* send = in_place ? recvbuf : sendbuf;
+  if (!send_layout->contiguous()) {
+    r->send_packed.resize(bytes * size);
+    ohio::PackRuns(*send_layout, send, static_cast<MPI_Aint>(in_place ? recvcount : sendcount) * size,
+                   r->send_packed.data());
+    send = r->send_packed.data();
+  }
+  void* recv = recvbuf;
+  if (!recv_layout->contiguous()) {
+    if (!in_place) r->recv_packed.resize(bytes * size);
+    recv = in_place ? r->send_packed.data() : r->recv_packed.data();
+    r->recv_layout = recv_layout;
+    r->recvbuf = recvbuf;
+    r->recv_elements = static_cast<MPI_Aint>(recvcount) * size;
+    if (in_place) r->recv_packed.swap(r->send_packed);  // unpacked from recv_packed
+  }
+  const int rc = ohio_ialltoall(st->group, send, recv, bytes, &r->call);
+  if (rc == OHIO_OK) return start(std::move(r));
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
+  if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, function, MPI_ERR_BUFFER);
+  return FailedMidCall(st, comm, function, /*replayable=*/true, fall_through);
+}
+
+}  // namespace ohio::shim

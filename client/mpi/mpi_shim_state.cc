@@ -1,0 +1,284 @@
+#include "client/mpi/mpi_shim_state.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "shm/buffer_sizing.h"
+
+namespace ohio::shim {
+
+const char* const kFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Ialltoall", "MPI_Ialltoallv",
+                                  "MPI_Alltoall_init"};
+const int kFunctionCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
+
+Process& P() {
+  static Process p;
+  return p;
+}
+
+static bool EnvFlag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+void Served(const char* function) { ++P().tallies[function].served; }
+
+void FellThrough(const char* function, const std::string& why) {
+  Process& p = P();
+  Process::Tally& t = p.tallies[function];
+  ++t.fell_through;
+  ++t.reasons[why];
+  if (!p.quiet && !p.warned) {
+    p.warned = true;
+    std::fprintf(stderr, "ohio: %s falls through to the MPI library: %s (OHIO_QUIET=1 silences this)\n", function,
+                 why.c_str());
+  }
+}
+
+void Release(CommState* st) {
+  if (st->group != nullptr) ohio_leave(st->group);
+  if (st->agreement != MPI_COMM_NULL) PMPI_Comm_free(&st->agreement);
+  P().states.erase(st);
+  delete st;
+}
+
+void Initialise() {
+  Process& p = P();
+  if (p.initialised) return;
+  p.initialised = true;
+  p.disabled = EnvFlag("OHIO_DISABLE");
+  p.quiet = EnvFlag("OHIO_QUIET");
+  p.stats = EnvFlag("OHIO_STATS");
+  if (const char* v = std::getenv("OHIO_IALLTOALL_MIN_BYTES"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (*end == '\0') p.ialltoall_min_bytes = n;
+  }
+  if (p.disabled) return;
+  // The core serves one thread at a time (its per-process state takes no lock): a job that may
+  // call collectives from several threads at once is left to the library, unless the program
+  // says it calls these functions from one thread at a time (mpi4py asks for
+  // MPI_THREAD_MULTIPLE whether or not it uses threads).
+  int threads = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&threads);
+  if (threads == MPI_THREAD_MULTIPLE && !EnvFlag("OHIO_SERVE_THREAD_MULTIPLE")) {
+    p.no_client =
+        "the job runs with MPI_THREAD_MULTIPLE and ohio serves one thread at a time (OHIO_SERVE_THREAD_MULTIPLE=1 "
+        "if the program calls MPI's alltoall functions from one thread at a time)";
+    return;
+  }
+  if (ohio_connect(nullptr, &p.client) != OHIO_OK) {
+    p.no_client = std::string("no ohiod reachable (") + ohio_last_error() + ")";
+    p.client = nullptr;
+  }
+}
+
+static std::string RandomKey() {
+  std::string key(OHIO_KEY_BYTES, '\0');
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  urandom.read(&key[0], OHIO_KEY_BYTES);
+  return key;
+}
+
+CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(CommState*)>& keep) {
+  Process& p = P();
+  auto* st = new CommState();
+  p.states.insert(st);
+  keep(st);
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) {  // the same answer on every rank: no agreement needed
+    st->why = "intercommunicators are not served";
+    return st;
+  }
+  std::string mine;
+  if (p.disabled) {
+    mine = "disabled by OHIO_DISABLE";
+  } else if (p.client == nullptr) {
+    mine = p.no_client;
+  }
+  int can = mine.empty() ? 1 : 0, all = 0;
+  PMPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (!all) {
+    st->why = can ? "another rank of the communicator cannot use ohio" : mine;
+    return st;
+  }
+  int size = 0, rank = 0;
+  PMPI_Comm_size(comm, &size);
+  PMPI_Comm_rank(comm, &rank);
+  constexpr int kName = 256;
+  char name[kName] = {};
+  std::strncpy(name, ohio_node_name(p.client), kName - 1);
+  std::vector<char> names(static_cast<size_t>(kName) * size);
+  PMPI_Allgather(name, kName, MPI_CHAR, names.data(), kName, MPI_CHAR, comm);
+  std::vector<std::string> nodes;
+  std::vector<uint32_t> rank_node(size);
+  std::map<std::string, uint32_t> index;
+  for (int r = 0; r < size; ++r) {
+    std::string n(&names[static_cast<size_t>(r) * kName]);
+    auto it = index.find(n);
+    if (it == index.end()) {
+      it = index.emplace(n, static_cast<uint32_t>(nodes.size())).first;
+      nodes.push_back(n);
+    }
+    rank_node[r] = it->second;
+  }
+  std::string key = rank == 0 ? RandomKey() : std::string(OHIO_KEY_BYTES, '\0');
+  PMPI_Bcast(&key[0], OHIO_KEY_BYTES, MPI_BYTE, 0, comm);
+  std::vector<const char*> node_ptrs;
+  for (const auto& n : nodes) node_ptrs.push_back(n.c_str());
+  ohio_group_spec spec = {};
+  std::memcpy(spec.key, key.data(), OHIO_KEY_BYTES);
+  spec.size = static_cast<uint32_t>(size);
+  spec.rank = static_cast<uint32_t>(rank);
+  spec.num_nodes = static_cast<uint32_t>(nodes.size());
+  spec.node_names = node_ptrs.data();
+  spec.rank_node = rank_node.data();
+  spec.bytes_per_rank_hint = ohio::HintClassFor(first_bytes);
+  ohio_group* group = nullptr;
+  const int rc = ohio_join(p.client, &spec, &group);
+  const std::string refusal = rc == OHIO_OK ? "" : std::string("ohiod refused the group (") + ohio_last_error() + ")";
+  int joined = rc == OHIO_OK ? 1 : 0, all_joined = 0;
+  PMPI_Allreduce(&joined, &all_joined, 1, MPI_INT, MPI_MIN, comm);
+  if (!all_joined) {
+    if (group != nullptr) ohio_leave(group);
+    st->why = joined ? "ohiod refused another rank of the communicator" : refusal;
+    return st;
+  }
+  st->group = group;
+  st->nodes = static_cast<uint32_t>(nodes.size());
+  {
+    const InternalCommunicator internal;
+    PMPI_Comm_dup(comm, &st->agreement);
+  }
+  // Each MPI_Ialltoall must take the same path on every rank: agree on the threshold.
+  unsigned long long mine_min = p.ialltoall_min_bytes, agreed_min = 0;
+  PMPI_Allreduce(&mine_min, &agreed_min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+  st->ialltoall_min_bytes = agreed_min;
+  return st;
+}
+
+uint64_t FirstCallBytes(int count, MPI_Datatype type) {
+  int type_size = 0;
+  PMPI_Type_size(type, &type_size);
+  return count > 0 && type_size > 0 ? static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size) : 0;
+}
+
+bool InternalCommunicator::creating_ = false;
+
+
+void Close(CommState* st, const std::string& why) {
+  if (st->group != nullptr) ohio_leave(st->group);
+  st->group = nullptr;
+  st->why = why;
+}
+
+CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtype) {
+  CallLayouts l;
+  // Any datatype whose elements flatten to runs of bytes (client/mpi/mpi_type_layout.h).
+  l.recv = ohio::LayoutOf(recvtype, &l.why);
+  l.send = in_place ? l.recv : ohio::LayoutOf(sendtype, &l.why);
+  return l;
+}
+
+std::string WhyNotServable(bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+                           CallLayouts* layouts) {
+  *layouts = LayoutsOf(in_place, sendtype, recvtype);
+  if (layouts->recv == nullptr || layouts->send == nullptr) return layouts->why;
+  if (recvcount < 0 || (!in_place && static_cast<long>(sendcount) * layouts->send->size !=
+                                         static_cast<long>(recvcount) * layouts->recv->size)) {
+    return "send and receive sizes differ";
+  }
+  return "";
+}
+
+bool CountCall(CommState* st, MPI_Comm comm, const char* function, int* rc) {
+  if (++st->calls != st->failing_call) return false;
+  *rc = FailCall(comm, function, st->failing_why);
+  return true;
+}
+
+bool ClosedBefore(CommState* st, std::string* why) {
+  if (ohio_group_check(st->group) == OHIO_OK) return false;
+  *why = std::string("the ohio group closed (") + ohio_last_error() + ")";
+  return true;
+}
+
+Agreed AgreeAfterFailure(CommState* st, const std::string& why, bool replayable, const Delivery* delivery) {
+  // Every rank reaches this in the same call or, where its failure came one call earlier, in
+  // that one. One reduction gives the latest call (the one the others are in), the earliest,
+  // and the latest that a rank cannot run in the library.
+  const long long mine = static_cast<long long>(st->calls);
+  long long in[3] = {mine, -mine, replayable ? 0 : mine}, out[3] = {mine, -mine, 0};
+  PMPI_Allreduce(in, out, 3, MPI_LONG_LONG, MPI_MAX, st->agreement);
+  const uint64_t latest = static_cast<uint64_t>(out[0]), earliest = static_cast<uint64_t>(-out[1]);
+  const bool latest_runs = static_cast<uint64_t>(out[2]) < latest;
+  // Ranks completed call `earliest` through ohio, and the others failed in it: the first send
+  // it again to the others (client/mpi/mpi_call_replay.h), whose result it then is.
+  const bool lagging = st->calls < latest;
+  const bool ran_again = earliest < latest && ReplayForLaggingRanks(st, earliest, lagging, delivery);
+  Close(st, why);
+  if (lagging) {
+    if (!latest_runs) {
+      st->failing_call = latest;
+      st->failing_why = why + "; a rank could not run this call in the MPI library";
+    }
+    return ran_again ? Agreed::kRunAgain : Agreed::kFail;
+  }
+  return latest_runs ? Agreed::kRunInLibrary : Agreed::kFail;
+}
+
+int Reported(const char* function, const std::string& why, int mpi_error) {
+  std::fprintf(stderr, "ohio: %s failed: %s\n", function, why.c_str());
+  return mpi_error;
+}
+
+int FailCall(MPI_Comm comm, const char* function, const std::string& why) {
+  Reported(function, why, MPI_ERR_OTHER);
+  if (P().call_errhandler) MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+  return MPI_ERR_OTHER;
+}
+
+int ProgramError(MPI_Comm comm, const char* function, int mpi_error) {
+  Reported(function, ohio_last_error(), mpi_error);
+  if (P().call_errhandler) MPI_Comm_call_errhandler(comm, mpi_error);
+  return mpi_error;
+}
+
+void ReportAndLeave() {
+  Process& p = P();
+  if (!p.initialised) return;
+  const int kCount = kFunctionCount;
+  std::vector<long> local(2 * kCount), total(2 * kCount);
+  for (int f = 0; f < kCount; ++f) {
+    local[2 * f] = p.tallies[kFunctions[f]].served;
+    local[2 * f + 1] = p.tallies[kFunctions[f]].fell_through;
+  }
+  PMPI_Reduce(local.data(), total.data(), 2 * kCount, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (p.stats && rank == 0) {
+    std::fprintf(stderr, "ohio: served through %s\n", p.binding);
+    for (int f = 0; f < kCount; ++f) {
+      std::fprintf(stderr, "ohio: %ld %s calls served by ohiod, %ld fell through to the MPI library (all ranks)\n",
+                   total[2 * f], kFunctions[f], total[2 * f + 1]);
+      for (const auto& [why, n] : p.tallies[kFunctions[f]].reasons) {
+        std::fprintf(stderr, "ohio:   rank 0: %s: %ld fell through: %s\n", kFunctions[f], n, why.c_str());
+      }
+    }
+  }
+  // Attributes of MPI_COMM_WORLD are not deleted by every MPI at finalize: leave explicitly.
+  for (CommState* st : p.states) {
+    if (st->group != nullptr) ohio_leave(st->group);
+    st->group = nullptr;
+    if (st->agreement != MPI_COMM_NULL) PMPI_Comm_free(&st->agreement);
+  }
+  if (p.client != nullptr) ohio_disconnect(p.client);
+  p.client = nullptr;
+}
+
+}  // namespace ohio::shim

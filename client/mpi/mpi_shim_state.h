@@ -1,0 +1,244 @@
+// MPI collectives through ohiod for unmodified MPI programs, by either binding
+// (client/mpi/served_calls.h): the LD_PRELOAD shim, built once per MPI (the ABIs differ), or Open
+// MPI's collective component; everything ohio cannot serve goes to the MPI library. This header
+// is the state kept per process and per communicator, shared by the files that each serve one
+// MPI function (client/mpi/serve_alltoall.cc, client/mpi/serve_alltoallv.cc, ...).
+//
+// Consistency is the whole difficulty: the ranks of a communicator must all take ohio or all
+// take PMPI in a given call, or they wait for each other forever.
+//  - Setting up a communicator is collective (it happens inside its first served call): the
+//    ranks agree with PMPI_Allreduce that every one of them can use ohio, exchange node names
+//    with PMPI_Allgather and the group key with PMPI_Bcast.
+//  - A reason to fall through that only one rank sees (a datatype without a layout) is resolved
+//    through ohio itself: that rank opts out of the call (ohio_alltoall_skip), every rank of every
+//    node gets OHIO_ERR_SKIPPED, and all of them call the PMPI_ function together.
+//  - A group already closed when a call starts (its daemon or a peer's died) is seen closed by
+//    every rank in that call: all fall through, with correct data, and so do all later calls.
+//  - A failure (the group closed before a call, or failed in it) is seen by the ranks in the
+//    same call, or some of them one call later: a rank whose call failed does not reach ohio
+//    with the next, so the others cannot complete that one. So the ranks that see it meet on a
+//    duplicate of the communicator made at set-up (the application's own collectives on the
+//    communicator cannot match these), agree on the latest call any of them was in, and:
+//    - where some ranks completed the call before it through ohio and others failed in it, the
+//      first send the others their blocks of it again in the library, from the copy the shim
+//      keeps while errors return to the program (client/mpi/mpi_call_replay.h), so every rank
+//      returns its correct result; without that copy (a fatal error handler, which ends the
+//      job anyway) the ranks that failed in it get MPI_ERR_OTHER;
+//    - the ranks in the latest call run it in the MPI library with the arguments they hold (an
+//      in-place buffer ohio may have written into is put back from the same copy first), or,
+//      if one of them cannot, that call fails with MPI_ERR_OTHER on every rank.
+//    Every later call goes to the library on every rank. No rank gets success with bytes it
+//    did not receive, and no two ranks run different calls together.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "client/mpi/mpi_call_replay.h"
+#include "client/mpi/mpi_type_layout.h"
+#include "client/libohio/ohio.h"
+
+namespace ohio::shim {
+
+struct CommState {
+  ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
+  std::string why;
+  // A duplicate of the communicator where the ranks agree after a failure (nothing else uses it).
+  MPI_Comm agreement = MPI_COMM_NULL;
+  // Calls of the served functions on this communicator so far (the same on every rank, by MPI's
+  // rule that collectives are called in the same order), and the one that must fail on every
+  // rank because ranks in it could not run it in the library (0: none).
+  uint64_t calls = 0;
+  uint64_t failing_call = 0;
+  std::string failing_why;
+  // MPI_Ialltoall calls of fewer bytes per rank go to the library (OHIO_IALLTOALL_MIN_BYTES,
+  // agreed at set-up: the largest any rank asked for).
+  uint64_t ialltoall_min_bytes = UINT64_MAX;
+  uint32_t nodes = 0;  // the group's
+  // MPI_Alltoallv's counts and displacements in bytes, for ohio.
+  std::vector<size_t> send_bytes, send_at, recv_bytes, recv_at;
+  // Where calls with non-contiguous datatypes are packed for ohio and unpacked from it.
+  std::vector<uint8_t> send_packed, recv_packed;
+  // MPI_Alltoallw's per-rank datatypes, as layouts.
+  std::vector<const ohio::TypeLayout*> send_layouts, recv_layouts;
+  // The send sides of the current call and the one before, by call parity, while they are kept
+  // (client/mpi/mpi_call_replay.h).
+  RetainedSend retained[2];
+};
+
+struct Process {
+  bool initialised = false;
+  bool disabled = false;
+  bool quiet = false;
+  bool stats = false;
+  bool warned = false;
+  // Whether a failed call goes through the communicator's error handler here. The shim's calls
+  // do; the Open MPI component's return their error to the MPI function, which does it.
+  bool call_errhandler = true;
+  // Which binding serves the process, named in OHIO_STATS's report.
+  const char* binding = "the LD_PRELOAD shim (libohio_mpi)";
+  // OHIO_IALLTOALL_MIN_BYTES: from which bytes per rank ohiod moves an MPI_Ialltoall; unset,
+  // never (ohiod overlaps a computation only with a core the ranks do not use).
+  uint64_t ialltoall_min_bytes = UINT64_MAX;
+  ohio_client* client = nullptr;
+  std::string no_client;  // why there is no connection to ohiod
+  std::set<CommState*> states;
+  // Per function, for OHIO_STATS.
+  struct Tally {
+    long served = 0;
+    long fell_through = 0;
+    std::map<std::string, long> reasons;
+  };
+  std::map<std::string, Tally> tallies;
+};
+
+// The functions the shim serves, in the order OHIO_STATS reports them.
+extern const char* const kFunctions[];
+extern const int kFunctionCount;
+
+Process& P();
+
+void Served(const char* function);
+void FellThrough(const char* function, const std::string& why);
+
+// Reads the OHIO_* environment and connects to ohiod, once per process.
+void Initialise();
+
+// Collective over comm, in its first served call: joins a group for it, or records why every
+// rank falls through. `first_bytes`: that call's bytes per rank, which size the group's buffers
+// (they grow with later calls: ohio.h). `keep` hands the new state to the binding before any
+// collective call of the set-up, which finds it there if it comes back to ohio.
+CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(CommState*)>& keep);
+
+// Leaves the state's group, frees its agreement communicator, forgets it.
+void Release(CommState* st);
+
+// While one lives, the communicator being created is ohio's own (the agreement duplicate): a
+// binding that is asked to serve a new communicator (the Open MPI component's comm_query)
+// leaves it to the MPI library, so ohio's own collectives never come back to ohio.
+class InternalCommunicator {
+ public:
+  InternalCommunicator() { creating_ = true; }
+  ~InternalCommunicator() { creating_ = false; }
+  InternalCommunicator(const InternalCommunicator&) = delete;
+  InternalCommunicator& operator=(const InternalCommunicator&) = delete;
+  static bool Creating() { return creating_; }
+
+ private:
+  static bool creating_;
+};
+
+// Leaves the group: this communicator falls through from now on, for `why`.
+void Close(CommState* st, const std::string& why);
+
+// The layouts of a call's two datatypes (in place: the receive type's for both), or why one
+// has none (`why` set, a layout null).
+struct CallLayouts {
+  const ohio::TypeLayout* send = nullptr;
+  const ohio::TypeLayout* recv = nullptr;
+  const char* why = nullptr;
+};
+CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtype);
+// Why this rank cannot pass a call shaped as MPI_Alltoall's (and MPI_Ialltoall's) to ohio, or
+// "" with both layouts in *layouts.
+std::string WhyNotServable(bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+                           CallLayouts* layouts);
+
+// Counts a call of a served function on `comm` (before anything else in it). True if this call
+// is one the ranks agreed must fail everywhere: *rc is then its error, already through the
+// communicator's error handler.
+bool CountCall(CommState* st, MPI_Comm comm, const char* function, int* rc);
+
+// Whether the group closed or failed before this call (this rank has not contributed to it):
+// *why says why.
+bool ClosedBefore(CommState* st, std::string* why);
+
+// What the ranks' agreement (above) decided for this rank's call.
+enum class Agreed {
+  kRunInLibrary,  // every rank in it runs it in the MPI library
+  kFail,          // it fails here (MPI_ERR_OTHER, through the communicator's error handler)
+  kRunAgain,      // the others completed it through ohio and sent this rank its blocks again
+};
+
+// After the group closed or failed in this call (`why`), the ranks' agreement. `replayable`:
+// whether this rank can run the call in the library (it holds the call's arguments as given,
+// not an in-place buffer ohio may have written into and that was not kept). `delivery`: where
+// this rank receives the call if the others completed it (null: it cannot). The group is closed
+// either way: every later call goes to the library.
+Agreed AgreeAfterFailure(CommState* st, const std::string& why, bool replayable, const Delivery* delivery);
+
+// Prints why `function` failed; returns `mpi_error`.
+int Reported(const char* function, const std::string& why, int mpi_error);
+
+// A failure of this call through the communicator's error handler (by default the job aborts,
+// with the reason printed).
+int FailCall(MPI_Comm comm, const char* function, const std::string& why);
+
+// The group closed or failed in this call: the agreement, then the library (`fall_through`),
+// the call's blocks received again, or the error.
+template <typename FallThrough>
+int AfterFailure(CommState* st, MPI_Comm comm, const char* function, const std::string& why, bool replayable,
+                 FallThrough fall_through, const Delivery* delivery = nullptr) {
+  switch (AgreeAfterFailure(st, why, replayable, delivery)) {
+    case Agreed::kRunInLibrary:
+      return fall_through(why);
+    case Agreed::kRunAgain:
+      FellThrough(function, why + "; the others, who had completed it, sent this call again in the MPI library");
+      return MPI_SUCCESS;
+    case Agreed::kFail:
+      break;
+  }
+  return FailCall(comm, function, why);
+}
+
+// The group failed while ohio had the call (its reason from ohio_last_error()). The reason is
+// printed once: by FailCall if the call fails, as the fall-through's reason if it is replayed.
+template <typename FallThrough>
+int FailedMidCall(CommState* st, MPI_Comm comm, const char* function, bool replayable, FallThrough fall_through,
+                  const Delivery* delivery = nullptr) {
+  const std::string why = std::string("the ohio group failed (") + ohio_last_error() + ")";
+  return AfterFailure(st, comm, function, why, replayable, fall_through, delivery);
+}
+
+// FailedMidCall for a blocking call whose receive side is `delivery` (its blocks at
+// delivery.at). `written`: the call was in place and ohio wrote into the program's buffer
+// `recvbuf` itself; the call's kept send side (client/mpi/mpi_call_replay.h) is then put back there
+// before the library runs the call, and without it the call cannot run in the library.
+template <typename FallThrough>
+int FailedInBlockingCall(CommState* st, MPI_Comm comm, const char* function, bool written, void* recvbuf,
+                         const Delivery& delivery, FallThrough fall_through) {
+  const RetainedSend* kept = Kept(st, st->calls);
+  auto put_back_then_fall_through = [&](const std::string& why) {
+    if (written) PutBack(*kept, recvbuf, delivery.at);
+    return fall_through(why);
+  };
+  return FailedMidCall(st, comm, function, /*replayable=*/!written || kept != nullptr, put_back_then_fall_through,
+                       &delivery);
+}
+
+// This rank cannot serve the call (`why`): it opts out (ohio_alltoall_skip), the call ends on
+// every rank of every node, and all of them fall through together (`fall_through`, which calls
+// the PMPI_ function); if the opt-out itself fails, the group failed with nothing moved.
+template <typename FallThrough>
+int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string& why, FallThrough fall_through) {
+  if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
+  return FailedMidCall(st, comm, function, /*replayable=*/true, fall_through);
+}
+
+// A failure every rank reached alike and that is the program's (counts that disagree, a range
+// that is not mapped): the group stays usable.
+int ProgramError(MPI_Comm comm, const char* function, int mpi_error);
+
+// At MPI_Finalize, while the library still communicates: OHIO_STATS's report (served and fell
+// through per function, summed over MPI_COMM_WORLD, with rank 0's reasons), then every group
+// left and the connection to ohiod closed. Collective over MPI_COMM_WORLD.
+void ReportAndLeave();
+
+}  // namespace ohio::shim

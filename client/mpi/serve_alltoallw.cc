@@ -1,0 +1,125 @@
+// MPI_Alltoallw through ohiod (client/mpi/mpi_shim_state.h says how the ranks stay consistent).
+// Every pair has its own datatype and a displacement in bytes: each block is packed (or
+// unpacked) by its own type's layout, and the blocks travel as ohio_alltoallv's bytes.
+#include "client/mpi/served_calls.h"
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "client/mpi/mpi_shim_state.h"
+#include "client/mpi/mpi_type_layout.h"
+#include "client/libohio/ohio.h"
+
+namespace {
+
+// One side of the call (send or receive) as ohio's bytes: per rank, its count of its type at its
+// byte displacement.
+struct Side {
+  const void* base;
+  const int* counts;
+  const int* displs;
+  const MPI_Datatype* types;
+};
+
+// The layout of every block's type into `layouts`, or why one has none (or a count is negative).
+const char* LayoutsOfBlocks(const Side& side, int size, std::vector<const ohio::TypeLayout*>* layouts) {
+  layouts->resize(size);
+  for (int j = 0; j < size; ++j) {
+    if (side.counts[j] < 0) return "a negative count";
+    const char* why = nullptr;
+    (*layouts)[j] = ohio::LayoutOf(side.types[j], &why);
+    if ((*layouts)[j] == nullptr) return why;
+  }
+  return nullptr;
+}
+
+// Whether every block of the side lies as it is at a displacement ohio can take (contiguous, not
+// before the buffer): then ohio reads or writes the user's buffer directly.
+bool UsedWhereItLies(const Side& side, int size, const std::vector<const ohio::TypeLayout*>& layouts) {
+  for (int j = 0; j < size; ++j) {
+    if (side.counts[j] != 0 && (!layouts[j]->contiguous() || side.displs[j] < 0)) return false;
+  }
+  return true;
+}
+
+// The side's bytes and displacements for ohio. A side used where it lies keeps the caller's
+// displacements; another is laid out block after block in `packed` (and, for the send side,
+// packed there now, each block by its own type).
+void BlockBytes(const Side& side, int size, const std::vector<const ohio::TypeLayout*>& layouts, bool where_it_lies,
+                bool pack_now, std::vector<size_t>* bytes, std::vector<size_t>* at, std::vector<uint8_t>* packed) {
+  bytes->resize(size);
+  at->resize(size);
+  size_t next = 0;
+  for (int j = 0; j < size; ++j) {
+    (*bytes)[j] = static_cast<size_t>(side.counts[j]) * static_cast<size_t>(layouts[j]->size);
+    (*at)[j] = where_it_lies ? static_cast<size_t>(side.counts[j] == 0 ? 0 : side.displs[j]) : next;
+    if (!where_it_lies) next += (*bytes)[j];
+  }
+  if (where_it_lies) return;
+  packed->resize(next);
+  if (!pack_now) return;
+  for (int j = 0; j < size; ++j) {
+    ohio::PackRuns(*layouts[j], static_cast<const uint8_t*>(side.base) + side.displs[j], side.counts[j],
+                   packed->data() + (*at)[j]);
+  }
+}
+
+}  // namespace
+
+namespace ohio::shim {
+
+int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                   void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                   MPI_Comm comm, const StateFor& state_for, const Library& library) {
+  // Counts and types differ between ranks: a communicator set up here is sized alike on every rank.
+  const FallThroughTo fall_through("MPI_Alltoallw", library);
+  int decided = MPI_SUCCESS;
+  CommState* st = BeginCall(comm, "MPI_Alltoallw", 0, state_for, fall_through, &decided);
+  if (st == nullptr) return decided;
+
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const Side recv_side = {recvbuf, recvcounts, rdispls, recvtypes};
+  // In place, what goes to rank j is where what comes from rank j lands, by the receive type.
+  const Side send_side = in_place ? recv_side : Side{sendbuf, sendcounts, sdispls, sendtypes};
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  const char* no_layout = LayoutsOfBlocks(recv_side, size, &st->recv_layouts);
+  if (no_layout == nullptr) no_layout = LayoutsOfBlocks(send_side, size, &st->send_layouts);
+  if (no_layout != nullptr) return OptOut(st, comm, "MPI_Alltoallw", no_layout, fall_through);
+  // In place, the others read this rank's data while it receives into the same buffer: send
+  // from a packed copy instead.
+  const bool send_where_it_lies = !in_place && UsedWhereItLies(send_side, size, st->send_layouts);
+  const bool recv_where_it_lies = UsedWhereItLies(recv_side, size, st->recv_layouts);
+  BlockBytes(send_side, size, st->send_layouts, send_where_it_lies, true, &st->send_bytes, &st->send_at,
+             &st->send_packed);
+  BlockBytes(recv_side, size, st->recv_layouts, recv_where_it_lies, false, &st->recv_bytes, &st->recv_at,
+             &st->recv_packed);
+  const void* send = send_where_it_lies ? sendbuf : st->send_packed.data();
+  void* recv = recv_where_it_lies ? recvbuf : st->recv_packed.data();
+  Retain(st, comm, size, send, st->send_bytes.data(), st->send_at.data());
+  const int rc = ohio_alltoallv(st->group, send, st->send_bytes.data(), st->send_at.data(), recv,
+                                st->recv_bytes.data(), st->recv_at.data());
+  auto unpack = [&] {
+    if (recv_where_it_lies) return;
+    for (int i = 0; i < size; ++i) {
+      ohio::UnpackRuns(*st->recv_layouts[i], st->recv_packed.data() + st->recv_at[i], recvcounts[i],
+                       static_cast<uint8_t*>(recvbuf) + rdispls[i]);
+    }
+  };
+  if (rc == OHIO_OK) {
+    unpack();
+    Served("MPI_Alltoallw");
+    return MPI_SUCCESS;
+  }
+  if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
+  // Every rank reached it alike: ranks may not read each other's memory.
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
+  if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoallw", MPI_ERR_COUNT);
+  if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Alltoallw", MPI_ERR_ARG);
+  return FailedInBlockingCall(st, comm, "MPI_Alltoallw", in_place && recv == recvbuf, recvbuf,
+                              Delivery{recv, st->recv_bytes.data(), st->recv_at.data(), unpack}, fall_through);
+}
+
+}  // namespace ohio::shim

@@ -1,0 +1,83 @@
+// MPI_Ialltoallv through ohiod: started like MPI_Ialltoall (client/mpi/mpi_nonblocking_alltoall.cc) with the
+// counts and displacements as ohio's bytes (client/mpi/mpi_vector_bytes.h); ohiod checks that every
+// pair agrees before it moves anything. Non-contiguous types are packed now and unpacked block
+// by block when the request completes.
+//
+// Whether ohiod moves it is decided alike on every rank from what the ranks agreed at set-up:
+// the bytes of a v call differ from rank to rank, so OHIO_IALLTOALL_MIN_BYTES cannot be
+// compared with them the same way everywhere. Set (to any value), it means the deployer gave
+// ohiod a core of its own; not set, the library keeps every MPI_Ialltoallv.
+#include "client/mpi/served_calls.h"
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/mpi/mpi_nonblocking_request.h"
+#include "client/mpi/mpi_shim_state.h"
+#include "client/mpi/mpi_type_layout.h"
+#include "client/mpi/mpi_vector_bytes.h"
+#include "client/libohio/ohio.h"
+
+namespace ohio::shim {
+
+int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    const StateFor& state_for, const Library& library, const Start& start) {
+  // Counts differ between ranks: a communicator set up here is sized alike on every rank.
+  const FallThroughTo fall_through("MPI_Ialltoallv", library);
+  int decided = MPI_SUCCESS;
+  CommState* st = BeginCall(comm, "MPI_Ialltoallv", 0, state_for, fall_through, &decided);
+  if (st == nullptr) return decided;
+  if (st->ialltoall_min_bytes == UINT64_MAX) {
+    return fall_through("ohiod moves MPI_Ialltoallv only when OHIO_IALLTOALL_MIN_BYTES is set, which it is not");
+  }
+
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  CallLayouts layouts;
+  const std::string why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
+  const ohio::TypeLayout* recv_layout = layouts.recv;
+  const ohio::TypeLayout* send_layout = layouts.send;
+  // The opt-out is a meeting of the ranks, the one wait inside this call.
+  if (!why.empty()) return OptOut(st, comm, "MPI_Ialltoallv", why, fall_through);
+
+  auto r = std::make_unique<OhioRequest>();
+  r->st = st;
+  r->comm = comm;
+  r->function = "MPI_Ialltoallv";
+  // In place on one node, ohiod reads every rank's data before it writes any: the receive side
+  // is also the send side, where it lies when contiguous. Across nodes a call may go in several
+  // rounds, each writing pieces of the receive side before the next reads the send side: the
+  // send side is packed now, as a blocking MPI_Alltoallv does.
+  const int* send_counts = in_place ? recvcounts : sendcounts;
+  const int* send_displs = in_place ? rdispls : sdispls;
+  const void* send = in_place ? recvbuf : sendbuf;
+  const bool pack_send = !send_layout->contiguous() || (in_place && st->nodes > 1);
+  const bool pack_recv = !recv_layout->contiguous();
+  std::vector<size_t> send_bytes, send_at, recv_bytes;
+  VectorBytes(*send_layout, size, send_counts, send_displs, &send_bytes, &send_at, true, send,
+              pack_send ? &r->send_packed : nullptr);
+  VectorBytes(*recv_layout, size, recvcounts, rdispls, &recv_bytes, &r->recv_at, false, nullptr,
+              pack_recv ? &r->recv_packed : nullptr);
+  if (pack_send) send = r->send_packed.data();
+  void* recv = recvbuf;
+  if (pack_recv) {
+    recv = r->recv_packed.data();
+    r->recv_layout = recv_layout;
+    r->recvbuf = recvbuf;
+    r->recv_counts.assign(recvcounts, recvcounts + size);
+    r->recv_displs.assign(rdispls, rdispls + size);
+  }
+  const int rc = ohio_ialltoallv(st->group, send, send_bytes.data(), send_at.data(), recv, recv_bytes.data(),
+                                 r->recv_at.data(), &r->call);
+  if (rc == OHIO_OK) return start(std::move(r));
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
+  if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Ialltoallv", MPI_ERR_BUFFER);
+  return FailedMidCall(st, comm, "MPI_Ialltoallv", /*replayable=*/true, fall_through);
+}
+
+}  // namespace ohio::shim

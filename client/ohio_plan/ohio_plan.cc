@@ -1,0 +1,163 @@
+// ohio-plan: what an alltoall would cost each node (connections, posted sends, SSB/SRB bytes,
+// rounds, bytes on the wire) under v1, v2, v3 or flat, planned exactly as ohiod plans it,
+// without a daemon, a network or the memory of the cluster being planned for.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "client/ohio_plan/leader_report.h"
+#include "client/ohio_plan/plan_report.h"
+#include "shm/algorithm.h"
+#include "shm/leader_table_text.h"
+
+namespace {
+
+// Bad flags and plans the daemon would refuse share one exit code, so scripts tell "cannot
+// plan this" (2) from a crash.
+constexpr int kUsageError = 2;
+
+// CLI11 reads numbers with strtoull(base 0): "-1" would wrap to 2^64-1 and "010" be octal.
+// Runs before the size transform, so "1MiB" keeps its unit.
+CLI::Validator Decimal(bool unit_allowed) {
+  return CLI::Validator(
+      [unit_allowed](std::string& s) -> std::string {
+        const size_t end = std::min(s.find_first_not_of("0123456789"), s.size());
+        if (end == 0 || (!unit_allowed && end != s.size())) return "'" + s + "' is not a non-negative decimal number";
+        const size_t first = std::min(s.find_first_not_of('0'), end - 1);
+        const std::string digits = s.substr(first, end - first);
+        if (digits.size() > 20 || (digits.size() == 20 && digits > "18446744073709551615")) {
+          return "'" + s + "' does not fit in 64 bits";
+        }
+        s = digits + s.substr(end);
+        return "";
+      },
+      "", "decimal");
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "ohio-plan: " << message << "\n";
+  return kUsageError;
+}
+
+int Print(const std::string& out) {
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : Fail("cannot write the plan to stdout");
+}
+
+int Explain(const std::vector<uint32_t>& ppn, uint64_t bytes, const std::string& table_file,
+            const ohio::LeaderBuffers& buffers) {
+  ohio::LeaderTable table = ohio::DefaultLeaderTable();
+  std::string source = "the built-in table";
+  if (!table_file.empty()) {
+    std::ifstream in(table_file);
+    if (!in) return Fail("cannot read leader table " + table_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto parsed = ohio::ParseLeaderTable(text.str(), table_file);
+    if (!parsed.ok()) return Fail(parsed.status().message());
+    table = std::move(parsed).value();
+    source = "the table " + table_file;
+  }
+  auto explained = ohio::ExplainLeader(table, ppn, bytes, buffers);
+  if (!explained.ok()) return Fail(explained.status().message());
+  return Print(ohio::RenderLeaderExplanation(table, source, explained.value()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "Dry-run planner: per-node connections, posted sends, SSB/SRB bytes, staging rounds and bytes on the wire "
+      "of one alltoall, computed by the same planners ohiod runs. Ranks are placed consecutively, node by node.",
+      "ohio-plan");
+  uint64_t nodes = 0, ppn = 0, bytes = 0, ssb = 0, srb = 0, min_slice = ohio::kDefaultMinSliceBytes;
+  std::string algo, ppn_list, leader_table;
+  bool json = false, per_node = false, explain = false;
+  auto* nodes_opt = app.add_option("--nodes", nodes, "Nodes N in the group")->transform(Decimal(false));
+  auto* ppn_opt = app.add_option("--ppn", ppn, "Ranks per node (the same on every node)")->transform(Decimal(false));
+  auto* list_opt = app.add_option("--ppn-list", ppn_list,
+                                  "Ranks per node, node by node, e.g. 3,1,2 (uneven groups; overrides --nodes/--ppn)");
+  app.add_option("--bytes", bytes, "M: bytes every rank sends to every rank (e.g. 4096, 1MiB)")
+      ->required()
+      ->transform(CLI::AsSizeValue(false))
+      ->transform(Decimal(true));
+  app.add_option("--algo", algo,
+                 "v1 (SSB as the ranks' buffers), v2 (coalesced per node), v3 (v2 with a two-half SRB), "
+                 "flat (every rank to every rank on the other nodes, no daemon); with --explain v1, v2 or v3, default v3")
+      ->check(CLI::IsMember({"v1", "v2", "v3", "flat"}));
+  auto* ssb_opt = app.add_option("--ssb-bytes", ssb,
+                                 "Bound the SSB per group and node as ohiod's ssb_bytes does (default ohiod: 16MiB); "
+                                 "larger alltoalls are staged in rounds. Default here: unbounded (one round); with "
+                                 "--explain ohiod's default")
+                      ->transform(CLI::AsSizeValue(false))
+                      ->transform(Decimal(true));
+  auto* srb_opt = app.add_option("--srb-bytes", srb,
+                                 "Bound the SRB per group and node as ohiod's srb_bytes does (default ohiod: 8MiB); "
+                                 "v3 then sends blocks larger than half of it in chunks. Default here: what the "
+                                 "algorithm needs for one unchunked round; with --explain ohiod's default")
+                      ->transform(CLI::AsSizeValue(false))
+                      ->transform(Decimal(true));
+  app.add_option("--min-slice-bytes", min_slice,
+                 "Shortest slice of a message a staged round copies, as ohiod plans (default 4KiB); rounds then "
+                 "carry fewer ranks' messages or reach fewer nodes. 0: every round carries a slice of every message, "
+                 "however short")
+      ->transform(CLI::AsSizeValue(false))
+      ->transform(Decimal(true));
+  auto* json_opt =
+      app.add_flag("--json", json, "Print JSON: group, per_node figures and their maxima over the nodes");
+  app.add_flag("--explain", explain,
+               "Instead of the plan: the leader table, which leader algorithm among nodes (pairwise, hypercube, "
+               "direct) it chooses for this group and M and by which row (pairwise where the table's hypercube does "
+               "not fit the round with --algo, --ssb-bytes and --srb-bytes, as in ohiod), what each would cost a "
+               "node per call, and a sweep of M")
+      ->excludes(json_opt);
+  app.add_option("--leader-table", leader_table,
+                 "With --explain: the table file ohiod's leader-table names (default: the built-in table)");
+  app.add_flag("--per-node", per_node, "Text: one row per node instead of folding equal nodes into ranges");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kUsageError;
+  }
+
+  ohio::Result<std::vector<uint32_t>> counts = std::vector<uint32_t>{};
+  if (*list_opt) {
+    counts = ohio::ParsePpnList(ppn_list);
+  } else if (*nodes_opt && *ppn_opt) {
+    counts = ohio::UniformPpn(nodes, ppn);
+  } else {
+    return Fail("give --nodes and --ppn, or --ppn-list; run with --help for more information");
+  }
+  if (!counts.ok()) return Fail(counts.status().message());
+  if (explain) {
+    ohio::LeaderBuffers buffers;
+    if (!algo.empty()) {
+      const std::optional<ohio::Algorithm> a = ohio::ParseAlgorithm(algo);
+      if (!a) return Fail("--explain plans the daemons' leader algorithm: --algo v1, v2 or v3, not " + algo);
+      buffers.algo = *a;
+    }
+    if (*ssb_opt) buffers.ssb_bytes = ssb;
+    if (*srb_opt) buffers.srb_bytes = srb;
+    return Explain(counts.value(), bytes, leader_table, buffers);
+  }
+  if (algo.empty()) return Fail("--algo is required; run with --help for more information");
+
+  ohio::PlanRequest request;
+  request.ppn = counts.value();
+  request.bytes_per_rank = bytes;
+  request.design = *ohio::ParseDesign(algo);
+  if (*ssb_opt) request.ssb_bytes = ssb;
+  if (*srb_opt) request.srb_bytes = srb;
+  request.min_slice_bytes = min_slice;
+  ohio::Result<ohio::PlanReport> report = ohio::MakePlanReport(request);
+  if (!report.ok()) return Fail(report.status().message());
+  return Print(json ? ohio::RenderJson(report.value()) : ohio::RenderText(report.value(), per_node));
+}

@@ -11,7 +11,7 @@ constexpr unsigned kControlProtocolVersion = 1;
 // 5: SideOpened, a node's side told to the others once instead of their asking for it;
 // 6: the hypercube pairs nodes (XOR) when their number is a power of two;
 // 7: an alltoallv's first round runs as a hypercube whose messages carry their blocks' sizes
-//    and the count digest's sums (shm/vector_cube.h)
+//    and the count digest's sums (shm/plan/vector_cube.h)
 constexpr unsigned kPeerProtocolVersion = 7;
 
 }  // namespace ohio

@@ -43,7 +43,7 @@ class Segment {
   }
   uint8_t* ssb() const { return base_ + layout_.ssb_offset; }
   // Local rank l's count table for `round`: tables alternate by the round's parity, and those
-  // of one parity lie together in local rank order (shm/vector_plan.h's NodeCounts).
+  // of one parity lie together in local rank order (shm/plan/vector_plan.h's NodeCounts).
   CountEntry* count_table(uint32_t local_rank, uint32_t round) const {
     return reinterpret_cast<CountEntry*>(base_ + layout_.count_tables_offset) +
            (uint64_t{round & 1} * layout_.local_ranks + local_rank) * layout_.group_size;

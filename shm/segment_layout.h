@@ -96,13 +96,13 @@ struct alignas(kCacheLine) SegmentHeader {
   std::atomic<uint32_t> delivered;
   // Eager rounds (eager_plan.h), by parity: round << 32 | deliveries of it landed, in order.
   std::atomic<uint64_t> eager_landed[2];
-  // Eager rounds, by parity: round << 32 | the leader algorithm (shm/leader_choice.h) the
+  // Eager rounds, by parity: round << 32 | the leader algorithm (shm/plan/leader_choice.h) the
   // round runs among nodes, which says where its blocks land. Written before the round's
   // first block is published.
   std::atomic<uint64_t> eager_leader[2];
   // Alltoallv across nodes, by parity: round << 32 | kVectorSomePartStreams if some node's part
   // of the call whose first round is `round` did not fit it | kVectorOwnPartStaged if this
-  // node's did not | the stream rounds that follow that round (shm/vector_staging.h); round << 32
+  // node's did not | the stream rounds that follow that round (shm/plan/vector_staging.h); round << 32
   // | kVectorCallGoesAgain when the round carried nothing and the call starts over; round << 32
   // alone when the round is the whole call. Written before the round's blocks are published.
   std::atomic<uint64_t> vector_streamed[2];
@@ -150,12 +150,12 @@ constexpr uint64_t kVectorOwnPartStaged = uint64_t{1} << 31;
 constexpr uint64_t kVectorSomePartStreams = uint64_t{1} << 30;
 // SegmentHeader::vector_streamed: the round, an alltoallv's first run as a hypercube, carried
 // nothing a rank reads (some node's part did not fit it, or the counts disagree): the call goes
-// again from the next round, as a pairwise one (shm/vector_cube.h).
+// again from the next round, as a pairwise one (shm/plan/vector_cube.h).
 constexpr uint64_t kVectorCallGoesAgain = uint64_t{1} << 29;
 
 // What a rank sends to and expects from each rank in an alltoallv, written by it before it
 // arrives and read by the others until they are done (client/libohio/on_node_alltoallv.cc), and, in a
-// group spanning nodes, by its daemon when the round begins (shm/vector_plan.h): bytes and
+// group spanning nodes, by its daemon when the round begins (shm/plan/vector_plan.h): bytes and
 // displacement into its send buffer, and bytes it expects, per rank of the group. One table per
 // rank and round parity: across nodes a rank may write round k's while others still read k-1's.
 struct CountEntry {
@@ -183,7 +183,7 @@ struct RoundEntry {
   // One node: where the other ranks read this rank's messages straight from (its send buffer
   // in its own address space, with process_vm_readv); 0 when its row is in the SSB.
   std::atomic<uint64_t> send_address;
-  // One node, alltoallv: how this rank's row lies (shm/local_vector_plan.h's StagedRow): in its
+  // One node, alltoallv: how this rank's row lies (shm/plan/local_vector_plan.h's StagedRow): in its
   // region of the round's SSB half, or read from send_address.
   std::atomic<uint32_t> row_staged;
   // One node, alltoallv: this rank's share of the count digest (the shares of all ranks sum to
@@ -257,7 +257,7 @@ struct SegmentLayout {
 constexpr uint64_t RoundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
 // Bytes a group's SRB holds beyond the srb_bytes it plans with: a header line for every slot of
-// an eager round's two halves (shm/eager_plan.h), so that a block as large as a slot's share of
+// an eager round's two halves (shm/plan/eager_plan.h), so that a block as large as a slot's share of
 // srb_bytes fits with its header, for at most group_size - 1 source nodes (the bound keeps the
 // layout a function of what the segment cache keys by).
 inline uint64_t SrbHeaderRoomBytes(uint32_t group_size) {
@@ -265,7 +265,7 @@ inline uint64_t SrbHeaderRoomBytes(uint32_t group_size) {
 }
 
 // Daemon only, per round parity: the header lines and size tables of this node's messages of an
-// alltoallv run as a hypercube (shm/vector_cube.h), one per step: at most ceil(log2 group
+// alltoallv run as a hypercube (shm/plan/vector_cube.h), one per step: at most ceil(log2 group
 // size) steps of group size / 2 entries. Inside the segment because puts gather them from
 // registered memory.
 inline uint64_t CubeOutBytes(uint32_t group_size) {

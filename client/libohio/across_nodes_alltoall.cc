@@ -4,9 +4,9 @@
 
 #include <cstring>
 
-#include "shm/exchange_plan.h"
+#include "shm/plan/exchange_plan.h"
 #include "shm/round_verdict.h"
-#include "shm/staging.h"
+#include "shm/plan/staging.h"
 
 namespace ohio {
 namespace {

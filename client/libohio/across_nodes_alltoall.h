@@ -1,6 +1,6 @@
 // An alltoall of a group spanning nodes, as one rank does it; the daemon moves the blocks.
 //
-// Eager call (the whole call is one round that fits half of every SRB, shm/eager_plan.h):
+// Eager call (the whole call is one round that fits half of every SRB, shm/plan/eager_plan.h):
 //   1. stage the row in SSB half k mod 2 (free once this node is through with round k-2);
 //   2. publish M and the arrival, ring the daemon's doorbell only if it sleeps: the daemon
 //      sends this node's blocks at once, with M in their headers;
@@ -26,8 +26,8 @@
 #include "client/libohio/round_waiter.h"
 #include "client/libohio/stage_report.h"
 #include "common/status.h"
-#include "shm/eager_plan.h"
-#include "shm/group_shape.h"
+#include "shm/plan/eager_plan.h"
+#include "shm/plan/group_shape.h"
 #include "shm/segment.h"
 
 namespace ohio {
@@ -53,7 +53,7 @@ class AcrossNodesAlltoall {
     bool used = false;
     uint64_t last_use = 0;
     CallPlan call;  // copy-in and the node's own copy-out, one round
-    // By leader (shm/leader_choice.h): the daemons say which one the round runs once its
+    // By leader (shm/plan/leader_choice.h): the daemons say which one the round runs once its
     // first block lands; each is planned when first needed.
     struct Arrivals {
       bool planned = false;

@@ -1,6 +1,6 @@
 // Alltoallv of a group spanning nodes, as one rank does it: an eager round whose blocks the
-// daemon plans from the node's count tables (shm/vector_plan.h), and, when the call does not
-// fit one round, the stream rounds that follow it (shm/vector_staging.h). Each round:
+// daemon plans from the node's count tables (shm/plan/vector_plan.h), and, when the call does not
+// fit one round, the stream rounds that follow it (shm/plan/vector_staging.h). Each round:
 //   1. wait until this node is through with round k-2 (its ranks read each other's tables of
 //      that parity until then), write the count table of k's parity (the same every round of
 //      a call), stage this round's part of the row in this rank's region of SSB half k mod 2,
@@ -17,16 +17,16 @@
 // round 0, and the daemon says how many stream rounds follow and whether this node's part is one
 // of those that stream (vector_streamed); each other node's header in the SRB says whether its
 // part came whole in the first round or streams.
-// A first round the daemons ran as a hypercube (shm/vector_cube.h) finds the blocks where its
+// A first round the daemons ran as a hypercube (shm/plan/vector_cube.h) finds the blocks where its
 // inboxes' size tables put them; if its verdict says the call goes again (a node's part did not
 // fit the hypercube, or the counts disagree), nothing is copied out and the call starts over,
 // pairwise.
 #include <cstring>
 
 #include "client/libohio/across_nodes_alltoall.h"
-#include "shm/vector_cube.h"
-#include "shm/vector_plan.h"
-#include "shm/vector_staging.h"
+#include "shm/plan/vector_cube.h"
+#include "shm/plan/vector_plan.h"
+#include "shm/plan/vector_staging.h"
 
 namespace ohio {
 

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/algorithm.h"
-#include "shm/copy_plan.h"
-#include "shm/group_shape.h"
-#include "shm/staging.h"
+#include "shm/plan/algorithm.h"
+#include "shm/plan/copy_plan.h"
+#include "shm/plan/group_shape.h"
+#include "shm/plan/staging.h"
 
 namespace ohio {
 

@@ -14,8 +14,8 @@
 #include "client/libohio/across_nodes_alltoall.h"
 #include "client/libohio/round_waiter.h"
 #include "common/status.h"
-#include "shm/algorithm.h"
-#include "shm/group_shape.h"
+#include "shm/plan/algorithm.h"
+#include "shm/plan/group_shape.h"
 #include "shm/segment.h"
 
 namespace ohio {

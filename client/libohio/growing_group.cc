@@ -1,6 +1,6 @@
 #include "client/libohio/growing_group.h"
 
-#include "shm/buffer_sizing.h"
+#include "shm/plan/buffer_sizing.h"
 
 namespace ohio {
 

@@ -1,5 +1,5 @@
 // A group as the C API hands it out: a joined GroupHandle that is joined again, with larger
-// buffers, once a call outgrows the ones it was sized for (shm/buffer_sizing.h). A group
+// buffers, once a call outgrows the ones it was sized for (shm/plan/buffer_sizing.h). A group
 // joined without a hint has the daemon's configured buffers and never grows.
 //
 // Growth is decided after a call that succeeded, from that call's bytes per rank, which every

@@ -6,11 +6,11 @@
 
 #include "client/libohio/single_copy.h"
 #include "shm/event_word.h"
-#include "shm/staging.h"
+#include "shm/plan/staging.h"
 #include "shm/latency_buckets.h"
-#include "shm/local_vector_plan.h"
+#include "shm/plan/local_vector_plan.h"
 #include "shm/round_verdict.h"
-#include "shm/vector_plan.h"
+#include "shm/plan/vector_plan.h"
 
 namespace ohio {
 namespace {

@@ -21,10 +21,10 @@
 #include "client/libohio/round_waiter.h"
 #include "client/libohio/stage_report.h"
 #include "common/status.h"
-#include "shm/copy_plan.h"
-#include "shm/group_shape.h"
+#include "shm/plan/copy_plan.h"
+#include "shm/plan/group_shape.h"
 #include "shm/segment.h"
-#include "shm/vector_plan.h"
+#include "shm/plan/vector_plan.h"
 
 namespace ohio {
 

@@ -1,5 +1,5 @@
 // Alltoallv of a group on one node: counts of any size per pair, in one meeting for small
-// calls (shm/local_vector_plan.h) and in one copy for large ones.
+// calls (shm/plan/local_vector_plan.h) and in one copy for large ones.
 //
 // A rank writes its send counts and displacements into its count table in the segment. If its
 // row is small it stages the row in its region of SSB half k mod 2 and says how in its slot;
@@ -26,9 +26,9 @@
 #include "client/libohio/on_node_alltoall.h"
 #include "client/libohio/single_copy.h"
 #include "shm/event_word.h"
-#include "shm/local_vector_plan.h"
-#include "shm/vector_disagreement.h"
-#include "shm/vector_plan.h"
+#include "shm/plan/local_vector_plan.h"
+#include "shm/plan/vector_disagreement.h"
+#include "shm/plan/vector_plan.h"
 
 namespace ohio {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "shm/buffer_sizing.h"
+#include "shm/plan/buffer_sizing.h"
 
 namespace ohio::shim {
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "shm/bruck_plan.h"
-#include "shm/group_shape.h"
-#include "shm/leader_table_text.h"
-#include "shm/vector_cube.h"
+#include "shm/plan/bruck_plan.h"
+#include "shm/plan/group_shape.h"
+#include "shm/plan/leader_table_text.h"
+#include "shm/plan/vector_cube.h"
 
 namespace ohio {
 namespace {

@@ -1,7 +1,7 @@
 // `ohio-plan --explain`: the leader table, which row it picks for a group and M and why, and
 // what each leader algorithm would cost a node per call (messages, the steps they take one
-// after another, bytes sent), computed with the planners ohiod runs (shm/leader_choice.h,
-// shm/bruck_plan.h). Pure, like plan_report.h.
+// after another, bytes sent), computed with the planners ohiod runs (shm/plan/leader_choice.h,
+// shm/plan/bruck_plan.h). Pure, like plan_report.h.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/algorithm.h"
-#include "shm/buffer_sizing.h"
-#include "shm/eager_plan.h"
-#include "shm/leader_choice.h"
+#include "shm/plan/algorithm.h"
+#include "shm/plan/buffer_sizing.h"
+#include "shm/plan/eager_plan.h"
+#include "shm/plan/leader_choice.h"
 
 namespace ohio {
 
@@ -38,11 +38,11 @@ struct LeaderExplanation {
   uint64_t block_bytes = 0;  // what the table's max-block is compared with
   int row = -1;              // the row that matched, -1 for none (pairwise)
   // The table's choice, what the daemons run (pairwise where the table's hypercube does not
-  // fit the round) and why: shm/eager_plan.h's ExplainRoundLeader, as the daemon decides.
+  // fit the round) and why: shm/plan/eager_plan.h's ExplainRoundLeader, as the daemon decides.
   RoundLeaderChoice choice;
   std::vector<LeaderCost> costs;  // pairwise, hypercube, direct
   // Alltoallv: the largest node-to-node block its first round carries as a hypercube, 0 when it
-  // never runs one (shm/vector_cube.h's VectorCubeBlockCap).
+  // never runs one (shm/plan/vector_cube.h's VectorCubeBlockCap).
   uint64_t vector_cube_cap = 0;
 };
 

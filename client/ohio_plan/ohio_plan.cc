@@ -14,8 +14,8 @@
 
 #include "client/ohio_plan/leader_report.h"
 #include "client/ohio_plan/plan_report.h"
-#include "shm/algorithm.h"
-#include "shm/leader_table_text.h"
+#include "shm/plan/algorithm.h"
+#include "shm/plan/leader_table_text.h"
 
 namespace {
 

@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shm/bruck_plan.h"
-#include "shm/copy_plan.h"
-#include "shm/eager_plan.h"
-#include "shm/exchange_plan.h"
-#include "shm/group_shape.h"
-#include "shm/staging.h"
+#include "shm/plan/bruck_plan.h"
+#include "shm/plan/copy_plan.h"
+#include "shm/plan/eager_plan.h"
+#include "shm/plan/exchange_plan.h"
+#include "shm/plan/group_shape.h"
+#include "shm/plan/staging.h"
 
 namespace ohio {
 namespace {

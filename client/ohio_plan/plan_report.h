@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/algorithm.h"
-#include "shm/leader_choice.h"
-#include "shm/staging.h"
+#include "shm/plan/algorithm.h"
+#include "shm/plan/leader_choice.h"
+#include "shm/plan/staging.h"
 
 namespace ohio {
 
@@ -40,7 +40,7 @@ struct PlanRequest {
   uint64_t min_slice_bytes = kDefaultMinSliceBytes;
   // Plan every node rather than one per distinct PPN (identical by construction; for tests).
   bool every_node = false;
-  // The daemons' leader table (shm/leader_choice.h).
+  // The daemons' leader table (shm/plan/leader_choice.h).
   LeaderTable leaders = DefaultLeaderTable();
 };
 

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "common/version.h"
-#include "shm/leader_table_text.h"
+#include "shm/plan/leader_table_text.h"
 
 namespace ohio {
 

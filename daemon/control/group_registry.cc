@@ -5,10 +5,10 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/control/control_request.h"
-#include "shm/buffer_sizing.h"
-#include "shm/exchange_plan.h"
-#include "shm/leader_choice.h"
-#include "shm/staging.h"
+#include "shm/plan/buffer_sizing.h"
+#include "shm/plan/exchange_plan.h"
+#include "shm/plan/leader_choice.h"
+#include "shm/plan/staging.h"
 
 namespace ohio {
 namespace {

@@ -26,8 +26,8 @@
 #include "daemon/host/segment_placement.h"
 #include "daemon/ops/leader_policy.h"
 #include "daemon/transport/transport.h"
-#include "shm/algorithm.h"
-#include "shm/group_shape.h"
+#include "shm/plan/algorithm.h"
+#include "shm/plan/group_shape.h"
 #include "shm/segment.h"
 
 namespace ohio {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "shm/algorithm.h"
-#include "shm/leader_choice.h"
+#include "shm/plan/algorithm.h"
+#include "shm/plan/leader_choice.h"
 
 namespace ohio {
 

@@ -5,7 +5,7 @@
 // the call's rounds, exactly as the ranks would (client/libohio/across_nodes_alltoall.h), so the exchange
 // with the peer daemons and every check of it stay the ones a blocking call has:
 //   1. copy-in: each rank's row of the round into the SSB, read from the rank's send buffer
-//      with process_vm_readv along the ranks' own copy plan (shm/copy_plan.h);
+//      with process_vm_readv along the ranks' own copy plan (shm/plan/copy_plan.h);
 //   2. arrival: M, the round's place in the call and arrived_round in every local slot; the
 //      group then begins the round (Group::Begin) and the exchange runs, eager or announced;
 //   3. copy-out: the node's own part from the SSB and each delivery as it lands, written into
@@ -41,13 +41,13 @@
 
 #include "common/status.h"
 #include "daemon/engine/nonblocking_alltoall.h"
-#include "shm/algorithm.h"
-#include "shm/copy_plan.h"
-#include "shm/eager_plan.h"
-#include "shm/exchange_plan.h"
-#include "shm/group_shape.h"
+#include "shm/plan/algorithm.h"
+#include "shm/plan/copy_plan.h"
+#include "shm/plan/eager_plan.h"
+#include "shm/plan/exchange_plan.h"
+#include "shm/plan/group_shape.h"
 #include "shm/segment.h"
-#include "shm/staging.h"
+#include "shm/plan/staging.h"
 
 namespace ohio {
 

@@ -15,7 +15,7 @@
 //      node's header in the SRB says whether its part streams (its stream round 0 came in the
 //      first round).
 // A first round run as a hypercube finds the blocks where its inboxes' tables put them, and one
-// whose verdict says the call goes again (shm/vector_cube.h) copies nothing out: the call starts
+// whose verdict says the call goes again (shm/plan/vector_cube.h) copies nothing out: the call starts
 // over in the next round.
 // A round that fails (a pair whose counts disagree, anywhere in the group; a part that would
 // take too many rounds) ends the call with the round's error, the same on every rank of every
@@ -25,9 +25,9 @@
 
 #include "daemon/engine/nonblocking_across_nodes_alltoall.h"
 #include "shm/segment_layout.h"
-#include "shm/vector_cube.h"
-#include "shm/vector_plan.h"
-#include "shm/vector_staging.h"
+#include "shm/plan/vector_cube.h"
+#include "shm/plan/vector_plan.h"
+#include "shm/plan/vector_staging.h"
 
 namespace ohio {
 

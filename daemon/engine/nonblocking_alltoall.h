@@ -24,7 +24,7 @@
 #include "common/status.h"
 #include "daemon/engine/counters.h"
 #include "daemon/engine/rank_memory.h"
-#include "shm/group_shape.h"
+#include "shm/plan/group_shape.h"
 #include "shm/segment.h"
 
 namespace ohio {

@@ -13,7 +13,7 @@
 #include "common/cpu_relax.h"
 #include "common/spin_mode.h"
 #include "shm/segment_layout.h"
-#include "shm/vector_cube.h"
+#include "shm/plan/vector_cube.h"
 
 namespace ohio {
 namespace {

@@ -1,4 +1,4 @@
-// Eager rounds (shm/eager_plan.h: the call fits half of every SRB): when this node's ranks have
+// Eager rounds (shm/plan/eager_plan.h: the call fits half of every SRB): when this node's ranks have
 // all arrived, it puts its block to every other node at once, header first (round, M), into
 // that node's slot of the SRB half of the round's parity. Receiving a peer's round k is the
 // credit for sending it round k+1. Every node learns every node's M from the headers; a node
@@ -9,7 +9,7 @@
 // From an announced round to an eager one, the SRB held the whole announced round: each node
 // sends ROUND_READY for the eager round too, and puts only once it holds the peer's.
 //
-// Direct rounds (the leader table chooses it for the call's M, shm/leader_choice.h): eager or
+// Direct rounds (the leader table chooses it for the call's M, shm/plan/leader_choice.h): eager or
 // announced rounds whose puts go as pairwise ones do, but never more than the table's
 // direct_window (ohiod's direct-window) in flight from this node at once, which bounds what any
 // node receives at once (RoundState::DirectWindowFull).

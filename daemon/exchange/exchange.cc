@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "shm/round_stamps.h"
-#include "shm/vector_plan.h"
+#include "shm/plan/vector_plan.h"
 
 namespace ohio {
 

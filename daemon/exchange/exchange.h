@@ -25,7 +25,7 @@
 #include "daemon/exchange/vector_round.h"
 #include "daemon/exchange/wire.h"
 #include "daemon/transport/transport.h"
-#include "shm/leader_choice.h"
+#include "shm/plan/leader_choice.h"
 #include "shm/segment.h"
 
 namespace ohio {

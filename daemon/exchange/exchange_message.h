@@ -26,7 +26,7 @@ struct ExchangeMessage {
   std::array<uint8_t, 16> key{};
 
   // ROUND_READY of an alltoallv round instead of its data: the sender's part of the call would
-  // take more stream rounds than are served (shm/vector_staging.h), so the call is not served on
+  // take more stream rounds than are served (shm/plan/vector_staging.h), so the call is not served on
   // any node.
   static constexpr uint32_t kReadyTooLarge = 1;
   // ROUND_READY sent to every node by a node whose round runs as a hypercube and that saw a

@@ -13,9 +13,9 @@
 #include "common/status.h"
 #include "daemon/exchange/exchange_message.h"
 #include "daemon/transport/transport.h"
-#include "shm/eager_plan.h"
-#include "shm/exchange_plan.h"
-#include "shm/leader_choice.h"
+#include "shm/plan/eager_plan.h"
+#include "shm/plan/exchange_plan.h"
+#include "shm/plan/leader_choice.h"
 #include "shm/segment.h"
 
 namespace ohio {

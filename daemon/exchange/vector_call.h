@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "shm/vector_plan.h"
+#include "shm/plan/vector_plan.h"
 
 namespace ohio {
 

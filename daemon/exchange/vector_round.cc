@@ -3,8 +3,8 @@
 #include <string>
 
 #include "daemon/exchange/wire.h"
-#include "shm/vector_disagreement.h"
-#include "shm/vector_staging.h"
+#include "shm/plan/vector_disagreement.h"
+#include "shm/plan/vector_staging.h"
 
 namespace ohio {
 

@@ -1,4 +1,4 @@
-// Alltoallv rounds (M = kVectorBytes, shm/vector_plan.h) are eager rounds whose puts and
+// Alltoallv rounds (M = kVectorBytes, shm/plan/vector_plan.h) are eager rounds whose puts and
 // deliveries are planned from this node's count tables when the call's first round begins (and
 // kept while the counts stay the same: a loop of alltoallv calls plans once); its header
 // carries the node's share of the count digest and, when the node's part does not fit one
@@ -6,9 +6,9 @@
 // every node's share is in and they sum to zero: a pair that disagrees fails the round on every
 // node before any rank copies a block out: each node then puts its count tables over its block
 // in every peer's slot, and the round fails once all are in, on every node naming the same
-// first pair that disagrees (shm/vector_disagreement.h). A node whose part did not fit sent
+// first pair that disagrees (shm/plan/vector_disagreement.h). A node whose part did not fit sent
 // its stream round 0; the others sent their whole part. If any did not fit, the call goes on in
-// as many stream rounds as the most those nodes need, less the first (shm/vector_staging.h),
+// as many stream rounds as the most those nodes need, less the first (shm/plan/vector_staging.h),
 // planned from the first round's counts, in which only they put data; the ranks learn how many
 // from the segment (vector_streamed), and which nodes stream from the headers in their SRB. A
 // node whose part would take more than kMaxVectorStreamRounds sends ROUND_READY

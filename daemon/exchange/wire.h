@@ -4,17 +4,17 @@
 // - The small messages (ROUND_READY, CREDIT, RANK_GONE and ROUND_READY's reasons
 //   kReadyTooLarge and kReadyMixed): ExchangeMessage, daemon/exchange/exchange_message.h.
 // - A put's 32-bit immediate, the receiver's tag for the group and a delivery field:
-//   EncodeImm, ImmTag, ImmDelivery, shm/exchange_plan.h. Announced rounds number their
+//   EncodeImm, ImmTag, ImmDelivery, shm/plan/exchange_plan.h. Announced rounds number their
 //   deliveries below kMaxRendezvousDeliveries; the top bit marks an eager round's put, and its
 //   low bits say which kind (EagerImmDelivery, BruckImmDelivery, VectorTablesImmDelivery,
-//   VectorCubeImmDelivery): shm/eager_plan.h.
+//   VectorCubeImmDelivery): shm/plan/eager_plan.h.
 // - The 64-byte header in front of every eager put's block and every hypercube message
 //   (EagerHeader, its magic and flags kEagerSkipped, kEagerVectorStaged, kEagerVectorTables):
-//   shm/eager_plan.h; the alltoallv hypercube's flags (kEagerVectorCubeVoid,
-//   kEagerVectorCubeFits) and the size table behind its header line: shm/vector_cube.h.
-// - Where a put lands in the peer's SRB: EagerSlotOffset (shm/eager_plan.h), the hypercube's
-//   inboxes (BruckInboxStride, shm/bruck_plan.h), announced rounds' PlanPuts
-//   (shm/exchange_plan.h).
+//   shm/plan/eager_plan.h; the alltoallv hypercube's flags (kEagerVectorCubeVoid,
+//   kEagerVectorCubeFits) and the size table behind its header line: shm/plan/vector_cube.h.
+// - Where a put lands in the peer's SRB: EagerSlotOffset (shm/plan/eager_plan.h), the hypercube's
+//   inboxes (BruckInboxStride, shm/plan/bruck_plan.h), announced rounds' PlanPuts
+//   (shm/plan/exchange_plan.h).
 // - The put cookie (below): never sent, but what a transport hands back with a put's
 //   completion, so the progress engine can tell whose put it was and how to count its bytes.
 #pragma once
@@ -22,10 +22,10 @@
 #include <cstdint>
 
 #include "daemon/exchange/exchange_message.h"
-#include "shm/bruck_plan.h"
-#include "shm/eager_plan.h"
-#include "shm/exchange_plan.h"
-#include "shm/vector_cube.h"
+#include "shm/plan/bruck_plan.h"
+#include "shm/plan/eager_plan.h"
+#include "shm/plan/exchange_plan.h"
+#include "shm/plan/vector_cube.h"
 
 namespace ohio {
 namespace put_cookie {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "shm/numa_plan.h"
+#include "shm/plan/numa_plan.h"
 
 namespace ohio {
 

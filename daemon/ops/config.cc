@@ -13,8 +13,8 @@
 #include "common/version.h"
 #include "daemon/ops/address_ranges.h"
 #include "daemon/ops/host_pattern.h"
-#include "shm/algorithm.h"
-#include "shm/leader_table_text.h"
+#include "shm/plan/algorithm.h"
+#include "shm/plan/leader_table_text.h"
 
 namespace ohio {
 namespace {

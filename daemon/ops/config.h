@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/buffer_sizing.h"
-#include "shm/leader_choice.h"
+#include "shm/plan/buffer_sizing.h"
+#include "shm/plan/leader_choice.h"
 
 namespace ohio {
 
@@ -25,7 +25,7 @@ struct DaemonConfig {
   uint64_t ssb_bytes = kDefaultSsbBytes;
   uint64_t srb_bytes = kDefaultSrbBytes;
   // The shortest slice of a message a staged round of a group spanning nodes copies
-  // (shm/exchange_plan.h, PlanGroupStaging); a group plans with the smallest of its nodes'.
+  // (shm/plan/exchange_plan.h, PlanGroupStaging); a group plans with the smallest of its nodes'.
   uint64_t min_slice_bytes = 4u << 10;
   uint64_t memory_limit = 1ull << 30;
   // Registered memory (segments of open groups spanning nodes plus those cached for the next
@@ -39,10 +39,10 @@ struct DaemonConfig {
   // Whether anything on the node spins is decided from it (common/spin_mode.h).
   std::string cpus = "auto";
   std::string algorithm = "v3";
-  // How the daemons of a group choose their leader algorithm per call (shm/leader_choice.h):
+  // How the daemons of a group choose their leader algorithm per call (shm/plan/leader_choice.h):
   // "auto" by the table (leader_table's file, else the built-in one), or one forced for every
   // call. Every node of a group must choose alike: a node that does not refuses the group.
-  std::string leader_table;  // a table file (shm/leader_table_text.h); "" the built-in table
+  std::string leader_table;  // a table file (shm/plan/leader_table_text.h); "" the built-in table
   std::string leader = "auto";
   // leader_table's file as read when the settings were loaded (the built-in table if none).
   LeaderTable leader_rules = DefaultLeaderTable();

@@ -1,6 +1,6 @@
 #include "daemon/ops/leader_policy.h"
 
-#include "shm/leader_table_text.h"
+#include "shm/plan/leader_table_text.h"
 
 namespace ohio {
 

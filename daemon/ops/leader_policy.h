@@ -1,4 +1,4 @@
-// The leader table a group's daemons run (shm/leader_choice.h) and where it comes from: the
+// The leader table a group's daemons run (shm/plan/leader_choice.h) and where it comes from: the
 // job's ranks forcing one algorithm (OHIO_LEADER, carried in their join), else this node's
 // `leader` setting forcing one, else its `leader-table` file, else the built-in table. The
 // nodes of a group compare the digests at setup (daemon/peers/peer_bootstrap.h): the choice is made
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "daemon/ops/config.h"
-#include "shm/leader_choice.h"
+#include "shm/plan/leader_choice.h"
 
 namespace ohio {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/rail_choice.h"
+#include "shm/plan/rail_choice.h"
 
 namespace ohio {
 

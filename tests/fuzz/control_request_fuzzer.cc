@@ -12,9 +12,9 @@
 #include "daemon/control/control_request.h"
 #include "daemon/ops/config.h"
 #include "proto/control.pb.h"
-#include "shm/exchange_plan.h"
-#include "shm/group_shape.h"
-#include "shm/staging.h"
+#include "shm/plan/exchange_plan.h"
+#include "shm/plan/group_shape.h"
+#include "shm/plan/staging.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

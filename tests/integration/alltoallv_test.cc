@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "shm/bruck_plan.h"
+#include "shm/plan/bruck_plan.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/scoped_env.h"
@@ -484,7 +484,7 @@ TEST(Alltoallv, CallsWithTheSameCountsAcrossNodesKeepTheirPlanAndCheckEveryCall)
   TempDir dir;
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  // The daemons plan the first call and keep the plan while the counts stay (shm/vector_plan.h,
+  // The daemons plan the first call and keep the plan while the counts stay (shm/plan/vector_plan.h,
   // VectorRoundPlan): new data every call, every byte checked, one put per other node and call
   // as an alltoall's.
   const std::vector<uint32_t> placement = {0, 1, 0, 1, 1};
@@ -526,7 +526,7 @@ TEST(Alltoallv, CallsWithTheSameCountsAcrossNodesKeepTheirPlanAndCheckEveryCall)
   }
 }
 
-// Alltoallv as a hypercube (shm/vector_cube.h), where the default leader table runs blocks up to
+// Alltoallv as a hypercube (shm/plan/vector_cube.h), where the default leader table runs blocks up to
 // 8 KiB as one: 4 nodes x 2 ranks interleaved (a power of two: XOR pairing), 6 x 1 and 5 nodes of
 // 2, 1, 2, 1 and 1 ranks (the rotation).
 class AlltoallvCube : public ::testing::TestWithParam<std::vector<uint32_t>> {

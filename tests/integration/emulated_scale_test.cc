@@ -26,7 +26,7 @@
 
 #include "client/ohio_plan/plan_report.h"
 #include "daemon/ops/config.h"
-#include "shm/leader_table_text.h"
+#include "shm/plan/leader_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"

@@ -1,4 +1,4 @@
-// The hypercube leader algorithm (shm/bruck_plan.h) run by real daemons: every byte of every
+// The hypercube leader algorithm (shm/plan/bruck_plan.h) run by real daemons: every byte of every
 // call checked by the ranks, each node's frames and payload bytes equal to what ohio-plan
 // computes for it (ceil(log2 N) messages per call, blocks forwarded), and calls whose nodes
 // do not all run it with the same M fail alike on every rank, with the group going on.
@@ -16,8 +16,8 @@
 #include "client/ohio_plan/plan_report.h"
 #include "daemon/ops/config.h"
 #include "proto/admin.pb.h"
-#include "shm/bruck_plan.h"
-#include "shm/leader_table_text.h"
+#include "shm/plan/bruck_plan.h"
+#include "shm/plan/leader_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"

@@ -293,7 +293,7 @@ TEST(IalltoallvAcrossNodes, FourNodesMoveOutstandingCallsAsAHypercube) {
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const auto placement = ConsecutivePlacement(4, 2);
   // Pairs around 300 bytes among 4 nodes: ohiod runs each posted alltoallv as a hypercube
-  // (shm/vector_cube.h) and copies its blocks out from where the inboxes' size tables put them.
+  // (shm/plan/vector_cube.h) and copies its blocks out from where the inboxes' size tables put them.
   RankJob job = VectorJob(dir, cluster, placement, "cube", {"--batches", "2", "--outstanding", "3", "--bytes", "300"});
   AllPass(job, cluster);
   ExpectMovedUnaided(job, 6);

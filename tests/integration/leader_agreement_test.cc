@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "shm/leader_choice.h"
-#include "shm/leader_table_text.h"
+#include "shm/plan/leader_choice.h"
+#include "shm/plan/leader_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/rank_job.h"
 

@@ -6,9 +6,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "shm/exchange_plan.h"
-#include "shm/group_shape.h"
-#include "shm/staging.h"
+#include "shm/plan/exchange_plan.h"
+#include "shm/plan/group_shape.h"
+#include "shm/plan/staging.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/rank_job.h"
 

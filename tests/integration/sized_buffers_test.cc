@@ -1,4 +1,4 @@
-// Buffers sized by need (shm/buffer_sizing.h, client/libohio/growing_group.h): a group joined with a
+// Buffers sized by need (shm/plan/buffer_sizing.h, client/libohio/growing_group.h): a group joined with a
 // hint maps what its calls need, grows by itself when a call outgrows it (every byte of every
 // call verified meanwhile), shrinks to what fits the memory left rather than being refused, and
 // its ranks must agree on the hint. Real daemons, real rank processes.

@@ -3,7 +3,7 @@
 // messages gathered by the plan and landed in the receivers' inboxes, and at the end every
 // node must find exactly what every other node sent it where the plan says, for every node
 // count up to 40 (powers of two and not), uniform and uneven ranks per node.
-#include "shm/bruck_plan.h"
+#include "shm/plan/bruck_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "shm/copy_plan.h"
-#include "shm/group_shape.h"
+#include "shm/plan/copy_plan.h"
+#include "shm/plan/group_shape.h"
 #include "tests/unit/rank_maps.h"
 
 namespace ohio {

@@ -1,15 +1,15 @@
-#include "shm/buffer_sizing.h"
+#include "shm/plan/buffer_sizing.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "shm/bruck_plan.h"
-#include "shm/eager_plan.h"
-#include "shm/leader_choice.h"
-#include "shm/exchange_plan.h"
+#include "shm/plan/bruck_plan.h"
+#include "shm/plan/eager_plan.h"
+#include "shm/plan/leader_choice.h"
+#include "shm/plan/exchange_plan.h"
 #include "shm/segment_layout.h"
-#include "shm/staging.h"
+#include "shm/plan/staging.h"
 #include "tests/unit/rank_maps.h"
 
 namespace ohio {

@@ -15,7 +15,7 @@
 
 #include "daemon/ops/config.h"
 #include "daemon/ops/live_config.h"
-#include "shm/leader_table_text.h"
+#include "shm/plan/leader_table_text.h"
 
 namespace ohio {
 namespace {

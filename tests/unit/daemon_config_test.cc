@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "daemon/ops/config.h"
-#include "shm/leader_table_text.h"
+#include "shm/plan/leader_table_text.h"
 
 namespace ohio {
 namespace {

@@ -1,4 +1,4 @@
-#include "shm/exchange_plan.h"
+#include "shm/plan/exchange_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/algorithm.h"
-#include "shm/copy_plan.h"
-#include "shm/group_shape.h"
-#include "shm/staging.h"
+#include "shm/plan/algorithm.h"
+#include "shm/plan/copy_plan.h"
+#include "shm/plan/group_shape.h"
+#include "shm/plan/staging.h"
 #include "tests/unit/rank_maps.h"
 
 namespace ohio {

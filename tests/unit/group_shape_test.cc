@@ -1,4 +1,4 @@
-#include "shm/group_shape.h"
+#include "shm/plan/group_shape.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -2,9 +2,9 @@
 // of its rows, and the digest the nodes of a group compare at setup.
 #include <gtest/gtest.h>
 
-#include "shm/group_shape.h"
-#include "shm/leader_choice.h"
-#include "shm/leader_table_text.h"
+#include "shm/plan/group_shape.h"
+#include "shm/plan/leader_choice.h"
+#include "shm/plan/leader_table_text.h"
 
 namespace ohio {
 namespace {

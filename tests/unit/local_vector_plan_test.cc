@@ -1,4 +1,4 @@
-// The staged alltoallv of a group on one node (shm/local_vector_plan.h), simulated for 1 to 6
+// The staged alltoallv of a group on one node (shm/plan/local_vector_plan.h), simulated for 1 to 6
 // ranks and several seeds: every rank writes its table from its counts (the row's sum, largest count and
 // digest share checked against that table) and stages its row in its region of one SSB half (in piece
 // slots when every count fits one, else packed), every rank copies its column out by the
@@ -6,7 +6,7 @@
 // gap is checked; the ranks' digest shares sum to zero exactly when every pair agrees, and the first pair
 // that disagrees is the same whichever rank looks; a row stages only when it fits its region and
 // its mean block is below the single-copy switch.
-#include "shm/local_vector_plan.h"
+#include "shm/plan/local_vector_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/mix64.h"
-#include "shm/vector_plan.h"
+#include "shm/plan/vector_plan.h"
 
 namespace ohio {
 namespace {

@@ -497,7 +497,7 @@ TEST(LeaderReport, UnevenGroupBelowTheDefaultRowsMinimumRunsPairwise) {
   EXPECT_FALSE(ExplainLeader(DefaultLeaderTable(), {4}, 1).ok());
 }
 
-// The table's hypercube runs only where the round fits it (shm/eager_plan.h RoundLeader): the
+// The table's hypercube runs only where the round fits it (shm/plan/eager_plan.h RoundLeader): the
 // explanation says what runs and why, and agrees with the plan (and so with the daemon) on it.
 TEST(LeaderReport, ChosenIsWhatRunsWhenTheTablesHypercubeDoesNotFit) {
   struct Case {

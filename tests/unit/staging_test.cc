@@ -1,4 +1,4 @@
-#include "shm/staging.h"
+#include "shm/plan/staging.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/group_shape.h"
+#include "shm/plan/group_shape.h"
 #include "tests/unit/rank_maps.h"
 
 namespace ohio {

@@ -1,4 +1,4 @@
-// The hypercube alltoallv (shm/vector_cube.h) simulated among 2 to 32 nodes, powers of two
+// The hypercube alltoallv (shm/plan/vector_cube.h) simulated among 2 to 32 nodes, powers of two
 // (XOR pairing) and not (the rotation, where the last step's sum comes from a window): every node builds
 // each step's message (size table, its own blocks and those its inboxes brought) as soon as its
 // earlier inboxes have landed, messages land in a random order (a step's inbox often before the
@@ -6,7 +6,7 @@
 // byte for byte, where PlanVectorCubeArrivals says; the partial count digests and void flags
 // summed along the messages give every node the whole group's; a table that lists more than its
 // inbox holds is refused; the cap follows the leader table and the inboxes.
-#include "shm/vector_cube.h"
+#include "shm/plan/vector_cube.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "shm/bruck_plan.h"
+#include "shm/plan/bruck_plan.h"
 #include "shm/segment_layout.h"
 
 namespace ohio {

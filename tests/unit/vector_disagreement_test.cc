@@ -1,16 +1,16 @@
-// Naming the first pair whose alltoallv counts disagree across nodes (shm/vector_disagreement.h):
+// Naming the first pair whose alltoallv counts disagree across nodes (shm/plan/vector_disagreement.h):
 // every node reads its own ranks' tables and the tables its peers put in their slots, laid out
 // as each node's segment holds them; for every placement of up to 6 ranks on up to 3 nodes,
 // every node finds the pair a single node holding every table would (the one-node order), and
 // the text names it. Whether a group's slots hold the tables is the same answer for every node.
-#include "shm/vector_disagreement.h"
+#include "shm/plan/vector_disagreement.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "common/mix64.h"
-#include "shm/exchange_plan.h"
+#include "shm/plan/exchange_plan.h"
 #include "tests/unit/rank_maps.h"
 
 namespace ohio {

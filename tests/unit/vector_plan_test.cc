@@ -1,11 +1,11 @@
-// The alltoallv planner (shm/vector_plan.h), simulated end to end for every placement of up to
+// The alltoallv planner (shm/plan/vector_plan.h), simulated end to end for every placement of up to
 // 4 ranks on up to 4 nodes and a few uneven larger ones: ranks stage their rows, every node
 // gathers its puts into its peers' slots, ranks copy out by their own node's tables, and every
 // received byte and every gap is checked; a pair that disagrees makes the digests' sum non-zero;
 // a row or block too large for the buffers does not fit, at both ends of the pair. A call that
-// does not fit is simulated over its stream rounds (shm/vector_staging.h) on buffers of a few
+// does not fit is simulated over its stream rounds (shm/plan/vector_staging.h) on buffers of a few
 // hundred bytes, with skewed pairs, and checked the same way, round by round.
-#include "shm/vector_plan.h"
+#include "shm/plan/vector_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/mix64.h"
-#include "shm/vector_staging.h"
+#include "shm/plan/vector_staging.h"
 #include "tests/unit/rank_maps.h"
 
 namespace ohio {

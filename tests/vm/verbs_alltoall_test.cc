@@ -251,7 +251,7 @@ TEST(VerbsAlltoallShapes, TinyCallsRunAsAHypercube) {
   }
 }
 
-// Alltoallv at 4 nodes runs as a hypercube over verbs too (shm/vector_cube.h): each message, its
+// Alltoallv at 4 nodes runs as a hypercube over verbs too (shm/plan/vector_cube.h): each message, its
 // header line and size table (the daemon's, in the segment) and its blocks (the ranks' regions of
 // the SSB, the inboxes of the SRB), goes as one RDMA write from registered memory, 2 a node and
 // call; every byte checked by the ranks. A call with blocks over the cap goes again pairwise, and

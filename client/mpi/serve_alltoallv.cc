@@ -4,7 +4,6 @@
 
 #include <mpi.h>
 
-#include <string>
 #include <vector>
 
 #include "client/mpi/mpi_shim_state.h"
@@ -26,18 +25,15 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   const bool in_place = sendbuf == MPI_IN_PLACE;
   int size = 0;
   PMPI_Comm_size(comm, &size);
-  CallLayouts layouts;
-  const std::string why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
-  const ohio::TypeLayout* recv_layout = layouts.recv;
-  const ohio::TypeLayout* send_layout = layouts.send;
-  if (!why.empty()) return OptOut(st, comm, "MPI_Alltoallv", why, fall_through);
+  const CallLayouts layouts = ServableVectorLayouts(in_place, sendcounts, sendtype, recvcounts, recvtype, size);
+  if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Alltoallv", layouts.why, fall_through);
   // In place, the others read this rank's data while it receives into the same buffer: send
   // from a packed copy instead.
-  const bool pack_send = in_place || !send_layout->contiguous();
-  const bool pack_recv = !recv_layout->contiguous();
-  VectorBytes(*send_layout, size, in_place ? recvcounts : sendcounts, in_place ? rdispls : sdispls, &st->send_bytes,
+  const bool pack_send = in_place || !layouts.send->contiguous();
+  const bool pack_recv = !layouts.recv->contiguous();
+  VectorBytes(*layouts.send, size, in_place ? recvcounts : sendcounts, in_place ? rdispls : sdispls, &st->send_bytes,
               &st->send_at, true, in_place ? recvbuf : sendbuf, pack_send ? &st->send_packed : nullptr);
-  VectorBytes(*recv_layout, size, recvcounts, rdispls, &st->recv_bytes, &st->recv_at, false, nullptr,
+  VectorBytes(*layouts.recv, size, recvcounts, rdispls, &st->recv_bytes, &st->recv_at, false, nullptr,
               pack_recv ? &st->recv_packed : nullptr);
   const void* send = pack_send ? st->send_packed.data() : sendbuf;
   void* recv = pack_recv ? st->recv_packed.data() : recvbuf;
@@ -45,7 +41,7 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   const int rc = ohio_alltoallv(st->group, send, st->send_bytes.data(), st->send_at.data(), recv,
                                 st->recv_bytes.data(), st->recv_at.data());
   auto unpack = [&] {
-    if (pack_recv) UnpackVector(*recv_layout, size, recvcounts, rdispls, st->recv_at, st->recv_packed.data(), recvbuf);
+    if (pack_recv) UnpackVector(*layouts.recv, size, recvcounts, rdispls, st->recv_at, st->recv_packed.data(), recvbuf);
   };
   if (rc == OHIO_OK) {
     unpack();

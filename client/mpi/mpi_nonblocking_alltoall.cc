@@ -34,34 +34,31 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
   }
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  CallLayouts layouts;
-  const std::string why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
-  const ohio::TypeLayout* recv_layout = layouts.recv;
-  const ohio::TypeLayout* send_layout = layouts.send;
+  const CallLayouts layouts = ServableLayouts(in_place, sendcount, sendtype, recvcount, recvtype);
   // The opt-out is a meeting of the ranks, the one wait inside this call.
-  if (!why.empty()) return OptOut(st, comm, function, why, fall_through);
+  if (layouts.why != nullptr) return OptOut(st, comm, function, layouts.why, fall_through);
 
   auto r = std::make_unique<OhioRequest>();
   r->st = st;
   r->comm = comm;
   r->function = function;
-  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
+  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(layouts.recv->size);
   int size = 0;
-  if (!send_layout->contiguous() || !recv_layout->contiguous()) PMPI_Comm_size(comm, &size);
+  if (!layouts.send->contiguous() || !layouts.recv->contiguous()) PMPI_Comm_size(comm, &size);
   // Non-contiguous data is packed now and unpacked when the request completes; contiguous data
   // is moved by ohiod where it lies.
   const void* send = in_place ? recvbuf : sendbuf;
-  if (!send_layout->contiguous()) {
+  if (!layouts.send->contiguous()) {
     r->send_packed.resize(bytes * size);
-    ohio::PackRuns(*send_layout, send, static_cast<MPI_Aint>(in_place ? recvcount : sendcount) * size,
+    ohio::PackRuns(*layouts.send, send, static_cast<MPI_Aint>(in_place ? recvcount : sendcount) * size,
                    r->send_packed.data());
     send = r->send_packed.data();
   }
   void* recv = recvbuf;
-  if (!recv_layout->contiguous()) {
+  if (!layouts.recv->contiguous()) {
     if (!in_place) r->recv_packed.resize(bytes * size);
     recv = in_place ? r->send_packed.data() : r->recv_packed.data();
-    r->recv_layout = recv_layout;
+    r->recv_layout = layouts.recv;
     r->recvbuf = recvbuf;
     r->recv_elements = static_cast<MPI_Aint>(recvcount) * size;
     if (in_place) r->recv_packed.swap(r->send_packed);  // unpacked from recv_packed

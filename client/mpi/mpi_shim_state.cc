@@ -185,15 +185,14 @@ CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtyp
   return l;
 }
 
-std::string WhyNotServable(bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
-                           CallLayouts* layouts) {
-  *layouts = LayoutsOf(in_place, sendtype, recvtype);
-  if (layouts->recv == nullptr || layouts->send == nullptr) return layouts->why;
-  if (recvcount < 0 || (!in_place && static_cast<long>(sendcount) * layouts->send->size !=
-                                         static_cast<long>(recvcount) * layouts->recv->size)) {
-    return "send and receive sizes differ";
+CallLayouts ServableLayouts(bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype) {
+  CallLayouts layouts = LayoutsOf(in_place, sendtype, recvtype);
+  if (layouts.recv == nullptr || layouts.send == nullptr) return layouts;
+  if (recvcount < 0 || (!in_place && static_cast<long>(sendcount) * layouts.send->size !=
+                                         static_cast<long>(recvcount) * layouts.recv->size)) {
+    layouts.why = "send and receive sizes differ";
   }
-  return "";
+  return layouts;
 }
 
 bool CountCall(CommState* st, MPI_Comm comm, const char* function, int* rc) {

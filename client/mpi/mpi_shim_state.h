@@ -138,18 +138,21 @@ class InternalCommunicator {
 // Leaves the group: this communicator falls through from now on, for `why`.
 void Close(CommState* st, const std::string& why);
 
-// The layouts of a call's two datatypes (in place: the receive type's for both), or why one
-// has none (`why` set, a layout null).
+// What this rank decides for a call from its own arguments, before it acts on it: the layouts of
+// the call's two datatypes (in place: the receive type's for both) that the call is served
+// with, or why this rank cannot pass the call to ohio (`why` set; then it opts out, OptOut
+// below). Deciding apart from doing keeps the reasons, counted per function in OHIO_STATS, the
+// same for every function of one shape.
 struct CallLayouts {
   const ohio::TypeLayout* send = nullptr;
   const ohio::TypeLayout* recv = nullptr;
   const char* why = nullptr;
 };
+// The two datatypes' layouts, or why one has none.
 CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtype);
-// Why this rank cannot pass a call shaped as MPI_Alltoall's (and MPI_Ialltoall's) to ohio, or
-// "" with both layouts in *layouts.
-std::string WhyNotServable(bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
-                           CallLayouts* layouts);
+// The decision for a call shaped as MPI_Alltoall's (and MPI_Ialltoall's): its layouts, or why
+// not (a datatype without a layout, send and receive sizes that differ).
+CallLayouts ServableLayouts(bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype);
 
 // Counts a call of a served function on `comm` (before anything else in it). True if this call
 // is one the ranks agreed must fail everywhere: *rc is then its error, already through the

@@ -2,14 +2,17 @@
 
 namespace ohio::shim {
 
-std::string WhyNotServableVector(bool in_place, const int sendcounts[], MPI_Datatype sendtype, const int recvcounts[],
-                                 MPI_Datatype recvtype, int size, CallLayouts* layouts) {
-  *layouts = LayoutsOf(in_place, sendtype, recvtype);
-  if (layouts->recv == nullptr || layouts->send == nullptr) return layouts->why;
+CallLayouts ServableVectorLayouts(bool in_place, const int sendcounts[], MPI_Datatype sendtype, const int recvcounts[],
+                                  MPI_Datatype recvtype, int size) {
+  CallLayouts layouts = LayoutsOf(in_place, sendtype, recvtype);
+  if (layouts.recv == nullptr || layouts.send == nullptr) return layouts;
   for (int j = 0; j < size; ++j) {
-    if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0)) return "a negative count";
+    if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0)) {
+      layouts.why = "a negative count";
+      break;
+    }
   }
-  return "";
+  return layouts;
 }
 
 void VectorBytes(const ohio::TypeLayout& layout, int size, const int counts[], const int displs[],

@@ -6,17 +6,16 @@
 #include <cstdint>
 #include <vector>
 
-#include <string>
-
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
 
 namespace ohio::shim {
 
-// Why this rank cannot pass an alltoallv side of `size` blocks to ohio (a type without a layout,
-// a negative count), or "" with both layouts in *layouts.
-std::string WhyNotServableVector(bool in_place, const int sendcounts[], MPI_Datatype sendtype, const int recvcounts[],
-                                 MPI_Datatype recvtype, int size, CallLayouts* layouts);
+// The decision (client/mpi/mpi_shim_state.h CallLayouts) for an alltoallv call of `size` blocks a
+// side: its layouts, or why this rank cannot pass it to ohio (a type without a layout, a
+// negative count).
+CallLayouts ServableVectorLayouts(bool in_place, const int sendcounts[], MPI_Datatype sendtype, const int recvcounts[],
+                                  MPI_Datatype recvtype, int size);
 
 // A contiguous type is used where it lies (`packed` null: *at are the displacements in bytes);
 // another is packed run by run, block after block, into *packed (pack_side: from `typed` now;

@@ -4,8 +4,6 @@
 
 #include <mpi.h>
 
-#include <string>
-
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
 #include "client/libohio/ohio.h"
@@ -21,25 +19,22 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   if (st == nullptr) return decided;
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  CallLayouts layouts;
-  const std::string why = WhyNotServable(in_place, sendcount, sendtype, recvcount, recvtype, &layouts);
-  const ohio::TypeLayout* recv_layout = layouts.recv;
-  const ohio::TypeLayout* send_layout = layouts.send;
-  if (!why.empty()) return OptOut(st, comm, "MPI_Alltoall", why, fall_through);
+  const CallLayouts layouts = ServableLayouts(in_place, sendcount, sendtype, recvcount, recvtype);
+  if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Alltoall", layouts.why, fall_through);
 
-  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(recv_layout->size);
+  const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(layouts.recv->size);
   // Non-contiguous data goes through a packed copy, run by run; contiguous data as it is.
   int size = 0;
   PMPI_Comm_size(comm, &size);
   const void* send = in_place ? recvbuf : sendbuf;
   const MPI_Aint send_elements = static_cast<MPI_Aint>(in_place ? recvcount : sendcount) * size;
-  if (!send_layout->contiguous()) {
+  if (!layouts.send->contiguous()) {
     st->send_packed.resize(bytes * size);
-    ohio::PackRuns(*send_layout, send, send_elements, st->send_packed.data());
+    ohio::PackRuns(*layouts.send, send, send_elements, st->send_packed.data());
     send = st->send_packed.data();
   }
   void* recv = recvbuf;
-  if (!recv_layout->contiguous()) {
+  if (!layouts.recv->contiguous()) {
     // In place stays in place: the packed copy is both.
     if (!in_place) st->recv_packed.resize(bytes * size);
     recv = in_place ? st->send_packed.data() : st->recv_packed.data();
@@ -47,7 +42,7 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   RetainUniform(st, comm, size, send, bytes);
   const int rc = ohio_alltoall(st->group, send, recv, bytes);
   auto unpack = [&] {
-    if (recv != recvbuf) ohio::UnpackRuns(*recv_layout, recv, static_cast<MPI_Aint>(recvcount) * size, recvbuf);
+    if (recv != recvbuf) ohio::UnpackRuns(*layouts.recv, recv, static_cast<MPI_Aint>(recvcount) * size, recvbuf);
   };
   if (rc == OHIO_OK) {
     unpack();

@@ -10,7 +10,6 @@
 
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
-#include "client/libohio/ohio.h"
 
 namespace {
 
@@ -98,9 +97,6 @@ int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
              &st->recv_packed);
   const void* send = send_where_it_lies ? sendbuf : st->send_packed.data();
   void* recv = recv_where_it_lies ? recvbuf : st->recv_packed.data();
-  Retain(st, comm, size, send, st->send_bytes.data(), st->send_at.data());
-  const int rc = ohio_alltoallv(st->group, send, st->send_bytes.data(), st->send_at.data(), recv,
-                                st->recv_bytes.data(), st->recv_at.data());
   auto unpack = [&] {
     if (recv_where_it_lies) return;
     for (int i = 0; i < size; ++i) {
@@ -108,18 +104,8 @@ int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
                        static_cast<uint8_t*>(recvbuf) + rdispls[i]);
     }
   };
-  if (rc == OHIO_OK) {
-    unpack();
-    Served("MPI_Alltoallw");
-    return MPI_SUCCESS;
-  }
-  if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
-  // Every rank reached it alike: ranks may not read each other's memory.
-  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
-  if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoallw", MPI_ERR_COUNT);
-  if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Alltoallw", MPI_ERR_ARG);
-  return FailedInBlockingCall(st, comm, "MPI_Alltoallw", in_place && recv == recvbuf, recvbuf,
-                              Delivery{recv, st->recv_bytes.data(), st->recv_at.data(), unpack}, fall_through);
+  return ServeAlltoallvBytes(st, comm, "MPI_Alltoallw", size, send, recv, in_place && recv == recvbuf, recvbuf, unpack,
+                             fall_through);
 }
 
 }  // namespace ohio::shim

@@ -12,7 +12,6 @@
 #include <mpi.h>
 
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "client/mpi/mpi_nonblocking_request.h"
@@ -38,12 +37,9 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
   const bool in_place = sendbuf == MPI_IN_PLACE;
   int size = 0;
   PMPI_Comm_size(comm, &size);
-  CallLayouts layouts;
-  const std::string why = WhyNotServableVector(in_place, sendcounts, sendtype, recvcounts, recvtype, size, &layouts);
-  const ohio::TypeLayout* recv_layout = layouts.recv;
-  const ohio::TypeLayout* send_layout = layouts.send;
+  const CallLayouts layouts = ServableVectorLayouts(in_place, sendcounts, sendtype, recvcounts, recvtype, size);
   // The opt-out is a meeting of the ranks, the one wait inside this call.
-  if (!why.empty()) return OptOut(st, comm, "MPI_Ialltoallv", why, fall_through);
+  if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Ialltoallv", layouts.why, fall_through);
 
   auto r = std::make_unique<OhioRequest>();
   r->st = st;
@@ -56,18 +52,18 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
   const int* send_counts = in_place ? recvcounts : sendcounts;
   const int* send_displs = in_place ? rdispls : sdispls;
   const void* send = in_place ? recvbuf : sendbuf;
-  const bool pack_send = !send_layout->contiguous() || (in_place && st->nodes > 1);
-  const bool pack_recv = !recv_layout->contiguous();
+  const bool pack_send = !layouts.send->contiguous() || (in_place && st->nodes > 1);
+  const bool pack_recv = !layouts.recv->contiguous();
   std::vector<size_t> send_bytes, send_at, recv_bytes;
-  VectorBytes(*send_layout, size, send_counts, send_displs, &send_bytes, &send_at, true, send,
+  VectorBytes(*layouts.send, size, send_counts, send_displs, &send_bytes, &send_at, true, send,
               pack_send ? &r->send_packed : nullptr);
-  VectorBytes(*recv_layout, size, recvcounts, rdispls, &recv_bytes, &r->recv_at, false, nullptr,
+  VectorBytes(*layouts.recv, size, recvcounts, rdispls, &recv_bytes, &r->recv_at, false, nullptr,
               pack_recv ? &r->recv_packed : nullptr);
   if (pack_send) send = r->send_packed.data();
   void* recv = recvbuf;
   if (pack_recv) {
     recv = r->recv_packed.data();
-    r->recv_layout = recv_layout;
+    r->recv_layout = layouts.recv;
     r->recvbuf = recvbuf;
     r->recv_counts.assign(recvcounts, recvcounts + size);
     r->recv_displs.assign(rdispls, rdispls + size);

@@ -52,6 +52,17 @@ class FallThroughTo {
 CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, const StateFor& state_for,
                      const FallThroughTo& fall_through, int* rc);
 
+// The last step of a blocking call served as ohio_alltoallv's bytes (MPI_Alltoallv, MPI_Alltoallw):
+// `send` and `recv` laid out as st's tables say (send_bytes, send_at, recv_bytes, recv_at), the
+// send side kept for a replay (client/mpi/mpi_call_replay.h), the call through ohio, and its
+// outcome as the MPI function's result: served (then `unpack` moves a packed receive side into
+// the program's buffer), the library's turn where every rank reached the same outcome, the
+// program's error, or the ranks' agreement after a failure. `written`: the call is in place and
+// ohio writes into the program's buffer `recvbuf` itself.
+int ServeAlltoallvBytes(CommState* st, MPI_Comm comm, const char* function, int size, const void* send, void* recv,
+                        bool written, void* recvbuf, const std::function<void()>& unpack,
+                        const FallThroughTo& fall_through);
+
 int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, const StateFor& state_for, const Library& library);
 int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,

@@ -48,8 +48,8 @@ void FillGroup(const GroupInfo& g, admin::GroupSummary* s) {
   s->set_segment_bytes(g.segment_bytes);
   s->set_state(g.failed ? "failed" : "open");
   s->set_algorithm(g.algorithm);
-  s->set_leader(g.leader);
-  s->set_leader_digest(g.leader_digest);
+  s->set_internode(g.internode);
+  s->set_internode_digest(g.internode_digest);
   for (size_t n = 0; n < g.node_names.size(); ++n) {
     auto* nr = s->add_nodes();
     nr->set_node(g.node_names[n]);

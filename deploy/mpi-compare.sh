@@ -21,14 +21,14 @@
 #          [--run-timeout S (per mpirun: 90, 300 from 16 nodes)] [--mpich-yield]
 #          [--out DIR (/tmp/ohio-bench/mpi-compare-KxP, or -single-host)]
 #          [--collective alltoall|alltoallv (alltoall; alltoallv: MPI_Alltoallv of the same bytes)]
-#          [--mpi LIST (openmpi,mpich)] [--leaders LIST (none: each daemon's leader table)]
+#          [--mpi LIST (openmpi,mpich)] [--leaders LIST (none: each daemon's inter-node table)]
 #          [--component]
 # --mpi: the MPI libraries to run, each alone and with ohio.
 # --component: with Open MPI, one more variant, "ompi+component": ohio through Open MPI's
 #   collective component coll/ohio (mca_coll_ohio.so through mca_base_component_path), nothing
 #   preloaded; its ratio is to Open MPI alone, like the shim's ("ompi+ohio").
-# --leaders pairwise,hypercube,direct: one ohio variant per leader algorithm instead of one
-#   ("ompi+hypercube" ...), each forced for its job with OHIO_LEADER; "ohio" is the table's choice.
+# --leaders pairwise,hypercube,direct: one ohio variant per inter-node algorithm instead of one
+#   ("ompi+hypercube" ...), each forced for its job with OHIO_INTERNODE_ALGORITHM; "ohio" is the table's choice.
 # As root. Ratio columns: latency with ohio / without (above 1: ohio is slower).
 # MPICH 4.0.2 never yields its core while it waits, so with more ranks than cores (here: 2
 # cores) its calls take milliseconds. --mpich-yield preloads, into both MPICH variants, a tiny
@@ -278,7 +278,7 @@ mpi_command() {  # fills CMD for variant $1
         if [ "$SINGLE" = 1 ]; then CMD+=(-x "OHIO_SOCKET=$DIR/node0.sock"); fi
       elif [[ "$v" == ompi+* ]]; then
         CMD+=(-x "LD_PRELOAD=$DIR/libohio_mpi_openmpi.so" -x OHIO_STATS=1)
-        if [ "${v#*+}" != ohio ]; then CMD+=(-x "OHIO_LEADER=${v#*+}"); fi
+        if [ "${v#*+}" != ohio ]; then CMD+=(-x "OHIO_INTERNODE_ALGORITHM=${v#*+}"); fi
         if [ "$SINGLE" = 1 ]; then CMD+=(-x "OHIO_SOCKET=$DIR/node0.sock"); fi
       fi
       CMD+=("$DIR/mpi_alltoall_bench_openmpi")
@@ -294,7 +294,7 @@ mpi_command() {  # fills CMD for variant $1
       CMD+=(-np "$RANKS" -genv OHIO_BENCH_HOLD "$HOLD")
       if [[ "$v" == mpich+* ]]; then
         CMD+=(-genv LD_PRELOAD "$DIR/libohio_mpi_mpich.so${MPICH_PRELOAD:+:$MPICH_PRELOAD}" -genv OHIO_STATS 1)
-        if [ "${v#*+}" != ohio ]; then CMD+=(-genv OHIO_LEADER "${v#*+}"); fi
+        if [ "${v#*+}" != ohio ]; then CMD+=(-genv OHIO_INTERNODE_ALGORITHM "${v#*+}"); fi
         if [ "$SINGLE" = 1 ]; then CMD+=(-genv OHIO_SOCKET "$DIR/node0.sock"); fi
       fi
       if [ "$v" = mpich ] && [ -n "$MPICH_PRELOAD" ]; then CMD+=(-genv LD_PRELOAD "$MPICH_PRELOAD"); fi

@@ -96,10 +96,10 @@ struct alignas(kCacheLine) SegmentHeader {
   std::atomic<uint32_t> delivered;
   // Eager rounds (eager_plan.h), by parity: round << 32 | deliveries of it landed, in order.
   std::atomic<uint64_t> eager_landed[2];
-  // Eager rounds, by parity: round << 32 | the leader algorithm (shm/plan/leader_choice.h) the
+  // Eager rounds, by parity: round << 32 | the inter-node algorithm (shm/plan/internode_choice.h) the
   // round runs among nodes, which says where its blocks land. Written before the round's
   // first block is published.
-  std::atomic<uint64_t> eager_leader[2];
+  std::atomic<uint64_t> eager_internode[2];
   // Alltoallv across nodes, by parity: round << 32 | kVectorSomePartStreams if some node's part
   // of the call whose first round is `round` did not fit it | kVectorOwnPartStaged if this
   // node's did not | the stream rounds that follow that round (shm/plan/vector_staging.h); round << 32

@@ -112,18 +112,18 @@ AcrossNodesAlltoall::EagerPlan& AcrossNodesAlltoall::EagerPlanFor(uint64_t m) {
     if (!p.used || p.last_use < victim->last_use) victim = &p;
   }
   victim->call = MakeCallPlan(*shape_, algo_, node_, local_, OneRound(m));
-  for (EagerPlan::Arrivals& a : victim->by_leader) a = EagerPlan::Arrivals{};
+  for (EagerPlan::Arrivals& a : victim->by_internode) a = EagerPlan::Arrivals{};
   victim->used = true;
   victim->last_use = uses_;
   return *victim;
 }
 
-const AcrossNodesAlltoall::EagerPlan::Arrivals& AcrossNodesAlltoall::ArrivalsFor(EagerPlan& plan, Leader leader) {
-  EagerPlan::Arrivals& a = plan.by_leader[static_cast<size_t>(leader)];
+const AcrossNodesAlltoall::EagerPlan::Arrivals& AcrossNodesAlltoall::ArrivalsFor(EagerPlan& plan, InterNodeAlgorithm internode) {
+  EagerPlan::Arrivals& a = plan.by_internode[static_cast<size_t>(internode)];
   if (a.planned) return a;
   const uint64_t m = plan.call.bytes_per_rank;
   a.copy_out.clear();
-  for (const Delivery& d : PlanEagerRoundDeliveries(*shape_, node_, layout_, m, leader)) {
+  for (const Delivery& d : PlanEagerRoundDeliveries(*shape_, node_, layout_, m, internode)) {
     a.copy_out.push_back(PlanCopyOutDelivery(*shape_, node_, local_, OneRound(m), 0, d));
   }
   a.planned = true;
@@ -192,7 +192,7 @@ Status AcrossNodesAlltoall::EagerRound(EagerPlan& plan, const uint8_t* send, uin
     if (!s.ok()) return s;
     if (RoundFailed(k)) break;
     if (arrivals == nullptr) {
-      arrivals = &ArrivalsFor(plan, EagerLeaderOf(header_->eager_leader[parity].load(std::memory_order_relaxed), k));
+      arrivals = &ArrivalsFor(plan, EagerInterNodeOf(header_->eager_internode[parity].load(std::memory_order_relaxed), k));
     }
     RunCopies(arrivals->copy_out[d], srb_half, recv);
     report_->Lap(Stage::kCopyOutRemote);

@@ -53,15 +53,15 @@ class AcrossNodesAlltoall {
     bool used = false;
     uint64_t last_use = 0;
     CallPlan call;  // copy-in and the node's own copy-out, one round
-    // By leader (shm/plan/leader_choice.h): the daemons say which one the round runs once its
+    // By leader (shm/plan/internode_choice.h): the daemons say which one the round runs once its
     // first block lands; each is planned when first needed.
     struct Arrivals {
       bool planned = false;
       std::vector<std::vector<CopySpan>> copy_out;  // per delivery, parity 0
     };
-    std::array<Arrivals, 3> by_leader;
+    std::array<Arrivals, 3> by_internode;
   };
-  const EagerPlan::Arrivals& ArrivalsFor(EagerPlan& plan, Leader leader);
+  const EagerPlan::Arrivals& ArrivalsFor(EagerPlan& plan, InterNodeAlgorithm internode);
 
   EagerPlan& EagerPlanFor(uint64_t m);
   Status Rounds(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round);

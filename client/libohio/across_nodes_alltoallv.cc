@@ -152,8 +152,8 @@ void AcrossNodesAlltoall::CopyOut(const VectorCall& call, uint32_t k, PlanFrom p
   report_->Lap(Stage::kCopyOutLocal);
   const uint8_t* srb_half = segment_->srb() + parity * layout_.srb_half;
   // Written before the blocks were published: where they lie depends on it.
-  const Leader leader = EagerLeaderOf(header_->eager_leader[parity].load(std::memory_order_relaxed), k);
-  PlanVectorBlockOffsets(*shape_, layout_, node_, leader, srb_half, &block_offsets_);
+  const InterNodeAlgorithm internode = EagerInterNodeOf(header_->eager_internode[parity].load(std::memory_order_relaxed), k);
+  PlanVectorBlockOffsets(*shape_, layout_, node_, internode, srb_half, &block_offsets_);
   for (uint32_t source = 0; source < shape_->nodes(); ++source) {
     if (source == node_) continue;
     plan_from(source);

@@ -82,9 +82,12 @@ int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out
   // The program's choice, else the user's (OHIO_ALGORITHM), else the daemon's default.
   const char* algorithm = spec->algorithm != nullptr ? spec->algorithm : std::getenv("OHIO_ALGORITHM");
   if (algorithm != nullptr && *algorithm != '\0') join.set_algorithm(algorithm);
-  // The job's leader algorithm among nodes (docs/PLANNER.md), else the daemons' table. Sent by
+  // The job's inter-node algorithm among nodes (docs/PLANNER.md), else the daemons' table. Sent by
   // every rank, so every node of the group is told the same and their tables then agree.
-  if (const char* leader = std::getenv("OHIO_LEADER"); leader != nullptr && *leader != '\0') join.set_leader(leader);
+  // OHIO_LEADER is the variable's former name, still read for jobs scripted with it.
+  const char* internode = std::getenv("OHIO_INTERNODE_ALGORITHM");
+  if (internode == nullptr || *internode == '\0') internode = std::getenv("OHIO_LEADER");
+  if (internode != nullptr && *internode != '\0') join.set_internode(internode);
   join.set_bytes_per_rank_hint(spec->bytes_per_rank_hint);
   auto handle = ohio::GrowingGroup::Join(client->connection.get(), join);
   if (!handle.ok()) return Fail(handle.status());

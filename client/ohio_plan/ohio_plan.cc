@@ -12,10 +12,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "client/ohio_plan/leader_report.h"
+#include "client/ohio_plan/internode_report.h"
 #include "client/ohio_plan/plan_report.h"
 #include "shm/plan/algorithm.h"
-#include "shm/plan/leader_table_text.h"
+#include "shm/plan/internode_table_text.h"
 
 namespace {
 
@@ -52,22 +52,22 @@ int Print(const std::string& out) {
 }
 
 int Explain(const std::vector<uint32_t>& ppn, uint64_t bytes, const std::string& table_file,
-            const ohio::LeaderBuffers& buffers) {
-  ohio::LeaderTable table = ohio::DefaultLeaderTable();
+            const ohio::InterNodeBuffers& buffers) {
+  ohio::InterNodeTable table = ohio::DefaultInterNodeTable();
   std::string source = "the built-in table";
   if (!table_file.empty()) {
     std::ifstream in(table_file);
-    if (!in) return Fail("cannot read leader table " + table_file);
+    if (!in) return Fail("cannot read inter-node table " + table_file);
     std::ostringstream text;
     text << in.rdbuf();
-    auto parsed = ohio::ParseLeaderTable(text.str(), table_file);
+    auto parsed = ohio::ParseInterNodeTable(text.str(), table_file);
     if (!parsed.ok()) return Fail(parsed.status().message());
     table = std::move(parsed).value();
     source = "the table " + table_file;
   }
-  auto explained = ohio::ExplainLeader(table, ppn, bytes, buffers);
+  auto explained = ohio::ExplainInterNodeAlgorithm(table, ppn, bytes, buffers);
   if (!explained.ok()) return Fail(explained.status().message());
-  return Print(ohio::RenderLeaderExplanation(table, source, explained.value()));
+  return Print(ohio::RenderInterNodeExplanation(table, source, explained.value()));
 }
 
 }  // namespace
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
       "of one alltoall, computed by the same planners ohiod runs. Ranks are placed consecutively, node by node.",
       "ohio-plan");
   uint64_t nodes = 0, ppn = 0, bytes = 0, ssb = 0, srb = 0, min_slice = ohio::kDefaultMinSliceBytes;
-  std::string algo, ppn_list, leader_table;
+  std::string algo, ppn_list, internode_table;
   bool json = false, per_node = false, explain = false;
   auto* nodes_opt = app.add_option("--nodes", nodes, "Nodes N in the group")->transform(Decimal(false));
   auto* ppn_opt = app.add_option("--ppn", ppn, "Ranks per node (the same on every node)")->transform(Decimal(false));
@@ -113,13 +113,13 @@ int main(int argc, char** argv) {
   auto* json_opt =
       app.add_flag("--json", json, "Print JSON: group, per_node figures and their maxima over the nodes");
   app.add_flag("--explain", explain,
-               "Instead of the plan: the leader table, which leader algorithm among nodes (pairwise, hypercube, "
+               "Instead of the plan: the inter-node table, which inter-node algorithm among nodes (pairwise, hypercube, "
                "direct) it chooses for this group and M and by which row (pairwise where the table's hypercube does "
                "not fit the round with --algo, --ssb-bytes and --srb-bytes, as in ohiod), what each would cost a "
                "node per call, and a sweep of M")
       ->excludes(json_opt);
-  app.add_option("--leader-table", leader_table,
-                 "With --explain: the table file ohiod's leader-table names (default: the built-in table)");
+  app.add_option("--internode-table", internode_table,
+                 "With --explain: the table file ohiod's internode-table names (default: the built-in table)");
   app.add_flag("--per-node", per_node, "Text: one row per node instead of folding equal nodes into ranges");
   try {
     app.parse(argc, argv);
@@ -138,15 +138,15 @@ int main(int argc, char** argv) {
   }
   if (!counts.ok()) return Fail(counts.status().message());
   if (explain) {
-    ohio::LeaderBuffers buffers;
+    ohio::InterNodeBuffers buffers;
     if (!algo.empty()) {
       const std::optional<ohio::Algorithm> a = ohio::ParseAlgorithm(algo);
-      if (!a) return Fail("--explain plans the daemons' leader algorithm: --algo v1, v2 or v3, not " + algo);
+      if (!a) return Fail("--explain plans the daemons' inter-node algorithm: --algo v1, v2 or v3, not " + algo);
       buffers.algo = *a;
     }
     if (*ssb_opt) buffers.ssb_bytes = ssb;
     if (*srb_opt) buffers.srb_bytes = srb;
-    return Explain(counts.value(), bytes, leader_table, buffers);
+    return Explain(counts.value(), bytes, internode_table, buffers);
   }
   if (algo.empty()) return Fail("--algo is required; run with --help for more information");
 

@@ -322,7 +322,7 @@ Result<PlanReport> MakePlanReport(const PlanRequest& req) {
     if (!staging.ok()) return staging.status();
     r.slice = staging->length(0);
     const EagerLayout eager = PlanEagerLayout(shape, ssb_plan, srb_plan);
-    if (shape.nodes() > 1) r.leader = RoundLeader(shape, algo, eager, req.leaders, m, FitsEager(shape, eager, m));
+    if (shape.nodes() > 1) r.internode = RoundInterNodeAlgorithm(shape, algo, eager, req.internode_table, m, FitsEager(shape, eager, m));
     r.min_slice = req.min_slice_bytes;
     r.staging = staging.value();
     // With consecutive placement a node's figures depend only on its own PPN and the multiset
@@ -332,9 +332,9 @@ Result<PlanReport> MakePlanReport(const PlanRequest& req) {
     for (uint32_t n = 0; n < shape.nodes(); ++n) {
       // A hypercube node's messages carry blocks of nodes at distances with its step's bit set:
       // its figures depend on who those are, not only on its own PPN.
-      auto it = req.every_node || r.leader == Leader::kHypercube ? by_ppn.end() : by_ppn.find(shape.ppn(n));
+      auto it = req.every_node || r.internode == InterNodeAlgorithm::kHypercube ? by_ppn.end() : by_ppn.find(shape.ppn(n));
       NodePlan p = it != by_ppn.end()                  ? it->second
-                   : r.leader == Leader::kHypercube ? HypercubeNode(shape, n, m, srb_plan)
+                   : r.internode == InterNodeAlgorithm::kHypercube ? HypercubeNode(shape, n, m, srb_plan)
                                                     : NodeLevelNode(shape, algo, n, staging.value(), srb_plan);
       p.node = n;
       by_ppn.emplace(p.ppn, p);

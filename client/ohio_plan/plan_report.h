@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 #include "shm/plan/algorithm.h"
-#include "shm/plan/leader_choice.h"
+#include "shm/plan/internode_choice.h"
 #include "shm/plan/staging.h"
 
 namespace ohio {
@@ -40,8 +40,8 @@ struct PlanRequest {
   uint64_t min_slice_bytes = kDefaultMinSliceBytes;
   // Plan every node rather than one per distinct PPN (identical by construction; for tests).
   bool every_node = false;
-  // The daemons' leader table (shm/plan/leader_choice.h).
-  LeaderTable leaders = DefaultLeaderTable();
+  // The daemons' inter-node table (shm/plan/internode_choice.h).
+  InterNodeTable internode_table = DefaultInterNodeTable();
 };
 
 // Figures of one node for one alltoall.
@@ -70,7 +70,7 @@ struct PlanReport {
   std::optional<uint64_t> ssb_limit;
   std::optional<uint64_t> srb_limit;
   uint64_t slice = 0;  // bytes of each message a full round carries (M when one round)
-  Leader leader = Leader::kPairwise;  // what the daemons run among nodes
+  InterNodeAlgorithm internode = InterNodeAlgorithm::kPairwise;  // what the daemons run among nodes
   uint64_t min_slice = 0;
   Staging staging;     // how the rounds are cut (node-level designs)
   std::vector<NodePlan> nodes;

@@ -34,7 +34,7 @@ static ohio_setting settings[] = {
      "from how many bytes per rank ohiod moves an MPI_Ialltoall (and, set at all, every MPI_Ialltoallv); unset, the "
      "next component keeps them (OHIO_IALLTOALL_MIN_BYTES)", NULL},
     {"algorithm", "OHIO_ALGORITHM", "the cross-node algorithm asked of ohiod: v1, v2 or v3; unset, the daemon's default (OHIO_ALGORITHM)", NULL},
-    {"leader", "OHIO_LEADER", "the leader algorithm every call of the job uses, instead of the daemons' leader table (OHIO_LEADER)", NULL},
+    {"internode_algorithm", "OHIO_INTERNODE_ALGORITHM", "the inter-node algorithm every call of the job uses, instead of the daemons' inter-node table (OHIO_INTERNODE_ALGORITHM)", NULL},
     {"spin_us", "OHIO_SPIN_US", "how long a waiting rank spins before it sleeps, in microseconds; default 200, 0 never spins (OHIO_SPIN_US)",
      NULL},
     {"spin_max_us", "OHIO_SPIN_MAX_US", "the most a rank spins while waiting, in microseconds (OHIO_SPIN_MAX_US)",

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "common/version.h"
-#include "shm/plan/leader_table_text.h"
+#include "shm/plan/internode_table_text.h"
 
 namespace ohio {
 
@@ -60,9 +60,9 @@ Result<GroupSpec> ValidateJoin(const control::JoinGroup& join, const DaemonConfi
   auto parsed = ParseAlgorithm(algo);
   if (!parsed) return invalid("unknown algorithm '" + algo + "' (v1, v2 or v3)");
   spec.algorithm = *parsed;
-  if (!join.leader().empty() && join.leader() != "auto") {
-    spec.leader = ParseLeaderName(join.leader());
-    if (!spec.leader) return invalid("unknown leader '" + join.leader() + "' (auto, pairwise, hypercube or direct)");
+  if (!join.internode().empty() && join.internode() != "auto") {
+    spec.internode = ParseInterNodeAlgorithmName(join.internode());
+    if (!spec.internode) return invalid("unknown leader '" + join.internode() + "' (auto, pairwise, hypercube or direct)");
   }
   spec.bytes_per_rank_hint = join.bytes_per_rank_hint();
   if (!join.replaces_key().empty()) {

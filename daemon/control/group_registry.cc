@@ -7,7 +7,7 @@
 #include "daemon/control/control_request.h"
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/exchange_plan.h"
-#include "shm/plan/leader_choice.h"
+#include "shm/plan/internode_choice.h"
 #include "shm/plan/staging.h"
 
 namespace ohio {
@@ -21,8 +21,8 @@ std::string HintText(uint64_t hint) {
   return hint == 0 ? std::string("the configured sizes") : "calls of up to " + std::to_string(hint) + " bytes per rank";
 }
 
-std::string LeaderAsked(std::optional<Leader> l) {
-  return l ? std::string(LeaderName(*l)) + " (OHIO_LEADER)" : std::string("auto (the daemons' table)");
+std::string InterNodeAsked(std::optional<InterNodeAlgorithm> l) {
+  return l ? std::string(InterNodeAlgorithmName(*l)) + " (OHIO_INTERNODE_ALGORITHM)" : std::string("auto (the daemons' table)");
 }
 
 // The rank's address space with its user's rights, or why ohiod may not touch it: that only
@@ -71,11 +71,11 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                         AlgorithmName(spec->algorithm) + " but the group uses " +
                                         AlgorithmName(have.algorithm));
     }
-    if (have.leader != spec->leader) {
+    if (have.internode != spec->internode) {
       *refusal = control::Error::GROUP_MISMATCH;
       return Status(Code::kRefused, "rank " + std::to_string(join.rank()) + " asks for leader " +
-                                        LeaderAsked(spec->leader) + " but the ranks that joined before asked for " +
-                                        LeaderAsked(have.leader));
+                                        InterNodeAsked(spec->internode) + " but the ranks that joined before asked for " +
+                                        InterNodeAsked(have.internode));
     }
     if (have.bytes_per_rank_hint != spec->bytes_per_rank_hint) {
       *refusal = control::Error::GROUP_MISMATCH;
@@ -126,10 +126,10 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
       return ComputeSegmentLayout(ppn, ranks, b.ssb, b.srb).segment_bytes;
     };
     const Group* outgrown = OutgrownExempt(spec.value(), who.uid);
-    LeaderPolicy leader = ChooseLeaderPolicy(config_, spec->leader);
+    InterNodePolicy internode = ChooseInterNodePolicy(config_, spec->internode);
     BufferSizes sizes =
         SizeBuffers(shape.value(), spec->algorithm, spec->bytes_per_rank_hint, config_.ssb_bytes, config_.srb_bytes,
-                    LargestHypercubeBytes(leader.table, shape.value(), spec->bytes_per_rank_hint));
+                    LargestHypercubeBytes(internode.table, shape.value(), spec->bytes_per_rank_hint));
     if (spec->bytes_per_rank_hint != 0) {
       // A hint asks for speed: give a hinted group smaller buffers rather than refuse it.
       sizes = ShrinkUntil(sizes, BufferSizes{min_ssb, multinode ? min_srb : 0}, [&](BufferSizes b) {
@@ -156,7 +156,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     if (multinode) reused = cache_->Take(SegmentCacheKey{who.uid, ppn, ranks, sizes.ssb, sizes.srb});
     const bool took_cached = reused.has_value();
     if (!reused) cache_->Trim(multinode ? need : 0, config_.memory_limit - bytes_in_use_ - need);
-    auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, std::move(leader), sizes.ssb, sizes.srb,
+    auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, std::move(internode), sizes.ssb, sizes.srb,
                                  config_.min_slice_bytes,
                                  timeout_ms_.load(std::memory_order_relaxed), tag, tags_, transport_, cache_,
                                  std::move(reused));
@@ -321,14 +321,14 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
                                       AlgorithmName(spec.algorithm) + ", node " + req.from_node() + " with " +
                                       req.algorithm());
   }
-  if (req.leader_digest() != g.leader_policy().digest) {
+  if (req.internode_digest() != g.internode_policy().digest) {
     const auto from = std::find(spec.node_names.begin(), spec.node_names.end(), req.from_node());
     if (from == spec.node_names.end()) {
       return Status(Code::kRefused, "node " + req.from_node() + " is not among the nodes of group " + g.key_hex());
     }
-    const std::string why = LeaderDisagreement(
-        g.key_hex(), spec.node_names, spec.node, g.leader_policy().source, g.leader_policy().digest,
-        static_cast<uint32_t>(from - spec.node_names.begin()), req.leader_source(), req.leader_digest());
+    const std::string why = InterNodeDisagreement(
+        g.key_hex(), spec.node_names, spec.node, g.internode_policy().source, g.internode_policy().digest,
+        static_cast<uint32_t>(from - spec.node_names.begin()), req.internode_source(), req.internode_digest());
     // Failed here too, at once: this node's ranks learn it now, and whichever node asks the
     // other first, both tell their ranks the same.
     engine_->FailGroup(it->second, Status(Code::kGroupFailed, why));
@@ -384,8 +384,8 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
     i.segment_bytes = g->segment_bytes();
     i.failed = g->failed();
     i.algorithm = AlgorithmName(g->spec().algorithm);
-    i.leader = g->leader_policy().source;
-    i.leader_digest = g->leader_policy().digest;
+    i.internode = g->internode_policy().source;
+    i.internode_digest = g->internode_policy().digest;
     i.node_names = g->spec().node_names;
     for (uint32_t n = 0; n < g->shape().nodes(); ++n) i.ranks_per_node.push_back(g->shape().ppn(n));
     i.ssb_bytes = g->ssb_bytes();

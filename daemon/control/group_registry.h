@@ -49,8 +49,8 @@ struct GroupInfo {
   uint64_t segment_bytes = 0;
   bool failed = false;
   std::string algorithm;
-  std::string leader;  // the leader table's source
-  std::string leader_digest;
+  std::string internode;  // the inter-node table's source
+  std::string internode_digest;
   std::vector<std::string> node_names;   // in group order
   std::vector<uint32_t> ranks_per_node;  // same order
   uint64_t ssb_bytes = 0;

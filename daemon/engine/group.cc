@@ -32,7 +32,7 @@ std::string KeyHex(const GroupKey& key) {
   return s;
 }
 
-Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, uid_t owner, LeaderPolicy leader,
+Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, uid_t owner, InterNodePolicy internode,
                                              uint64_t ssb_bytes, uint64_t srb_bytes, uint64_t min_slice_bytes,
                                              uint32_t timeout_ms,
                                              std::optional<uint32_t> tag, std::shared_ptr<TagPool> tags,
@@ -43,7 +43,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   g->shape_ = std::move(shape);
   g->key_hex_ = KeyHex(g->spec_.key);
   g->owner_ = owner;
-  g->leader_ = std::move(leader);
+  g->internode_ = std::move(internode);
   g->timeout_ = std::chrono::milliseconds(timeout_ms);
   g->created_at_ = Clock::now();
   const uint32_t locals = g->shape_.ppn(g->spec_.node);
@@ -94,7 +94,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   }
   g->exchange_ = std::make_unique<Exchange>(g->shape_, g->spec_.node, g->spec_.algorithm, g->spec_.node_names,
                                             g->spec_.key, ssb_bytes, srb_bytes, transport, &g->segment_, g->tag_,
-                                            g->leader_table());
+                                            g->internode_table());
   g->across_nodes_nonblocking_ = std::make_unique<NonblockingAcrossNodesAlltoall>(
       &g->segment_, &g->shape_, g->spec_.algorithm, g->spec_.node, g->nonblocking_.get());
   return g;

@@ -24,7 +24,7 @@
 #include "daemon/engine/tag_pool.h"
 #include "daemon/exchange/exchange.h"
 #include "daemon/host/segment_placement.h"
-#include "daemon/ops/leader_policy.h"
+#include "daemon/ops/internode_policy.h"
 #include "daemon/transport/transport.h"
 #include "shm/plan/algorithm.h"
 #include "shm/plan/group_shape.h"
@@ -48,9 +48,9 @@ class Group {
   // a group spanning nodes registers its segment with the transport (or takes `reused`, a
   // cached one of its key, already registered) under `tag` and is ready once every other
   // node's daemon has told it its own tag and SRB (SetPeer). Its segment goes back to `cache`
-  // when the group is destroyed. `leader`: the table its daemons choose leader algorithms by,
+  // when the group is destroyed. `leader`: the table its daemons choose inter-node algorithms by,
   // which every other node of the group must run too (checked at setup).
-  static Result<std::unique_ptr<Group>> Create(GroupSpec spec, GroupShape shape, uid_t owner, LeaderPolicy leader,
+  static Result<std::unique_ptr<Group>> Create(GroupSpec spec, GroupShape shape, uid_t owner, InterNodePolicy internode,
                                                uint64_t ssb_bytes, uint64_t srb_bytes, uint64_t min_slice_bytes,
                                                uint32_t timeout_ms, std::optional<uint32_t> tag,
                                                std::shared_ptr<TagPool> tags, Transport* transport,
@@ -62,8 +62,8 @@ class Group {
   const GroupShape& shape() const { return shape_; }
   const std::string& key_hex() const { return key_hex_; }
   uid_t owner() const { return owner_; }
-  const LeaderPolicy& leader_policy() const { return leader_; }
-  const LeaderTable& leader_table() const { return leader_.table; }
+  const InterNodePolicy& internode_policy() const { return internode_; }
+  const InterNodeTable& internode_table() const { return internode_.table; }
   uint32_t local_ranks() const { return shape_.ppn(spec_.node); }
   // Whether the ranks are woken for each block of an eager round that lands (to copy it out
   // while the next steps run), or only once the round's last block is in. The engine sets it
@@ -200,7 +200,7 @@ class Group {
   GroupShape shape_;
   std::string key_hex_;
   uid_t owner_ = 0;
-  LeaderPolicy leader_;
+  InterNodePolicy internode_;
   Segment segment_;
   int doorbell_fd_ = -1;
   bool wake_for_each_eager_block_ = true;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "shm/plan/algorithm.h"
-#include "shm/plan/leader_choice.h"
+#include "shm/plan/internode_choice.h"
 
 namespace ohio {
 
@@ -22,7 +22,7 @@ struct GroupSpec {
   std::vector<uint32_t> rank_node;
   uint32_t node = 0;  // this daemon's index in node_names
   Algorithm algorithm = Algorithm::kV3;
-  std::optional<Leader> leader;  // forced by the job (OHIO_LEADER); none: the daemons' table
+  std::optional<InterNodeAlgorithm> internode;  // forced by the job (OHIO_INTERNODE_ALGORITHM); none: the daemons' table
   uint64_t bytes_per_rank_hint = 0;  // what the buffers are sized for (0: configured)
   std::optional<GroupKey> replaces;  // the outgrown generation of a growing group, if this is one
 };

@@ -141,7 +141,7 @@ void NonblockingAcrossNodesAlltoall::Arrive(uint32_t round) {
   }
   round_ = round;
   local_copied_ = false;
-  leader_read_ = false;
+  internode_read_ = false;
   copied_ = 0;
 }
 
@@ -163,12 +163,12 @@ Result<bool> NonblockingAcrossNodesAlltoall::Drain() {
     if (eager_) {
       const uint64_t word = header_->eager_landed[round_ & 1].load(std::memory_order_acquire);
       if ((word >> 32) == round_) landed = static_cast<uint32_t>(word);
-      if (landed != 0 && !leader_read_) {
+      if (landed != 0 && !internode_read_) {
         // Where the blocks landed depends on the leader the daemons chose for the round.
-        leader_read_ = true;
-        const Leader leader = EagerLeaderOf(header_->eager_leader[round_ & 1].load(std::memory_order_relaxed), round_);
-        if (leader != Leader::kPairwise) {
-          deliveries_ = PlanEagerRoundDeliveries(*shape_, node_, layout_, staging_.bytes_per_rank, leader);
+        internode_read_ = true;
+        const InterNodeAlgorithm internode = EagerInterNodeOf(header_->eager_internode[round_ & 1].load(std::memory_order_relaxed), round_);
+        if (internode != InterNodeAlgorithm::kPairwise) {
+          deliveries_ = PlanEagerRoundDeliveries(*shape_, node_, layout_, staging_.bytes_per_rank, internode);
         }
       }
     } else if (released) {

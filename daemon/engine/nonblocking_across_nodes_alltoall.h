@@ -123,7 +123,7 @@ class NonblockingAcrossNodesAlltoall {
   uint64_t round_in_call_ = 0;
   uint32_t round_ = 0;  // the group's round the daemon arrived at for it, 0 before arriving
   bool local_copied_ = false;
-  bool leader_read_ = false;  // an eager round: its leader read from the segment (once a block landed)
+  bool internode_read_ = false;  // an eager round: its leader read from the segment (once a block landed)
   uint32_t copied_ = 0;  // deliveries of the round copied out
   std::vector<Delivery> deliveries_;
   std::vector<iovec> local_, remote_;  // one transfer's pieces, reused

@@ -114,8 +114,8 @@ Status NonblockingAcrossNodesAlltoall::CopyOutVector() {
   // others'; the stream rounds the rest of those.
   const bool first = round_in_call_ == 0;
   const uint64_t stream_round = round_in_call_;
-  const Leader leader = EagerLeaderOf(header_->eager_leader[round_ & 1].load(std::memory_order_relaxed), round_);
-  PlanVectorBlockOffsets(*shape_, layout_, node_, leader, srb_half, &block_offsets_);
+  const InterNodeAlgorithm internode = EagerInterNodeOf(header_->eager_internode[round_ & 1].load(std::memory_order_relaxed), round_);
+  PlanVectorBlockOffsets(*shape_, layout_, node_, internode, srb_half, &block_offsets_);
   for (uint32_t l = 0; l < ranks_; ++l) {
     const size_t* recv_at = VectorTable(l, kRecvAt);
     for (uint32_t source = 0; source < shape_->nodes(); ++source) {

@@ -11,9 +11,9 @@ namespace ohio {
 
 Exchange::Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
                    std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
-                   const Segment* segment, uint32_t tag, LeaderTable leaders)
+                   const Segment* segment, uint32_t tag, InterNodeTable internode_table)
     : s_(shape, node, algo, std::move(node_names), key, ssb_bytes, srb_bytes, transport, segment, tag,
-         std::move(leaders)),
+         std::move(internode_table)),
       eager_round_(&s_),
       announced_round_(&s_),
       vector_round_(&s_, &vector_call_),
@@ -34,7 +34,7 @@ void Exchange::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   s_.layout = PlanEagerLayout(s_.shape, s_.plan_ssb, s_.plan_srb);
   vector_call_.plan = VectorRoundPlan{};  // planned for the layout before, if any
   hypercube_round_.ForgetPlan();
-  vector_call_.cube_block_cap = VectorCubeBlockCap(s_.shape, s_.layout, s_.leaders);
+  vector_call_.cube_block_cap = VectorCubeBlockCap(s_.shape, s_.layout, s_.internode_table);
   for (const auto& [from, delivery] : early_) OnArrived(from, delivery);
   early_.clear();
 }
@@ -61,9 +61,9 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   vector_call_.BeginRound(s_.vector ? static_cast<uint32_t>(round_in_call) : 0);
   if (s_.vector && local_ok) vector_round_.PlanPart();
   s_.eager = local_ok && (s_.vector ? !s_.too_large : FitsEager(s_.shape, s_.layout, bytes_per_rank));
-  s_.leader = !local_ok  ? Leader::kPairwise
-              : s_.vector ? vector_round_.ChooseLeader()
-                          : RoundLeader(s_.shape, s_.algo, s_.layout, s_.leaders, bytes_per_rank, s_.eager);
+  s_.internode = !local_ok  ? InterNodeAlgorithm::kPairwise
+              : s_.vector ? vector_round_.ChooseInterNodeAlgorithm()
+                          : RoundInterNodeAlgorithm(s_.shape, s_.algo, s_.layout, s_.internode_table, bytes_per_rank, s_.eager);
   protocol_ = ChooseProtocol();
   announced_round_.SetRoundInCall(round_in_call);
   protocol_->Plan();
@@ -81,7 +81,7 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
 void Exchange::WriteEagerHeader() {
   const uint32_t round = s_.round;
   // Before any of the round's blocks is published: where they land depends on it.
-  s_.segment->header()->eager_leader[round & 1].store(EagerLeaderWord(round, s_.leader), std::memory_order_relaxed);
+  s_.segment->header()->eager_internode[round & 1].store(EagerInterNodeWord(round, s_.internode), std::memory_order_relaxed);
   auto* h = reinterpret_cast<EagerHeader*>(s_.segment->header()->eager_out[round & 1]);
   const bool first = s_.vector && vector_call_.part == 0;
   *h = EagerHeader{kEagerHeaderMagic,

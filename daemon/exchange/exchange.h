@@ -1,7 +1,7 @@
 // One group's inter-node exchange on this node, round by round; progress engine thread only.
 // The nodes of a group run each round by one of several protocols (eager_round.h, direct
 // included; announced_round.h; hypercube_round.h; vector_round.h; vector_cube_round.h), chosen
-// alike on every node from the call's M, the group's buffers and the leader table. The Exchange
+// alike on every node from the call's M, the group's buffers and the inter-node table. The Exchange
 // is what the group and the progress engine see: it sorts what peers send into the round state
 // they share, takes the verdict, and hands the rest to the round's protocol. The bytes the
 // daemons exchange are listed in wire.h.
@@ -25,7 +25,7 @@
 #include "daemon/exchange/vector_round.h"
 #include "daemon/exchange/wire.h"
 #include "daemon/transport/transport.h"
-#include "shm/plan/leader_choice.h"
+#include "shm/plan/internode_choice.h"
 #include "shm/segment.h"
 
 namespace ohio {
@@ -34,10 +34,10 @@ class Exchange {
  public:
   // `segment` is the group's on this node: eager puts gather their header from it and land
   // their blocks in its SRB; `tag` is the group's tag here (what peers' messages carry);
-  // `leaders` chooses the leader algorithm per call (the same table on every node).
+  // `leaders` chooses the inter-node algorithm per call (the same table on every node).
   Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
            std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
-           const Segment* segment, uint32_t tag, LeaderTable leaders);
+           const Segment* segment, uint32_t tag, InterNodeTable internode_table);
 
   // --- bootstrap ---
   void SetPeer(uint32_t node, const PeerGroupInfo& info);
@@ -70,8 +70,8 @@ class Exchange {
   bool Progress(uint32_t consumed_by_all);
 
   bool eager() const { return s_.eager; }
-  // The leader algorithm of the eager round under way.
-  Leader leader() const { return s_.leader; }
+  // The inter-node algorithm of the eager round under way.
+  InterNodeAlgorithm internode() const { return s_.internode; }
   // Rounds of the current alltoallv call, once its first round's verdict is in (1 until then).
   uint32_t vector_rounds_in_call() const { return vector_call_.rounds_in_call; }
   // Bytes the current alltoallv call moves between this node's own ranks.

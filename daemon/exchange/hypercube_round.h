@@ -1,5 +1,5 @@
-// Hypercube rounds (the leader table chooses it for the call's M and it fits, see
-// RoundLeader): eager rounds whose node exchange is shm/plan/bruck_plan.h's: in step k this node
+// Hypercube rounds (the inter-node table chooses it for the call's M and it fits, see
+// RoundInterNodeAlgorithm): eager rounds whose node exchange is shm/plan/bruck_plan.h's: in step k this node
 // sends one message (header first, from eager_out) to node + 2^k (XOR 2^k for a power of two),
 // gathered from its SSB half and from the inboxes of earlier steps, into that node's inbox k;
 // it sends step k once inboxes 0..k-1 have landed. Blocks are published as their inbox lands

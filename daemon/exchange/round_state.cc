@@ -14,7 +14,7 @@ bool RoundAtLeast(uint32_t a, uint32_t b) { return RoundReached(a, b); }
 
 RoundState::RoundState(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
                        std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
-                       const Segment* segment, uint32_t tag, LeaderTable leaders)
+                       const Segment* segment, uint32_t tag, InterNodeTable internode_table)
     : shape(shape),
       node(node),
       algo(algo),
@@ -23,7 +23,7 @@ RoundState::RoundState(const GroupShape& shape, uint32_t node, Algorithm algo, s
       transport(transport),
       segment(segment),
       tag(tag),
-      leaders(std::move(leaders)),
+      internode_table(std::move(internode_table)),
       peers(shape.nodes()),
       plan_ssb(ssb_bytes),
       plan_srb(srb_bytes),
@@ -122,7 +122,7 @@ bool RoundState::DirectWindowFull() const {
   // Both parities: an eager round is over once its puts are posted and its blocks delivered,
   // so the next one starts while the last one's puts may still be in flight (slow completions
   // under Soft-RoCE showed 3 with a window of 2 when only this round's were counted).
-  return leader == Leader::kDirect && puts_in_flight() >= std::max<uint32_t>(leaders.direct_window, 1);
+  return internode == InterNodeAlgorithm::kDirect && puts_in_flight() >= std::max<uint32_t>(internode_table.direct_window, 1);
 }
 
 void RoundState::PeerTimes(uint64_t* latest_begun_ns, uint64_t* mean_trip_ns) const {

@@ -15,7 +15,7 @@
 #include "daemon/transport/transport.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/exchange_plan.h"
-#include "shm/plan/leader_choice.h"
+#include "shm/plan/internode_choice.h"
 #include "shm/segment.h"
 
 namespace ohio {
@@ -55,7 +55,7 @@ class RoundState {
  public:
   RoundState(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
              std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
-             const Segment* segment, uint32_t tag, LeaderTable leaders);
+             const Segment* segment, uint32_t tag, InterNodeTable internode_table);
 
   // --- the group, as its nodes set it up ---
   const GroupShape& shape;
@@ -67,7 +67,7 @@ class RoundState {
   Transport* const transport;
   const Segment* const segment;
   const uint32_t tag;
-  const LeaderTable leaders;
+  const InterNodeTable internode_table;
   std::vector<std::optional<PeerGroupInfo>> peers;
   uint32_t known_peers = 0;
   uint64_t plan_ssb;
@@ -94,8 +94,8 @@ class RoundState {
   bool active = false;
   bool eager = false;
   bool vector = false;            // an alltoallv round
-  Leader leader = Leader::kPairwise;  // of the round under way
-  bool hypercube() const { return leader == Leader::kHypercube; }
+  InterNodeAlgorithm internode = InterNodeAlgorithm::kPairwise;  // of the round under way
+  bool hypercube() const { return internode == InterNodeAlgorithm::kHypercube; }
   bool after_announced = false;  // the round before succeeded as an announced round
   bool after_hypercube = false;  // the round before completed as a hypercube: every node had arrived
   bool announced_ok = false;     // this round, announced, has succeeded so far

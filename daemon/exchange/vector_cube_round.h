@@ -1,4 +1,4 @@
-// An alltoallv's first round runs as a hypercube (shm/plan/vector_cube.h) when the leader table runs
+// An alltoallv's first round runs as a hypercube (shm/plan/vector_cube.h) when the inter-node table runs
 // hypercubes for the group (whatever N: XOR pairing or the rotation, as for an alltoall) and the
 // call before ended with every node's part fitting one (every node learns that alike: from a
 // hypercube call's sums, or from the flags of every header of a pairwise call's first round):

@@ -39,9 +39,9 @@ void VectorRound::PlanPart() {
   s_.deliveries = &stream_deliveries_;
 }
 
-Leader VectorRound::ChooseLeader() const {
-  return s_.eager && call_.part == 0 && call_.cube_next && call_.cube_block_cap != 0 ? Leader::kHypercube
-                                                                                      : Leader::kPairwise;
+InterNodeAlgorithm VectorRound::ChooseInterNodeAlgorithm() const {
+  return s_.eager && call_.part == 0 && call_.cube_next && call_.cube_block_cap != 0 ? InterNodeAlgorithm::kHypercube
+                                                                                      : InterNodeAlgorithm::kPairwise;
 }
 
 bool VectorRound::Progress(uint32_t) {

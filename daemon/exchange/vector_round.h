@@ -39,7 +39,7 @@ class VectorRound : public EagerRound {
 
   // The inter-node algorithm of the round: only a call's first round, which checks the counts,
   // may run as a hypercube; the stream rounds that may follow a pairwise one are pairwise too.
-  Leader ChooseLeader() const;
+  InterNodeAlgorithm ChooseInterNodeAlgorithm() const;
   // The verdict of an alltoallv round whose nodes all passed it: which nodes' parts would take
   // too many rounds, whether the count digests sum to zero, and (the call's first round) how
   // many stream rounds follow: `max_stream_rounds` - 1 if any node's part is `staged` (the first

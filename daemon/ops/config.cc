@@ -14,7 +14,7 @@
 #include "daemon/ops/address_ranges.h"
 #include "daemon/ops/host_pattern.h"
 #include "shm/plan/algorithm.h"
-#include "shm/plan/leader_table_text.h"
+#include "shm/plan/internode_table_text.h"
 
 namespace ohio {
 namespace {
@@ -63,7 +63,7 @@ const CLI::Validator kDirectWindow(
       const bool digits = !v.empty() && v.size() <= 9 && v.find_first_not_of("0123456789") == std::string::npos;
       const unsigned long long w = digits ? std::strtoull(v.c_str(), nullptr, 10) : 0;
       if (w < 1 || w > kMaxDirectWindow) {
-        return "expected the most puts the direct leader keeps in flight from a node, 1 to " +
+        return "expected the most puts the direct algorithm keeps in flight from a node, 1 to " +
                std::to_string(kMaxDirectWindow) + ", got '" + v + "'";
       }
       return std::string();
@@ -134,17 +134,18 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--algorithm", c.algorithm, "Default node-level algorithm: v1, v2 or v3")
       ->check(CLI::IsMember({"v1", "v2", "v3"}))
       ->capture_default_str();
-  app.add_option("--leader-table", c.leader_table,
-                 "File of the table by which the daemons of a group choose their leader algorithm for each call "
-                 "(rows 'nodes max-block leader', see docs/PLANNER.md); empty: the built-in table. Every node of a "
-                 "group must have the same table: a node with another refuses the group at setup");
-  app.add_option("--leader", c.leader,
-                 "Leader algorithm among nodes: auto (by the leader table) or pairwise, hypercube, direct for every "
-                 "call; a job's ranks may force one with OHIO_LEADER. Every node of a group must choose alike")
+  app.add_option("--internode-table", c.internode_table,
+                 "File of the table by which the daemons of a group choose their inter-node algorithm for each call "
+                 "(rows 'nodes max-block algorithm', see docs/PLANNER.md); empty: the built-in table. Every node of a "
+                 "group must have the same table: a node with another refuses the group at setup. Also read as "
+                 "leader-table, its former name");
+  app.add_option("--internode-algorithm", c.internode,
+                 "Inter-node algorithm: auto (by the inter-node table) or pairwise, hypercube, direct for every call; a "
+                 "job's ranks may force one with OHIO_INTERNODE_ALGORITHM. Every node of a group must choose alike")
       ->check(CLI::IsMember({"auto", "pairwise", "hypercube", "direct"}))
       ->capture_default_str();
   app.add_option("--direct-window", c.direct_window,
-                 "The most puts the direct leader algorithm keeps in flight from this node at once (in the pairwise "
+                 "The most puts the direct inter-node algorithm keeps in flight from this node at once (in the pairwise "
                  "schedule's order, so no node receives much more than this at once). Only the sender obeys it: the "
                  "nodes of a group need not agree")
       ->check(kDirectWindow)
@@ -317,6 +318,9 @@ Status ReadConfigFile(const CLI::App& app, const std::string& path, std::vector<
     std::string value = trim(line.substr(eq + 1));
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
     std::replace(key.begin(), key.end(), '_', '-');
+    // Config files written before these two settings were named for the inter-node algorithm.
+    if (key == "leader") key = "internode-algorithm";
+    if (key == "leader-table") key = "internode-table";
     // help and version are answers, not settings: in a file they would stop ohiod with exit 0.
     if (SkippedKey(key) || app.get_option_no_throw("--" + key) == nullptr) {
       return Status(Code::kInvalidArgument, where + ": unknown key '" + key + "'");
@@ -347,12 +351,12 @@ std::string FirstBadSetting(const std::vector<SourcedArg>& args) {
   return "";
 }
 
-Result<LeaderTable> ReadLeaderTable(const std::string& path) {
+Result<InterNodeTable> ReadInterNodeTable(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return Status(Code::kInvalidArgument, "cannot read leader table " + path);
+  if (!in) return Status(Code::kInvalidArgument, "cannot read inter-node table " + path);
   std::ostringstream text;
   text << in.rdbuf();
-  return ParseLeaderTable(text.str(), path);
+  return ParseInterNodeTable(text.str(), path);
 }
 
 }  // namespace
@@ -428,10 +432,10 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
     }
   }
   out.config.config_file = file.value();
-  if (!out.config.leader_table.empty()) {
-    auto rules = ReadLeaderTable(out.config.leader_table);
+  if (!out.config.internode_table.empty()) {
+    auto rules = ReadInterNodeTable(out.config.internode_table);
     if (!rules.ok()) return fail(rules.status().message());
-    out.config.leader_rules = std::move(rules).value();
+    out.config.internode_rules = std::move(rules).value();
   }
   if (!out.config.peer_networks.empty() && out.config.peer_hosts.empty()) {
     return fail("peer-networks restricts the DNS addresses of the nodes peer-hosts admits, and peer-hosts is not "
@@ -489,9 +493,9 @@ std::vector<ConfigChange> DiffConfig(const DaemonConfig& from, const DaemonConfi
     if (a[i].second != b[i].second) out.push_back({a[i].first, a[i].second, b[i].second});
   }
   // A table file edited in place keeps its path: the rules as read tell the change.
-  const std::string was = LeaderTableDigest(from.leader_rules), is = LeaderTableDigest(to.leader_rules);
-  if (from.leader_table == to.leader_table && was != is) {
-    out.push_back({"leader-table", from.leader_table + " (table " + was + ")", to.leader_table + " (table " + is + ")"});
+  const std::string was = InterNodeTableDigest(from.internode_rules), is = InterNodeTableDigest(to.internode_rules);
+  if (from.internode_table == to.internode_table && was != is) {
+    out.push_back({"internode-table", from.internode_table + " (table " + was + ")", to.internode_table + " (table " + is + ")"});
   }
   return out;
 }

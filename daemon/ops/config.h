@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 #include "shm/plan/buffer_sizing.h"
-#include "shm/plan/leader_choice.h"
+#include "shm/plan/internode_choice.h"
 
 namespace ohio {
 
@@ -39,16 +39,16 @@ struct DaemonConfig {
   // Whether anything on the node spins is decided from it (common/spin_mode.h).
   std::string cpus = "auto";
   std::string algorithm = "v3";
-  // How the daemons of a group choose their leader algorithm per call (shm/plan/leader_choice.h):
-  // "auto" by the table (leader_table's file, else the built-in one), or one forced for every
+  // How the daemons of a group choose their inter-node algorithm per call (shm/plan/internode_choice.h):
+  // "auto" by the table (internode_table's file, else the built-in one), or one forced for every
   // call. Every node of a group must choose alike: a node that does not refuses the group.
-  std::string leader_table;  // a table file (shm/plan/leader_table_text.h); "" the built-in table
-  std::string leader = "auto";
-  // leader_table's file as read when the settings were loaded (the built-in table if none).
-  LeaderTable leader_rules = DefaultLeaderTable();
-  // The most puts the direct leader algorithm keeps in flight from this node at once, whatever
+  std::string internode_table;  // a table file (shm/plan/internode_table_text.h); "" the built-in table
+  std::string internode = "auto";
+  // internode_table's file as read when the settings were loaded (the built-in table if none).
+  InterNodeTable internode_rules = DefaultInterNodeTable();
+  // The most puts the direct inter-node algorithm keeps in flight from this node at once, whatever
   // table or forced leader a group runs by. Sender-side only: the nodes of a group need not agree.
-  uint32_t direct_window = LeaderTable().direct_window;
+  uint32_t direct_window = InterNodeTable().direct_window;
   uint64_t max_message_bytes = 4u << 20;
   uint32_t max_group_ranks = 1u << 20;
   uint32_t max_clients = 4096;

@@ -351,8 +351,8 @@ bool PeerBootstrap::TryOpen(const Job& job, uint32_t node, Channel& channel, std
   for (uint32_t r : spec.rank_node) req.add_rank_node(r);
   req.set_algorithm(AlgorithmName(spec.algorithm));
   req.set_owner_uid(job.group->owner());
-  req.set_leader_digest(job.group->leader_policy().digest);
-  req.set_leader_source(job.group->leader_policy().source);
+  req.set_internode_digest(job.group->internode_policy().digest);
+  req.set_internode_source(job.group->internode_policy().source);
   peer::OpenGroupReply reply;
   grpc::Status s = ch->stub->OpenGroup(&ctx, req, &reply);
   if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) return refused(s);

@@ -27,7 +27,7 @@ struct BufferSizes {
 // call of `hint` bytes per rank, at most the configured sizes and at least the group's
 // minimum (MinSsbBytes / MinLocalSsbBytes, MinSrbBytes); whether that minimum fits the
 // configuration is the caller's check. `hypercube_bytes` (at most the hint; 0: none): the
-// largest M the group's leader table runs as a hypercube, whose inboxes an SRB half must then
+// largest M the group's inter-node table runs as a hypercube, whose inboxes an SRB half must then
 // also hold (shm/plan/bruck_plan.h), or those calls would fall back to pairwise for want of room.
 BufferSizes SizeBuffers(const GroupShape& shape, Algorithm algo, uint64_t hint, uint64_t configured_ssb,
                         uint64_t configured_srb, uint64_t hypercube_bytes = 0);

@@ -59,29 +59,29 @@ std::vector<Delivery> PlanEagerDeliveries(const GroupShape& shape, uint32_t node
   return out;
 }
 
-RoundLeaderChoice ExplainRoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout,
-                                     const LeaderTable& table, uint64_t m, bool eager) {
-  RoundLeaderChoice c;
-  c.table = c.runs = ChooseLeader(table, shape, m);
-  if (c.table != Leader::kHypercube) return c;
+RoundInterNodeChoice ExplainRoundInterNodeAlgorithm(const GroupShape& shape, Algorithm algo, const EagerLayout& layout,
+                                     const InterNodeTable& table, uint64_t m, bool eager) {
+  RoundInterNodeChoice c;
+  c.table = c.runs = ChooseInterNodeAlgorithm(table, shape, m);
+  if (c.table != InterNodeAlgorithm::kHypercube) return c;
   // v1 keeps each rank's row as it is in the SSB: a node's block for another is not one range
   // there, which the hypercube's gather of own blocks assumes.
   c.miss = !eager                                              ? HypercubeMiss::kNotEager
            : algo == Algorithm::kV1                            ? HypercubeMiss::kV1Layout
            : !FitsBruck(shape, m, layout.srb_half, layout.ssb_half) ? HypercubeMiss::kInboxTooSmall
                                                                     : HypercubeMiss::kNone;
-  if (c.miss != HypercubeMiss::kNone) c.runs = Leader::kPairwise;
+  if (c.miss != HypercubeMiss::kNone) c.runs = InterNodeAlgorithm::kPairwise;
   return c;
 }
 
-Leader RoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
+InterNodeAlgorithm RoundInterNodeAlgorithm(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const InterNodeTable& table,
                    uint64_t m, bool eager) {
-  return ExplainRoundLeader(shape, algo, layout, table, m, eager).runs;
+  return ExplainRoundInterNodeAlgorithm(shape, algo, layout, table, m, eager).runs;
 }
 
 std::vector<Delivery> PlanEagerRoundDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
-                                               uint64_t m, Leader leader) {
-  if (leader != Leader::kHypercube) return PlanEagerDeliveries(shape, node, layout, m);
+                                               uint64_t m, InterNodeAlgorithm internode) {
+  if (internode != InterNodeAlgorithm::kHypercube) return PlanEagerDeliveries(shape, node, layout, m);
   return PlanBruckDeliveries(shape, m, node, layout.srb_half);
 }
 

@@ -19,7 +19,7 @@
 #include "shm/plan/algorithm.h"
 #include "shm/plan/exchange_plan.h"
 #include "shm/plan/group_shape.h"
-#include "shm/plan/leader_choice.h"
+#include "shm/plan/internode_choice.h"
 
 namespace ohio {
 
@@ -102,11 +102,11 @@ inline bool IsVectorTablesImm(uint32_t delivery) { return IsEagerImm(delivery) &
 inline uint32_t VectorCubeImmDelivery(uint32_t parity) { return BruckImmDelivery(parity) | 8; }
 inline bool IsVectorCubeImm(uint32_t delivery) { return IsBruckImm(delivery) && (delivery & 8) != 0; }
 
-// The leader algorithm a round of M bytes per rank runs (`eager`: it is one eager round): the
+// The inter-node algorithm a round of M bytes per rank runs (`eager`: it is one eager round): the
 // table's choice, except that the hypercube runs only as an eager round that fits it, with the
 // SSB laid per node (v2/v3), and pairwise otherwise. The same answer on every node of the
 // group for the same M.
-Leader RoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const LeaderTable& table,
+InterNodeAlgorithm RoundInterNodeAlgorithm(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const InterNodeTable& table,
                    uint64_t bytes_per_rank, bool eager);
 
 // Why a round runs pairwise where the table chose the hypercube (the only choice ever replaced).
@@ -116,27 +116,27 @@ enum class HypercubeMiss {
   kV1Layout,    // v1's SSB keeps each rank's row as it is, not a block per node
   kInboxTooSmall,  // a step's message does not fit its inbox of the SRB half, or a row its SSB share
 };
-struct RoundLeaderChoice {
-  Leader table = Leader::kPairwise;  // what the table chose (ChooseLeader)
-  Leader runs = Leader::kPairwise;   // what the round runs (RoundLeader)
+struct RoundInterNodeChoice {
+  InterNodeAlgorithm table = InterNodeAlgorithm::kPairwise;  // what the table chose (ChooseInterNodeAlgorithm)
+  InterNodeAlgorithm runs = InterNodeAlgorithm::kPairwise;   // what the round runs (RoundInterNodeAlgorithm)
   HypercubeMiss miss = HypercubeMiss::kNone;
 };
-// RoundLeader with its reason: what `ohio-plan --explain` says runs, from the same decision.
-RoundLeaderChoice ExplainRoundLeader(const GroupShape& shape, Algorithm algo, const EagerLayout& layout,
-                                     const LeaderTable& table, uint64_t bytes_per_rank, bool eager);
+// RoundInterNodeAlgorithm with its reason: what `ohio-plan --explain` says runs, from the same decision.
+RoundInterNodeChoice ExplainRoundInterNodeAlgorithm(const GroupShape& shape, Algorithm algo, const EagerLayout& layout,
+                                     const InterNodeTable& table, uint64_t bytes_per_rank, bool eager);
 
-// SegmentHeader::eager_leader: the round and its leader in one word, so that a word left from
+// SegmentHeader::eager_internode: the round and its leader in one word, so that a word left from
 // the round before reads as pairwise.
-inline uint64_t EagerLeaderWord(uint32_t round, Leader leader) {
-  return uint64_t{round} << 32 | static_cast<uint32_t>(leader);
+inline uint64_t EagerInterNodeWord(uint32_t round, InterNodeAlgorithm internode) {
+  return uint64_t{round} << 32 | static_cast<uint32_t>(internode);
 }
-inline Leader EagerLeaderOf(uint64_t word, uint32_t round) {
-  return (word >> 32) == round ? static_cast<Leader>(static_cast<uint32_t>(word)) : Leader::kPairwise;
+inline InterNodeAlgorithm EagerInterNodeOf(uint64_t word, uint32_t round) {
+  return (word >> 32) == round ? static_cast<InterNodeAlgorithm>(static_cast<uint32_t>(word)) : InterNodeAlgorithm::kPairwise;
 }
 
 // The deliveries an eager round of parity 0 run by `leader` brings to `node`, in the order they
 // are published (for parity 1 add layout.srb_half).
 std::vector<Delivery> PlanEagerRoundDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
-                                               uint64_t bytes_per_rank, Leader leader);
+                                               uint64_t bytes_per_rank, InterNodeAlgorithm internode);
 
 }  // namespace ohio

@@ -30,12 +30,12 @@ uint64_t VectorCubeLineBytes(uint32_t nodes) {
   return kEagerHeaderBytes + RoundUp(uint64_t{nodes / 2} * sizeof(uint32_t), kCacheLine);
 }
 
-uint64_t VectorCubeBlockCap(const GroupShape& shape, const EagerLayout& layout, const LeaderTable& table) {
+uint64_t VectorCubeBlockCap(const GroupShape& shape, const EagerLayout& layout, const InterNodeTable& table) {
   const uint32_t n = shape.nodes();
   if (n < 2) return 0;
-  // The table speaks of M per rank; a block is M x max ppn^2 (LeaderBlockBytes). Rows grow
+  // The table speaks of M per rank; a block is M x max ppn^2 (InterNodeBlockBytes). Rows grow
   // with the block, so the largest M it runs as a hypercube gives the largest block.
-  const uint64_t table_block = LeaderBlockBytes(shape, LargestHypercubeBytes(table, shape, uint64_t{1} << 40));
+  const uint64_t table_block = InterNodeBlockBytes(shape, LargestHypercubeBytes(table, shape, uint64_t{1} << 40));
   const uint64_t stride = BruckInboxStride(n, layout.srb_half);
   const uint64_t line = VectorCubeLineBytes(n);
   if (stride <= line) return 0;
@@ -136,10 +136,10 @@ void PlanVectorCubeArrivals(uint32_t nodes, uint32_t node, uint64_t stride, cons
   }
 }
 
-void PlanVectorBlockOffsets(const GroupShape& shape, const EagerLayout& layout, uint32_t node, Leader leader,
+void PlanVectorBlockOffsets(const GroupShape& shape, const EagerLayout& layout, uint32_t node, InterNodeAlgorithm internode,
                             const uint8_t* srb_half, std::vector<uint64_t>* offsets) {
   const uint32_t n = shape.nodes();
-  if (leader == Leader::kHypercube) {
+  if (internode == InterNodeAlgorithm::kHypercube) {
     PlanVectorCubeArrivals(n, node, BruckInboxStride(n, layout.srb_half), srb_half, offsets);
     return;
   }

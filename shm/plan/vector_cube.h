@@ -40,7 +40,7 @@
 #include "shm/plan/bruck_plan.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/group_shape.h"
-#include "shm/plan/leader_choice.h"
+#include "shm/plan/internode_choice.h"
 
 namespace ohio {
 
@@ -55,10 +55,10 @@ constexpr uint32_t kEagerVectorCubeFits = 16;
 uint64_t VectorCubeLineBytes(uint32_t nodes);
 
 // The largest node-to-node block an alltoallv of this group may move as a hypercube: the
-// largest block the leader table runs as one (for this N) that also lets the biggest message (N/2
+// largest block the inter-node table runs as one (for this N) that also lets the biggest message (N/2
 // blocks behind a line) fit its inbox. 0 when the group's alltoallv never runs as a hypercube
 // (the table runs none for this group, or the buffers allow no block). The same on every node.
-uint64_t VectorCubeBlockCap(const GroupShape& shape, const EagerLayout& layout, const LeaderTable& table);
+uint64_t VectorCubeBlockCap(const GroupShape& shape, const EagerLayout& layout, const InterNodeTable& table);
 
 // The blocks step k's message carries: the indices j < N with bit k set.
 uint32_t VectorCubeBlocksInStep(uint32_t nodes, uint32_t k);
@@ -146,7 +146,7 @@ void PlanVectorCubeArrivals(uint32_t nodes, uint32_t node, uint64_t stride, cons
 // half at `srb_half` once the round's blocks are published (offsets from the half's start, by
 // source node): past the header of its slot (pairwise), or where the inboxes' tables put it
 // (hypercube).
-void PlanVectorBlockOffsets(const GroupShape& shape, const EagerLayout& layout, uint32_t node, Leader leader,
+void PlanVectorBlockOffsets(const GroupShape& shape, const EagerLayout& layout, uint32_t node, InterNodeAlgorithm internode,
                             const uint8_t* srb_half, std::vector<uint64_t>* offsets);
 
 }  // namespace ohio

@@ -616,7 +616,7 @@ void AddNode(Cost* cost, const NodeSample& a, const NodeSample& b) {
 // One rank of a multi-node run; returns 0 when every call worked and every check matched.
 int RunClusterRank(const Cluster& c, const Plan& p, Shared* s, uint32_t me) {
   const uint32_t P = c.ranks(), node = c.NodeOf(me);
-  const bool leader = me % c.ppn == 0;
+  const bool internode = me % c.ppn == 0;
   const pid_t self = getpid();
   auto fail = [me](const std::string& why) {
     std::fprintf(stderr, "rank %u: %s\n", me, why.c_str());
@@ -729,7 +729,7 @@ int RunClusterRank(const Cluster& c, const Plan& p, Shared* s, uint32_t me) {
         const bool ohio_method = method < groups.size();
         // The node's window (daemon, veth) spans every rank's: from before the first rank of
         // any node starts to after the last one ends. Nothing else runs in it but barriers.
-        const NodeSample node_start = leader ? SampleNode(c, p, node, ohio_method, true) : NodeSample{};
+        const NodeSample node_start = internode ? SampleNode(c, p, node, ohio_method, true) : NodeSample{};
         if (!barrier("before a timed block")) return fail(error);
         const ohio_bench_usage mine_start = ohio_bench_usage_start(self);
         const auto start = Clock::now();
@@ -742,7 +742,7 @@ int RunClusterRank(const Cluster& c, const Plan& p, Shared* s, uint32_t me) {
         ohio_bench_add(&mine.cpu_us, mine_start.cpu_us, mine_end.cpu_us);
         ohio_bench_add(&mine.ctx_switches, mine_start.ctx_switches, mine_end.ctx_switches);
         if (!barrier("after a timed block")) return fail(error);
-        if (leader) AddNode(&s->cost(P + node, i, method), node_start, SampleNode(c, p, node, ohio_method, false));
+        if (internode) AddNode(&s->cost(P + node, i, method), node_start, SampleNode(c, p, node, ohio_method, false));
       }
     }
     if (!barrier("after the timed blocks")) return fail(error);

@@ -526,7 +526,7 @@ TEST(Alltoallv, CallsWithTheSameCountsAcrossNodesKeepTheirPlanAndCheckEveryCall)
   }
 }
 
-// Alltoallv as a hypercube (shm/plan/vector_cube.h), where the default leader table runs blocks up to
+// Alltoallv as a hypercube (shm/plan/vector_cube.h), where the default inter-node table runs blocks up to
 // 8 KiB as one: 4 nodes x 2 ranks interleaved (a power of two: XOR pairing), 6 x 1 and 5 nodes of
 // 2, 1, 2, 1 and 1 ranks (the rotation).
 class AlltoallvCube : public ::testing::TestWithParam<std::vector<uint32_t>> {

@@ -3,8 +3,8 @@
 // byte is checked by the ranks; then every node's counters (admin API, what ohioctl shows) must
 // equal what ohio-plan predicts for that node, computed by the same code (client/ohio_plan/plan_report.h):
 // data frames and payload bytes each way, and N-1 data connections. At 32 nodes this is done once
-// with the built-in leader table and once with each leader algorithm forced by the job
-// (OHIO_LEADER): pairwise, hypercube and direct each move every byte right at 32 nodes. Then,
+// with the built-in inter-node table and once with each inter-node algorithm forced by the job
+// (OHIO_INTERNODE_ALGORITHM): pairwise, hypercube and direct each move every byte right at 32 nodes. Then,
 // with the group still open and no call under way, the daemons must sleep: nothing wakes their
 // engines and they burn (almost) no CPU; and none runs more threads than at a handful of nodes.
 #include <gtest/gtest.h>
@@ -26,7 +26,7 @@
 
 #include "client/ohio_plan/plan_report.h"
 #include "daemon/ops/config.h"
-#include "shm/plan/leader_table_text.h"
+#include "shm/plan/internode_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
@@ -64,9 +64,9 @@ uint32_t ThreadCount(pid_t pid) {
 
 // What ohio-plan says one node of this shape costs per call of `bytes`, with the buffers the
 // daemons run with (their defaults: the ranks ask for no other size) and `table`.
-NodePlan PlannedNode(uint32_t nodes, uint32_t ppn, uint64_t bytes, uint32_t node, const LeaderTable& table) {
+NodePlan PlannedNode(uint32_t nodes, uint32_t ppn, uint64_t bytes, uint32_t node, const InterNodeTable& table) {
   PlanRequest request;
-  request.leaders = table;
+  request.internode_table = table;
   request.ppn = UniformPpn(nodes, ppn).value();
   request.bytes_per_rank = bytes;
   request.design = Design::kV3;
@@ -79,18 +79,18 @@ NodePlan PlannedNode(uint32_t nodes, uint32_t ppn, uint64_t bytes, uint32_t node
   return report.value().nodes.at(node);
 }
 
-// One job of kCalls calls per size on the running cluster, its leader algorithm forced by the
-// job (OHIO_LEADER travels in the ranks' joins) or the daemons' table's; every byte checked by
+// One job of kCalls calls per size on the running cluster, its inter-node algorithm forced by the
+// job (OHIO_INTERNODE_ALGORITHM travels in the ranks' joins) or the daemons' table's; every byte checked by
 // the ranks, every node's counters equal to ohio-plan's. Returns the job, its ranks stalled with
 // the group open.
 std::unique_ptr<RankJob> RunJobAndCompareWithPlan(TempDir& dir, Cluster& cluster, uint32_t ppn,
-                                                  std::optional<Leader> forced) {
+                                                  std::optional<InterNodeAlgorithm> forced) {
   const uint32_t nodes = cluster.size();
-  const LeaderTable table = forced ? ForcedLeaderTable(*forced) : DefaultLeaderTable();
-  SCOPED_TRACE(forced ? std::string("forced ") + LeaderName(*forced) : std::string("built-in table"));
-  if (forced) setenv("OHIO_LEADER", LeaderName(*forced), 1);
+  const InterNodeTable table = forced ? ForcedInterNodeTable(*forced) : DefaultInterNodeTable();
+  SCOPED_TRACE(forced ? std::string("forced ") + InterNodeAlgorithmName(*forced) : std::string("built-in table"));
+  if (forced) setenv("OHIO_INTERNODE_ALGORITHM", InterNodeAlgorithmName(*forced), 1);
   struct Unset {
-    ~Unset() { unsetenv("OHIO_LEADER"); }
+    ~Unset() { unsetenv("OHIO_INTERNODE_ALGORITHM"); }
   } unset;
   std::vector<admin::CountersReply> before;
   for (uint32_t n = 0; n < nodes; ++n) before.push_back(QueryCounters(cluster.node(n).admin_socket()));
@@ -98,7 +98,7 @@ std::unique_ptr<RankJob> RunJobAndCompareWithPlan(TempDir& dir, Cluster& cluster
   std::vector<std::string> args = {"--iterations", std::to_string(kCalls), "--bytes"};
   for (uint64_t b : kSizes) args.push_back(std::to_string(b));
   const std::string name = "scale-" + std::to_string(nodes) + "x" + std::to_string(ppn) + "-" +
-                           (forced ? LeaderName(*forced) : "table");
+                           (forced ? InterNodeAlgorithmName(*forced) : "table");
   auto job = std::make_unique<RankJob>(dir, ControlSockets(cluster), NodeNames(cluster),
                                        ConsecutivePlacement(nodes, ppn), name, args,
                                        [](uint32_t) { return std::vector<std::string>{"--stall-after"}; });
@@ -144,7 +144,7 @@ void EndJob(RankJob& job) {
   job.Wait(seconds(10));
 }
 
-void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn, const std::vector<std::optional<Leader>>& leaders) {
+void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn, const std::vector<std::optional<InterNodeAlgorithm>>& internode_table) {
   TempDir dir;
   std::ostringstream share;
   share << 2.0 / nodes;  // two cores, as this machine has
@@ -152,9 +152,9 @@ void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn, const std::vector<
   Cluster cluster(dir, nodes, {"--cpus", share.str(), "--log-level", "info"});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   std::unique_ptr<RankJob> job;
-  for (const std::optional<Leader>& leader : leaders) {
+  for (const std::optional<InterNodeAlgorithm>& internode : internode_table) {
     if (job) EndJob(*job);
-    job = RunJobAndCompareWithPlan(dir, cluster, ppn, leader);
+    job = RunJobAndCompareWithPlan(dir, cluster, ppn, internode);
     if (::testing::Test::HasFailure()) return;
   }
 
@@ -192,7 +192,7 @@ void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn, const std::vector<
 }
 
 TEST(EmulatedScale, ThirtyTwoNodesOneRankCountWhatThePlanSays) {
-  RunShapeAndCompareWithPlan(32, 1, {std::nullopt, Leader::kPairwise, Leader::kHypercube, Leader::kDirect});
+  RunShapeAndCompareWithPlan(32, 1, {std::nullopt, InterNodeAlgorithm::kPairwise, InterNodeAlgorithm::kHypercube, InterNodeAlgorithm::kDirect});
 }
 
 TEST(EmulatedScale, SixteenNodesTwoRanksCountWhatThePlanSays) { RunShapeAndCompareWithPlan(16, 2, {std::nullopt}); }

@@ -48,7 +48,7 @@ TEST(FastPath, OneNodeCallsNeitherWakeTheDaemonNorSendFrames) {
 
 TEST(FastPath, SmallCallAcrossNodesIsOneFramePerPeerAndNoControlFrames) {
   TempDir dir;
-  // Three nodes: the default leader table runs the hypercube from four (hypercube_test).
+  // Three nodes: the default inter-node table runs the hypercube from four (hypercube_test).
   constexpr uint32_t kNodes = 3, kCalls = 300;
   Cluster cluster(dir, kNodes);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
@@ -93,10 +93,10 @@ TEST(FastPath, RanksSharingTheirCoresAreWokenOncePerCall) {
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   std::vector<admin::CountersReply> before;
   for (uint32_t n = 0; n < kNodes; ++n) before.push_back(QueryCounters(cluster.node(n).admin_socket()));
-  setenv("OHIO_LEADER", "pairwise", 1);  // inherited by the rank processes
+  setenv("OHIO_INTERNODE_ALGORITHM", "pairwise", 1);  // inherited by the rank processes
   RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(kNodes, 1), "woken",
               {"--bytes", "64", "--iterations", std::to_string(kCalls)}, Stalling);
-  unsetenv("OHIO_LEADER");
+  unsetenv("OHIO_INTERNODE_ALGORITHM");
   for (uint32_t r = 0; r < job.size(); ++r) {
     ASSERT_TRUE(job.rank(r).WaitForOutput("stalling", kDeadline)) << job.Outputs() << cluster.Logs();
   }

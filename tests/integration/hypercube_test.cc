@@ -1,4 +1,4 @@
-// The hypercube leader algorithm (shm/plan/bruck_plan.h) run by real daemons: every byte of every
+// The hypercube inter-node algorithm (shm/plan/bruck_plan.h) run by real daemons: every byte of every
 // call checked by the ranks, each node's frames and payload bytes equal to what ohio-plan
 // computes for it (ceil(log2 N) messages per call, blocks forwarded), and calls whose nodes
 // do not all run it with the same M fail alike on every rank, with the group going on.
@@ -17,7 +17,7 @@
 #include "daemon/ops/config.h"
 #include "proto/admin.pb.h"
 #include "shm/plan/bruck_plan.h"
-#include "shm/plan/leader_table_text.h"
+#include "shm/plan/internode_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
@@ -39,11 +39,11 @@ std::vector<uint32_t> Placement(const std::vector<uint32_t>& ppn) {
 }
 
 // What ohio-plan says node `node` costs per call of `bytes`, with the daemons' default buffers
-// and `table` (the built-in one, or the one OHIO_LEADER forces).
-NodePlan PlannedNode(const std::vector<uint32_t>& ppn, uint64_t bytes, uint32_t node, Leader* leader,
-                     const LeaderTable& table = DefaultLeaderTable()) {
+// and `table` (the built-in one, or the one OHIO_INTERNODE_ALGORITHM forces).
+NodePlan PlannedNode(const std::vector<uint32_t>& ppn, uint64_t bytes, uint32_t node, InterNodeAlgorithm* internode,
+                     const InterNodeTable& table = DefaultInterNodeTable()) {
   PlanRequest request;
-  request.leaders = table;
+  request.internode_table = table;
   request.ppn = ppn;
   request.bytes_per_rank = bytes;
   request.design = Design::kV3;
@@ -52,7 +52,7 @@ NodePlan PlannedNode(const std::vector<uint32_t>& ppn, uint64_t bytes, uint32_t 
   request.every_node = true;
   auto report = MakePlanReport(request);
   EXPECT_TRUE(report.ok()) << report.status().message();
-  *leader = report.value().leader;
+  *internode = report.value().internode;
   return report.value().nodes.at(node);
 }
 
@@ -61,14 +61,14 @@ NodePlan PlannedNode(const std::vector<uint32_t>& ppn, uint64_t bytes, uint32_t 
 // sizes must be planned as hypercube calls.
 // Returns the largest peak of puts in flight any node reported.
 uint32_t RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vector<uint64_t>& sizes, uint32_t calls,
-                               uint32_t hypercube_sizes, std::optional<Leader> forced = std::nullopt,
+                               uint32_t hypercube_sizes, std::optional<InterNodeAlgorithm> forced = std::nullopt,
                                const std::vector<std::string>& daemon_args = {},
                                const std::vector<std::string>& rank_args = {}) {
-  const LeaderTable table = forced ? ForcedLeaderTable(*forced) : DefaultLeaderTable();
-  // The job's ranks force the algorithm: OHIO_LEADER travels in their joins.
-  if (forced) setenv("OHIO_LEADER", LeaderName(*forced), 1);
+  const InterNodeTable table = forced ? ForcedInterNodeTable(*forced) : DefaultInterNodeTable();
+  // The job's ranks force the algorithm: OHIO_INTERNODE_ALGORITHM travels in their joins.
+  if (forced) setenv("OHIO_INTERNODE_ALGORITHM", InterNodeAlgorithmName(*forced), 1);
   struct Unset {
-    ~Unset() { unsetenv("OHIO_LEADER"); }
+    ~Unset() { unsetenv("OHIO_INTERNODE_ALGORITHM"); }
   } unset;
   uint32_t peak = 0;
   TempDir dir;
@@ -97,9 +97,9 @@ uint32_t RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vect
     uint64_t frames = 0, bytes = 0;
     uint32_t cube = 0;
     for (uint64_t b : sizes) {
-      Leader leader = Leader::kPairwise;
-      const NodePlan p = PlannedNode(ppn, b, n, &leader, table);
-      if (leader == Leader::kHypercube) {
+      InterNodeAlgorithm internode = InterNodeAlgorithm::kPairwise;
+      const NodePlan p = PlannedNode(ppn, b, n, &internode, table);
+      if (internode == InterNodeAlgorithm::kHypercube) {
         ++cube;
         EXPECT_EQ(p.sends, BruckRounds(nodes)) << b << " bytes";
       }
@@ -142,13 +142,13 @@ TEST(Hypercube, AHintedGroupHasRoomForIt) {
   RunAndCompareWithPlan(std::vector<uint32_t>(8, 1), {2048, 4096, 64}, 10, 3, std::nullopt, {}, {"--hint", "4096"});
 }
 
-// Every algorithm forced by the job (OHIO_LEADER) at 2 and 3 nodes, where the built-in table
+// Every algorithm forced by the job (OHIO_INTERNODE_ALGORITHM) at 2 and 3 nodes, where the built-in table
 // runs pairwise, at sizes from tiny to announced; the hypercube wherever it fits.
-TEST(LeaderAlgorithms, EachForcedAtTwoAndThreeNodes) {
+TEST(InterNodeAlgorithms, EachForcedAtTwoAndThreeNodes) {
   for (const std::vector<uint32_t>& ppn : {std::vector<uint32_t>{2, 1}, std::vector<uint32_t>{1, 3, 2}}) {
-    for (Leader leader : {Leader::kPairwise, Leader::kHypercube, Leader::kDirect}) {
-      SCOPED_TRACE(std::string(LeaderName(leader)) + " at " + std::to_string(ppn.size()) + " nodes");
-      RunAndCompareWithPlan(ppn, {1, 500, 2 << 20}, 3, leader == Leader::kHypercube ? 2 : 0, leader);
+    for (InterNodeAlgorithm internode : {InterNodeAlgorithm::kPairwise, InterNodeAlgorithm::kHypercube, InterNodeAlgorithm::kDirect}) {
+      SCOPED_TRACE(std::string(InterNodeAlgorithmName(internode)) + " at " + std::to_string(ppn.size()) + " nodes");
+      RunAndCompareWithPlan(ppn, {1, 500, 2 << 20}, 3, internode == InterNodeAlgorithm::kHypercube ? 2 : 0, internode);
       if (HasFailure()) return;
     }
   }
@@ -157,16 +157,16 @@ TEST(LeaderAlgorithms, EachForcedAtTwoAndThreeNodes) {
 // Direct keeps at most its window (4 by default, 2 with --direct-window 2) of puts in flight
 // from a node; pairwise posts all 7 of an eager round at once. All with every byte checked and
 // the plan's frames.
-TEST(LeaderAlgorithms, DirectBoundsWhatANodeHasInFlight) {
+TEST(InterNodeAlgorithms, DirectBoundsWhatANodeHasInFlight) {
   const std::vector<uint32_t> ppn(8, 1);
-  const uint32_t direct_peak = RunAndCompareWithPlan(ppn, {4096, 256 << 10}, 10, 0, Leader::kDirect);
+  const uint32_t direct_peak = RunAndCompareWithPlan(ppn, {4096, 256 << 10}, 10, 0, InterNodeAlgorithm::kDirect);
   EXPECT_LE(direct_peak, DaemonConfig().direct_window);
   EXPECT_GE(direct_peak, 1u);
   const uint32_t narrow_peak =
-      RunAndCompareWithPlan(ppn, {4096, 256 << 10}, 10, 0, Leader::kDirect, {"--direct-window", "2"});
+      RunAndCompareWithPlan(ppn, {4096, 256 << 10}, 10, 0, InterNodeAlgorithm::kDirect, {"--direct-window", "2"});
   EXPECT_LE(narrow_peak, 2u);
   EXPECT_GE(narrow_peak, 1u);
-  const uint32_t pairwise_peak = RunAndCompareWithPlan(ppn, {4096}, 10, 0, Leader::kPairwise);
+  const uint32_t pairwise_peak = RunAndCompareWithPlan(ppn, {4096}, 10, 0, InterNodeAlgorithm::kPairwise);
   EXPECT_EQ(pairwise_peak, 7u);
 }
 

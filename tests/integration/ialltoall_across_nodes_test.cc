@@ -161,7 +161,7 @@ TEST(IalltoallAcrossNodes, FiveNodesMoveTinyCallsAsAHypercube) {
   Cluster cluster(dir, 5);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const auto placement = ConsecutivePlacement(5, 1);
-  // Blocks of 100 bytes at 5 nodes: the default leader table runs the hypercube, whose blocks
+  // Blocks of 100 bytes at 5 nodes: the default inter-node table runs the hypercube, whose blocks
   // land in inboxes where ohiod, copying them out for the ranks, must look for them.
   RankJob job = Job(dir, cluster, placement, "cube", {"--batches", "2", "--outstanding", "3", "--bytes", "100"});
   AllPass(job, cluster);

@@ -235,7 +235,7 @@ TEST(CollComponentInfo, OmpiInfoListsTheComponentAndItsParameters) {
   EXPECT_NE(out.find("MCA coll: ohio"), std::string::npos) << out;
   EXPECT_NE(out.find("parameter \"coll_ohio_priority\" (current value: \"95\""), std::string::npos) << out;
   for (const char* setting : {"disable", "stats", "quiet", "socket", "timeout_ms", "ialltoall_min_bytes", "algorithm",
-                              "leader", "spin_us", "spin_max_us", "single_copy_bytes", "stage_times"}) {
+                              "internode_algorithm", "spin_us", "spin_max_us", "single_copy_bytes", "stage_times"}) {
     std::string variable = setting;
     for (char& c : variable) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     EXPECT_NE(out.find(std::string("parameter \"coll_ohio_") + setting + "\""), std::string::npos) << setting << out;

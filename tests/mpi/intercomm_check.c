@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   const int iterations = atoi(argv[2]);
   MPI_Comm half, inter;
   MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, world_rank, &half);
-  /* The other group's leader: world rank 1 for the evens, 0 for the odds. */
+  /* The other group's internode: world rank 1 for the evens, 0 for the odds. */
   MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, world_rank % 2 == 0 ? 1 : 0, 7, &inter);
   int rank = 0, remote = 0;
   MPI_Comm_rank(inter, &rank);

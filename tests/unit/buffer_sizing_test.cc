@@ -6,7 +6,7 @@
 
 #include "shm/plan/bruck_plan.h"
 #include "shm/plan/eager_plan.h"
-#include "shm/plan/leader_choice.h"
+#include "shm/plan/internode_choice.h"
 #include "shm/plan/exchange_plan.h"
 #include "shm/segment_layout.h"
 #include "shm/plan/staging.h"
@@ -147,7 +147,7 @@ TEST(HintClassFor, ThreeClasses) {
 // of 2 and 4 KiB used to fall back to pairwise, the half holding 31 slots of 4 KiB but not 5
 // inboxes of 16 blocks. At 16 x 2 the table stops at blocks of 4 KiB, so M = 1 KiB.
 TEST(SizeBuffers, AHintedGroupHoldsTheHypercubesInboxes) {
-  const LeaderTable table = DefaultLeaderTable();
+  const InterNodeTable table = DefaultInterNodeTable();
   struct Case {
     uint32_t nodes, ppn;
     uint64_t cube;  // the largest M the built-in table runs as a hypercube, hint 4 KiB

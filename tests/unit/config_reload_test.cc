@@ -15,7 +15,7 @@
 
 #include "daemon/ops/config.h"
 #include "daemon/ops/live_config.h"
-#include "shm/plan/leader_table_text.h"
+#include "shm/plan/internode_table_text.h"
 
 namespace ohio {
 namespace {
@@ -150,29 +150,29 @@ TEST(ConfigReload, LiveConfigAppliesReloadableKeysAndHoldsTheRestPending) {
   EXPECT_EQ(live.current().timeout_ms, 1500u);
 }
 
-TEST(ConfigReload, ALeaderTableFileEditedInPlaceWaitsForARestart) {
+TEST(ConfigReload, AInterNodeTableFileEditedInPlaceWaitsForARestart) {
   const ScratchFile file("leader.table");
   const std::string& table = file.path();
   std::ofstream(table) << "4+ 4KiB hypercube\n";
-  auto first = Load({"--leader-table", table});
+  auto first = Load({"--internode-table", table});
   ASSERT_FALSE(first.exit_now) << first.output;
   LiveConfig live(first.config);
   // Same path, other rules: a setting that needs a restart (groups compare tables at setup).
   std::ofstream(table) << "4+ 1KiB hypercube\n";
-  auto second = Load({"--leader-table", table});
+  auto second = Load({"--internode-table", table});
   ASSERT_FALSE(second.exit_now) << second.output;
   const auto r = live.Apply(second.config);
   EXPECT_TRUE(r.applied.empty());
   ASSERT_EQ(r.need_restart.size(), 1u);
-  EXPECT_EQ(r.need_restart[0].key, "leader-table");
-  EXPECT_THAT(r.need_restart[0].from, HasSubstr(LeaderTableDigest(first.config.leader_rules)));
-  EXPECT_THAT(r.need_restart[0].to, HasSubstr(LeaderTableDigest(second.config.leader_rules)));
-  EXPECT_NE(LeaderTableDigest(first.config.leader_rules), LeaderTableDigest(second.config.leader_rules));
-  EXPECT_EQ(live.pending().count("leader-table"), 1u);
-  EXPECT_EQ(LeaderTableDigest(live.current().leader_rules), LeaderTableDigest(first.config.leader_rules));
+  EXPECT_EQ(r.need_restart[0].key, "internode-table");
+  EXPECT_THAT(r.need_restart[0].from, HasSubstr(InterNodeTableDigest(first.config.internode_rules)));
+  EXPECT_THAT(r.need_restart[0].to, HasSubstr(InterNodeTableDigest(second.config.internode_rules)));
+  EXPECT_NE(InterNodeTableDigest(first.config.internode_rules), InterNodeTableDigest(second.config.internode_rules));
+  EXPECT_EQ(live.pending().count("internode-table"), 1u);
+  EXPECT_EQ(InterNodeTableDigest(live.current().internode_rules), InterNodeTableDigest(first.config.internode_rules));
   // Edited back: nothing pending.
   std::ofstream(table) << "# the same rules, spelt otherwise\n4+   4096B   hypercube\n";
-  live.Apply(Load({"--leader-table", table}).config);
+  live.Apply(Load({"--internode-table", table}).config);
   EXPECT_TRUE(live.pending().empty());
 }
 

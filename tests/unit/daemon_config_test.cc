@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "daemon/ops/config.h"
-#include "shm/plan/leader_table_text.h"
+#include "shm/plan/internode_table_text.h"
 
 namespace ohio {
 namespace {
@@ -240,46 +240,53 @@ TEST_F(ConfigTest, BadValuesNameTheOption) {
   EXPECT_THAT(missing.output, HasSubstr("cannot read config file"));
 }
 
-// leader-table names a file read when the settings load (errors name its line), leader forces
-// one algorithm; both travel like every other setting (file, OHIOD_LEADER, flags).
-TEST_F(ConfigTest, LeaderTableFileAndForcedLeader) {
+// internode-table names a file read when the settings load (errors name its line), leader forces
+// one algorithm; both travel like every other setting (file, OHIOD_INTERNODE_ALGORITHM, flags).
+TEST_F(ConfigTest, InterNodeTableFileAndForcedInterNodeAlgorithm) {
   auto defaults = Load({"--config="});
   ASSERT_FALSE(defaults.exit_now) << defaults.output;
-  EXPECT_EQ(defaults.config.leader, "auto");
-  EXPECT_EQ(defaults.config.leader_table, "");
-  EXPECT_EQ(FormatLeaderTable(defaults.config.leader_rules), FormatLeaderTable(DefaultLeaderTable()));
+  EXPECT_EQ(defaults.config.internode, "auto");
+  EXPECT_EQ(defaults.config.internode_table, "");
+  EXPECT_EQ(FormatInterNodeTable(defaults.config.internode_rules), FormatInterNodeTable(DefaultInterNodeTable()));
 
-  const std::string table = dir_ + "/leader.table";
+  const std::string table = dir_ + "/internode.table";
   std::ofstream(table) << "# measured\n2+ 4KiB hypercube\n2+ any direct\n";
-  const std::string f = WriteFile("leader_table = " + table + "\nleader = direct\n");
+  const std::string f = WriteFile("internode-table = " + table + "\ninternode-algorithm = direct\n");
   auto from_file = Load({"--config", f});
   ASSERT_FALSE(from_file.exit_now) << from_file.output;
-  EXPECT_EQ(from_file.config.leader, "direct");
-  EXPECT_EQ(from_file.config.leader_table, table);
-  EXPECT_EQ(FormatLeaderTable(from_file.config.leader_rules), "2+ 4KiB hypercube\n2+ any direct\n");
+  EXPECT_EQ(from_file.config.internode, "direct");
+  EXPECT_EQ(from_file.config.internode_table, table);
+  EXPECT_EQ(FormatInterNodeTable(from_file.config.internode_rules), "2+ 4KiB hypercube\n2+ any direct\n");
 
-  setenv("OHIOD_LEADER", "pairwise", 1);
+  setenv("OHIOD_INTERNODE_ALGORITHM", "pairwise", 1);
   auto from_env = Load({"--config", f});
-  unsetenv("OHIOD_LEADER");
+  unsetenv("OHIOD_INTERNODE_ALGORITHM");
   ASSERT_FALSE(from_env.exit_now) << from_env.output;
-  EXPECT_EQ(from_env.config.leader, "pairwise");
+  EXPECT_EQ(from_env.config.internode, "pairwise");
 
-  auto bad_choice = Load({"--config=", "--leader", "bruck"});
+  // A config file written with the settings' former names still loads.
+  const std::string former = WriteFile("leader_table = " + table + "\nleader = hypercube\n");
+  auto from_former = Load({"--config", former});
+  ASSERT_FALSE(from_former.exit_now) << from_former.output;
+  EXPECT_EQ(from_former.config.internode, "hypercube");
+  EXPECT_EQ(from_former.config.internode_table, table);
+
+  auto bad_choice = Load({"--config=", "--internode-algorithm", "bruck"});
   EXPECT_TRUE(bad_choice.exit_now);
   EXPECT_EQ(bad_choice.exit_code, 2);
-  EXPECT_THAT(bad_choice.output, HasSubstr("--leader"));
+  EXPECT_THAT(bad_choice.output, HasSubstr("--internode-algorithm"));
 
   std::ofstream(table) << "2+ 4KiB hypercube\n2+ lots direct\n";
-  auto bad_row = Load({"--config=", "--leader-table", table});
+  auto bad_row = Load({"--config=", "--internode-table", table});
   EXPECT_TRUE(bad_row.exit_now);
   EXPECT_EQ(bad_row.exit_code, 2);
-  EXPECT_EQ(bad_row.output, "ohiod: leader table " + table +
+  EXPECT_EQ(bad_row.output, "ohiod: inter-node table " + table +
                                 ":2: expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got 'lots'\n");
   unlink(table.c_str());
 
-  auto missing = Load({"--config=", "--leader-table", table});
+  auto missing = Load({"--config=", "--internode-table", table});
   EXPECT_TRUE(missing.exit_now);
-  EXPECT_EQ(missing.output, "ohiod: cannot read leader table " + table + "\n");
+  EXPECT_EQ(missing.output, "ohiod: cannot read inter-node table " + table + "\n");
 }
 
 // direct-window bounds what the direct leader keeps in flight: 4 unless set, 1..1024, and a
@@ -302,7 +309,7 @@ TEST_F(ConfigTest, DirectWindowIsBetweenOneAnd1024) {
     EXPECT_TRUE(bad.exit_now) << v;
     EXPECT_EQ(bad.exit_code, 2) << v;
     EXPECT_THAT(bad.output, HasSubstr("--direct-window")) << bad.output;
-    EXPECT_THAT(bad.output, HasSubstr("expected the most puts the direct leader keeps in flight from a node, 1 to "
+    EXPECT_THAT(bad.output, HasSubstr("expected the most puts the direct algorithm keeps in flight from a node, 1 to "
                                       "1024, got '" + std::string(v) + "'"))
         << bad.output;
   }
@@ -314,7 +321,7 @@ TEST_F(ConfigTest, HelpListsEverySettingAndItsEnvironmentName) {
   EXPECT_EQ(c.exit_code, 0);
   for (const char* key : {"--socket", "--node-name", "--ssb-bytes", "--srb-bytes", "--memory-limit",
                           "--registered-memory-limit", "--timeout-ms", "--spin-us", "--cpus", "--algorithm",
-                          "--leader-table", "--leader", "--direct-window", "--log-level", "--config", "OHIOD_<KEY>"}) {
+                          "--internode-table", "--internode-algorithm", "--direct-window", "--log-level", "--config", "OHIOD_<KEY>"}) {
     EXPECT_THAT(c.output, HasSubstr(key));
   }
 }

@@ -1,5 +1,5 @@
 #include "client/ohio_plan/plan_report.h"
-#include "client/ohio_plan/leader_report.h"
+#include "client/ohio_plan/internode_report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,8 +27,8 @@ PlanReport Plan(std::vector<uint32_t> ppn, uint64_t m, Design d, std::optional<u
                 std::optional<uint64_t> srb = std::nullopt, bool every_node = false, uint64_t min_slice = 0) {
   PlanRequest req;
   // Pairwise whatever the call: these tests are about staging, whose figures the paper gives;
-  // the leader table's choice is tested on its own (LeaderChoiceFollowsTheTable).
-  req.leaders = LeaderTable{};
+  // the inter-node table's choice is tested on its own (InterNodeChoiceFollowsTheTable).
+  req.internode_table = InterNodeTable{};
   req.min_slice_bytes = min_slice;
   req.ppn = std::move(ppn);
   req.bytes_per_rank = m;
@@ -127,7 +127,7 @@ TEST(PlanReport, ZeroBytesIsOneEmptyRound) {
 // With the daemons' buffers an eager call of 8 nodes x 1 rank at 64 bytes runs the hypercube of
 // the built-in table: 3 messages a node, 12 blocks sent (1+1+2+1+2+2+3 bits over distances 1-7);
 // with no table row, pairwise's 7.
-TEST(PlanReport, LeaderChoiceFollowsTheTable) {
+TEST(PlanReport, InterNodeChoiceFollowsTheTable) {
   PlanRequest req;
   req.ppn = std::vector<uint32_t>(8, 1);
   req.bytes_per_rank = 64;
@@ -135,13 +135,13 @@ TEST(PlanReport, LeaderChoiceFollowsTheTable) {
   req.srb_bytes = 8u << 20;
   Result<PlanReport> cube = MakePlanReport(req);
   ASSERT_TRUE(cube.ok());
-  EXPECT_EQ(cube->leader, Leader::kHypercube);
+  EXPECT_EQ(cube->internode, InterNodeAlgorithm::kHypercube);
   EXPECT_EQ(cube->max.sends, 3u);
   EXPECT_EQ(cube->max.bytes_on_wire, 12u * 64);
-  req.leaders = LeaderTable{};
+  req.internode_table = InterNodeTable{};
   Result<PlanReport> pairwise = MakePlanReport(req);
   ASSERT_TRUE(pairwise.ok());
-  EXPECT_EQ(pairwise->leader, Leader::kPairwise);
+  EXPECT_EQ(pairwise->internode, InterNodeAlgorithm::kPairwise);
   EXPECT_EQ(pairwise->max.sends, 7u);
   EXPECT_EQ(pairwise->max.bytes_on_wire, 7u * 64);
 }
@@ -472,54 +472,54 @@ TEST(Render, TextFoldsEqualNodes) {
 }
 
 // Uneven nodes: the block is M x max ppn squared, and the bytes the most any node sends.
-TEST(LeaderReport, UnevenGroupBelowTheDefaultRowsMinimumRunsPairwise) {
-  auto e = ExplainLeader(DefaultLeaderTable(), {3, 1, 2}, 10);
+TEST(InterNodeReport, UnevenGroupBelowTheDefaultRowsMinimumRunsPairwise) {
+  auto e = ExplainInterNodeAlgorithm(DefaultInterNodeTable(), {3, 1, 2}, 10);
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_EQ(e->block_bytes, 90u);
   EXPECT_EQ(e->row, -1);  // 3 nodes: the default rows start at 4
-  EXPECT_EQ(e->choice.runs, Leader::kPairwise);
+  EXPECT_EQ(e->choice.runs, InterNodeAlgorithm::kPairwise);
   ASSERT_EQ(e->costs.size(), 3u);
   // Node 0 sends 10 x 3 x 3 bytes to the other nodes' 3 ranks; the hypercube on 3 nodes
   // forwards nothing (index 2 is still the sender's own block in round 1).
   const std::vector<std::vector<uint64_t>> want = {{2, 2, 90}, {2, 2, 90}, {2, 1, 90}};
   for (size_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(e->costs[i].messages, want[i][0]) << LeaderName(e->costs[i].leader);
-    EXPECT_EQ(e->costs[i].steps, want[i][1]) << LeaderName(e->costs[i].leader);
-    EXPECT_EQ(e->costs[i].bytes, want[i][2]) << LeaderName(e->costs[i].leader);
+    EXPECT_EQ(e->costs[i].messages, want[i][0]) << InterNodeAlgorithmName(e->costs[i].internode);
+    EXPECT_EQ(e->costs[i].steps, want[i][1]) << InterNodeAlgorithmName(e->costs[i].internode);
+    EXPECT_EQ(e->costs[i].bytes, want[i][2]) << InterNodeAlgorithmName(e->costs[i].internode);
   }
   // 5 nodes of 1..5 ranks: 16 bytes x 25 = 400 <= 8 KiB, so the hypercube (3 messages), by the
   // second row (the first is for 32 nodes and more).
-  auto h = ExplainLeader(DefaultLeaderTable(), {1, 2, 3, 4, 5}, 16);
+  auto h = ExplainInterNodeAlgorithm(DefaultInterNodeTable(), {1, 2, 3, 4, 5}, 16);
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->row, 1);
-  EXPECT_EQ(h->choice.runs, Leader::kHypercube);
+  EXPECT_EQ(h->choice.runs, InterNodeAlgorithm::kHypercube);
   EXPECT_EQ(h->costs[1].messages, 3u);
-  EXPECT_FALSE(ExplainLeader(DefaultLeaderTable(), {4}, 1).ok());
+  EXPECT_FALSE(ExplainInterNodeAlgorithm(DefaultInterNodeTable(), {4}, 1).ok());
 }
 
-// The table's hypercube runs only where the round fits it (shm/plan/eager_plan.h RoundLeader): the
+// The table's hypercube runs only where the round fits it (shm/plan/eager_plan.h RoundInterNodeAlgorithm): the
 // explanation says what runs and why, and agrees with the plan (and so with the daemon) on it.
-TEST(LeaderReport, ChosenIsWhatRunsWhenTheTablesHypercubeDoesNotFit) {
+TEST(InterNodeReport, ChosenIsWhatRunsWhenTheTablesHypercubeDoesNotFit) {
   struct Case {
     uint64_t m;
-    LeaderBuffers buffers;
-    Leader runs;
+    InterNodeBuffers buffers;
+    InterNodeAlgorithm runs;
     HypercubeMiss miss;
   };
   const std::vector<Case> cases = {
-      {64, {}, Leader::kHypercube, HypercubeMiss::kNone},
-      {64, {Algorithm::kV1}, Leader::kPairwise, HypercubeMiss::kV1Layout},
-      {64, {Algorithm::kV3, 16u << 20, 4u << 10}, Leader::kPairwise, HypercubeMiss::kInboxTooSmall},
-      {1024, {Algorithm::kV3, 16u << 20, 16u << 10}, Leader::kPairwise, HypercubeMiss::kNotEager},
+      {64, {}, InterNodeAlgorithm::kHypercube, HypercubeMiss::kNone},
+      {64, {Algorithm::kV1}, InterNodeAlgorithm::kPairwise, HypercubeMiss::kV1Layout},
+      {64, {Algorithm::kV3, 16u << 20, 4u << 10}, InterNodeAlgorithm::kPairwise, HypercubeMiss::kInboxTooSmall},
+      {1024, {Algorithm::kV3, 16u << 20, 16u << 10}, InterNodeAlgorithm::kPairwise, HypercubeMiss::kNotEager},
   };
   const std::vector<uint32_t> ppn(8, 2);
   for (const Case& c : cases) {
     SCOPED_TRACE(std::to_string(c.m) + " B, " + AlgorithmName(c.buffers.algo) + ", srb " +
                  std::to_string(c.buffers.srb_bytes));
-    auto e = ExplainLeader(DefaultLeaderTable(), ppn, c.m, c.buffers);
+    auto e = ExplainInterNodeAlgorithm(DefaultInterNodeTable(), ppn, c.m, c.buffers);
     ASSERT_TRUE(e.ok()) << e.status().message();
     EXPECT_EQ(e->row, 1);  // 8 nodes: the second row
-    EXPECT_EQ(e->choice.table, Leader::kHypercube);
+    EXPECT_EQ(e->choice.table, InterNodeAlgorithm::kHypercube);
     EXPECT_EQ(e->choice.runs, c.runs);
     EXPECT_EQ(e->choice.miss, c.miss);
     PlanRequest req;
@@ -530,7 +530,7 @@ TEST(LeaderReport, ChosenIsWhatRunsWhenTheTablesHypercubeDoesNotFit) {
     req.srb_bytes = c.buffers.srb_bytes;
     auto plan = MakePlanReport(req);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
-    EXPECT_EQ(plan->leader, c.runs);
+    EXPECT_EQ(plan->internode, c.runs);
   }
 }
 
@@ -598,7 +598,7 @@ TEST(OhioPlanBinary, BadInputExitsTwoWithAMessage) {
       {"--nodes 4 --ppn 2 --bytes 1", "--algo is required"},
       {"--nodes 4 --ppn 2 --bytes 1 --explain --json", "excludes"},
       {"--nodes 1 --ppn 2 --bytes 1 --explain", "--explain needs 2 nodes or more"},
-      {"--nodes 4 --ppn 2 --bytes 1 --explain --leader-table /nonexistent/t", "cannot read leader table /nonexistent/t"},
+      {"--nodes 4 --ppn 2 --bytes 1 --explain --internode-table /nonexistent/t", "cannot read inter-node table /nonexistent/t"},
   };
   for (const auto& [args, says] : cases) {
     const BinaryRun run = OhioPlan(args);
@@ -612,7 +612,7 @@ TEST(OhioPlanBinary, BadInputExitsTwoWithAMessage) {
 TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   const BinaryRun run = OhioPlan("--nodes 8 --ppn 2 --bytes 64 --explain");
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("leader table: the built-in table, digest "));
+  EXPECT_THAT(run.output, HasSubstr("inter-node table: the built-in table, digest "));
   EXPECT_THAT(run.output, HasSubstr("  row 1: 32+ 16KiB hypercube\n  row 2: 4+ 8KiB hypercube\n"));
   EXPECT_THAT(run.output, HasSubstr("group: 8 nodes, at most 2 ranks per node, M = 64 B: block 256 B (M x 2 x 2)\n"));
   EXPECT_THAT(run.output, HasSubstr("chosen: hypercube (row 2: 4+ 8KiB hypercube)\n"));
@@ -652,26 +652,26 @@ TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   EXPECT_THAT(v1.output, HasSubstr("but the hypercube does not fit: v1's SSB is not laid out per node)\n"));
   const BinaryRun flat = OhioPlan("--nodes 8 --ppn 2 --bytes 64 --algo flat --explain");
   EXPECT_EQ(flat.exit_code, 2);
-  EXPECT_EQ(flat.output, "ohio-plan: --explain plans the daemons' leader algorithm: --algo v1, v2 or v3, not flat\n");
+  EXPECT_EQ(flat.output, "ohio-plan: --explain plans the daemons' inter-node algorithm: --algo v1, v2 or v3, not flat\n");
 
   const std::string table = ::testing::TempDir() + "/explain.table";
   std::ofstream(table) << "# nodes max-block leader\n2-4 4KiB hypercube\n2+ any direct\n";
-  const BinaryRun file = OhioPlan("--nodes 2 --ppn 4 --bytes 1MiB --explain --leader-table " + table);
+  const BinaryRun file = OhioPlan("--nodes 2 --ppn 4 --bytes 1MiB --explain --internode-table " + table);
   ASSERT_EQ(file.exit_code, 0) << file.output;
-  EXPECT_THAT(file.output, HasSubstr("leader table: the table " + table + ", digest "));
+  EXPECT_THAT(file.output, HasSubstr("inter-node table: the table " + table + ", digest "));
   EXPECT_THAT(file.output, HasSubstr("chosen: direct (row 2: 2+ any direct)\n"));
 
   std::ofstream(table) << "2-4 4KiB hypercube\n2+ any bruck\n";
-  const BinaryRun bad = OhioPlan("--nodes 2 --ppn 4 --bytes 1 --explain --leader-table " + table);
+  const BinaryRun bad = OhioPlan("--nodes 2 --ppn 4 --bytes 1 --explain --internode-table " + table);
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.output, "ohio-plan: leader table " + table + ":2: unknown leader 'bruck' (pairwise, hypercube or direct)\n");
+  EXPECT_EQ(bad.output, "ohio-plan: inter-node table " + table + ":2: unknown leader 'bruck' (pairwise, hypercube or direct)\n");
 }
 
 TEST(OhioPlanBinary, HelpDescribesEveryFlag) {
   const BinaryRun run = OhioPlan("--help");
   EXPECT_EQ(run.exit_code, 0);
   for (const char* flag : {"--nodes", "--ppn", "--ppn-list", "--bytes", "--algo", "--json", "--ssb-bytes",
-                           "--srb-bytes", "--min-slice-bytes", "--per-node", "--explain", "--leader-table"}) {
+                           "--srb-bytes", "--min-slice-bytes", "--per-node", "--explain", "--internode-table"}) {
     EXPECT_THAT(run.output, HasSubstr(flag));
   }
 }

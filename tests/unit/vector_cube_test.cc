@@ -5,7 +5,7 @@
 // receiver sent that step), and once all have landed every node finds every other node's block,
 // byte for byte, where PlanVectorCubeArrivals says; the partial count digests and void flags
 // summed along the messages give every node the whole group's; a table that lists more than its
-// inbox holds is refused; the cap follows the leader table and the inboxes.
+// inbox holds is refused; the cap follows the inter-node table and the inboxes.
 #include "shm/plan/vector_cube.h"
 
 #include <gtest/gtest.h>
@@ -229,7 +229,7 @@ GroupShape ShapeOf(uint32_t nodes, uint32_t ppn) {
 }
 
 TEST(VectorCube, TheCapIsTheTablesLargestHypercubeBlockWithinTheInboxes) {
-  const LeaderTable table = DefaultLeaderTable();
+  const InterNodeTable table = DefaultInterNodeTable();
   const EagerLayout big = PlanEagerLayout(ShapeOf(16, 2), 64 << 20, 64 << 20);
   // 16 x 2: the table runs blocks up to 8 KiB as a hypercube; 32 x 1 up to 16 KiB.
   EXPECT_EQ(VectorCubeBlockCap(ShapeOf(16, 2), big, table), 8192u);

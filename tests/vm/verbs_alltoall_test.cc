@@ -228,7 +228,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VerbsAlltoall, ::testing::Values(Shape{2, 1}, S
                                   std::to_string(std::get<1>(info.param)) + "ppn";
                          });
 
-// Tiny calls at 4 nodes run as a hypercube (the default leader table): 2 RDMA writes per node
+// Tiny calls at 4 nodes run as a hypercube (the default inter-node table): 2 RDMA writes per node
 // per call instead of 3, forwarded blocks read from the SRB, every byte checked by the ranks.
 TEST(VerbsAlltoallShapes, TinyCallsRunAsAHypercube) {
   TempDir dir;
@@ -292,7 +292,7 @@ TEST(VerbsAlltoallShapes, AlltoallvRunsAsAHypercubeFromRegisteredMemory) {
   }
 }
 
-// The direct leader over verbs, forced by the job (OHIO_LEADER travels in the joins) at 4 nodes x
+// The direct leader over verbs, forced by the job (OHIO_INTERNODE_ALGORITHM travels in the joins) at 4 nodes x
 // 2 with a window of 2: a node's 3 puts of a call never have more than 2 in flight (pairwise has
 // all 3), eager (4 KiB) and announced (256 KiB) rounds, every byte checked by the ranks, 3 RDMA
 // writes per node per call.
@@ -303,10 +303,10 @@ TEST(VerbsAlltoallShapes, DirectKeepsItsWindowOverVerbs) {
   std::vector<admin::CountersReply> before;
   for (uint32_t i = 0; i < 4; ++i) before.push_back(QueryCounters(cluster.node(i).admin_socket()));
   constexpr uint32_t kCalls = 4;  // emulated CPUs: each call of 256 KiB blocks takes seconds
-  setenv("OHIO_LEADER", "direct", 1);
+  setenv("OHIO_INTERNODE_ALGORITHM", "direct", 1);
   RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(4, 2), "verbs-direct",
               {"--bytes", "4096", "262144", "--iterations", std::to_string(kCalls), "--algorithm", "v3"});
-  unsetenv("OHIO_LEADER");
+  unsetenv("OHIO_INTERNODE_ALGORITHM");
   ExpectAllOk(job, "direct", cluster);
   for (uint32_t i = 0; i < 4; ++i) {
     SCOPED_TRACE(cluster.name(i));

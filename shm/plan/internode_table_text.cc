@@ -1,4 +1,4 @@
-#include "shm/plan/leader_table_text.h"
+#include "shm/plan/internode_table_text.h"
 
 #include <cstdio>
 #include <sstream>
@@ -54,7 +54,7 @@ std::string FormatBytes(uint64_t bytes) {
 }
 
 // "N", "N-M" or "N+" into the rule's node range; "" when it parses, else why not.
-std::string ParseNodes(const std::string& s, LeaderRule* rule) {
+std::string ParseNodes(const std::string& s, InterNodeRule* rule) {
   const std::string form = "expected nodes as N, N-M or N+ (N >= 2), got '" + s + "'";
   std::string lo = s, hi;
   bool open = false;
@@ -78,7 +78,7 @@ std::string ParseNodes(const std::string& s, LeaderRule* rule) {
   return "";
 }
 
-std::string FormatNodes(const LeaderRule& r) {
+std::string FormatNodes(const InterNodeRule& r) {
   if (r.max_nodes == UINT32_MAX) return std::to_string(r.min_nodes) + "+";
   if (r.max_nodes == r.min_nodes) return std::to_string(r.min_nodes);
   return std::to_string(r.min_nodes) + "-" + std::to_string(r.max_nodes);
@@ -86,15 +86,15 @@ std::string FormatNodes(const LeaderRule& r) {
 
 }  // namespace
 
-std::optional<Leader> ParseLeaderName(const std::string& name) {
-  for (Leader l : {Leader::kPairwise, Leader::kHypercube, Leader::kDirect}) {
-    if (name == LeaderName(l)) return l;
+std::optional<InterNodeAlgorithm> ParseInterNodeAlgorithmName(const std::string& name) {
+  for (InterNodeAlgorithm l : {InterNodeAlgorithm::kPairwise, InterNodeAlgorithm::kHypercube, InterNodeAlgorithm::kDirect}) {
+    if (name == InterNodeAlgorithmName(l)) return l;
   }
   return std::nullopt;
 }
 
-Result<LeaderTable> ParseLeaderTable(const std::string& text, const std::string& source) {
-  LeaderTable table;
+Result<InterNodeTable> ParseInterNodeTable(const std::string& text, const std::string& source) {
+  InterNodeTable table;
   std::istringstream in(text);
   std::string line;
   int lineno = 0;
@@ -106,39 +106,39 @@ Result<LeaderTable> ParseLeaderTable(const std::string& text, const std::string&
     for (std::string word; words >> word;) w.push_back(word);
     if (w.empty()) continue;
     auto bad = [&](const std::string& why) {
-      return Status(Code::kInvalidArgument, "leader table " + source + ":" + std::to_string(lineno) + ": " + why);
+      return Status(Code::kInvalidArgument, "inter-node table " + source + ":" + std::to_string(lineno) + ": " + why);
     };
     if (w.size() != 3) {
       return bad("expected 'nodes max-block leader' (e.g. '4+ 1KiB hypercube'), got " + std::to_string(w.size()) +
                  " words");
     }
-    LeaderRule rule;
+    InterNodeRule rule;
     if (std::string why = ParseNodes(w[0], &rule); !why.empty()) return bad(why);
     auto block = ParseBytes(w[1]);
     if (!block) return bad("expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got '" + w[1] + "'");
     rule.max_block_bytes = *block;
-    auto leader = ParseLeaderName(w[2]);
-    if (!leader) return bad("unknown leader '" + w[2] + "' (pairwise, hypercube or direct)");
-    rule.leader = *leader;
+    auto internode = ParseInterNodeAlgorithmName(w[2]);
+    if (!internode) return bad("unknown leader '" + w[2] + "' (pairwise, hypercube or direct)");
+    rule.internode = *internode;
     table.rules.push_back(rule);
   }
   return table;
 }
 
-std::string FormatLeaderRule(const LeaderRule& r) {
-  return FormatNodes(r) + " " + FormatBytes(r.max_block_bytes) + " " + LeaderName(r.leader);
+std::string FormatInterNodeRule(const InterNodeRule& r) {
+  return FormatNodes(r) + " " + FormatBytes(r.max_block_bytes) + " " + InterNodeAlgorithmName(r.internode);
 }
 
-std::string FormatLeaderTable(const LeaderTable& table) {
+std::string FormatInterNodeTable(const InterNodeTable& table) {
   std::string out;
-  for (const LeaderRule& r : table.rules) out += FormatLeaderRule(r) + "\n";
+  for (const InterNodeRule& r : table.rules) out += FormatInterNodeRule(r) + "\n";
   return out;
 }
 
-std::string LeaderTableDigest(const LeaderTable& table) {
+std::string InterNodeTableDigest(const InterNodeTable& table) {
   // FNV-1a: stable across builds and hosts, which is all a comparison between nodes needs.
   uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : FormatLeaderTable(table)) {
+  for (unsigned char c : FormatInterNodeTable(table)) {
     h ^= c;
     h *= 1099511628211ull;
   }
@@ -147,6 +147,6 @@ std::string LeaderTableDigest(const LeaderTable& table) {
   return hex;
 }
 
-LeaderTable ForcedLeaderTable(Leader leader) { return LeaderTable{{LeaderRule{2, kAnyBlock, leader}}}; }
+InterNodeTable ForcedInterNodeTable(InterNodeAlgorithm internode) { return InterNodeTable{{InterNodeRule{2, kAnyBlock, internode}}}; }
 
 }  // namespace ohio

@@ -1,6 +1,6 @@
-// `ohio-plan --explain`: the leader table, which row it picks for a group and M and why, and
-// what each leader algorithm would cost a node per call (messages, the steps they take one
-// after another, bytes sent), computed with the planners ohiod runs (shm/plan/leader_choice.h,
+// `ohio-plan --explain`: the inter-node table, which row it picks for a group and M and why, and
+// what each inter-node algorithm would cost a node per call (messages, the steps they take one
+// after another, bytes sent), computed with the planners ohiod runs (shm/plan/internode_choice.h,
 // shm/plan/bruck_plan.h). Pure, like plan_report.h.
 #pragma once
 
@@ -12,12 +12,12 @@
 #include "shm/plan/algorithm.h"
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/eager_plan.h"
-#include "shm/plan/leader_choice.h"
+#include "shm/plan/internode_choice.h"
 
 namespace ohio {
 
-struct LeaderCost {
-  Leader leader = Leader::kPairwise;
+struct InterNodeCost {
+  InterNodeAlgorithm internode = InterNodeAlgorithm::kPairwise;
   uint64_t messages = 0;  // messages (frames) a node sends per call, each one put
   uint64_t steps = 0;     // how many of them wait for the one before (pairwise: each; direct: none)
   uint64_t bytes = 0;     // bytes a node sends, forwarded blocks included (maximum over the nodes)
@@ -25,34 +25,34 @@ struct LeaderCost {
 
 // The group's node-level algorithm and buffers (the smallest of its nodes'): whether a round is
 // eager and the hypercube fits it depends on them.
-struct LeaderBuffers {
+struct InterNodeBuffers {
   Algorithm algo = Algorithm::kV3;
   uint64_t ssb_bytes = kDefaultSsbBytes;
   uint64_t srb_bytes = kDefaultSrbBytes;
 };
 
-struct LeaderExplanation {
+struct InterNodeExplanation {
   std::vector<uint32_t> ppn;
   uint64_t bytes_per_rank = 0;
-  LeaderBuffers buffers;
+  InterNodeBuffers buffers;
   uint64_t block_bytes = 0;  // what the table's max-block is compared with
   int row = -1;              // the row that matched, -1 for none (pairwise)
   // The table's choice, what the daemons run (pairwise where the table's hypercube does not
-  // fit the round) and why: shm/plan/eager_plan.h's ExplainRoundLeader, as the daemon decides.
-  RoundLeaderChoice choice;
-  std::vector<LeaderCost> costs;  // pairwise, hypercube, direct
+  // fit the round) and why: shm/plan/eager_plan.h's ExplainRoundInterNodeAlgorithm, as the daemon decides.
+  RoundInterNodeChoice choice;
+  std::vector<InterNodeCost> costs;  // pairwise, hypercube, direct
   // Alltoallv: the largest node-to-node block its first round carries as a hypercube, 0 when it
   // never runs one (shm/plan/vector_cube.h's VectorCubeBlockCap).
   uint64_t vector_cube_cap = 0;
 };
 
-Result<LeaderExplanation> ExplainLeader(const LeaderTable& table, const std::vector<uint32_t>& ppn,
-                                        uint64_t bytes_per_rank, const LeaderBuffers& buffers = {});
+Result<InterNodeExplanation> ExplainInterNodeAlgorithm(const InterNodeTable& table, const std::vector<uint32_t>& ppn,
+                                        uint64_t bytes_per_rank, const InterNodeBuffers& buffers = {});
 
 // The table (with `source` and its digest), the choice for the request and its reason (and,
 // where the table's choice does not fit the round, what runs instead), the costs, and a sweep
 // of M by powers of 4 up to 16 MiB showing where what runs changes.
-std::string RenderLeaderExplanation(const LeaderTable& table, const std::string& source,
-                                    const LeaderExplanation& e);
+std::string RenderInterNodeExplanation(const InterNodeTable& table, const std::string& source,
+                                    const InterNodeExplanation& e);
 
 }  // namespace ohio

@@ -1,11 +1,11 @@
-#include "client/ohio_plan/leader_report.h"
+#include "client/ohio_plan/internode_report.h"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "shm/plan/bruck_plan.h"
 #include "shm/plan/group_shape.h"
-#include "shm/plan/leader_table_text.h"
+#include "shm/plan/internode_table_text.h"
 #include "shm/plan/vector_cube.h"
 
 namespace ohio {
@@ -26,15 +26,15 @@ uint64_t DirectBytes(const std::vector<uint32_t>& ppn, uint64_t m, uint32_t node
   return m * ppn[node] * (ranks - ppn[node]);
 }
 
-std::string RuleText(const LeaderTable& table, int row) {
+std::string RuleText(const InterNodeTable& table, int row) {
   if (row < 0) return "no row matches: pairwise";
-  return "row " + std::to_string(row + 1) + ": " + FormatLeaderRule(table.rules[row]);
+  return "row " + std::to_string(row + 1) + ": " + FormatInterNodeRule(table.rules[row]);
 }
 
 // What the daemons run for a call of m, decided as the exchange decides it (daemon/exchange/exchange.cc).
-RoundLeaderChoice RoundChoice(const GroupShape& shape, const LeaderBuffers& b, const LeaderTable& table, uint64_t m) {
+RoundInterNodeChoice RoundChoice(const GroupShape& shape, const InterNodeBuffers& b, const InterNodeTable& table, uint64_t m) {
   const EagerLayout layout = PlanEagerLayout(shape, b.ssb_bytes, b.srb_bytes);
-  return ExplainRoundLeader(shape, b.algo, layout, table, m, FitsEager(shape, layout, m));
+  return ExplainRoundInterNodeAlgorithm(shape, b.algo, layout, table, m, FitsEager(shape, layout, m));
 }
 
 std::string MissText(HypercubeMiss miss) {
@@ -62,19 +62,19 @@ std::string PadLeft(const std::string& s, size_t width) {
 
 }  // namespace
 
-Result<LeaderExplanation> ExplainLeader(const LeaderTable& table, const std::vector<uint32_t>& ppn,
-                                        uint64_t bytes_per_rank, const LeaderBuffers& buffers) {
+Result<InterNodeExplanation> ExplainInterNodeAlgorithm(const InterNodeTable& table, const std::vector<uint32_t>& ppn,
+                                        uint64_t bytes_per_rank, const InterNodeBuffers& buffers) {
   if (ppn.size() < 2) {
     return Status(Code::kInvalidArgument, "a group on " + std::to_string(ppn.size()) +
-                                              " node runs no leader algorithm: --explain needs 2 nodes or more");
+                                              " node runs no inter-node algorithm: --explain needs 2 nodes or more");
   }
   const GroupShape shape = ShapeOf(ppn);
-  LeaderExplanation e;
+  InterNodeExplanation e;
   e.ppn = ppn;
   e.bytes_per_rank = bytes_per_rank;
   e.buffers = buffers;
-  e.block_bytes = LeaderBlockBytes(shape, bytes_per_rank);
-  e.row = MatchingLeaderRule(table, shape.nodes(), e.block_bytes);
+  e.block_bytes = InterNodeBlockBytes(shape, bytes_per_rank);
+  e.row = MatchingInterNodeRule(table, shape.nodes(), e.block_bytes);
   e.choice = RoundChoice(shape, buffers, table, bytes_per_rank);
   const uint64_t others = shape.nodes() - 1;
   // Every node of a group with one PPN sends alike; otherwise the most any node sends.
@@ -85,19 +85,19 @@ Result<LeaderExplanation> ExplainLeader(const LeaderTable& table, const std::vec
     hypercube = std::max(hypercube, BruckBytesSent(shape, bytes_per_rank, n));
   }
   const uint64_t rounds = BruckRounds(shape.nodes());
-  e.costs = {LeaderCost{Leader::kPairwise, others, others, direct}, LeaderCost{Leader::kHypercube, rounds, rounds, hypercube},
-             LeaderCost{Leader::kDirect, others, 1, direct}};
+  e.costs = {InterNodeCost{InterNodeAlgorithm::kPairwise, others, others, direct}, InterNodeCost{InterNodeAlgorithm::kHypercube, rounds, rounds, hypercube},
+             InterNodeCost{InterNodeAlgorithm::kDirect, others, 1, direct}};
   e.vector_cube_cap = VectorCubeBlockCap(shape, PlanEagerLayout(shape, buffers.ssb_bytes, buffers.srb_bytes), table);
   return e;
 }
 
-std::string RenderLeaderExplanation(const LeaderTable& table, const std::string& source,
-                                    const LeaderExplanation& e) {
+std::string RenderInterNodeExplanation(const InterNodeTable& table, const std::string& source,
+                                    const InterNodeExplanation& e) {
   const GroupShape shape = ShapeOf(e.ppn);
-  std::string out = "leader table: " + source + ", digest " + LeaderTableDigest(table) + "\n";
+  std::string out = "inter-node table: " + source + ", digest " + InterNodeTableDigest(table) + "\n";
   if (table.rules.empty()) out += "  (no rows: pairwise for every call)\n";
   for (size_t i = 0; i < table.rules.size(); ++i) {
-    out += "  row " + std::to_string(i + 1) + ": " + FormatLeaderRule(table.rules[i]) + "\n";
+    out += "  row " + std::to_string(i + 1) + ": " + FormatInterNodeRule(table.rules[i]) + "\n";
   }
   out += "  (nodes max-block leader; the block is M x max ppn x max ppn; the first matching row wins, none: "
          "pairwise)\n\n";
@@ -107,9 +107,9 @@ std::string RenderLeaderExplanation(const LeaderTable& table, const std::string&
          ppn + ")\n";
   out += std::string("buffers: ") + AlgorithmName(e.buffers.algo) + ", SSB " + std::to_string(e.buffers.ssb_bytes) +
          " B, SRB " + std::to_string(e.buffers.srb_bytes) + " B per group and node\n";
-  out += std::string("chosen: ") + LeaderName(e.choice.runs) + " (" + RuleText(table, e.row);
+  out += std::string("chosen: ") + InterNodeAlgorithmName(e.choice.runs) + " (" + RuleText(table, e.row);
   if (e.choice.miss != HypercubeMiss::kNone) {
-    out += std::string(", but the ") + LeaderName(e.choice.table) + " does not fit: " + MissText(e.choice.miss);
+    out += std::string(", but the ") + InterNodeAlgorithmName(e.choice.table) + " does not fit: " + MissText(e.choice.miss);
   }
   out += ")\n";
   if (e.vector_cube_cap != 0) {
@@ -119,21 +119,21 @@ std::string RenderLeaderExplanation(const LeaderTable& table, const std::string&
     out += "alltoallv: pairwise (the table runs no hypercube for this group, or its inboxes hold no block)\n\n";
   }
   out += "per node per call   messages  steps  bytes sent\n";
-  for (const LeaderCost& c : e.costs) {
-    out += "  " + Pad(LeaderName(c.leader), 16) + PadLeft(std::to_string(c.messages), 9) +
+  for (const InterNodeCost& c : e.costs) {
+    out += "  " + Pad(InterNodeAlgorithmName(c.internode), 16) + PadLeft(std::to_string(c.messages), 9) +
            PadLeft(std::to_string(c.steps), 7) + PadLeft(std::to_string(c.bytes), 12) +
-           (c.leader == e.choice.runs ? "  <- chosen" : "") + "\n";
+           (c.internode == e.choice.runs ? "  <- chosen" : "") + "\n";
   }
   out += "  (pairwise: one message to each other node, one after another; hypercube: ceil(log2 N) messages, "
          "blocks forwarded; direct: every message posted at once behind a window)\n\n";
-  out += "sweep of M for this group:\n  " + Pad("M", 12) + Pad("block", 14) + Pad("leader", 11) + "why\n";
+  out += "sweep of M for this group:\n  " + Pad("M", 12) + Pad("block", 14) + Pad("algorithm", 11) + "why\n";
   for (uint64_t m = 1; m <= kSweepTop; m *= 4) {
-    const uint64_t block = LeaderBlockBytes(shape, m);
-    const int row = MatchingLeaderRule(table, shape.nodes(), block);
-    const RoundLeaderChoice c = RoundChoice(shape, e.buffers, table, m);
-    out += "  " + Pad(std::to_string(m), 12) + Pad(std::to_string(block), 14) + Pad(LeaderName(c.runs), 11) +
+    const uint64_t block = InterNodeBlockBytes(shape, m);
+    const int row = MatchingInterNodeRule(table, shape.nodes(), block);
+    const RoundInterNodeChoice c = RoundChoice(shape, e.buffers, table, m);
+    out += "  " + Pad(std::to_string(m), 12) + Pad(std::to_string(block), 14) + Pad(InterNodeAlgorithmName(c.runs), 11) +
            (row < 0 ? std::string("no row") : "row " + std::to_string(row + 1)) +
-           (c.miss == HypercubeMiss::kNone ? "" : std::string(", ") + LeaderName(c.table) + " does not fit") + "\n";
+           (c.miss == HypercubeMiss::kNone ? "" : std::string(", ") + InterNodeAlgorithmName(c.table) + " does not fit") + "\n";
   }
   return out;
 }

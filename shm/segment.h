@@ -71,7 +71,7 @@ class Segment {
   // Whether every local rank has posted nonblocking call `call` or beyond.
   bool AllPosted(uint32_t call) const {
     for (uint32_t l = 0; l < layout_.local_ranks; ++l) {
-      if (!RoundReached(slot(l)->offload_posted.load(std::memory_order_acquire), call)) return false;
+      if (!RoundReached(slot(l)->nonblocking_started.load(std::memory_order_acquire), call)) return false;
     }
     return true;
   }

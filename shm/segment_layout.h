@@ -27,7 +27,7 @@ constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
 
 // Offloaded (nonblocking) calls a rank may have outstanding on one group.
-constexpr uint32_t kOffloadDepth = 8;
+constexpr uint32_t kNonblockingDepth = 8;
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "futex words must be plain atomics");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "slots must be plain atomics");
@@ -133,11 +133,11 @@ struct alignas(kCacheLine) SegmentHeader {
 
   // Daemon -> ranks: offloaded calls (daemon/engine/nonblocking_alltoall.h on one node,
   // daemon/engine/nonblocking_across_nodes_alltoall.h across nodes).
-  // Every call up to offload_done is complete; call s's outcome is in entry s mod
-  // kOffloadDepth until call s + kOffloadDepth completes.
-  alignas(kCacheLine) std::atomic<uint32_t> offload_done;
-  std::atomic<uint32_t> offload_code[kOffloadDepth];  // ohio::Code
-  char offload_error[kOffloadDepth][kErrorMessageBytes];
+  // Every call up to nonblocking_done is complete; call s's outcome is in entry s mod
+  // kNonblockingDepth until call s + kNonblockingDepth completes.
+  alignas(kCacheLine) std::atomic<uint32_t> nonblocking_done;
+  std::atomic<uint32_t> nonblocking_code[kNonblockingDepth];  // ohio::Code
+  char nonblocking_error[kNonblockingDepth][kErrorMessageBytes];
 };
 
 // bytes_per_rank of a rank that opts out of a call (ohio_alltoall_skip): the round then fails
@@ -194,7 +194,7 @@ struct RoundEntry {
 
 // One offloaded call as a rank posts it: the daemon reads the row from the rank's send buffer
 // and writes the column into its receive buffer, both in the rank's own address space.
-struct OffloadEntry {
+struct NonblockingEntry {
   std::atomic<uint64_t> send_address;
   std::atomic<uint64_t> recv_address;
   std::atomic<uint64_t> bytes_per_rank;
@@ -203,9 +203,9 @@ struct OffloadEntry {
   std::atomic<uint64_t> tables_address;
 };
 
-// An offloaded alltoallv's tables in the rank's memory: kOffloadedTables arrays of one uint64_t
+// An offloaded alltoallv's tables in the rank's memory: kNonblockingTables arrays of one uint64_t
 // per group rank, in this order (bytes and byte offsets, as ohio_alltoallv takes them).
-enum OffloadedTable : uint32_t { kSendBytes = 0, kSendAt, kRecvBytes, kRecvAt, kOffloadedTables };
+enum NonblockingTable : uint32_t { kSendBytes = 0, kSendAt, kRecvBytes, kRecvAt, kNonblockingTables };
 
 struct alignas(kCacheLine) RankSlot {
   std::atomic<uint32_t> arrived_round;  // this rank's part of the round is published
@@ -225,10 +225,10 @@ struct alignas(kCacheLine) RankSlot {
   std::atomic<uint32_t> fault_source;   // group rank read from
   std::atomic<uint64_t> fault_sent;     // bytes it sends this rank (or the displacement read)
   std::atomic<uint64_t> fault_expected; // bytes this rank expects of it
-  // Offloaded calls: every call up to offload_posted is in its entry (call s in s mod
-  // kOffloadDepth), for the daemon to move.
-  std::atomic<uint32_t> offload_posted;
-  OffloadEntry offload[kOffloadDepth];
+  // Offloaded calls: every call up to nonblocking_started is in its entry (call s in s mod
+  // kNonblockingDepth), for the daemon to move.
+  std::atomic<uint32_t> nonblocking_started;
+  NonblockingEntry nonblocking[kNonblockingDepth];
 };
 
 inline RoundEntry& EntryFor(RankSlot* slot, uint32_t round) { return slot->rounds[round & 1]; }

@@ -210,7 +210,7 @@ Status GroupHandle::Ialltoallv(const VectorCall& vector, uint32_t* call) {
   }
   if (Status s = ReadyForNonblocking(); !s.ok()) return Finish(s);
   const uint32_t size = shape_.size();
-  std::vector<uint64_t> tables(uint64_t{kOffloadedTables} * size);
+  std::vector<uint64_t> tables(uint64_t{kNonblockingTables} * size);
   for (uint32_t j = 0; j < size; ++j) {
     tables[kSendBytes * size + j] = vector.send_counts[j];
     tables[kSendAt * size + j] = vector.send_displs[j];

@@ -20,7 +20,7 @@ NonblockingAlltoalls::NonblockingAlltoalls(const Segment* segment, uint32_t loca
       ring_every_start_(ring_every_start) {}
 
 bool NonblockingAlltoalls::Done(uint32_t call) const {
-  return RoundReached(header_->offload_done.load(std::memory_order_acquire), call);
+  return RoundReached(header_->nonblocking_done.load(std::memory_order_acquire), call);
 }
 
 Status NonblockingAlltoalls::Await(uint32_t call) const {
@@ -29,10 +29,10 @@ Status NonblockingAlltoalls::Await(uint32_t call) const {
 }
 
 Status NonblockingAlltoalls::Published(uint32_t call) const {
-  const uint32_t entry = call % kOffloadDepth;
-  const auto code = static_cast<Code>(header_->offload_code[entry].load(std::memory_order_relaxed));
+  const uint32_t entry = call % kNonblockingDepth;
+  const auto code = static_cast<Code>(header_->nonblocking_code[entry].load(std::memory_order_relaxed));
   if (code == Code::kOk) return Status::Ok();
-  return Status(code, std::string(header_->offload_error[entry], strnlen(header_->offload_error[entry], kErrorMessageBytes)));
+  return Status(code, std::string(header_->nonblocking_error[entry], strnlen(header_->nonblocking_error[entry], kErrorMessageBytes)));
 }
 
 void NonblockingAlltoalls::Keep(uint32_t call) {
@@ -65,14 +65,14 @@ Status NonblockingAlltoalls::StartVector(const uint8_t* send, uint8_t* recv, std
 Status NonblockingAlltoalls::StartEntry(const uint8_t* send, uint8_t* recv, uint64_t m, std::vector<uint64_t> tables,
                                   uint32_t* call) {
   const uint32_t next = started_ + 1;
-  if (next > kOffloadDepth) {
+  if (next > kNonblockingDepth) {
     // The ring entry was call next - depth's: the daemon must be through with it.
-    const uint32_t reused = next - kOffloadDepth;
+    const uint32_t reused = next - kNonblockingDepth;
     if (Status s = Await(reused); !s.ok()) return s;
     Keep(reused);
   }
   RankSlot* me = segment_->slot(local_);
-  OffloadEntry& e = me->offload[next % kOffloadDepth];
+  NonblockingEntry& e = me->nonblocking[next % kNonblockingDepth];
   e.send_address.store(reinterpret_cast<uint64_t>(send), std::memory_order_relaxed);
   e.recv_address.store(reinterpret_cast<uint64_t>(recv), std::memory_order_relaxed);
   e.bytes_per_rank.store(m, std::memory_order_relaxed);
@@ -83,7 +83,7 @@ Status NonblockingAlltoalls::StartEntry(const uint8_t* send, uint8_t* recv, uint
     tables_[next] = std::move(tables);
   }
   e.tables_address.store(tables_address, std::memory_order_relaxed);
-  me->offload_posted.store(next, std::memory_order_seq_cst);
+  me->nonblocking_started.store(next, std::memory_order_seq_cst);
   started_ = next;
   open_.insert(next);
   // Paired with the engine's fence after it sets daemon_sleeping: either it sees this start

@@ -2,10 +2,10 @@
 // node, daemon/engine/nonblocking_across_nodes_alltoall.h across nodes). Starting a call writes the addresses of its buffers and M into the rank's
 // slot and returns; the daemon moves the data once every local rank has started the call, while
 // the ranks compute, and publishes the call's outcome. Completing a call is a look at
-// offload_done (or a sleep on the segment's futex): there is nothing left to copy.
+// nonblocking_done (or a sleep on the segment's futex): there is nothing left to copy.
 //
 // Calls are numbered from 1 per group, in the order the rank starts them; every rank starts the
-// same calls in the same order (MPI's rule for collectives). At most kOffloadDepth calls may be
+// same calls in the same order (MPI's rule for collectives). At most kNonblockingDepth calls may be
 // outstanding: starting one more first waits until the oldest has been moved, which needs every
 // rank to have started it.
 #pragma once
@@ -34,7 +34,7 @@ class NonblockingAlltoalls {
 
   // Starts the next call; *call is its number.
   Status Start(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* call);
-  // Starts the next call as an alltoallv: `tables` is kOffloadedTables arrays of one entry per
+  // Starts the next call as an alltoallv: `tables` is kNonblockingTables arrays of one entry per
   // group rank (shm/segment_layout.h), kept here until the daemon has moved the call.
   Status StartVector(const uint8_t* send, uint8_t* recv, std::vector<uint64_t> tables, uint32_t* call);
   // Whether the daemon has moved `call` (never waits). Once it has, Outcome tells how it went.

@@ -248,9 +248,9 @@ void Group::RankGoneOnNode(uint32_t node, uint32_t rank, bool left, DaemonCounte
 bool Group::RankIdle(uint32_t l) const {
   const RankSlot* s = segment_.slot(l);
   // A nonblocking call it posted that is not complete yet is a call under way.
-  const bool offload_idle = RoundReached(segment_.header()->offload_done.load(std::memory_order_acquire),
-                                         s->offload_posted.load(std::memory_order_acquire));
-  if (!offload_idle) return false;
+  const bool nonblocking_idle = RoundReached(segment_.header()->nonblocking_done.load(std::memory_order_acquire),
+                                         s->nonblocking_started.load(std::memory_order_acquire));
+  if (!nonblocking_idle) return false;
   if (!spans_nodes()) {
     return
            s->arrived_round.load(std::memory_order_acquire) == s->done_round.load(std::memory_order_acquire);

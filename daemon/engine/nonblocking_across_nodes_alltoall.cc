@@ -19,20 +19,20 @@ NonblockingAcrossNodesAlltoall::NonblockingAcrossNodesAlltoall(const Segment* se
       posted_(posted) {}
 
 uint64_t NonblockingAcrossNodesAlltoall::SendAddress(uint32_t l) const {
-  return segment_->slot(l)->offload[call_ % kOffloadDepth].send_address.load(std::memory_order_relaxed);
+  return segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].send_address.load(std::memory_order_relaxed);
 }
 
 uint64_t NonblockingAcrossNodesAlltoall::RecvAddress(uint32_t l) const {
-  return segment_->slot(l)->offload[call_ % kOffloadDepth].recv_address.load(std::memory_order_relaxed);
+  return segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].recv_address.load(std::memory_order_relaxed);
 }
 
 uint64_t NonblockingAcrossNodesAlltoall::BytesPosted(uint32_t l) const {
-  return segment_->slot(l)->offload[call_ % kOffloadDepth].bytes_per_rank.load(std::memory_order_relaxed);
+  return segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].bytes_per_rank.load(std::memory_order_relaxed);
 }
 
 uint64_t NonblockingAcrossNodesAlltoall::ArrivalBytes(uint32_t l) const {
   const bool vector =
-      segment_->slot(l)->offload[call_ % kOffloadDepth].tables_address.load(std::memory_order_relaxed) != 0;
+      segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].tables_address.load(std::memory_order_relaxed) != 0;
   return vector ? kVectorBytes : BytesPosted(l);
 }
 

@@ -12,7 +12,7 @@
 //      each rank's receive buffer with process_vm_writev; consumed and done_round per slot, so
 //      that credits and finished_round move as for ranks copying out themselves;
 //   4. after the call's last round (or the first that failed, on every node alike): the
-//      outcome and offload_done = s, and the ranks are woken.
+//      outcome and nonblocking_done = s, and the ranks are woken.
 // An alltoallv (nonblocking_across_nodes_alltoallv.cc) goes in the vector rounds a blocking one takes
 // (client/libohio/across_nodes_alltoallv.cc): the daemon reads each rank's posted tables once, writes them
 // into the segment's count tables every round as the rank would, stages each rank's row (the
@@ -76,9 +76,9 @@ class NonblockingAcrossNodesAlltoall {
   // --- alltoallv (nonblocking_across_nodes_alltoallv.cc) ---
   // Reads every local rank's posted tables into vector_tables_.
   Status ReadVectorTables();
-  // Local rank l's table t (an OffloadedTable): one entry per group rank.
+  // Local rank l's table t (an NonblockingTable): one entry per group rank.
   const size_t* VectorTable(uint32_t l, uint32_t t) const {
-    return vector_tables_.data() + (uint64_t{l} * kOffloadedTables + t) * shape_->size();
+    return vector_tables_.data() + (uint64_t{l} * kNonblockingTables + t) * shape_->size();
   }
   // Writes the count tables of `round`'s parity and stages every rank's part of the round.
   Status FillVector(uint32_t round);
@@ -130,7 +130,7 @@ class NonblockingAcrossNodesAlltoall {
 
   // An alltoallv's: its rounds are the call's first (round_in_call_ 0) and its stream rounds.
   bool vector_ = false;
-  std::vector<size_t> vector_tables_;  // local rank l's tables at l * kOffloadedTables * group size
+  std::vector<size_t> vector_tables_;  // local rank l's tables at l * kNonblockingTables * group size
   std::vector<CopySpan> vector_spans_;  // one copy's plan, planned into the same room each time
   bool own_staged_ = false;             // this node's part goes in the stream rounds
   std::vector<bool> streaming_nodes_;   // by node: its part goes in the stream rounds

@@ -35,11 +35,11 @@ namespace ohio {
 static_assert(std::is_same_v<size_t, uint64_t>, "posted tables are read as the plans' size_t");
 
 Status NonblockingAcrossNodesAlltoall::ReadVectorTables() {
-  const uint64_t per_rank = uint64_t{kOffloadedTables} * shape_->size();
+  const uint64_t per_rank = uint64_t{kNonblockingTables} * shape_->size();
   vector_tables_.resize(per_rank * ranks_);
   for (uint32_t l = 0; l < ranks_; ++l) {
     const uint64_t address =
-        segment_->slot(l)->offload[call_ % kOffloadDepth].tables_address.load(std::memory_order_relaxed);
+        segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].tables_address.load(std::memory_order_relaxed);
     auto memory = posted_->Memory(l);
     if (!memory.ok()) {
       culprit_ = shape_->rank_at(node_, l);

@@ -43,9 +43,9 @@ Result<std::shared_ptr<const RankMemory>> NonblockingAlltoall::Memory(uint32_t l
 }
 
 bool NonblockingAlltoall::AnyPosted() const {
-  const uint32_t done = segment_->header()->offload_done.load(std::memory_order_acquire);
+  const uint32_t done = segment_->header()->nonblocking_done.load(std::memory_order_acquire);
   for (uint32_t l = 0; l < ranks_; ++l) {
-    if (segment_->slot(l)->offload_posted.load(std::memory_order_acquire) != done) return true;
+    if (segment_->slot(l)->nonblocking_started.load(std::memory_order_acquire) != done) return true;
   }
   return false;
 }
@@ -54,13 +54,13 @@ bool NonblockingAlltoall::Advance(DaemonCounters* counters) {
   SegmentHeader* h = segment_->header();
   bool moved = false;
   for (;;) {
-    const uint32_t call = h->offload_done.load(std::memory_order_relaxed) + 1;
+    const uint32_t call = h->nonblocking_done.load(std::memory_order_relaxed) + 1;
     if (!AllPosted(call)) return moved;
-    const uint32_t entry = call % kOffloadDepth;
+    const uint32_t entry = call % kNonblockingDepth;
     auto bytes_of = [this, entry](uint32_t l) {
-      return segment_->slot(l)->offload[entry].bytes_per_rank.load(std::memory_order_relaxed);
+      return segment_->slot(l)->nonblocking[entry].bytes_per_rank.load(std::memory_order_relaxed);
     };
-    const bool vector = segment_->slot(0)->offload[entry].tables_address.load(std::memory_order_relaxed) != 0;
+    const bool vector = segment_->slot(0)->nonblocking[entry].tables_address.load(std::memory_order_relaxed) != 0;
     Status outcome = SameKind(call);
     uint64_t moved = 0;
     if (outcome.ok() && vector) {
@@ -86,10 +86,10 @@ bool NonblockingAlltoall::Advance(DaemonCounters* counters) {
 
 std::optional<std::string> NonblockingAlltoall::Stalled(std::chrono::steady_clock::time_point now,
                                                       std::chrono::milliseconds timeout) {
-  const uint32_t call = segment_->header()->offload_done.load(std::memory_order_acquire) + 1;
+  const uint32_t call = segment_->header()->nonblocking_done.load(std::memory_order_acquire) + 1;
   std::vector<uint32_t> missing;
   for (uint32_t l = 0; l < ranks_; ++l) {
-    if (!RoundReached(segment_->slot(l)->offload_posted.load(std::memory_order_acquire), call)) {
+    if (!RoundReached(segment_->slot(l)->nonblocking_started.load(std::memory_order_acquire), call)) {
       missing.push_back(shape_->rank_at(node_, l));
     }
   }
@@ -104,7 +104,7 @@ std::optional<std::string> NonblockingAlltoall::Stalled(std::chrono::steady_cloc
 }
 
 Status NonblockingAlltoall::Move(uint32_t call, uint64_t m) {
-  const uint32_t entry = call % kOffloadDepth;
+  const uint32_t entry = call % kNonblockingDepth;
   const uint64_t row = uint64_t{ranks_} * m;
   if (m == 0) return Status::Ok();
   if (row * ranks_ / ranks_ != row || row * ranks_ > kMaxCallBytes) {
@@ -116,7 +116,7 @@ Status NonblockingAlltoall::Move(uint32_t call, uint64_t m) {
   // Every row is read before any column is written: a rank may pass the same buffer for both.
   for (uint32_t l = 0; l < ranks_; ++l) {
     const uint32_t src = shape_->rank_at(0, l);
-    const uint64_t address = segment_->slot(l)->offload[entry].send_address.load(std::memory_order_relaxed);
+    const uint64_t address = segment_->slot(l)->nonblocking[entry].send_address.load(std::memory_order_relaxed);
     const std::vector<iovec> local = {{rows_.data() + src * row, row}};
     const std::vector<iovec> remote = {{reinterpret_cast<void*>(address), row}};
     auto memory = Memory(l);
@@ -127,7 +127,7 @@ Status NonblockingAlltoall::Move(uint32_t call, uint64_t m) {
   std::vector<iovec> column(ranks_), remote(ranks_);
   for (uint32_t l = 0; l < ranks_; ++l) {
     const uint32_t dst = shape_->rank_at(0, l);
-    const uint64_t address = segment_->slot(l)->offload[entry].recv_address.load(std::memory_order_relaxed);
+    const uint64_t address = segment_->slot(l)->nonblocking[entry].recv_address.load(std::memory_order_relaxed);
     for (uint32_t src = 0; src < ranks_; ++src) {
       column[src] = {rows_.data() + src * row + dst * m, m};
       remote[src] = {reinterpret_cast<void*>(address + src * m), m};
@@ -160,9 +160,9 @@ Status NonblockingAlltoall::Refused(uint32_t l, const RankMemory& memory, bool w
 }
 
 Status NonblockingAlltoall::SameKind(uint32_t call) const {
-  const uint32_t entry = call % kOffloadDepth;
+  const uint32_t entry = call % kNonblockingDepth;
   auto is_vector = [this, entry](uint32_t l) {
-    return segment_->slot(l)->offload[entry].tables_address.load(std::memory_order_relaxed) != 0;
+    return segment_->slot(l)->nonblocking[entry].tables_address.load(std::memory_order_relaxed) != 0;
   };
   uint32_t alike = 1;
   while (alike < ranks_ && is_vector(alike) == is_vector(0)) ++alike;
@@ -176,11 +176,11 @@ Status NonblockingAlltoall::SameKind(uint32_t call) const {
 
 void NonblockingAlltoall::Publish(uint32_t call, const Status& outcome) {
   SegmentHeader* h = segment_->header();
-  const uint32_t entry = call % kOffloadDepth;
-  h->offload_code[entry].store(static_cast<uint32_t>(outcome.code()), std::memory_order_relaxed);
-  std::strncpy(h->offload_error[entry], outcome.message().c_str(), kErrorMessageBytes - 1);
-  h->offload_error[entry][kErrorMessageBytes - 1] = '\0';
-  h->offload_done.store(call, std::memory_order_seq_cst);
+  const uint32_t entry = call % kNonblockingDepth;
+  h->nonblocking_code[entry].store(static_cast<uint32_t>(outcome.code()), std::memory_order_relaxed);
+  std::strncpy(h->nonblocking_error[entry], outcome.message().c_str(), kErrorMessageBytes - 1);
+  h->nonblocking_error[entry][kErrorMessageBytes - 1] = '\0';
+  h->nonblocking_done.store(call, std::memory_order_seq_cst);
   SignalChange(h);
 }
 

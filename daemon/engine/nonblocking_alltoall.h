@@ -3,8 +3,8 @@
 // receive buffers in its own address space, and M) and goes back to its work; once every
 // local rank has posted call s, the daemon reads every rank's row and writes every rank's
 // column in the ranks' own address spaces (rank_memory.h), publishes the outcome and
-// offload_done = s, and wakes the ranks that sleep on it. A rank's wait is then only a look at
-// offload_done: no copy is left for it to do.
+// nonblocking_done = s, and wakes the ranks that sleep on it. A rank's wait is then only a look at
+// nonblocking_done: no copy is left for it to do.
 //
 // The daemon reaches each rank's memory only through what it opened at join, with that rank's
 // user's rights (rank_memory.h): never by a pid, never by what a rank wrote in the segment.
@@ -53,13 +53,13 @@ class NonblockingAlltoall {
   std::optional<std::string> Stalled(std::chrono::steady_clock::time_point now, std::chrono::milliseconds timeout);
 
   // The next call to complete, and whether every local rank has posted `call`.
-  uint32_t next_call() const { return segment_->header()->offload_done.load(std::memory_order_acquire) + 1; }
+  uint32_t next_call() const { return segment_->header()->nonblocking_done.load(std::memory_order_acquire) + 1; }
   bool AllPosted(uint32_t call) const { return segment_->AllPosted(call); }
   // Whether some local rank has posted a call not yet complete.
   bool AnyPosted() const;
   // Whether every rank posted the same kind of call (alltoall or alltoallv), naming who did not.
   Status SameKind(uint32_t call) const;
-  // Publishes call's outcome and offload_done = call, and wakes the ranks.
+  // Publishes call's outcome and nonblocking_done = call, and wakes the ranks.
   void Publish(uint32_t call, const Status& outcome);
   // Why a transfer of `bytes` of `what` at `address` in local rank l's memory stopped short
   // (errno still the transfer's).
@@ -70,11 +70,11 @@ class NonblockingAlltoall {
   Status Move(uint32_t call, uint64_t m);
   // An alltoallv; *bytes is what it moved between the ranks.
   Status MoveVector(uint32_t call, uint64_t* bytes);
-  // Every rank's tables of `call`, into tables_ (local rank l's at l * kOffloadedTables * ranks_).
+  // Every rank's tables of `call`, into tables_ (local rank l's at l * kNonblockingTables * ranks_).
   Status ReadTables(uint32_t call);
-  // Local rank l's entry for group rank g in its table t (an OffloadedTable), from tables_.
+  // Local rank l's entry for group rank g in its table t (an NonblockingTable), from tables_.
   uint64_t Table(uint32_t l, uint32_t t, uint32_t g) const {
-    return tables_[(uint64_t{l} * kOffloadedTables + t) * ranks_ + g];
+    return tables_[(uint64_t{l} * kNonblockingTables + t) * ranks_ + g];
   }
   Status PairsAgree() const;
 

@@ -15,11 +15,11 @@
 namespace ohio {
 
 Status NonblockingAlltoall::ReadTables(uint32_t call) {
-  const uint32_t entry = call % kOffloadDepth;
-  const uint64_t per_rank = uint64_t{kOffloadedTables} * ranks_;
+  const uint32_t entry = call % kNonblockingDepth;
+  const uint64_t per_rank = uint64_t{kNonblockingTables} * ranks_;
   tables_.resize(per_rank * ranks_);
   for (uint32_t l = 0; l < ranks_; ++l) {
-    const uint64_t address = segment_->slot(l)->offload[entry].tables_address.load(std::memory_order_relaxed);
+    const uint64_t address = segment_->slot(l)->nonblocking[entry].tables_address.load(std::memory_order_relaxed);
     auto memory = Memory(l);
     if (!memory.ok()) return memory.status();
     const uint64_t bytes = per_rank * sizeof(uint64_t);
@@ -49,7 +49,7 @@ Status NonblockingAlltoall::PairsAgree() const {
 }
 
 Status NonblockingAlltoall::MoveVector(uint32_t call, uint64_t* moved_bytes) {
-  const uint32_t entry = call % kOffloadDepth;
+  const uint32_t entry = call % kNonblockingDepth;
   if (Status s = ReadTables(call); !s.ok()) return s;
   if (Status s = PairsAgree(); !s.ok()) return s;
   uint64_t total = 0;
@@ -70,7 +70,7 @@ Status NonblockingAlltoall::MoveVector(uint32_t call, uint64_t* moved_bytes) {
   uint64_t offset = 0;
   for (uint32_t src = 0; src < ranks_; ++src) {
     const uint32_t l = shape_->local_index(src);
-    const OffloadEntry& e = segment_->slot(l)->offload[entry];
+    const NonblockingEntry& e = segment_->slot(l)->nonblocking[entry];
     const uint64_t base = e.send_address.load(std::memory_order_relaxed);
     local.clear();
     remote.clear();
@@ -94,7 +94,7 @@ Status NonblockingAlltoall::MoveVector(uint32_t call, uint64_t* moved_bytes) {
   }
   for (uint32_t dst = 0; dst < ranks_; ++dst) {
     const uint32_t l = shape_->local_index(dst);
-    const OffloadEntry& e = segment_->slot(l)->offload[entry];
+    const NonblockingEntry& e = segment_->slot(l)->nonblocking[entry];
     const uint64_t base = e.recv_address.load(std::memory_order_relaxed);
     local.clear();
     remote.clear();

@@ -18,7 +18,7 @@ namespace ohio::testing {
 namespace {
 
 constexpr auto kDeadline = std::chrono::seconds(180);
-const std::pair<std::string, std::string> kOffloadAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
+const std::pair<std::string, std::string> kNonblockingAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
 
 struct Topology {
   uint32_t nodes;
@@ -96,7 +96,7 @@ TEST_P(CollComponent, AlltoallwServed) {
 // Open MPI's requests of the component's, completed by its progress callback.
 TEST_P(CollComponent, IalltoallServed) {
   const int ranks = Ranks();
-  const std::string out = Run("ialltoall_check", {"4096", "4", "500"}, {kOffloadAll});
+  const std::string out = Run("ialltoall_check", {"4096", "4", "500"}, {kNonblockingAll});
   ExpectAllOk(out, ranks);
   ExpectReportOfTheComponent(out);
   constexpr long kCalls = 4 + 9;
@@ -106,7 +106,7 @@ TEST_P(CollComponent, IalltoallServed) {
 // MPI_Ialltoallv likewise; the call whose counts disagree fails on every rank at MPI_Wait.
 TEST_P(CollComponent, IalltoallvServed) {
   const int ranks = Ranks();
-  const std::string out = Run("ialltoallv_check", {"300", "1", "mismatch"}, {kOffloadAll});
+  const std::string out = Run("ialltoallv_check", {"300", "1", "mismatch"}, {kNonblockingAll});
   ExpectAllOk(out, ranks);
   ExpectReportOfTheComponent(out);
   // 1 + 2 + 1 + 1 + 2 calls, the mismatch and the one after it: all but the mismatch served.
@@ -124,7 +124,7 @@ TEST_P(CollComponent, PersistentAlltoallStartedThroughOhioWhenAskedAndByTheCompo
   for (const bool asked : {true, false}) {
     SCOPED_TRACE(asked ? "asked" : "not asked");
     std::vector<std::pair<std::string, std::string>> env;
-    if (asked) env.push_back(kOffloadAll);
+    if (asked) env.push_back(kNonblockingAll);
     const std::string out = Run("alltoall_init_check", {"1000"}, env);
     ExpectAllOk(out, ranks);
     ExpectReportOfTheComponent(out);

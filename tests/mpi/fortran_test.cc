@@ -18,7 +18,7 @@ namespace {
 constexpr auto kDeadline = std::chrono::seconds(120);
 constexpr int kIterations = 3;
 // Nonblocking calls are served only where OHIO_IALLTOALL_MIN_BYTES is set.
-const std::pair<std::string, std::string> kOffloadAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
+const std::pair<std::string, std::string> kNonblockingAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
 
 struct Topology {
   uint32_t nodes;
@@ -55,7 +55,7 @@ TEST_P(FortranBindings, EveryCallServedWithVerifiedData) {
   TempDir dir;
   Cluster cluster(dir, topo.nodes);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), topo.ppn, {kOffloadAll},
+  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), topo.ppn, {kNonblockingAll},
                      std::string("fortran_check_") + binding, {std::to_string(kIterations)}, reaches),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();

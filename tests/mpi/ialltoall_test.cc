@@ -27,7 +27,7 @@ constexpr const char* kCheck = "ialltoall_check";
 constexpr int kIterations = 4;
 constexpr int kCalls = kIterations + 9;
 // ohiod moves MPI_Ialltoall only from this many bytes per rank; unset, never.
-const std::pair<std::string, std::string> kOffloadAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
+const std::pair<std::string, std::string> kNonblockingAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
 
 class MpiIalltoall : public ::testing::TestWithParam<Mpi> {};
 
@@ -37,7 +37,7 @@ TEST_P(MpiIalltoall, ServedOnOneNodeBesideTheLibrarysRequests) {
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const int ranks = 3;
-  Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {kOffloadAll}, kCheck,
+  Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {kNonblockingAll}, kCheck,
                      {"4096", std::to_string(kIterations), "2000", "strict"}),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
@@ -62,7 +62,7 @@ TEST_P(MpiIalltoall, ServedAcrossNodesByTheDaemons) {
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const int ranks = 4;
-  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 2, {kOffloadAll}, kCheck, {"1000", "2", "500"}),
+  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 2, {kNonblockingAll}, kCheck, {"1000", "2", "500"}),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
   const std::string out = run.Output();
@@ -85,7 +85,7 @@ TEST_P(MpiIalltoall, ServedAcrossNodesByTheDaemons) {
 // Unless asked, the library keeps MPI_Ialltoall (ohiod overlaps a computation only with a core
 // the ranks do not use), and calls below the threshold stay with it: alike on every rank, data
 // checked, the reason printed.
-TEST_P(MpiIalltoall, OffloadedOnlyFromTheThresholdAskedFor) {
+TEST_P(MpiIalltoall, NonblockingServedOnlyFromTheThresholdAskedFor) {
   const Mpi mpi = GetParam();
   TempDir dir;
   Daemon daemon(dir);
@@ -125,7 +125,7 @@ TEST_P(MpiIalltoall, VectorServedOnOneNodeWhenAskedAndKeptByTheLibraryOtherwise)
   const int ranks = 3;
   for (const bool asked : {true, false}) {
     std::vector<std::pair<std::string, std::string>> env;
-    if (asked) env.push_back(kOffloadAll);
+    if (asked) env.push_back(kNonblockingAll);
     Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, env, kVectorCheck, {"300", "3"}),
                 dir.file(std::string("mpirun-v-") + (asked ? "asked" : "not") + ".out"));
     ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
@@ -157,7 +157,7 @@ TEST_P(MpiIalltoall, VectorMismatchReportedAlikeOnOneNode) {
     Daemon daemon(dir);
     ASSERT_TRUE(daemon.Start()) << daemon.Log();
     const int ranks = 3;
-    Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {kOffloadAll}, kVectorCheck, {"300", "1", "mismatch"}),
+    Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {kNonblockingAll}, kVectorCheck, {"300", "1", "mismatch"}),
                 dir.file("mpirun-v-mismatch.out"));
     ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
     const std::string out = run.Output();
@@ -186,7 +186,7 @@ TEST_P(MpiIalltoall, VectorServedAcrossNodesByTheDaemons) {
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const int ranks = 5;
-  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 3, {kOffloadAll}, kVectorCheck, {"300", "1", "mismatch"}),
+  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 3, {kNonblockingAll}, kVectorCheck, {"300", "1", "mismatch"}),
               dir.file("mpirun-v-across.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
   const std::string out = run.Output();
@@ -225,7 +225,7 @@ TEST(MpiAlltoallInit, EveryStartServedWhenAskedAndStartedByTheLibraryOtherwise) 
   const int starts = 3 + 2 * 2 + 1 + 2 + 2;
   for (const bool asked : {true, false}) {
     std::vector<std::pair<std::string, std::string>> env;
-    if (asked) env.push_back(kOffloadAll);
+    if (asked) env.push_back(kNonblockingAll);
     Process run(MpiRun(kMpich, ranks, {daemon.socket()}, ranks, env, "alltoall_init_check", {"1000"}),
                 dir.file(std::string("mpirun-init-") + (asked ? "asked" : "not") + ".out"));
     ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();

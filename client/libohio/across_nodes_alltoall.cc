@@ -74,6 +74,19 @@ void AcrossNodesAlltoall::Arrive(uint32_t k, uint64_t m, uint64_t round_in_call,
   RingIfSleeping();
 }
 
+Status AcrossNodesAlltoall::AwaitBlocksLanded(uint32_t k, uint32_t blocks) {
+  const uint32_t parity = k & 1;
+  const uint64_t want = uint64_t{k} << 32 | blocks;
+  Status s = waiter_->Wait(
+      [this, parity, want, k] {
+        const uint64_t landed = header_->eager_landed[parity].load(std::memory_order_acquire);
+        return ((landed >> 32) == (want >> 32) && landed >= want) || RoundFailed(k);
+      },
+      "ohiod", "receive the other nodes' blocks");
+  report_->Lap(Stage::kAwaitBlocks);
+  return s;
+}
+
 Status AcrossNodesAlltoall::MeetNodeRanks(uint32_t k) {
   Status s = waiter_->Wait([this, k] { return segment_->AllArrived(k); }, "this node's other ranks",
                            "enter the alltoall");
@@ -178,17 +191,9 @@ Status AcrossNodesAlltoall::EagerRound(EagerPlan& plan, const uint8_t* send, uin
   CopyOutLocal(plan.call, 0, ssb_half, recv);
   report_->Lap(Stage::kCopyOutLocal);
   const uint8_t* srb_half = segment_->srb() + parity * layout_.srb_half;
-  const uint64_t round_tag = uint64_t{k} << 32;
   const EagerPlan::Arrivals* arrivals = nullptr;  // known once the first block landed
   for (uint32_t d = 0; d < shape_->nodes() - 1; ++d) {
-    const uint64_t want = round_tag | (d + 1);
-    Status s = waiter_->Wait(
-        [this, parity, want, k] {
-          const uint64_t landed = header_->eager_landed[parity].load(std::memory_order_acquire);
-          return ((landed >> 32) == (want >> 32) && landed >= want) || RoundFailed(k);
-        },
-        "ohiod", "receive the other nodes' blocks");
-    report_->Lap(Stage::kAwaitBlocks);
+    Status s = AwaitBlocksLanded(k, d + 1);
     if (!s.ok()) return s;
     if (RoundFailed(k)) break;
     if (arrivals == nullptr) {

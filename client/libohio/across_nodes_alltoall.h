@@ -71,6 +71,9 @@ class AcrossNodesAlltoall {
   // Waits until this node is through with round `through` (its puts out, its ranks done).
   Status AwaitFinished(uint32_t through);
   void Arrive(uint32_t k, uint64_t m, uint64_t round_in_call, uint64_t rounds);
+  // Until the daemon has published `blocks` of eager round k's blocks from other nodes, or the
+  // round failed.
+  Status AwaitBlocksLanded(uint32_t k, uint32_t blocks);
   Status MeetNodeRanks(uint32_t k);
   Status Verdict(uint32_t k) const;
   bool RoundFailed(uint32_t k) const;

@@ -125,14 +125,7 @@ Status AcrossNodesAlltoall::VectorRound(const VectorCall& call, uint32_t k, uint
     return v;
   }
   const uint32_t parity = k & 1;
-  const uint64_t all_landed = uint64_t{k} << 32 | (shape_->nodes() - 1);
-  Status s = waiter_->Wait(
-      [this, parity, all_landed, k] {
-        const uint64_t landed = header_->eager_landed[parity].load(std::memory_order_acquire);
-        return ((landed >> 32) == (all_landed >> 32) && landed >= all_landed) || RoundFailed(k);
-      },
-      "ohiod", "receive the other nodes' blocks");
-  report_->Lap(Stage::kAwaitBlocks);
+  Status s = AwaitBlocksLanded(k, shape_->nodes() - 1);
   if (!s.ok()) return s;
   // Nothing is copied out of a round that failed: a call that fails in its first round moved
   // nothing.

@@ -137,23 +137,20 @@ bool FlattenInto(MPI_Datatype type, TypeLayout* out, const char** why) {
       return true;
     }
     case MPI_COMBINER_INDEXED:
-    case MPI_COMBINER_HINDEXED: {
-      if (!Child(c.types[0], &child, why)) return false;
-      const int count = c.ints[0];
-      for (int i = 0; i < count; ++i) {
-        const MPI_Aint at = combiner == MPI_COMBINER_HINDEXED ? c.addresses[i] : c.ints[1 + count + i] * child.extent;
-        if (!AppendElements(out, child, at, c.ints[1 + i])) return too_many();
-      }
-      return true;
-    }
+    case MPI_COMBINER_HINDEXED:
     case MPI_COMBINER_INDEXED_BLOCK:
     case MPI_COMBINER_HINDEXED_BLOCK: {
       if (!Child(c.types[0], &child, why)) return false;
+      // MPI_Type_get_contents gives ints = count, the block lengths (one for every block of the
+      // _BLOCK kinds), then the displacements in elements (the h kinds give bytes in addresses).
       const int count = c.ints[0];
+      const bool one_length = combiner == MPI_COMBINER_INDEXED_BLOCK || combiner == MPI_COMBINER_HINDEXED_BLOCK;
+      const bool bytes = combiner == MPI_COMBINER_HINDEXED || combiner == MPI_COMBINER_HINDEXED_BLOCK;
+      const int first_displacement = one_length ? 2 : 1 + count;
       for (int i = 0; i < count; ++i) {
-        const MPI_Aint at =
-            combiner == MPI_COMBINER_HINDEXED_BLOCK ? c.addresses[i] : c.ints[2 + i] * child.extent;
-        if (!AppendElements(out, child, at, c.ints[1])) return too_many();
+        const int length = one_length ? c.ints[1] : c.ints[1 + i];
+        const MPI_Aint at = bytes ? c.addresses[i] : c.ints[first_displacement + i] * child.extent;
+        if (!AppendElements(out, child, at, length)) return too_many();
       }
       return true;
     }

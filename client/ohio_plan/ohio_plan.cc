@@ -41,6 +41,12 @@ CLI::Validator Decimal(bool unit_allowed) {
       "", "decimal");
 }
 
+// A size flag ("4096", "1MiB"): decimal digits, then the unit.
+template <typename T>
+CLI::Option* AddSizeOption(CLI::App& app, const std::string& name, T& value, const std::string& help) {
+  return app.add_option(name, value, help)->transform(CLI::AsSizeValue(false))->transform(Decimal(true));
+}
+
 int Fail(const std::string& message) {
   std::cerr << "ohio-plan: " << message << "\n";
   return kUsageError;
@@ -84,32 +90,23 @@ int main(int argc, char** argv) {
   auto* ppn_opt = app.add_option("--ppn", ppn, "Ranks per node (the same on every node)")->transform(Decimal(false));
   auto* list_opt = app.add_option("--ppn-list", ppn_list,
                                   "Ranks per node, node by node, e.g. 3,1,2 (uneven groups; overrides --nodes/--ppn)");
-  app.add_option("--bytes", bytes, "M: bytes every rank sends to every rank (e.g. 4096, 1MiB)")
-      ->required()
-      ->transform(CLI::AsSizeValue(false))
-      ->transform(Decimal(true));
+  AddSizeOption(app, "--bytes", bytes, "M: bytes every rank sends to every rank (e.g. 4096, 1MiB)")->required();
   app.add_option("--algo", algo,
                  "v1 (SSB as the ranks' buffers), v2 (coalesced per node), v3 (v2 with a two-half SRB), "
                  "flat (every rank to every rank on the other nodes, no daemon); with --explain v1, v2 or v3, default v3")
       ->check(CLI::IsMember({"v1", "v2", "v3", "flat"}));
-  auto* ssb_opt = app.add_option("--ssb-bytes", ssb,
-                                 "Bound the SSB per group and node as ohiod's ssb_bytes does (default ohiod: 16MiB); "
-                                 "larger alltoalls are staged in rounds. Default here: unbounded (one round); with "
-                                 "--explain ohiod's default")
-                      ->transform(CLI::AsSizeValue(false))
-                      ->transform(Decimal(true));
-  auto* srb_opt = app.add_option("--srb-bytes", srb,
-                                 "Bound the SRB per group and node as ohiod's srb_bytes does (default ohiod: 8MiB); "
-                                 "v3 then sends blocks larger than half of it in chunks. Default here: what the "
-                                 "algorithm needs for one unchunked round; with --explain ohiod's default")
-                      ->transform(CLI::AsSizeValue(false))
-                      ->transform(Decimal(true));
-  app.add_option("--min-slice-bytes", min_slice,
-                 "Shortest slice of a message a staged round copies, as ohiod plans (default 4KiB); rounds then "
-                 "carry fewer ranks' messages or reach fewer nodes. 0: every round carries a slice of every message, "
-                 "however short")
-      ->transform(CLI::AsSizeValue(false))
-      ->transform(Decimal(true));
+  auto* ssb_opt = AddSizeOption(app, "--ssb-bytes", ssb,
+                                "Bound the SSB per group and node as ohiod's ssb_bytes does (default ohiod: 16MiB); "
+                                "larger alltoalls are staged in rounds. Default here: unbounded (one round); with "
+                                "--explain ohiod's default");
+  auto* srb_opt = AddSizeOption(app, "--srb-bytes", srb,
+                                "Bound the SRB per group and node as ohiod's srb_bytes does (default ohiod: 8MiB); "
+                                "v3 then sends blocks larger than half of it in chunks. Default here: what the "
+                                "algorithm needs for one unchunked round; with --explain ohiod's default");
+  AddSizeOption(app, "--min-slice-bytes", min_slice,
+                "Shortest slice of a message a staged round copies, as ohiod plans (default 4KiB); rounds then "
+                "carry fewer ranks' messages or reach fewer nodes. 0: every round carries a slice of every message, "
+                "however short");
   auto* json_opt =
       app.add_flag("--json", json, "Print JSON: group, per_node figures and their maxima over the nodes");
   app.add_flag("--explain", explain,

@@ -76,7 +76,7 @@ struct alignas(kCacheLine) SegmentHeader {
 
   // Everyone who changes something another process may wait for (the daemon, or a rank
   // arriving) bumps event_count and, only if `sleepers` is non-zero, wakes its futex: a waiter
-  // counts itself in `sleepers` before it re-checks its condition and sleeps (shm/event_word.h).
+  // counts itself in `sleepers` before it re-checks its condition and sleeps (shm/segment_change.h).
   alignas(kCacheLine) std::atomic<uint32_t> event_count;
   std::atomic<uint32_t> sleepers;
 

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <string>
 
-#include "shm/event_word.h"
 #include "shm/round_verdict.h"
+#include "shm/segment_change.h"
 
 namespace ohio {
 

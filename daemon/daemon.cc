@@ -7,12 +7,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include "admin/metrics_text.h"
 #include "common/host_cpus.h"
 #include "common/spin_mode.h"
 #include "common/unix_socket.h"
 #include "common/version.h"
 #include "daemon/host/topology.h"
-#include "daemon/ops/metrics_text.h"
 
 namespace ohio {
 

@@ -21,13 +21,13 @@
 #          [--run-timeout S (per mpirun: 90, 300 from 16 nodes)] [--mpich-yield]
 #          [--out DIR (/tmp/ohio-bench/mpi-compare-KxP, or -single-host)]
 #          [--collective alltoall|alltoallv (alltoall; alltoallv: MPI_Alltoallv of the same bytes)]
-#          [--mpi LIST (openmpi,mpich)] [--leaders LIST (none: each daemon's inter-node table)]
+#          [--mpi LIST (openmpi,mpich)] [--internode-algorithms LIST (none: each daemon's inter-node table)]
 #          [--component]
 # --mpi: the MPI libraries to run, each alone and with ohio.
 # --component: with Open MPI, one more variant, "ompi+component": ohio through Open MPI's
 #   collective component coll/ohio (mca_coll_ohio.so through mca_base_component_path), nothing
 #   preloaded; its ratio is to Open MPI alone, like the shim's ("ompi+ohio").
-# --leaders pairwise,hypercube,direct: one ohio variant per inter-node algorithm instead of one
+# --internode-algorithms pairwise,hypercube,direct: one ohio variant per inter-node algorithm instead of one
 #   ("ompi+hypercube" ...), each forced for its job with OHIO_INTERNODE_ALGORITHM; "ohio" is the table's choice.
 # As root. Ratio columns: latency with ohio / without (above 1: ohio is slower).
 # MPICH 4.0.2 never yields its core while it waits, so with more ranks than cores (here: 2
@@ -54,7 +54,7 @@ MPICH_YIELD=0
 OUT=
 COLLECTIVE=alltoall
 MPIS=openmpi,mpich
-LEADERS=
+INTERNODE_ALGORITHMS=
 COMPONENT=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -70,7 +70,7 @@ while [ $# -gt 0 ]; do
     --mpich-yield) MPICH_YIELD=1; shift ;;
     --collective) COLLECTIVE=$2; shift 2 ;;
     --mpi) MPIS=$2; shift 2 ;;
-    --leaders) LEADERS=$2; shift 2 ;;
+    --internode-algorithms) INTERNODE_ALGORITHMS=$2; shift 2 ;;
     --component) COMPONENT=1; shift ;;
     -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "mpi-compare.sh: unknown argument $1" >&2; exit 2 ;;
@@ -106,12 +106,12 @@ case "$COLLECTIVE" in
   alltoallv) FUNC=MPI_Alltoallv ;;
   *) echo "mpi-compare.sh: --collective alltoall or alltoallv" >&2; exit 2 ;;
 esac
-# The variants: each library alone ("ompi", "mpich"), then with ohio, once per leader asked for
+# The variants: each library alone ("ompi", "mpich"), then with ohio, once per inter-node algorithm asked for
 # ("ompi+hypercube") or once with the daemons' own choice ("ompi+ohio").
 VARIANTS=()
 BASELINES=
 IFS=, read -r -a mpi_list <<< "$MPIS"
-IFS=, read -r -a leader_list <<< "${LEADERS:-ohio}"
+IFS=, read -r -a internode_list <<< "${INTERNODE_ALGORITHMS:-ohio}"
 for m in "${mpi_list[@]}"; do
   case "$m" in
     openmpi) lib=ompi ;;
@@ -119,10 +119,10 @@ for m in "${mpi_list[@]}"; do
     *) echo "mpi-compare.sh: --mpi takes openmpi and/or mpich, got '$m'" >&2; exit 2 ;;
   esac
   VARIANTS+=("$lib")
-  for l in "${leader_list[@]}"; do
+  for l in "${internode_list[@]}"; do
     case "$l" in
       ohio|pairwise|hypercube|direct) ;;
-      *) echo "mpi-compare.sh: --leaders takes pairwise, hypercube, direct (or ohio), got '$l'" >&2; exit 2 ;;
+      *) echo "mpi-compare.sh: --internode-algorithms takes pairwise, hypercube, direct (or ohio), got '$l'" >&2; exit 2 ;;
     esac
     VARIANTS+=("$lib+$l")
     BASELINES+="${BASELINES:+ }$lib+$l=$lib"

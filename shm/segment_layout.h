@@ -26,7 +26,7 @@ constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
 
-// Offloaded (nonblocking) calls a rank may have outstanding on one group.
+// Nonblocking calls a rank may have outstanding on one group.
 constexpr uint32_t kNonblockingDepth = 8;
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "futex words must be plain atomics");
@@ -76,7 +76,7 @@ struct alignas(kCacheLine) SegmentHeader {
 
   // Everyone who changes something another process may wait for (the daemon, or a rank
   // arriving) bumps event_count and, only if `sleepers` is non-zero, wakes its futex: a waiter
-  // counts itself in `sleepers` before it re-checks its condition and sleeps (shm/event_word.h).
+  // counts itself in `sleepers` before it re-checks its condition and sleeps (shm/segment_change.h).
   alignas(kCacheLine) std::atomic<uint32_t> event_count;
   std::atomic<uint32_t> sleepers;
 
@@ -131,7 +131,7 @@ struct alignas(kCacheLine) SegmentHeader {
   // Daemon -> ranks: when the daemon took each step of a round spanning nodes, by parity.
   alignas(kCacheLine) RoundStamps stamps[2];
 
-  // Daemon -> ranks: offloaded calls (daemon/engine/nonblocking_alltoall.h on one node,
+  // Daemon -> ranks: nonblocking calls (daemon/engine/nonblocking_alltoall.h on one node,
   // daemon/engine/nonblocking_across_nodes_alltoall.h across nodes).
   // Every call up to nonblocking_done is complete; call s's outcome is in entry s mod
   // kNonblockingDepth until call s + kNonblockingDepth completes.
@@ -192,7 +192,7 @@ struct RoundEntry {
   std::atomic<uint64_t> row_bytes;
 };
 
-// One offloaded call as a rank posts it: the daemon reads the row from the rank's send buffer
+// One nonblocking call as a rank starts it: the daemon reads the row from the rank's send buffer
 // and writes the column into its receive buffer, both in the rank's own address space.
 struct NonblockingEntry {
   std::atomic<uint64_t> send_address;
@@ -203,7 +203,7 @@ struct NonblockingEntry {
   std::atomic<uint64_t> tables_address;
 };
 
-// An offloaded alltoallv's tables in the rank's memory: kNonblockingTables arrays of one uint64_t
+// A nonblocking alltoallv's tables in the rank's memory: kNonblockingTables arrays of one uint64_t
 // per group rank, in this order (bytes and byte offsets, as ohio_alltoallv takes them).
 enum NonblockingTable : uint32_t { kSendBytes = 0, kSendAt, kRecvBytes, kRecvAt, kNonblockingTables };
 
@@ -225,7 +225,7 @@ struct alignas(kCacheLine) RankSlot {
   std::atomic<uint32_t> fault_source;   // group rank read from
   std::atomic<uint64_t> fault_sent;     // bytes it sends this rank (or the displacement read)
   std::atomic<uint64_t> fault_expected; // bytes this rank expects of it
-  // Offloaded calls: every call up to nonblocking_started is in its entry (call s in s mod
+  // Nonblocking calls: every call up to nonblocking_started is in its entry (call s in s mod
   // kNonblockingDepth), for the daemon to move.
   std::atomic<uint32_t> nonblocking_started;
   NonblockingEntry nonblocking[kNonblockingDepth];

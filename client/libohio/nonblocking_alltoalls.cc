@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "shm/event_word.h"
+#include "shm/segment_change.h"
 
 namespace ohio {
 

@@ -5,12 +5,12 @@
 #include <cstring>
 
 #include "client/libohio/single_copy.h"
-#include "shm/event_word.h"
-#include "shm/plan/staging.h"
 #include "shm/latency_buckets.h"
 #include "shm/plan/local_vector_plan.h"
-#include "shm/round_verdict.h"
+#include "shm/plan/staging.h"
 #include "shm/plan/vector_plan.h"
+#include "shm/round_verdict.h"
+#include "shm/segment_change.h"
 
 namespace ohio {
 namespace {

@@ -25,10 +25,10 @@
 
 #include "client/libohio/on_node_alltoall.h"
 #include "client/libohio/single_copy.h"
-#include "shm/event_word.h"
 #include "shm/plan/local_vector_plan.h"
 #include "shm/plan/vector_disagreement.h"
 #include "shm/plan/vector_plan.h"
+#include "shm/segment_change.h"
 
 namespace ohio {
 namespace {

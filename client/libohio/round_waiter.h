@@ -1,5 +1,5 @@
 // How a rank waits for anything in its group's segment (other ranks' arrivals, the daemon's
-// deliveries): spin, then sleep on the event word (shm/event_word.h), giving up when the group
+// deliveries): spin, then sleep on the event word (shm/segment_change.h), giving up when the group
 // fails, when the daemon's connection closes, or past the deadline, each with its own error.
 //
 // The deadline is the group's timeout, and then a grace for the daemon, whose own timer runs
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "shm/event_word.h"
+#include "shm/segment_change.h"
 #include "shm/segment_layout.h"
 
 namespace ohio {

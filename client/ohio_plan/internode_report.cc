@@ -99,7 +99,7 @@ std::string RenderInterNodeExplanation(const InterNodeTable& table, const std::s
   for (size_t i = 0; i < table.rules.size(); ++i) {
     out += "  row " + std::to_string(i + 1) + ": " + FormatInterNodeRule(table.rules[i]) + "\n";
   }
-  out += "  (nodes max-block leader; the block is M x max ppn x max ppn; the first matching row wins, none: "
+  out += "  (nodes max-block algorithm; the block is M x max ppn x max ppn; the first matching row wins, none: "
          "pairwise)\n\n";
   const std::string ppn = std::to_string(shape.max_ppn());
   out += "group: " + std::to_string(shape.nodes()) + " nodes, at most " + ppn + " ranks per node, M = " +

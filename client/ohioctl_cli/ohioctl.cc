@@ -15,10 +15,10 @@
 #include <optional>
 #include <string>
 
+#include "admin/metrics_text.h"
 #include "client/ohioctl_cli/ohioctl_render.h"
 #include "common/unix_socket.h"
 #include "common/version.h"
-#include "daemon/ops/metrics_text.h"
 #include "proto/admin.grpc.pb.h"
 
 namespace {

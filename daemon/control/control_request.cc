@@ -62,7 +62,7 @@ Result<GroupSpec> ValidateJoin(const control::JoinGroup& join, const DaemonConfi
   spec.algorithm = *parsed;
   if (!join.internode().empty() && join.internode() != "auto") {
     spec.internode = ParseInterNodeAlgorithmName(join.internode());
-    if (!spec.internode) return invalid("unknown leader '" + join.internode() + "' (auto, pairwise, hypercube or direct)");
+    if (!spec.internode) return invalid("unknown inter-node algorithm '" + join.internode() + "' (auto, pairwise, hypercube or direct)");
   }
   spec.bytes_per_rank_hint = join.bytes_per_rank_hint();
   if (!join.replaces_key().empty()) {

@@ -73,7 +73,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     }
     if (have.internode != spec->internode) {
       *refusal = control::Error::GROUP_MISMATCH;
-      return Status(Code::kRefused, "rank " + std::to_string(join.rank()) + " asks for leader " +
+      return Status(Code::kRefused, "rank " + std::to_string(join.rank()) + " asks for inter-node algorithm " +
                                         InterNodeAsked(spec->internode) + " but the ranks that joined before asked for " +
                                         InterNodeAsked(have.internode));
     }

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <utility>
 
-#include "shm/event_word.h"
 #include "shm/round_verdict.h"
+#include "shm/segment_change.h"
 
 namespace ohio {
 namespace {

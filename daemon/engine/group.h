@@ -48,7 +48,7 @@ class Group {
   // a group spanning nodes registers its segment with the transport (or takes `reused`, a
   // cached one of its key, already registered) under `tag` and is ready once every other
   // node's daemon has told it its own tag and SRB (SetPeer). Its segment goes back to `cache`
-  // when the group is destroyed. `leader`: the table its daemons choose inter-node algorithms by,
+  // when the group is destroyed. `internode`: the table its daemons choose inter-node algorithms by,
   // which every other node of the group must run too (checked at setup).
   static Result<std::unique_ptr<Group>> Create(GroupSpec spec, GroupShape shape, uid_t owner, InterNodePolicy internode,
                                                uint64_t ssb_bytes, uint64_t srb_bytes, uint64_t min_slice_bytes,

@@ -3,20 +3,20 @@
 #include <cstring>
 #include <string>
 
-#include "shm/event_word.h"
 #include "shm/round_verdict.h"
+#include "shm/segment_change.h"
 
 namespace ohio {
 
 NonblockingAcrossNodesAlltoall::NonblockingAcrossNodesAlltoall(const Segment* segment, const GroupShape* shape,
-                                                               Algorithm algo, uint32_t node, NonblockingAlltoall* posted)
+                                                               Algorithm algo, uint32_t node, NonblockingAlltoall* calls)
     : segment_(segment),
       header_(segment->header()),
       shape_(shape),
       algo_(algo),
       node_(node),
       ranks_(shape->ppn(node)),
-      posted_(posted) {}
+      calls_(calls) {}
 
 uint64_t NonblockingAcrossNodesAlltoall::SendAddress(uint32_t l) const {
   return segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].send_address.load(std::memory_order_relaxed);
@@ -38,10 +38,10 @@ uint64_t NonblockingAcrossNodesAlltoall::ArrivalBytes(uint32_t l) const {
 
 Result<bool> NonblockingAcrossNodesAlltoall::StartCall() {
   // A call that ends before any round (nothing to exchange with the other nodes, the same
-  // verdict on every node) lets the next posted one start in the same pass.
+  // verdict on every node) lets the next nonblocking one start in the same pass.
   for (;;) {
-    const uint32_t call = posted_->next_call();
-    if (!posted_->AllPosted(call)) return false;
+    const uint32_t call = calls_->next_call();
+    if (!calls_->AllPosted(call)) return false;
     call_ = call;
     round_in_call_ = 0;
     layout_ = PlanEagerLayout(*shape_, header_->plan_ssb_bytes, header_->plan_srb_bytes);
@@ -164,7 +164,7 @@ Result<bool> NonblockingAcrossNodesAlltoall::Drain() {
       const uint64_t word = header_->eager_landed[round_ & 1].load(std::memory_order_acquire);
       if ((word >> 32) == round_) landed = static_cast<uint32_t>(word);
       if (landed != 0 && !internode_read_) {
-        // Where the blocks landed depends on the leader the daemons chose for the round.
+        // Where the blocks landed depends on the inter-node algorithm the daemons chose for the round.
         internode_read_ = true;
         const InterNodeAlgorithm internode = EagerInterNodeOf(header_->eager_internode[round_ & 1].load(std::memory_order_relaxed), round_);
         if (internode != InterNodeAlgorithm::kPairwise) {
@@ -234,7 +234,7 @@ Status NonblockingAcrossNodesAlltoall::Transfer(uint32_t l, const std::vector<Co
     bytes += s.len;
   }
   if (local_.empty()) return Status::Ok();
-  auto memory = posted_->Memory(l);
+  auto memory = calls_->Memory(l);
   if (!memory.ok()) {
     culprit_ = shape_->rank_at(node_, l);
     return memory.status();
@@ -242,7 +242,7 @@ Status NonblockingAcrossNodesAlltoall::Transfer(uint32_t l, const std::vector<Co
   const ssize_t n = memory.value()->Transfer(local_, remote_, writing);
   if (n == static_cast<ssize_t>(bytes)) return Status::Ok();
   culprit_ = shape_->rank_at(node_, l);
-  return posted_->Refused(l, *memory.value(), writing, writing ? "receive buffer" : "send buffer", bytes,
+  return calls_->Refused(l, *memory.value(), writing, writing ? "receive buffer" : "send buffer", bytes,
                           base + (writing ? spans.front().dst : spans.front().src));
 }
 
@@ -251,7 +251,7 @@ void NonblockingAcrossNodesAlltoall::MarkDone() {
 }
 
 void NonblockingAcrossNodesAlltoall::EndCall(const Status& outcome) {
-  posted_->Publish(call_, outcome);
+  calls_->Publish(call_, outcome);
   call_ = 0;
   round_ = 0;
   round_in_call_ = 0;

@@ -14,15 +14,15 @@
 //   4. after the call's last round (or the first that failed, on every node alike): the
 //      outcome and nonblocking_done = s, and the ranks are woken.
 // An alltoallv (nonblocking_across_nodes_alltoallv.cc) goes in the vector rounds a blocking one takes
-// (client/libohio/across_nodes_alltoallv.cc): the daemon reads each rank's posted tables once, writes them
+// (client/libohio/across_nodes_alltoallv.cc): the daemon reads each rank's tables once, writes them
 // into the segment's count tables every round as the rank would, stages each rank's row (the
 // first round) or its chunks (stream rounds), and copies out once every other node's block of
 // the round is published, so the count check, the stream rounds and their verdicts are the
 // blocking call's.
 //
-// A rank keeps its slot's round fields to itself except while it has posted calls outstanding:
+// A rank keeps its slot's round fields to itself except while it has nonblocking calls outstanding:
 // its next blocking call first waits until they are complete (client/libohio/group_handle.cc), and
-// takes the next round number from its slot. So a rank's posted and blocking calls of one group
+// takes the next round number from its slot. So a rank's nonblocking and blocking calls of one group
 // stay in the order it made them, and the daemon and the rank never write the slot at once.
 // Local ranks that disagree on M, or posted an alltoall where others posted an alltoallv, arrive
 // with their own Ms (kVectorBytes for an alltoallv): the round fails on every node as a blocking
@@ -53,28 +53,28 @@ namespace ohio {
 
 class NonblockingAcrossNodesAlltoall {
  public:
-  // `posted` is the group's ring side (which calls are posted, the ranks' memory, publishing).
+  // `calls` is the group's ring side (which calls the ranks started, the ranks' memory, publishing).
   NonblockingAcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
-                                 NonblockingAlltoall* posted);
+                                 NonblockingAlltoall* calls);
 
-  // The group is filling `round` (no local rank has arrived at it yet). If the next posted call
+  // The group is filling `round` (no local rank has arrived at it yet). If the next nonblocking call
   // (or the next round of the one under way) can start, copies its rows in and arrives for
   // every local rank; true if it did. An error fails the group (culprit() may name a rank).
   Result<bool> Fill(uint32_t round);
   // After the exchange moved: copies out what is there to copy, ends rounds and calls; true if
   // anything changed. An error fails the group, as Fill's.
   Result<bool> Drain();
-  // Whether a posted call is being moved (a round of it may be under way).
+  // Whether a nonblocking call is being moved (a round of it may be under way).
   bool moving() const { return call_ != 0; }
   // The group rank whose memory could not be read or written, after an error of Fill or Drain.
   std::optional<uint32_t> culprit() const { return culprit_; }
 
  private:
-  // Starts the next posted call if every local rank posted it; true if it did. Not OK if a
+  // Starts the next nonblocking call if every local rank started it; true if it did. Not OK if a
   // rank's alltoallv tables cannot be read (culprit()).
   Result<bool> StartCall();
   // --- alltoallv (nonblocking_across_nodes_alltoallv.cc) ---
-  // Reads every local rank's posted tables into vector_tables_.
+  // Reads every local rank's nonblocking alltoallv tables into vector_tables_.
   Status ReadVectorTables();
   // Local rank l's table t (an NonblockingTable): one entry per group rank.
   const size_t* VectorTable(uint32_t l, uint32_t t) const {
@@ -111,7 +111,7 @@ class NonblockingAcrossNodesAlltoall {
   Algorithm algo_;
   uint32_t node_;
   uint32_t ranks_;
-  NonblockingAlltoall* posted_;
+  NonblockingAlltoall* calls_;
   std::optional<uint32_t> culprit_;
 
   // The call under way (0: none) and the round of it under way.
@@ -123,7 +123,7 @@ class NonblockingAcrossNodesAlltoall {
   uint64_t round_in_call_ = 0;
   uint32_t round_ = 0;  // the group's round the daemon arrived at for it, 0 before arriving
   bool local_copied_ = false;
-  bool internode_read_ = false;  // an eager round: its leader read from the segment (once a block landed)
+  bool internode_read_ = false;  // an eager round: its inter-node algorithm read from the segment (once a block landed)
   uint32_t copied_ = 0;  // deliveries of the round copied out
   std::vector<Delivery> deliveries_;
   std::vector<iovec> local_, remote_;  // one transfer's pieces, reused

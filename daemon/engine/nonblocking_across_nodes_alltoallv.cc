@@ -1,7 +1,7 @@
 // The alltoallv side of NonblockingAcrossNodesAlltoall (nonblocking_across_nodes_alltoall.h): the daemon plays
 // each local rank's part of the vector rounds exactly as client/libohio/across_nodes_alltoallv.cc does, with
 // process_vm_readv/writev for the rank's memcpy. Each round:
-//   1. (Fill) the count table of the round's parity for every rank, from its posted tables (the
+//   1. (Fill) the count table of the round's parity for every rank, from its tables (the
 //      exchange plans the node's puts and its share of the count digest from them when the
 //      group begins the round); the rank's row staged in its region of the SSB half (the
 //      first round, when the row fits its region) or its chunks of this stream round (when
@@ -32,7 +32,7 @@
 namespace ohio {
 
 // The plans take the ranks' tables as size_t, the rank posts them as uint64_t.
-static_assert(std::is_same_v<size_t, uint64_t>, "posted tables are read as the plans' size_t");
+static_assert(std::is_same_v<size_t, uint64_t>, "the ranks' tables are read as the plans' size_t");
 
 Status NonblockingAcrossNodesAlltoall::ReadVectorTables() {
   const uint64_t per_rank = uint64_t{kNonblockingTables} * shape_->size();
@@ -40,7 +40,7 @@ Status NonblockingAcrossNodesAlltoall::ReadVectorTables() {
   for (uint32_t l = 0; l < ranks_; ++l) {
     const uint64_t address =
         segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].tables_address.load(std::memory_order_relaxed);
-    auto memory = posted_->Memory(l);
+    auto memory = calls_->Memory(l);
     if (!memory.ok()) {
       culprit_ = shape_->rank_at(node_, l);
       return memory.status();
@@ -51,7 +51,7 @@ Status NonblockingAcrossNodesAlltoall::ReadVectorTables() {
     const ssize_t n = memory.value()->Transfer(local, remote, false);
     if (n == static_cast<ssize_t>(bytes)) continue;
     culprit_ = shape_->rank_at(node_, l);
-    return posted_->Refused(l, *memory.value(), false, "count tables", bytes, address);
+    return calls_->Refused(l, *memory.value(), false, "count tables", bytes, address);
   }
   return Status::Ok();
 }

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "shm/event_word.h"
 #include "shm/round_verdict.h"
+#include "shm/segment_change.h"
 
 namespace ohio {
 namespace {

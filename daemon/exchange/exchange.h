@@ -34,7 +34,7 @@ class Exchange {
  public:
   // `segment` is the group's on this node: eager puts gather their header from it and land
   // their blocks in its SRB; `tag` is the group's tag here (what peers' messages carry);
-  // `leaders` chooses the inter-node algorithm per call (the same table on every node).
+  // `internode_table` chooses the inter-node algorithm per call (the same table on every node).
   Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
            std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
            const Segment* segment, uint32_t tag, InterNodeTable internode_table);
@@ -115,7 +115,7 @@ class Exchange {
   static bool CookieIsVectorCube(uint64_t cookie) { return put_cookie::IsVectorCube(cookie); }
 
  private:
-  // The protocol the round under way runs, from its M and leader.
+  // The protocol the round under way runs, from its M and inter-node algorithm.
   RoundProtocol* ChooseProtocol();
   // The header every eager put and hypercube message of the round carries.
   void WriteEagerHeader();

@@ -47,7 +47,7 @@ struct DaemonConfig {
   // internode_table's file as read when the settings were loaded (the built-in table if none).
   InterNodeTable internode_rules = DefaultInterNodeTable();
   // The most puts the direct inter-node algorithm keeps in flight from this node at once, whatever
-  // table or forced leader a group runs by. Sender-side only: the nodes of a group need not agree.
+  // table or forced algorithm a group runs by. Sender-side only: the nodes of a group need not agree.
   uint32_t direct_window = InterNodeTable().direct_window;
   uint64_t max_message_bytes = 4u << 20;
   uint32_t max_group_ranks = 1u << 20;

@@ -36,7 +36,7 @@ std::string InterNodeDisagreement(const std::string& key_hex, const std::vector<
   };
   return "the nodes of group " + key_hex + " choose inter-node algorithms differently, " + node(a, a_source, a_digest) +
          ", " + node(b, b_source, b_digest) +
-         ": every node of a group needs the same internode-table and leader settings (or the job sets OHIO_INTERNODE_ALGORITHM)";
+         ": every node of a group needs the same internode-table and internode-algorithm settings (or the job sets OHIO_INTERNODE_ALGORITHM)";
 }
 
 }  // namespace ohio

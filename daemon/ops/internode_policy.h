@@ -1,6 +1,6 @@
 // The inter-node table a group's daemons run (shm/plan/internode_choice.h) and where it comes from: the
 // job's ranks forcing one algorithm (OHIO_INTERNODE_ALGORITHM, carried in their join), else this node's
-// `leader` setting forcing one, else its `internode-table` file, else the built-in table. The
+// `internode-algorithm` setting forcing one, else its `internode-table` file, else the built-in table. The
 // nodes of a group compare the digests at setup (daemon/peers/peer_bootstrap.h): the choice is made
 // on every node from its own table, so a node whose table differs would run another algorithm
 // than the others and the group's round would never complete.

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/ops/metrics_text.h"
+#include "admin/metrics_text.h"
 
 namespace ohio {
 

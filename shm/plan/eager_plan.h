@@ -125,7 +125,7 @@ struct RoundInterNodeChoice {
 RoundInterNodeChoice ExplainRoundInterNodeAlgorithm(const GroupShape& shape, Algorithm algo, const EagerLayout& layout,
                                      const InterNodeTable& table, uint64_t bytes_per_rank, bool eager);
 
-// SegmentHeader::eager_internode: the round and its leader in one word, so that a word left from
+// SegmentHeader::eager_internode: the round and its inter-node algorithm in one word, so that a word left from
 // the round before reads as pairwise.
 inline uint64_t EagerInterNodeWord(uint32_t round, InterNodeAlgorithm internode) {
   return uint64_t{round} << 32 | static_cast<uint32_t>(internode);
@@ -134,7 +134,7 @@ inline InterNodeAlgorithm EagerInterNodeOf(uint64_t word, uint32_t round) {
   return (word >> 32) == round ? static_cast<InterNodeAlgorithm>(static_cast<uint32_t>(word)) : InterNodeAlgorithm::kPairwise;
 }
 
-// The deliveries an eager round of parity 0 run by `leader` brings to `node`, in the order they
+// The deliveries an eager round of parity 0 run by `internode` brings to `node`, in the order they
 // are published (for parity 1 add layout.srb_half).
 std::vector<Delivery> PlanEagerRoundDeliveries(const GroupShape& shape, uint32_t node, const EagerLayout& layout,
                                                uint64_t bytes_per_rank, InterNodeAlgorithm internode);

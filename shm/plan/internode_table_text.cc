@@ -109,7 +109,7 @@ Result<InterNodeTable> ParseInterNodeTable(const std::string& text, const std::s
       return Status(Code::kInvalidArgument, "inter-node table " + source + ":" + std::to_string(lineno) + ": " + why);
     };
     if (w.size() != 3) {
-      return bad("expected 'nodes max-block leader' (e.g. '4+ 1KiB hypercube'), got " + std::to_string(w.size()) +
+      return bad("expected 'nodes max-block algorithm' (e.g. '4+ 1KiB hypercube'), got " + std::to_string(w.size()) +
                  " words");
     }
     InterNodeRule rule;
@@ -118,7 +118,7 @@ Result<InterNodeTable> ParseInterNodeTable(const std::string& text, const std::s
     if (!block) return bad("expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got '" + w[1] + "'");
     rule.max_block_bytes = *block;
     auto internode = ParseInterNodeAlgorithmName(w[2]);
-    if (!internode) return bad("unknown leader '" + w[2] + "' (pairwise, hypercube or direct)");
+    if (!internode) return bad("unknown inter-node algorithm '" + w[2] + "' (pairwise, hypercube or direct)");
     rule.internode = *internode;
     table.rules.push_back(rule);
   }

@@ -1,14 +1,14 @@
 // The inter-node table as text: what `internode-table = PATH` names, what `ohio-plan --explain` prints,
 // and what a group's nodes compare at setup (its digest). One row a line, `#` starts a comment:
 //
-//   # nodes  max-block  leader
+//   # nodes  max-block  algorithm
 //   4+       1KiB       hypercube
 //   2-8      64KiB      pairwise
 //   2+       any        direct
 //
 // nodes: "N" (exactly N), "N-M" (N to M) or "N+" (N or more), N >= 2; max-block: the largest
 // node-to-node block (M x max ppn x max ppn, shm/plan/internode_choice.h) in bytes, with an optional
-// B, KiB, MiB, GiB or TiB suffix, or "any"; leader: pairwise, hypercube or direct. The first
+// B, KiB, MiB, GiB or TiB suffix, or "any"; algorithm: pairwise, hypercube or direct. The first
 // row matching a call wins; none matching means pairwise.
 #pragma once
 
@@ -22,7 +22,7 @@ namespace ohio {
 
 std::optional<InterNodeAlgorithm> ParseInterNodeAlgorithmName(const std::string& name);
 
-// `source` names the text in errors ("inter-node table /etc/ohio/leader.table:3: ...").
+// `source` names the text in errors ("inter-node table /etc/ohio/internode.table:3: ...").
 Result<InterNodeTable> ParseInterNodeTable(const std::string& text, const std::string& source);
 
 // One canonical line per row, in the format above: two tables that choose alike row by row

@@ -142,7 +142,7 @@ void PlanVectorCubeMessage(const VectorCubeInboxes& inboxes, uint32_t nodes, uin
 void PlanVectorCubeArrivals(uint32_t nodes, uint32_t node, uint64_t stride, const uint8_t* srb_half,
                             std::vector<uint64_t>* offsets);
 
-// Where each other node's block of an alltoallv round run by `leader` starts in `node`'s SRB
+// Where each other node's block of an alltoallv round run by `internode` starts in `node`'s SRB
 // half at `srb_half` once the round's blocks are published (offsets from the half's start, by
 // source node): past the header of its slot (pairwise), or where the inboxes' tables put it
 // (hypercube).

@@ -3,7 +3,7 @@
 // their receive buffers with plain loads (tests/tools/ialltoall_rank.cc) while the daemons copy
 // in, exchange and copy out; every byte is checked, and each daemon counts exactly the calls,
 // the frames to and from every other node and the bytes. A blocking alltoall between posting
-// and completing finds the posted calls complete (MPI's order); large calls go in staged rounds;
+// and completing finds the nonblocking calls complete (MPI's order); large calls go in staged rounds;
 // a size that differs across nodes fails that call on every rank of every node and the group
 // goes on; a rank that dies, or posts too late, fails every rank's wait instead of hanging it.
 //
@@ -55,7 +55,7 @@ std::vector<uint64_t> SumPerNode(RankJob& job, const std::vector<uint32_t>& plac
 }
 
 // What every node must have counted after a job whose every round was eager: `calls` served
-// (posted calls, line-ups and blocking alltoalls), `rounds` rounds, one data frame to and from
+// (nonblocking calls, line-ups and blocking alltoalls), `rounds` rounds, one data frame to and from
 // every other node per round and no control frame; on the wire exactly `pair_bytes` per pair of
 // ranks on different nodes for the alltoalls (and per pair on the node, locally), plus what the
 // ranks of `vector_job`, if any, sent and received across nodes in their alltoallvs.
@@ -94,7 +94,7 @@ void ExpectMovedUnaided(RankJob& job, uint32_t calls) {
 }
 
 // Rank `dead` of `job` exited (code 3) after the line-up without posting; every other rank's
-// call failed (exit 1) saying that rank disconnected: usually in the posted call, but a rank on
+// call failed (exit 1) saying that rank disconnected: usually in the nonblocking call, but a rank on
 // the dead rank's peer node may still be copying the line-up out when the news arrives, and
 // then that call fails with the same reason.
 void ExpectTheOthersFailOnceDead(RankJob& job, Cluster& cluster, uint32_t dead) {
@@ -187,7 +187,7 @@ TEST(IalltoallAcrossNodes, ThreeUnevenNodesWithABlockingCallBetweenPostingAndCom
               std::string::npos)
         << job.rank(r).Output();
   }
-  // Per batch 4 posted calls, the line-up (1 byte) and the blocking call (777 bytes).
+  // Per batch 4 nonblocking calls, the line-up (1 byte) and the blocking call (777 bytes).
   ExpectEagerCounts(cluster, placement, 2 * 6, 2 * 6, 2 * 5 * 777 + 2 * 1);
 }
 
@@ -206,7 +206,7 @@ TEST(IalltoallAcrossNodes, LargeCallsGoInStagedRounds) {
   for (uint32_t n = 0; n < 2; ++n) {
     SCOPED_TRACE("node " + cluster.name(n));
     const admin::CountersReply c = QueryCounters(cluster.node(n).admin_socket());
-    // The line-up, 2 posted calls and the blocking one; more rounds than calls.
+    // The line-up, 2 nonblocking calls and the blocking one; more rounds than calls.
     EXPECT_EQ(c.collectives_served(), 4u);
     EXPECT_EQ(c.collectives_failed(), 0u);
     EXPECT_GT(c.rounds(), 4u);
@@ -292,12 +292,12 @@ TEST(IalltoallvAcrossNodes, FourNodesMoveOutstandingCallsAsAHypercube) {
   Cluster cluster(dir, 4);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const auto placement = ConsecutivePlacement(4, 2);
-  // Pairs around 300 bytes among 4 nodes: ohiod runs each posted alltoallv as a hypercube
+  // Pairs around 300 bytes among 4 nodes: ohiod runs each nonblocking alltoallv as a hypercube
   // (shm/plan/vector_cube.h) and copies its blocks out from where the inboxes' size tables put them.
   RankJob job = VectorJob(dir, cluster, placement, "cube", {"--batches", "2", "--outstanding", "3", "--bytes", "300"});
   AllPass(job, cluster);
   ExpectMovedUnaided(job, 6);
-  // 6 posted calls and 2 line-ups (alltoalls of 1 byte), each 2 messages a node, not 3.
+  // 6 nonblocking calls and 2 line-ups (alltoalls of 1 byte), each 2 messages a node, not 3.
   ExpectEveryNodeServed(cluster, 8, 8, 2u * 8);
 }
 
@@ -307,14 +307,14 @@ TEST(IalltoallvAcrossNodes, ABlockOverTheHypercubesCapAmongFourNodesSendsTheCall
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const auto placement = ConsecutivePlacement(4, 2);
   // Rank 0 (node 0) sends rank 7 (node 3) 20,000 bytes and more every call: a block over the
-  // 8 KiB the hypercube carries. The first posted call goes as a hypercube of headers only, then
+  // 8 KiB the hypercube carries. The first nonblocking call goes as a hypercube of headers only, then
   // again pairwise, ohiod staging it twice for the ranks; the ones after run pairwise at once.
   RankJob job = VectorJob(dir, cluster, placement, "cube-back",
                           {"--batches", "2", "--outstanding", "3", "--bytes", "300", "--skew-from", "0", "--skew-to",
                            "7", "--skew-bytes", "20000"});
   AllPass(job, cluster);
   ExpectMovedUnaided(job, 6);
-  // The first posted call 2 rounds (2 + 3 messages), the 5 others 1 (3 each), the 2 line-ups
+  // The first nonblocking call 2 rounds (2 + 3 messages), the 5 others 1 (3 each), the 2 line-ups
   // (alltoalls of 1 byte) 1 each (2 each).
   ExpectEveryNodeServed(cluster, 8, 2 + 5 + 2, (2 + 3) + 5 * 3 + 2 * 2);
 }
@@ -347,7 +347,7 @@ TEST(IalltoallvAcrossNodes, ThreeUnevenNodesWithABlockingCallBetweenPostingAndCo
                           {"--batches", "3", "--outstanding", "2", "--bytes", "1500", "--blocking-after-posting"});
   AllPass(job, cluster);
   ExpectMovedUnaided(job, 6);
-  // Per batch 2 posted calls, the line-up (1 byte) and the blocking alltoall (1500 bytes).
+  // Per batch 2 nonblocking calls, the line-up (1 byte) and the blocking alltoall (1500 bytes).
   ExpectEagerCounts(cluster, placement, 3 * 4, 3 * 4, 3 * (1 + 1500), &job);
 }
 
@@ -365,7 +365,7 @@ TEST(IalltoallvAcrossNodes, ASkewedPairMakesEveryCallGoInStreamRounds) {
                            "--skew-bytes", "100000", "--blocking-after-posting"});
   AllPass(job, cluster);
   ExpectMovedUnaided(job, 3);
-  // The line-up, 3 posted calls of 4 rounds, and the blocking alltoall of 2000 bytes.
+  // The line-up, 3 nonblocking calls of 4 rounds, and the blocking alltoall of 2000 bytes.
   ExpectEagerCounts(cluster, placement, 5, 1 + 3 * 4 + 1, 1 + 2000, &job);
 }
 

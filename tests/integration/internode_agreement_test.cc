@@ -1,6 +1,6 @@
 // The inter-node table at group setup, with real daemons: a node whose table differs from the
 // others' refuses the group on every node and every rank is told which nodes run which table,
-// while a group on the same nodes whose ranks force one leader (OHIO_INTERNODE_ALGORITHM) runs, before and
+// while a group on the same nodes whose ranks force one algorithm (OHIO_INTERNODE_ALGORITHM) runs, before and
 // after, untouched.
 #include <gtest/gtest.h>
 
@@ -27,7 +27,7 @@ const admin::GroupSummary* FindGroup(const admin::StatusReply& reply, const std:
 
 TEST(InterNodeAgreement, NodeWithAnotherTableRefusesTheGroupOnEveryRank) {
   TempDir dir;
-  const std::string table = dir.file("n1-leader.table");
+  const std::string table = dir.file("n1-internode.table");
   std::ofstream(table) << "# n1 alone measured direct for everything\n2+ any direct\n";
   Cluster cluster(dir, 2);
   cluster.AddFlags(1, {"--internode-table", table});
@@ -62,7 +62,7 @@ TEST(InterNodeAgreement, NodeWithAnotherTableRefusesTheGroupOnEveryRank) {
       "the nodes of group " + KeyHex("plain") + " choose inter-node algorithms differently, node n0 by the built-in table " +
       "(digest " + InterNodeTableDigest(DefaultInterNodeTable()) + "), node n1 by the table " + table + " (digest " +
       InterNodeTableDigest(ForcedInterNodeTable(InterNodeAlgorithm::kDirect)) +
-      "): every node of a group needs the same internode-table and leader settings (or the job sets OHIO_INTERNODE_ALGORITHM)";
+      "): every node of a group needs the same internode-table and internode-algorithm settings (or the job sets OHIO_INTERNODE_ALGORITHM)";
   const std::vector<int> codes = plain.Wait(kDeadline);
   for (uint32_t r = 0; r < plain.size(); ++r) {
     const std::string out = plain.rank(r).Output();
@@ -89,7 +89,7 @@ TEST(InterNodeAgreement, NodeWithAnotherTableRefusesTheGroupOnEveryRank) {
     EXPECT_EQ(g->state(), "open") << cluster.name(i);
     EXPECT_EQ(g->sequence(), forced_rounds[i]) << cluster.name(i);
   }
-  // And a new group of the same nodes whose job forces the same leader everywhere runs.
+  // And a new group of the same nodes whose job forces the same inter-node algorithm everywhere runs.
   setenv("OHIO_INTERNODE_ALGORITHM", "pairwise", 1);
   RankJob after(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "after",
                 {"--bytes", "1", "65536", "--iterations", "5"});
@@ -115,18 +115,18 @@ TEST(InterNodeAgreement, RanksOfANodeThatDisagreeOnOhioInterNodeAreRefusedAtThei
     argv.insert(argv.end(), more.begin(), more.end());
     return std::make_unique<Process>(argv, dir.file(key + "-rank" + std::to_string(r) + ".out"));
   };
-  // Rank 0 joins first and holds the group; rank 1 asks for another leader.
+  // Rank 0 joins first and holds the group; rank 1 asks for another inter-node algorithm.
   auto first = rank("split", 0, "direct", {"--stall"});
   ASSERT_TRUE(first->WaitForOutput("joined", kDeadline)) << first->Output() << cluster.Logs();
   auto second = rank("split", 1, "", {"--expect", "refused"});
   EXPECT_EQ(second->Wait(kDeadline), 0) << second->Output();
-  EXPECT_TRUE(Contains(second->Output(), "join error code=4 (refused) rank 1 asks for leader auto (the daemons' "
+  EXPECT_TRUE(Contains(second->Output(), "join error code=4 (refused) rank 1 asks for inter-node algorithm auto (the daemons' "
                                          "table) but the ranks that joined before asked for direct (OHIO_INTERNODE_ALGORITHM)"))
       << second->Output();
 
   auto unknown = rank("unknown", 0, "bruck", {"--expect", "invalid argument"});
   EXPECT_EQ(unknown->Wait(kDeadline), 0) << unknown->Output();
-  EXPECT_TRUE(Contains(unknown->Output(), "unknown leader 'bruck' (auto, pairwise, hypercube or direct)"))
+  EXPECT_TRUE(Contains(unknown->Output(), "unknown inter-node algorithm 'bruck' (auto, pairwise, hypercube or direct)"))
       << unknown->Output();
 }
 

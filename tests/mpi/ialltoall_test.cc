@@ -111,8 +111,8 @@ TEST_P(MpiIalltoall, NonblockingServedOnlyFromTheThresholdAskedFor) {
 }
 
 // MPI_Ialltoallv (tests/mpi/ialltoallv_check.c): counts of every pair's own with zeros,
-// displacements out of order, beside Isend/Irecv, in MPI_INT, strided, in place. Offloaded
-// when OHIO_IALLTOALL_MIN_BYTES is set at all (a v call's bytes differ between ranks), kept by
+// displacements out of order, beside Isend/Irecv, in MPI_INT, strided, in place. Moved by
+// ohiod when OHIO_IALLTOALL_MIN_BYTES is set at all (a v call's bytes differ between ranks), kept by
 // the library alike on every rank when it is not.
 constexpr const char* kVectorCheck = "ialltoallv_check";
 constexpr int kVectorCalls = 3 + 2 + 1 + 1 + 2;  // 3 iterations of part 1, then parts 2, 3, 4, 5

@@ -9,8 +9,8 @@
 // unwritten; --skew-bytes gives one pair a count far above the rest (across nodes, a call that
 // goes in stream rounds), and the last line sums the bytes sent to and received from other
 // nodes' ranks, for the daemons' counters. With --blocking-after-posting, a blocking alltoall comes between posting and
-// watching: it may only begin once this rank's posted calls are complete (MPI's order), so right
-// after it every posted call must already hold its bytes. Exits 0 only if everything matched.
+// watching: it may only begin once this rank's nonblocking calls are complete (MPI's order), so right
+// after it every nonblocking call must already hold its bytes. Exits 0 only if everything matched.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <numeric>
@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
                  "invalid argument on one node (the daemon compares the kinds posted), a size mismatch across "
                  "nodes (the ranks arrive at the round with different kinds, as blocking calls would)");
   app.add_flag("--blocking-after-posting", blocking_after_posting,
-               "after posting, a verified blocking alltoall of --bytes; the posted calls must be complete by then");
+               "after posting, a verified blocking alltoall of --bytes; the nonblocking calls must be complete by then");
   app.add_flag("--wait", wait, "complete the calls with ohio_wait at once instead of computing first");
   app.add_option("--expect", expect, "every ohio_ialltoall must fail with this error (ohio_strerror's name)");
   CLI11_PARSE(app, argc, argv);
@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
       for (uint32_t c = 0; c < outstanding; ++c) {
         const Call& call = calls[c];
         if (call.expect_code != OHIO_OK || std::memcmp(call.recv.data(), call.want.data(), call.want.size()) == 0) continue;
-        std::printf("rank %u: posted call %u was not complete when the blocking alltoall after it returned\n", rank,
+        std::printf("rank %u: nonblocking call %u was not complete when the blocking alltoall after it returned\n", rank,
                     batch * outstanding + c);
         return 1;
       }

@@ -151,7 +151,7 @@ TEST(ConfigReload, LiveConfigAppliesReloadableKeysAndHoldsTheRestPending) {
 }
 
 TEST(ConfigReload, AInterNodeTableFileEditedInPlaceWaitsForARestart) {
-  const ScratchFile file("leader.table");
+  const ScratchFile file("internode.table");
   const std::string& table = file.path();
   std::ofstream(table) << "4+ 4KiB hypercube\n";
   auto first = Load({"--internode-table", table});

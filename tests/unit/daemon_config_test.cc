@@ -240,8 +240,9 @@ TEST_F(ConfigTest, BadValuesNameTheOption) {
   EXPECT_THAT(missing.output, HasSubstr("cannot read config file"));
 }
 
-// internode-table names a file read when the settings load (errors name its line), leader forces
-// one algorithm; both travel like every other setting (file, OHIOD_INTERNODE_ALGORITHM, flags).
+// internode-table names a file read when the settings load (errors name its line),
+// internode-algorithm forces one algorithm; both travel like every other setting (file,
+// OHIOD_INTERNODE_ALGORITHM, flags).
 TEST_F(ConfigTest, InterNodeTableFileAndForcedInterNodeAlgorithm) {
   auto defaults = Load({"--config="});
   ASSERT_FALSE(defaults.exit_now) << defaults.output;
@@ -289,7 +290,7 @@ TEST_F(ConfigTest, InterNodeTableFileAndForcedInterNodeAlgorithm) {
   EXPECT_EQ(missing.output, "ohiod: cannot read inter-node table " + table + "\n");
 }
 
-// direct-window bounds what the direct leader keeps in flight: 4 unless set, 1..1024, and a
+// direct-window bounds what the direct algorithm keeps in flight: 4 unless set, 1..1024, and a
 // value out of that range stops ohiod with the option and the value named.
 TEST_F(ConfigTest, DirectWindowIsBetweenOneAnd1024) {
   auto defaults = Load({"--config="});

@@ -22,13 +22,13 @@ InterNodeTable Parse(const std::string& text) {
 }
 
 std::string Error(const std::string& text) {
-  auto t = ParseInterNodeTable(text, "/etc/ohio/leader.table");
+  auto t = ParseInterNodeTable(text, "/etc/ohio/internode.table");
   return t.ok() ? "parsed" : t.status().message();
 }
 
 TEST(InterNodeTableText, ParsesRowsCommentsAndUnits) {
   const InterNodeTable t = Parse(
-      "# nodes  max-block  leader\n"
+      "# nodes  max-block  algorithm\n"
       "\n"
       "4+   1KiB   hypercube   # tiny blocks\n"
       "  2-8 65536 pairwise\n"
@@ -53,24 +53,24 @@ TEST(InterNodeTableText, ParsesRowsCommentsAndUnits) {
 
 TEST(InterNodeTableText, ErrorsNameTheLineAndWhatIsWrong) {
   EXPECT_EQ(Error("4+ 1KiB hypercube\n\n4+ 1KiB bruck\n"),
-            "inter-node table /etc/ohio/leader.table:3: unknown leader 'bruck' (pairwise, hypercube or direct)");
+            "inter-node table /etc/ohio/internode.table:3: unknown inter-node algorithm 'bruck' (pairwise, hypercube or direct)");
   EXPECT_EQ(Error("4+ 1KiB\n"),
-            "inter-node table /etc/ohio/leader.table:1: expected 'nodes max-block leader' (e.g. '4+ 1KiB hypercube'), "
+            "inter-node table /etc/ohio/internode.table:1: expected 'nodes max-block algorithm' (e.g. '4+ 1KiB hypercube'), "
             "got 2 words");
   EXPECT_EQ(Error("# c\n1+ 1KiB direct\n"),
-            "inter-node table /etc/ohio/leader.table:2: expected nodes as N, N-M or N+ (N >= 2), got '1+'");
-  EXPECT_EQ(Error("8-4 1KiB direct\n"), "inter-node table /etc/ohio/leader.table:1: the node range 8-4 is empty");
+            "inter-node table /etc/ohio/internode.table:2: expected nodes as N, N-M or N+ (N >= 2), got '1+'");
+  EXPECT_EQ(Error("8-4 1KiB direct\n"), "inter-node table /etc/ohio/internode.table:1: the node range 8-4 is empty");
   EXPECT_EQ(Error("x 1KiB direct\n"),
-            "inter-node table /etc/ohio/leader.table:1: expected nodes as N, N-M or N+ (N >= 2), got 'x'");
+            "inter-node table /etc/ohio/internode.table:1: expected nodes as N, N-M or N+ (N >= 2), got 'x'");
   EXPECT_EQ(Error("4 1kb direct\n"),
-            "inter-node table /etc/ohio/leader.table:1: expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got "
+            "inter-node table /etc/ohio/internode.table:1: expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got "
             "'1kb'");
   EXPECT_EQ(Error("4 -1 direct\n"),
-            "inter-node table /etc/ohio/leader.table:1: expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got "
+            "inter-node table /etc/ohio/internode.table:1: expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got "
             "'-1'");
   // 2^24 TiB does not fit in 64 bits.
   EXPECT_EQ(Error("4 16777216TiB direct\n"),
-            "inter-node table /etc/ohio/leader.table:1: expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got "
+            "inter-node table /etc/ohio/internode.table:1: expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got "
             "'16777216TiB'");
 }
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "daemon/ops/metrics_text.h"
+#include "admin/metrics_text.h"
 #include "tests/unit/prometheus_text.h"
 
 namespace ohio {

@@ -655,7 +655,7 @@ TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   EXPECT_EQ(flat.output, "ohio-plan: --explain plans the daemons' inter-node algorithm: --algo v1, v2 or v3, not flat\n");
 
   const std::string table = ::testing::TempDir() + "/explain.table";
-  std::ofstream(table) << "# nodes max-block leader\n2-4 4KiB hypercube\n2+ any direct\n";
+  std::ofstream(table) << "# nodes max-block algorithm\n2-4 4KiB hypercube\n2+ any direct\n";
   const BinaryRun file = OhioPlan("--nodes 2 --ppn 4 --bytes 1MiB --explain --internode-table " + table);
   ASSERT_EQ(file.exit_code, 0) << file.output;
   EXPECT_THAT(file.output, HasSubstr("inter-node table: the table " + table + ", digest "));
@@ -664,7 +664,7 @@ TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   std::ofstream(table) << "2-4 4KiB hypercube\n2+ any bruck\n";
   const BinaryRun bad = OhioPlan("--nodes 2 --ppn 4 --bytes 1 --explain --internode-table " + table);
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.output, "ohio-plan: inter-node table " + table + ":2: unknown leader 'bruck' (pairwise, hypercube or direct)\n");
+  EXPECT_EQ(bad.output, "ohio-plan: inter-node table " + table + ":2: unknown inter-node algorithm 'bruck' (pairwise, hypercube or direct)\n");
 }
 
 TEST(OhioPlanBinary, HelpDescribesEveryFlag) {

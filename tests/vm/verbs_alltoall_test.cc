@@ -292,7 +292,7 @@ TEST(VerbsAlltoallShapes, AlltoallvRunsAsAHypercubeFromRegisteredMemory) {
   }
 }
 
-// The direct leader over verbs, forced by the job (OHIO_INTERNODE_ALGORITHM travels in the joins) at 4 nodes x
+// The direct inter-node algorithm over verbs, forced by the job (OHIO_INTERNODE_ALGORITHM travels in the joins) at 4 nodes x
 // 2 with a window of 2: a node's 3 puts of a call never have more than 2 in flight (pairwise has
 // all 3), eager (4 KiB) and announced (256 KiB) rounds, every byte checked by the ranks, 3 RDMA
 // writes per node per call.

@@ -1,4 +1,4 @@
-#include "daemon/ops/metrics_text.h"
+#include "admin/metrics_text.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

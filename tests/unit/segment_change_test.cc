@@ -1,4 +1,4 @@
-#include "shm/event_word.h"
+#include "shm/segment_change.h"
 
 #include <gtest/gtest.h>
 

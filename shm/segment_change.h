@@ -45,10 +45,10 @@ template <typename Ready, typename Stop, typename AfterSleep>
 WaitOutcome WaitForChange(SegmentHeader* header, const WaitPolicy& policy, Ready ready, Stop stop,
                           AfterSleep after_sleep);
 
-namespace event_word_internal {
+namespace segment_change_internal {
 void Sleep(SegmentHeader* header, uint32_t seen, std::chrono::nanoseconds timeout);
 void Yield();
-}  // namespace event_word_internal
+}  // namespace segment_change_internal
 
 template <typename Ready, typename Stop, typename AfterSleep>
 WaitOutcome WaitForChange(SegmentHeader* header, const WaitPolicy& policy, Ready ready, Stop stop,
@@ -63,7 +63,7 @@ WaitOutcome WaitForChange(SegmentHeader* header, const WaitPolicy& policy, Ready
       CpuRelax();
     }
     if (stop()) return ready() ? WaitOutcome::kReady : WaitOutcome::kStopped;
-    event_word_internal::Yield();
+    segment_change_internal::Yield();
   }
   for (;;) {
     const uint32_t seen = header->event_count.load(std::memory_order_seq_cst);
@@ -72,7 +72,7 @@ WaitOutcome WaitForChange(SegmentHeader* header, const WaitPolicy& policy, Ready
     const auto now = Clock::now();
     if (now >= policy.deadline) return WaitOutcome::kTimedOut;
     const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(policy.deadline - now);
-    event_word_internal::Sleep(header, seen, left < policy.slice ? left : std::chrono::nanoseconds(policy.slice));
+    segment_change_internal::Sleep(header, seen, left < policy.slice ? left : std::chrono::nanoseconds(policy.slice));
     if (!ready() && after_sleep()) return ready() ? WaitOutcome::kReady : WaitOutcome::kStopped;
   }
 }

@@ -1,4 +1,4 @@
-#include "shm/event_word.h"
+#include "shm/segment_change.h"
 
 #include <sched.h>
 
@@ -13,7 +13,7 @@ bool SignalChange(SegmentHeader* header) {
   return true;
 }
 
-namespace event_word_internal {
+namespace segment_change_internal {
 
 void Yield() { sched_yield(); }
 
@@ -25,5 +25,5 @@ void Sleep(SegmentHeader* header, uint32_t seen, std::chrono::nanoseconds timeou
   header->sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
-}  // namespace event_word_internal
+}  // namespace segment_change_internal
 }  // namespace ohio

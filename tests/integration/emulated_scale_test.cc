@@ -138,28 +138,6 @@ std::unique_ptr<RankJob> RunJobAndCompareWithPlan(TempDir& dir, Cluster& cluster
   return job;
 }
 
-// Every rank having said "stalling" means every block landed, not that the daemons are done with
-// the last round: its tail (a rank's done, an announced round's credits, a put's completion) may
-// still be under way on a loaded box. Waits until no engine was woken by data, and none slept
-// more than once (the sample's own request), across 300 ms, or 10 s at most: an engine that
-// never rests is what the idle window after this then shows.
-void WaitUntilEnginesRest(Cluster& cluster, uint32_t nodes) {
-  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
-  std::vector<admin::CountersReply> before;
-  for (uint32_t n = 0; n < nodes; ++n) before.push_back(QueryCounters(cluster.node(n).admin_socket()));
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    bool rested = true;
-    for (uint32_t n = 0; n < nodes; ++n) {
-      const admin::CountersReply now = QueryCounters(cluster.node(n).admin_socket());
-      rested &= now.engine_wakeups() == before[n].engine_wakeups() &&
-                now.engine_sleeps() - before[n].engine_sleeps() <= 1;
-      before[n] = now;
-    }
-    if (rested) return;
-  }
-}
-
 // Ends a job whose ranks stall with the group open.
 void EndJob(RankJob& job) {
   for (uint32_t r = 0; r < job.size(); ++r) job.rank(r).Signal(SIGKILL);
@@ -183,7 +161,6 @@ void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn, const std::vector<
   // Idle with the group open: the ranks wait in --stall-after, no round is under way. One sample, a
   // pause, another: between them only the first sample's own ping may have ended in a sleep (and
   // the second's, if the engine went back to sleep before it was read).
-  WaitUntilEnginesRest(cluster, nodes);
   std::vector<admin::CountersReply> idle_from;
   std::vector<uint64_t> ticks_from;
   for (uint32_t n = 0; n < nodes; ++n) {

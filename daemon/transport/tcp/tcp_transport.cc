@@ -322,6 +322,12 @@ void TcpTransport::HelloSeen(Conn* c) {
   --unauthenticated_;
   auto it = unauthenticated_by_source_.find(c->source);
   if (it != unauthenticated_by_source_.end() && --it->second == 0) unauthenticated_by_source_.erase(it);
+  ArmTimer();  // its deadline no longer wakes the engine
+}
+
+bool TcpTransport::AwaitsHello(const HelloDeadline& d) const {
+  auto it = conns_.find(d.fd);
+  return it != conns_.end() && it->second->serial == d.serial && it->second->awaiting_hello;
 }
 
 void TcpTransport::OutOfDescriptors(int err) {
@@ -336,6 +342,9 @@ void TcpTransport::OutOfDescriptors(int err) {
 }
 
 void TcpTransport::ArmTimer() {
+  // Deadlines of connections that have said hello (or closed) since are not waited for: an idle
+  // daemon's engine would otherwise wake hello-timeout-ms after each connection it accepted.
+  while (!hello_deadlines_.empty() && !AwaitsHello(hello_deadlines_.front())) hello_deadlines_.pop_front();
   std::optional<Clock::time_point> due;
   auto consider = [&](Clock::time_point t) {
     if (!due || t < *due) due = t;
@@ -364,7 +373,7 @@ void TcpTransport::OnTimer() {
     const HelloDeadline d = hello_deadlines_.front();
     hello_deadlines_.pop_front();
     auto it = conns_.find(d.fd);
-    if (it == conns_.end() || it->second->serial != d.serial || !it->second->awaiting_hello) continue;
+    if (!AwaitsHello(d)) continue;
     uint64_t suppressed = 0;
     if (hello_log_.Allow(&suppressed, now)) {
       spdlog::warn("data port: closed the connection from {}: no hello within hello-timeout-ms = {}{}",

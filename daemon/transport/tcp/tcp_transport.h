@@ -219,6 +219,8 @@ class TcpTransport : public Transport {
     int fd;
     uint64_t serial;
   };
+  // The connection of deadline `d` is still open and has not said hello yet.
+  bool AwaitsHello(const HelloDeadline& d) const;
   std::deque<HelloDeadline> hello_deadlines_;
   uint64_t next_serial_ = 1;
   DescriptorReserve reserve_;

@@ -147,6 +147,19 @@ int ohio_alltoall_skip(ohio_group* group) {
   return Fail(group->handle->Skip());
 }
 
+int ohio_group_selection(ohio_group* group, const char** table, const char** transport) {
+  if (group == nullptr || table == nullptr || transport == nullptr) {
+    return Fail(ohio::Code::kInvalidArgument, "ohio_group_selection: group, table or transport is NULL");
+  }
+  const std::string* t = nullptr;
+  const std::string* tr = nullptr;
+  ohio::Status s = group->handle->Selection(&t, &tr);
+  if (!s.ok()) return Fail(s);
+  *table = t->c_str();
+  *transport = tr->c_str();
+  return OHIO_OK;
+}
+
 int ohio_group_check(ohio_group* group) {
   if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_group_check: group is NULL");
   ohio::Status s = group->handle->Check();

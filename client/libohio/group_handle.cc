@@ -61,6 +61,8 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
   auto algo = ParseAlgorithm(joined->reply.algorithm());
   if (!algo) return Status(Code::kProtocol, "ohiod chose an unknown algorithm '" + joined->reply.algorithm() + "'");
   g->algorithm_ = *algo;
+  g->selection_table_ = joined->reply.selection_table();
+  g->transport_ = joined->reply.transport();
   g->waiter_ = MakeWaiter(g->segment_.header(), *connection, joined->reply.node_cpus());
   return g;
 }
@@ -124,6 +126,14 @@ Status GroupHandle::Check() const {
   if (!waiter_.DaemonSeenLately() && waiter_.DaemonGone()) {
     return Status(Code::kDaemonLost, "the connection to ohiod closed");
   }
+  return Status::Ok();
+}
+
+Status GroupHandle::Selection(const std::string** table, const std::string** transport) {
+  if (!broken_.ok()) return broken_;
+  if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  *table = &selection_table_;
+  *transport = &transport_;
   return Status::Ok();
 }
 

@@ -53,6 +53,11 @@ class GroupHandle {
   Status Skip();
   // The group's standing: ok, or why no call can succeed any more (nothing is waited for).
   Status Check() const;
+  // The selection table (shm/plan/selection_table_text.h) and transport ohiod handed over at
+  // join, once every node's daemon has met the others: the daemons compare the table's digest
+  // then, so what is returned is the table of every node of the group. A group whose nodes
+  // disagree fails here, naming both.
+  Status Selection(const std::string** table, const std::string** transport);
   Status Leave();
 
  private:
@@ -79,6 +84,8 @@ class GroupHandle {
   uint32_t node_ = 0;
   uint32_t local_ = 0;
   Algorithm algorithm_ = Algorithm::kV3;
+  std::string selection_table_;
+  std::string transport_;
   Segment segment_;
   int doorbell_fd_ = -1;
   uint32_t next_round_ = 1;

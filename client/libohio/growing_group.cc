@@ -136,6 +136,10 @@ void GrowingGroup::AfterCall(const Status& result, uint64_t agreed_bytes_per_ran
 
 Status GrowingGroup::Check() const { return broken_.ok() ? current_->Check() : broken_; }
 
+Status GrowingGroup::Selection(const std::string** table, const std::string** transport) {
+  return broken_.ok() ? current_->Selection(table, transport) : broken_;
+}
+
 Status GrowingGroup::Leave() {
   if (outgrown_) outgrown_->Leave();
   return current_->Leave();

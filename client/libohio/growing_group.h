@@ -39,6 +39,10 @@ class GrowingGroup {
   Status Test(uint64_t request, bool* done, std::chrono::microseconds within);
   Status Wait(uint64_t request);
   Status Check() const;
+  // The current generation's selection table and transport (GroupHandle::Selection): a growth
+  // joins again, and a table ohiod reloaded meanwhile comes with the new generation, alike for
+  // every rank.
+  Status Selection(const std::string** table, const std::string** transport);
   // Leaves the group (and an outgrown one still held).
   Status Leave();
 

@@ -128,6 +128,13 @@ int ohio_wait(ohio_group* group, ohio_request request);
  * a call (an MPI datatype libohio does not serve, say) uses this so that all ranks can do the
  * call some other way together instead of waiting for each other. */
 int ohio_alltoall_skip(ohio_group* group);
+/* Which calls the group serves: *table is the selection table's text (one row a line:
+ * "function nodes ppn transport bytes path", the first matching row wins, a call no row matches
+ * goes to the MPI library), *transport the daemons' transport among nodes ("tcp" or "verbs").
+ * Waits, the first time, until every node's daemon has met the others (at most the group's
+ * timeout): they compare their tables then, and a group whose nodes hold different tables fails
+ * with OHIO_ERR_GROUP_FAILED naming both. The strings live as long as the group. */
+int ohio_group_selection(ohio_group* group, const char** table, const char** transport);
 /* OHIO_OK while the group can still serve calls, else the error that closed it; never waits. */
 int ohio_group_check(ohio_group* group);
 /* Leaves the group and frees it, whatever state it is in. Waits for ohiod's answer at most the

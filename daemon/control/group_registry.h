@@ -75,6 +75,9 @@ class GroupRegistry {
         timeout_ms_(config.timeout_ms),
         numa_(std::move(numa)) {}
 
+  // The daemons' transport among nodes ("tcp", "verbs"), as the selection table names it.
+  const char* transport_name() const { return transport_->name(); }
+
   // The error's code maps to a control Error code; its message goes to the client verbatim.
   Result<Membership> Join(const control::JoinGroup& join, const PeerCredentials& who,
                           control::Error::Code* refusal);

@@ -1,87 +1,28 @@
 #include "shm/plan/internode_table_text.h"
 
-#include <cstdio>
 #include <sstream>
 #include <vector>
+
+#include "shm/plan/table_words.h"
 
 namespace ohio {
 namespace {
 
-constexpr uint64_t kAnyBlock = UINT64_MAX;
-
-struct Unit {
-  const char* suffix;
-  int shift;
-};
-// Largest first: FormatBytes picks the largest unit that divides exactly.
-constexpr Unit kUnits[] = {{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}};
-
-// Digits only, no sign, no overflow.
-std::optional<uint64_t> ParseCount(const std::string& s) {
-  if (s.empty() || s.size() > 19) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return v;
-}
-
-std::optional<uint64_t> ParseBytes(const std::string& s) {
-  if (s == "any") return kAnyBlock;
-  size_t digits = 0;
-  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
-  auto n = ParseCount(s.substr(0, digits));
-  if (!n) return std::nullopt;
-  const std::string suffix = s.substr(digits);
-  if (suffix.empty()) return n;
-  for (const Unit& u : kUnits) {
-    if (suffix != u.suffix) continue;
-    if (*n > (kAnyBlock - 1) >> u.shift) return std::nullopt;
-    return *n << u.shift;
-  }
-  return std::nullopt;
-}
-
-std::string FormatBytes(uint64_t bytes) {
-  if (bytes == kAnyBlock) return "any";
-  for (const Unit& u : kUnits) {
-    if (u.shift > 0 && bytes != 0 && bytes % (uint64_t{1} << u.shift) == 0) {
-      return std::to_string(bytes >> u.shift) + u.suffix;
-    }
-  }
-  return std::to_string(bytes);
-}
-
-// "N", "N-M" or "N+" into the rule's node range; "" when it parses, else why not.
+// "N", "N-M", "N+" or "any" (N >= 2) into the rule's node range; "" when it parses, else why not.
 std::string ParseNodes(const std::string& s, InterNodeRule* rule) {
-  const std::string form = "expected nodes as N, N-M or N+ (N >= 2), got '" + s + "'";
-  std::string lo = s, hi;
-  bool open = false;
-  if (!s.empty() && s.back() == '+') {
-    lo = s.substr(0, s.size() - 1);
-    open = true;
-  } else if (auto dash = s.find('-'); dash != std::string::npos) {
-    lo = s.substr(0, dash);
-    hi = s.substr(dash + 1);
+  TableRange range;
+  if (std::string why = ParseTableRange(s, "nodes", 2, /*bytes=*/false, &range); !why.empty()) return why;
+  if (range.min > UINT32_MAX || (range.max != UINT64_MAX && range.max > UINT32_MAX)) {
+    return "nodes " + s + " is more nodes than a group can have";
   }
-  auto min = ParseCount(lo);
-  if (!min || *min < 2 || *min > UINT32_MAX) return form;
-  rule->min_nodes = static_cast<uint32_t>(*min);
-  rule->max_nodes = open ? UINT32_MAX : rule->min_nodes;
-  if (!hi.empty()) {
-    auto max = ParseCount(hi);
-    if (!max || *max > UINT32_MAX) return form;
-    if (*max < *min) return "the node range " + s + " is empty";
-    rule->max_nodes = static_cast<uint32_t>(*max);
-  }
+  rule->min_nodes = static_cast<uint32_t>(range.min);
+  rule->max_nodes = range.max == UINT64_MAX ? UINT32_MAX : static_cast<uint32_t>(range.max);
   return "";
 }
 
 std::string FormatNodes(const InterNodeRule& r) {
   if (r.max_nodes == UINT32_MAX) return std::to_string(r.min_nodes) + "+";
-  if (r.max_nodes == r.min_nodes) return std::to_string(r.min_nodes);
-  return std::to_string(r.min_nodes) + "-" + std::to_string(r.max_nodes);
+  return FormatTableRange(TableRange{r.min_nodes, r.max_nodes}, /*bytes=*/false, 2);
 }
 
 }  // namespace
@@ -114,7 +55,7 @@ Result<InterNodeTable> ParseInterNodeTable(const std::string& text, const std::s
     }
     InterNodeRule rule;
     if (std::string why = ParseNodes(w[0], &rule); !why.empty()) return bad(why);
-    auto block = ParseBytes(w[1]);
+    auto block = ParseTableBytes(w[1]);
     if (!block) return bad("expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got '" + w[1] + "'");
     rule.max_block_bytes = *block;
     auto internode = ParseInterNodeAlgorithmName(w[2]);
@@ -126,7 +67,7 @@ Result<InterNodeTable> ParseInterNodeTable(const std::string& text, const std::s
 }
 
 std::string FormatInterNodeRule(const InterNodeRule& r) {
-  return FormatNodes(r) + " " + FormatBytes(r.max_block_bytes) + " " + InterNodeAlgorithmName(r.internode);
+  return FormatNodes(r) + " " + FormatTableBytes(r.max_block_bytes) + " " + InterNodeAlgorithmName(r.internode);
 }
 
 std::string FormatInterNodeTable(const InterNodeTable& table) {
@@ -135,18 +76,8 @@ std::string FormatInterNodeTable(const InterNodeTable& table) {
   return out;
 }
 
-std::string InterNodeTableDigest(const InterNodeTable& table) {
-  // FNV-1a: stable across builds and hosts, which is all a comparison between nodes needs.
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : FormatInterNodeTable(table)) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
+std::string InterNodeTableDigest(const InterNodeTable& table) { return TableDigest(FormatInterNodeTable(table)); }
 
-InterNodeTable ForcedInterNodeTable(InterNodeAlgorithm internode) { return InterNodeTable{{InterNodeRule{2, kAnyBlock, internode}}}; }
+InterNodeTable ForcedInterNodeTable(InterNodeAlgorithm internode) { return InterNodeTable{{InterNodeRule{2, kAnyBytes, internode}}}; }
 
 }  // namespace ohio

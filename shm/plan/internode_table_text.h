@@ -6,7 +6,7 @@
 //   2-8      64KiB      pairwise
 //   2+       any        direct
 //
-// nodes: "N" (exactly N), "N-M" (N to M) or "N+" (N or more), N >= 2; max-block: the largest
+// nodes: "N" (exactly N), "N-M" (N to M), "N+" (N or more) or "any", N >= 2; max-block: the largest
 // node-to-node block (M x max ppn x max ppn, shm/plan/internode_choice.h) in bytes, with an optional
 // B, KiB, MiB, GiB or TiB suffix, or "any"; algorithm: pairwise, hypercube or direct. The first
 // row matching a call wins; none matching means pairwise.

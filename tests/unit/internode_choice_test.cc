@@ -58,10 +58,10 @@ TEST(InterNodeTableText, ErrorsNameTheLineAndWhatIsWrong) {
             "inter-node table /etc/ohio/internode.table:1: expected 'nodes max-block algorithm' (e.g. '4+ 1KiB hypercube'), "
             "got 2 words");
   EXPECT_EQ(Error("# c\n1+ 1KiB direct\n"),
-            "inter-node table /etc/ohio/internode.table:2: expected nodes as N, N-M or N+ (N >= 2), got '1+'");
-  EXPECT_EQ(Error("8-4 1KiB direct\n"), "inter-node table /etc/ohio/internode.table:1: the node range 8-4 is empty");
+            "inter-node table /etc/ohio/internode.table:2: expected nodes as N, N-M, N+ or any (N >= 2), got '1+'");
+  EXPECT_EQ(Error("8-4 1KiB direct\n"), "inter-node table /etc/ohio/internode.table:1: the nodes range 8-4 is empty");
   EXPECT_EQ(Error("x 1KiB direct\n"),
-            "inter-node table /etc/ohio/internode.table:1: expected nodes as N, N-M or N+ (N >= 2), got 'x'");
+            "inter-node table /etc/ohio/internode.table:1: expected nodes as N, N-M, N+ or any (N >= 2), got 'x'");
   EXPECT_EQ(Error("4 1kb direct\n"),
             "inter-node table /etc/ohio/internode.table:1: expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got "
             "'1kb'");

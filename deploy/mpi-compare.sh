@@ -40,6 +40,7 @@ cd "$(dirname "$0")/.."
 NETNS_PROG=mpi-compare.sh
 . deploy/lib/netns-cluster.sh
 . deploy/lib/bench-results.sh
+. deploy/lib/bazel-build.sh
 ARGS="$*"
 
 NODES=
@@ -142,15 +143,7 @@ fi
 bash deploy/install-deps.sh
 TARGETS=(//daemon:ohiod //client:ohioctl //client:libohio_mpi_openmpi.so //client:libohio_mpi_mpich.so //tests/bench:all
          //client/openmpi_coll:mca_coll_ohio.so)
-# Others may be editing the tree: a failed build is retried a few times before giving up.
-for attempt in 1 2 3 4; do
-  if bazel build --curses=no "${TARGETS[@]}"; then break; fi
-  if [ $attempt = 4 ]; then echo "mpi-compare.sh: the build failed 4 times" >&2; exit 1; fi
-  echo "mpi-compare.sh: build failed; retrying in 30 s ($attempt/3)" >&2
-  sleep 30
-done
-# Not the bazel-bin symlink: a concurrent build with another configuration repoints it.
-BAZEL_BIN=$(bazel info --curses=no bazel-bin 2>/dev/null)
+bazel_build_retrying mpi-compare.sh "${TARGETS[@]}"
 
 # One run at a time of this script and deploy/local-cluster.sh (same namespaces).
 netns_lock 120

@@ -170,9 +170,9 @@ WORK=$(cd "$WORK" && pwd)
 MPI_PID=
 cleanup() {
   local rc=$?
-  set +e
   trap - EXIT INT TERM
-  [ -n "$MPI_PID" ] && stop_pid "$MPI_PID"
+  set +e
+  if [ -n "$MPI_PID" ]; then stop_pid "$MPI_PID"; fi
   rm -f "$OUT.tmp.$$" "$OUT.csv.tmp.$$"
   if [ "$MADE_WORK" = 1 ]; then
     if [ -z "${MEASURE_SELECTION_KEEP:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK (MEASURE_SELECTION_KEEP)"; fi

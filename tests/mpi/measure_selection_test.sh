@@ -8,36 +8,12 @@
 # ohiod reported, and the CSV of every latency beside it; ohio must really have served the
 # calls. Then a measurement that fails must leave an existing table as it was.
 set -euo pipefail
-R="$TEST_SRCDIR/$TEST_WORKSPACE"
 NETNS_PROG=measure_selection_test
-# shellcheck source=deploy/lib/netns-cluster.sh
-. "$R/deploy/lib/netns-cluster.sh"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# munged checks every directory above its socket: /tmp, not the test runner's scratch tree.
-DIR=$(mktemp -d /tmp/ohio-measure-selection.XXXXXX)
-DAEMON_PIDS=()
-cleanup() {
-  for p in "${DAEMON_PIDS[@]}"; do stop_pid "$p"; done
-  [ -n "${MUNGED_PID:-}" ] && stop_pid "$MUNGED_PID"
-  teardown_network || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
-
-# local-cluster.sh, mpi-compare.sh and the other namespace tests use the same names.
-netns_lock 300
-cp "$R/deploy/lib/netns-ssh.sh" "$R/daemon/ohiod" "$DIR/"
+# shellcheck source=tests/mpi/netns_two_nodes.sh
+. "$TEST_SRCDIR/$TEST_WORKSPACE/tests/mpi/netns_two_nodes.sh"
 mkdir "$DIR/bin" "$DIR/out"
 cp "$R/tests/bench/mpi_alltoall_bench_openmpi" "$R/tests/bench/mpi_ialltoall_bench_openmpi" \
    "$R/client/libohio_mpi_openmpi.so" "$R/client/ohioctl" "$DIR/bin/"
-setup_network 2
-start_munged "$DIR"
-for i in 0 1; do
-  start_ohiod $i "$DIR" "$(node_ip $i)" 7470 7471 "$(ns_name $i)" --peer "node0=$(node_ip 0):7470" \
-    --peer "node1=$(node_ip 1):7470"
-done
-for i in 0 1; do wait_ohiod_up $i "$DIR" "${DAEMON_PIDS[$i]}"; done
 # The admin's hostfile: slots differ from --ppn, a comment, a host named twice.
 printf '# the two namespaces\n%s slots=8\n%s\n%s slots=1\n' "$(node_ip 0)" "$(node_ip 1)" "$(node_ip 0)" > "$DIR/hosts"
 

@@ -35,7 +35,20 @@ def rows(table):
 FALLBACK = ["alltoall", "any", "any", "any", "512-4KiB", "ohio"]
 
 
+def ohio_row(sizes, function="alltoall"):
+    """A row giving ohio these sizes for the shape the tests measure: 2 nodes x 2, tcp."""
+    return [function, "2", "2", "tcp", sizes, "ohio"]
+
+
+def library_row(function):
+    """The row closing the measured shape's other sizes to the fallback."""
+    return [function, "2", "2", "tcp", "any", "mpi"]
+
+
 class SelectionTableTest(unittest.TestCase):
+    def assert_rows_then_fallback(self, table, *expected):
+        self.assertEqual(rows(table), list(expected) + [FALLBACK])
+
     def table(self, csv_text, *args):
         done = run(csv_text, *args)
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -50,11 +63,7 @@ class SelectionTableTest(unittest.TestCase):
             ("alltoall", 512, [7], [10]),
             ("alltoall", 1024, [11], [10]),
         ]))
-        self.assertEqual(rows(out), [
-            ["alltoall", "2", "2", "tcp", "128-512", "ohio"],
-            ["alltoall", "2", "2", "tcp", "any", "mpi"],
-            FALLBACK,
-        ])
+        self.assert_rows_then_fallback(out, ohio_row("128-512"), library_row("alltoall"))
         # The preamble the parser documents, and why each size went where it went.
         self.assertTrue(out.startswith("# ohio selection table: which calls ohio serves"))
         self.assertIn("# function   nodes  ppn  transport  bytes        path\n", out)
@@ -68,12 +77,12 @@ class SelectionTableTest(unittest.TestCase):
             ("alltoall", 4096, ["19"], ["20"]),        # 0.95 exactly again
         ]))
         self.assertEqual(rows(out)[:2], [
-            ["alltoall", "2", "2", "tcp", "1KiB", "ohio"],
-            ["alltoall", "2", "2", "tcp", "4KiB", "ohio"],
+            ohio_row("1KiB"),
+            ohio_row("4KiB"),
         ])
         # --win-ratio moves the threshold.
         out = self.table(csv_of([("alltoall", 1024, ["9.5"], ["10"])]), "--win-ratio", "0.9")
-        self.assertEqual(rows(out)[0], ["alltoall", "2", "2", "tcp", "any", "mpi"])
+        self.assertEqual(rows(out)[0], library_row("alltoall"))
 
     def test_medians_over_runs_ignore_one_noisy_run(self):
         out = self.table(csv_of([
@@ -84,7 +93,7 @@ class SelectionTableTest(unittest.TestCase):
             # even run counts: median = mean of the middle two, (9 + 10) / 2 = 9.5 against 10.
             ("alltoall", 256, [8, 9, 10, 40], [10, 10, 10, 10]),
         ]))
-        self.assertEqual(rows(out)[0], ["alltoall", "2", "2", "tcp", "64-256", "ohio"])
+        self.assertEqual(rows(out)[0], ohio_row("64-256"))
         self.assertRegex(out, r"alltoall +64  runs 3/3  ohio +8.00  mpi +10.00")
         self.assertRegex(out, r"alltoall +256  runs 4/4  ohio +9.50  mpi +10.00  ratio +0.950  ohio")
 
@@ -94,11 +103,7 @@ class SelectionTableTest(unittest.TestCase):
             ("alltoall", 128, [20], [10]),
             ("ialltoall", 4096, [30], [10]),
         ]))
-        self.assertEqual(rows(out), [
-            ["alltoall", "2", "2", "tcp", "any", "mpi"],
-            ["ialltoall", "2", "2", "tcp", "any", "mpi"],
-            FALLBACK,
-        ])
+        self.assert_rows_then_fallback(out, library_row("alltoall"), library_row("ialltoall"))
         self.assertRegex(out, r"alltoall +64  runs 1/1  ohio +10.00  mpi +10.00  ratio +1.000  mpi")
 
     def test_a_range_never_spans_sizes_nobody_measured(self):
@@ -107,8 +112,8 @@ class SelectionTableTest(unittest.TestCase):
             ("alltoall", 65536, [1], [10]),
         ]))
         self.assertEqual(rows(out)[:2], [
-            ["alltoall", "2", "2", "tcp", "64", "ohio"],
-            ["alltoall", "2", "2", "tcp", "64KiB", "ohio"],
+            ohio_row("64"),
+            ohio_row("64KiB"),
         ])
 
     def test_functions_keep_their_own_rows_and_sizes_in_units(self):
@@ -119,25 +124,20 @@ class SelectionTableTest(unittest.TestCase):
             ("alltoall", 1 << 20, [1], [10]),
             ("alltoall", 1 << 21, [1], [10]),
         ]), "--comment", "command: deploy/measure-selection.sh --runs 1", "--comment", "")
-        self.assertEqual(rows(out), [
-            ["ialltoall", "2", "2", "tcp", "4KiB-8KiB", "ohio"],
-            ["alltoall", "2", "2", "tcp", "512", "ohio"],
-            ["alltoall", "2", "2", "tcp", "1MiB-2MiB", "ohio"],
-            ["ialltoall", "2", "2", "tcp", "any", "mpi"],
-            ["alltoall", "2", "2", "tcp", "any", "mpi"],
-            FALLBACK,
-        ])
+        self.assert_rows_then_fallback(out, ohio_row("4KiB-8KiB", "ialltoall"), ohio_row("512"), ohio_row("1MiB-2MiB"),
+                                       library_row("ialltoall"), library_row("alltoall"))
         self.assertIn("\n# command: deploy/measure-selection.sh --runs 1\n#\n", out)
 
     def test_a_size_measured_one_way_only_is_the_librarys(self):
         out = self.table(HEADER + "alltoall,64,ohio,0,1\nalltoall,128,ohio,0,1\nalltoall,128,mpi,0,10\n")
-        self.assertEqual(rows(out)[0], ["alltoall", "2", "2", "tcp", "128", "ohio"])
+        self.assertEqual(rows(out)[0], ohio_row("128"))
         self.assertRegex(out, r"alltoall +64  runs 1/0  ohio +1.00  mpi +-  ratio +-  mpi \(not measured both ways\)")
 
     def test_bad_input_gets_a_message_naming_the_line_and_no_table(self):
         cases = [
             ("bytes,function\n", "line 1: the header must be function,bytes,variant,run,latency_us"),
-            (HEADER + "alltoall,64,ohio,0,1\nalltoall,64,openmpi,0,1\n", "line 3: variant 'openmpi' is neither ohio nor mpi"),
+            (HEADER + "alltoall,64,ohio,0,1\nalltoall,64,openmpi,0,1\n",
+             "line 3: variant 'openmpi' is neither ohio nor mpi"),
             (HEADER + "alltoallx,64,ohio,0,1\n", "line 2: function 'alltoallx' is none of"),
             (HEADER + "alltoall,0,ohio,0,1\n", "line 2: bytes '0' is not a positive integer"),
             (HEADER + "alltoall,64,ohio,0,fast\n", "line 2: latency_us 'fast' is not a number"),

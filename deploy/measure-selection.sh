@@ -2,9 +2,10 @@
 # Measures, on the cluster's own nodes, where ohio beats the MPI library, and writes the selection
 # table ohiod reads (selection-table = PATH in ohiod.conf): per MPI function and message size,
 # the osu-style programs tests/bench/mpi_alltoall_bench.c and mpi_ialltoall_bench.c are run by
-# Open MPI alone ("mpi") and by Open MPI with libohio_mpi_openmpi.so preloaded ("ohio", with
-# OHIO_SELECTION=always and OHIO_IALLTOALL_MIN_BYTES=0, so that ohio serves every call whatever
-# the table in force), the two alternating, their order swapped every run. A size is ohio's where
+# Open MPI alone ("mpi"; OHIO_DISABLE=1, should ohio's component be in Open MPI's own directory)
+# and by Open MPI with libohio_mpi_openmpi.so preloaded ("ohio", with OHIO_SELECTION=always and
+# OHIO_IALLTOALL_MIN_BYTES=0, so that ohio serves every call whatever the table in force), the
+# two alternating, their order swapped every run. A size is ohio's where
 # median latency with ohio / median without <= --win-ratio; ohio's sizes become rows for exactly
 # the shape measured (nodes, ranks per node, transport), every other size of that shape goes to
 # the library, and shapes not measured get the fallback row (deploy/lib/selection_table.py).

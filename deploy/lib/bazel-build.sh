@@ -15,5 +15,6 @@ bazel_build_retrying() {
     echo "$prog: build failed; retrying in 30 s ($attempt/3)" >&2
     sleep 30
   done
+  # shellcheck disable=SC2034  # for the script that sourced this
   BAZEL_BIN=$(bazel info --curses=no bazel-bin 2>/dev/null)
 }

@@ -40,6 +40,7 @@ cd "$(dirname "$0")/.."
 NETNS_PROG=mpi-compare.sh
 . deploy/lib/netns-cluster.sh
 . deploy/lib/bench-results.sh
+. deploy/lib/bazel-build.sh
 ARGS="$*"
 
 NODES=
@@ -142,15 +143,7 @@ fi
 bash deploy/install-deps.sh
 TARGETS=(//daemon:ohiod //client:ohioctl //client:libohio_mpi_openmpi.so //client:libohio_mpi_mpich.so //tests/bench:all
          //client/openmpi_coll:mca_coll_ohio.so)
-# Others may be editing the tree: a failed build is retried a few times before giving up.
-for attempt in 1 2 3 4; do
-  if bazel build --curses=no "${TARGETS[@]}"; then break; fi
-  if [ $attempt = 4 ]; then echo "mpi-compare.sh: the build failed 4 times" >&2; exit 1; fi
-  echo "mpi-compare.sh: build failed; retrying in 30 s ($attempt/3)" >&2
-  sleep 30
-done
-# Not the bazel-bin symlink: a concurrent build with another configuration repoints it.
-BAZEL_BIN=$(bazel info --curses=no bazel-bin 2>/dev/null)
+bazel_build_retrying mpi-compare.sh "${TARGETS[@]}"
 
 # One run at a time of this script and deploy/local-cluster.sh (same namespaces).
 netns_lock 120
@@ -181,9 +174,7 @@ cleanup() {
   set +e
   trap - EXIT INT TERM
   [ -n "$MPI_PID" ] && stop_pid "$MPI_PID"
-  for pid in "${DAEMON_PIDS[@]}"; do stop_pid "$pid"; done
-  [ -n "$MUNGED_PID" ] && stop_pid "$MUNGED_PID"
-  teardown_network || rc=1
+  stop_netns_cluster || rc=1
   if ! network_gone; then
     echo "mpi-compare.sh: cleanup left something behind" >&2
     rc=1
@@ -228,18 +219,11 @@ mkdir -p "$OUT/runs"
 OUT=$(cd "$OUT" && pwd)
 rm -f "$OUT"/runs/*.csv "$OUT/$COLLECTIVE.csv" "$OUT/$COLLECTIVE.png"
 
-setup_network "$NODES"
-PEERS=()
-for ((i = 0; i < NODES; i++)); do PEERS+=(--peer "node$i=$(node_ip $i):7470"); done
 if [ "$SINGLE" = 1 ]; then TOPO="single host, $PPN ranks"; else TOPO="$NODES nodes x $PPN ranks"; fi
 if [ "$MPICH_YIELD" = 1 ]; then TOPO="$TOPO, MPICH with the yield library"; fi
 echo "mpi-compare: $TOPO ($RANKS ranks), $MIN_BYTES .. $MAX_BYTES bytes per rank, $ITERATIONS timed calls per size, $REPEATS runs, in $DIR"
-start_munged "$DIR"
 # Each emulated node counts its share of this host's CPUs, as in deploy/local-cluster.sh.
-for ((i = 0; i < NODES; i++)); do
-  start_ohiod $i "$DIR" "$(node_ip $i)" 7470 7471 "$(ns_name $i)" "${PEERS[@]}" --cpus "$(node_cpus "$NODES")"
-done
-for ((i = 0; i < NODES; i++)); do wait_ohiod_up $i "$DIR" "${DAEMON_PIDS[$i]}"; done
+start_netns_cluster "$NODES" "$DIR" --cpus "$(node_cpus "$NODES")"
 
 # The launch commands. Multi-host: the launchers run in the root namespace and reach the hosts
 # over the bridge through the ssh stand-in, which gives everything it starts on node I

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Shell functions shared by deploy/local-cluster.sh and deploy/mpi-compare.sh: one machine as a
-# cluster of network namespaces. Source it (bash); set NETNS_PROG (the prefix of messages) first.
+# Shell functions shared by deploy/local-cluster.sh, deploy/mpi-compare.sh and the tests that run
+# MPI jobs across namespaces: one machine as a cluster of network namespaces. Source it (bash); set NETNS_PROG (the prefix of messages) first.
 #
 # Node I is the namespace ohio-nodeI with a veth pair: veth0 (10.77.0.(I+1)/24) inside, ohio-vI
 # on the bridge ohio-br0 (10.77.0.254/24) in the root namespace. Only these scripts make
@@ -171,4 +171,29 @@ wait_ohiod_up() {
     fi
     sleep 0.1
   done
+}
+
+# start_netns_cluster K DIR [ohiod flag...]: the whole emulated cluster: K nodes (setup_network),
+# this run's munged (start_munged) and, in every node's namespace, an ohiod (start_ohiod:
+# DIR/ohiod, peer port 7470, data port 7471, every node a peer of every other, the flags added);
+# returns once every daemon accepts. stop_netns_cluster undoes it.
+start_netns_cluster() {
+  local k=$1 dir=$2 i peers=()
+  shift 2
+  setup_network "$k"
+  for ((i = 0; i < k; i++)); do peers+=(--peer "node$i=$(node_ip $i):7470"); done
+  start_munged "$dir"
+  for ((i = 0; i < k; i++)); do
+    start_ohiod $i "$dir" "$(node_ip $i)" 7470 7471 "$(ns_name $i)" "${peers[@]}" "$@"
+  done
+  for ((i = 0; i < k; i++)); do wait_ohiod_up $i "$dir" "${DAEMON_PIDS[$i]}"; done
+}
+
+# stop_netns_cluster: stops the daemons and munged, removes the network; false if a namespace
+# or link was left behind.
+stop_netns_cluster() {
+  local pid
+  for pid in "${DAEMON_PIDS[@]}"; do stop_pid "$pid"; done
+  [ -n "${MUNGED_PID:-}" ] && stop_pid "$MUNGED_PID"
+  teardown_network
 }

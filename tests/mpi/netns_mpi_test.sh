@@ -15,28 +15,9 @@
 # (deploy/mpi-compare.sh says so when it happens), which would make this test flaky for a reason
 # that is not ohio's.
 set -euo pipefail
-R="$TEST_SRCDIR/$TEST_WORKSPACE"
 NETNS_PROG=netns_mpi_test
-# shellcheck source=deploy/lib/netns-cluster.sh
-. "$R/deploy/lib/netns-cluster.sh"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# munged checks every directory above its socket: /tmp, not the test runner's scratch tree.
-DIR=$(mktemp -d /tmp/ohio-netns-mpi.XXXXXX)
-DAEMON_PIDS=()
-cleanup() {
-  for p in "${DAEMON_PIDS[@]}"; do stop_pid "$p"; done
-  [ -n "${MUNGED_PID:-}" ] && stop_pid "$MUNGED_PID"
-  teardown_network || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
-
-# local-cluster.sh and mpi-compare.sh use the same names: wait for a run of theirs to end.
-netns_lock 300
-# start_ohiod runs DIR/ohiod.
-cp "$R/deploy/lib/netns-ssh.sh" "$R/daemon/ohiod" "$DIR/"
-setup_network 2
+# shellcheck source=tests/mpi/netns_two_nodes.sh
+. "$TEST_SRCDIR/$TEST_WORKSPACE/tests/mpi/netns_two_nodes.sh"
 # Every node knows the others' addresses for good: the namespaces share the kernel's one ARP
 # table, which 32 nodes overflowed (deploy/lib/netns-cluster.sh, static_neighbours).
 for i in 0 1; do
@@ -46,12 +27,6 @@ for i in 0 1; do
   ip neigh show "$(node_ip $i)" dev "$BRIDGE" | grep -q "lladdr $(node_mac $i) PERMANENT" ||
     fail "the bridge has no permanent neighbour entry for node $i"
 done
-start_munged "$DIR"
-for i in 0 1; do
-  start_ohiod $i "$DIR" "$(node_ip $i)" 7470 7471 "$(ns_name $i)" --peer "node0=$(node_ip 0):7470" \
-    --peer "node1=$(node_ip 1):7470"
-done
-for i in 0 1; do wait_ohiod_up $i "$DIR" "${DAEMON_PIDS[$i]}"; done
 echo "$(node_ip 0) slots=2" > "$DIR/hostfile"
 echo "$(node_ip 1) slots=2" >> "$DIR/hostfile"
 

@@ -14,8 +14,10 @@
 
 #include "client/ohio_plan/internode_report.h"
 #include "client/ohio_plan/plan_report.h"
+#include "client/ohio_plan/selection_report.h"
 #include "shm/plan/algorithm.h"
 #include "shm/plan/internode_table_text.h"
+#include "shm/plan/selection_table_text.h"
 
 namespace {
 
@@ -57,16 +59,23 @@ int Print(const std::string& out) {
   return std::fflush(stdout) == 0 ? 0 : Fail("cannot write the plan to stdout");
 }
 
+// A table file's text, or nullopt when it cannot be read.
+std::optional<std::string> ReadTableFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 int Explain(const std::vector<uint32_t>& ppn, uint64_t bytes, const std::string& table_file,
             const ohio::InterNodeBuffers& buffers) {
   ohio::InterNodeTable table = ohio::DefaultInterNodeTable();
   std::string source = "the built-in table";
   if (!table_file.empty()) {
-    std::ifstream in(table_file);
-    if (!in) return Fail("cannot read inter-node table " + table_file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto parsed = ohio::ParseInterNodeTable(text.str(), table_file);
+    std::optional<std::string> text = ReadTableFile(table_file);
+    if (!text) return Fail("cannot read inter-node table " + table_file);
+    auto parsed = ohio::ParseInterNodeTable(*text, table_file);
     if (!parsed.ok()) return Fail(parsed.status().message());
     table = std::move(parsed).value();
     source = "the table " + table_file;
@@ -74,6 +83,25 @@ int Explain(const std::vector<uint32_t>& ppn, uint64_t bytes, const std::string&
   auto explained = ohio::ExplainInterNodeAlgorithm(table, ppn, bytes, buffers);
   if (!explained.ok()) return Fail(explained.status().message());
   return Print(ohio::RenderInterNodeExplanation(table, source, explained.value()));
+}
+
+int Select(const std::vector<uint32_t>& ppn, uint64_t bytes, const std::string& table_file,
+           const std::string& transport) {
+  ohio::SelectionTable table = ohio::DefaultSelectionTable();
+  std::string source = "the built-in table";
+  if (!table_file.empty()) {
+    std::optional<std::string> text = ReadTableFile(table_file);
+    if (!text) return Fail("cannot read selection table " + table_file);
+    auto parsed = ohio::ParseSelectionTable(*text, table_file);
+    if (!parsed.ok()) return Fail(parsed.status().message());
+    table = std::move(parsed).value();
+    source = "the table " + table_file;
+  }
+  ohio::SelectionShape shape;
+  shape.nodes = static_cast<uint32_t>(ppn.size());
+  shape.ppn = *std::max_element(ppn.begin(), ppn.end());
+  shape.transport = *ohio::ParseSelectedTransport(transport);
+  return Print(ohio::RenderSelection(table, source, shape, bytes));
 }
 
 }  // namespace
@@ -84,8 +112,8 @@ int main(int argc, char** argv) {
       "of one alltoall, computed by the same planners ohiod runs. Ranks are placed consecutively, node by node.",
       "ohio-plan");
   uint64_t nodes = 0, ppn = 0, bytes = 0, ssb = 0, srb = 0, min_slice = ohio::kDefaultMinSliceBytes;
-  std::string algo, ppn_list, internode_table;
-  bool json = false, per_node = false, explain = false;
+  std::string algo, ppn_list, internode_table, selection_table, transport = "tcp";
+  bool json = false, per_node = false, explain = false, select = false;
   auto* nodes_opt = app.add_option("--nodes", nodes, "Nodes N in the group")->transform(Decimal(false));
   auto* ppn_opt = app.add_option("--ppn", ppn, "Ranks per node (the same on every node)")->transform(Decimal(false));
   auto* list_opt = app.add_option("--ppn-list", ppn_list,
@@ -117,6 +145,16 @@ int main(int argc, char** argv) {
       ->excludes(json_opt);
   app.add_option("--internode-table", internode_table,
                  "With --explain: the table file ohiod's internode-table names (default: the built-in table)");
+  app.add_flag("--select", select,
+               "Instead of the plan: the selection table, whether each MPI function's call of this shape and M is "
+               "served through ohio or handed to the MPI library and by which row, and where the verdict changes "
+               "with M")
+      ->excludes(json_opt);
+  app.add_option("--selection-table", selection_table,
+                 "With --select: the table file ohiod's selection-table names, e.g. one deploy/measure-selection.sh "
+                 "wrote (default: the built-in table)");
+  app.add_option("--transport", transport, "With --select: the daemons' transport among nodes, tcp or verbs (default tcp)")
+      ->check(CLI::IsMember({"tcp", "verbs"}));
   app.add_flag("--per-node", per_node, "Text: one row per node instead of folding equal nodes into ranges");
   try {
     app.parse(argc, argv);
@@ -134,6 +172,8 @@ int main(int argc, char** argv) {
     return Fail("give --nodes and --ppn, or --ppn-list; run with --help for more information");
   }
   if (!counts.ok()) return Fail(counts.status().message());
+  if (select && explain) return Fail("--select and --explain are two reports: ask for one");
+  if (select) return Select(counts.value(), bytes, selection_table, transport);
   if (explain) {
     ohio::InterNodeBuffers buffers;
     if (!algo.empty()) {

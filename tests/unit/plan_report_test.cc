@@ -667,11 +667,49 @@ TEST(OhioPlanBinary, ExplainPrintsTheTableTheChoiceItsRowAndTheCosts) {
   EXPECT_EQ(bad.output, "ohio-plan: inter-node table " + table + ":2: unknown inter-node algorithm 'bruck' (pairwise, hypercube or direct)\n");
 }
 
+TEST(OhioPlanBinary, SelectNamesTheVerdictOfEveryFunctionAndItsRow) {
+  const BinaryRun builtin = OhioPlan("--nodes 4 --ppn 2 --bytes 64KiB --select");
+  ASSERT_EQ(builtin.exit_code, 0) << builtin.output;
+  EXPECT_THAT(builtin.output, HasSubstr("selection table: the built-in table, digest "));
+  EXPECT_THAT(builtin.output, HasSubstr("shape: 4 nodes, at most 2 ranks per node, transport tcp; 64KiB per rank pair\n"));
+  EXPECT_THAT(builtin.output, HasSubstr("  alltoall    the MPI library (no row matches)\n"));
+
+  const std::string table = ::testing::TempDir() + "/select.table";
+  std::ofstream(table) << "# function nodes ppn transport bytes path\n"
+                          "alltoall 2 2 tcp 64-256 ohio\n"
+                          "alltoall 2 2 tcp any mpi\n"
+                          "ialltoall any any any 4KiB+ ohio\n"
+                          "alltoallv 2+ any any any ohio\n";
+  const BinaryRun file = OhioPlan("--nodes 2 --ppn 2 --bytes 128 --select --selection-table " + table);
+  ASSERT_EQ(file.exit_code, 0) << file.output;
+  EXPECT_THAT(file.output, HasSubstr("selection table: the table " + table + ", digest "));
+  EXPECT_THAT(file.output, HasSubstr("  1: alltoall 2 2 tcp 64-256 ohio\n"));
+  EXPECT_THAT(file.output, HasSubstr("  alltoall    ohio (row 1: alltoall 2 2 tcp 64-256 ohio)\n"));
+  EXPECT_THAT(file.output, HasSubstr("  alltoallv   ohio (row 4: alltoallv 2+ any any any ohio); whatever each rank's bytes\n"));
+  EXPECT_THAT(file.output, HasSubstr("  ialltoall   the MPI library (no row matches)\n"));
+  EXPECT_THAT(file.output, HasSubstr("alltoall by bytes per rank pair: from 1B MPI library, from 64B ohio, from 512B MPI "
+                                     "library\n"));
+  EXPECT_THAT(file.output, HasSubstr("ialltoall by bytes per rank pair: from 1B MPI library, from 4KiB ohio\n"));
+  // Over verbs the tcp rows do not match.
+  const BinaryRun verbs = OhioPlan("--nodes 2 --ppn 2 --bytes 128 --select --transport verbs --selection-table " + table);
+  EXPECT_THAT(verbs.output, HasSubstr("  alltoall    the MPI library (no row matches)\n"));
+
+  std::ofstream(table) << "alltoall 2 2 tcp 64-256 ohio\nalltoall 2 2 tcp any library\n";
+  const BinaryRun bad = OhioPlan("--nodes 2 --ppn 2 --bytes 1 --select --selection-table " + table);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.output, "ohio-plan: selection table " + table +
+                            ":2: unknown path 'library' (ohio: served through ohio; mpi: handed to the MPI library)\n");
+  const BinaryRun both = OhioPlan("--nodes 2 --ppn 2 --bytes 1 --select --explain");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_EQ(both.output, "ohio-plan: --select and --explain are two reports: ask for one\n");
+}
+
 TEST(OhioPlanBinary, HelpDescribesEveryFlag) {
   const BinaryRun run = OhioPlan("--help");
   EXPECT_EQ(run.exit_code, 0);
   for (const char* flag : {"--nodes", "--ppn", "--ppn-list", "--bytes", "--algo", "--json", "--ssb-bytes",
-                           "--srb-bytes", "--min-slice-bytes", "--per-node", "--explain", "--internode-table"}) {
+                           "--srb-bytes", "--min-slice-bytes", "--per-node", "--explain", "--internode-table", "--select",
+                           "--selection-table", "--transport"}) {
     EXPECT_THAT(run.output, HasSubstr(flag));
   }
 }

@@ -42,7 +42,7 @@
 namespace ohio::testing {
 namespace {
 
-constexpr auto kDeadline = std::chrono::seconds(120);
+constexpr auto kDeadline = std::chrono::seconds(60);
 constexpr const char* kCheck = "ialltoall_overlap_check";
 // 64 KiB per rank, and one size just above the threshold below (odd, so no block is aligned).
 const std::vector<long> kBytesPerRank = {65536, 4097};

@@ -1,18 +1,20 @@
 #!/bin/bash
 # MPI_Ialltoall latency and overlap (osu_ialltoall's definition, tests/bench/mpi_ialltoall_bench.c)
-# on one host, as one node or as --nodes K emulated nodes (K ohiods on 127.0.0.1, ranks placed
-# consecutively, --ranks / K per node, each given its node's daemon by tests/mpi/on_node.sh; the
-# libraries themselves still see one host): Open MPI alone, Open MPI + ohio (libohio_mpi_openmpi.so preloaded), MPICH alone
-# and MPICH + ohio, against the ohiods started here, interleaved and repeated (--runs, the order
-# rotated each run). Prints per variant and size the medians over the runs of the pure latency,
-# the overlap %, the CPU time and the context switches per call (ranks, and ohiod for the ohio
-# variants: node 0's), the time MPI_Wait still takes after 2 ms of computation, and the ratio of the pure
-# latencies with / without ohio.
+# with a computation that spins on the rank's core (--compute busy, osu's) or sleeps, leaving
+# the core as a rank waiting on a GPU kernel or on I/O does (--compute sleep), on one host, as
+# one node or as --nodes K emulated nodes (K ohiods on 127.0.0.1, ranks placed consecutively,
+# --ranks / K per node, each given its node's daemon by tests/mpi/on_node.sh; the libraries
+# themselves still see one host): Open MPI alone, Open MPI + ohio (libohio_mpi_openmpi.so
+# preloaded), MPICH alone and MPICH + ohio, against the ohiods started here, interleaved and
+# repeated (--runs, the order rotated each run). Prints per variant and size the medians over
+# the runs of the pure latency, the overlap %, the CPU time and the context switches per call
+# (ranks, and ohiod for the ohio variants: node 0's), the time MPI_Wait still takes after 2 ms
+# of computation, and the ratio of the pure latencies with / without ohio.
 #
 # usage: tests/bench/ialltoall_overlap.sh [--ranks P (4)] [--min-bytes B (1)] [--max-bytes B (1048576)]
 #          [--runs R (3)] [--iterations N (per size; default by size)] [--mpi openmpi|mpich|both (both)]
 #          [--daemon-nice N (0): ohiod's nice value, as a systemd unit's Nice= would set it] [--nodes K (1)]
-#          [--vector: MPI_Ialltoallv of the same blocks instead]
+#          [--vector: MPI_Ialltoallv of the same blocks instead] [--compute busy|sleep (busy)]
 # As root, after: bazel build //daemon:ohiod //client:libohio_mpi_openmpi.so
 #   //client:libohio_mpi_mpich.so //tests/bench:mpi_ialltoall_bench_openmpi //tests/bench:mpi_ialltoall_bench_mpich
 #   (only those of the --mpi asked for)
@@ -27,6 +29,7 @@ MPIS="openmpi mpich"
 DAEMON_NICE=0
 NODES=1
 VECTOR=
+COMPUTE=busy
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) RANKS=$2; shift 2 ;;
@@ -38,10 +41,16 @@ while [ $# -gt 0 ]; do
     --daemon-nice) DAEMON_NICE=$2; shift 2 ;;
     --nodes) NODES=$2; shift 2 ;;
     --vector) VECTOR=vector; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --compute) COMPUTE=$2; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "ialltoall_overlap.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+case "$COMPUTE" in
+  busy) SLEEP= ;;
+  sleep) SLEEP=sleep ;;
+  *) echo "ialltoall_overlap.sh: --compute is busy or sleep, not $COMPUTE" >&2; exit 2 ;;
+esac
 BIN=bazel-bin
 NEEDED=(daemon/ohiod)
 for m in $MPIS; do NEEDED+=("client/libohio_mpi_$m.so" "tests/bench/mpi_ialltoall_bench_$m"); done
@@ -81,7 +90,7 @@ PLACE=(env OHIO_TEST_SOCKETS="$SOCKETS" OHIO_TEST_PPN=$((RANKS / NODES)) tests/m
 run() {  # variant run
   local mpi=${1%+ohio} with_ohio=0 pid=0
   [ "$1" != "$mpi" ] && with_ohio=1 && pid=$DAEMON
-  local prog=$BIN/tests/bench/mpi_ialltoall_bench_$mpi args=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" "$pid" 2000 $VECTOR)
+  local prog=$BIN/tests/bench/mpi_ialltoall_bench_$mpi args=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" "$pid" 2000 $VECTOR $SLEEP)
   if [ "$mpi" = openmpi ]; then
     local env=()
     [ $with_ohio = 1 ] && env=(-x "LD_PRELOAD=$PWD/$BIN/client/libohio_mpi_openmpi.so" -x OHIO_IALLTOALL_MIN_BYTES=0)
@@ -103,7 +112,7 @@ for r in $(seq 0 $((RUNS - 1))); do
     run "$v" | grep -v '^#' | sed "s/^/$v /" >>"$DIR/results"
   done
 done
-python3 - "$DIR/results" "$RANKS" "$RUNS" "$NODES" "${VECTOR:+MPI_Ialltoallv}" <<'PY'
+python3 - "$DIR/results" "$RANKS" "$RUNS" "$NODES" "${VECTOR:+MPI_Ialltoallv}" "$COMPUTE" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
@@ -111,7 +120,7 @@ for line in open(sys.argv[1]):
     if len(f) != 9: continue
     v, b = f[0], int(f[1])
     rows.setdefault((v, b), []).append([float(x) for x in f[2:]])
-print(f"# {sys.argv[5] or 'MPI_Ialltoall'}, {sys.argv[2]} ranks on one host as {sys.argv[4]} node(s), median of {sys.argv[3]} interleaved runs; 1-minute load average after: {open('/proc/loadavg').read().split()[0]}")
+print(f"# {sys.argv[5] or 'MPI_Ialltoall'}, {sys.argv[2]} ranks on one host as {sys.argv[4]} node(s), computation: {sys.argv[6]}, median of {sys.argv[3]} interleaved runs; 1-minute load average after: {open('/proc/loadavg').read().split()[0]}")
 print("# variant bytes pure_us overlap_pct cpu_us_per_call ctx_per_call wait_after_2ms_us pure_ratio_vs_library")
 for (v, b) in sorted(rows, key=lambda k: (k[1], k[0])):
     m = [statistics.median(c) for c in zip(*rows[(v, b)])]

@@ -2,23 +2,28 @@
  * MPI_Ialltoall is the MPI library's own or ohio's (libohio_mpi preloaded).
  *
  * Per size, as osu-micro-benchmarks' osu_ialltoall does: t_pure = Ialltoall + Wait; then
- * Ialltoall, a computation of t_pure (a busy loop, no MPI call), Wait: t_total, of which
- * t_compute is the computation; overlap = max(0, 100 * (1 - (t_total - t_compute) / t_pure)).
+ * Ialltoall, a computation of t_pure (no MPI call), Wait: t_total, of which t_compute is the
+ * computation; overlap = max(0, 100 * (1 - (t_total - t_compute) / t_pure)). The computation
+ * is a busy loop on the rank's core (osu's), or with "sleep" a nanosleep: the rank leaves its
+ * core, as one waiting on a GPU kernel or on I/O does, and the MPI library is not called.
  * Then, beyond osu: Ialltoall, a computation of `long_compute_us`, Wait: wait_us is the time
  * MPI_Wait still takes (the part of the call the computation did not hide).
  *
- * usage: mpi_ialltoall_bench [min_bytes] [max_bytes] [iterations] [daemon_pid] [long_compute_us] [vector]
+ * usage: mpi_ialltoall_bench [min_bytes] [max_bytes] [iterations] [daemon_pid] [long_compute_us] [vector] [sleep]
  *        (1, 1 MiB, auto, none, 2000); "vector": MPI_Ialltoallv of the same blocks (every count
- *        `bytes`, displacements j * bytes) instead, so the two compare size by size
+ *        `bytes`, displacements j * bytes) instead, so the two compare size by size; "sleep":
+ *        the computations sleep instead of spinning (either word, in any order, after the 5th)
  * Rank 0 prints one line per size:
  *   bytes pure_us total_us compute_us overlap_pct cpu_us_per_call ctx_switches_per_call wait_us
  * times: the slowest rank's averages over the timed calls; cpu_us_per_call and
  * ctx_switches_per_call: CPU time and context switches of every rank (and of the daemon, if
- * given) during the overlapped calls, less the computation's CPU time, per call. */
+ * given) during the overlapped calls, less the computation's CPU time, per call (a sleeping
+ * computation's own switch off its core, one per rank and call, is among them). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/bench/proc_usage.h"
@@ -30,7 +35,16 @@ static int iterations_for(long bytes, int requested) {
   return 20;
 }
 
+static int sleeping;  /* the computation sleeps: the rank leaves its core */
+
 static void compute(double us) {
+  if (sleeping) {
+    const long long ns = (long long)(us * 1e3);
+    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    return;
+  }
   const double end = MPI_Wtime() + us * 1e-6;
   volatile double x = 1.0;
   while (MPI_Wtime() < end) x = x * 1.0000001 + 1e-9;
@@ -70,7 +84,16 @@ int main(int argc, char** argv) {
   const int requested = argc > 3 ? atoi(argv[3]) : 0;
   const pid_t daemon = argc > 4 ? (pid_t)atol(argv[4]) : 0;
   const double long_compute_us = argc > 5 ? atof(argv[5]) : 2000;
-  vector = argc > 6 && strcmp(argv[6], "vector") == 0;
+  for (int a = 6; a < argc; ++a) {
+    if (strcmp(argv[a], "vector") == 0) {
+      vector = 1;
+    } else if (strcmp(argv[a], "sleep") == 0) {
+      sleeping = 1;
+    } else {
+      fprintf(stderr, "mpi_ialltoall_bench: unknown word %s (vector or sleep)\n", argv[a]);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -82,8 +105,9 @@ int main(int argc, char** argv) {
   const pid_t self = getpid();
   if (rank == 0) {
     printf("# bytes pure_us total_us compute_us overlap_pct cpu_us_per_call ctx_switches_per_call wait_us (%s, %d ranks%s; "
-           "wait_us after %.0f us of computation)\n",
-           vector ? "MPI_Ialltoallv" : "MPI_Ialltoall", size, daemon > 0 ? ", and ohiod" : "", long_compute_us);
+           "computation: %s; wait_us after %.0f us of computation)\n",
+           vector ? "MPI_Ialltoallv" : "MPI_Ialltoall", size, daemon > 0 ? ", and ohiod" : "",
+           sleeping ? "sleep" : "busy", long_compute_us);
   }
   for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     const int n = iterations_for(bytes, requested);

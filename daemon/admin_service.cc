@@ -50,6 +50,8 @@ void FillGroup(const GroupInfo& g, admin::GroupSummary* s) {
   s->set_algorithm(g.algorithm);
   s->set_internode(g.internode);
   s->set_internode_digest(g.internode_digest);
+  s->set_selection(g.selection);
+  s->set_selection_digest(g.selection_digest);
   for (size_t n = 0; n < g.node_names.size(); ++n) {
     auto* nr = s->add_nodes();
     nr->set_node(g.node_names[n]);
@@ -145,6 +147,9 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const admin::StatusReque
     auto it = pending.find(key);
     if (it != pending.end()) e->set_pending(it->second);
   }
+  const SelectionPolicy selection = p_.registry->selection_policy();
+  reply->set_selection_table(selection.source);
+  reply->set_selection_table_digest(selection.digest);
   reply->set_config_file(current.config_file);
   reply->set_last_reload(p_.live->last_reload());
   return grpc::Status::OK;

@@ -13,6 +13,7 @@
 #include "common/unix_socket.h"
 #include "common/version.h"
 #include "daemon/host/topology.h"
+#include "daemon/ops/selection_policy.h"
 
 namespace ohio {
 
@@ -206,11 +207,13 @@ void Daemon::Reload(const ConfigOutcome& next) {
     const DaemonConfig now = live_.current();
     spdlog::set_level(spdlog::level::from_str(now.log_level));
     registry_->set_timeout_ms(now.timeout_ms);
+    registry_->set_selection_policy(ChooseSelectionPolicy(now));
     engine_->set_spin(std::chrono::microseconds(now.spin_us), std::chrono::microseconds(now.round_spin_us));
     metrics_->Configure(now.metrics_file, std::chrono::seconds(now.metrics_interval_s));
     for (const auto& c : r.applied) {
+      const bool new_groups_only = c.key == "timeout-ms" || c.key == "selection-table";
       spdlog::info("SIGHUP: {} = {} (was {}){}", c.key, c.to, c.from,
-                   c.key == "timeout-ms" ? "; open groups keep theirs, new groups get it" : "");
+                   new_groups_only ? "; open groups keep theirs, new groups get it" : "");
     }
     for (const auto& c : r.need_restart) {
       spdlog::warn("SIGHUP: {} = {} needs a restart of ohiod; still running with {}", c.key, c.to, c.from);

@@ -44,6 +44,17 @@ class Group {
                         const size_t* recvcounts, const size_t* rdispls, ohio_request* request) {
     return CallResult::From(ohio_ialltoallv(g_, send, sendcounts, sdispls, recv, recvcounts, rdispls, request));
   }
+  // The group's selection table (its text) and the daemons' transport: ohio_group_selection.
+  CallResult Selection(std::string* table, std::string* transport) {
+    const char* t = nullptr;
+    const char* tr = nullptr;
+    CallResult r = CallResult::From(ohio_group_selection(g_, &t, &tr));
+    if (r.ok()) {
+      *table = t;
+      *transport = tr;
+    }
+    return r;
+  }
   CallResult Test(ohio_request request, int* done) { return CallResult::From(ohio_test(g_, request, done)); }
   CallResult Wait(ohio_request request) { return CallResult::From(ohio_wait(g_, request)); }
   CallResult Leave() {

@@ -62,6 +62,8 @@ json GroupJson(const admin::GroupSummary& g) {
           {"algorithm", g.algorithm()},
           {"internode", g.internode()},
           {"internode_digest", g.internode_digest()},
+          {"selection", g.selection()},
+          {"selection_digest", g.selection_digest()},
           {"state", g.state()},
           {"sequence", g.sequence()},
           {"local_ranks", g.local_ranks()},
@@ -227,6 +229,8 @@ json StatusJson(const admin::StatusReply& s) {
           {"auth", s.auth()},
           {"transport", s.transport()},
           {"transport_choice", s.transport_choice()},
+          {"selection_table", s.selection_table()},
+          {"selection_table_digest", s.selection_table_digest()},
           {"transport_counters", TransportCountersJson(s.transport_counters())},
           {"segment_cache", SegmentCacheJson(s.segment_cache())},
           {"data_address", s.data_address()},
@@ -275,6 +279,7 @@ std::string StatusText(const admin::StatusReply& s) {
                                            (ports.empty() ? "" : "; " + ports)});
   }
   if (s.hcas_size() > 0 && !s.hca_note().empty()) rows.push_back({"", s.hca_note()});
+  rows.push_back({"selection", s.selection_table() + " (digest " + s.selection_table_digest() + "), for new groups"});
   rows.push_back({"topology", s.topology()});
   rows.push_back({"sockets", "control " + s.control_socket() + ", admin " + s.admin_socket()});
   rows.push_back({"groups", Plural(s.groups(), "open", "open") + ", " + Bytes(s.segment_bytes_in_use()) + " of " +
@@ -336,8 +341,10 @@ std::string GroupsText(const admin::ListGroupsReply& g) {
   std::vector<std::vector<std::string>> rows = {
       {"KEY", "STATE", "ALGO", "SEQ", "RANKS", "HERE", "RANKS PER NODE", "UID", "MEMORY", "SIZED FOR", "TIMEOUT",
        "NUMA"}};
-  std::string placements;
+  std::string placements, tables;
   for (const auto& x : g.groups()) {
+    tables += x.key() + ": selection table " + x.selection() + " (digest " + x.selection_digest() +
+              "), inter-node table " + x.internode() + " (digest " + x.internode_digest() + ")\n";
     const admin::SegmentPlacement& p = x.placement();
     if (p.decided()) {
       std::string rails;
@@ -352,7 +359,7 @@ std::string GroupsText(const admin::ListGroupsReply& g) {
                     x.bytes_per_rank_hint() == 0 ? "configured" : "<= " + Bytes(x.bytes_per_rank_hint()) + "/rank",
                     std::to_string(x.timeout_ms()) + " ms", PlacementCell(x.placement())});
   }
-  return Table(rows) + placements +
+  return Table(rows) + tables + placements +
          "SEQ: rounds completed; HERE: ranks attached on this node / its ranks of the group;\n"
          "SIZED FOR: calls one round of the group's buffers holds (configured: ohiod's ssb/srb-bytes);\n"
          "NUMA: the node the segment's memory is placed on, once all local ranks joined (rails: nearest first)\n";

@@ -370,7 +370,7 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
     j->set_timeout_ms(m.group->timeout_ms());
     j->set_algorithm(AlgorithmName(m.group->spec().algorithm));
     j->set_node_cpus(node_cpus_);
-    j->set_selection_table(FormatSelectionTable(DefaultSelectionTable()));
+    j->set_selection_table(FormatSelectionTable(m.group->selection_policy().table));
     j->set_transport(registry_->transport_name());
     c.memberships.push_back(m);
     if (!Reply(c, reply, {m.group->segment_fd(), m.group->doorbell_fd()})) return false;

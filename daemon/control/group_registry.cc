@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/control/control_request.h"
+#include "daemon/ops/table_disagreement.h"
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/exchange_plan.h"
 #include "shm/plan/internode_choice.h"
@@ -156,8 +157,8 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     if (multinode) reused = cache_->Take(SegmentCacheKey{who.uid, ppn, ranks, sizes.ssb, sizes.srb});
     const bool took_cached = reused.has_value();
     if (!reused) cache_->Trim(multinode ? need : 0, config_.memory_limit - bytes_in_use_ - need);
-    auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, std::move(internode), sizes.ssb, sizes.srb,
-                                 config_.min_slice_bytes,
+    auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, std::move(internode), selection_,
+                                 sizes.ssb, sizes.srb, config_.min_slice_bytes,
                                  timeout_ms_.load(std::memory_order_relaxed), tag, tags_, transport_, cache_,
                                  std::move(reused));
     if (!created.ok()) {
@@ -321,16 +322,30 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
                                       AlgorithmName(spec.algorithm) + ", node " + req.from_node() + " with " +
                                       req.algorithm());
   }
-  if (req.internode_digest() != g.internode_policy().digest) {
+  // Both tables every node of the group must share: a difference fails the group here too, at
+  // once, so this node's ranks learn it now, and whichever node asks the other first, both tell
+  // their ranks the same.
+  const struct {
+    const ComparedTable& what;
+    const std::string& source;
+    const std::string& digest;
+    const std::string& their_source;
+    const std::string& their_digest;
+  } compared[] = {
+      {kInterNodeTableCompared, g.internode_policy().source, g.internode_policy().digest, req.internode_source(),
+       req.internode_digest()},
+      {kSelectionTableCompared, g.selection_policy().source, g.selection_policy().digest, req.selection_source(),
+       req.selection_digest()},
+  };
+  for (const auto& c : compared) {
+    if (c.their_digest == c.digest) continue;
     const auto from = std::find(spec.node_names.begin(), spec.node_names.end(), req.from_node());
     if (from == spec.node_names.end()) {
       return Status(Code::kRefused, "node " + req.from_node() + " is not among the nodes of group " + g.key_hex());
     }
-    const std::string why = InterNodeDisagreement(
-        g.key_hex(), spec.node_names, spec.node, g.internode_policy().source, g.internode_policy().digest,
-        static_cast<uint32_t>(from - spec.node_names.begin()), req.internode_source(), req.internode_digest());
-    // Failed here too, at once: this node's ranks learn it now, and whichever node asks the
-    // other first, both tell their ranks the same.
+    const std::string why =
+        TableDisagreement(c.what, g.key_hex(), spec.node_names, NodeTable{spec.node, c.source, c.digest},
+                          NodeTable{static_cast<uint32_t>(from - spec.node_names.begin()), c.their_source, c.their_digest});
     engine_->FailGroup(it->second, Status(Code::kGroupFailed, why));
     return Status(Code::kGroupFailed, why);
   }
@@ -386,6 +401,8 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
     i.algorithm = AlgorithmName(g->spec().algorithm);
     i.internode = g->internode_policy().source;
     i.internode_digest = g->internode_policy().digest;
+    i.selection = g->selection_policy().source;
+    i.selection_digest = g->selection_policy().digest;
     i.node_names = g->spec().node_names;
     for (uint32_t n = 0; n < g->shape().nodes(); ++n) i.ranks_per_node.push_back(g->shape().ppn(n));
     i.ssb_bytes = g->ssb_bytes();
@@ -396,6 +413,16 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
     out.push_back(i);
   }
   return out;
+}
+
+void GroupRegistry::set_selection_policy(SelectionPolicy policy) {
+  std::lock_guard<std::mutex> lock(mu_);
+  selection_ = std::move(policy);
+}
+
+SelectionPolicy GroupRegistry::selection_policy() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return selection_;
 }
 
 GroupRegistry::NumaCounts GroupRegistry::numa_counts() {

@@ -22,6 +22,7 @@
 #include "daemon/host/numa_topology.h"
 #include "daemon/ops/cluster_nodes.h"
 #include "daemon/ops/config.h"
+#include "daemon/ops/selection_policy.h"
 #include "proto/control.pb.h"
 #include "proto/peer.pb.h"
 
@@ -51,6 +52,8 @@ struct GroupInfo {
   std::string algorithm;
   std::string internode;  // the inter-node table's source
   std::string internode_digest;
+  std::string selection;  // the selection table's source
+  std::string selection_digest;
   std::vector<std::string> node_names;   // in group order
   std::vector<uint32_t> ranks_per_node;  // same order
   uint64_t ssb_bytes = 0;
@@ -73,6 +76,7 @@ class GroupRegistry {
         tags_(std::make_shared<TagPool>(kMaxGroupTags)),
         cache_(std::make_shared<SegmentCache>(transport, config.registered_memory_limit)),
         timeout_ms_(config.timeout_ms),
+        selection_(ChooseSelectionPolicy(config)),
         numa_(std::move(numa)) {}
 
   // The daemons' transport among nodes ("tcp", "verbs"), as the selection table names it.
@@ -103,6 +107,9 @@ class GroupRegistry {
   SegmentCacheStats cache_stats() const { return cache_->stats(); }
   // The timeout given to groups created from now on (SIGHUP); open groups keep theirs.
   void set_timeout_ms(uint32_t ms) { timeout_ms_.store(ms, std::memory_order_relaxed); }
+  // The selection table given to groups created from now on (SIGHUP); open groups keep theirs.
+  void set_selection_policy(SelectionPolicy policy);
+  SelectionPolicy selection_policy();
 
  private:
   const DaemonConfig& config_;
@@ -143,6 +150,7 @@ class GroupRegistry {
   std::set<GroupKey> replaced_;
   uint64_t bytes_in_use_ = 0;
   std::atomic<uint32_t> timeout_ms_;
+  SelectionPolicy selection_;  // guarded by mu_
   const NumaTopology numa_;
   NumaCounts numa_counts_;
 };

@@ -33,7 +33,7 @@ std::string KeyHex(const GroupKey& key) {
 }
 
 Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, uid_t owner, InterNodePolicy internode,
-                                             uint64_t ssb_bytes, uint64_t srb_bytes, uint64_t min_slice_bytes,
+                                             SelectionPolicy selection, uint64_t ssb_bytes, uint64_t srb_bytes, uint64_t min_slice_bytes,
                                              uint32_t timeout_ms,
                                              std::optional<uint32_t> tag, std::shared_ptr<TagPool> tags,
                                              Transport* transport, std::shared_ptr<SegmentCache> cache,
@@ -44,6 +44,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   g->key_hex_ = KeyHex(g->spec_.key);
   g->owner_ = owner;
   g->internode_ = std::move(internode);
+  g->selection_ = std::move(selection);
   g->timeout_ = std::chrono::milliseconds(timeout_ms);
   g->created_at_ = Clock::now();
   const uint32_t locals = g->shape_.ppn(g->spec_.node);

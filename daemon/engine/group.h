@@ -25,6 +25,7 @@
 #include "daemon/exchange/exchange.h"
 #include "daemon/host/segment_placement.h"
 #include "daemon/ops/internode_policy.h"
+#include "daemon/ops/selection_policy.h"
 #include "daemon/transport/transport.h"
 #include "shm/plan/algorithm.h"
 #include "shm/plan/group_shape.h"
@@ -48,9 +49,11 @@ class Group {
   // a group spanning nodes registers its segment with the transport (or takes `reused`, a
   // cached one of its key, already registered) under `tag` and is ready once every other
   // node's daemon has told it its own tag and SRB (SetPeer). Its segment goes back to `cache`
-  // when the group is destroyed. `internode`: the table its daemons choose inter-node algorithms by,
-  // which every other node of the group must run too (checked at setup).
+  // when the group is destroyed. `internode`: the table its daemons choose inter-node algorithms by;
+  // `selection`: the table its ranks choose which calls ohio serves by (handed to them at join).
+  // Every other node of the group must hold the same two (checked at setup).
   static Result<std::unique_ptr<Group>> Create(GroupSpec spec, GroupShape shape, uid_t owner, InterNodePolicy internode,
+                                               SelectionPolicy selection,
                                                uint64_t ssb_bytes, uint64_t srb_bytes, uint64_t min_slice_bytes,
                                                uint32_t timeout_ms, std::optional<uint32_t> tag,
                                                std::shared_ptr<TagPool> tags, Transport* transport,
@@ -64,6 +67,8 @@ class Group {
   uid_t owner() const { return owner_; }
   const InterNodePolicy& internode_policy() const { return internode_; }
   const InterNodeTable& internode_table() const { return internode_.table; }
+  // The selection table the group was created with; a reload does not change it.
+  const SelectionPolicy& selection_policy() const { return selection_; }
   uint32_t local_ranks() const { return shape_.ppn(spec_.node); }
   // Whether the ranks are woken for each block of an eager round that lands (to copy it out
   // while the next steps run), or only once the round's last block is in. The engine sets it
@@ -201,6 +206,7 @@ class Group {
   std::string key_hex_;
   uid_t owner_ = 0;
   InterNodePolicy internode_;
+  SelectionPolicy selection_;
   Segment segment_;
   int doorbell_fd_ = -1;
   bool wake_for_each_eager_block_ = true;

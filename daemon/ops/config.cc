@@ -15,6 +15,7 @@
 #include "daemon/ops/host_pattern.h"
 #include "shm/plan/algorithm.h"
 #include "shm/plan/internode_table_text.h"
+#include "shm/plan/selection_table_text.h"
 
 namespace ohio {
 namespace {
@@ -150,6 +151,12 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                  "nodes of a group need not agree")
       ->check(kDirectWindow)
       ->capture_default_str();
+  app.add_option("--selection-table", c.selection_table,
+                 "File of the table by which ranks choose, per MPI function and call shape, whether ohio serves a "
+                 "call or hands it to the MPI library (rows 'function nodes ppn transport bytes path', see "
+                 "shm/plan/selection_table_text.h); empty: the built-in table. Every node of a group must have the "
+                 "same rows: a node with others refuses the group at setup. SIGHUP reads it again for the groups "
+                 "created afterwards; open groups keep theirs");
   app.add_option("--max-message-bytes", c.max_message_bytes, "Largest control message accepted from a client")
       ->check(kNotNegative)
       ->transform(CLI::AsSizeValue(false))
@@ -351,12 +358,16 @@ std::string FirstBadSetting(const std::vector<SourcedArg>& args) {
   return "";
 }
 
-Result<InterNodeTable> ReadInterNodeTable(const std::string& path) {
+// A table file named by a setting, parsed by `parse` (whose errors name the file and line);
+// `what` names the table when the file cannot be read ("inter-node table").
+template <typename Table>
+Result<Table> ReadTableFile(const std::string& path, const char* what,
+                            Result<Table> (*parse)(const std::string&, const std::string&)) {
   std::ifstream in(path);
-  if (!in) return Status(Code::kInvalidArgument, "cannot read inter-node table " + path);
+  if (!in) return Status(Code::kInvalidArgument, std::string("cannot read ") + what + " " + path);
   std::ostringstream text;
   text << in.rdbuf();
-  return ParseInterNodeTable(text.str(), path);
+  return parse(text.str(), path);
 }
 
 }  // namespace
@@ -433,9 +444,14 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
   }
   out.config.config_file = file.value();
   if (!out.config.internode_table.empty()) {
-    auto rules = ReadInterNodeTable(out.config.internode_table);
+    auto rules = ReadTableFile(out.config.internode_table, "inter-node table", ParseInterNodeTable);
     if (!rules.ok()) return fail(rules.status().message());
     out.config.internode_rules = std::move(rules).value();
+  }
+  if (!out.config.selection_table.empty()) {
+    auto rules = ReadTableFile(out.config.selection_table, "selection table", ParseSelectionTable);
+    if (!rules.ok()) return fail(rules.status().message());
+    out.config.selection_rules = std::move(rules).value();
   }
   if (!out.config.peer_networks.empty() && out.config.peer_hosts.empty()) {
     return fail("peer-networks restricts the DNS addresses of the nodes peer-hosts admits, and peer-hosts is not "
@@ -471,8 +487,8 @@ std::vector<std::pair<std::string, std::string>> ConfigEntries(const DaemonConfi
 }
 
 bool IsReloadable(const std::string& key) {
-  static const char* const kReloadable[] = {"log-level", "timeout-ms", "spin-us", "round-spin-us", "metrics-file",
-                                            "metrics-interval-s"};
+  static const char* const kReloadable[] = {"log-level",    "timeout-ms",         "spin-us",        "round-spin-us",
+                                            "metrics-file", "metrics-interval-s", "selection-table"};
   return std::find(std::begin(kReloadable), std::end(kReloadable), key) != std::end(kReloadable);
 }
 
@@ -483,6 +499,8 @@ void ApplyReloadable(const DaemonConfig& next, DaemonConfig* running) {
   running->round_spin_us = next.round_spin_us;
   running->metrics_file = next.metrics_file;
   running->metrics_interval_s = next.metrics_interval_s;
+  running->selection_table = next.selection_table;
+  running->selection_rules = next.selection_rules;
 }
 
 std::vector<ConfigChange> DiffConfig(const DaemonConfig& from, const DaemonConfig& to) {
@@ -493,10 +511,16 @@ std::vector<ConfigChange> DiffConfig(const DaemonConfig& from, const DaemonConfi
     if (a[i].second != b[i].second) out.push_back({a[i].first, a[i].second, b[i].second});
   }
   // A table file edited in place keeps its path: the rules as read tell the change.
-  const std::string was = InterNodeTableDigest(from.internode_rules), is = InterNodeTableDigest(to.internode_rules);
-  if (from.internode_table == to.internode_table && was != is) {
-    out.push_back({"internode-table", from.internode_table + " (table " + was + ")", to.internode_table + " (table " + is + ")"});
-  }
+  auto edited_in_place = [&out](const char* key, const std::string& path_was, const std::string& was,
+                                const std::string& path_is, const std::string& is) {
+    if (path_was == path_is && was != is) out.push_back({key, path_was + " (table " + was + ")", path_is + " (table " + is + ")"});
+  };
+  edited_in_place("internode-table", from.internode_table, InterNodeTableDigest(from.internode_rules), to.internode_table,
+                  InterNodeTableDigest(to.internode_rules));
+  edited_in_place("selection-table", from.selection_table, SelectionTableDigest(from.selection_rules),
+                  to.selection_table, SelectionTableDigest(to.selection_rules));
+  // In key order, as the other changes.
+  std::stable_sort(out.begin(), out.end(), [](const ConfigChange& a, const ConfigChange& b) { return a.key < b.key; });
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/internode_choice.h"
+#include "shm/plan/selection_table.h"
 
 namespace ohio {
 
@@ -49,6 +50,12 @@ struct DaemonConfig {
   // The most puts the direct inter-node algorithm keeps in flight from this node at once, whatever
   // table or forced algorithm a group runs by. Sender-side only: the nodes of a group need not agree.
   uint32_t direct_window = InterNodeTable().direct_window;
+  // Which calls ohio serves and which it hands to the MPI library (shm/plan/selection_table.h),
+  // handed to every rank at join. Every node of a group must hold the same rows: a node that
+  // does not refuses the group. SIGHUP reads the file again, for the groups created afterwards.
+  std::string selection_table;  // a table file (shm/plan/selection_table_text.h); "" the built-in table
+  // selection_table's file as read when the settings were loaded (the built-in table if none).
+  SelectionTable selection_rules = DefaultSelectionTable();
   uint64_t max_message_bytes = 4u << 20;
   uint32_t max_group_ranks = 1u << 20;
   uint32_t max_clients = 4096;

@@ -26,17 +26,4 @@ InterNodePolicy ChooseInterNodePolicy(const DaemonConfig& config, std::optional<
   return p;
 }
 
-std::string InterNodeDisagreement(const std::string& key_hex, const std::vector<std::string>& node_names, uint32_t a,
-                               const std::string& a_source, const std::string& a_digest, uint32_t b,
-                               const std::string& b_source, const std::string& b_digest) {
-  if (b < a) return InterNodeDisagreement(key_hex, node_names, b, b_source, b_digest, a, a_source, a_digest);
-  auto node = [&](uint32_t n, const std::string& source, const std::string& digest) {
-    return "node " + node_names[n] + " by " + (source.empty() ? "no table it tells (an older ohiod)" : source) +
-           " (digest " + (digest.empty() ? "none" : digest) + ")";
-  };
-  return "the nodes of group " + key_hex + " choose inter-node algorithms differently, " + node(a, a_source, a_digest) +
-         ", " + node(b, b_source, b_digest) +
-         ": every node of a group needs the same internode-table and internode-algorithm settings (or the job sets OHIO_INTERNODE_ALGORITHM)";
-}
-
 }  // namespace ohio

@@ -1,14 +1,14 @@
 // The inter-node table a group's daemons run (shm/plan/internode_choice.h) and where it comes from: the
 // job's ranks forcing one algorithm (OHIO_INTERNODE_ALGORITHM, carried in their join), else this node's
 // `internode-algorithm` setting forcing one, else its `internode-table` file, else the built-in table. The
-// nodes of a group compare the digests at setup (daemon/peers/peer_bootstrap.h): the choice is made
-// on every node from its own table, so a node whose table differs would run another algorithm
-// than the others and the group's round would never complete.
+// nodes of a group compare the digests at setup (daemon/peers/peer_bootstrap.h; the message when they
+// differ: daemon/ops/table_disagreement.h): the choice is made on every node from its own table, so a
+// node whose table differs would run another algorithm than the others and the group's round would
+// never complete.
 #pragma once
 
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "daemon/ops/config.h"
 #include "shm/plan/internode_choice.h"
@@ -22,11 +22,5 @@ struct InterNodePolicy {
 };
 
 InterNodePolicy ChooseInterNodePolicy(const DaemonConfig& config, std::optional<InterNodeAlgorithm> forced_by_ranks);
-
-// What the ranks of a group are told when two of its nodes run different tables: both nodes,
-// lower index first, so that every node that finds it words it alike.
-std::string InterNodeDisagreement(const std::string& key_hex, const std::vector<std::string>& node_names, uint32_t a,
-                               const std::string& a_source, const std::string& a_digest, uint32_t b,
-                               const std::string& b_source, const std::string& b_digest);
 
 }  // namespace ohio

@@ -353,6 +353,8 @@ bool PeerBootstrap::TryOpen(const Job& job, uint32_t node, Channel& channel, std
   req.set_owner_uid(job.group->owner());
   req.set_internode_digest(job.group->internode_policy().digest);
   req.set_internode_source(job.group->internode_policy().source);
+  req.set_selection_digest(job.group->selection_policy().digest);
+  req.set_selection_source(job.group->selection_policy().source);
   peer::OpenGroupReply reply;
   grpc::Status s = ch->stub->OpenGroup(&ctx, req, &reply);
   if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) return refused(s);

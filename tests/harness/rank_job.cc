@@ -83,4 +83,18 @@ std::string RankJob::Outputs() const {
   return s;
 }
 
+bool ToldGroupFailed(const std::string& output, const std::string& key_hex, const std::string& why,
+                     const std::vector<std::string>& nodes) {
+  std::vector<std::string> reasons = {why};
+  for (const std::string& n : nodes) reasons.push_back("group " + key_hex + " has failed on node " + n + ": " + why);
+  for (const std::string& reason : reasons) {
+    if (output.find("code=7 (group failed) " + reason + "; the group is closed") != std::string::npos ||
+        output.find("join error code=7 (group failed) group " + key_hex + " has failed (" + reason +
+                    "); its ranks must leave before the key is reused") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace ohio::testing

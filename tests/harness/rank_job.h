@@ -42,6 +42,13 @@ class RankJob {
   std::vector<std::unique_ptr<Process>> ranks_;
 };
 
+// Whether a rank's output says its group (key_hex) failed for `why`: at a call
+// ("code=7 (group failed) WHY; the group is closed"), or at its join when its node had failed
+// the group already; worded by the node that found the cause, or as another of `nodes` told it
+// ("group K has failed on node X: WHY"), since either may find it first.
+bool ToldGroupFailed(const std::string& output, const std::string& key_hex, const std::string& why,
+                     const std::vector<std::string>& nodes);
+
 // The rank tool copied into `dir` (once), where another uid may run it: Bazel's output tree
 // is root's only.
 std::string RankToolAnyoneCanRun(const TempDir& dir);

@@ -21,6 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include "proto/admin.grpc.pb.h"
+#include "shm/plan/selection_table.h"
+#include "shm/plan/selection_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
@@ -206,6 +208,10 @@ TEST(Ohioctl, EveryCommandAsTextAndJsonAgainstRealGroups) {
     EXPECT_TRUE(Contains(text.out, "2 open")) << text.out;
     EXPECT_TRUE(Contains(text.out, "1 data connection (n1)")) << text.out;
     EXPECT_TRUE(Contains(text.out, "* timeout-ms")) << text.out;
+    EXPECT_TRUE(Contains(text.out, "* selection-table")) << text.out;
+    EXPECT_TRUE(Contains(text.out, "selection    the built-in table (digest " +
+                                       SelectionTableDigest(DefaultSelectionTable()) + "), for new groups"))
+        << text.out;
     CtlRun js = Ctl(dir, n0, {"status", "--json"});
     ASSERT_EQ(js.code, 0) << Describe(js);
     json s;
@@ -224,6 +230,8 @@ TEST(Ohioctl, EveryCommandAsTextAndJsonAgainstRealGroups) {
     EXPECT_EQ(s["config"]["node-name"], "n0");
     EXPECT_EQ(s["config"]["metrics-file"], prom);
     EXPECT_EQ(s["config"]["socket"], n0.socket());
+    EXPECT_EQ(s["selection_table"], "the built-in table");
+    EXPECT_EQ(s["selection_table_digest"], SelectionTableDigest(DefaultSelectionTable()));
     EXPECT_TRUE(s["pending_restart"].empty());
     EXPECT_GT(s["segment_bytes_in_use"].get<uint64_t>(), 0u);
   }
@@ -251,6 +259,10 @@ TEST(Ohioctl, EveryCommandAsTextAndJsonAgainstRealGroups) {
     EXPECT_TRUE(Contains(text.out, KeyHex("local-job"))) << text.out;
     EXPECT_TRUE(Contains(text.out, "n0:2 n1:2")) << text.out;
     EXPECT_TRUE(Contains(text.out, "n0:3")) << text.out;
+    EXPECT_TRUE(Contains(text.out, KeyHex("spanning") + ": selection table the built-in table (digest " +
+                                       SelectionTableDigest(DefaultSelectionTable()) +
+                                       "), inter-node table the built-in table (digest "))
+        << text.out;
     json g;
     CtlRun js = Ctl(dir, n0, {"groups", "--json"});
     ASSERT_EQ(js.code, 0) << Describe(js);
@@ -262,6 +274,9 @@ TEST(Ohioctl, EveryCommandAsTextAndJsonAgainstRealGroups) {
     EXPECT_EQ((*span)["sequence"], 6);
     EXPECT_EQ((*span)["size"], 4);
     EXPECT_EQ((*span)["algorithm"], "v3");
+    EXPECT_EQ((*span)["selection"], "the built-in table");
+    EXPECT_EQ((*span)["selection_digest"], SelectionTableDigest(DefaultSelectionTable()));
+    EXPECT_EQ((*loc)["selection_digest"], SelectionTableDigest(DefaultSelectionTable()));
     EXPECT_EQ((*span)["state"], "open");
     EXPECT_EQ((*span)["attached_ranks"], 2);
     EXPECT_GT((*span)["srb_bytes"].get<uint64_t>(), 0u);

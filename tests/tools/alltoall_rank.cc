@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
   bool stall = false, stall_after = false, in_place = false;
   uint32_t pause_after_first_ms = 0;
   int skip_at = -1, skipped_at = -1, null_send_at = -1;
-  std::string hold_file, holder_file;
+  std::string hold_file, holder_file, selection_to;
   uint64_t random_bytes = 0, seed = 0;
   int cpu = -1;
   app.add_option("--socket", socket)->required();
@@ -73,6 +74,9 @@ int main(int argc, char** argv) {
                  "the run must end with this error (an ohio_strerror() text); calls before it are verified");
   app.add_option("--expect-leave", expect_leave,
                  "the alltoalls must succeed and the leave end with this error (an ohio_strerror() text)");
+  app.add_option("--selection-to", selection_to,
+                 "after the join, write the group's selection table (ohio_group_selection) to this file and say "
+                 "'selection transport=T'; an error there ends the rank like an alltoall's");
   app.add_flag("--stall", stall, "join, say 'joined', then sleep instead of calling alltoall");
   app.add_flag("--stall-after", stall_after, "after the alltoalls, say 'stalling' and keep the group until killed");
   app.add_flag("--in-place", in_place, "send == recv");
@@ -138,6 +142,18 @@ int main(int argc, char** argv) {
   }
   std::printf("rank %u: joined\n", rank);
   std::fflush(stdout);
+  if (!selection_to.empty()) {
+    std::string table, transport;
+    r = group.Selection(&table, &transport);
+    if (!r.ok()) {
+      std::printf("rank %u: selection error code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
+      std::fflush(stdout);
+      return report(expect == ohio_strerror(r.code) ? 0 : 1);
+    }
+    std::ofstream(selection_to) << table;
+    std::printf("rank %u: selection transport=%s\n", rank, transport.c_str());
+    std::fflush(stdout);
+  }
   if (stall) {
     for (;;) pause();
   }

@@ -16,6 +16,7 @@
 #include "daemon/ops/config.h"
 #include "daemon/ops/live_config.h"
 #include "shm/plan/internode_table_text.h"
+#include "shm/plan/selection_table_text.h"
 
 namespace ohio {
 namespace {
@@ -174,6 +175,53 @@ TEST(ConfigReload, AInterNodeTableFileEditedInPlaceWaitsForARestart) {
   std::ofstream(table) << "# the same rules, spelt otherwise\n4+   4096B   hypercube\n";
   live.Apply(Load({"--internode-table", table}).config);
   EXPECT_TRUE(live.pending().empty());
+}
+
+// The selection table is handed to ranks at join, so a new one can serve the groups created
+// after a reload: a file edited in place, or another file, goes into force; a file that no
+// longer parses fails the whole reload (LoadDaemonConfig's error names its line), and the table
+// in force stays.
+TEST(ConfigReload, ASelectionTableFileGoesIntoForceAndABadOneChangesNothing) {
+  const ScratchFile file("selection.table");
+  const std::string& table = file.path();
+  std::ofstream(table) << "alltoall 2+ any tcp 1-4KiB ohio\n";
+  auto first = Load({"--config=", "--selection-table", table});
+  ASSERT_FALSE(first.exit_now) << first.output;
+  LiveConfig live(first.config);
+  const std::string was = SelectionTableDigest(first.config.selection_rules);
+
+  std::ofstream(table) << "alltoall 2+ any tcp 1-8KiB ohio\n";
+  auto second = Load({"--config=", "--selection-table", table});
+  ASSERT_FALSE(second.exit_now) << second.output;
+  const std::string is = SelectionTableDigest(second.config.selection_rules);
+  ASSERT_NE(was, is);
+  const auto r = live.Apply(second.config);
+  EXPECT_TRUE(r.need_restart.empty());
+  ASSERT_EQ(r.applied.size(), 1u);
+  EXPECT_EQ(r.applied[0].key, "selection-table");
+  EXPECT_EQ(r.applied[0].from, table + " (table " + was + ")");
+  EXPECT_EQ(r.applied[0].to, table + " (table " + is + ")");
+  EXPECT_TRUE(live.pending().empty());
+  EXPECT_EQ(SelectionTableDigest(live.current().selection_rules), is);
+  EXPECT_THAT(live.last_reload(), HasSubstr("applied selection-table"));
+
+  // Back to the built-in table: the setting emptied.
+  auto builtin = Load({"--config="});
+  ASSERT_FALSE(builtin.exit_now) << builtin.output;
+  live.Apply(builtin.config);
+  EXPECT_EQ(live.current().selection_table, "");
+  EXPECT_EQ(SelectionTableDigest(live.current().selection_rules), SelectionTableDigest(DefaultSelectionTable()));
+
+  // A file that no longer parses: the reload reads no settings, and those in force stay.
+  live.Apply(second.config);
+  std::ofstream(table) << "alltoall 2+ any tcp 1-8KiB perhaps\n";
+  auto bad = Load({"--config=", "--selection-table", table});
+  ASSERT_TRUE(bad.exit_now);
+  EXPECT_THAT(bad.output, HasSubstr("selection table " + table + ":1: unknown path 'perhaps'"));
+  live.Failed(bad.output);
+  EXPECT_THAT(live.last_reload(), HasSubstr("reload failed"));
+  EXPECT_EQ(SelectionTableDigest(live.current().selection_rules), is);
+  EXPECT_TRUE(IsReloadable("selection-table"));
 }
 
 TEST(ConfigReload, AnEmptyValueMeansTheDefault) {

@@ -11,6 +11,7 @@
 
 #include "daemon/ops/config.h"
 #include "shm/plan/internode_table_text.h"
+#include "shm/plan/selection_table_text.h"
 
 namespace ohio {
 namespace {
@@ -290,6 +291,41 @@ TEST_F(ConfigTest, InterNodeTableFileAndForcedInterNodeAlgorithm) {
   EXPECT_EQ(missing.output, "ohiod: cannot read inter-node table " + table + "\n");
 }
 
+// selection-table names a file read when the settings load, like internode-table: its rows as
+// read, errors naming the file and line, a file that cannot be read named as such.
+TEST_F(ConfigTest, SelectionTableFile) {
+  auto defaults = Load({"--config="});
+  ASSERT_FALSE(defaults.exit_now) << defaults.output;
+  EXPECT_EQ(defaults.config.selection_table, "");
+  EXPECT_EQ(FormatSelectionTable(defaults.config.selection_rules), FormatSelectionTable(DefaultSelectionTable()));
+
+  const std::string table = dir_ + "/selection.table";
+  std::ofstream(table) << "# measured\nalltoall 2+ any tcp 1024-4096 ohio\nany any any any any mpi\n";
+  const std::string f = WriteFile("selection_table = " + table + "\n");
+  auto from_file = Load({"--config", f});
+  ASSERT_FALSE(from_file.exit_now) << from_file.output;
+  EXPECT_EQ(from_file.config.selection_table, table);
+  EXPECT_EQ(FormatSelectionTable(from_file.config.selection_rules),
+            "alltoall 2+ any tcp 1KiB-4KiB ohio\nany any any any any mpi\n");
+  setenv("OHIOD_SELECTION_TABLE", "", 1);  // empty: as if unset
+  auto from_env = Load({"--config", f});
+  unsetenv("OHIOD_SELECTION_TABLE");
+  ASSERT_FALSE(from_env.exit_now) << from_env.output;
+  EXPECT_EQ(from_env.config.selection_table, table);
+
+  std::ofstream(table) << "alltoall 2+ any tcp 1-4KiB ohio\n\nalltoall 1 lots any any ohio\n";
+  auto bad_row = Load({"--config", f});
+  EXPECT_TRUE(bad_row.exit_now);
+  EXPECT_EQ(bad_row.exit_code, 2);
+  EXPECT_THAT(bad_row.output, ::testing::StartsWith("ohiod: selection table " + table + ":3: "));
+  EXPECT_THAT(bad_row.output, HasSubstr("'lots'"));
+  unlink(table.c_str());
+
+  auto missing = Load({"--config=", "--selection-table", table});
+  EXPECT_TRUE(missing.exit_now);
+  EXPECT_EQ(missing.output, "ohiod: cannot read selection table " + table + "\n");
+}
+
 // direct-window bounds what the direct algorithm keeps in flight: 4 unless set, 1..1024, and a
 // value out of that range stops ohiod with the option and the value named.
 TEST_F(ConfigTest, DirectWindowIsBetweenOneAnd1024) {
@@ -322,7 +358,7 @@ TEST_F(ConfigTest, HelpListsEverySettingAndItsEnvironmentName) {
   EXPECT_EQ(c.exit_code, 0);
   for (const char* key : {"--socket", "--node-name", "--ssb-bytes", "--srb-bytes", "--memory-limit",
                           "--registered-memory-limit", "--timeout-ms", "--spin-us", "--cpus", "--algorithm",
-                          "--internode-table", "--internode-algorithm", "--direct-window", "--log-level", "--config", "OHIOD_<KEY>"}) {
+                          "--internode-table", "--internode-algorithm", "--direct-window", "--selection-table", "--log-level", "--config", "OHIOD_<KEY>"}) {
     EXPECT_THAT(c.output, HasSubstr(key));
   }
 }

@@ -1,6 +1,5 @@
 #include "shm/plan/internode_table_text.h"
 
-#include <sstream>
 #include <vector>
 
 #include "shm/plan/table_words.h"
@@ -36,18 +35,10 @@ std::optional<InterNodeAlgorithm> ParseInterNodeAlgorithmName(const std::string&
 
 Result<InterNodeTable> ParseInterNodeTable(const std::string& text, const std::string& source) {
   InterNodeTable table;
-  std::istringstream in(text);
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    std::istringstream words(line);
-    std::vector<std::string> w;
-    for (std::string word; words >> word;) w.push_back(word);
-    if (w.empty()) continue;
+  for (const TableLine& line : TableLines(text)) {
+    const std::vector<std::string>& w = line.words;
     auto bad = [&](const std::string& why) {
-      return Status(Code::kInvalidArgument, "inter-node table " + source + ":" + std::to_string(lineno) + ": " + why);
+      return Status(Code::kInvalidArgument, "inter-node table " + source + ":" + std::to_string(line.number) + ": " + why);
     };
     if (w.size() != 3) {
       return bad("expected 'nodes max-block algorithm' (e.g. '4+ 1KiB hypercube'), got " + std::to_string(w.size()) +

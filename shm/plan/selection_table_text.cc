@@ -42,18 +42,10 @@ std::string ParseFunctions(const std::string& s, uint32_t* functions) {
 
 Result<SelectionTable> ParseSelectionTable(const std::string& text, const std::string& source) {
   SelectionTable table;
-  std::istringstream in(text);
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    std::istringstream words(line);
-    std::vector<std::string> w;
-    for (std::string word; words >> word;) w.push_back(word);
-    if (w.empty()) continue;
+  for (const TableLine& line : TableLines(text)) {
+    const std::vector<std::string>& w = line.words;
     auto bad = [&](const std::string& why) {
-      return Status(Code::kInvalidArgument, "selection table " + source + ":" + std::to_string(lineno) + ": " + why);
+      return Status(Code::kInvalidArgument, "selection table " + source + ":" + std::to_string(line.number) + ": " + why);
     };
     if (w.size() != 6) {
       return bad("expected 'function nodes ppn transport bytes path' (e.g. 'alltoall 2+ any tcp 1-4KiB ohio'), got " +

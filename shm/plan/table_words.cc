@@ -1,6 +1,7 @@
 #include "shm/plan/table_words.h"
 
 #include <cstdio>
+#include <sstream>
 
 namespace ohio {
 namespace {
@@ -13,6 +14,22 @@ struct Unit {
 constexpr Unit kUnits[] = {{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}};
 
 }  // namespace
+
+std::vector<TableLine> TableLines(const std::string& text) {
+  std::vector<TableLine> lines;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::istringstream words(line);
+    TableLine row{number, {}};
+    for (std::string word; words >> word;) row.words.push_back(word);
+    if (!row.words.empty()) lines.push_back(std::move(row));
+  }
+  return lines;
+}
 
 std::optional<uint64_t> ParseTableCount(const std::string& s) {
   if (s.empty() || s.size() > 19) return std::nullopt;

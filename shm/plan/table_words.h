@@ -7,8 +7,19 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ohio {
+
+// One row of a table's text: its line number (from 1, for errors) and its words, the comment
+// ('#' to the end of the line) left out.
+struct TableLine {
+  int number = 0;
+  std::vector<std::string> words;
+};
+
+// The rows of a table's text, blank and comment-only lines skipped.
+std::vector<TableLine> TableLines(const std::string& text);
 
 // "any" as a byte size: no bound.
 constexpr uint64_t kAnyBytes = UINT64_MAX;

@@ -85,10 +85,15 @@ void Initialise() {
     if (std::strcmp(v, "always") == 0) {
       p.selection_always = true;
     } else if (std::strcmp(v, "table") != 0) {
-      std::fprintf(stderr,
-                   "ohio: OHIO_SELECTION=%s is neither 'table' nor 'always': the selection table decides which calls "
-                   "ohio serves\n",
-                   v);
+      // Once for the job (every rank reads the same environment): rank 0 of the world says it.
+      int world_rank = 0;
+      PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+      if (world_rank == 0) {
+        std::fprintf(stderr,
+                     "ohio: OHIO_SELECTION=%s is neither 'table' nor 'always': the selection table decides which "
+                     "calls ohio serves\n",
+                     v);
+      }
     }
   }
   if (p.disabled) return;

@@ -82,6 +82,13 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Counter("ohio_collectives_served_total", "Alltoall calls completed without error.", c.collectives_served());
   w.Counter("ohio_collectives_failed_total", "Alltoall calls that returned an error to their ranks.",
             c.collectives_failed());
+  w.Family("ohio_calls_handed_back_total", "counter",
+           "Calls of served MPI functions that every rank handed to the MPI library, by function and reason "
+           "(selection_table, rank_opted_out, ialltoall_min_bytes, not_supported).");
+  for (const auto& h : c.handed_back()) {
+    w.Sample("ohio_calls_handed_back_total",
+             "function=\"" + Escape(h.function()) + "\",reason=\"" + Escape(h.reason()) + "\"", h.count());
+  }
   w.Counter("ohio_rounds_total", "Staging rounds completed.", c.rounds());
   w.Counter("ohio_bytes_local_total", "Bytes exchanged between ranks of this node.", c.bytes_local());
   w.Counter("ohio_bytes_sent_total", "Payload bytes put to other nodes.", c.bytes_sent());

@@ -220,6 +220,14 @@ admin::CountersReply AdminService::CountersSnapshot() {
   r.set_engine_sleeps(c.engine_sleeps.load());
   r.set_engine_wakeups(c.engine_wakeups.load());
   r.set_ranks_woken(c.ranks_woken.load());
+  for (size_t f = 0; f < kHandedBackFunctions; ++f) {
+    for (size_t reason = 0; reason < kHandBackReasons; ++reason) {
+      auto* h = r.add_handed_back();
+      h->set_function(HandedBackFunctionName(f));
+      h->set_reason(HandBackReasonName(static_cast<HandBackReason>(reason)));
+      h->set_count(c.handed_back[f][reason].load());
+    }
+  }
   for (size_t k = 0; k < kErrorKinds; ++k) {
     auto* e = r.add_errors();
     e->set_kind(ErrorKindName(static_cast<ErrorKind>(k)));

@@ -257,11 +257,13 @@ mpi_command() {  # fills CMD for variant $1
               --mca oob_tcp_if_include 10.77.0.0/24 --mca btl_tcp_if_include 10.77.0.0/24
               --mca btl tcp,vader,self --mca mpi_yield_when_idle 1)
       fi
+      # The ohio variants measure ohio: every call goes to it (OHIO_SELECTION=always), whatever
+      # the selection table would hand to the library.
       if [ "$v" = ompi+component ]; then
-        CMD+=(--mca mca_base_component_path "$OMPI_COMPONENTS" -x OHIO_STATS=1)
+        CMD+=(--mca mca_base_component_path "$OMPI_COMPONENTS" -x OHIO_STATS=1 -x OHIO_SELECTION=always)
         if [ "$SINGLE" = 1 ]; then CMD+=(-x "OHIO_SOCKET=$DIR/node0.sock"); fi
       elif [[ "$v" == ompi+* ]]; then
-        CMD+=(-x "LD_PRELOAD=$DIR/libohio_mpi_openmpi.so" -x OHIO_STATS=1)
+        CMD+=(-x "LD_PRELOAD=$DIR/libohio_mpi_openmpi.so" -x OHIO_STATS=1 -x OHIO_SELECTION=always)
         if [ "${v#*+}" != ohio ]; then CMD+=(-x "OHIO_INTERNODE_ALGORITHM=${v#*+}"); fi
         if [ "$SINGLE" = 1 ]; then CMD+=(-x "OHIO_SOCKET=$DIR/node0.sock"); fi
       fi
@@ -277,7 +279,8 @@ mpi_command() {  # fills CMD for variant $1
       fi
       CMD+=(-np "$RANKS" -genv OHIO_BENCH_HOLD "$HOLD")
       if [[ "$v" == mpich+* ]]; then
-        CMD+=(-genv LD_PRELOAD "$DIR/libohio_mpi_mpich.so${MPICH_PRELOAD:+:$MPICH_PRELOAD}" -genv OHIO_STATS 1)
+        CMD+=(-genv LD_PRELOAD "$DIR/libohio_mpi_mpich.so${MPICH_PRELOAD:+:$MPICH_PRELOAD}" -genv OHIO_STATS 1
+              -genv OHIO_SELECTION always)
         if [ "${v#*+}" != ohio ]; then CMD+=(-genv OHIO_INTERNODE_ALGORITHM "${v#*+}"); fi
         if [ "$SINGLE" = 1 ]; then CMD+=(-genv OHIO_SOCKET "$DIR/node0.sock"); fi
       fi

@@ -15,13 +15,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "shm/handed_back.h"
 #include "shm/latency_buckets.h"
 #include "shm/round_stamps.h"
 
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 11;
+constexpr uint32_t kSegmentVersion = 12;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
@@ -42,6 +43,9 @@ struct CallStats {
   std::atomic<uint64_t> bytes_local;   // bytes moved between the node's ranks
   std::atomic<uint64_t> latency_count[kLatencySizeClasses][kLatencyBuckets];
   std::atomic<uint64_t> latency_sum_ns[kLatencySizeClasses];
+  // Calls the ranks handed to the MPI library, by function and reason (shm/handed_back.h): on
+  // one node and across nodes alike, each node's local rank 0 counting its node's.
+  std::atomic<uint64_t> handed_back[kHandedBackFunctions][kHandBackReasons];
 };
 
 enum class GroupState : uint32_t {
@@ -121,7 +125,8 @@ struct alignas(kCacheLine) SegmentHeader {
   std::atomic<uint32_t> single_copy_refused;
 
   // Calls of a group on one node, counted by its local rank 0 (the daemon folds them into its
-  // counters): latency is that rank's time in the call.
+  // counters): latency is that rank's time in the call. Calls handed to the MPI library are
+  // counted here by every node's local rank 0, whether the group spans nodes or not.
   alignas(kCacheLine) CallStats stats;
 
   // Daemon only: the header of this node's eager puts of a round, by parity (EagerHeader of

@@ -160,6 +160,21 @@ int ohio_group_selection(ohio_group* group, const char** table, const char** tra
   return OHIO_OK;
 }
 
+static_assert(OHIO_FUNCTION_IALLTOALLV + 1 == ohio::kHandedBackFunctions, "ohio.h's functions are shm/handed_back.h's");
+static_assert(OHIO_HANDED_BACK_NOT_SUPPORTED + 1 == ohio::kHandBackReasons, "ohio.h's reasons are shm/handed_back.h's");
+static_assert(OHIO_HANDED_BACK_RANK_OPTED_OUT == static_cast<int>(ohio::HandBackReason::kRankOptedOut), "same order");
+
+int ohio_count_handed_back(ohio_group* group, int function, int reason) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_count_handed_back: group is NULL");
+  if (function < 0 || static_cast<size_t>(function) >= ohio::kHandedBackFunctions || reason < 0 ||
+      static_cast<size_t>(reason) >= ohio::kHandBackReasons) {
+    return Fail(ohio::Code::kInvalidArgument, "ohio_count_handed_back: function " + std::to_string(function) +
+                                                  " or reason " + std::to_string(reason) + " is out of range");
+  }
+  group->handle->CountHandedBack(static_cast<size_t>(function), static_cast<ohio::HandBackReason>(reason));
+  return OHIO_OK;
+}
+
 int ohio_group_check(ohio_group* group) {
   if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_group_check: group is NULL");
   ohio::Status s = group->handle->Check();

@@ -137,6 +137,13 @@ Status GroupHandle::Selection(const std::string** table, const std::string** tra
   return Status::Ok();
 }
 
+void GroupHandle::CountHandedBack(size_t function, HandBackReason reason) {
+  if (local_ != 0) return;
+  // Single writer (this rank): a relaxed load and store, as the segment's other call counts.
+  std::atomic<uint64_t>& n = segment_.header()->stats.handed_back[function][static_cast<size_t>(reason)];
+  n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
 Status GroupHandle::Skip() {
   if (!broken_.ok()) return broken_;
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;

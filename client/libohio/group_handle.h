@@ -14,6 +14,7 @@
 #include "client/libohio/across_nodes_alltoall.h"
 #include "client/libohio/round_waiter.h"
 #include "common/status.h"
+#include "shm/handed_back.h"
 #include "shm/plan/algorithm.h"
 #include "shm/plan/group_shape.h"
 #include "shm/segment.h"
@@ -58,6 +59,9 @@ class GroupHandle {
   // then, so what is returned is the table of every node of the group. A group whose nodes
   // disagree fails here, naming both.
   Status Selection(const std::string** table, const std::string** transport);
+  // A call of `function` every rank handed to the MPI library for `reason`, counted in the
+  // segment by the node's local rank 0 (shm/handed_back.h).
+  void CountHandedBack(size_t function, HandBackReason reason);
   Status Leave();
 
  private:

@@ -43,6 +43,8 @@ class GrowingGroup {
   // joins again, and a table ohiod reloaded meanwhile comes with the new generation, alike for
   // every rank.
   Status Selection(const std::string** table, const std::string** transport);
+  // In the current generation's segment (GroupHandle::CountHandedBack).
+  void CountHandedBack(size_t function, HandBackReason reason) { current_->CountHandedBack(function, reason); }
   // Leaves the group (and an outgrown one still held).
   Status Leave();
 

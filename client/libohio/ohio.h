@@ -135,6 +135,25 @@ int ohio_alltoall_skip(ohio_group* group);
  * timeout): they compare their tables then, and a group whose nodes hold different tables fails
  * with OHIO_ERR_GROUP_FAILED naming both. The strings live as long as the group. */
 int ohio_group_selection(ohio_group* group, const char** table, const char** transport);
+/* Counts, in ohiod's counters, a call of `function` (OHIO_FUNCTION_*) that every rank of the
+ * group handed to the MPI library for `reason` (OHIO_HANDED_BACK_*): ohioctl counters and the
+ * metrics show them by function and reason. Every rank of the group calls it alike; the count
+ * is taken once per node (by its first rank), so ohiod counts the group's calls, not its ranks'.
+ * Never waits; OHIO_ERR_INVALID_ARGUMENT for a number out of range. */
+enum {
+  OHIO_FUNCTION_ALLTOALL = 0,
+  OHIO_FUNCTION_ALLTOALLV = 1,
+  OHIO_FUNCTION_ALLTOALLW = 2,
+  OHIO_FUNCTION_IALLTOALL = 3,
+  OHIO_FUNCTION_IALLTOALLV = 4
+};
+enum {
+  OHIO_HANDED_BACK_SELECTION_TABLE = 0,     /* the selection table's verdict, alike on every rank */
+  OHIO_HANDED_BACK_RANK_OPTED_OUT = 1,      /* a rank opted out (ohio_alltoall_skip) */
+  OHIO_HANDED_BACK_IALLTOALL_MIN_BYTES = 2, /* below the program's OHIO_IALLTOALL_MIN_BYTES */
+  OHIO_HANDED_BACK_NOT_SUPPORTED = 3        /* ohio cannot serve the call (OHIO_ERR_NOT_SUPPORTED) */
+};
+int ohio_count_handed_back(ohio_group* group, int function, int reason);
 /* OHIO_OK while the group can still serve calls, else the error that closed it; never waits. */
 int ohio_group_check(ohio_group* group);
 /* Leaves the group and frees it, whatever state it is in. Waits for ohiod's answer at most the

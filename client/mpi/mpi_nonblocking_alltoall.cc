@@ -1,9 +1,11 @@
 // An MPI_Alltoall-shaped call started to ohiod, for MPI_Ialltoall and for each MPI_Start of a
-// persistent MPI_Alltoall_init: the same choices (opt-in threshold, layouts, packing) for both,
-// so that both take the same path on every rank.
+// persistent MPI_Alltoall_init: the same choices (the selection table's verdict for ialltoall,
+// or OHIO_IALLTOALL_MIN_BYTES where it is set; layouts; packing) for both, so that both take the
+// same path on every rank.
 #include <memory>
 #include <string>
 
+#include "client/mpi/call_selection.h"
 #include "client/mpi/mpi_nonblocking_request.h"
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
@@ -20,20 +22,19 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
   CommState* st =
       BeginCall(comm, function, FirstCallBytes(recvcount, recvtype), state_for, fall_through, &decided);
   if (st == nullptr) return decided;
-  // Bytes per rank are the same on every rank (MPI's matching rule), so is this choice.
-  int type_size = 0;
-  PMPI_Type_size(recvtype, &type_size);
-  const uint64_t call_bytes = static_cast<uint64_t>(recvcount < 0 ? 0 : recvcount) * static_cast<uint64_t>(type_size);
-  if (call_bytes < st->ialltoall_min_bytes) {
-    return fall_through(st->ialltoall_min_bytes == UINT64_MAX
-                            ? std::string("ohiod moves ") + function +
-                                  " only from OHIO_IALLTOALL_MIN_BYTES bytes per rank, which is not set"
-                            : "the call's " + std::to_string(call_bytes) +
-                                  " bytes per rank are below OHIO_IALLTOALL_MIN_BYTES = " +
-                                  std::to_string(st->ialltoall_min_bytes));
-  }
-
   const bool in_place = sendbuf == MPI_IN_PLACE;
+  // Bytes per rank pair are the same on every rank (MPI's matching rule), so is this choice.
+  const uint64_t call_bytes = PairBytes(in_place, sendcount, sendtype, recvcount, recvtype);
+  if (st->ialltoall_min_set) {
+    if (call_bytes < st->ialltoall_min_bytes) {
+      return fall_through.HandBack(st, ohio::HandBackReason::kIalltoallMinBytes,
+                                   "the call's " + std::to_string(call_bytes) +
+                                       " bytes per rank are below OHIO_IALLTOALL_MIN_BYTES = " +
+                                       std::to_string(st->ialltoall_min_bytes));
+    }
+  } else if (const CallVerdict verdict = SelectCall(*st, SelectedFunction::kIalltoall, call_bytes); !verdict.serve) {
+    return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, verdict.why);
+  }
   const CallLayouts layouts = ServableLayouts(in_place, sendcount, sendtype, recvcount, recvtype);
   // The opt-out is a meeting of the ranks, the one wait inside this call.
   if (layouts.why != nullptr) return OptOut(st, comm, function, layouts.why, fall_through);
@@ -65,7 +66,7 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
   }
   const int rc = ohio_ialltoall(st->group, send, recv, bytes, &r->call);
   if (rc == OHIO_OK) return start(std::move(r));
-  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through.HandBack(st, ohio::HandBackReason::kNotSupported, ohio_last_error());
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, function, MPI_ERR_BUFFER);
   return FailedMidCall(st, comm, function, /*replayable=*/true, fall_through);
 }

@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 
 #include "shm/plan/buffer_sizing.h"
+#include "shm/plan/selection_table_text.h"
 
 namespace ohio::shim {
 
@@ -39,6 +41,24 @@ void FellThrough(const char* function, const std::string& why) {
   }
 }
 
+void HandedBackByTable(const char* function, const std::string& why) {
+  Process::Tally& t = P().tallies[function];
+  ++t.fell_through;
+  ++t.by_table;
+  ++t.table_reasons[why];
+}
+
+void CountHandedBack(CommState* st, const char* function, ohio::HandBackReason reason) {
+  // MPI_Alltoall_init's starts are MPI_Ialltoall's calls in ohiod's counters.
+  static const std::map<std::string, int> kNumbers = {
+      {"MPI_Alltoall", OHIO_FUNCTION_ALLTOALL},   {"MPI_Alltoallv", OHIO_FUNCTION_ALLTOALLV},
+      {"MPI_Alltoallw", OHIO_FUNCTION_ALLTOALLW}, {"MPI_Ialltoall", OHIO_FUNCTION_IALLTOALL},
+      {"MPI_Alltoall_init", OHIO_FUNCTION_IALLTOALL}, {"MPI_Ialltoallv", OHIO_FUNCTION_IALLTOALLV}};
+  const auto it = kNumbers.find(function);
+  if (st->group == nullptr || it == kNumbers.end()) return;
+  ohio_count_handed_back(st->group, it->second, static_cast<int>(reason));
+}
+
 void Release(CommState* st) {
   if (st->group != nullptr) ohio_leave(st->group);
   if (st->agreement != MPI_COMM_NULL) PMPI_Comm_free(&st->agreement);
@@ -56,7 +76,25 @@ void Initialise() {
   if (const char* v = std::getenv("OHIO_IALLTOALL_MIN_BYTES"); v != nullptr && *v != '\0') {
     char* end = nullptr;
     const unsigned long long n = std::strtoull(v, &end, 10);
-    if (*end == '\0') p.ialltoall_min_bytes = n;
+    if (*end == '\0') {
+      p.ialltoall_min_set = true;
+      p.ialltoall_min_bytes = n;
+    }
+  }
+  if (const char* v = std::getenv("OHIO_SELECTION"); v != nullptr && *v != '\0') {
+    if (std::strcmp(v, "always") == 0) {
+      p.selection_always = true;
+    } else if (std::strcmp(v, "table") != 0) {
+      // Once for the job (every rank reads the same environment): rank 0 of the world says it.
+      int world_rank = 0;
+      PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+      if (world_rank == 0) {
+        std::fprintf(stderr,
+                     "ohio: OHIO_SELECTION=%s is neither 'table' nor 'always': the selection table decides which "
+                     "calls ohio serves\n",
+                     v);
+      }
+    }
   }
   if (p.disabled) return;
   // The core serves one thread at a time (its per-process state takes no lock): a job that may
@@ -82,6 +120,24 @@ static std::string RandomKey() {
   std::ifstream urandom("/dev/urandom", std::ios::binary);
   urandom.read(&key[0], OHIO_KEY_BYTES);
   return key;
+}
+
+// The group's selection table, parsed, and the communicator's shape as the table sees it
+// (`ppn`: the most ranks on one node), into st; or why there is none. The daemons of a group
+// fail it on every node alike when their tables differ, and SetUp agrees on the outcome anyway.
+static std::string ReadSelection(CommState* st, uint32_t ppn) {
+  const char* text = nullptr;
+  const char* transport = nullptr;
+  if (ohio_group_selection(st->group, &text, &transport) != OHIO_OK) {
+    return std::string("the ohio group could not give its selection table (") + ohio_last_error() + ")";
+  }
+  auto table = ohio::ParseSelectionTable(text, "the group's selection table");
+  if (!table.ok()) return table.status().message();
+  const std::optional<ohio::SelectedTransport> t = ohio::ParseSelectedTransport(transport);
+  if (!t) return std::string("the group's transport '") + transport + "' is not one the selection table names";
+  st->table = std::move(table).value();
+  st->shape = ohio::SelectionShape{st->nodes, ppn, *t};
+  return "";
 }
 
 CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(CommState*)>& keep) {
@@ -155,10 +211,24 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
     const InternalCommunicator internal;
     PMPI_Comm_dup(comm, &st->agreement);
   }
-  // Each MPI_Ialltoall must take the same path on every rank: agree on the threshold.
-  unsigned long long mine_min = p.ialltoall_min_bytes, agreed_min = 0;
-  PMPI_Allreduce(&mine_min, &agreed_min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
-  st->ialltoall_min_bytes = agreed_min;
+  std::vector<uint32_t> node_ranks(nodes.size());
+  for (uint32_t n : rank_node) ++node_ranks[n];
+  const std::string no_table = ReadSelection(st, *std::max_element(node_ranks.begin(), node_ranks.end()));
+  // Each call must take the same path on every rank: agree on whether every rank has the table,
+  // on OHIO_SELECTION=always and on OHIO_IALLTOALL_MIN_BYTES (the largest any rank set).
+  unsigned long long mine_agree[4] = {no_table.empty() ? 0ull : 1ull, p.selection_always ? 1ull : 0ull,
+                                      p.ialltoall_min_set ? 1ull : 0ull,
+                                      p.ialltoall_min_set ? p.ialltoall_min_bytes : 0ull};
+  unsigned long long agreed[4] = {};
+  PMPI_Allreduce(mine_agree, agreed, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+  if (agreed[0] != 0) {
+    Close(st, no_table.empty() ? "another rank of the communicator could not read the group's selection table"
+                               : no_table);
+    return st;
+  }
+  st->selection_always = agreed[1] != 0;
+  st->ialltoall_min_set = agreed[2] != 0;
+  st->ialltoall_min_bytes = agreed[3];
   return st;
 }
 
@@ -252,19 +322,28 @@ void ReportAndLeave() {
   Process& p = P();
   if (!p.initialised) return;
   const int kCount = kFunctionCount;
-  std::vector<long> local(2 * kCount), total(2 * kCount);
+  std::vector<long> local(3 * kCount), total(3 * kCount);
   for (int f = 0; f < kCount; ++f) {
-    local[2 * f] = p.tallies[kFunctions[f]].served;
-    local[2 * f + 1] = p.tallies[kFunctions[f]].fell_through;
+    local[3 * f] = p.tallies[kFunctions[f]].served;
+    local[3 * f + 1] = p.tallies[kFunctions[f]].fell_through;
+    local[3 * f + 2] = p.tallies[kFunctions[f]].by_table;
   }
-  PMPI_Reduce(local.data(), total.data(), 2 * kCount, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(local.data(), total.data(), 3 * kCount, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (p.stats && rank == 0) {
     std::fprintf(stderr, "ohio: served through %s\n", p.binding);
     for (int f = 0; f < kCount; ++f) {
       std::fprintf(stderr, "ohio: %ld %s calls served by ohiod, %ld fell through to the MPI library (all ranks)\n",
-                   total[2 * f], kFunctions[f], total[2 * f + 1]);
+                   total[3 * f], kFunctions[f], total[3 * f + 1]);
+      if (total[3 * f + 2] != 0) {
+        std::fprintf(stderr, "ohio:   of those, %ld %s calls handed to the MPI library by the selection table (all ranks)\n",
+                     total[3 * f + 2], kFunctions[f]);
+      }
+      for (const auto& [why, n] : p.tallies[kFunctions[f]].table_reasons) {
+        std::fprintf(stderr, "ohio:   rank 0: %s: %ld handed to the MPI library by the selection table: %s\n",
+                     kFunctions[f], n, why.c_str());
+      }
       for (const auto& [why, n] : p.tallies[kFunctions[f]].reasons) {
         std::fprintf(stderr, "ohio:   rank 0: %s: %ld fell through: %s\n", kFunctions[f], n, why.c_str());
       }

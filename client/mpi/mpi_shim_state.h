@@ -9,6 +9,12 @@
 //  - Setting up a communicator is collective (it happens inside its first served call): the
 //    ranks agree with PMPI_Allreduce that every one of them can use ohio, exchange node names
 //    with PMPI_Allgather and the group key with PMPI_Bcast.
+//  - Which calls ohio serves is decided per call from the selection table the group received
+//    at set-up (client/mpi/call_selection.h), alike on every rank: every rank holds the same
+//    table and shape, and the call's bytes where they are the same everywhere. A vector call
+//    whose verdict depends on bytes that differ between ranks is the one exception: a rank whose
+//    own bytes say "library" opts out (below). Where the group cannot give the table, or the
+//    ranks disagree on OHIO_SELECTION, the set-up agrees on the answer with PMPI_Allreduce.
 //  - A reason to fall through that only one rank sees (a datatype without a layout) is resolved
 //    through ohio itself: that rank opts out of the call (ohio_alltoall_skip), every rank of every
 //    node gets OHIO_ERR_SKIPPED, and all of them call the PMPI_ function together.
@@ -44,6 +50,8 @@
 #include "client/mpi/mpi_call_replay.h"
 #include "client/mpi/mpi_type_layout.h"
 #include "client/libohio/ohio.h"
+#include "shm/handed_back.h"
+#include "shm/plan/selection_table.h"
 
 namespace ohio::shim {
 
@@ -58,9 +66,17 @@ struct CommState {
   uint64_t calls = 0;
   uint64_t failing_call = 0;
   std::string failing_why;
-  // MPI_Ialltoall calls of fewer bytes per rank go to the library (OHIO_IALLTOALL_MIN_BYTES,
-  // agreed at set-up: the largest any rank asked for).
-  uint64_t ialltoall_min_bytes = UINT64_MAX;
+  // Which calls the group serves (client/mpi/call_selection.h): the table and the
+  // communicator's shape as the table sees it, or every call it can (OHIO_SELECTION=always on
+  // some rank, agreed at set-up).
+  ohio::SelectionTable table;
+  ohio::SelectionShape shape;
+  bool selection_always = false;
+  // Set on some rank, OHIO_IALLTOALL_MIN_BYTES alone decides MPI_Ialltoall (calls of fewer bytes
+  // per rank go to the library; agreed at set-up: the largest any rank asked for) and
+  // MPI_Ialltoallv (served), instead of the table.
+  bool ialltoall_min_set = false;
+  uint64_t ialltoall_min_bytes = 0;
   uint32_t nodes = 0;  // the group's
   // MPI_Alltoallv's counts and displacements in bytes, for ohio.
   std::vector<size_t> send_bytes, send_at, recv_bytes, recv_at;
@@ -84,17 +100,25 @@ struct Process {
   bool call_errhandler = true;
   // Which binding serves the process, named in OHIO_STATS's report.
   const char* binding = "the LD_PRELOAD shim (libohio_mpi)";
-  // OHIO_IALLTOALL_MIN_BYTES: from which bytes per rank ohiod moves an MPI_Ialltoall; unset,
-  // never (ohiod overlaps a computation only with a core the ranks do not use).
-  uint64_t ialltoall_min_bytes = UINT64_MAX;
+  // OHIO_IALLTOALL_MIN_BYTES: from which bytes per rank ohiod moves an MPI_Ialltoall, instead of
+  // the selection table's verdict (set: the deployer knows whether ohiod has a core to overlap
+  // with).
+  bool ialltoall_min_set = false;
+  uint64_t ialltoall_min_bytes = 0;
+  // OHIO_SELECTION=always: serve every call ohio can, whatever the selection table says.
+  bool selection_always = false;
   ohio_client* client = nullptr;
   std::string no_client;  // why there is no connection to ohiod
   std::set<CommState*> states;
   // Per function, for OHIO_STATS.
+  // fell_through counts every call the library ran, by_table those of them the selection table
+  // handed it (their reasons in table_reasons, the others' in reasons).
   struct Tally {
     long served = 0;
     long fell_through = 0;
+    long by_table = 0;
     std::map<std::string, long> reasons;
+    std::map<std::string, long> table_reasons;
   };
   std::map<std::string, Tally> tallies;
 };
@@ -107,6 +131,11 @@ Process& P();
 
 void Served(const char* function);
 void FellThrough(const char* function, const std::string& why);
+// A call the selection table handed to the library alike on every rank (`why` names its verdict).
+void HandedBackByTable(const char* function, const std::string& why);
+// A call every rank hands to the library for `reason`, counted in ohiod's counters (by the
+// first rank of each node: shm/handed_back.h).
+void CountHandedBack(CommState* st, const char* function, ohio::HandBackReason reason);
 
 // Reads the OHIO_* environment and connects to ohiod, once per process.
 void Initialise();
@@ -231,7 +260,10 @@ int FailedInBlockingCall(CommState* st, MPI_Comm comm, const char* function, boo
 // the PMPI_ function); if the opt-out itself fails, the group failed with nothing moved.
 template <typename FallThrough>
 int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string& why, FallThrough fall_through) {
-  if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) return fall_through(why);
+  if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) {
+    CountHandedBack(st, function, ohio::HandBackReason::kRankOptedOut);
+    return fall_through(why);
+  }
   return FailedMidCall(st, comm, function, /*replayable=*/true, fall_through);
 }
 

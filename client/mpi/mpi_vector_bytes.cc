@@ -1,5 +1,7 @@
 #include "client/mpi/mpi_vector_bytes.h"
 
+#include <algorithm>
+
 namespace ohio::shim {
 
 CallLayouts ServableVectorLayouts(bool in_place, const int sendcounts[], MPI_Datatype sendtype, const int recvcounts[],
@@ -13,6 +15,16 @@ CallLayouts ServableVectorLayouts(bool in_place, const int sendcounts[], MPI_Dat
     }
   }
   return layouts;
+}
+
+uint64_t LargestPairBytes(const ohio::TypeLayout& send, const int sendcounts[], const ohio::TypeLayout& recv,
+                          const int recvcounts[], int size) {
+  uint64_t largest = 0;
+  for (int j = 0; j < size; ++j) {
+    largest = std::max(largest, static_cast<uint64_t>(sendcounts[j]) * static_cast<uint64_t>(send.size));
+    largest = std::max(largest, static_cast<uint64_t>(recvcounts[j]) * static_cast<uint64_t>(recv.size));
+  }
+  return largest;
 }
 
 void VectorBytes(const ohio::TypeLayout& layout, int size, const int counts[], const int displs[],

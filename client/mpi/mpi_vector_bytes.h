@@ -17,6 +17,11 @@ namespace ohio::shim {
 CallLayouts ServableVectorLayouts(bool in_place, const int sendcounts[], MPI_Datatype sendtype, const int recvcounts[],
                                   MPI_Datatype recvtype, int size);
 
+// The most bytes this rank sends to or receives from one rank in an alltoallv call (what the
+// selection table weighs when the ranks' bytes differ: client/mpi/call_selection.h).
+uint64_t LargestPairBytes(const ohio::TypeLayout& send, const int sendcounts[], const ohio::TypeLayout& recv,
+                          const int recvcounts[], int size);
+
 // A contiguous type is used where it lies (`packed` null: *at are the displacements in bytes);
 // another is packed run by run, block after block, into *packed (pack_side: from `typed` now;
 // otherwise laid out there to be unpacked after the call), *at being offsets into it.

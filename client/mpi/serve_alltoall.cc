@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include "client/mpi/call_selection.h"
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
 #include "client/libohio/ohio.h"
@@ -19,6 +20,9 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   if (st == nullptr) return decided;
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
+  const CallVerdict verdict =
+      SelectCall(*st, SelectedFunction::kAlltoall, PairBytes(in_place, sendcount, sendtype, recvcount, recvtype));
+  if (!verdict.serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, verdict.why);
   const CallLayouts layouts = ServableLayouts(in_place, sendcount, sendtype, recvcount, recvtype);
   if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Alltoall", layouts.why, fall_through);
 
@@ -49,7 +53,9 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     Served("MPI_Alltoall");
     return MPI_SUCCESS;
   }
-  if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
+  if (rc == OHIO_ERR_SKIPPED) {
+    return fall_through.HandBack(st, ohio::HandBackReason::kRankOptedOut, "another rank could not use ohio for this call");
+  }
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoall", MPI_ERR_COUNT);
   // The group failed in the call: its blocks, rank after rank, are where a resend lands.
   st->recv_bytes.assign(size, bytes);

@@ -4,8 +4,10 @@
 
 #include <mpi.h>
 
+#include <optional>
 #include <vector>
 
+#include "client/mpi/call_selection.h"
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
 #include "client/mpi/mpi_vector_bytes.h"
@@ -21,11 +23,20 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   CommState* st = BeginCall(comm, "MPI_Alltoallv", 0, state_for, fall_through, &decided);
   if (st == nullptr) return decided;
 
+  const std::optional<CallVerdict> alike = SelectWhateverTheBytes(*st, SelectedFunction::kAlltoallv);
+  if (alike && !alike->serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, alike->why);
+
   const bool in_place = sendbuf == MPI_IN_PLACE;
   int size = 0;
   PMPI_Comm_size(comm, &size);
   const CallLayouts layouts = ServableVectorLayouts(in_place, sendcounts, sendtype, recvcounts, recvtype, size);
   if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Alltoallv", layouts.why, fall_through);
+  if (!alike) {
+    const uint64_t largest = LargestPairBytes(*layouts.send, in_place ? recvcounts : sendcounts, *layouts.recv,
+                                              recvcounts, size);
+    const CallVerdict own = SelectOwnPart(*st, SelectedFunction::kAlltoallv, largest);
+    if (!own.serve) return OptOut(st, comm, "MPI_Alltoallv", own.why, fall_through);
+  }
   // In place, the others read this rank's data while it receives into the same buffer: send
   // from a packed copy instead.
   const bool pack_send = in_place || !layouts.send->contiguous();

@@ -22,10 +22,12 @@ int ServeAlltoallvBytes(CommState* st, MPI_Comm comm, const char* function, int 
     Served(function);
     return MPI_SUCCESS;
   }
-  if (rc == OHIO_ERR_SKIPPED) return fall_through("another rank could not use ohio for this call");
+  if (rc == OHIO_ERR_SKIPPED) {
+    return fall_through.HandBack(st, ohio::HandBackReason::kRankOptedOut, "another rank could not use ohio for this call");
+  }
   // Every rank reached it alike: on one node ranks may not read each other's memory, across
   // nodes the call would take more rounds of the group's buffers than are served.
-  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through.HandBack(st, ohio::HandBackReason::kNotSupported, ohio_last_error());
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, function, MPI_ERR_COUNT);
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, function, MPI_ERR_ARG);
   return FailedInBlockingCall(st, comm, function, written, recvbuf,

@@ -5,9 +5,12 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "client/mpi/call_selection.h"
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
 
@@ -32,6 +35,15 @@ const char* LayoutsOfBlocks(const Side& side, int size, std::vector<const ohio::
     if ((*layouts)[j] == nullptr) return why;
   }
   return nullptr;
+}
+
+// The side's largest block in bytes (what the selection table weighs for this rank).
+uint64_t LargestBlockBytes(const Side& side, int size, const std::vector<const ohio::TypeLayout*>& layouts) {
+  uint64_t largest = 0;
+  for (int j = 0; j < size; ++j) {
+    largest = std::max(largest, static_cast<uint64_t>(side.counts[j]) * static_cast<uint64_t>(layouts[j]->size));
+  }
+  return largest;
 }
 
 // Whether every block of the side lies as it is at a displacement ohio can take (contiguous, not
@@ -78,6 +90,9 @@ int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
   CommState* st = BeginCall(comm, "MPI_Alltoallw", 0, state_for, fall_through, &decided);
   if (st == nullptr) return decided;
 
+  const std::optional<CallVerdict> alike = SelectWhateverTheBytes(*st, SelectedFunction::kAlltoallw);
+  if (alike && !alike->serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, alike->why);
+
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const Side recv_side = {recvbuf, recvcounts, rdispls, recvtypes};
   // In place, what goes to rank j is where what comes from rank j lands, by the receive type.
@@ -87,6 +102,13 @@ int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
   const char* no_layout = LayoutsOfBlocks(recv_side, size, &st->recv_layouts);
   if (no_layout == nullptr) no_layout = LayoutsOfBlocks(send_side, size, &st->send_layouts);
   if (no_layout != nullptr) return OptOut(st, comm, "MPI_Alltoallw", no_layout, fall_through);
+  if (!alike) {
+    const CallVerdict own =
+        SelectOwnPart(*st, SelectedFunction::kAlltoallw,
+                      std::max(LargestBlockBytes(send_side, size, st->send_layouts),
+                               LargestBlockBytes(recv_side, size, st->recv_layouts)));
+    if (!own.serve) return OptOut(st, comm, "MPI_Alltoallw", own.why, fall_through);
+  }
   // In place, the others read this rank's data while it receives into the same buffer: send
   // from a packed copy instead.
   const bool send_where_it_lies = !in_place && UsedWhereItLies(send_side, size, st->send_layouts);

@@ -3,10 +3,12 @@
 // pair agrees before it moves anything. Non-contiguous types are packed now and unpacked block
 // by block when the request completes.
 //
-// Whether ohiod moves it is decided alike on every rank from what the ranks agreed at set-up:
-// the bytes of a v call differ from rank to rank, so OHIO_IALLTOALL_MIN_BYTES cannot be
-// compared with them the same way everywhere. Set (to any value), it means the deployer gave
-// ohiod a core of its own; not set, the library keeps every MPI_Ialltoallv.
+// Whether ohiod moves it is decided alike on every rank without a word: the bytes of a v call
+// differ from rank to rank, and a rank cannot opt out of a nonblocking call alone. So the
+// selection table decides it only where its verdict is the same whatever the bytes
+// (client/mpi/call_selection.h SelectNonblockingVector), and the library takes it where the
+// bytes would decide. OHIO_IALLTOALL_MIN_BYTES set (to any value, agreed at set-up) means the
+// deployer gave ohiod a core of its own: every MPI_Ialltoallv is served, as the table is not asked.
 #include "client/mpi/served_calls.h"
 
 #include <mpi.h>
@@ -14,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "client/mpi/call_selection.h"
 #include "client/mpi/mpi_nonblocking_request.h"
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
@@ -30,8 +33,9 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
   int decided = MPI_SUCCESS;
   CommState* st = BeginCall(comm, "MPI_Ialltoallv", 0, state_for, fall_through, &decided);
   if (st == nullptr) return decided;
-  if (st->ialltoall_min_bytes == UINT64_MAX) {
-    return fall_through("ohiod moves MPI_Ialltoallv only when OHIO_IALLTOALL_MIN_BYTES is set, which it is not");
+  if (!st->ialltoall_min_set) {
+    const CallVerdict verdict = SelectNonblockingVector(*st, SelectedFunction::kIalltoallv);
+    if (!verdict.serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, verdict.why);
   }
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
@@ -71,7 +75,7 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
   const int rc = ohio_ialltoallv(st->group, send, send_bytes.data(), send_at.data(), recv, recv_bytes.data(),
                                  r->recv_at.data(), &r->call);
   if (rc == OHIO_OK) return start(std::move(r));
-  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through(ohio_last_error());
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through.HandBack(st, ohio::HandBackReason::kNotSupported, ohio_last_error());
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Ialltoallv", MPI_ERR_BUFFER);
   return FailedMidCall(st, comm, "MPI_Ialltoallv", /*replayable=*/true, fall_through);
 }

@@ -39,6 +39,14 @@ class FallThroughTo {
     FellThrough(function_, why);
     return library_();
   }
+  // Every rank hands the call to the library for `reason` (`why` names it): counted in ohiod's
+  // counters too, and in OHIO_STATS as the selection table's where it is.
+  int HandBack(CommState* st, ohio::HandBackReason reason, const std::string& why) const {
+    CountHandedBack(st, function_, reason);
+    if (reason != ohio::HandBackReason::kSelectionTable) return (*this)(why);
+    HandedBackByTable(function_, why);
+    return library_();
+  }
 
  private:
   const char* function_;

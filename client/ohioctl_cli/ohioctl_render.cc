@@ -385,6 +385,8 @@ json CountersJson(const admin::CountersReply& c) {
   }
   json refusals = json::object();
   for (const auto& a : c.auth_refusals()) refusals[a.channel()][a.reason()] = a.count();
+  json handed_back = json::object();
+  for (const auto& h : c.handed_back()) handed_back[h.function()][h.reason()] = h.count();
   return {{"node", c.node_name()},
           {"version", c.version()},
           {"transport", c.transport()},
@@ -412,7 +414,8 @@ json CountersJson(const admin::CountersReply& c) {
           {"transport_counters", TransportCountersJson(c.transport_counters())},
           {"segment_cache", SegmentCacheJson(c.segment_cache())},
           {"auth", c.auth()},
-          {"auth_refusals", refusals}};
+          {"auth_refusals", refusals},
+          {"handed_back", handed_back}};
 }
 
 std::string CountersText(const admin::CountersReply& c) {
@@ -421,6 +424,11 @@ std::string CountersText(const admin::CountersReply& c) {
     << Duration(c.uptime_seconds()) << "\n";
   std::string errors;
   for (const auto& e : c.errors()) errors += (errors.empty() ? "" : ", ") + e.kind() + " " + std::to_string(e.count());
+  std::string handed_back;
+  for (const auto& h : c.handed_back()) {
+    if (h.count() == 0) continue;
+    handed_back += (handed_back.empty() ? "" : ", ") + h.function() + " " + h.reason() + " " + std::to_string(h.count());
+  }
   std::string refused;
   for (const auto& a : c.auth_refusals()) {
     if (a.count() == 0) continue;
@@ -429,6 +437,7 @@ std::string CountersText(const admin::CountersReply& c) {
   o << Table(
       {{"collectives", std::to_string(c.collectives_served()) + " served, " + std::to_string(c.collectives_failed()) +
                            " failed, " + std::to_string(c.rounds()) + " rounds"},
+       {"handed back", handed_back.empty() ? "none" : handed_back},
        {"bytes", "local " + Bytes(c.bytes_local()) + ", sent " + Bytes(c.bytes_sent()) + ", received " +
                      Bytes(c.bytes_received())},
        {"groups", std::to_string(c.groups()) + " open, " + std::to_string(c.groups_failed()) + " failed since start; " +

@@ -30,9 +30,12 @@ static ohio_setting settings[] = {
     {"quiet", "OHIO_QUIET", "1: no warning when a call goes to the next component (OHIO_QUIET)", NULL},
     {"socket", "OHIO_SOCKET", "ohiod's control socket; default /run/ohio/ohiod.sock (OHIO_SOCKET)", NULL},
     {"timeout_ms", "OHIO_TIMEOUT_MS", "how long connecting to ohiod and joining a group may take, in milliseconds; default 60000 (OHIO_TIMEOUT_MS)", NULL},
+    {"selection", "OHIO_SELECTION",
+     "table (default): the selection table ohiod hands out decides which calls ohio serves and which go to the next "
+     "component; always: ohio serves every call it can (OHIO_SELECTION)", NULL},
     {"ialltoall_min_bytes", "OHIO_IALLTOALL_MIN_BYTES",
-     "from how many bytes per rank ohiod moves an MPI_Ialltoall (and, set at all, every MPI_Ialltoallv); unset, the "
-     "next component keeps them (OHIO_IALLTOALL_MIN_BYTES)", NULL},
+     "from how many bytes per rank ohiod moves an MPI_Ialltoall (and, set at all, every MPI_Ialltoallv), instead of "
+     "the selection table's verdict; unset, the table decides (OHIO_IALLTOALL_MIN_BYTES)", NULL},
     {"algorithm", "OHIO_ALGORITHM", "the cross-node algorithm asked of ohiod: v1, v2 or v3; unset, the daemon's default (OHIO_ALGORITHM)", NULL},
     {"internode_algorithm", "OHIO_INTERNODE_ALGORITHM", "the inter-node algorithm every call of the job uses, instead of the daemons' inter-node table (OHIO_INTERNODE_ALGORITHM)", NULL},
     {"spin_us", "OHIO_SPIN_US", "how long a waiting rank spins before it sleeps, in microseconds; default 200, 0 never spins (OHIO_SPIN_US)",

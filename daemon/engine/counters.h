@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 #include "daemon/ops/latency_histogram.h"
+#include "shm/handed_back.h"
 
 namespace ohio {
 
@@ -58,6 +59,9 @@ struct DaemonCounters {
   // one per group and event, not per rank.
   std::array<std::atomic<uint64_t>, kErrorKinds> errors{};
   LatencyHistograms latency;
+  // Calls of served MPI functions that the ranks handed to the MPI library, by function and
+  // reason (shm/handed_back.h): one per call of a group, counted on each of its nodes.
+  std::array<std::array<std::atomic<uint64_t>, kHandBackReasons>, kHandedBackFunctions> handed_back{};
 
   void CountError(Code code) { errors[static_cast<size_t>(KindOf(code))].fetch_add(1, std::memory_order_relaxed); }
 };

@@ -313,6 +313,12 @@ void Group::FoldCallStats(DaemonCounters* counters) {
     const uint64_t sum = take(st.latency_sum_ns[c], &folded_.latency_sum_ns[c]);
     if (sum != 0) counters->latency.Add(c, 0, 0, sum);
   }
+  for (size_t f = 0; f < kHandedBackFunctions; ++f) {
+    for (size_t r = 0; r < kHandBackReasons; ++r) {
+      counters->handed_back[f][r].fetch_add(take(st.handed_back[f][r], &folded_.handed_back[f][r]),
+                                            std::memory_order_relaxed);
+    }
+  }
 }
 
 bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {

@@ -251,6 +251,7 @@ class Group {
     uint64_t failed_by_code[16] = {};
     uint64_t latency_count[kLatencySizeClasses][kLatencyBuckets] = {};
     uint64_t latency_sum_ns[kLatencySizeClasses] = {};
+    uint64_t handed_back[kHandedBackFunctions][kHandBackReasons] = {};
   } folded_;
 };
 

@@ -201,10 +201,9 @@ bool ProgressEngine::Drain() {
         break;
       }
       case Command::Kind::kPing:
-        // What ranks on one node counted in their segments is in the counters once answered.
-        for (auto& g : groups_) {
-          if (!g->spans_nodes()) g->FoldCallStats(counters_);
-        }
+        // What ranks counted in their segments (a group on one node its calls, every group the
+        // calls it handed to the MPI library) is in the counters once answered.
+        for (auto& g : groups_) g->FoldCallStats(counters_);
         c.pong->set_value();
         break;
       case Command::Kind::kRemove: {

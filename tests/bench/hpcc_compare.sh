@@ -80,7 +80,8 @@ run() {
   (cd "$work" && /usr/bin/time -f "%U %S %w %c" -o "$work/time" \
     mpirun.openmpi --allow-run-as-root --oversubscribe -np $RANKS --mca pml ob1 --mca btl vader,self \
       -x LD_PRELOAD="$BIN/client/libohio_mpi_openmpi.so" -x OHIO_TEST_SOCKETS="$SOCKETS" -x OHIO_TEST_PPN=$PPN \
-      -x OHIO_STATS=1 -x OHIO_DISABLE=$disable "$ROOT/tests/mpi/on_node.sh" /usr/bin/hpcc > "$work/mpirun.out" 2>&1) || true
+      -x OHIO_STATS=1 -x OHIO_SELECTION=always -x OHIO_DISABLE=$disable \
+      "$ROOT/tests/mpi/on_node.sh" /usr/bin/hpcc > "$work/mpirun.out" 2>&1) || true
   local f="$work/hpccoutf.txt"
   local success gflops gbs maxerr
   success=$(sed -n 's/^Success=//p' "$f" 2>/dev/null || true)

@@ -103,8 +103,9 @@ run() {
   local how=()
   case $variant in
     openmpi) [ -z "$COMPONENT" ] || how=(--mca mca_base_component_path "$COMPONENT" --mca coll ^ohio) ;;
-    shim) how=(-x "LD_PRELOAD=$BIN/client/libohio_mpi_openmpi.so" -x OHIO_STATS=1) ;;
-    component) how=(--mca mca_base_component_path "$COMPONENT" -x OHIO_STATS=1) ;;
+    # ohio's runs measure ohio: every call goes to it, whatever the selection table would choose.
+    shim) how=(-x "LD_PRELOAD=$BIN/client/libohio_mpi_openmpi.so" -x OHIO_STATS=1 -x OHIO_SELECTION=always) ;;
+    component) how=(--mca mca_base_component_path "$COMPONENT" -x OHIO_STATS=1 -x OHIO_SELECTION=always) ;;
   esac
   local before
   before=$(daemon_usage)

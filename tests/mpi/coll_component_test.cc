@@ -7,6 +7,7 @@
 // LD_PRELOAD shim preloaded as well, each call served once, by the component.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 
@@ -48,7 +49,14 @@ class CollComponent : public ::testing::TestWithParam<Topology> {
   std::string Run(const std::string& program, const std::vector<std::string>& args,
                   const std::vector<std::pair<std::string, std::string>>& env = {},
                   Binding binding = Binding::kComponent) {
-    Process run(MpiRun(kOpenMpi, Ranks(), ControlSockets(*cluster_), GetParam().ppn, env, program, args, binding),
+    // These tests are about how the component serves calls, not which: ohio serves every call
+    // it can, whatever the selection table would hand to the component below, unless a test
+    // names OHIO_SELECTION itself.
+    std::vector<std::pair<std::string, std::string>> all = env;
+    if (std::none_of(env.begin(), env.end(), [](const auto& e) { return e.first == "OHIO_SELECTION"; })) {
+      all.push_back(kServeEveryCall);
+    }
+    Process run(MpiRun(kOpenMpi, Ranks(), ControlSockets(*cluster_), GetParam().ppn, all, program, args, binding),
                 dir_.file(program + ".out"));
     EXPECT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster_->Logs();
     return run.Output();
@@ -123,7 +131,8 @@ TEST_P(CollComponent, PersistentAlltoallStartedThroughOhioWhenAskedAndByTheCompo
   const int starts = 3 + 2 * 2 + 1 + 2 + 2;
   for (const bool asked : {true, false}) {
     SCOPED_TRACE(asked ? "asked" : "not asked");
-    std::vector<std::pair<std::string, std::string>> env;
+    // Not asked, the selection table decides: it hands 1000 bytes per rank pair back.
+    std::vector<std::pair<std::string, std::string>> env = {{"OHIO_SELECTION", "table"}};
     if (asked) env.push_back(kNonblockingAll);
     const std::string out = Run("alltoall_init_check", {"1000"}, env);
     ExpectAllOk(out, ranks);
@@ -134,6 +143,15 @@ TEST_P(CollComponent, PersistentAlltoallStartedThroughOhioWhenAskedAndByTheCompo
     EXPECT_EQ(Stats(out, "MPI_Alltoall_init"),
               asked ? std::make_pair(long{starts} * ranks, 0L) : std::make_pair(0L, long{starts} * ranks))
         << out;
+    if (!asked) {
+      EXPECT_NE(out.find("MPI_Alltoall_init: " + std::to_string(starts) +
+                         " handed to the MPI library by the selection table: the selection table hands ialltoall "
+                         "of 1000 per rank pair on " +
+                         (GetParam().nodes == 1 ? std::string("1 node x 4 ranks") : std::string("2 nodes x 2 ranks")) +
+                         " (tcp) to the MPI library (no row matches)"),
+                std::string::npos)
+          << out;
+    }
   }
 }
 
@@ -234,7 +252,7 @@ TEST(CollComponentInfo, OmpiInfoListsTheComponentAndItsParameters) {
   const std::string out = info.Output();
   EXPECT_NE(out.find("MCA coll: ohio"), std::string::npos) << out;
   EXPECT_NE(out.find("parameter \"coll_ohio_priority\" (current value: \"95\""), std::string::npos) << out;
-  for (const char* setting : {"disable", "stats", "quiet", "socket", "timeout_ms", "ialltoall_min_bytes", "algorithm",
+  for (const char* setting : {"disable", "stats", "quiet", "socket", "timeout_ms", "selection", "ialltoall_min_bytes", "algorithm",
                               "internode_algorithm", "spin_us", "spin_max_us", "single_copy_bytes", "stage_times"}) {
     std::string variable = setting;
     for (char& c : variable) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

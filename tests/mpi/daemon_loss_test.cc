@@ -37,7 +37,8 @@ Tally RunAndKill(const Mpi& mpi, const TempDir& dir, const std::vector<std::stri
                  Daemon& victim, int kill_at, const std::string& bytes, std::string* out,
                  Binding binding = Binding::kShim) {
   const std::string kill_file = dir.file("kill");
-  Process job(MpiRun(mpi, 4, sockets, ppn, {{"CHECK_KILL_FILE", kill_file}}, "daemon_loss_check",
+  // Every call goes to ohio, whatever the selection table says: the daemon's loss is the test.
+  Process job(MpiRun(mpi, 4, sockets, ppn, {{"CHECK_KILL_FILE", kill_file}, kServeEveryCall}, "daemon_loss_check",
                      {std::to_string(kCalls), bytes, std::to_string(kill_at)}, binding),
               dir.file("mpirun.out"));
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);

@@ -26,7 +26,9 @@ constexpr const char* kCheck = "ialltoall_check";
 // Calls per rank of the check program: 4 iterations of part 1, then 1 + 3 + 2 + 2 + 1, and 1 strict.
 constexpr int kIterations = 4;
 constexpr int kCalls = kIterations + 9;
-// ohiod moves MPI_Ialltoall only from this many bytes per rank; unset, never.
+// ohiod moves MPI_Ialltoall from this many bytes per rank, and every MPI_Ialltoallv, instead of
+// the selection table's verdict; the tests about how the calls are served set it, and
+// OHIO_SELECTION=always for the blocking calls beside them (kServeEveryCall).
 const std::pair<std::string, std::string> kNonblockingAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
 
 class MpiIalltoall : public ::testing::TestWithParam<Mpi> {};
@@ -37,7 +39,7 @@ TEST_P(MpiIalltoall, ServedOnOneNodeBesideTheLibrarysRequests) {
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const int ranks = 3;
-  Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {kNonblockingAll}, kCheck,
+  Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {kNonblockingAll, kServeEveryCall}, kCheck,
                      {"4096", std::to_string(kIterations), "2000", "strict"}),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
@@ -62,7 +64,8 @@ TEST_P(MpiIalltoall, ServedAcrossNodesByTheDaemons) {
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const int ranks = 4;
-  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 2, {kNonblockingAll}, kCheck, {"1000", "2", "500"}),
+  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 2, {kNonblockingAll, kServeEveryCall}, kCheck,
+                     {"1000", "2", "500"}),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
   const std::string out = run.Output();
@@ -82,10 +85,10 @@ TEST_P(MpiIalltoall, ServedAcrossNodesByTheDaemons) {
   }
 }
 
-// Unless asked, the library keeps MPI_Ialltoall (ohiod overlaps a computation only with a core
-// the ranks do not use), and calls below the threshold stay with it: alike on every rank, data
-// checked, the reason printed.
-TEST_P(MpiIalltoall, NonblockingServedOnlyFromTheThresholdAskedFor) {
+// By default the selection table decides MPI_Ialltoall: 4 KiB per rank pair is served (the
+// default table serves it from 4 KiB). OHIO_IALLTOALL_MIN_BYTES, set, decides instead, and
+// calls below it stay with the library: alike on every rank, data checked, the reason printed.
+TEST_P(MpiIalltoall, NonblockingDecidedByTheTableOrTheThresholdAskedFor) {
   const Mpi mpi = GetParam();
   TempDir dir;
   Daemon daemon(dir);
@@ -100,20 +103,25 @@ TEST_P(MpiIalltoall, NonblockingServedOnlyFromTheThresholdAskedFor) {
     const std::string out = run.Output();
     ExpectAllOk(out, ranks);
     const auto [served, fell] = Stats(out, "MPI_Ialltoall");
+    if (*threshold == '\0') {
+      EXPECT_EQ(served, (2 + 9) * ranks) << out;
+      EXPECT_EQ(fell, 0) << out;
+      continue;
+    }
     EXPECT_EQ(served, 0) << out;
     EXPECT_EQ(fell, (2 + 9) * ranks) << out;
-    const std::string why = *threshold == '\0'
-                                ? "ohiod moves MPI_Ialltoall only from OHIO_IALLTOALL_MIN_BYTES bytes per rank, which "
-                                  "is not set"
-                                : "the call's 4096 bytes per rank are below OHIO_IALLTOALL_MIN_BYTES = 8192";
-    EXPECT_NE(out.find("MPI_Ialltoall: 11 fell through: " + why), std::string::npos) << out;
+    EXPECT_NE(out.find("MPI_Ialltoall: 11 fell through: the call's 4096 bytes per rank are below "
+                       "OHIO_IALLTOALL_MIN_BYTES = 8192"),
+              std::string::npos)
+        << out;
   }
 }
 
 // MPI_Ialltoallv (tests/mpi/ialltoallv_check.c): counts of every pair's own with zeros,
 // displacements out of order, beside Isend/Irecv, in MPI_INT, strided, in place. Moved by
-// ohiod when OHIO_IALLTOALL_MIN_BYTES is set at all (a v call's bytes differ between ranks), kept by
-// the library alike on every rank when it is not.
+// ohiod when OHIO_IALLTOALL_MIN_BYTES is set at all; otherwise the selection table decides, and
+// the default table's verdict for ialltoallv depends on the bytes, which differ between ranks:
+// the library keeps every call, alike on every rank.
 constexpr const char* kVectorCheck = "ialltoallv_check";
 constexpr int kVectorCalls = 3 + 2 + 1 + 1 + 2;  // 3 iterations of part 1, then parts 2, 3, 4, 5
 
@@ -140,8 +148,10 @@ TEST_P(MpiIalltoall, VectorServedOnOneNodeWhenAskedAndKeptByTheLibraryOtherwise)
     EXPECT_EQ(served, asked ? kVectorCalls * ranks : 0) << out;
     EXPECT_EQ(fell, asked ? 0 : kVectorCalls * ranks) << out;
     if (!asked) {
-      EXPECT_NE(out.find("MPI_Ialltoallv: 9 fell through: ohiod moves MPI_Ialltoallv only when "
-                         "OHIO_IALLTOALL_MIN_BYTES is set, which it is not"),
+      EXPECT_NE(out.find("MPI_Ialltoallv: 9 handed to the MPI library by the selection table: the selection "
+                         "table's verdict for ialltoallv on 1 node x 3 ranks (tcp) depends on the bytes, which "
+                         "differ between ranks, and a rank cannot opt out of a nonblocking call alone: the MPI "
+                         "library"),
                 std::string::npos)
           << out;
     }
@@ -157,7 +167,8 @@ TEST_P(MpiIalltoall, VectorMismatchReportedAlikeOnOneNode) {
     Daemon daemon(dir);
     ASSERT_TRUE(daemon.Start()) << daemon.Log();
     const int ranks = 3;
-    Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {kNonblockingAll}, kVectorCheck, {"300", "1", "mismatch"}),
+    Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {kNonblockingAll, kServeEveryCall}, kVectorCheck,
+                       {"300", "1", "mismatch"}),
                 dir.file("mpirun-v-mismatch.out"));
     ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
     const std::string out = run.Output();
@@ -186,7 +197,8 @@ TEST_P(MpiIalltoall, VectorServedAcrossNodesByTheDaemons) {
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const int ranks = 5;
-  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 3, {kNonblockingAll}, kVectorCheck, {"300", "1", "mismatch"}),
+  Process run(MpiRun(mpi, ranks, ControlSockets(cluster), 3, {kNonblockingAll, kServeEveryCall}, kVectorCheck,
+                     {"300", "1", "mismatch"}),
               dir.file("mpirun-v-across.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
   const std::string out = run.Output();
@@ -215,7 +227,8 @@ INSTANTIATE_TEST_SUITE_P(Launchers, MpiIalltoall, ::testing::Values(kOpenMpi, kM
                          [](const auto& info) { return std::string(info.param.name); });
 
 // MPI_Alltoall_init (tests/mpi/alltoall_init_check.c), MPICH only: every Start is posted like
-// an MPI_Ialltoall when asked for, else started by the library, alike on every rank; the
+// an MPI_Ialltoall when asked for, else (1000 bytes per rank pair, which the default selection
+// table hands back) started by the library, alike on every rank; the
 // request survives every Wait, Waitall and Test as the persistent request it is.
 TEST(MpiAlltoallInit, EveryStartServedWhenAskedAndStartedByTheLibraryOtherwise) {
   TempDir dir;
@@ -238,8 +251,9 @@ TEST(MpiAlltoallInit, EveryStartServedWhenAskedAndStartedByTheLibraryOtherwise) 
     EXPECT_EQ(served, asked ? starts * ranks : 0) << out;
     EXPECT_EQ(fell, asked ? 0 : starts * ranks) << out;
     if (!asked) {
-      EXPECT_NE(out.find("MPI_Alltoall_init: " + std::to_string(starts) + " fell through: ohiod moves MPI_Alltoall_init only from "
-                         "OHIO_IALLTOALL_MIN_BYTES bytes per rank, which is not set"),
+      EXPECT_NE(out.find("MPI_Alltoall_init: " + std::to_string(starts) +
+                         " handed to the MPI library by the selection table: the selection table hands ialltoall "
+                         "of 1000 per rank pair on 1 node x 3 ranks (tcp) to the MPI library (no row matches)"),
                 std::string::npos)
           << out;
     }

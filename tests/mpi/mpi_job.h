@@ -21,6 +21,11 @@ extern const Mpi kMpich;
 // mca_base_component_path; Open MPI only), or both at once.
 enum class Binding { kShim, kComponent, kShimAndComponent };
 
+// OHIO_SELECTION=always: ohio serves every call it can, whatever the selection table would hand
+// to the MPI library. For the jobs that test how ohio serves calls rather than which calls it
+// serves (tests/mpi/selection_test.cc tests those).
+extern const std::pair<std::string, std::string> kServeEveryCall;
+
 // argv for mpirun running `ranks` ranks of tests/mpi/<program>_<mpi> (a data dependency of the
 // test), `ppn` per node in the order of `sockets`, with `env` added and OHIO_STATS on.
 std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,

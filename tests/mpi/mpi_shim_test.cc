@@ -19,6 +19,8 @@ constexpr auto kDeadline = std::chrono::seconds(240);
 
 // The check program every test here runs.
 constexpr const char* kCheck = "alltoall_check";
+// How ohio serves calls, and what happens when it cannot, whatever the selection table would
+// choose: every job here that reaches ohio runs with OHIO_SELECTION=always (kServeEveryCall).
 
 struct Topology {
   uint32_t nodes;
@@ -37,7 +39,7 @@ TEST_P(MpiShim, ServedByOhioWithVerifiedData) {
   const int ranks = static_cast<int>(topo.nodes) * topo.ppn;
   // MPICH never yields its core: keep its share of the work smaller on two cores.
   const std::string iterations = std::string(mpi.name) == "mpich" ? "3" : "8";
-  Process run(MpiRun(mpi, ranks, sockets, topo.ppn, {}, kCheck, {"1048576", iterations}), dir.file("mpirun.out"));
+  Process run(MpiRun(mpi, ranks, sockets, topo.ppn, {kServeEveryCall}, kCheck, {"1048576", iterations}), dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
   const std::string out = run.Output();
   ExpectAllOk(out, ranks);
@@ -98,7 +100,7 @@ TEST_P(MpiFallback, DaemonDiesBetweenCalls) {
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const std::string pause = dir.file("pause");
-  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {{"CHECK_PAUSE_FILE", pause}}, kCheck, {"65536", "3", "2"}),
+  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {{"CHECK_PAUSE_FILE", pause}, kServeEveryCall}, kCheck, {"65536", "3", "2"}),
               dir.file("mpirun.out"));
   const auto end = std::chrono::steady_clock::now() + kDeadline;
   while (std::chrono::steady_clock::now() < end && !std::ifstream(pause + ".ready").good() && run.Running()) {
@@ -131,7 +133,7 @@ TEST_P(MpiFallback, DaemonDiesMidCall) {
   // Seconds of calls under either MPI: the kill lands mid-run, and the rest still finishes in
   // time if every call falls through (MPICH: about 15 s then; Open MPI: under 10 s).
   const std::string iterations = std::string(mpi.name) == "mpich" ? "30" : "10000";
-  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {}, kCheck, {"1024", iterations}), dir.file("mpirun.out"));
+  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {kServeEveryCall}, kCheck, {"1024", iterations}), dir.file("mpirun.out"));
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < end && daemon.Log().find("created for") == std::string::npos) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -158,7 +160,7 @@ TEST_P(MpiFallback, FinalizeWithTheDaemonStoppedEndsAtTheTimeout) {
   Daemon daemon(dir, {"--timeout-ms", "1500"});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const std::string pause = dir.file("pause");
-  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {{"CHECK_PAUSE_FILE", pause}}, kCheck, {"4096", "3", "2"}),
+  Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {{"CHECK_PAUSE_FILE", pause}, kServeEveryCall}, kCheck, {"4096", "3", "2"}),
               dir.file("mpirun.out"));
   const auto end = std::chrono::steady_clock::now() + kDeadline;
   while (std::chrono::steady_clock::now() < end && !std::ifstream(pause + ".ready").good() && run.Running()) {

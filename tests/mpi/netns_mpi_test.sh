@@ -34,7 +34,9 @@ veth_sent() { cat "/sys/class/net/$(veth_name "$1")/statistics/rx_bytes"; }
 
 # run_job NAME PROGRAM ARGS...: PROGRAM on 2 x 2 ranks, started in $DIR/NAME; its output in
 # $DIR/NAME.out, the bytes that crossed the veths meanwhile in VETH_BYTES. JOB_ENV (KEY=VALUE),
-# if set, goes to every rank. The ranks reach ohio through the preloaded shim, or, with
+# if set, goes to every rank, as does OHIO_SELECTION=always: these jobs test how ohio serves
+# calls across hosts, not which calls the selection table gives it. The ranks reach ohio through
+# the preloaded shim, or, with
 # JOB_BINDING=component, through Open MPI's collective component coll/ohio, nothing preloaded.
 run_job() {
   local name=$1 program=$2
@@ -51,7 +53,7 @@ run_job() {
     mpirun.openmpi --allow-run-as-root -np 4 --mca pml ob1 --hostfile "$DIR/hostfile" \
     --mca plm_rsh_agent "$DIR/netns-ssh.sh" --mca oob_tcp_if_include 10.77.0.0/24 \
     --mca btl_tcp_if_include 10.77.0.0/24 --mca btl tcp,vader,self --mca mpi_yield_when_idle 1 \
-    "${binding[@]}" -x OHIO_STATS=1 "${job_env[@]}" \
+    "${binding[@]}" -x OHIO_STATS=1 -x OHIO_SELECTION=always "${job_env[@]}" \
     "$program" "$@") > "$DIR/$name.out" 2>&1 || rc=$?
   if [ $rc != 0 ]; then
     cat "$DIR/$name.out" "$DIR"/node*.log >&2

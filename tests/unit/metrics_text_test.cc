@@ -75,6 +75,14 @@ admin::CountersReply Sample() {
       a->set_count(std::string(channel) == "data" && std::string(reason) == "replayed" ? 5 : 0);
     }
   }
+  for (const char* function : {"alltoall", "ialltoallv"}) {
+    for (const char* reason : {"selection_table", "rank_opted_out"}) {
+      auto* h = c.add_handed_back();
+      h->set_function(function);
+      h->set_reason(reason);
+      h->set_count(std::string(function) == "alltoall" && std::string(reason) == "selection_table" ? 6 : 0);
+    }
+  }
   return c;
 }
 
@@ -93,6 +101,8 @@ TEST(MetricsText, ParsesStrictlyAndCarriesEveryCounter) {
   EXPECT_EQ(p.Value("ohio_segments_numa_refused_total"), 2);
   EXPECT_EQ(p.Value("ohio_errors_total", {{"kind", "timeout"}}), 3);
   EXPECT_EQ(p.Value("ohio_errors_total", {{"kind", "refused"}}), 0);
+  EXPECT_EQ(p.Value("ohio_calls_handed_back_total", {{"function", "alltoall"}, {"reason", "selection_table"}}), 6);
+  EXPECT_EQ(p.Value("ohio_calls_handed_back_total", {{"function", "ialltoallv"}, {"reason", "rank_opted_out"}}), 0);
   EXPECT_EQ(p.Value("ohio_groups"), 3);
   EXPECT_EQ(p.Value("ohio_data_connections"), 2);
   EXPECT_EQ(p.Value("ohio_queue_pairs"), 6);

@@ -82,7 +82,16 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   auto* zero = c.add_auth_refusals();
   zero->set_channel("peer_call");
   zero->set_reason("foreign");
+  auto* handed = c.add_handed_back();
+  handed->set_function("alltoall");
+  handed->set_reason("selection_table");
+  handed->set_count(12);
+  auto* none = c.add_handed_back();
+  none->set_function("alltoallv");
+  none->set_reason("rank_opted_out");
   const auto j = CountersJson(c);
+  EXPECT_EQ(j["handed_back"]["alltoall"]["selection_table"].get<uint64_t>(), 12u);
+  EXPECT_EQ(j["handed_back"]["alltoallv"]["rank_opted_out"].get<uint64_t>(), 0u);
   EXPECT_EQ(j["auth"], "munge");
   EXPECT_EQ(j["auth_refusals"]["data"]["replayed"].get<uint64_t>(), 3u);
   EXPECT_EQ(j["auth_refusals"]["peer_call"]["foreign"].get<uint64_t>(), 0u);
@@ -98,6 +107,7 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   EXPECT_EQ(nlohmann::json::parse(j.dump()), j);
   const std::string text = CountersText(c);
   EXPECT_THAT(text, HasSubstr("timeout 2"));
+  EXPECT_THAT(text, HasSubstr("handed back  alltoall selection_table 12\n"));
   EXPECT_THAT(text, HasSubstr("munge, refused: data replayed 3\n"));
   EXPECT_THAT(text, HasSubstr("data 7 sent, 8 received; control 9 sent, 10 received"));
   EXPECT_THAT(text, HasSubstr("3 to other nodes; 2 peer service channels open\n"));

@@ -6,7 +6,8 @@
 // their Wait, out of collective order), so it is served with bytes the library packed.
 // ohio moves exactly count x type size bytes per block, the number every rank agrees on by
 // MPI's matching rule: a type is packed by the library only where its packing is exactly that
-// (so it is in Open MPI and MPICH).
+// (so it is in Open MPI and MPICH). Packed on MPI_COMM_SELF (the communicator only names the
+// representation, and the program's may be freed before its call completes).
 #pragma once
 
 #include <mpi.h>
@@ -23,14 +24,13 @@ namespace ohio::shim {
 // side (`typed` not null) is packed from `typed` now; a receive side is laid out to be unpacked
 // (UnpackLibraryBlocks) when the call completes. Null, or why the library's packing of a block
 // is not those bytes (then nothing is to be sent).
-const char* LibraryBlocks(MPI_Datatype type, MPI_Comm comm, const std::vector<int>& counts,
-                          const std::vector<MPI_Aint>& typed_at, const void* typed, std::vector<size_t>* bytes,
-                          std::vector<size_t>* at, std::vector<uint8_t>* packed);
+const char* LibraryBlocks(MPI_Datatype type, const std::vector<int>& counts, const std::vector<MPI_Aint>& typed_at,
+                          const void* typed, std::vector<size_t>* bytes, std::vector<size_t>* at,
+                          std::vector<uint8_t>* packed);
 
 // The receive side laid out by LibraryBlocks, unpacked from `packed` into `typed`.
-void UnpackLibraryBlocks(MPI_Datatype type, MPI_Comm comm, const std::vector<int>& counts,
-                         const std::vector<MPI_Aint>& typed_at, const std::vector<size_t>& at,
-                         const std::vector<uint8_t>& packed, void* typed);
+void UnpackLibraryBlocks(MPI_Datatype type, const std::vector<int>& counts, const std::vector<MPI_Aint>& typed_at,
+                         const std::vector<size_t>& at, const std::vector<uint8_t>& packed, void* typed);
 
 // Where each block of an alltoallv side starts in the program's buffer, in bytes: displs[j]
 // elements of `type` (an alltoall's side is block j at j x count elements).

@@ -69,7 +69,7 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
   if (layouts.recv == nullptr) {
     r->recv_counts.assign(size, recvcount);
     r->recv_typed_at = BlockPlaces(recvtype, size, recvcount);
-    const char* why = LibraryBlocks(recvtype, comm, r->recv_counts, r->recv_typed_at, nullptr, &blocks, &r->recv_at,
+    const char* why = LibraryBlocks(recvtype, r->recv_counts, r->recv_typed_at, nullptr, &blocks, &r->recv_at,
                                     &r->recv_packed);
     if (why != nullptr) return FailCall(comm, function, why);
   }
@@ -77,7 +77,7 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
   // is moved by ohiod where it lies.
   const void* send = in_place ? recvbuf : sendbuf;
   if (layouts.send == nullptr) {
-    const char* why = LibraryBlocks(send_type, comm, std::vector<int>(size, send_count),
+    const char* why = LibraryBlocks(send_type, std::vector<int>(size, send_count),
                                     BlockPlaces(send_type, size, send_count), send, &blocks, &at, &r->send_packed);
     if (why != nullptr) return FailCall(comm, function, why);
     send = r->send_packed.data();

@@ -13,7 +13,7 @@ namespace {
 int Settle(OhioRequest* r, int rc) {
   if (rc == OHIO_OK) {
     if (r->recv_library_type != MPI_DATATYPE_NULL) {
-      UnpackLibraryBlocks(r->recv_library_type, r->comm, r->recv_counts, r->recv_typed_at, r->recv_at,
+      UnpackLibraryBlocks(r->recv_library_type, r->recv_counts, r->recv_typed_at, r->recv_at,
                           r->recv_packed, r->recvbuf);
     } else if (r->recv_layout != nullptr && !r->recv_counts.empty()) {
       UnpackVector(*r->recv_layout, static_cast<int>(r->recv_counts.size()), r->recv_counts.data(),

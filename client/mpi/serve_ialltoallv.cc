@@ -73,12 +73,12 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
   if (layouts.recv == nullptr) {
     r->recv_counts.assign(recvcounts, recvcounts + size);
     r->recv_typed_at = BlockPlaces(recvtype, size, rdispls);
-    const char* why = LibraryBlocks(recvtype, comm, r->recv_counts, r->recv_typed_at, nullptr, &recv_bytes,
+    const char* why = LibraryBlocks(recvtype, r->recv_counts, r->recv_typed_at, nullptr, &recv_bytes,
                                     &r->recv_at, &r->recv_packed);
     if (why != nullptr) return FailCall(comm, "MPI_Ialltoallv", why);
   }
   if (layouts.send == nullptr) {
-    const char* why = LibraryBlocks(send_type, comm, std::vector<int>(send_counts, send_counts + size),
+    const char* why = LibraryBlocks(send_type, std::vector<int>(send_counts, send_counts + size),
                                     BlockPlaces(send_type, size, send_displs), send, &send_bytes, &send_at,
                                     &r->send_packed);
     if (why != nullptr) return FailCall(comm, "MPI_Ialltoallv", why);

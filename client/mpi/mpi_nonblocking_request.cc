@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "client/mpi/mpi_library_pack.h"
 #include "client/mpi/mpi_vector_bytes.h"
 
 namespace ohio::shim {
@@ -11,7 +12,10 @@ namespace {
 // How the call ended, as the blocking call would have told it.
 int Settle(OhioRequest* r, int rc) {
   if (rc == OHIO_OK) {
-    if (r->recv_layout != nullptr && !r->recv_counts.empty()) {
+    if (r->recv_library_type != MPI_DATATYPE_NULL) {
+      UnpackLibraryBlocks(r->recv_library_type, r->recv_counts, r->recv_typed_at, r->recv_at,
+                          r->recv_packed, r->recvbuf);
+    } else if (r->recv_layout != nullptr && !r->recv_counts.empty()) {
       UnpackVector(*r->recv_layout, static_cast<int>(r->recv_counts.size()), r->recv_counts.data(),
                    r->recv_displs.data(), r->recv_at, r->recv_packed.data(), r->recvbuf);
     } else if (r->recv_layout != nullptr) {
@@ -42,6 +46,7 @@ bool Finish(OhioRequest* r, unsigned within_us) {
     if (!done) return false;
     r->error = Settle(r, rc);
   }
+  if (r->recv_library_type != MPI_DATATYPE_NULL) PMPI_Type_free(&r->recv_library_type);
   r->complete = true;
   return true;
 }

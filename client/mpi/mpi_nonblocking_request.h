@@ -38,6 +38,12 @@ struct OhioRequest {
   // program's counts and displacements, and where each block is in recv_packed.
   std::vector<int> recv_counts, recv_displs;
   std::vector<size_t> recv_at;
+  // A receive datatype ohio has no layout for (client/mpi/mpi_library_pack.h): a duplicate of the
+  // program's (which may free its own before the call completes), with which the library
+  // unpacks recv_packed into recvbuf when the request completes, block j (recv_counts[j]
+  // elements at recv_at[j]) to byte recv_typed_at[j] of recvbuf; freed then.
+  MPI_Datatype recv_library_type = MPI_DATATYPE_NULL;
+  std::vector<MPI_Aint> recv_typed_at;
   // A Start of a persistent request of ohio's (client/mpi/shim/mpi_alltoall_init.cc): the program's
   // persistent handle, which the Wait and Test functions put back in the program's slot when
   // they complete this request (the library frees a generalized request and leaves

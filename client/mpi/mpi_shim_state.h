@@ -16,8 +16,10 @@
 //    own bytes say "library" opts out (below). Where the group cannot give the table, or the
 //    ranks disagree on OHIO_SELECTION, the set-up agrees on the answer with PMPI_Allreduce.
 //  - A reason to fall through that only one rank sees (a datatype without a layout) is resolved
-//    through ohio itself: that rank opts out of the call (ohio_alltoall_skip), every rank of every
-//    node gets OHIO_ERR_SKIPPED, and all of them call the PMPI_ function together.
+//    through ohio itself in a blocking call: that rank opts out of the call (ohio_alltoall_skip),
+//    every rank of every node gets OHIO_ERR_SKIPPED, and all of them call the PMPI_ function
+//    together. A nonblocking call cannot be resolved so (the others have started it and
+//    returned): its rank has the MPI library pack the datatype (client/mpi/mpi_library_pack.h).
 //  - A group already closed when a call starts (its daemon or a peer's died) is seen closed by
 //    every rank in that call: all fall through, with correct data, and so do all later calls.
 //  - A failure (the group closed before a call, or failed in it) is seen by the ranks in the

@@ -11,9 +11,9 @@
 
 namespace ohio::shim {
 
-// The decision (client/mpi/mpi_shim_state.h CallLayouts) for an alltoallv call of `size` blocks a
-// side: its layouts, or why this rank cannot pass it to ohio (a type without a layout, a
-// negative count).
+// The decision (client/mpi/mpi_shim_state.h CallLayouts) for a blocking alltoallv call of `size`
+// blocks a side: its layouts, or why this rank cannot pass it to ohio (a type without a layout,
+// a negative count).
 CallLayouts ServableVectorLayouts(bool in_place, const int sendcounts[], MPI_Datatype sendtype, const int recvcounts[],
                                   MPI_Datatype recvtype, int size);
 

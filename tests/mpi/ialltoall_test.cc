@@ -8,7 +8,8 @@
 // its order). MPI_Ialltoallv likewise, on one node and across 2 emulated nodes with uneven ranks
 // per node (tests/mpi/ialltoallv_check.c: a blocking MPI_Alltoallv between outstanding calls
 // keeping its order there too), and the Starts of an MPI_Alltoall_init under MPICH
-// (tests/mpi/alltoall_init_check.c).
+// (tests/mpi/alltoall_init_check.c). A datatype ohio has no layout for, on one rank or all, is
+// packed by the MPI library and served (tests/mpi/ialltoall_pair_check.c).
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -114,6 +115,40 @@ TEST_P(MpiIalltoall, NonblockingDecidedByTheTableOrTheThresholdAskedFor) {
                        "OHIO_IALLTOALL_MIN_BYTES = 8192"),
               std::string::npos)
         << out;
+  }
+}
+
+// A datatype ohio has no layout for (MPI_DOUBLE_INT, a pair type with holes) in MPI_Ialltoall
+// and MPI_Ialltoallv (tests/mpi/ialltoall_pair_check.c), on every rank and on rank 0 alone (the
+// others send and receive the same pairs with a struct type ohio has a layout for): the library
+// packs and unpacks that rank's pairs and ohiod moves every call, in place too; no rank opts out
+// of a nonblocking call alone (the others, started through ohio, would never meet its library
+// call). Every pair and every padding byte checked, under a deadline.
+TEST_P(MpiIalltoall, ServedWhetherEveryRankOrOneAloneHasNoLayout) {
+  const Mpi mpi = GetParam();
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  const int ranks = 3;
+  const int calls = 4;
+  for (const char* who : {"all", "rank0"}) {
+    Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, {kServeEveryCall}, "ialltoall_pair_check",
+                       {"300", who}),
+                dir.file(std::string("mpirun-pair-") + who + ".out"));
+    ASSERT_EQ(run.Wait(kDeadline), 0) << who << "\n" << run.Output() << daemon.Log();
+    const std::string out = run.Output();
+    ExpectAllOk(out, ranks);
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_NE(out.find("rank " + std::to_string(r) + ": ialltoalls=" + std::to_string(calls) + " ialltoallvs=1"),
+                std::string::npos)
+          << out;
+    }
+    const auto [served, fell] = Stats(out, "MPI_Ialltoall");
+    EXPECT_EQ(served, calls * ranks) << who << "\n" << out;
+    EXPECT_EQ(fell, 0) << who << "\n" << out;
+    const auto [served_v, fell_v] = Stats(out, "MPI_Ialltoallv");
+    EXPECT_EQ(served_v, ranks) << who << "\n" << out;
+    EXPECT_EQ(fell_v, 0) << who << "\n" << out;
   }
 }
 

@@ -45,10 +45,13 @@ namespace {
 
 constexpr auto kDeadline = std::chrono::seconds(60);
 constexpr const char* kCheck = "ialltoall_overlap_check";
-// 64 KiB per rank, and one size just above the threshold below (odd, so no block is aligned).
+// 64 KiB per rank, and one size just above 4 KiB, from where the built-in selection table serves
+// MPI_Ialltoall (odd, so no block is aligned).
 const std::vector<long> kBytesPerRank = {65536, 4097};
-// The program's first call, a blocking MPI_Alltoall (ohiod serves it too).
-constexpr size_t kBlockingCalls = 1;
+// The program's first call, a blocking MPI_Alltoall of one int: the built-in table serves it
+// across nodes (up to 4 KiB) and hands it to the library on one node (from 512 B there).
+constexpr size_t kBlockingCallsServedOnOneNode = 0;
+constexpr size_t kBlockingCallsServedAcrossNodes = 1;
 constexpr const char* kSleepMs = "300";
 // Rank r posts r times this after the others left the barrier: rank 0 first, alone.
 constexpr const char* kStaggerMs = "100";
@@ -58,9 +61,8 @@ constexpr const char* kServedDeadlineMs = "20000";
 // How long the negative control sleeps: long enough for any progress the library makes alone.
 constexpr const char* kUnservedDeadlineMs = "1500";
 
-// ohiod serves MPI_Ialltoall only when asked: from this many bytes per rank. Every call of the
-// check program is at least this big.
-const std::pair<std::string, std::string> kServeIalltoallFrom4KiB = {"OHIO_IALLTOALL_MIN_BYTES", "4096"};
+// The negative control keeps every MPI_Ialltoall in the library: none is this big.
+const std::pair<std::string, std::string> kLibraryKeepsEveryIalltoall = {"OHIO_IALLTOALL_MIN_BYTES", "1073741824"};
 
 std::vector<std::string> CheckArgs(const char* deadline_ms) {
   std::vector<std::string> args = {kSleepMs, deadline_ms, kStaggerMs};
@@ -122,12 +124,12 @@ TEST(MpiIalltoallOverlap, FilledWhileTheRanksSleepOnOneNode) {
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const int ranks = 4;
-  Process run(MpiRun(kOpenMpi, ranks, {daemon.socket()}, ranks, {kServeIalltoallFrom4KiB}, kCheck,
-                     CheckArgs(kServedDeadlineMs)),
+  Process run(MpiRun(kOpenMpi, ranks, {daemon.socket()}, ranks, {}, kCheck, CheckArgs(kServedDeadlineMs)),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
   ExpectOverlappedWhileAsleep(run.Output(), ranks);
-  EXPECT_EQ(QueryCounters(daemon.admin_socket()).collectives_served(), kBytesPerRank.size() + kBlockingCalls)
+  EXPECT_EQ(QueryCounters(daemon.admin_socket()).collectives_served(),
+            kBytesPerRank.size() + kBlockingCallsServedOnOneNode)
       << daemon.Log();
 }
 
@@ -136,13 +138,13 @@ TEST(MpiIalltoallOverlap, FilledWhileTheRanksSleepAcrossTwoNodes) {
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const int ranks = 4;
-  Process run(MpiRun(kOpenMpi, ranks, ControlSockets(cluster), 2, {kServeIalltoallFrom4KiB}, kCheck,
-                     CheckArgs(kServedDeadlineMs)),
+  Process run(MpiRun(kOpenMpi, ranks, ControlSockets(cluster), 2, {}, kCheck, CheckArgs(kServedDeadlineMs)),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
   ExpectOverlappedWhileAsleep(run.Output(), ranks);
   for (uint32_t n = 0; n < 2; ++n) {
-    EXPECT_EQ(QueryCounters(cluster.node(n).admin_socket()).collectives_served(), kBytesPerRank.size() + kBlockingCalls)
+    EXPECT_EQ(QueryCounters(cluster.node(n).admin_socket()).collectives_served(),
+              kBytesPerRank.size() + kBlockingCallsServedAcrossNodes)
         << "node " << n << "\n"
         << cluster.Logs();
   }
@@ -156,7 +158,8 @@ TEST(MpiIalltoallOverlap, NotFilledWhileTheRanksSleepWhenTheLibraryKeepsTheCall)
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const int ranks = 4;
-  Process run(MpiRun(kOpenMpi, ranks, {daemon.socket()}, ranks, {}, kCheck, CheckArgs(kUnservedDeadlineMs)),
+  Process run(MpiRun(kOpenMpi, ranks, {daemon.socket()}, ranks, {kLibraryKeepsEveryIalltoall}, kCheck,
+                     CheckArgs(kUnservedDeadlineMs)),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
   const std::string out = run.Output();

@@ -45,17 +45,22 @@ std::optional<SelectedTransport> ParseSelectedTransport(const std::string& name)
 }
 
 SelectionTable DefaultSelectionTable() {
-  // Measured on a 2-core host with Open MPI 4.1 beneath (docs/PERFORMANCE.md, "Which calls ohio
-  // serves"): across emulated nodes ohio wins up to 4 KiB per rank pair and loses from 8 KiB;
-  // on one node it wins from 512 B to 16 KiB, the library's shared memory being as fast below
-  // and faster above. MPI_Ialltoall is served from 4 KiB, where ohiod's progress while the ranks
-  // compute outweighs its cost; below, the call is over before there is anything to overlap.
+  // Measured with deploy/measure-selection.sh on a 2-core host, Open MPI 4.1 beneath, median of 7
+  // interleaved runs (docs/PERFORMANCE.md, "What a user gets: the selection table"). Across 4
+  // emulated nodes x 2 ranks ohio's MPI_Alltoall took 0.55-0.78 of the library's time up to 4 KiB
+  // per rank pair and 1.4-2.7 from 8 KiB; on one node x 4, 0.52-0.88 from 512 B to 16 KiB, 1.1-1.3
+  // below and 1.1-1.9 from 32 KiB (0.89-0.96 from 256 KiB, too close to call). MPI_Ialltoall,
+  // weighed by what it costs a program that computes while it runs (away from its core), cost
+  // 0.01-0.49 of the library's from 8 KiB across nodes and 0.02-0.38 from 128 KiB on one node,
+  // where the library's shared memory moves smaller calls within the post; below, more.
   using F = SelectedFunction;
   constexpr uint64_t KiB = 1024;
+  const TableRange across_nodes{2, UINT64_MAX}, one_node{1, 1};
   return SelectionTable{{
-      Row({F::kAlltoall, F::kAlltoallv, F::kAlltoallw}, TableRange{2, UINT64_MAX}, TableRange{0, 4 * KiB}),
-      Row({F::kAlltoall, F::kAlltoallv, F::kAlltoallw}, TableRange{1, 1}, TableRange{512, 16 * KiB}),
-      Row({F::kIalltoall, F::kIalltoallv}, TableRange{1, UINT64_MAX}, TableRange{4 * KiB, UINT64_MAX}),
+      Row({F::kAlltoall, F::kAlltoallv, F::kAlltoallw}, across_nodes, TableRange{0, 4 * KiB}),
+      Row({F::kAlltoall, F::kAlltoallv, F::kAlltoallw}, one_node, TableRange{512, 16 * KiB}),
+      Row({F::kIalltoall, F::kIalltoallv}, across_nodes, TableRange{8 * KiB, UINT64_MAX}),
+      Row({F::kIalltoall, F::kIalltoallv}, one_node, TableRange{128 * KiB, UINT64_MAX}),
   }};
 }
 

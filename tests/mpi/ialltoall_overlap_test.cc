@@ -45,9 +45,9 @@ namespace {
 
 constexpr auto kDeadline = std::chrono::seconds(60);
 constexpr const char* kCheck = "ialltoall_overlap_check";
-// 64 KiB per rank, and one size just above 4 KiB, from where the built-in selection table serves
-// MPI_Ialltoall (odd, so no block is aligned).
-const std::vector<long> kBytesPerRank = {65536, 4097};
+// Sizes the built-in selection table serves MPI_Ialltoall at, on one node (from 128 KiB) and
+// across nodes (from 8 KiB): 256 KiB, and one just above 128 KiB (odd, so no block is aligned).
+const std::vector<long> kBytesPerRank = {262144, 131075};
 // The program's first call, a blocking MPI_Alltoall of one int: the built-in table serves it
 // across nodes (up to 4 KiB) and hands it to the library on one node (from 512 B there).
 constexpr size_t kBlockingCallsServedOnOneNode = 0;

@@ -86,19 +86,20 @@ TEST_P(MpiIalltoall, ServedAcrossNodesByTheDaemons) {
   }
 }
 
-// By default the selection table decides MPI_Ialltoall: 4 KiB per rank pair is served (the
-// default table serves it from 4 KiB). OHIO_IALLTOALL_MIN_BYTES, set, decides instead, and
-// calls below it stay with the library: alike on every rank, data checked, the reason printed.
+// By default the selection table decides MPI_Ialltoall: 128 KiB per rank pair is served (the
+// default table serves it from 128 KiB on one node). OHIO_IALLTOALL_MIN_BYTES, set, decides
+// instead, and calls below it stay with the library: alike on every rank, data checked, the
+// reason printed.
 TEST_P(MpiIalltoall, NonblockingDecidedByTheTableOrTheThresholdAskedFor) {
   const Mpi mpi = GetParam();
   TempDir dir;
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const int ranks = 3;
-  for (const char* threshold : {"", "8192"}) {
+  for (const auto& [threshold, bytes] : {std::pair<const char*, const char*>{"", "131072"}, {"8192", "4096"}}) {
     std::vector<std::pair<std::string, std::string>> env;
     if (*threshold != '\0') env.push_back({"OHIO_IALLTOALL_MIN_BYTES", threshold});
-    Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, env, kCheck, {"4096", "2", "500"}),
+    Process run(MpiRun(mpi, ranks, {daemon.socket()}, ranks, env, kCheck, {bytes, "2", "500"}),
                 dir.file(std::string("mpirun") + threshold + ".out"));
     ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
     const std::string out = run.Output();

@@ -11,15 +11,16 @@
 # the library, and shapes not measured get the fallback row (deploy/lib/selection_table.py).
 # The table's comments say the command, date, hosts and, per size, both medians and the ratio.
 # A blocking call's latency is the slowest rank's mean time in it. A nonblocking call's is what
-# it costs a program that computes while it runs: osu_ialltoall's t_total - t_compute, the time
-# of post, computation (as long as the call's own latency) and wait beyond the computation;
-# the computation leaves its core (--compute sleep, as a GPU kernel or I/O does) or spins on it
-# (--compute busy, osu's). That is where ohiod's progress pays: a library moves nothing while
-# its ranks are away from MPI, ohiod completes the call meanwhile.
+# it costs a program that computes between MPI_Ialltoall and MPI_Wait: the time both of them take
+# around a computation of --compute-us (2000 µs by default, the same whoever moves the data),
+# which leaves its core (--compute sleep, as a GPU kernel or I/O does) or spins on it (--compute
+# busy, osu's). That is where ohiod's progress pays: a library moves nothing while its ranks are
+# away from MPI, ohiod completes the call meanwhile; and where it does not: a call ohiod takes
+# longer than the computation to move is waited for.
 #
 # usage: deploy/measure-selection.sh [--hostfile FILE] [--ppn P (1)] [--functions LIST (alltoall)]
 #          [--min-bytes B (1)] [--max-bytes B (65536)] [--runs R (3)] [--transport tcp|verbs]
-#          [--win-ratio X (0.95)] [--iterations N (0: the programs' own, by size)] [--compute sleep|busy (sleep)]
+#          [--win-ratio X (0.95)] [--iterations N (0: the programs' own, by size)] [--compute sleep|busy (sleep)] [--compute-us US (2000)]
 #          [--run-timeout S (per mpirun: 300)] [--launcher-agent CMD] [--mpirun CMD (mpirun.openmpi)]
 #          [--mpirun-args 'ARGS'] [--bin-dir DIR] [--work-dir DIR] [--out FILE (./selection.table)]
 # --hostfile: the nodes, Open MPI hostfile syntax (the first word of a line; slots are ignored:
@@ -61,6 +62,7 @@ RUNS=3
 TRANSPORT=
 WIN_RATIO=0.95
 COMPUTE=sleep
+COMPUTE_US=2000
 ITERATIONS=0
 RUN_TIMEOUT=300
 AGENT=
@@ -83,6 +85,7 @@ while [ $# -gt 0 ]; do
     --win-ratio) WIN_RATIO=$2; shift 2 ;;
     --iterations) ITERATIONS=$2; shift 2 ;;
     --compute) COMPUTE=$2; shift 2 ;;
+    --compute-us) COMPUTE_US=$2; shift 2 ;;
     --run-timeout) RUN_TIMEOUT=$2; shift 2 ;;
     --launcher-agent) AGENT=$2; shift 2 ;;
     --mpirun) MPIRUN=$2; shift 2 ;;
@@ -108,6 +111,7 @@ if ! [[ "$WIN_RATIO" =~ ^[0-9]*\.?[0-9]+$ ]] || ! awk -v r="$WIN_RATIO" 'BEGIN {
 fi
 case "$TRANSPORT" in ''|tcp|verbs) ;; *) die "--transport is tcp or verbs, not '$TRANSPORT'" ;; esac
 case "$COMPUTE" in sleep|busy) ;; *) die "--compute is sleep or busy, not '$COMPUTE'" ;; esac
+[[ "$COMPUTE_US" =~ ^[0-9]+$ ]] || die "--compute-us is a whole number of microseconds, not '$COMPUTE_US'"
 IFS=, read -r -a FUNCTION_LIST <<< "$FUNCTIONS"
 [ ${#FUNCTION_LIST[@]} -gt 0 ] || die "--functions names no function"
 for f in "${FUNCTION_LIST[@]}"; do
@@ -207,8 +211,8 @@ mpi_command() {
   local function=$1 variant=$2 program args
   case "$function" in
     alltoall|alltoallv) program=mpi_alltoall_bench_openmpi; args=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" "" "$function") ;;
-    ialltoall) program=mpi_ialltoall_bench_openmpi; args=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" 0 2000) ;;
-    ialltoallv) program=mpi_ialltoall_bench_openmpi; args=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" 0 2000 vector) ;;
+    ialltoall) program=mpi_ialltoall_bench_openmpi; args=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" 0 "$COMPUTE_US") ;;
+    ialltoallv) program=mpi_ialltoall_bench_openmpi; args=("$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" 0 "$COMPUTE_US" vector) ;;
   esac
   # The program computes by spinning unless told to sleep.
   [[ "$function" == i* && "$COMPUTE" == sleep ]] && args+=(sleep)
@@ -263,10 +267,10 @@ run_one() {
     echo "$PROG: $tag: ohio served $served $name calls in the run without ohio; no table written" >&2
     exit 1
   fi
-  # mpi_ialltoall_bench's columns: bytes pure_us total_us compute_us ...: the nonblocking
-  # functions' cost is total - compute (the header above says why).
+  # mpi_ialltoall_bench's columns: bytes pure_us ... wait_us exposed_us: the nonblocking
+  # functions' cost is exposed_us (the header above says why).
   awk -v f="$function" -v v="$variant" -v r="$run" '/^[0-9]+ [0-9.]+( |$)/ {
-      us = f ~ /^i/ ? $3 - $4 : $2; if (us < 0) us = 0
+      us = f ~ /^i/ ? $9 : $2
       printf "%s,%s,%s,%s,%.2f\n", f, $1, v, r, us }' "$WORK/runs/$tag.out" >> "$CSV"
   printf '  [%d/%d] %-10s %-4s ok%s\n' $(( run + 1 )) "$RUNS" "$function" "$variant" \
     "$([ "$variant" = mpi ] || echo ", $served calls served by ohio")"
@@ -288,7 +292,7 @@ echo "$PROG: $(( RUNS * ${#FUNCTION_LIST[@]} * 2 )) runs in $(( SECONDS - START 
   --comment "Hosts ($HOSTS_FROM): ${HOSTS[*]}" \
   --comment "Shape: $NODES nodes x $PPN ranks per node; transport $TRANSPORT ($TRANSPORT_FROM)" \
   --comment "MPI: ${MPI_VERSION:-$MPIRUN}; ohio: libohio_mpi_openmpi.so preloaded, OHIO_SELECTION=always, OHIO_IALLTOALL_MIN_BYTES=0" \
-  --comment "Runs: $RUNS, the two alternating; calls per size: $([ "$ITERATIONS" = 0 ] && echo "the programs' own" || echo "$ITERATIONS"); latency: the slowest rank's mean; nonblocking: total - compute with a $COMPUTE computation" \
+  --comment "Runs: $RUNS, the two alternating; calls per size: $([ "$ITERATIONS" = 0 ] && echo "the programs' own" || echo "$ITERATIONS"); latency: the slowest rank's mean; nonblocking: MPI_Ialltoall + MPI_Wait around $COMPUTE_US us of $COMPUTE computation" \
   --comment "Every run's latency: $(basename "$OUT").csv beside this file" \
   "$CSV" > "$OUT.tmp.$$"
 cp "$CSV" "$OUT.csv.tmp.$$"

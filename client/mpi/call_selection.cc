@@ -27,6 +27,25 @@ CallVerdict SelectCall(const CommState& st, SelectedFunction function, uint64_t 
                                 " to the MPI library (" + RowText(st.table, s.rule) + ")"};
 }
 
+bool HandedToLibraryByTable(CommState* st, const char* function, SelectedFunction selected, uint64_t bytes_per_pair) {
+  CommState::KeptVerdict& kept = st->kept_verdicts[static_cast<size_t>(selected)];
+  if (kept.function != function || kept.bytes != bytes_per_pair) {
+    const CallVerdict verdict = SelectCall(*st, selected, bytes_per_pair);
+    Process::Tally& tally = P().tallies[function];  // map nodes stay put: the pointers below hold
+    kept = CommState::KeptVerdict{function, bytes_per_pair, verdict.serve, OhioFunctionNumber(function),
+                                  &tally.fell_through, &tally.by_table,
+                                  verdict.serve ? nullptr : &tally.table_reasons[verdict.why]};
+  }
+  if (kept.serve) return false;
+  ++*kept.fell_through;
+  ++*kept.by_table;
+  ++*kept.reason_count;
+  if (st->group != nullptr && kept.ohio_function >= 0) {
+    ohio_count_handed_back(st->group, kept.ohio_function, static_cast<int>(ohio::HandBackReason::kSelectionTable));
+  }
+  return true;
+}
+
 std::optional<CallVerdict> SelectWhateverTheBytes(const CommState& st, SelectedFunction function) {
   if (st.selection_always) return CallVerdict{};
   const std::optional<bool> serve = SelectionWhateverTheBytes(st.table, function, st.shape);

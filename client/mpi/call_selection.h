@@ -31,6 +31,13 @@ struct CallVerdict {
 // =always: served).
 CallVerdict SelectCall(const CommState& st, SelectedFunction function, uint64_t bytes_per_pair);
 
+// Whether the table hands a call of `selected` with `bytes_per_pair` on every rank pair (MPI_Alltoall's,
+// MPI_Ialltoall's: the same on every rank) to the library; if it does, the call is counted so in
+// OHIO_STATS under `function` and in ohiod's counters, and the caller runs it there. The verdict
+// and the counters are kept per communicator for the last bytes of each function
+// (CommState::KeptVerdict), so a program repeating one call pays a comparison.
+bool HandedToLibraryByTable(CommState* st, const char* function, SelectedFunction selected, uint64_t bytes_per_pair);
+
 // The verdict for `function` on the communicator when the bytes do not matter to it; none when
 // they do.
 std::optional<CallVerdict> SelectWhateverTheBytes(const CommState& st, SelectedFunction function);

@@ -34,8 +34,8 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
                                        " bytes per rank are below OHIO_IALLTOALL_MIN_BYTES = " +
                                        std::to_string(st->ialltoall_min_bytes));
     }
-  } else if (const CallVerdict verdict = SelectCall(*st, SelectedFunction::kIalltoall, call_bytes); !verdict.serve) {
-    return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, verdict.why);
+  } else if (HandedToLibraryByTable(st, function, SelectedFunction::kIalltoall, call_bytes)) {
+    return library();
   }
   // A datatype without a layout is packed by the library (client/mpi/mpi_library_pack.h): a
   // rank cannot opt out of a nonblocking call alone.

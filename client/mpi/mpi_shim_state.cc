@@ -48,15 +48,23 @@ void HandedBackByTable(const char* function, const std::string& why) {
   ++t.table_reasons[why];
 }
 
+int OhioFunctionNumber(const char* function) {
+  static const struct {
+    const char* name;
+    int number;
+  } kNumbers[] = {{"MPI_Alltoall", OHIO_FUNCTION_ALLTOALL},   {"MPI_Alltoallv", OHIO_FUNCTION_ALLTOALLV},
+                  {"MPI_Alltoallw", OHIO_FUNCTION_ALLTOALLW}, {"MPI_Ialltoall", OHIO_FUNCTION_IALLTOALL},
+                  {"MPI_Alltoall_init", OHIO_FUNCTION_IALLTOALL}, {"MPI_Ialltoallv", OHIO_FUNCTION_IALLTOALLV}};
+  for (const auto& n : kNumbers) {
+    if (std::strcmp(n.name, function) == 0) return n.number;
+  }
+  return -1;
+}
+
 void CountHandedBack(CommState* st, const char* function, ohio::HandBackReason reason) {
-  // MPI_Alltoall_init's starts are MPI_Ialltoall's calls in ohiod's counters.
-  static const std::map<std::string, int> kNumbers = {
-      {"MPI_Alltoall", OHIO_FUNCTION_ALLTOALL},   {"MPI_Alltoallv", OHIO_FUNCTION_ALLTOALLV},
-      {"MPI_Alltoallw", OHIO_FUNCTION_ALLTOALLW}, {"MPI_Ialltoall", OHIO_FUNCTION_IALLTOALL},
-      {"MPI_Alltoall_init", OHIO_FUNCTION_IALLTOALL}, {"MPI_Ialltoallv", OHIO_FUNCTION_IALLTOALLV}};
-  const auto it = kNumbers.find(function);
-  if (st->group == nullptr || it == kNumbers.end()) return;
-  ohio_count_handed_back(st->group, it->second, static_cast<int>(reason));
+  const int number = OhioFunctionNumber(function);
+  if (st->group == nullptr || number < 0) return;
+  ohio_count_handed_back(st->group, number, static_cast<int>(reason));
 }
 
 void Release(CommState* st) {

@@ -74,6 +74,20 @@ struct CommState {
   ohio::SelectionTable table;
   ohio::SelectionShape shape;
   bool selection_always = false;
+  // The table's verdict for the last bytes of each function (by SelectedFunction) and the
+  // counters a hand-back adds to (client/mpi/call_selection.h HandedToLibraryByTable): a program
+  // repeating one call pays a comparison per call, not the table's lookup, its reason's
+  // formatting and two map lookups by name, which cost as much as a small call on one node.
+  struct KeptVerdict {
+    const char* function = nullptr;  // OHIO_STATS's name of the function; null: nothing kept
+    uint64_t bytes = 0;
+    bool serve = true;
+    int ohio_function = 0;           // OHIO_FUNCTION_*
+    long* fell_through = nullptr;    // OHIO_STATS's counts the hand-back adds to
+    long* by_table = nullptr;
+    long* reason_count = nullptr;
+  };
+  KeptVerdict kept_verdicts[ohio::kSelectedFunctionCount];
   // Set on some rank, OHIO_IALLTOALL_MIN_BYTES alone decides MPI_Ialltoall (calls of fewer bytes
   // per rank go to the library; agreed at set-up: the largest any rank asked for) and
   // MPI_Ialltoallv (served), instead of the table.
@@ -138,6 +152,9 @@ void HandedBackByTable(const char* function, const std::string& why);
 // A call every rank hands to the library for `reason`, counted in ohiod's counters (by the
 // first rank of each node: shm/handed_back.h).
 void CountHandedBack(CommState* st, const char* function, ohio::HandBackReason reason);
+// OHIO_FUNCTION_* of an OHIO_STATS function name (MPI_Alltoall_init's starts are MPI_Ialltoall's
+// calls in ohiod's counters), -1 for none.
+int OhioFunctionNumber(const char* function);
 
 // Reads the OHIO_* environment and connects to ohiod, once per process.
 void Initialise();

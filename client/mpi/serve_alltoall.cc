@@ -20,9 +20,10 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   if (st == nullptr) return decided;
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  const CallVerdict verdict =
-      SelectCall(*st, SelectedFunction::kAlltoall, PairBytes(in_place, sendcount, sendtype, recvcount, recvtype));
-  if (!verdict.serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, verdict.why);
+  if (HandedToLibraryByTable(st, "MPI_Alltoall", SelectedFunction::kAlltoall,
+                             PairBytes(in_place, sendcount, sendtype, recvcount, recvtype))) {
+    return library();
+  }
   const CallLayouts layouts = ServableLayouts(in_place, sendcount, sendtype, recvcount, recvtype);
   if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Alltoall", layouts.why, fall_through);
 

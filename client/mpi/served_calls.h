@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "client/mpi/mpi_nonblocking_request.h"
 #include "client/mpi/mpi_shim_state.h"
 
@@ -22,8 +23,11 @@ namespace ohio::shim {
 // The communicator's state, set up (collectively, client/mpi/mpi_shim_state.h SetUp) on its first
 // served call; `first_bytes` is that call's bytes per rank, which size the group's buffers.
 using StateFor = std::function<CommState*(uint64_t first_bytes)>;
-// The call as the program made it, run by the MPI library (the binding's fall-through).
-using Library = std::function<int()>;
+// The call as the program made it, run by the MPI library (the binding's fall-through). A
+// reference to the binding's lambda, not a copy: a std::function would allocate for the lambda's
+// captures (the call's arguments) on every call, a cost a call handed to the library pays on top
+// of the library's own.
+using Library = absl::FunctionRef<int()>;
 // Hands a started nonblocking call to the program as a request the MPI library's Wait and Test
 // functions complete.
 using Start = std::function<int(std::unique_ptr<OhioRequest>)>;

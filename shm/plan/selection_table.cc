@@ -50,17 +50,19 @@ SelectionTable DefaultSelectionTable() {
   // emulated nodes x 2 ranks ohio's MPI_Alltoall took 0.55-0.78 of the library's time up to 4 KiB
   // per rank pair and 1.4-2.7 from 8 KiB; on one node x 4, 0.52-0.88 from 512 B to 16 KiB, 1.1-1.3
   // below and 1.1-1.9 from 32 KiB (0.89-0.96 from 256 KiB, too close to call). MPI_Ialltoall,
-  // weighed by what it costs a program that computes while it runs (away from its core), cost
-  // 0.01-0.49 of the library's from 8 KiB across nodes and 0.02-0.38 from 128 KiB on one node,
-  // where the library's shared memory moves smaller calls within the post; below, more.
+  // weighed by what MPI_Ialltoall and MPI_Wait cost a program computing 2 ms between them away
+  // from its core: across nodes 0.26-0.64 of the library's up to 32 KiB, where ohiod finishes
+  // within the computation, 1.0-9 from 64 KiB, where it does not; on one node 0.08-0.61 from 32
+  // KiB to 256 KiB, 3-16 above, scattered below (the library's shared memory moves small calls
+  // within the post).
   using F = SelectedFunction;
   constexpr uint64_t KiB = 1024;
   const TableRange across_nodes{2, UINT64_MAX}, one_node{1, 1};
   return SelectionTable{{
       Row({F::kAlltoall, F::kAlltoallv, F::kAlltoallw}, across_nodes, TableRange{0, 4 * KiB}),
       Row({F::kAlltoall, F::kAlltoallv, F::kAlltoallw}, one_node, TableRange{512, 16 * KiB}),
-      Row({F::kIalltoall, F::kIalltoallv}, across_nodes, TableRange{8 * KiB, UINT64_MAX}),
-      Row({F::kIalltoall, F::kIalltoallv}, one_node, TableRange{128 * KiB, UINT64_MAX}),
+      Row({F::kIalltoall, F::kIalltoallv}, across_nodes, TableRange{0, 32 * KiB}),
+      Row({F::kIalltoall, F::kIalltoallv}, one_node, TableRange{32 * KiB, 256 * KiB}),
   }};
 }
 

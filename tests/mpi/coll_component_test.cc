@@ -144,10 +144,11 @@ TEST_P(CollComponent, PersistentAlltoallStartedThroughOhioWhenAskedAndByTheCompo
   const int starts = 3 + 2 * 2 + 1 + 2 + 2;
   for (const bool asked : {true, false}) {
     SCOPED_TRACE(asked ? "asked" : "not asked");
-    // Not asked, the selection table decides: it hands 1000 bytes per rank pair back.
+    // Not asked, the selection table decides: it hands 300000 bytes per rank pair back (above
+    // what it serves on one node and across nodes).
     std::vector<std::pair<std::string, std::string>> env = {{"OHIO_SELECTION", "table"}};
     if (asked) env.push_back(kNonblockingAll);
-    const std::string out = Run("alltoall_init_check", {"1000"}, env);
+    const std::string out = Run("alltoall_init_check", {"300000"}, env);
     ExpectAllOk(out, ranks);
     ExpectReportOfTheComponent(out);
     for (int r = 0; r < ranks; ++r) {
@@ -159,7 +160,7 @@ TEST_P(CollComponent, PersistentAlltoallStartedThroughOhioWhenAskedAndByTheCompo
     if (!asked) {
       EXPECT_NE(out.find("MPI_Alltoall_init: " + std::to_string(starts) +
                          " handed to the MPI library by the selection table: the selection table hands ialltoall "
-                         "of 1000 per rank pair on " +
+                         "of 300000 per rank pair on " +
                          (GetParam().nodes == 1 ? std::string("1 node x 4 ranks") : std::string("2 nodes x 2 ranks")) +
                          " (tcp) to the MPI library (no row matches)"),
                 std::string::npos)

@@ -45,9 +45,10 @@ namespace {
 
 constexpr auto kDeadline = std::chrono::seconds(60);
 constexpr const char* kCheck = "ialltoall_overlap_check";
-// Sizes the built-in selection table serves MPI_Ialltoall at, on one node (from 128 KiB) and
-// across nodes (from 8 KiB): 256 KiB, and one just above 128 KiB (odd, so no block is aligned).
-const std::vector<long> kBytesPerRank = {262144, 131075};
+// Sizes the built-in selection table serves MPI_Ialltoall at, one odd so that no block is
+// aligned: on one node from 32 KiB to 256 KiB, across nodes up to 32 KiB.
+const std::vector<long> kOneNodeBytes = {262144, 131075};
+const std::vector<long> kAcrossNodesBytes = {32768, 4097};
 // The program's first call, a blocking MPI_Alltoall of one int: the built-in table serves it
 // across nodes (up to 4 KiB) and hands it to the library on one node (from 512 B there).
 constexpr size_t kBlockingCallsServedOnOneNode = 0;
@@ -64,9 +65,9 @@ constexpr const char* kUnservedDeadlineMs = "1500";
 // The negative control keeps every MPI_Ialltoall in the library: none is this big.
 const std::pair<std::string, std::string> kLibraryKeepsEveryIalltoall = {"OHIO_IALLTOALL_MIN_BYTES", "1073741824"};
 
-std::vector<std::string> CheckArgs(const char* deadline_ms) {
+std::vector<std::string> CheckArgs(const char* deadline_ms, const std::vector<long>& bytes_per_rank) {
   std::vector<std::string> args = {kSleepMs, deadline_ms, kStaggerMs};
-  for (long b : kBytesPerRank) args.push_back(std::to_string(b));
+  for (long b : bytes_per_rank) args.push_back(std::to_string(b));
   return args;
 }
 
@@ -83,10 +84,10 @@ struct CallReport {
 
 // Every rank's report of every call, each of the size asked for (a gtest expectation); a report
 // missing is left out.
-std::vector<CallReport> Reports(const std::string& out, int ranks) {
+std::vector<CallReport> Reports(const std::string& out, int ranks, const std::vector<long>& bytes_per_rank) {
   std::vector<CallReport> reports;
   for (int rank = 0; rank < ranks; ++rank) {
-    for (size_t call = 0; call < kBytesPerRank.size(); ++call) {
+    for (size_t call = 0; call < bytes_per_rank.size(); ++call) {
       const std::regex line("rank " + std::to_string(rank) + ": call " + std::to_string(call) +
                             ": bytes_per_rank=(\\d+) filled_before_any_mpi_call=(\\d+)/(\\d+) sleeps=\\d+ "
                             "first_test_flag=(\\d) verified_after=(\\d+)/\\d+");
@@ -98,8 +99,8 @@ std::vector<CallReport> Reports(const std::string& out, int ranks) {
       }
       const CallReport r = {rank, std::stol(m[1]), std::stol(m[2]), std::stol(m[3]), std::stoi(m[4]), std::stol(m[5]),
                             where};
-      EXPECT_EQ(r.bytes_per_rank, kBytesPerRank[call]) << where;
-      EXPECT_EQ(r.total, kBytesPerRank[call] * ranks) << where;
+      EXPECT_EQ(r.bytes_per_rank, bytes_per_rank[call]) << where;
+      EXPECT_EQ(r.total, bytes_per_rank[call] * ranks) << where;
       reports.push_back(r);
     }
   }
@@ -107,15 +108,15 @@ std::vector<CallReport> Reports(const std::string& out, int ranks) {
 }
 
 // Every rank's every call: filled while it slept, complete at the first MPI_Test, right after.
-void ExpectOverlappedWhileAsleep(const std::string& out, int ranks) {
+void ExpectOverlappedWhileAsleep(const std::string& out, int ranks, const std::vector<long>& bytes_per_rank) {
   ExpectAllOk(out, ranks);
-  for (const CallReport& r : Reports(out, ranks)) {
+  for (const CallReport& r : Reports(out, ranks, bytes_per_rank)) {
     EXPECT_EQ(r.filled_before, r.total) << r.where;
     EXPECT_EQ(r.first_test_flag, 1) << r.where;
     EXPECT_EQ(r.verified, r.total) << r.where;
   }
   const auto [served, fell] = Stats(out, "MPI_Ialltoall");
-  EXPECT_EQ(served, static_cast<long>(kBytesPerRank.size()) * ranks) << out;
+  EXPECT_EQ(served, static_cast<long>(bytes_per_rank.size()) * ranks) << out;
   EXPECT_EQ(fell, 0) << out;
 }
 
@@ -124,12 +125,13 @@ TEST(MpiIalltoallOverlap, FilledWhileTheRanksSleepOnOneNode) {
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const int ranks = 4;
-  Process run(MpiRun(kOpenMpi, ranks, {daemon.socket()}, ranks, {}, kCheck, CheckArgs(kServedDeadlineMs)),
+  Process run(MpiRun(kOpenMpi, ranks, {daemon.socket()}, ranks, {}, kCheck,
+                     CheckArgs(kServedDeadlineMs, kOneNodeBytes)),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
-  ExpectOverlappedWhileAsleep(run.Output(), ranks);
+  ExpectOverlappedWhileAsleep(run.Output(), ranks, kOneNodeBytes);
   EXPECT_EQ(QueryCounters(daemon.admin_socket()).collectives_served(),
-            kBytesPerRank.size() + kBlockingCallsServedOnOneNode)
+            kOneNodeBytes.size() + kBlockingCallsServedOnOneNode)
       << daemon.Log();
 }
 
@@ -138,13 +140,14 @@ TEST(MpiIalltoallOverlap, FilledWhileTheRanksSleepAcrossTwoNodes) {
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const int ranks = 4;
-  Process run(MpiRun(kOpenMpi, ranks, ControlSockets(cluster), 2, {}, kCheck, CheckArgs(kServedDeadlineMs)),
+  Process run(MpiRun(kOpenMpi, ranks, ControlSockets(cluster), 2, {}, kCheck,
+                     CheckArgs(kServedDeadlineMs, kAcrossNodesBytes)),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
-  ExpectOverlappedWhileAsleep(run.Output(), ranks);
+  ExpectOverlappedWhileAsleep(run.Output(), ranks, kAcrossNodesBytes);
   for (uint32_t n = 0; n < 2; ++n) {
     EXPECT_EQ(QueryCounters(cluster.node(n).admin_socket()).collectives_served(),
-              kBytesPerRank.size() + kBlockingCallsServedAcrossNodes)
+              kAcrossNodesBytes.size() + kBlockingCallsServedAcrossNodes)
         << "node " << n << "\n"
         << cluster.Logs();
   }
@@ -159,12 +162,12 @@ TEST(MpiIalltoallOverlap, NotFilledWhileTheRanksSleepWhenTheLibraryKeepsTheCall)
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const int ranks = 4;
   Process run(MpiRun(kOpenMpi, ranks, {daemon.socket()}, ranks, {kLibraryKeepsEveryIalltoall}, kCheck,
-                     CheckArgs(kUnservedDeadlineMs)),
+                     CheckArgs(kUnservedDeadlineMs, kOneNodeBytes)),
               dir.file("mpirun.out"));
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
   const std::string out = run.Output();
   ExpectAllOk(out, ranks);
-  for (const CallReport& r : Reports(out, ranks)) {
+  for (const CallReport& r : Reports(out, ranks, kOneNodeBytes)) {
     if (r.rank == 0) EXPECT_LT(r.filled_before, r.total) << r.where;
     EXPECT_EQ(r.verified, r.total) << r.where;
     std::cout << "Open MPI alone: rank " << r.rank << ", " << r.bytes_per_rank << " bytes per rank: "
@@ -173,7 +176,7 @@ TEST(MpiIalltoallOverlap, NotFilledWhileTheRanksSleepWhenTheLibraryKeepsTheCall)
   }
   const auto [served, fell] = Stats(out, "MPI_Ialltoall");
   EXPECT_EQ(served, 0) << out;
-  EXPECT_EQ(fell, static_cast<long>(kBytesPerRank.size()) * ranks) << out;
+  EXPECT_EQ(fell, static_cast<long>(kOneNodeBytes.size()) * ranks) << out;
 }
 
 }  // namespace

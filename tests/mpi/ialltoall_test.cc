@@ -87,7 +87,7 @@ TEST_P(MpiIalltoall, ServedAcrossNodesByTheDaemons) {
 }
 
 // By default the selection table decides MPI_Ialltoall: 128 KiB per rank pair is served (the
-// default table serves it from 128 KiB on one node). OHIO_IALLTOALL_MIN_BYTES, set, decides
+// default table serves it from 32 KiB to 256 KiB on one node). OHIO_IALLTOALL_MIN_BYTES, set, decides
 // instead, and calls below it stay with the library: alike on every rank, data checked, the
 // reason printed.
 TEST_P(MpiIalltoall, NonblockingDecidedByTheTableOrTheThresholdAskedFor) {

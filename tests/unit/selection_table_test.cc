@@ -123,7 +123,7 @@ TEST(SelectionTable, AVerdictWhateverTheBytesOnlyWhereNoRowSplitsThem) {
   EXPECT_EQ(SelectionWhateverTheBytes(t, F::kIalltoallv, Shape(1, 2)), std::optional<bool>(true));
   // Two rows that agree are uniform too.
   EXPECT_EQ(SelectionWhateverTheBytes(t, F::kIalltoallv, Shape(2, 2)), std::optional<bool>(false));
-  // The default table's alltoallv across nodes depends on the bytes; its ialltoallv from 8 KiB too.
+  // The default table's alltoallv across nodes depends on the bytes; its ialltoallv up to 32 KiB too.
   EXPECT_EQ(SelectionWhateverTheBytes(DefaultSelectionTable(), F::kAlltoallv, Shape(4, 2)), std::nullopt);
 }
 

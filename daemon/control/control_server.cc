@@ -139,6 +139,7 @@ void ControlServer::Run() {
       // Freed buffers of large frames lie in the heap, where glibc keeps them: hand them back.
       malloc_trim(0);
       trim_due_ = false;
+      released_since_trim_ = 0;
     }
     const auto now = Clock::now();
     if (housekeeping_wanted_ && now >= next_housekeeping_) {
@@ -309,7 +310,10 @@ bool ControlServer::AdmitBytes(Client& c, size_t n) {
 
 void ControlServer::SetHeld(Client& c, size_t held) {
   if (held == c.held) return;
-  if (c.held >= held + kTrimBytes) trim_due_ = true;
+  // Counted over every client, not per client: a flood of connections that each held a little
+  // frees as much, in small pieces, when they go, and glibc keeps those in the heap too.
+  if (held < c.held) released_since_trim_ += c.held - held;
+  if (released_since_trim_ >= kTrimBytes) trim_due_ = true;
   size_t& of_uid = pending_by_uid_[c.cred.uid];
   of_uid = of_uid - c.held + held;
   pending_total_ = pending_total_ - c.held + held;

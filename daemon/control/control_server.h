@@ -82,6 +82,7 @@ class ControlServer {
   std::map<uid_t, size_t> pending_by_uid_;
   size_t pending_total_ = 0;
   bool trim_due_ = false;  // much memory was freed: give it back to the system
+  size_t released_since_trim_ = 0;  // what clients' readers gave up since the last trim
   DescriptorReserve reserve_;
   RestingListener listener_;  // out of descriptors: the listener rests a while
   bool housekeeping_wanted_ = false;

@@ -22,9 +22,10 @@ CallVerdict SelectCall(const CommState& st, SelectedFunction function, uint64_t 
   if (st.selection_always) return CallVerdict{};
   const Selection s = Select(st.table, function, st.shape, bytes_per_pair);
   if (s.serve) return CallVerdict{};
-  return CallVerdict{false, std::string("the selection table hands ") + SelectedFunctionName(function) + " of " +
-                                FormatTableBytes(bytes_per_pair) + " per rank pair on " + ShapeText(st.shape) +
-                                " to the MPI library (" + RowText(st.table, s.rule) + ")"};
+  // The reason names the shape and the row, not the bytes: a program of many sizes (an FFT's
+  // uneven transposes) would otherwise get one line of OHIO_STATS per size.
+  return CallVerdict{false, std::string("the selection table hands ") + SelectedFunctionName(function) + " on " +
+                                ShapeText(st.shape) + " to the MPI library (" + RowText(st.table, s.rule) + ")"};
 }
 
 bool HandedToLibraryByTable(CommState* st, const char* function, SelectedFunction selected, uint64_t bytes_per_pair) {

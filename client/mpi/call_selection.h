@@ -6,8 +6,8 @@
 // call whose verdict depends on its bytes is decided by each rank from its own, and a rank whose
 // verdict is the library opts out of the call (client/mpi/mpi_shim_state.h OptOut).
 //
-// A reason names the function, the bytes, the shape and the row, so that OHIO_STATS groups the
-// calls of one shape under one reason.
+// A reason names the function, the shape and the row (not the bytes), so that OHIO_STATS groups
+// the calls of one shape and row under one reason.
 #pragma once
 
 #include <mpi.h>

@@ -6,7 +6,8 @@
 # every byte they receive (MPI_Alltoall of every size up to 64 KiB, with derived and in-place
 # types, MPI_Alltoallv with random counts, MPI_Alltoallw with mixed types per pair); OHIO_STATS
 # must show ohio served them, both daemons must have held the group, and the bytes between the
-# nodes must have crossed the veths. Then HPC Challenge and Quantum ESPRESSO, unmodified, the same way
+# nodes must have crossed the veths. MPI_Ialltoall moved by the daemons while every rank sleeps
+# is complete, every byte in place, before any rank calls MPI again. Then HPC Challenge and Quantum ESPRESSO, unmodified, the same way
 # (Quantum ESPRESSO through the shim and through Open MPI's collective component), and the Fortran
 # check in every binding through both.
 #
@@ -94,6 +95,21 @@ run_check alltoallw alltoallw_check 4
 # 3 typed calls per iteration, served; the darray call falls through on every rank.
 [ "$(served alltoallw MPI_Alltoallw)" = "48 4" ] ||
   fail "alltoallw: MPI_Alltoallw served/fell through $(served alltoallw MPI_Alltoallw), expected 48 4"
+
+# MPI_Ialltoall moved by the daemons while every rank sleeps, calling no MPI function
+# (tests/mpi/ialltoall_overlap_check.c: 300 ms sleeps, rank r posting r x 100 ms after rank 0):
+# before any rank calls MPI again its receive buffer is full and right, byte for byte, across the
+# two hosts, and its first MPI_Test completes the call.
+run_check overlap ialltoall_overlap_check 300 20000 100 32768 4097
+for r in 0 1 2 3; do
+  for call in 0 1; do
+    grep -qE "^rank $r: call $call: bytes_per_rank=[0-9]+ filled_before_any_mpi_call=([1-9][0-9]*)/\1 sleeps=[0-9]+ first_test_flag=1 verified_after=([1-9][0-9]*)/\2$" "$DIR/overlap.out" ||
+      { cat "$DIR/overlap.out" >&2; fail "overlap: rank $r call $call was not complete while it slept"; }
+  done
+done
+[ "$(served overlap MPI_Ialltoall)" = "8 0" ] ||
+  fail "overlap: MPI_Ialltoall served/fell through $(served overlap MPI_Ialltoall), expected 8 0"
+echo "overlap: every rank's MPI_Ialltoall complete, every byte in place, while it slept"
 
 # HPC Challenge, unmodified (tests/mpi/hpccinf.txt: a 2x2 grid): its own checks pass and every
 # MPI_Alltoall it makes (MPIFFT's transposes) is served, none falls through.

@@ -8,6 +8,8 @@ PACKAGES=(
   bazel-bootstrap g++ protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
   libspdlog-dev libfmt-dev libhwloc-dev libibverbs-dev librdmacm-dev libsystemd-dev libcli11-dev
   nlohmann-json3-dev
+  # Abseil (headers only: absl::FunctionRef in the MPI core); libgrpc++-dev pulls it in too
+  libabsl-dev
   # peer authentication: libmunge to build; munged for ohiod to run with auth = munge (tests and
   # deploy/local-cluster.sh start their own, with a key of their own)
   libmunge-dev munge

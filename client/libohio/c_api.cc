@@ -63,6 +63,10 @@ const char* ohio_node_name(const ohio_client* client) {
 
 void ohio_disconnect(ohio_client* client) { delete client; }
 
+int ohio_daemon_gone(const ohio_client* client) {
+  return client != nullptr && client->connection->ClosedByDaemon() ? 1 : 0;
+}
+
 int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out) {
   if (client == nullptr || spec == nullptr || out == nullptr) {
     return Fail(ohio::Code::kInvalidArgument, "ohio_join: client, spec and out must not be NULL");

@@ -1,5 +1,6 @@
 #include "client/libohio/control_connection.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -72,6 +73,14 @@ Result<std::unique_ptr<ControlConnection>> ControlConnection::Connect(const std:
 Status ControlConnection::GivenUp() const {
   std::lock_guard<std::mutex> lock(given_up_mu_);
   return given_up_;
+}
+
+bool ControlConnection::ClosedByDaemon() const {
+  if (!GivenUp().ok()) return false;
+  // The daemon's close shows as a hang-up whatever it left unread on the socket (a group's
+  // failure, its shutdown notice): the poll reads nothing.
+  pollfd p = {fd_, POLLRDHUP, 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 void ControlConnection::GiveUp(const Status& why) {

@@ -50,6 +50,10 @@ class ControlConnection {
   Status Leave(const std::string& key, std::chrono::milliseconds within);
   // Gives up on the daemon (`why`: it did not do its part in time): as a call that timed out.
   void GiveUp(const Status& why);
+  // True once the daemon has closed its end: it exited or was restarted, and whatever now
+  // listens on the socket is another process. False while the connection is open, and for a
+  // daemon given up on (stopped or hung: it would not answer a new connection either).
+  bool ClosedByDaemon() const;
 
  private:
   ControlConnection() = default;

@@ -64,6 +64,12 @@ int ohio_connect(const char* socket_path, ohio_client** out);
 const char* ohio_node_name(const ohio_client* client);
 /* Closes the connection; groups still joined through it are left first. */
 void ohio_disconnect(ohio_client* client);
+/* 1 once the ohiod of this connection has closed it: it exited or was restarted (an upgrade),
+ * every group joined through the client is closed, and only a new ohio_connect reaches the
+ * daemon that listens on the socket now. 0 while the connection is open, and when libohio gave
+ * up on a daemon that did not answer in time (a stopped daemon answers no new connection
+ * either). */
+int ohio_daemon_gone(const ohio_client* client);
 
 int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out);
 /* Every rank sends bytes_per_rank bytes to every rank: send holds size blocks in rank

@@ -74,6 +74,9 @@ void Release(CommState* st) {
   delete st;
 }
 
+// Connects this process to its node's ohiod, or records why it cannot.
+static void Connect(Process& p);
+
 void Initialise() {
   Process& p = P();
   if (p.initialised) return;
@@ -117,10 +120,32 @@ void Initialise() {
         "if the program calls MPI's alltoall functions from one thread at a time)";
     return;
   }
-  if (ohio_connect(nullptr, &p.client) != OHIO_OK) {
-    p.no_client = std::string("no ohiod reachable (") + ohio_last_error() + ")";
-    p.client = nullptr;
+  Connect(p);
+}
+
+static void Connect(Process& p) {
+  const int rc = ohio_connect(nullptr, &p.client);
+  if (rc == OHIO_OK) {
+    p.connect_again = false;
+    return;
   }
+  p.no_client = std::string("no ohiod reachable (") + ohio_last_error() + ")";
+  p.client = nullptr;
+  p.connect_again = rc == OHIO_ERR_NO_DAEMON;
+}
+
+// A daemon replaced under a running job (an upgrade: stopped, then started again) closed this
+// process's connection; communicators set up from now on are served by the new one. Each rank
+// finds out alone, and SetUp's agreement then decides for all of them.
+static void ConnectToTheDaemonNowListening(Process& p) {
+  if (p.client != nullptr) {
+    if (!ohio_daemon_gone(p.client)) return;
+    p.gone_clients.push_back(p.client);
+    p.client = nullptr;
+  } else if (!p.connect_again) {
+    return;
+  }
+  Connect(p);
 }
 
 static std::string RandomKey() {
@@ -160,6 +185,7 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
     return st;
   }
   std::string mine;
+  if (!p.disabled) ConnectToTheDaemonNowListening(p);
   if (p.disabled) {
     mine = "disabled by OHIO_DISABLE";
   } else if (p.client == nullptr) {
@@ -365,6 +391,8 @@ void ReportAndLeave() {
   }
   if (p.client != nullptr) ohio_disconnect(p.client);
   p.client = nullptr;
+  for (ohio_client* gone : p.gone_clients) ohio_disconnect(gone);
+  p.gone_clients.clear();
 }
 
 }  // namespace ohio::shim

@@ -125,6 +125,13 @@ struct Process {
   bool selection_always = false;
   ohio_client* client = nullptr;
   std::string no_client;  // why there is no connection to ohiod
+  // Whether a communicator set up later tries to connect again: nothing listened on the socket
+  // (ohiod not yet started, or between an upgrade's stop and start), or the daemon closed the
+  // connection (it exited or was restarted). Not after a daemon that did not answer in time.
+  bool connect_again = false;
+  // Connections to daemons that have gone, kept until finalize: the groups joined through
+  // them are left first.
+  std::vector<ohio_client*> gone_clients;
   std::set<CommState*> states;
   // Per function, for OHIO_STATS.
   // fell_through counts every call the library ran, by_table those of them the selection table

@@ -33,7 +33,8 @@ Daemon::~Daemon() {
 }
 
 bool Daemon::Launch() {
-  std::vector<std::string> argv = {RunfilePath("daemon/ohiod"), "--socket", socket_, "--admin-socket", admin_socket_,
+  const std::string binary = binary_.empty() ? RunfilePath("daemon/ohiod") : binary_;
+  std::vector<std::string> argv = {binary, "--socket", socket_, "--admin-socket", admin_socket_,
                                    "--log-level", "debug", "--peer-port", "0", "--data-port", "0",
                                    "--listen", "127.0.0.1", "--advertise", "127.0.0.1",
                                    // Explicitly, as an admin would: most tests have no munged. Tests of peer

@@ -25,6 +25,9 @@ class Daemon {
   // SIGTERM, then wait; returns the exit code (-1 if it had to be killed).
   int Stop();
   void Kill();
+  // The program the next Launch runs, instead of the built daemon/ohiod: a test of an upgrade
+  // starts a new binary where the old one ran.
+  void UseBinary(std::string path) { binary_ = std::move(path); }
 
   const std::string& socket() const { return socket_; }
   const std::string& admin_socket() const { return admin_socket_; }
@@ -37,6 +40,7 @@ class Daemon {
   std::string admin_socket_;
   std::string log_;
   std::vector<std::string> flags_;
+  std::string binary_;  // empty: the built daemon/ohiod
   std::unique_ptr<Process> process_;
 };
 

@@ -1,5 +1,6 @@
 /* ohiod stopped and a new ohiod started in its place (an upgrade) while a job runs, under
- * MPI_ERRORS_RETURN. argv: PHASES CALLS BYTES_PER_RANK STOP_PHASE.
+ * MPI_ERRORS_RETURN, or MPI's default MPI_ERRORS_ARE_FATAL if $CHECK_FATAL_ERRORS is set.
+ * argv: PHASES CALLS BYTES_PER_RANK STOP_PHASE.
  * Each phase is what a long program does between set-ups: it duplicates MPI_COMM_WORLD (a new
  * communicator, so a new ohio group), makes CALLS calls of MPI_Alltoall on it, 200 us apart, each
  * with bytes of its own (every fifth in place), and frees it. Halfway through phase STOP_PHASE
@@ -9,7 +10,8 @@
  * creates once the new daemon accepts, and the others wait for rank 0 (MPI_Barrier, which ohio
  * does not serve): the phases after it start with the new daemon up.
  * Each rank records every call's outcome: 0 for MPI_SUCCESS with every byte right, -1 for
- * MPI_SUCCESS with a wrong byte, else the error class. At the end rank 0 gathers the outcomes
+ * MPI_SUCCESS with a wrong byte (and says so at once: "rank R: call C: N WRONG bytes"), else the
+ * error class. At the end rank 0 gathers the outcomes
  * and prints one line per phase and a total:
  *   "rank 0: phase P: ok O failed F differing D"
  *   "rank 0: calls C ok O failed F differing D wrong_bytes W first_failed K"
@@ -45,7 +47,8 @@ static int AwaitFile(const char* path, int seconds) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int fatal_errors = getenv("CHECK_FATAL_ERRORS") != NULL;
+  if (!fatal_errors) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -65,7 +68,7 @@ int main(int argc, char** argv) {
   for (int phase = 0; phase < phases; ++phase) {
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if (!fatal_errors) MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     for (int i = 0; i < calls; ++i) {
       const int c = phase * calls + i;
       const int in_place = c % 5 == 0;
@@ -88,6 +91,11 @@ int main(int argc, char** argv) {
         }
         outcome[c] = wrong == 0 ? 0 : -1;
         wrong_bytes += wrong;
+        /* At once: under MPI_ERRORS_ARE_FATAL a later call may end the job before the tally. */
+        if (wrong != 0) {
+          printf("rank %d: call %d: %ld WRONG bytes\n", rank, c, wrong);
+          fflush(stdout);
+        }
       }
       usleep(200);
     }

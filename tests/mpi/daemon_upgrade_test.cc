@@ -8,7 +8,9 @@
 //    where the MPI library takes over (client/mpi/mpi_shim_state.h), and it runs the rest;
 //  - communicators made after the new daemon is up are served by it (its own counters say so);
 //  - the job ends normally.
-// A job started while the daemon is down is served once it listens. And a reload (SIGHUP, as `systemctl reload`) in the middle of a job changes the settings it
+// Under MPI's default MPI_ERRORS_ARE_FATAL a call the stop splits ends the job with its reason,
+// never a hang or a wrong byte. A job started while the daemon is down is served once it
+// listens. And a reload (SIGHUP, as `systemctl reload`) in the middle of a job changes the settings it
 // reloads with no call failing and every call served.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -68,26 +70,37 @@ std::string NewBinary(const TempDir& dir) {
   return path;
 }
 
-// Runs the check; once rank 0 is halfway through the stop phase, `replace` stops the daemon and
-// starts the new one (false: it did not come up), and then the job is let go on.
-Tally RunThroughReplacement(const TempDir& dir, const std::vector<std::string>& sockets, int ppn, Binding binding,
-                            const std::string& bytes, const std::function<bool()>& replace, std::string* out) {
+// Runs the check (under MPI_ERRORS_RETURN unless `fatal_errors`); once rank 0 is halfway
+// through the stop phase, `replace` stops the daemon and starts the new one (false: it did not
+// come up), and then the job is let go on. The job's exit code, or -1 if it had to be killed.
+int RunThroughReplacement(const TempDir& dir, const std::vector<std::string>& sockets, int ppn, Binding binding,
+                          const std::string& bytes, const std::function<bool()>& replace, std::string* out,
+                          bool fatal_errors = false) {
   const std::string stop_file = dir.file("stop"), resume_file = dir.file("resume");
   // Every call goes to ohio, whatever the selection table says: the daemon's replacement is the test.
-  Process job(MpiRun(kOpenMpi, kRanks, sockets, ppn,
-                     {{"CHECK_STOP_FILE", stop_file}, {"CHECK_RESUME_FILE", resume_file}, kServeEveryCall},
-                     "daemon_upgrade_check",
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"CHECK_STOP_FILE", stop_file}, {"CHECK_RESUME_FILE", resume_file}, kServeEveryCall};
+  if (fatal_errors) env.emplace_back("CHECK_FATAL_ERRORS", "1");
+  Process job(MpiRun(kOpenMpi, kRanks, sockets, ppn, env, "daemon_upgrade_check",
                      {std::to_string(kPhases), std::to_string(kCalls), bytes, std::to_string(kStopPhase)}, binding),
               dir.file("mpirun.out"));
   EXPECT_TRUE(WaitUntil([&] { return std::ifstream(stop_file).good() || !job.Running(); }, std::chrono::seconds(120)));
   EXPECT_TRUE(std::ifstream(stop_file).good()) << job.Output();
   EXPECT_TRUE(replace());
   std::ofstream(resume_file).put('\n');
-  EXPECT_EQ(job.Wait(std::chrono::seconds(300)), 0) << job.Output();
+  const int code = job.Wait(std::chrono::seconds(300));
   *out = job.Output();
+  std::printf("%s", out->c_str());
+  return code;
+}
+
+// The same under MPI_ERRORS_RETURN, where the job must end normally: its tally.
+Tally RunThroughReplacementToTheEnd(const TempDir& dir, const std::vector<std::string>& sockets, int ppn,
+                                    Binding binding, const std::string& bytes, const std::function<bool()>& replace,
+                                    std::string* out) {
+  EXPECT_EQ(RunThroughReplacement(dir, sockets, ppn, binding, bytes, replace, out), 0) << *out;
   const Tally t = ReadTally(*out);
   EXPECT_TRUE(t.read) << "no tally\n" << *out;
-  std::printf("%s", out->c_str());
   return t;
 }
 
@@ -119,7 +132,7 @@ void UpgradeAcrossNodes(Binding binding, const std::string& bytes) {
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const std::string new_binary = NewBinary(dir);
   std::string out;
-  const Tally t = RunThroughReplacement(
+  const Tally t = RunThroughReplacementToTheEnd(
       dir, {cluster.node(0).socket(), cluster.node(1).socket()}, 2, binding, bytes,
       [&] {
         // A clean stop: the daemon fails its open groups ("ohiod is shutting down") and exits 0.
@@ -151,7 +164,7 @@ TEST(DaemonUpgrade, OnOneNode) {
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const std::string new_binary = NewBinary(dir);
   std::string out;
-  const Tally t = RunThroughReplacement(
+  const Tally t = RunThroughReplacementToTheEnd(
       dir, {daemon.socket()}, kRanks, Binding::kShim, "4096",
       [&] {
         EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
@@ -170,7 +183,7 @@ TEST(DaemonUpgrade, AJobStartedWhileTheDaemonIsDownIsServedOnceItListens) {
   TempDir dir;
   Daemon daemon(dir, {"--timeout-ms", "10000"});
   std::string out;
-  const Tally t = RunThroughReplacement(
+  const Tally t = RunThroughReplacementToTheEnd(
       dir, {daemon.socket()}, kRanks, Binding::kShim, "4096", [&] { return daemon.Start(); }, &out);
   EXPECT_EQ(t.calls, kPhases * kCalls) << out;
   EXPECT_EQ(t.ok, kPhases * kCalls) << out;
@@ -180,6 +193,42 @@ TEST(DaemonUpgrade, AJobStartedWhileTheDaemonIsDownIsServedOnceItListens) {
   const long after = (kPhases - kStopPhase - 1) * kCalls;
   EXPECT_EQ(Stats(out), std::make_pair(static_cast<long>(kRanks) * after, kRanks * (kPhases * kCalls - after))) << out;
   EXPECT_NE(out.find("no ohiod reachable"), std::string::npos) << out;
+}
+
+// Under MPI's default handler, MPI_ERRORS_ARE_FATAL, the shim keeps no copy of a call to send
+// again, so a call the stop splits between ranks fails on those that did not complete it, and
+// the job ends: with MPI_ERR_OTHER and the reason, within moments, never a hang and never a
+// wrong byte. Where the stop splits no call, the job goes on as under MPI_ERRORS_RETURN.
+TEST(DaemonUpgrade, UnderTheDefaultHandlerASplitCallEndsTheJobWithTheReason) {
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    TempDir dir;
+    Cluster cluster(dir, 2, {"--timeout-ms", "10000"});
+    ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+    const std::string new_binary = NewBinary(dir);
+    std::string out;
+    const int code = RunThroughReplacement(
+        dir, {cluster.node(0).socket(), cluster.node(1).socket()}, 2, Binding::kShim, "4096",
+        [&] {
+          EXPECT_EQ(cluster.node(1).Stop(), 0) << cluster.Logs();
+          cluster.node(1).UseBinary(new_binary);
+          return cluster.StartNode(1);
+        },
+        &out, /*fatal_errors=*/true);
+    ASSERT_NE(code, -1) << "the job hung\n" << out;
+    // Each rank says at once of a call that returned success with a wrong byte.
+    EXPECT_EQ(out.find("WRONG"), std::string::npos) << out;
+    if (code == 0) {
+      const Tally t = ReadTally(out);
+      EXPECT_EQ(t.ok, kPhases * kCalls) << out;
+      EXPECT_EQ(t.wrong_bytes, 0) << out;
+      std::printf("run %d: the stop split no call; the job went on\n", run);
+    } else {
+      EXPECT_NE(out.find("MPI_ERR_OTHER"), std::string::npos) << out;
+      EXPECT_NE(out.find("MPI_Alltoall failed: the ohio group failed"), std::string::npos) << out;
+      std::printf("run %d: a split call ended the job (exit %d)\n", run, code);
+    }
+  }
 }
 
 // `systemctl reload` in the middle of a job: SIGHUP re-reads the config, the new timeout is in
@@ -195,7 +244,7 @@ TEST(DaemonUpgrade, ReloadChangesSettingsWithNoCallFailing) {
   for (int i = 0; i < 2; ++i) cluster.AddFlags(i, {"--config", confs[i]});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   std::string out;
-  const Tally t = RunThroughReplacement(
+  const Tally t = RunThroughReplacementToTheEnd(
       dir, {cluster.node(0).socket(), cluster.node(1).socket()}, 2, Binding::kShim, "4096",
       [&] {
         for (int i = 0; i < 2; ++i) {

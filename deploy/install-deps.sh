@@ -35,6 +35,9 @@ PACKAGES=(
   gnuplot-nox
   # deploy/ohiod.service is checked with systemd-analyze verify
   systemd
+  # deploy/build-debs.sh builds the Debian packages with dpkg-buildpackage and debhelper;
+  # tests/packaging checks them with lintian (dpkg-dev and fakeroot come with debhelper)
+  debhelper lintian
   # tests/vm: a QEMU guest with Debian's kernel and Soft-RoCE (rdma_rxe) runs the verbs tests.
   # busybox and cpio make its initramfs, kmod loads the modules; the guest runs on this host's
   # root, so the user-space rxe driver (ibverbs-providers, only recommended by libibverbs1) and

@@ -70,7 +70,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/ohio-debs.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 STAGE=$WORK/ohio-$VERSION
 mkdir -p "$STAGE"
-cp -r "$SRC/deploy/debian" "$STAGE/debian"
+cp -rL "$SRC/deploy/debian" "$STAGE/debian"
 for f in "${BUILT[@]}"; do
   install -D -m 0755 "$FROM/$f" "$STAGE/prebuilt/$f"
 done

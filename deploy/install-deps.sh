@@ -23,6 +23,10 @@ PACKAGES=(
   # real Fortran and Python programs through ohio: Quantum ESPRESSO's pw.x (linked to Open MPI;
   # tests/mpi/qe_test.cc) and mpi4py
   quantum-espresso python3-mpi4py
+  # a real Slurm for deploy/slurm-cluster.sh and tests/slurm: controller, node daemon, clients,
+  # and slurmdbd on a MariaDB server (sacct in Slurm 22.05 reads only slurmdbd); each run starts
+  # its own, on a datadir of its own
+  slurmctld slurmd slurm-client slurmdbd mariadb-server
   # tests
   libgtest-dev libgmock-dev python3 procps iproute2
   # tests/fuzz: libFuzzer targets built with clang (libFuzzer, ASan and UBSan runtimes), linked by lld

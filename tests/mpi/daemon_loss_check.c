@@ -11,12 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-static uint8_t Byte(int src, int dst, long k, int call) {
-  return (uint8_t)(src * 31 + dst * 7 + k * 3 + call * 13 + (k >> 7));
-}
+#include "tests/mpi/checked_calls.h"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -37,30 +34,11 @@ int main(int argc, char** argv) {
   int* outcome = calloc((size_t)calls, sizeof(int));
   long wrong_bytes = 0;
   for (int c = 0; c < calls; ++c) {
-    const int in_place = c % 5 == 0;
-    uint8_t* mine = in_place ? recv : send;
-    for (int d = 0; d < size; ++d) {
-      for (long k = 0; k < m; ++k) mine[(size_t)d * m + k] = Byte(rank, d, k, c);
-    }
-    if (!in_place) memset(recv, 0xEE, (size_t)m * size);
     if (rank == 0 && c == kill_at && kill_file != NULL) {
       FILE* f = fopen(kill_file, "w");
       if (f != NULL) fclose(f);
     }
-    const int rc = MPI_Alltoall(in_place ? MPI_IN_PLACE : send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE,
-                                MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) {
-      int cls = 0;
-      MPI_Error_class(rc, &cls);
-      outcome[c] = cls > 0 ? cls : 1;
-    } else {
-      long wrong = 0;
-      for (int s = 0; s < size; ++s) {
-        for (long k = 0; k < m; ++k) wrong += recv[(size_t)s * m + k] != Byte(s, rank, k, c);
-      }
-      outcome[c] = wrong == 0 ? 0 : -1;
-      wrong_bytes += wrong;
-    }
+    outcome[c] = CheckedAlltoall(MPI_COMM_WORLD, rank, size, m, c, send, recv, &wrong_bytes);
     usleep(200);
   }
   int* all = rank == 0 ? malloc(sizeof(int) * (size_t)calls * size) : NULL;
@@ -68,26 +46,10 @@ int main(int argc, char** argv) {
   long total_wrong = 0;
   MPI_Reduce(&wrong_bytes, &total_wrong, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0) {
-    int ok = 0, failed = 0, differing = 0, first_failed = -1;
-    for (int c = 0; c < calls; ++c) {
-      int same = 1;
-      for (int r = 1; r < size; ++r) same &= all[(size_t)r * calls + c] == all[c];
-      if (!same) {
-        if (differing < 5) {
-          printf("rank 0: call %d differs:", c);
-          for (int r = 0; r < size; ++r) printf(" %d", all[(size_t)r * calls + c]);
-          printf("\n");
-        }
-        ++differing;
-      }
-      if (all[c] == 0 && same) ++ok;
-      if (all[c] > 0) {
-        ++failed;
-        if (first_failed < 0) first_failed = c;
-      }
-    }
-    printf("rank 0: calls %d ok %d failed %d differing %d wrong_bytes %ld first_failed %d\n", calls, ok, failed,
-           differing, total_wrong, first_failed);
+    int printed = 0;
+    const CheckedTally t = TallyOutcomes(all, size, calls, 0, calls, &printed);
+    printf("rank 0: calls %d ok %d failed %d differing %d wrong_bytes %ld first_failed %d\n", calls, t.ok, t.failed,
+           t.differing, total_wrong, t.first_failed);
     fflush(stdout);
   }
   MPI_Finalize();

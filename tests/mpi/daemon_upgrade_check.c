@@ -20,13 +20,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-static uint8_t Byte(int src, int dst, long k, int call) {
-  return (uint8_t)(src * 31 + dst * 7 + k * 3 + call * 13 + (k >> 7));
-}
+#include "tests/mpi/checked_calls.h"
 
 static void Touch(const char* path) {
   if (path == NULL) return;
@@ -67,36 +64,11 @@ int main(int argc, char** argv) {
   long wrong_bytes = 0;
   for (int phase = 0; phase < phases; ++phase) {
     MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    if (!fatal_errors) MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);  /* its error handler with it */
     for (int i = 0; i < calls; ++i) {
       const int c = phase * calls + i;
-      const int in_place = c % 5 == 0;
-      uint8_t* mine = in_place ? recv : send;
-      for (int d = 0; d < size; ++d) {
-        for (long k = 0; k < m; ++k) mine[(size_t)d * m + k] = Byte(rank, d, k, c);
-      }
-      if (!in_place) memset(recv, 0xEE, (size_t)m * size);
       if (rank == 0 && phase == stop_phase && i == calls / 2) Touch(getenv("CHECK_STOP_FILE"));
-      const int rc =
-          MPI_Alltoall(in_place ? MPI_IN_PLACE : send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE, comm);
-      if (rc != MPI_SUCCESS) {
-        int cls = 0;
-        MPI_Error_class(rc, &cls);
-        outcome[c] = cls > 0 ? cls : 1;
-      } else {
-        long wrong = 0;
-        for (int s = 0; s < size; ++s) {
-          for (long k = 0; k < m; ++k) wrong += recv[(size_t)s * m + k] != Byte(s, rank, k, c);
-        }
-        outcome[c] = wrong == 0 ? 0 : -1;
-        wrong_bytes += wrong;
-        /* At once: under MPI_ERRORS_ARE_FATAL a later call may end the job before the tally. */
-        if (wrong != 0) {
-          printf("rank %d: call %d: %ld WRONG bytes\n", rank, c, wrong);
-          fflush(stdout);
-        }
-      }
+      outcome[c] = CheckedAlltoall(comm, rank, size, m, c, send, recv, &wrong_bytes);
       usleep(200);
     }
     MPI_Comm_free(&comm);
@@ -113,35 +85,15 @@ int main(int argc, char** argv) {
   long total_wrong = 0;
   MPI_Reduce(&wrong_bytes, &total_wrong, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0) {
-    int ok = 0, failed = 0, differing = 0, first_failed = -1;
+    int printed = 0;
     for (int phase = 0; phase < phases; ++phase) {
-      int phase_ok = 0, phase_failed = 0, phase_differing = 0;
-      for (int c = phase * calls; c < (phase + 1) * calls; ++c) {
-        int same = 1;
-        for (int r = 1; r < size; ++r) same &= all[(size_t)r * total + c] == all[c];
-        if (!same) {
-          if (differing < 5) {
-            printf("rank 0: call %d differs:", c);
-            for (int r = 0; r < size; ++r) printf(" %d", all[(size_t)r * total + c]);
-            printf("\n");
-          }
-          ++differing;
-          ++phase_differing;
-        }
-        if (all[c] == 0 && same) {
-          ++ok;
-          ++phase_ok;
-        }
-        if (all[c] > 0) {
-          ++failed;
-          ++phase_failed;
-          if (first_failed < 0) first_failed = c;
-        }
-      }
-      printf("rank 0: phase %d: ok %d failed %d differing %d\n", phase, phase_ok, phase_failed, phase_differing);
+      const CheckedTally t = TallyOutcomes(all, size, total, phase * calls, (phase + 1) * calls, &printed);
+      printf("rank 0: phase %d: ok %d failed %d differing %d\n", phase, t.ok, t.failed, t.differing);
     }
-    printf("rank 0: calls %d ok %d failed %d differing %d wrong_bytes %ld first_failed %d\n", total, ok, failed,
-           differing, total_wrong, first_failed);
+    int none_printed = 5;  /* the phases printed those that differ */
+    const CheckedTally t = TallyOutcomes(all, size, total, 0, total, &none_printed);
+    printf("rank 0: calls %d ok %d failed %d differing %d wrong_bytes %ld first_failed %d\n", total, t.ok, t.failed,
+           t.differing, total_wrong, t.first_failed);
     fflush(stdout);
   }
   MPI_Finalize();

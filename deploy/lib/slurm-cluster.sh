@@ -262,6 +262,8 @@ export OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,vader,self OMPI_MCA_btl_tcp_if_include=
 export OMPI_MCA_oob_tcp_if_include=10.77.0.0/24 OMPI_MCA_mpi_yield_when_idle=1
 export OHIO_STATS=1 OHIO_SELECTION=always
 echo "job \$SLURM_JOB_ID on \$SLURM_JOB_NODELIST: \$SLURM_NTASKS tasks"
+# Each node's tasks see its own host name (slurmd's UTS namespace), as on separate machines.
+echo "host names of the tasks: \$(srun hostname | sort | uniq -c | xargs)"
 exec srun --mpi=pmix $dir/alltoall_check ${ALLTOALL_ARGS[*]}
 EOF
   chmod 755 "$dir/alltoall-job.sh"

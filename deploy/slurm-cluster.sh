@@ -94,8 +94,8 @@ The cluster runs. In a shell on this machine, as root:
   cat $DIR/job-<id>.out      # every rank ALL OK, OHIO_STATS of each rank
   sacct -X                   # the job COMPLETED 0:0
   $DIR/ohioctl --socket $DIR/node0.admin.sock groups   # a node's ohiod
-Jobs start as sbatch (not srun or salloc from here: the root namespace's host name does not
-lead the nodes back to it). Logs: $DIR/*.log
+  srun -N $NODES hostname       # srun and salloc work too: each node's tasks see its name
+Logs: $DIR/*.log
 Stop it and remove everything: $0 --stop $DIR
 EOF
   exit 0

@@ -105,6 +105,7 @@ job=$(sbatch --parsable -N "$NODES" --ntasks-per-node=2 -o "$DIR/job-%j.out" "$D
 echo "$NETNS_PROG: submitted job $job; waiting for it (at most 180 s)"
 slurm_wait "job $job finished" 180 job_finished "$job" || { scontrol show job "$job" >&2; exit 1; }
 cat "$DIR/job-$job.out"
-slurm_wait "job $job in slurmdbd" 30 sh -c "sacct -n -X -j $job -o State | grep -qvE 'PENDING|RUNNING'" || true
+expected="alltoall-job.sh node[0-$((NODES - 1))] COMPLETED 0:0"
+slurm_wait "job $job in sacct as $expected" 30 accounted_as "$job" "$expected" || true
 sacct -j "$job" -o JobID,JobName,NodeList,NTasks,State,ExitCode,Elapsed
-[ "$(accounted "$job")" = "COMPLETED 0:0" ]
+accounted_as "$job" "$expected"

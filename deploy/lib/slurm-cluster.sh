@@ -15,7 +15,7 @@
 #
 # Accounting is slurmdbd with MariaDB: Slurm 22.05's sacct reads only slurmdbd (its
 # --completion, which read jobcomp/filetxt, is gone), and `sacct` showing a job COMPLETED 0:0 is
-# what users and this test look at.
+# what users and tests/slurm look at.
 #
 # Ports: slurmctld, slurmdbd and MariaDB listen in the root namespace, on ports next to ohio's
 # (7470, 7471) rather than Slurm's defaults, so a real Slurm on this machine is not disturbed;
@@ -71,6 +71,8 @@ SlurmctldLogFile=$dir/slurmctld.log
 SlurmdSpoolDir=$dir/slurmd.%n
 SlurmdPidFile=$dir/slurmd.%n.pid
 SlurmdLogFile=$dir/slurmd.%n.log
+# The nodes share this host's /tmp, where Slurm's PMIx plugin makes a directory per job step
+# named after the job alone: the second node's would collide with the first's.
 TmpFS=$dir/tmp.%n
 SlurmdDebug=info
 SlurmctldDebug=info
@@ -282,8 +284,14 @@ job_finished() {
   esac
 }
 
-# accounted JOBID: "STATE EXITCODE" of the job (not its steps) in sacct, once slurmdbd has its
-# end (slurmctld sends it there asynchronously).
+# accounted JOBID: "NAME NODELIST STATE EXITCODE" of the job (not its steps) in sacct.
+# slurmctld sends slurmdbd the job's records asynchronously, and a step's can come first: the
+# job is then "allocation" on the step's nodes until its own record arrives.
 accounted() {
-  sacct -n -X -P -j "$1" -o State,ExitCode 2>/dev/null | tr '|' ' ' | head -1
+  sacct -n -X -P -j "$1" -o JobName,NodeList,State,ExitCode 2>/dev/null | tr '|' ' ' | head -1
+}
+
+# accounted_as JOBID "NAME NODELIST STATE EXITCODE": true once sacct shows the job so.
+accounted_as() {
+  [ "$(accounted "$1")" = "$2" ]
 }

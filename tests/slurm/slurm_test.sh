@@ -88,8 +88,8 @@ for i in 0 1; do
   echo "node$i: ohiod held the 4-rank group, served $ok collectives, none failed"
 done
 
-slurm_wait "job $job in sacct" 30 sh -c "[ \"\$(sacct -n -X -P -j $job -o State,ExitCode)\" = 'COMPLETED|0:0' ]" ||
-  fail "sacct: job $job is '$(accounted "$job")', not COMPLETED 0:0"
+slurm_wait "job $job in sacct" 30 accounted_as "$job" "alltoall-job.sh node[0-1] COMPLETED 0:0" ||
+  fail "sacct: job $job is '$(accounted "$job")', not alltoall-job.sh on node[0-1] COMPLETED 0:0"
 echo "sacct: job $job $(accounted "$job")"
 
 # --- 2. The prolog refuses a node whose ohiod is gone.

@@ -16,6 +16,7 @@
 #include "common/version.h"
 #include "daemon/exchange/exchange_message.h"
 #include "daemon/transport/tcp/tcp_frame.h"
+#include "daemon/transport/verbs/ud_wire.h"
 #include "daemon/transport/verbs/verbs_wire.h"
 #include "proto/control.pb.h"
 
@@ -142,6 +143,27 @@ void VerbsSeeds() {
   Write("verbs_wire", "message", Verbs(H::kMessage, false, 0, 0, 0, std::string(40, 'm')));
   Write("verbs_wire", "region-gone", Verbs(H::kRegionGone, false, 3, 0, 0, ""));
   Write("verbs_wire", "keepalive", Verbs(H::kKeepalive, false, 0, 0, 0, ""));
+  // UD datagrams, read by the same target: a fragment in the middle of a put, and an ack.
+  ohio::UdWireHeader u;
+  u.type = ohio::UdWireHeader::kData;
+  u.seq = 0xFFFFFFFF;
+  u.ack = 17;
+  u.imm = 0x20003;
+  u.sack = 0b1011;
+  u.key = 3;
+  u.offset = 4096;
+  u.total = 16384;
+  u.put = 9;
+  std::string datagram(ohio::UdWireHeader::kBytes, '\0');
+  u.Encode(reinterpret_cast<uint8_t*>(datagram.data()));
+  Write("verbs_wire", "ud-data", datagram + std::string(1024, 'u'));
+  u = ohio::UdWireHeader();
+  u.type = ohio::UdWireHeader::kAck;
+  u.ack = 18;
+  u.sack = 0b110;
+  std::string ack(ohio::UdWireHeader::kBytes, '\0');
+  u.Encode(reinterpret_cast<uint8_t*>(ack.data()));
+  Write("verbs_wire", "ud-ack", ack);
 }
 
 void ExchangeSeeds() {

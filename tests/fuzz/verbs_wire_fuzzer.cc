@@ -1,18 +1,41 @@
 // One verbs SEND from a peer daemon as the transport decodes it: the 40-byte wire header, then
-// for a kRegion the region announcement. What decodes must encode and decode back to the same
+// for a kRegion the region announcement; and the same bytes as a UD datagram, whose 56-byte
+// header must never let a payload reach past its put's end. What decodes must encode and decode back to the same
 // values; an announcement re-encodes to the bytes it was read from and never counts more rkeys
 // than the payload holds.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
+#include "daemon/transport/verbs/ud_wire.h"
 #include "daemon/transport/verbs/verbs_wire.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using ohio::RegionAnnouncement;
+using ohio::UdWireHeader;
 using ohio::VerbsWireHeader;
 
+// A UD datagram: what decodes places its payload inside its put and round-trips.
+static void CheckUdDatagram(const uint8_t* data, size_t size) {
+  auto u = UdWireHeader::Decode(data, size);
+  if (!u) return;
+  const uint64_t payload = size - UdWireHeader::kBytes;
+  FUZZ_CHECK(u->type == UdWireHeader::kData || u->type == UdWireHeader::kAck, "a known type");
+  FUZZ_CHECK(u->type != UdWireHeader::kAck || payload == 0, "an ack carries nothing");
+  FUZZ_CHECK(u->type != UdWireHeader::kData || (u->offset <= u->total && u->offset + payload <= u->total),
+             "a fragment's bytes lie inside its put");
+  uint8_t again[UdWireHeader::kBytes];
+  u->Encode(again);
+  auto back = UdWireHeader::Decode(again, sizeof(again));
+  FUZZ_CHECK(back && back->type == u->type && back->seq == u->seq && back->ack == u->ack && back->imm == u->imm &&
+                 back->sack == u->sack && back->key == u->key && back->offset == u->offset &&
+                 back->total == u->total && back->put == u->put,
+             "a UD header round-trips");
+  FUZZ_CHECK(std::memcmp(again, data, 52) == 0, "a UD header re-encodes to its bytes");
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  CheckUdDatagram(data, size);
   auto h = VerbsWireHeader::Decode(data, size);
   if (!h) return 0;
   FUZZ_CHECK(size >= VerbsWireHeader::kBytes, "a header needs its 40 bytes");

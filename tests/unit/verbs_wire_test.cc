@@ -1,11 +1,12 @@
-// What daemons tell each other over verbs, checked without RDMA: the SEND header and the
-// region announcement round-trip and garbage is refused; queue pair endpoints from the peer service are refused when no port
+// What daemons tell each other over verbs, checked without RDMA: the SEND header, the UD
+// datagram header and the region announcement round-trip and garbage is refused; queue pair endpoints from the peer service are refused when no port
 // could have sent them. (The transport itself is tested on Soft-RoCE, tests/vm.)
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "daemon/peers/endpoint_proto.h"
+#include "daemon/transport/verbs/ud_wire.h"
 #include "daemon/transport/verbs/verbs_wire.h"
 
 namespace ohio {
@@ -84,6 +85,63 @@ peer::QueuePairEndpoint Good() {
   peer::QueuePairEndpoint p;
   EndpointToProto(e, &p);
   return p;
+}
+
+TEST(UdWireHeader, RoundTripsEveryField) {
+  UdWireHeader h;
+  h.type = UdWireHeader::kData;
+  h.seq = 0xFFFFFFFE;
+  h.ack = 0x01020304;
+  h.imm = 0xDEADBEEF;
+  h.sack = 0x8000000000000001ull;
+  h.key = 0x0102030405060708ull;
+  h.offset = 1ull << 40;
+  h.total = (1ull << 40) + 4096;
+  h.put = 77;
+  uint8_t buf[UdWireHeader::kBytes + 4096];
+  h.Encode(buf);
+  auto d = UdWireHeader::Decode(buf, sizeof(buf));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->type, h.type);
+  EXPECT_EQ(d->seq, h.seq);
+  EXPECT_EQ(d->ack, h.ack);
+  EXPECT_EQ(d->imm, h.imm);
+  EXPECT_EQ(d->sack, h.sack);
+  EXPECT_EQ(d->key, h.key);
+  EXPECT_EQ(d->offset, h.offset);
+  EXPECT_EQ(d->total, h.total);
+  EXPECT_EQ(d->put, h.put);
+}
+
+// A datagram is refused when it could not have been sent: too short for its header, an unknown
+// type, an ack carrying a payload, or data whose payload reaches past the end of its put.
+TEST(UdWireHeader, RefusesWhatNoDaemonSends) {
+  uint8_t buf[UdWireHeader::kBytes + 100] = {};
+  UdWireHeader h;
+  h.type = UdWireHeader::kData;
+  h.offset = 900;
+  h.total = 1000;
+  h.Encode(buf);
+  EXPECT_TRUE(UdWireHeader::Decode(buf, UdWireHeader::kBytes + 100).has_value());   // 900..1000
+  EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes + 101).has_value());  // one byte past
+  EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes - 1).has_value());
+  h.offset = 1001;
+  h.Encode(buf);
+  EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value());  // starts past the end
+  h.offset = ~uint64_t{0};
+  h.total = ~uint64_t{0};
+  h.Encode(buf);
+  EXPECT_TRUE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value());   // empty, at the end
+  EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes + 1).has_value());  // no overflow
+  h = UdWireHeader();
+  h.type = UdWireHeader::kAck;
+  h.Encode(buf);
+  EXPECT_TRUE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value());
+  EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes + 1).has_value());
+  for (uint32_t type : {0u, 3u, 0x101u}) {
+    WirePut<uint32_t>(buf, type);
+    EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value()) << type;
+  }
 }
 
 TEST(EndpointProto, RoundTrips) {

@@ -1,0 +1,105 @@
+// Reliable delivery over UD, decided apart from the verbs calls that carry it. UD loses,
+// duplicates and reorders datagrams; a put must still land every byte exactly once, and a late
+// copy of an old datagram must never overwrite a buffer that has been reused since.
+//
+// Each direction between two daemons is a stream of datagrams numbered by a 32-bit sequence
+// number that wraps (compared as RFC 1982 serial numbers: a is before b when b is less than 2^31
+// ahead). The sender keeps at most `window` datagrams unacknowledged; the receiver acknowledges
+// cumulatively (it holds every datagram before `ack`) with a 64-bit mask of those it holds just
+// beyond; the sender sends again what stays unacknowledged for `retransmit_after`, and gives
+// the peer up when its oldest datagram has gone unacknowledged for `give_up_after`. The
+// receiver accepts a datagram once and only inside its window (datagrams carry their own
+// placement, so one arriving early is placed at once: nothing is buffered to put them in order).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+namespace ohio {
+
+using UdClock = std::chrono::steady_clock;
+
+// Whether sequence number a comes before b (b is 1 to 2^31 - 1 ahead of a, modulo 2^32).
+inline bool SeqBefore(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) < 0; }
+
+// The most datagrams a stream may have unacknowledged: a power of two (the receiver's ring),
+// far below 2^31 (serial-number comparison), and no more than a selective mask can describe
+// past a loss many times over.
+constexpr uint32_t kUdMaxWindow = 1u << 16;
+
+struct UdStreamOptions {
+  uint32_t window = 256;  // a power of two, at most kUdMaxWindow
+  std::chrono::microseconds retransmit_after{2000};
+  std::chrono::milliseconds give_up_after{30000};
+};
+
+// The sending side of one stream.
+class UdSendWindow {
+ public:
+  explicit UdSendWindow(UdStreamOptions options, uint32_t first_seq = 0);
+
+  bool HasRoom() const { return unacked_.size() < options_.window; }
+  // The number of the next datagram, sent at `now`; nullopt while the window is full.
+  std::optional<uint32_t> Send(UdClock::time_point now);
+
+  // The peer's acknowledgement: every datagram before `next_expected`, and next_expected + 1 + i
+  // for each bit i of `sack`. Returns how many datagrams it newly acknowledged. One that says
+  // datagrams never sent are held (beyond the next number: not this stream's) acknowledges
+  // nothing; one older than acknowledgements already applied (acks are reordered too) releases
+  // nothing cumulatively, but its mask still counts.
+  uint32_t Acknowledge(uint32_t next_expected, uint64_t sack);
+
+  // The datagrams to send again at `now`, oldest first: those unacknowledged for
+  // retransmit_after since they were last sent. Each is counted, and its send time is now.
+  std::vector<uint32_t> DueForRetransmission(UdClock::time_point now);
+  // When DueForRetransmission next has something to send; nullopt with nothing in flight.
+  std::optional<UdClock::time_point> NextRetransmission() const;
+  // The oldest unacknowledged datagram was first sent give_up_after ago or more.
+  bool PeerSilent(UdClock::time_point now) const;
+
+  uint32_t in_flight() const { return static_cast<uint32_t>(unacked_.size()) - acked_beyond_; }
+  uint32_t next_seq() const { return base_ + static_cast<uint32_t>(unacked_.size()); }
+  uint64_t retransmissions() const { return retransmissions_; }
+
+ private:
+  struct Sent {
+    UdClock::time_point first_sent, last_sent;
+    bool acked = false;  // by a selective mask, before the datagrams ahead of it
+  };
+  void DropAckedFront();
+
+  UdStreamOptions options_;
+  uint32_t base_;              // number of unacked_.front()
+  std::deque<Sent> unacked_;   // base_, base_ + 1, ...
+  uint32_t acked_beyond_ = 0;  // entries of unacked_ acked by a mask
+  uint64_t retransmissions_ = 0;
+};
+
+// The receiving side of one stream.
+class UdReceiveWindow {
+ public:
+  enum class Verdict {
+    kNew,           // place its payload
+    kDuplicate,     // held already (a retransmission whose first copy arrived, or a network copy)
+    kBeyondWindow,  // further ahead than the sender may be: not from this stream's sender
+  };
+  explicit UdReceiveWindow(uint32_t window = 256, uint32_t first_seq = 0);
+
+  Verdict Receive(uint32_t seq);
+  // What the acknowledgement says: every datagram before next_expected() is held, and
+  // next_expected() + 1 + i for each bit i of sack().
+  uint32_t next_expected() const { return next_; }
+  uint64_t sack() const;
+  uint64_t duplicates() const { return duplicates_; }
+
+ private:
+  uint32_t window_;
+  uint32_t next_;
+  std::vector<bool> held_;  // by seq % window_, for seqs in [next_, next_ + window_)
+  uint64_t duplicates_ = 0;
+};
+
+}  // namespace ohio

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -14,7 +15,9 @@
 
 #include "client/ohio_plan/internode_report.h"
 #include "client/ohio_plan/plan_report.h"
+#include "client/ohio_plan/queue_pair_report.h"
 #include "client/ohio_plan/selection_report.h"
+#include "daemon/transport/verbs/queue_pair_budget.h"
 #include "shm/plan/algorithm.h"
 #include "shm/plan/internode_table_text.h"
 #include "shm/plan/selection_table_text.h"
@@ -104,6 +107,23 @@ int Select(const std::vector<uint32_t>& ppn, uint64_t bytes, const std::string& 
   return Print(ohio::RenderSelection(table, source, shape, bytes));
 }
 
+int QueuePairs(bool nodes_given, uint64_t nodes, uint64_t rails, const std::string& rc_pool) {
+  if (!nodes_given || nodes < 1 || nodes > (1u << 20)) return Fail("--queue-pairs needs --nodes from 1 to 1048576");
+  if (rails < 1 || rails > 64) return Fail("--rails must be from 1 to 64, not " + std::to_string(rails));
+  uint32_t pool = 0;
+  if (rc_pool == "unlimited") {
+    pool = ohio::kRcPoolUnlimited;
+  } else {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(rc_pool.c_str(), &end, 10);
+    if (rc_pool.empty() || *end != '\0' || rc_pool[0] == '-' || n >= ohio::kRcPoolUnlimited) {
+      return Fail("--rc-pool is a number of queue pairs or 'unlimited', not '" + rc_pool + "'");
+    }
+    pool = static_cast<uint32_t>(n);
+  }
+  return Print(ohio::RenderQueuePairs(static_cast<uint32_t>(nodes), static_cast<uint32_t>(rails), pool));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,7 +138,9 @@ int main(int argc, char** argv) {
   auto* ppn_opt = app.add_option("--ppn", ppn, "Ranks per node (the same on every node)")->transform(Decimal(false));
   auto* list_opt = app.add_option("--ppn-list", ppn_list,
                                   "Ranks per node, node by node, e.g. 3,1,2 (uneven groups; overrides --nodes/--ppn)");
-  AddSizeOption(app, "--bytes", bytes, "M: bytes every rank sends to every rank (e.g. 4096, 1MiB)")->required();
+  auto* bytes_opt =
+      AddSizeOption(app, "--bytes", bytes, "M: bytes every rank sends to every rank (e.g. 4096, 1MiB); required but "
+                                           "with --queue-pairs");
   app.add_option("--algo", algo,
                  "v1 (SSB as the ranks' buffers), v2 (coalesced per node), v3 (v2 with a two-half SRB), "
                  "flat (every rank to every rank on the other nodes, no daemon); with --explain v1, v2 or v3, default v3")
@@ -156,6 +178,17 @@ int main(int argc, char** argv) {
   app.add_option("--transport", transport, "With --select: the daemons' transport among nodes, tcp or verbs (default tcp)")
       ->check(CLI::IsMember({"tcp", "verbs"}));
   app.add_flag("--per-node", per_node, "Text: one row per node instead of folding equal nodes into ranges");
+  bool queue_pairs = false;
+  uint64_t rails = 1;
+  std::string rc_pool = "256";
+  app.add_flag("--queue-pairs", queue_pairs,
+               "Instead of the plan: the verbs transport's queue pairs per node for --nodes N (up to 2^20; no --ppn "
+               "or --bytes needed) and the memory of their queues and buffers, with one RC queue pair per peer and "
+               "with the RC pool bounded (the other peers on one UD queue pair per rail)")
+      ->excludes(json_opt);
+  app.add_option("--rails", rails, "With --queue-pairs: active HCA ports per node (default 1)")
+      ->transform(Decimal(false));
+  app.add_option("--rc-pool", rc_pool, "With --queue-pairs: RC queue pairs per rail in the pool (default 256)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -163,6 +196,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kUsageError;
   }
 
+  if (queue_pairs) return QueuePairs(nodes_opt->count() > 0, nodes, rails, rc_pool);
+  if (!*bytes_opt) return Fail("--bytes is required; run with --help for more information");
   ohio::Result<std::vector<uint32_t>> counts = std::vector<uint32_t>{};
   if (*list_opt) {
     counts = ohio::ParsePpnList(ppn_list);

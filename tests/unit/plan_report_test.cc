@@ -17,6 +17,7 @@ namespace ohio {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::vector<Design> kDesigns = {Design::kV1, Design::kV2, Design::kV3, Design::kFlat};
 const std::vector<Design> kNodeLevel = {Design::kV1, Design::kV2, Design::kV3};
@@ -599,12 +600,35 @@ TEST(OhioPlanBinary, BadInputExitsTwoWithAMessage) {
       {"--nodes 4 --ppn 2 --bytes 1 --explain --json", "excludes"},
       {"--nodes 1 --ppn 2 --bytes 1 --explain", "--explain needs 2 nodes or more"},
       {"--nodes 4 --ppn 2 --bytes 1 --explain --internode-table /nonexistent/t", "cannot read inter-node table /nonexistent/t"},
+      {"--queue-pairs", "--queue-pairs needs --nodes from 1 to 1048576"},
+      {"--queue-pairs --nodes 2000000", "--queue-pairs needs --nodes from 1 to 1048576"},
+      {"--queue-pairs --nodes 16 --rc-pool -1", "--rc-pool is a number of queue pairs or 'unlimited', not '-1'"},
+      {"--queue-pairs --nodes 16 --rails 0", "--rails must be from 1 to 64"},
+      {"--queue-pairs --nodes 16 --json", "excludes"},
   };
   for (const auto& [args, says] : cases) {
     const BinaryRun run = OhioPlan(args);
     EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.output;
     EXPECT_THAT(run.output, HasSubstr(says)) << args;
   }
+}
+
+// --queue-pairs: one RC queue pair per peer against the pool, per node and rail, at 4,096 nodes.
+TEST(OhioPlanBinary, QueuePairsWithAndWithoutThePool) {
+  const BinaryRun run = OhioPlan("--queue-pairs --nodes 4096");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("queue pairs per node: 4096 nodes, 1 rail, whatever the ranks per node"));
+  EXPECT_THAT(run.output,
+              HasSubstr("  one RC per peer        4095      0     8190.0 MiB      4.0 MiB    257.9 MiB     8451.9 MiB\n"));
+  EXPECT_THAT(run.output,
+              HasSubstr("  rc-pool 256             256      1      528.2 MiB      4.0 MiB     16.2 MiB      548.4 MiB\n"));
+  const BinaryRun two = OhioPlan("--queue-pairs --nodes 4096 --rails 2 --rc-pool 0");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_THAT(two.output, HasSubstr("  rc-pool 0                 0      2       32.3 MiB      8.0 MiB      0.2 MiB       40.6 MiB\n"));
+  // An unlimited pool is the transport as it runs: one row.
+  const BinaryRun unlimited = OhioPlan("--queue-pairs --nodes 8 --rc-pool unlimited");
+  ASSERT_EQ(unlimited.exit_code, 0) << unlimited.output;
+  EXPECT_THAT(unlimited.output, Not(HasSubstr("rc-pool")));
 }
 
 // --explain with the built-in table (32+ 16KiB hypercube, 4+ 8KiB hypercube) and with a table file, whose errors

@@ -13,17 +13,16 @@
 
 #include "common/status.h"
 #include "daemon/transport/verbs/verbs_rail.h"
+#include "daemon/transport/verbs/verbs_sizes.h"
 #include "daemon/transport/verbs/verbs_wire.h"
 
 namespace ohio {
 
 class BouncePool {
  public:
-  // A slot holds one SEND: header and up to 64 KiB - 40 of payload. Big enough that a bounced
-  // 4 MiB put is 65 sends, small enough that the rings stay a few MiB.
-  static constexpr uint32_t kSlotBytes = 64u << 10;
+  static constexpr uint32_t kSlotBytes = verbs_sizes::kSlotBytes;
   static constexpr uint32_t kPayloadBytes = kSlotBytes - VerbsWireHeader::kBytes;
-  static constexpr uint32_t kSlots = 64;  // per rail, shared by every peer
+  static constexpr uint32_t kSlots = verbs_sizes::kBounceSlots;
 
   static Result<std::unique_ptr<BouncePool>> Create(const Rail& rail);
   ~BouncePool();

@@ -15,14 +15,15 @@
 #include "daemon/transport/verbs/bounce_pool.h"
 #include "daemon/transport/verbs/queue_pair.h"
 #include "daemon/transport/verbs/verbs_rail.h"
+#include "daemon/transport/verbs/verbs_sizes.h"
 
 namespace ohio {
 
 struct VerbsConnection {
-  static constexpr uint32_t kRecvSlots = 32;    // per connection
+  static constexpr uint32_t kRecvSlots = verbs_sizes::kRcRecvSlots;
   static constexpr uint32_t kRecvSlotBytes = BouncePool::kSlotBytes;  // a slot takes any SEND
-  static constexpr uint32_t kSendDepth = 128;   // work requests in flight per connection
-  static constexpr uint32_t kMaxGather = 30;    // SGEs per work request we ask for (the device may allow fewer)
+  static constexpr uint32_t kSendDepth = verbs_sizes::kRcSendDepth;
+  static constexpr uint32_t kMaxGather = verbs_sizes::kRcMaxGather;
 
   // A queue pair in INIT on `rail` (index `rail_index`) with every receive slot posted.
   static Result<std::unique_ptr<VerbsConnection>> Make(const Rail& rail, size_t rail_index, uint32_t serial);

@@ -151,9 +151,10 @@ void VerbsSeeds() {
   u.imm = 0x20003;
   u.sack = 0b1011;
   u.key = 3;
-  u.offset = 4096;
+  u.start = 1 << 20;
   u.total = 16384;
   u.put = 9;
+  u.at = 4096;
   std::string datagram(ohio::UdWireHeader::kBytes, '\0');
   u.Encode(reinterpret_cast<uint8_t*>(datagram.data()));
   Write("verbs_wire", "ud-data", datagram + std::string(1024, 'u'));

@@ -22,16 +22,16 @@ static void CheckUdDatagram(const uint8_t* data, size_t size) {
   const uint64_t payload = size - UdWireHeader::kBytes;
   FUZZ_CHECK(u->type == UdWireHeader::kData || u->type == UdWireHeader::kAck, "a known type");
   FUZZ_CHECK(u->type != UdWireHeader::kAck || payload == 0, "an ack carries nothing");
-  FUZZ_CHECK(u->type != UdWireHeader::kData || (u->offset <= u->total && u->offset + payload <= u->total),
-             "a fragment's bytes lie inside its put");
+  FUZZ_CHECK(u->type != UdWireHeader::kData || (u->total <= UINT32_MAX && u->at <= u->total && u->at + payload <= u->total),
+             "a fragment's bytes lie inside its put, of less than 4 GiB");
   uint8_t again[UdWireHeader::kBytes];
   u->Encode(again);
   auto back = UdWireHeader::Decode(again, sizeof(again));
   FUZZ_CHECK(back && back->type == u->type && back->seq == u->seq && back->ack == u->ack && back->imm == u->imm &&
-                 back->sack == u->sack && back->key == u->key && back->offset == u->offset &&
-                 back->total == u->total && back->put == u->put,
+                 back->sack == u->sack && back->key == u->key && back->start == u->start &&
+                 back->total == u->total && back->put == u->put && back->at == u->at,
              "a UD header round-trips");
-  FUZZ_CHECK(std::memcmp(again, data, 52) == 0, "a UD header re-encodes to its bytes");
+  FUZZ_CHECK(std::memcmp(again, data, UdWireHeader::kBytes) == 0, "a UD header re-encodes to its bytes");
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -95,9 +95,10 @@ TEST(UdWireHeader, RoundTripsEveryField) {
   h.imm = 0xDEADBEEF;
   h.sack = 0x8000000000000001ull;
   h.key = 0x0102030405060708ull;
-  h.offset = 1ull << 40;
-  h.total = (1ull << 40) + 4096;
+  h.start = 1ull << 40;
+  h.total = 0xFFFFFFFFull;
   h.put = 77;
+  h.at = 0xFFFFFFFFu - 4096;
   uint8_t buf[UdWireHeader::kBytes + 4096];
   h.Encode(buf);
   auto d = UdWireHeader::Decode(buf, sizeof(buf));
@@ -108,31 +109,37 @@ TEST(UdWireHeader, RoundTripsEveryField) {
   EXPECT_EQ(d->imm, h.imm);
   EXPECT_EQ(d->sack, h.sack);
   EXPECT_EQ(d->key, h.key);
-  EXPECT_EQ(d->offset, h.offset);
+  EXPECT_EQ(d->start, h.start);
   EXPECT_EQ(d->total, h.total);
   EXPECT_EQ(d->put, h.put);
+  EXPECT_EQ(d->at, h.at);
 }
 
 // A datagram is refused when it could not have been sent: too short for its header, an unknown
-// type, an ack carrying a payload, or data whose payload reaches past the end of its put.
+// type, an ack carrying a payload, or data of a put of 4 GiB or more, or whose payload reaches
+// past the end of its put.
 TEST(UdWireHeader, RefusesWhatNoDaemonSends) {
   uint8_t buf[UdWireHeader::kBytes + 100] = {};
   UdWireHeader h;
   h.type = UdWireHeader::kData;
-  h.offset = 900;
+  h.start = ~uint64_t{0};  // where in the region is the receiver's to check
+  h.at = 900;
   h.total = 1000;
   h.Encode(buf);
   EXPECT_TRUE(UdWireHeader::Decode(buf, UdWireHeader::kBytes + 100).has_value());   // 900..1000
   EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes + 101).has_value());  // one byte past
   EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes - 1).has_value());
-  h.offset = 1001;
+  h.at = 1001;
   h.Encode(buf);
   EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value());  // starts past the end
-  h.offset = ~uint64_t{0};
-  h.total = ~uint64_t{0};
+  h.at = 0xFFFFFFFFu;
+  h.total = 0xFFFFFFFFu;
   h.Encode(buf);
-  EXPECT_TRUE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value());   // empty, at the end
+  EXPECT_TRUE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value());       // empty, at the end
   EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes + 1).has_value());  // no overflow
+  h.total = 1ull << 32;
+  h.Encode(buf);
+  EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value());  // a put too large for UD
   h = UdWireHeader();
   h.type = UdWireHeader::kAck;
   h.Encode(buf);

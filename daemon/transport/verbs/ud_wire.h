@@ -2,10 +2,11 @@
 // queue pairs is reached through the rail's one UD queue pair, and a put to it is cut into
 // datagrams of at most the path's MTU, each carrying where its bytes go, since datagrams arrive
 // in any order, twice, or not at all. A 56-byte little-endian header, then the payload:
-//   type | seq | ack | imm | sack | key | offset | total | put
-// kData  payload bytes of put `put` (of `total` bytes, raising `imm` at the receiver once every
-//        byte has landed) for offset `offset` of region `key`; numbered `seq` in the sender's
-//        stream to this peer (daemon/transport/verbs/ud_reliability.h)
+//   type | seq | ack | imm | sack | key | start | total | put | at
+// kData  payload bytes `at` to `at` + payload of put `put`, which writes `total` bytes (less
+//        than 4 GiB) at offset `start` of region `key` and raises `imm` at the receiver once
+//        every byte has landed (daemon/transport/verbs/ud_put_fragments.h); numbered `seq` in
+//        the sender's stream to this peer (daemon/transport/verbs/ud_reliability.h)
 // kAck   no payload, no seq: the sender of the ack holds every datagram of the other's stream
 //        before `ack`, and those at ack + 1 + i for each bit i set in `sack`
 // A kData datagram carries the same acknowledgement of the reverse stream, so a busy pair needs
@@ -29,9 +30,10 @@ struct UdWireHeader {
   uint32_t imm = 0;
   uint64_t sack = 0;
   uint64_t key = 0;
-  uint64_t offset = 0;
+  uint64_t start = 0;
   uint64_t total = 0;
   uint32_t put = 0;
+  uint32_t at = 0;
 
   void Encode(uint8_t* out) const {
     WirePut<uint32_t>(out, type);  // the 3 bytes after the type are zero
@@ -40,14 +42,15 @@ struct UdWireHeader {
     WirePut<uint32_t>(out + 12, imm);
     WirePut<uint64_t>(out + 16, sack);
     WirePut<uint64_t>(out + 24, key);
-    WirePut<uint64_t>(out + 32, offset);
+    WirePut<uint64_t>(out + 32, start);
     WirePut<uint64_t>(out + 40, total);
     WirePut<uint32_t>(out + 48, put);
-    WirePut<uint32_t>(out + 52, 0);
+    WirePut<uint32_t>(out + 52, at);
   }
 
   // The header of a datagram of `bytes` bytes (header and payload), or nullopt: too short, an
-  // unknown type, an ack with a payload, or data whose payload would reach past its put's end.
+  // unknown type, an ack with a payload, or data of a put of 4 GiB or more, or whose payload
+  // would reach past its put's end.
   static std::optional<UdWireHeader> Decode(const uint8_t* in, size_t bytes) {
     if (bytes < kBytes) return std::nullopt;
     UdWireHeader h;
@@ -59,12 +62,13 @@ struct UdWireHeader {
     h.imm = WireGet<uint32_t>(in + 12);
     h.sack = WireGet<uint64_t>(in + 16);
     h.key = WireGet<uint64_t>(in + 24);
-    h.offset = WireGet<uint64_t>(in + 32);
+    h.start = WireGet<uint64_t>(in + 32);
     h.total = WireGet<uint64_t>(in + 40);
     h.put = WireGet<uint32_t>(in + 48);
+    h.at = WireGet<uint32_t>(in + 52);
     const uint64_t payload = bytes - kBytes;
     if (h.type == kAck && payload != 0) return std::nullopt;
-    if (h.type == kData && (h.offset > h.total || payload > h.total - h.offset)) return std::nullopt;
+    if (h.type == kData && (h.total > UINT32_MAX || h.at > h.total || payload > h.total - h.at)) return std::nullopt;
     return h;
   }
 };

@@ -4,13 +4,14 @@
 # each running an ohiod and Debian's slurmd (as node nodeI, host name nodeI); slurmctld,
 # slurmdbd (on a MariaDB of the run's own) and munged (one key for Slurm and ohio) in the root
 # namespace. ohio's prolog (deploy/slurm-prolog.sh) checks each node's ohiod before every job;
-# jobs run Open MPI with ohio's collective component. deploy/lib/slurm-cluster.sh says how.
+# jobs run Open MPI with ohio's collective component, as the unprivileged user nobody (as a
+# user's job would; the daemons run as root). deploy/lib/slurm-cluster.sh says how.
 #
 # usage: deploy/slurm-cluster.sh [--nodes K (2)] [--run-job | --keep | --stop DIR]
-#   --run-job (default): submit the demo job (sbatch -N K --ntasks-per-node=2: srun --mpi=pmix
-#     of tests/mpi/alltoall_check.c, every byte of MPI_Alltoall up to 64 KiB verified, through
-#     ohio with OHIO_STATS=1), wait for it (at most 180 s), print its output and its sacct line,
-#     then stop and remove everything.
+#   --run-job (default): submit the demo job as nobody (runuser -u nobody -- sbatch -N K
+#     --ntasks-per-node=2: srun --mpi=pmix of tests/mpi/alltoall_check.c, every byte of
+#     MPI_Alltoall up to 64 KiB verified, through ohio with OHIO_STATS=1), wait for it (at
+#     most 180 s), print its output and its sacct line, then stop and remove everything.
 #   --keep: start the cluster, print how to use it and how to stop it, and leave it running.
 #   --stop DIR: stop the cluster --keep left running in DIR and remove everything it made.
 # As root (namespaces, slurmd). Builds ohiod, ohioctl, the component and the check program
@@ -90,9 +91,10 @@ if [ "$MODE" = keep ]; then
 The cluster runs. In a shell on this machine, as root:
   export SLURM_CONF=$DIR/slurm.conf
   sinfo -N; squeue
-  sbatch -N $NODES --ntasks-per-node=2 -o $DIR/job-%j.out $DIR/alltoall-job.sh
-  cat $DIR/job-<id>.out      # every rank ALL OK, OHIO_STATS of each rank
-  sacct -X                   # the job COMPLETED 0:0
+  cd $JOB_DIR   # $JOB_USER's: jobs run as $JOB_USER, as a user's would, not as root
+  runuser -u $JOB_USER -- sbatch -N $NODES --ntasks-per-node=2 -o $JOB_DIR/job-%j.out $DIR/alltoall-job.sh
+  cat $JOB_DIR/job-<id>.out   # every rank ALL OK, the tasks' uids ($JOB_USER's), OHIO_STATS
+  sacct -X -a                # the job, $JOB_USER's, COMPLETED 0:0
   $DIR/ohioctl --socket $DIR/node0.admin.sock groups   # a node's ohiod
   srun -N $NODES hostname       # srun and salloc work too: each node's tasks see its name
 Logs: $DIR/*.log
@@ -101,11 +103,11 @@ EOF
   exit 0
 fi
 
-job=$(sbatch --parsable -N "$NODES" --ntasks-per-node=2 -o "$DIR/job-%j.out" "$DIR/alltoall-job.sh")
-echo "$NETNS_PROG: submitted job $job; waiting for it (at most 180 s)"
+job=$(sbatch_as_job_user --parsable -N "$NODES" --ntasks-per-node=2 -o "$JOB_DIR/job-%j.out" "$DIR/alltoall-job.sh")
+echo "$NETNS_PROG: submitted job $job as $JOB_USER; waiting for it (at most 180 s)"
 slurm_wait "job $job finished" 180 job_finished "$job" || { scontrol show job "$job" >&2; exit 1; }
-cat "$DIR/job-$job.out"
-expected="alltoall-job.sh node[0-$((NODES - 1))] COMPLETED 0:0"
+cat "$JOB_DIR/job-$job.out"
+expected="$JOB_USER alltoall-job.sh node[0-$((NODES - 1))] COMPLETED 0:0"
 slurm_wait "job $job in sacct as $expected" 30 accounted_as "$job" "$expected" || true
-sacct -j "$job" -o JobID,JobName,NodeList,NTasks,State,ExitCode,Elapsed
+sacct -a -j "$job" -o JobID,User,JobName,NodeList,NTasks,State,ExitCode,Elapsed
 accounted_as "$job" "$expected"

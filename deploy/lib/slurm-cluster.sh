@@ -8,6 +8,12 @@
 # directory above its socket), which must hold ohiod, ohioctl, slurm-prolog.sh, coll/ (the
 # directory of mca_coll_ohio.so) and alltoall_check (tests/mpi/alltoall_check.c for Open MPI).
 #
+# Slurm's daemons, the prolog and the ohiods run as root; the jobs run as JOB_USER (nobody), as
+# real HPC jobs never run as root: ohiod knows each rank by its peer credentials (uid) and
+# applies its limits per uid. So DIR is open to read and traverse (what it holds that is
+# secret, the munge key, slurmdbd.conf and MariaDB's datadir, is root's alone), and the jobs
+# work and write their output in DIR/job, JOB_USER's own (JOB_DIR).
+#
 #   root namespace:  munged (one key, for Slurm and ohio alike), MariaDB (on 127.0.0.1 only, a
 #                    datadir of DIR's own), slurmdbd, slurmctld (10.77.0.254, the bridge)
 #   ohio-nodeI:      ohiod nodeI, slurmd -N nodeI (UTS and IPC namespaces of its own, host
@@ -28,6 +34,10 @@ SLURMCTLD_HOST=ohio-slurmctld
 # The job the cluster runs to show it works, and slurm_test runs: MPI_Alltoall of every size up
 # to 64 KiB, 3 iterations (as netns_mpi_test).
 ALLTOALL_ARGS=(65536 3)
+# The user those jobs run as, and submit as (sbatch_as_job_user): nobody is on every system, so
+# no account is made or left behind.
+JOB_USER=nobody
+JOB_GROUP=nogroup
 
 SLURM_PIDS=()
 
@@ -175,7 +185,8 @@ EOF
 }
 
 # start_slurmdbd DIR: slurmdbd on MariaDB, with the cluster registered (its root account holds
-# root's jobs).
+# root's jobs; with AccountingStorageEnforce unset, JOB_USER's jobs are accounted without an
+# account of their own).
 start_slurmdbd() {
   local dir=$1
   # slurmdbd reads slurmdbd.conf beside $SLURM_CONF.
@@ -225,9 +236,16 @@ nodes_idle() {
 
 # start_slurm_cluster K DIR: the whole cluster: K namespace nodes with an ohiod each and this
 # run's munged (start_netns_cluster), MariaDB, slurmdbd, slurmctld and K slurmds; returns once
-# every node is idle. Exports SLURM_CONF for Slurm's clients. stop_slurm_cluster undoes it.
+# every node is idle. Exports SLURM_CONF for Slurm's clients and sets JOB_DIR (DIR/job, owned by
+# JOB_USER: jobs' working directory and output). stop_slurm_cluster undoes it.
 start_slurm_cluster() {
   local k=$1 dir=$2 i
+  # mktemp -d made DIR 0700: JOB_USER's jobs must reach the munge socket, slurm.conf, the task
+  # prolog, the ohiods' control sockets (0666), alltoall_check and coll/ in it.
+  chmod 755 "$dir"
+  chmod -R a+rX "$dir/coll" "$dir/alltoall_check"
+  JOB_DIR=$dir/job
+  install -d -m 755 -o "$JOB_USER" -g "$JOB_GROUP" "$JOB_DIR"
   start_netns_cluster "$k" "$dir"
   write_slurm_config "$k" "$dir"
   export SLURM_CONF=$dir/slurm.conf
@@ -248,12 +266,12 @@ stop_slurm_cluster() {
   stop_netns_cluster
 }
 
-# write_alltoall_job DIR: DIR/alltoall-job.sh, the batch script of the job that shows ohio
-# under Slurm: the verifying alltoall_check on every task of the allocation, launched by srun
-# itself through PMIx (Slurm's mpi/pmix, Open MPI's PMIx client): no mpirun, no orted, every
-# rank a Slurm task. Open MPI finds ohio's collective component through
-# mca_base_component_path, as it would in its own component directory once installed; the
-# networks are the namespaces' (10.77.0.0/24; the root namespace's loopback is no way across).
+# write_alltoall_job DIR: DIR/alltoall-job.sh, the batch script of the job that shows ohio under
+# Slurm, submitted as JOB_USER (sbatch_as_job_user): the verifying alltoall_check on every task of
+# the allocation, launched by srun itself through PMIx (Slurm's mpi/pmix, Open MPI's PMIx client):
+# no mpirun, no orted, every rank a Slurm task. Open MPI finds ohio's collective component through
+# mca_base_component_path, as it would in its own component directory once installed; the networks
+# are the namespaces' (10.77.0.0/24; the root namespace's loopback is no way across).
 write_alltoall_job() {
   local dir=$1 pkglibdir
   pkglibdir=$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')
@@ -266,9 +284,18 @@ export OHIO_STATS=1 OHIO_SELECTION=always
 echo "job \$SLURM_JOB_ID on \$SLURM_JOB_NODELIST: \$SLURM_NTASKS tasks"
 # Each node's tasks see its own host name (slurmd's UTS namespace), as on separate machines.
 echo "host names of the tasks: \$(srun hostname | sort | uniq -c | xargs)"
+# Every task runs as the user who submitted the job (not root).
+echo "uids of the tasks: \$(srun id -u | sort | uniq -c | xargs)"
 exec srun --mpi=pmix $dir/alltoall_check ${ALLTOALL_ARGS[*]}
 EOF
   chmod 755 "$dir/alltoall-job.sh"
+}
+
+# sbatch_as_job_user SBATCH_ARG...: sbatch run as JOB_USER (runuser: the request carries
+# JOB_USER's munge credential, as a user's own sbatch would), working directory JOB_DIR; prints
+# what sbatch prints. SLURM_CONF and the rest of the environment are kept, and the job's.
+sbatch_as_job_user() {
+  (cd "$JOB_DIR" && runuser -u "$JOB_USER" -- sbatch --chdir="$JOB_DIR" "$@")
 }
 
 # job_state JOBID: the job's state as slurmctld has it (empty once it has forgotten the job).
@@ -284,14 +311,15 @@ job_finished() {
   esac
 }
 
-# accounted JOBID: "NAME NODELIST STATE EXITCODE" of the job (not its steps) in sacct.
-# slurmctld sends slurmdbd the job's records asynchronously, and a step's can come first: the
-# job is then "allocation" on the step's nodes until its own record arrives.
+# accounted JOBID: "USER NAME NODELIST STATE EXITCODE" of the job (not its steps) in sacct,
+# whoever's job it is (--allusers). slurmctld sends slurmdbd the job's records asynchronously,
+# and a step's can come first: the job is then "allocation" on the step's nodes until its own
+# record arrives.
 accounted() {
-  sacct -n -X -P -j "$1" -o JobName,NodeList,State,ExitCode 2>/dev/null | tr '|' ' ' | head -1
+  sacct -n -X -P -a -j "$1" -o User,JobName,NodeList,State,ExitCode 2>/dev/null | tr '|' ' ' | head -1
 }
 
-# accounted_as JOBID "NAME NODELIST STATE EXITCODE": true once sacct shows the job so.
+# accounted_as JOBID "USER NAME NODELIST STATE EXITCODE": true once sacct shows the job so.
 accounted_as() {
   [ "$(accounted "$1")" = "$2" ]
 }

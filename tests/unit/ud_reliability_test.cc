@@ -63,15 +63,53 @@ TEST(UdSendWindow, WhatStaysUnacknowledgedIsSentAgainOnceDueAndCounted) {
   EXPECT_TRUE(w.DueForRetransmission(t0 + microseconds(99)).empty());
   EXPECT_EQ(w.NextRetransmission(), t0 + microseconds(100));
   EXPECT_EQ(w.DueForRetransmission(t0 + microseconds(100)), std::vector<uint32_t>{0});
-  // Its clock starts again: not due before another 100 us.
-  EXPECT_EQ(w.DueForRetransmission(t0 + microseconds(155)), std::vector<uint32_t>{1});
+  // The timeout doubled (200 us): 1 is not due at 150 any more, but at 250; 0's clock started
+  // again, and it waits twice the timeout.
+  EXPECT_TRUE(w.DueForRetransmission(t0 + microseconds(155)).empty());
+  EXPECT_EQ(w.DueForRetransmission(t0 + microseconds(250)), std::vector<uint32_t>{1});
   EXPECT_EQ(w.Acknowledge(0, 0b10), 1u);  // 2 held (bit 1: 0 + 1 + 1), 0 and 1 not
-  EXPECT_EQ(w.DueForRetransmission(t0 + microseconds(400)), (std::vector<uint32_t>{0, 1}));
+  EXPECT_TRUE(w.DueForRetransmission(t0 + microseconds(899)).empty());  // 0 at 100 + 2 x 400
+  EXPECT_EQ(w.DueForRetransmission(t0 + microseconds(1050)), (std::vector<uint32_t>{0, 1}));
   EXPECT_EQ(w.retransmissions(), 4u);
   EXPECT_EQ(w.in_flight(), 2u);
   EXPECT_EQ(w.Acknowledge(3, 0), 2u);
   EXPECT_EQ(w.in_flight(), 0u);
   EXPECT_TRUE(w.DueForRetransmission(t0 + milliseconds(5)).empty());
+}
+
+// The timeout follows the measured round trip (never below the floor), ignores datagrams that
+// were sent again (Karn), and doubles for a datagram at each of its retransmissions.
+TEST(UdSendWindow, TheTimeoutFollowsTheRoundTripAndBacksOff) {
+  UdStreamOptions o = Options(8);  // floor 100 us
+  o.give_up_after = milliseconds(1000);  // the ceiling, a quarter of it, out of the way
+  UdSendWindow w(o);
+  EXPECT_EQ(w.timeout(), microseconds(100));
+  w.Send(t0);                               // 0
+  EXPECT_EQ(w.Acknowledge(1, 0, t0 + microseconds(1000)), 1u);  // a 1 ms round trip
+  EXPECT_EQ(w.timeout(), microseconds(1000 + 4 * 500));         // srtt + 4 * rttvar
+  const auto t1 = t0 + milliseconds(10);
+  w.Send(t1);  // 1
+  EXPECT_TRUE(w.DueForRetransmission(t1 + microseconds(2999)).empty());
+  EXPECT_EQ(w.DueForRetransmission(t1 + microseconds(3000)), std::vector<uint32_t>{1});
+  // A timeout doubles the timeout, and the datagram sent again waits twice that.
+  EXPECT_EQ(w.timeout(), microseconds(6000));
+  EXPECT_TRUE(w.DueForRetransmission(t1 + microseconds(3000 + 11999)).empty());
+  EXPECT_EQ(w.DueForRetransmission(t1 + microseconds(3000 + 12000)), std::vector<uint32_t>{1});
+  EXPECT_EQ(w.timeout(), microseconds(12000));
+  EXPECT_EQ(w.NextRetransmission(), t1 + microseconds(15000 + 48000));
+  // Its acknowledgement, long after, measures nothing: it was sent three times.
+  EXPECT_EQ(w.Acknowledge(2, 0, t1 + milliseconds(100)), 1u);
+  EXPECT_EQ(w.timeout(), microseconds(12000));
+  // The next one sent once and acknowledged after 1 ms measures again: 1 ms + 4 x 375 us.
+  const auto t2 = t1 + milliseconds(200);
+  w.Send(t2);  // 2
+  EXPECT_EQ(w.Acknowledge(3, 0, t2 + microseconds(1000)), 1u);
+  EXPECT_EQ(w.timeout(), microseconds(2500));
+  // Never above a quarter of the give-up time.
+  UdSendWindow capped(Options(8));  // gives up after 10 ms
+  capped.Send(t0);
+  capped.Acknowledge(1, 0, t0 + milliseconds(4));
+  EXPECT_EQ(capped.timeout(), microseconds(2500));
 }
 
 TEST(UdSendWindow, AForeignAckAcknowledgesNothingAndAStaleOneOnlyItsMask) {
@@ -218,7 +256,8 @@ void RunLossyChannel(uint32_t first_seq, Shares shares, uint32_t seed) {
       const OnWire w = wire.begin()->second;
       wire.erase(wire.begin());
       if (w.is_ack) {
-        sender.Acknowledge(w.seq, w.sack);
+        // With the time of arrival, as the transport does: the round trip is measured.
+        sender.Acknowledge(w.seq, w.sack, t0 + microseconds(now_us));
         continue;
       }
       const UdReceiveWindow::Verdict v = receiver.Receive(w.seq);

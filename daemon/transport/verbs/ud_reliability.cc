@@ -1,8 +1,37 @@
 #include "daemon/transport/verbs/ud_reliability.h"
 
+#include <algorithm>
+
 namespace ohio {
 
-UdSendWindow::UdSendWindow(UdStreamOptions options, uint32_t first_seq) : options_(options), base_(first_seq) {}
+UdSendWindow::UdSendWindow(UdStreamOptions options, uint32_t first_seq)
+    : options_(options), base_(first_seq), rto_(options.retransmit_after) {}
+
+void UdSendWindow::Measure(const Sent& s, std::optional<UdClock::time_point> now) {
+  // Karn: a datagram sent again says nothing of the round trip (which copy was acknowledged?).
+  if (!now || s.resent != 0) return;
+  using std::chrono::microseconds;
+  const microseconds sample = std::chrono::duration_cast<microseconds>(*now - s.first_sent);
+  if (!srtt_) {
+    srtt_ = sample;
+    rttvar_ = sample / 2;
+  } else {
+    const microseconds delta = *srtt_ > sample ? *srtt_ - sample : sample - *srtt_;
+    rttvar_ = (3 * rttvar_ + delta) / 4;
+    srtt_ = (7 * *srtt_ + sample) / 8;
+  }
+  rto_ = std::min(std::max(options_.retransmit_after, *srtt_ + 4 * rttvar_), Ceiling());
+}
+
+std::chrono::microseconds UdSendWindow::Ceiling() const {
+  // A quarter of the give-up time: a peer must be tried a few times before it is lost.
+  return std::max(std::chrono::duration_cast<std::chrono::microseconds>(options_.give_up_after) / 4,
+                  options_.retransmit_after);
+}
+
+std::chrono::microseconds UdSendWindow::WaitFor(const Sent& s) const {
+  return std::min(rto_ * (1u << (s.resent < 6 ? s.resent : 6)), Ceiling());
+}
 
 std::optional<uint32_t> UdSendWindow::Send(UdClock::time_point now) {
   if (!HasRoom()) return std::nullopt;
@@ -11,7 +40,7 @@ std::optional<uint32_t> UdSendWindow::Send(UdClock::time_point now) {
   return seq;
 }
 
-uint32_t UdSendWindow::Acknowledge(uint32_t next_expected, uint64_t sack) {
+uint32_t UdSendWindow::Acknowledge(uint32_t next_expected, uint64_t sack, std::optional<UdClock::time_point> now) {
   const uint32_t end = next_seq();
   // Datagrams not sent yet cannot be held: the ack is not this stream's.
   if (SeqBefore(end, next_expected)) return 0;
@@ -21,6 +50,7 @@ uint32_t UdSendWindow::Acknowledge(uint32_t next_expected, uint64_t sack) {
   while (!unacked_.empty() && SeqBefore(base_, next_expected)) {
     if (!unacked_.front().acked) {
       ++newly;
+      Measure(unacked_.front(), now);
     } else {
       --acked_beyond_;
     }
@@ -33,6 +63,7 @@ uint32_t UdSendWindow::Acknowledge(uint32_t next_expected, uint64_t sack) {
     if (SeqBefore(seq, base_) || !SeqBefore(seq, end)) continue;
     Sent& s = unacked_[seq - base_];
     if (s.acked) continue;
+    Measure(s, now);
     s.acked = true;
     ++acked_beyond_;
     ++newly;
@@ -53,11 +84,15 @@ std::vector<uint32_t> UdSendWindow::DueForRetransmission(UdClock::time_point now
   std::vector<uint32_t> due;
   for (size_t i = 0; i < unacked_.size(); ++i) {
     Sent& s = unacked_[i];
-    if (s.acked || now - s.last_sent < options_.retransmit_after) continue;
+    if (s.acked || now - s.last_sent < WaitFor(s)) continue;
     s.last_sent = now;
+    ++s.resent;
     ++retransmissions_;
     due.push_back(base_ + static_cast<uint32_t>(i));
   }
+  // A timeout: the round trip is longer than thought (or the path lost what it carried). Wait
+  // longer for everything until an acknowledgement measures it again.
+  if (!due.empty()) rto_ = std::min(2 * rto_, Ceiling());
   return due;
 }
 
@@ -65,7 +100,7 @@ std::optional<UdClock::time_point> UdSendWindow::NextRetransmission() const {
   std::optional<UdClock::time_point> next;
   for (const Sent& s : unacked_) {
     if (s.acked) continue;
-    const UdClock::time_point at = s.last_sent + options_.retransmit_after;
+    const UdClock::time_point at = s.last_sent + WaitFor(s);
     if (!next || at < *next) next = at;
   }
   return next;

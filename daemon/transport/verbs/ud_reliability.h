@@ -6,8 +6,15 @@
 // number that wraps (compared as RFC 1982 serial numbers: a is before b when b is less than 2^31
 // ahead). The sender keeps at most `window` datagrams unacknowledged; the receiver acknowledges
 // cumulatively (it holds every datagram before `ack`) with a 64-bit mask of those it holds just
-// beyond; the sender sends again what stays unacknowledged for `retransmit_after`, and gives
-// the peer up when its oldest datagram has gone unacknowledged for `give_up_after`. The
+// beyond; the sender sends again what stays unacknowledged for the retransmission timeout, and
+// gives the peer up when its oldest datagram has gone unacknowledged for `give_up_after`.
+// The timeout follows the measured round trip as TCP's does (RFC 6298: smoothed round trip plus
+// four times its variation, never below `retransmit_after`, from datagrams acknowledged without
+// having been sent again); it doubles at every timeout until a new measurement, and a datagram
+// waits twice as long again at each of its own retransmissions, never more than a quarter of
+// `give_up_after`: a receiver slower than the first guess (a loaded node, an emulated one) is not
+// flooded with copies of a window it is still taking in, and a lost datagram is still tried a
+// few times before the peer is given up. The
 // receiver accepts a datagram once and only inside its window (datagrams carry their own
 // placement, so one arriving early is placed at once: nothing is buffered to put them in order).
 #pragma once
@@ -32,7 +39,7 @@ constexpr uint32_t kUdMaxWindow = 1u << 16;
 
 struct UdStreamOptions {
   uint32_t window = 256;  // a power of two, at most kUdMaxWindow
-  std::chrono::microseconds retransmit_after{2000};
+  std::chrono::microseconds retransmit_after{2000};  // the timeout's floor, and its first value
   std::chrono::milliseconds give_up_after{30000};
 };
 
@@ -50,7 +57,10 @@ class UdSendWindow {
   // datagrams never sent are held (beyond the next number: not this stream's) acknowledges
   // nothing; one older than acknowledgements already applied (acks are reordered too) releases
   // nothing cumulatively, but its mask still counts.
-  uint32_t Acknowledge(uint32_t next_expected, uint64_t sack);
+  // With `now`, the round trip of each datagram it acknowledges that was sent once is measured.
+  uint32_t Acknowledge(uint32_t next_expected, uint64_t sack, std::optional<UdClock::time_point> now = std::nullopt);
+  // The retransmission timeout now (before a datagram's own doubling).
+  std::chrono::microseconds timeout() const { return rto_; }
 
   // The datagrams to send again at `now`, oldest first: those unacknowledged for
   // retransmit_after since they were last sent. Each is counted, and its send time is now.
@@ -68,14 +78,22 @@ class UdSendWindow {
   struct Sent {
     UdClock::time_point first_sent, last_sent;
     bool acked = false;  // by a selective mask, before the datagrams ahead of it
+    uint32_t resent = 0;
   };
   void DropAckedFront();
+  void Measure(const Sent& s, std::optional<UdClock::time_point> now);
+  // When `s` is due again: the timeout, doubled for each time it was sent again, at most Ceiling.
+  std::chrono::microseconds WaitFor(const Sent& s) const;
+  std::chrono::microseconds Ceiling() const;
 
   UdStreamOptions options_;
   uint32_t base_;              // number of unacked_.front()
   std::deque<Sent> unacked_;   // base_, base_ + 1, ...
   uint32_t acked_beyond_ = 0;  // entries of unacked_ acked by a mask
   uint64_t retransmissions_ = 0;
+  std::chrono::microseconds rto_;
+  std::optional<std::chrono::microseconds> srtt_;
+  std::chrono::microseconds rttvar_{0};
 };
 
 // The receiving side of one stream.

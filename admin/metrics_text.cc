@@ -127,6 +127,17 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Counter("ohio_rtr_retries_total",
             "Queue pair moves to RTR tried again because the peer's address was not resolved yet (verbs).",
             t.rtr_retries());
+  w.Gauge("ohio_datagram_peers", "Peer nodes reached over UD, outside the pool of RC queue pairs (verbs).",
+          t.datagram_peers());
+  w.Counter("ohio_datagram_puts_total", "Puts cut into datagrams (UD).", t.datagram_puts());
+  w.Counter("ohio_datagrams_sent_total", "Numbered datagrams sent the first time (UD).", t.datagrams_sent());
+  w.Counter("ohio_datagrams_received_total", "Datagrams received from peers (UD).", t.datagrams_received());
+  w.Counter("ohio_datagram_retransmissions_total", "Datagrams sent again, unacknowledged after the timeout (UD).",
+            t.datagram_retransmissions());
+  w.Counter("ohio_datagram_duplicates_total", "Datagrams that arrived twice and were dropped (UD).",
+            t.datagram_duplicates());
+  w.Counter("ohio_datagrams_refused_total", "Datagrams from no peer, malformed or outside the window (UD).",
+            t.datagrams_refused());
   if (t.rail_put_bytes_size() > 0) {
     w.Family("ohio_rail_put_bytes_total", "counter", "Bytes of puts posted on each rail.");
     for (int i = 0; i < t.rail_put_bytes_size() && i < t.rails_size(); ++i) {

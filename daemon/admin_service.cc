@@ -28,6 +28,16 @@ void FillTransportCounters(const TransportStats& s, admin::TransportCounters* ou
   for (uint64_t b : s.rail_put_bytes) out->add_rail_put_bytes(b);
   out->set_striped_puts(s.striped_puts);
   out->set_rtr_retries(s.rtr_retries);
+  out->set_rc_pool(s.rc_pool);
+  out->set_datagram_peers(s.datagram_peers);
+  out->set_datagram_puts(s.datagram_puts);
+  out->set_datagrams_sent(s.datagrams_sent);
+  out->set_datagrams_received(s.datagrams_received);
+  out->set_datagram_acks_sent(s.datagram_acks_sent);
+  out->set_datagram_retransmissions(s.datagram_retransmissions);
+  out->set_datagram_duplicates(s.datagram_duplicates);
+  out->set_datagrams_refused(s.datagrams_refused);
+  out->set_datagrams_dropped(s.datagrams_dropped);
 }
 
 }  // namespace
@@ -172,10 +182,13 @@ grpc::Status AdminService::ListPeers(grpc::ServerContext*, const admin::ListPeer
     const std::string node = configured.substr(0, configured.find('='));
     if (node != self) entry(node).set_configured(true);
   }
+  const std::map<std::string, std::string> links = p_.transport->peer_links();
   for (const std::string& node : p_.transport->connected_peers()) {
     admin::PeerInfo& p = entry(node);
     p.set_state("connected");
     p.set_data_connections(p.data_connections() + 1);
+    auto link = links.find(node);
+    p.set_link(std::string(p_.transport->name()) + (link == links.end() ? "" : " " + link->second));
   }
   for (const GroupInfo& g : p_.registry->Snapshot()) {
     if (g.failed) continue;

@@ -153,7 +153,17 @@ json TransportCountersJson(const admin::TransportCounters& t) {
           {"rails", std::vector<std::string>(t.rails().begin(), t.rails().end())},
           {"rail_put_bytes", std::vector<uint64_t>(t.rail_put_bytes().begin(), t.rail_put_bytes().end())},
           {"striped_puts", t.striped_puts()},
-          {"rtr_retries", t.rtr_retries()}};
+          {"rtr_retries", t.rtr_retries()},
+          {"rc_pool", t.rc_pool()},
+          {"datagram_peers", t.datagram_peers()},
+          {"datagram_puts", t.datagram_puts()},
+          {"datagrams_sent", t.datagrams_sent()},
+          {"datagrams_received", t.datagrams_received()},
+          {"datagram_acks_sent", t.datagram_acks_sent()},
+          {"datagram_retransmissions", t.datagram_retransmissions()},
+          {"datagram_duplicates", t.datagram_duplicates()},
+          {"datagrams_refused", t.datagrams_refused()},
+          {"datagrams_dropped", t.datagrams_dropped()}};
 }
 
 json SegmentCacheJson(const admin::SegmentCacheCounters& c) {
@@ -176,6 +186,16 @@ std::string SegmentCacheLine(const admin::SegmentCacheCounters& c) {
          Bytes(c.cached_bytes()) + " cached of " + Bytes(c.limit_bytes());
 }
 
+// The UD service's part: the pool's bound, the peers beyond it, and their datagrams.
+std::string DatagramsLine(const admin::TransportCounters& t) {
+  if (t.rc_pool() == UINT32_MAX) return "; RC pool unlimited (no UD)";
+  return "; RC pool " + std::to_string(t.rc_pool()) + " per rail, " + Plural(t.datagram_peers(), "peer", "peers") +
+         " over UD: " + std::to_string(t.datagram_puts()) + " puts in " + std::to_string(t.datagrams_sent()) +
+         " datagrams, " + std::to_string(t.datagram_retransmissions()) + " sent again, " +
+         std::to_string(t.datagram_duplicates()) + " duplicates, " + std::to_string(t.datagrams_refused()) +
+         " refused";
+}
+
 // One line on what the transport did with memory and queue pairs ("" for tcp, which has none).
 std::string TransportCountersLine(const admin::TransportCounters& t) {
   if (t.rails_size() == 0) return "";
@@ -189,7 +209,7 @@ std::string TransportCountersLine(const admin::TransportCounters& t) {
          " pending); puts " + std::to_string(t.direct_puts()) + " direct (" + std::to_string(t.striped_puts()) +
          " striped over the rails), " + std::to_string(t.bounce_puts()) + " through bounce buffers (" +
          Bytes(t.bounce_bytes()) + "); queue pairs moved to RTR again " + std::to_string(t.rtr_retries()) +
-         " times (peer address not yet resolved)";
+         " times (peer address not yet resolved)" + DatagramsLine(t);
 }
 
 // Frames on the wire, either transport: puts (data) and exchange messages (control).
@@ -314,7 +334,8 @@ json PeersJson(const admin::ListPeersReply& p) {
                      {"state", x.state()},
                      {"data_connections", x.data_connections()},
                      {"configured", x.configured()},
-                     {"groups", x.groups()}});
+                     {"groups", x.groups()},
+                     {"link", x.link()}});
   }
   return {{"peers", peers}};
 }
@@ -322,10 +343,11 @@ json PeersJson(const admin::ListPeersReply& p) {
 std::string PeersText(const admin::ListPeersReply& p) {
   if (p.peers_size() == 0) return "no peers: no --peer configured, no group spans other nodes, no data connection\n";
   std::vector<std::vector<std::string>> rows = {
-      {"NODE", "PEER SERVICE", "STATE", "DATA CONNECTIONS", "GROUPS", "FROM"}};
+      {"NODE", "PEER SERVICE", "STATE", "DATA CONNECTIONS", "LINK", "GROUPS", "FROM"}};
   for (const auto& x : p.peers()) {
     rows.push_back({x.node(), x.peer_address(), x.state(), std::to_string(x.data_connections()),
-                    std::to_string(x.groups()), x.configured() ? "--peer" : "group/DNS"});
+                    x.link().empty() ? "-" : x.link(), std::to_string(x.groups()),
+                    x.configured() ? "--peer" : "group/DNS"});
   }
   return Table(rows);
 }

@@ -265,6 +265,25 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                  "that path, or to mimic HCAs where pinning is slow)")
       ->check(CLI::Range(0u, 600000u))
       ->capture_default_str();
+  app.add_option("--rc-pool", c.rc_pool,
+                 "RC queue pairs per rail, at most: the first peer nodes connected get one, every other peer is "
+                 "reached over the rail's one UD queue pair (0: every peer over UD; unlimited: one RC queue pair per "
+                 "peer node, no UD)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "unlimited") return "";
+            if (v.empty() || v.size() > 7 || v.find_first_not_of("0123456789") != std::string::npos) {
+              return "rc-pool must be a number of queue pairs (at most 9999999) or unlimited, not '" + v + "'";
+            }
+            return "";
+          },
+          "N|unlimited"))
+      ->capture_default_str();
+  app.add_option("--drop-one-datagram-in", c.drop_one_datagram_in,
+                 "Drop one datagram in this many, at random, as it arrives over UD (0: none), so that the reliability that "
+                 "sends them again can be seen at work on a fabric that loses nothing (for tests)")
+      ->check(CLI::Range(0u, 1000000u))
+      ->capture_default_str();
   app.add_option("--topology-xml", c.topology_xml,
                  "Plan where groups' segments go and the order of their rails for the machine this hwloc XML file "
                  "describes, not this one (for tests and debugging; segments are still bound on this machine, "

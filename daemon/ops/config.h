@@ -98,6 +98,10 @@ struct DaemonConfig {
   std::vector<std::string> hcas;  // verbs rails: "dev" or "dev:port"; empty = every active port
   uint32_t gid_index = 0;
   uint32_t registration_delay_ms = 0;  // holds registrations back (testing the bounce path)
+  // RC queue pairs per rail, at most ("unlimited": one per peer node); the peers beyond them are
+  // reached over UD. A number or "unlimited".
+  std::string rc_pool = "256";
+  uint32_t drop_one_datagram_in = 0;  // loss made on arrival over UD (testing the reliability)
   // Plan NUMA placement for the machine this hwloc XML file describes instead of this one
   // (testing and debugging: binding still happens here, and says so when the kernel refuses).
   std::string topology_xml;

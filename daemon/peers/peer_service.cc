@@ -88,6 +88,12 @@ grpc::Status PeerService::ConnectQueuePairs(grpc::ServerContext* ctx, const peer
     if (!ep.ok()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, ep.status().message());
     offer.endpoints.push_back(ep.value());
   }
+  for (const auto& e : req->datagram_endpoints()) {
+    auto ep = EndpointFromProto(e);
+    if (!ep.ok()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, ep.status().message());
+    offer.datagram_endpoints.push_back(ep.value());
+  }
+  offer.datagram_only = req->datagram_only();
   auto mine = verbs_->Accept(req->from_node(), offer);
   if (!mine.ok()) {
     const auto code = mine.status().code() == Code::kRefused ? grpc::StatusCode::ABORTED : grpc::StatusCode::INTERNAL;
@@ -96,6 +102,8 @@ grpc::Status PeerService::ConnectQueuePairs(grpc::ServerContext* ctx, const peer
   reply->set_incarnation(mine->incarnation);
   reply->set_dials_started(mine->dials_started);
   for (const QpEndpoint& e : mine->endpoints) EndpointToProto(e, reply->add_endpoints());
+  reply->set_datagram(mine->datagram);
+  for (const QpEndpoint& e : mine->datagram_endpoints) EndpointToProto(e, reply->add_datagram_endpoints());
   return grpc::Status::OK;
 }
 

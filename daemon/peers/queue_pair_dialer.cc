@@ -37,6 +37,8 @@ Result<DialAnswer> QueuePairDialer::Dial(const std::string& node, const DialOffe
   req.set_incarnation(offer.incarnation);
   req.set_dial_seq(offer.dial_seq);
   for (const QpEndpoint& e : offer.endpoints) EndpointToProto(e, req.add_endpoints());
+  for (const QpEndpoint& e : offer.datagram_endpoints) EndpointToProto(e, req.add_datagram_endpoints());
+  req.set_datagram_only(offer.datagram_only);
   peer::ConnectQueuePairsReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + kDialDeadline);
@@ -60,6 +62,12 @@ Result<DialAnswer> QueuePairDialer::Dial(const std::string& node, const DialOffe
     auto ep = EndpointFromProto(e);
     if (!ep.ok()) return Status(Code::kProtocol, "node " + node + ": " + ep.status().message());
     answer.endpoints.push_back(ep.value());
+  }
+  answer.datagram = reply.datagram();
+  for (const auto& e : reply.datagram_endpoints()) {
+    auto ep = EndpointFromProto(e);
+    if (!ep.ok()) return Status(Code::kProtocol, "node " + node + ": " + ep.status().message());
+    answer.datagram_endpoints.push_back(ep.value());
   }
   return answer;
 }

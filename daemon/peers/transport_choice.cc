@@ -42,6 +42,9 @@ Result<ChosenTransport> ChooseTransport(const DaemonConfig& config, PeerAuth* au
   const size_t count = rails.value().size();
   VerbsTransport::Options options;
   options.registration_delay = std::chrono::milliseconds(config.registration_delay_ms);
+  options.rc_pool = config.rc_pool == "unlimited" ? VerbsTransport::kUnlimitedRcPool
+                                                  : static_cast<uint32_t>(std::stoul(config.rc_pool));
+  options.drop_one_datagram_in = config.drop_one_datagram_in;
   auto verbs = VerbsTransport::Start(config.node_name, std::move(rails.value()), options);
   if (!verbs.ok()) {
     if (config.transport == "verbs") return Status(verbs.status().code(), "verbs transport: " + verbs.status().message());

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,18 @@ struct TransportStats {
   uint64_t data_frames_received = 0;
   uint64_t control_frames_sent = 0;
   uint64_t control_frames_received = 0;
+  // The verbs transport's UD service: the pool of RC queue pairs per rail (UINT32_MAX:
+  // unlimited), the peers reached over UD instead, and what their datagrams did.
+  uint32_t rc_pool = UINT32_MAX;
+  uint32_t datagram_peers = 0;
+  uint64_t datagram_puts = 0;
+  uint64_t datagrams_sent = 0;
+  uint64_t datagrams_received = 0;
+  uint64_t datagram_acks_sent = 0;
+  uint64_t datagram_retransmissions = 0;
+  uint64_t datagram_duplicates = 0;
+  uint64_t datagrams_refused = 0;  // from no peer of ours, malformed, or outside the window
+  uint64_t datagrams_dropped = 0;  // by the loss the daemon was told to make (tests)
 };
 
 // The largest message Send takes: the exchange's messages are a few dozen bytes, and a fixed
@@ -138,6 +151,9 @@ class Transport {
   // Data connections established now.
   virtual size_t connections() const = 0;
   virtual std::vector<std::string> connected_peers() const = 0;
+  // What carries the data to each connected peer, where a transport has more than one way:
+  // verbs says "RC" (a queue pair of the pool) or "UD" (datagrams). Empty: one way for all.
+  virtual std::map<std::string, std::string> peer_links() const { return {}; }
   virtual TransportStats stats() const { return {}; }
 };
 

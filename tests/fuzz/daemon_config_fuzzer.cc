@@ -44,6 +44,10 @@ void CheckRanges(const ohio::DaemonConfig& c) {
   FUZZ_CHECK(c.user_memory_percent >= 1 && c.user_memory_percent <= 100, "user-memory-percent range");
   FUZZ_CHECK(c.user_max_groups >= 1 && c.user_max_clients >= 1, "per-user limits at least 1");
   FUZZ_CHECK(c.gid_index <= 255 && c.registration_delay_ms <= 600000u, "gid-index, registration-delay-ms ranges");
+  FUZZ_CHECK(c.rc_pool == "unlimited" || (!c.rc_pool.empty() && c.rc_pool.size() <= 7 &&
+                                          c.rc_pool.find_first_not_of("0123456789") == std::string::npos),
+             "rc-pool a number or unlimited");
+  FUZZ_CHECK(c.drop_one_datagram_in <= 1000000u, "drop-one-datagram-in range");
   FUZZ_CHECK(c.metrics_interval_s >= 1 && c.metrics_interval_s <= 3600, "metrics-interval-s range");
   FUZZ_CHECK(c.algorithm == "v1" || c.algorithm == "v2" || c.algorithm == "v3", "a known algorithm");
   FUZZ_CHECK(c.transport == "auto" || c.transport == "verbs" || c.transport == "tcp", "a known transport");

@@ -20,8 +20,9 @@ static void CheckUdDatagram(const uint8_t* data, size_t size) {
   auto u = UdWireHeader::Decode(data, size);
   if (!u) return;
   const uint64_t payload = size - UdWireHeader::kBytes;
-  FUZZ_CHECK(u->type == UdWireHeader::kData || u->type == UdWireHeader::kAck, "a known type");
-  FUZZ_CHECK(u->type != UdWireHeader::kAck || payload == 0, "an ack carries nothing");
+  FUZZ_CHECK(u->type >= UdWireHeader::kData && u->type <= UdWireHeader::kKeepalive, "a known type");
+  FUZZ_CHECK((u->type != UdWireHeader::kAck && u->type != UdWireHeader::kKeepalive) || payload == 0,
+             "an ack or a keepalive carries nothing");
   FUZZ_CHECK(u->type != UdWireHeader::kData || (u->total <= UINT32_MAX && u->at <= u->total && u->at + payload <= u->total),
              "a fragment's bytes lie inside its put, of less than 4 GiB");
   uint8_t again[UdWireHeader::kBytes];

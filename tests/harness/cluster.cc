@@ -114,6 +114,15 @@ admin::CountersReply QueryCounters(const std::string& admin_socket) {
   return reply;
 }
 
+admin::ListPeersReply QueryPeers(const std::string& admin_socket) {
+  auto stub = admin::Admin::NewStub(grpc::CreateChannel("unix:" + admin_socket, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  admin::ListPeersReply reply;
+  stub->ListPeers(&ctx, admin::ListPeersRequest(), &reply);
+  return reply;
+}
+
 std::vector<std::string> ControlSockets(Cluster& c) {
   std::vector<std::string> s;
   for (uint32_t i = 0; i < c.size(); ++i) s.push_back(c.node(i).socket());

@@ -56,6 +56,8 @@ struct StatusQuery {
 StatusQuery QueryStatus(const std::string& admin_socket);
 // The daemon's admin Counters (empty if it does not answer within 10 s).
 admin::CountersReply QueryCounters(const std::string& admin_socket);
+// The daemon's admin ListPeers (empty if it does not answer within 10 s).
+admin::ListPeersReply QueryPeers(const std::string& admin_socket);
 
 // Every node's control socket and name, in node order: what a RankJob across the cluster needs.
 std::vector<std::string> ControlSockets(Cluster& c);

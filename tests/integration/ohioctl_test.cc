@@ -250,6 +250,7 @@ TEST(Ohioctl, EveryCommandAsTextAndJsonAgainstRealGroups) {
     EXPECT_EQ(p["peers"][0]["data_connections"], 1);
     EXPECT_EQ(p["peers"][0]["configured"], true);
     EXPECT_EQ(p["peers"][0]["groups"], 1);
+    EXPECT_EQ(p["peers"][0]["link"], "tcp");  // one way to every peer: the transport's name
     EXPECT_EQ(p["peers"][0]["peer_address"].get<std::string>().rfind("127.0.0.1:", 0), 0u);
   }
   {  // groups

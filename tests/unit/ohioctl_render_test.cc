@@ -66,6 +66,11 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   c.mutable_transport_counters()->set_control_frames_received(10);
   c.mutable_transport_counters()->set_rtr_retries(4);
   c.mutable_transport_counters()->add_rails("rxe0:1");
+  c.mutable_transport_counters()->set_rc_pool(1);
+  c.mutable_transport_counters()->set_datagram_peers(2);
+  c.mutable_transport_counters()->set_datagram_puts(6);
+  c.mutable_transport_counters()->set_datagrams_sent(70);
+  c.mutable_transport_counters()->set_datagram_retransmissions(5);
   c.set_data_connections(3);
   c.set_peer_channels(2);
   c.mutable_segment_cache()->set_hits(5);
@@ -111,7 +116,9 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   EXPECT_THAT(text, HasSubstr("munge, refused: data replayed 3\n"));
   EXPECT_THAT(text, HasSubstr("data 7 sent, 8 received; control 9 sent, 10 received"));
   EXPECT_THAT(text, HasSubstr("3 to other nodes; 2 peer service channels open\n"));
-  EXPECT_THAT(text, HasSubstr("queue pairs moved to RTR again 4 times (peer address not yet resolved)\n"));
+  EXPECT_THAT(text, HasSubstr("queue pairs moved to RTR again 4 times (peer address not yet resolved); RC pool 1 per "
+                              "rail, 2 peers over UD: 6 puts in 70 datagrams, 5 sent again, 0 duplicates, 0 refused\n"));
+  EXPECT_EQ(j["transport_counters"]["datagram_retransmissions"].get<uint64_t>(), 5u);
   EXPECT_THAT(text, HasSubstr("0-1KiB"));
   EXPECT_THAT(text, HasSubstr("<= 1 ms"));  // p99
   EXPECT_EQ(j["segment_cache"]["hits"].get<uint64_t>(), 5u);

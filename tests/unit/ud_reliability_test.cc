@@ -67,9 +67,11 @@ TEST(UdSendWindow, WhatStaysUnacknowledgedIsSentAgainOnceDueAndCounted) {
   // again, and it waits twice the timeout.
   EXPECT_TRUE(w.DueForRetransmission(t0 + microseconds(155)).empty());
   EXPECT_EQ(w.DueForRetransmission(t0 + microseconds(250)), std::vector<uint32_t>{1});
-  EXPECT_EQ(w.Acknowledge(0, 0b10), 1u);  // 2 held (bit 1: 0 + 1 + 1), 0 and 1 not
-  EXPECT_TRUE(w.DueForRetransmission(t0 + microseconds(899)).empty());  // 0 at 100 + 2 x 400
-  EXPECT_EQ(w.DueForRetransmission(t0 + microseconds(1050)), (std::vector<uint32_t>{0, 1}));
+  // 2 held (bit 1: 0 + 1 + 1), 0 and 1 not. Something new is acknowledged: the timeout is back
+  // to 100 us, and each of 0 and 1 waits twice that, having been sent again once.
+  EXPECT_EQ(w.Acknowledge(0, 0b10), 1u);
+  EXPECT_TRUE(w.DueForRetransmission(t0 + microseconds(299)).empty());  // 0 at 100 + 2 x 100
+  EXPECT_EQ(w.DueForRetransmission(t0 + microseconds(450)), (std::vector<uint32_t>{0, 1}));
   EXPECT_EQ(w.retransmissions(), 4u);
   EXPECT_EQ(w.in_flight(), 2u);
   EXPECT_EQ(w.Acknowledge(3, 0), 2u);
@@ -97,9 +99,10 @@ TEST(UdSendWindow, TheTimeoutFollowsTheRoundTripAndBacksOff) {
   EXPECT_EQ(w.DueForRetransmission(t1 + microseconds(3000 + 12000)), std::vector<uint32_t>{1});
   EXPECT_EQ(w.timeout(), microseconds(12000));
   EXPECT_EQ(w.NextRetransmission(), t1 + microseconds(15000 + 48000));
-  // Its acknowledgement, long after, measures nothing: it was sent three times.
+  // Its acknowledgement, long after, measures nothing (it was sent three times), but it is
+  // progress: the timeout is what was measured again.
   EXPECT_EQ(w.Acknowledge(2, 0, t1 + milliseconds(100)), 1u);
-  EXPECT_EQ(w.timeout(), microseconds(12000));
+  EXPECT_EQ(w.timeout(), microseconds(3000));
   // The next one sent once and acknowledged after 1 ms measures again: 1 ms + 4 x 375 us.
   const auto t2 = t1 + milliseconds(200);
   w.Send(t2);  // 2
@@ -110,6 +113,19 @@ TEST(UdSendWindow, TheTimeoutFollowsTheRoundTripAndBacksOff) {
   capped.Send(t0);
   capped.Acknowledge(1, 0, t0 + milliseconds(4));
   EXPECT_EQ(capped.timeout(), microseconds(2500));
+}
+
+// However many are due, at most retransmit_burst go again at once, the oldest first.
+TEST(UdSendWindow, WhatGoesAgainAtOnceIsBounded) {
+  UdStreamOptions o = Options(64);
+  o.retransmit_burst = 3;
+  UdSendWindow w(o);
+  for (int i = 0; i < 10; ++i) w.Send(t0);
+  EXPECT_EQ(w.DueForRetransmission(t0 + microseconds(100)), (std::vector<uint32_t>{0, 1, 2}));
+  // The rest on later passes (the timeout doubled meanwhile: 200 us).
+  EXPECT_TRUE(w.DueForRetransmission(t0 + microseconds(199)).empty());
+  EXPECT_EQ(w.DueForRetransmission(t0 + microseconds(200)), (std::vector<uint32_t>{3, 4, 5}));
+  EXPECT_EQ(w.retransmissions(), 6u);
 }
 
 TEST(UdSendWindow, AForeignAckAcknowledgesNothingAndAStaleOneOnlyItsMask) {

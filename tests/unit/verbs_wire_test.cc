@@ -116,7 +116,7 @@ TEST(UdWireHeader, RoundTripsEveryField) {
 }
 
 // A datagram is refused when it could not have been sent: too short for its header, an unknown
-// type, an ack carrying a payload, or data of a put of 4 GiB or more, or whose payload reaches
+// type, an ack or a keepalive carrying a payload, or data of a put of 4 GiB or more, or whose payload reaches
 // past the end of its put.
 TEST(UdWireHeader, RefusesWhatNoDaemonSends) {
   uint8_t buf[UdWireHeader::kBytes + 100] = {};
@@ -145,7 +145,14 @@ TEST(UdWireHeader, RefusesWhatNoDaemonSends) {
   h.Encode(buf);
   EXPECT_TRUE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value());
   EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes + 1).has_value());
-  for (uint32_t type : {0u, 3u, 0x101u}) {
+  h.type = UdWireHeader::kKeepalive;
+  h.Encode(buf);
+  EXPECT_TRUE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value());
+  EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes + 1).has_value());
+  h.type = UdWireHeader::kMessage;  // its payload is the message
+  h.Encode(buf);
+  EXPECT_TRUE(UdWireHeader::Decode(buf, UdWireHeader::kBytes + 24).has_value());
+  for (uint32_t type : {0u, 5u, 0x101u}) {
     WirePut<uint32_t>(buf, type);
     EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value()) << type;
   }

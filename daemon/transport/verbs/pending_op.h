@@ -26,6 +26,7 @@ struct PendingOp {
   bool started = false;
   bool bounce = false;
   uint64_t sent = 0;
+  uint32_t datagram_put = 0;  // over UD: the put's number in the peer's stream
   // A striped put: its stripes are out on every rail and it stays first in its peer's line
   // until all are acknowledged, then closes with a zero-byte write carrying the immediate.
   bool striped = false;

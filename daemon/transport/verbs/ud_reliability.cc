@@ -5,7 +5,7 @@
 namespace ohio {
 
 UdSendWindow::UdSendWindow(UdStreamOptions options, uint32_t first_seq)
-    : options_(options), base_(first_seq), rto_(options.retransmit_after) {}
+    : options_(options), base_(first_seq), rto_(options.retransmit_after), measured_rto_(options.retransmit_after) {}
 
 void UdSendWindow::Measure(const Sent& s, std::optional<UdClock::time_point> now) {
   // Karn: a datagram sent again says nothing of the round trip (which copy was acknowledged?).
@@ -20,7 +20,8 @@ void UdSendWindow::Measure(const Sent& s, std::optional<UdClock::time_point> now
     rttvar_ = (3 * rttvar_ + delta) / 4;
     srtt_ = (7 * *srtt_ + sample) / 8;
   }
-  rto_ = std::min(std::max(options_.retransmit_after, *srtt_ + 4 * rttvar_), Ceiling());
+  measured_rto_ = std::min(std::max(options_.retransmit_after, *srtt_ + 4 * rttvar_), Ceiling());
+  rto_ = measured_rto_;
 }
 
 std::chrono::microseconds UdSendWindow::Ceiling() const {
@@ -69,6 +70,7 @@ uint32_t UdSendWindow::Acknowledge(uint32_t next_expected, uint64_t sack, std::o
     ++newly;
   }
   DropAckedFront();
+  if (newly > 0) rto_ = measured_rto_;  // progress: the timeouts' doubling ends
   return newly;
 }
 
@@ -82,7 +84,7 @@ void UdSendWindow::DropAckedFront() {
 
 std::vector<uint32_t> UdSendWindow::DueForRetransmission(UdClock::time_point now) {
   std::vector<uint32_t> due;
-  for (size_t i = 0; i < unacked_.size(); ++i) {
+  for (size_t i = 0; i < unacked_.size() && due.size() < std::max(1u, options_.retransmit_burst); ++i) {
     Sent& s = unacked_[i];
     if (s.acked || now - s.last_sent < WaitFor(s)) continue;
     s.last_sent = now;

@@ -10,11 +10,14 @@
 // gives the peer up when its oldest datagram has gone unacknowledged for `give_up_after`.
 // The timeout follows the measured round trip as TCP's does (RFC 6298: smoothed round trip plus
 // four times its variation, never below `retransmit_after`, from datagrams acknowledged without
-// having been sent again); it doubles at every timeout until a new measurement, and a datagram
-// waits twice as long again at each of its own retransmissions, never more than a quarter of
-// `give_up_after`: a receiver slower than the first guess (a loaded node, an emulated one) is not
-// flooded with copies of a window it is still taking in, and a lost datagram is still tried a
-// few times before the peer is given up. The
+// having been sent again); it doubles at every timeout until an acknowledgement of something
+// new (as Linux's TCP), and a datagram waits twice as long again at each of its own
+// retransmissions, never more than a quarter of `give_up_after`: a receiver slower than the first
+// guess (a loaded node, an emulated one) is not flooded with copies of a window it is still
+// taking in, and a lost datagram is still tried a few times before the peer is given up. At most
+// `retransmit_burst` datagrams go again at once, the oldest first, the rest when the next pass
+// finds them due: a fabric that drops what comes in bursts (Soft-RoCE's UDP, a switch without
+// lossless flow control) is not handed a whole window again at once. The
 // receiver accepts a datagram once and only inside its window (datagrams carry their own
 // placement, so one arriving early is placed at once: nothing is buffered to put them in order).
 #pragma once
@@ -41,6 +44,7 @@ struct UdStreamOptions {
   uint32_t window = 256;  // a power of two, at most kUdMaxWindow
   std::chrono::microseconds retransmit_after{2000};  // the timeout's floor, and its first value
   std::chrono::milliseconds give_up_after{30000};
+  uint32_t retransmit_burst = 16;
 };
 
 // The sending side of one stream.
@@ -92,6 +96,7 @@ class UdSendWindow {
   uint32_t acked_beyond_ = 0;  // entries of unacked_ acked by a mask
   uint64_t retransmissions_ = 0;
   std::chrono::microseconds rto_;
+  std::chrono::microseconds measured_rto_;  // from the round trips alone, without the timeouts' doubling
   std::optional<std::chrono::microseconds> srtt_;
   std::chrono::microseconds rttvar_{0};
 };

@@ -9,6 +9,9 @@
 //        the sender's stream to this peer (daemon/transport/verbs/ud_reliability.h)
 // kAck   no payload, no seq: the sender of the ack holds every datagram of the other's stream
 //        before `ack`, and those at ack + 1 + i for each bit i set in `sack`
+// kMessage   a small exchange message (the payload), numbered `seq` in the stream like kData
+// kKeepalive no payload, numbered: sent while groups wait, so that a peer that stopped
+//            answering shows as datagrams nobody acknowledges
 // A kData datagram carries the same acknowledgement of the reverse stream, so a busy pair needs
 // no separate acks.
 #pragma once
@@ -21,7 +24,7 @@
 namespace ohio {
 
 struct UdWireHeader {
-  enum Type : uint8_t { kData = 1, kAck = 2 };
+  enum Type : uint8_t { kData = 1, kAck = 2, kMessage = 3, kKeepalive = 4 };
   static constexpr size_t kBytes = 56;
 
   uint8_t type = 0;
@@ -49,13 +52,13 @@ struct UdWireHeader {
   }
 
   // The header of a datagram of `bytes` bytes (header and payload), or nullopt: too short, an
-  // unknown type, an ack with a payload, or data of a put of 4 GiB or more, or whose payload
+  // unknown type, an ack or keepalive with a payload, or data of a put of 4 GiB or more, or whose payload
   // would reach past its put's end.
   static std::optional<UdWireHeader> Decode(const uint8_t* in, size_t bytes) {
     if (bytes < kBytes) return std::nullopt;
     UdWireHeader h;
     const uint32_t word = WireGet<uint32_t>(in);
-    if (word != kData && word != kAck) return std::nullopt;
+    if (word < kData || word > kKeepalive) return std::nullopt;
     h.type = static_cast<uint8_t>(word);
     h.seq = WireGet<uint32_t>(in + 4);
     h.ack = WireGet<uint32_t>(in + 8);
@@ -67,7 +70,7 @@ struct UdWireHeader {
     h.put = WireGet<uint32_t>(in + 48);
     h.at = WireGet<uint32_t>(in + 52);
     const uint64_t payload = bytes - kBytes;
-    if (h.type == kAck && payload != 0) return std::nullopt;
+    if ((h.type == kAck || h.type == kKeepalive) && payload != 0) return std::nullopt;
     if (h.type == kData && (h.total > UINT32_MAX || h.at > h.total || payload > h.total - h.at)) return std::nullopt;
     return h;
   }

@@ -64,11 +64,13 @@ void VerbsTransport::Poll(std::vector<TransportEvent>* out) {
       for (size_t r = 0; r < p.conns.size(); ++r) {
         EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
       }
+      if (p.ud) EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", 0);
     }
   }
   for (PeerId id = 0; id < peers_.size(); ++id) {
     if (!peers_[id].pending.empty()) Flush(id);
   }
+  TendDatagrams(now);
   polling_ = false;
   if (!events_.empty()) {
     out->insert(out->end(), std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
@@ -93,11 +95,16 @@ bool VerbsTransport::PrepareToSleep() {
   }
   // What completed before the queues were armed raised no event: take it now, not after a sleep.
   const bool arrived = PollCompletions() > 0;
+  const bool can_sleep = ArmDatagramTimer();
   polling_ = false;
-  return !arrived && events_.empty();
+  return can_sleep && !arrived && events_.empty();
 }
 
 void VerbsTransport::OnCompletion(const ibv_wc& wc) {
+  if (UdQueuePair::Owns(wc.wr_id)) {
+    OnDatagramCompletion(wc);
+    return;
+  }
   if (VerbsConnection::IsReceive(wc.wr_id)) {
     const uint32_t serial = VerbsConnection::ReceiveSerial(wc.wr_id);
     const uint32_t slot = VerbsConnection::ReceiveSlot(wc.wr_id);

@@ -21,6 +21,7 @@ VerbsTransport::PeerState& VerbsTransport::Peer(PeerId peer) {
 void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, PeerId peer,
                            uint64_t incarnation, uint64_t dial_floor) {
   p.conns = std::move(conns);
+  p.rc_held = true;
   p.put_rails.clear();  // chosen among the rails of the connections replaced
   p.incarnation = incarnation;
   p.dial_floor = dial_floor;
@@ -59,12 +60,17 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
     generation = ++p.generation;
     offer.dial_seq = ++dials_started_;
     dialer = dialer_;
+    // An RC queue pair while the pool has room (the peer may still answer with datagrams, when
+    // its own pool is full); datagrams only once it is full.
+    p.rc_held = RcPeersHeld() < options_.rc_pool;
+    offer.datagram_only = !p.rc_held;
   }
+  offer.datagram_endpoints = DatagramEndpoints();
   // Queue pairs are made and the peer called without the lock: the peer may be dialling us
   // at the same moment, and its call into Accept here must not wait for ours.
   std::vector<std::unique_ptr<Connection>> conns;
   Status made = Status::Ok();
-  for (size_t r = 0; r < rails_.size() && made.ok(); ++r) {
+  for (size_t r = 0; r < rails_.size() && made.ok() && !offer.datagram_only; ++r) {
     auto c = MakeConnection(r);
     if (!c.ok()) {
       made = c.status();
@@ -74,10 +80,23 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
     conns.push_back(std::move(c.value()));
   }
   Result<DialAnswer> theirs = made.ok() ? dialer(peer, offer) : Result<DialAnswer>(made);
-  if (theirs.ok() && theirs->endpoints.empty()) {
+  if (theirs.ok() && !theirs->datagram && theirs->endpoints.empty()) {
     theirs = Status(Code::kProtocol, "node " + peer + " offered no queue pairs");
   }
-  if (theirs.ok() && StillCurrent(id, generation, PeerState::State::kDialing)) {
+  if (theirs.ok() && !theirs->datagram && offer.datagram_only) {
+    theirs = Status(Code::kSystem, "node " + peer + " answered an offer of datagrams only with RC queue pairs "
+                                   "(an ohiod without the UD service?)");
+  }
+  ibv_ah* ah = nullptr;
+  if (theirs.ok() && theirs->datagram) {
+    conns.clear();  // the peer's pool is full, or ours
+    auto a = DatagramAddress(theirs->datagram_endpoints, peer);
+    if (a.ok()) {
+      ah = a.value();
+    } else {
+      theirs = a.status();
+    }
+  } else if (theirs.ok() && StillCurrent(id, generation, PeerState::State::kDialing)) {
     // RTR and RTS without the lock too: RTR may wait for the peer's address (seconds, with
     // retries), and every put of every group takes the lock. The queue pairs are this call's
     // alone until Adopt; the generation, checked again below, tells whether the peer's own dial
@@ -89,10 +108,12 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
   std::lock_guard<std::mutex> lock(mu_);
   PeerState& p = Peer(id);
   if (p.generation != generation || p.state != PeerState::State::kDialing) {
+    if (ah != nullptr) ibv_destroy_ah(ah);
     return Status::Ok();  // the peer's own dial got here first and was accepted; ours go
   }
   if (!theirs.ok()) {
     p.state = PeerState::State::kIdle;
+    p.rc_held = false;
     spdlog::warn("verbs: cannot connect to node {}: {}", peer, theirs.status().message());
     // Not a dial that crossed the peer's own (refused): the queue pairs cannot be made or
     // connected, here or there, and waiting will not change that (RTR was already tried again
@@ -106,16 +127,24 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
     }
     return theirs.status();
   }
-  Adopt(p, std::move(conns), id, theirs->incarnation, theirs->dials_started);
+  if (theirs->datagram) {
+    AdoptDatagram(p, id, ah, theirs->datagram_endpoints[0], theirs->incarnation, theirs->dials_started,
+                  offer.datagram_endpoints[0].psn);
+  } else {
+    Adopt(p, std::move(conns), id, theirs->incarnation, theirs->dials_started);
+  }
   return Status::Ok();
 }
 
 Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOffer& offer) {
   const std::vector<QpEndpoint>& remote = offer.endpoints;
-  if (remote.empty()) return Status(Code::kProtocol, "no queue pair endpoints offered");
+  if (remote.empty() && offer.datagram_endpoints.empty()) {
+    return Status(Code::kProtocol, "no queue pair endpoints offered");
+  }
   if (peer == self_) return Status(Code::kRefused, "node " + self_ + " cannot connect to itself");
   const PeerId id = directory_.For(peer);
   uint64_t generation = 0;
+  bool use_rc = false;
   DialAnswer answer;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -145,33 +174,57 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
     generation = ++p.generation;
     answer.incarnation = incarnation_;
     answer.dials_started = dials_started_;
+    // RC when the dialler offers it and our pool has room (a dial of our own that this one
+    // replaces held a place, given back first).
+    p.rc_held = false;
+    use_rc = !offer.datagram_only && !remote.empty() && RcPeersHeld() < options_.rc_pool;
+    p.rc_held = use_rc;
   }
   // Made and connected without the lock, as in Connect: registering the receive rings and RTR,
   // which may wait for the peer's address, must not hold up every group's puts.
   std::vector<std::unique_ptr<Connection>> conns;
   Status made = Status::Ok();
-  for (size_t r = 0; r < std::min(rails_.size(), remote.size()) && made.ok(); ++r) {
-    auto c = MakeConnection(r);
-    if (!c.ok()) {
-      made = c.status();
-      break;
+  ibv_ah* ah = nullptr;
+  if (use_rc) {
+    for (size_t r = 0; r < std::min(rails_.size(), remote.size()) && made.ok(); ++r) {
+      auto c = MakeConnection(r);
+      if (!c.ok()) {
+        made = c.status();
+        break;
+      }
+      conns.push_back(std::move(c.value()));
     }
-    conns.push_back(std::move(c.value()));
+    if (made.ok()) made = ConnectRails(conns, remote, peer);
+  } else {
+    auto a = DatagramAddress(offer.datagram_endpoints, peer);
+    if (a.ok()) {
+      ah = a.value();
+    } else {
+      made = a.status();
+    }
   }
-  if (made.ok()) made = ConnectRails(conns, remote, peer);
   std::lock_guard<std::mutex> lock(mu_);
   PeerState& p = Peer(id);
   if (p.generation != generation) {
+    if (ah != nullptr) ibv_destroy_ah(ah);
     return Status(Code::kRefused, "node " + self_ + " took a newer dial from node " + peer + " instead of this one");
   }
   if (!made.ok()) {
     p.state = PeerState::State::kIdle;
+    p.rc_held = false;
     spdlog::warn("verbs: cannot accept node {}: {}", peer, made.message());
     TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);  // as in Connect
     e.reason = made.message();
     e.never_up = true;
     Emit(std::move(e));
     return Status(Code::kSystem, made.message());
+  }
+  if (!use_rc) {
+    answer.datagram = true;
+    answer.datagram_endpoints = DatagramEndpoints();
+    AdoptDatagram(p, id, ah, offer.datagram_endpoints[0], offer.incarnation, offer.dial_seq,
+                  answer.datagram_endpoints[0].psn);
+    return answer;
   }
   for (const auto& c : conns) answer.endpoints.push_back(c->qp->local());
   Adopt(p, std::move(conns), id, offer.incarnation, offer.dial_seq);
@@ -224,6 +277,8 @@ void VerbsTransport::PeerDown(PeerId peer, const std::string& reason, bool never
   spdlog::warn("verbs: lost node {}: {}", directory_.Name(peer), reason);
   for (auto& c : p.conns) receivers_.erase(c->serial);
   p.conns.clear();
+  p.rc_held = false;
+  DropDatagramLink(p);
   p.regions.clear();
   p.put_rails.clear();
   p.pending.clear();  // puts among them are given up on by the exchange at kPeerDown

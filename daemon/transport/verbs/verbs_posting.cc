@@ -118,6 +118,17 @@ bool VerbsTransport::PostOp(PeerId peer, PeerState& p, Op& op) {
 
 bool VerbsTransport::PostControl(PeerId peer, PeerState& p, uint32_t type, uint64_t key, const void* payload,
                                  size_t bytes, int rail) {
+  if (p.ud) {
+    // Over UD the receiver places a put by its own region's key: the peer needs no notice of our
+    // regions, and nothing of its is written into ours that it must tell us has stopped.
+    if (type != VerbsWireHeader::kMessage && type != VerbsWireHeader::kKeepalive) return true;
+    UdWireHeader h;
+    h.type = type == VerbsWireHeader::kMessage ? UdWireHeader::kMessage : UdWireHeader::kKeepalive;
+    const LocalPiece piece{payload, bytes};
+    if (!PostDatagram(peer, p, h, &piece, 1, 0, static_cast<uint32_t>(bytes))) return false;
+    if (type == VerbsWireHeader::kMessage) ++stats_.control_frames_sent;
+    return true;
+  }
   const size_t on = rail >= 0 && static_cast<size_t>(rail) < p.conns.size() ? rail : 0;
   VerbsWireHeader h;
   h.type = type;
@@ -130,6 +141,7 @@ bool VerbsTransport::PostControl(PeerId peer, PeerState& p, uint32_t type, uint6
 }
 
 bool VerbsTransport::PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count) {
+  if (p.ud) return PostDatagramPut(peer, p, op, pieces, count);
   const LocalRegion* local = nullptr;
   const RemoteRegion* remote = nullptr;
   if (!op.started) {

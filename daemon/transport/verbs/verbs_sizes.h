@@ -16,8 +16,8 @@ constexpr uint32_t kRcRecvSlots = 32;   // its receive ring, kSlotBytes each
 constexpr uint32_t kRcSendDepth = 128;  // work requests in flight
 constexpr uint32_t kRcMaxGather = 30;   // SGEs per work request asked for (the device may allow fewer)
 
-// The UD path: one queue pair per rail for every peer outside the RC pool (the sizes it is planned
-// with: ohio-plan's queue pair budget reads them; the transport does not run it yet). Its receive ring
+// The UD path: one queue pair per rail for every peer outside the RC pool (the transport allocates
+// these, and ohio-plan's queue pair budget reads them). Its receive ring
 // takes the datagrams of all of them, so it is deeper than an RC connection's; a slot holds a
 // datagram of the path's MTU and the 40-byte global route header UD receives carry first.
 constexpr uint32_t kUdMtu = 4096;

@@ -4,6 +4,7 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
   if (rails.empty()) return Status(Code::kInvalidArgument, "the verbs transport needs at least one rail");
   std::unique_ptr<VerbsTransport> t(new VerbsTransport());
   t->self_ = self;
+  t->options_ = options;
   t->incarnation_ = std::random_device{}() | uint64_t{std::random_device{}()} << 32 | 1;
   t->rails_ = std::move(rails);
   t->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
@@ -36,6 +38,20 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
     if (!pool.ok()) return pool.status();
     t->pools_.push_back(std::move(pool.value()));
   }
+  // The UD service, unless every peer gets an RC queue pair: a datagram queue pair per rail, and
+  // a timer that wakes a sleeping engine when a datagram is due to be sent again.
+  if (options.rc_pool != kUnlimitedRcPool) {
+    for (size_t r = 0; r < t->rails_.size(); ++r) {
+      auto q = UdQueuePair::Create(*t->rails_[r], r, verbs_sizes::kUdRecvSlots, verbs_sizes::kUdSendDepth,
+                                   verbs_sizes::kUdSendDepth);
+      if (!q.ok()) return q.status();
+      t->datagram_qps_.push_back(std::move(q.value()));
+    }
+    t->timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (t->timer_fd_ < 0) return SystemError("timerfd_create", errno);
+    if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->timer_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
+  }
+  t->stats_.rc_pool = options.rc_pool;
   VerbsTransport* raw = t.get();
   t->registrar_ = std::make_unique<MemoryRegistrar>(
       std::move(pds), options.registration_delay,
@@ -49,13 +65,15 @@ VerbsTransport::~VerbsTransport() {
   registrar_.reset();  // its thread calls back into this object
   std::lock_guard<std::mutex> lock(mu_);
   receivers_.clear();
-  peers_.clear();
+  peers_.clear();  // their address handles before the datagram queue pairs
+  datagram_qps_.clear();
   for (auto& [key, r] : regions_) {
     for (ibv_mr* mr : r.mrs) ibv_dereg_mr(mr);
   }
   pools_.clear();
   if (epoll_fd_ >= 0) close(epoll_fd_);
   if (wake_fd_ >= 0) close(wake_fd_);
+  if (timer_fd_ >= 0) close(timer_fd_);
 }
 
 void VerbsTransport::set_dialer(Dialer dialer) {
@@ -93,6 +111,15 @@ std::vector<std::string> VerbsTransport::connected_peers() const {
   return out;
 }
 
+std::map<std::string, std::string> VerbsTransport::peer_links() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, std::string> out;
+  for (PeerId id = 0; id < peers_.size(); ++id) {
+    if (peers_[id].state == PeerState::State::kConnected) out[directory_.Name(id)] = peers_[id].ud ? "UD" : "RC";
+  }
+  return out;
+}
+
 TransportStats VerbsTransport::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   TransportStats s = stats_;
@@ -101,6 +128,7 @@ TransportStats VerbsTransport::stats() const {
   s.registrations_pending = 0;
   for (const PeerState& p : peers_) {
     if (p.state == PeerState::State::kConnected) s.queue_pairs += static_cast<uint32_t>(p.conns.size());
+    if (p.state == PeerState::State::kConnected && p.ud) ++s.datagram_peers;
   }
   for (const auto& [key, r] : regions_) s.registrations_pending += r.state == LocalRegion::State::kPending;
   return s;

@@ -46,6 +46,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <utility>
@@ -58,6 +59,9 @@
 #include "daemon/transport/verbs/memory_registrar.h"
 #include "daemon/transport/verbs/pending_op.h"
 #include "daemon/transport/verbs/queue_pair.h"
+#include "daemon/transport/verbs/ud_peer_link.h"
+#include "daemon/transport/verbs/ud_queue_pair.h"
+#include "daemon/transport/verbs/ud_wire.h"
 #include "daemon/transport/verbs/verbs_connection.h"
 #include "daemon/transport/verbs/verbs_rail.h"
 #include "daemon/transport/verbs/verbs_wire.h"
@@ -68,15 +72,21 @@ namespace ohio {
 // once, one dial is accepted and the other must be recognised as stale even if it arrives
 // after the connection is up: the answer tells the dialler how many dials the other side had
 // begun, and a later dial from the same incarnation numbered no higher is refused.
+// The dialler also offers its datagram queue pairs: the pair's data goes over UD when either
+// end's pool of RC queue pairs is full (the dialler's: it offers no RC endpoints then).
 struct DialOffer {
   uint64_t incarnation = 0;
   uint64_t dial_seq = 0;
   std::vector<QpEndpoint> endpoints;
+  std::vector<QpEndpoint> datagram_endpoints;
+  bool datagram_only = false;
 };
 struct DialAnswer {
   uint64_t incarnation = 0;
   uint64_t dials_started = 0;
-  std::vector<QpEndpoint> endpoints;
+  std::vector<QpEndpoint> endpoints;  // empty when `datagram`
+  bool datagram = false;
+  std::vector<QpEndpoint> datagram_endpoints;
 };
 
 class VerbsTransport : public Transport {
@@ -86,7 +96,21 @@ class VerbsTransport : public Transport {
 
   struct Options {
     std::chrono::milliseconds registration_delay{0};  // see MemoryRegistrar
+    // RC queue pairs per rail, at most: peers beyond it are reached over the rail's one UD queue
+    // pair (0: every peer; kUnlimitedRcPool: none, one RC queue pair per peer node).
+    uint32_t rc_pool = 256;
+    // A datagram is sent again once unacknowledged for the measured round trip's timeout, 10 ms
+    // at least (ud_reliability.h), and a peer that acknowledges nothing for 8 s is lost (RC's
+    // retries give up after about 2 s). The window is what an acknowledgement's selective mask
+    // describes whole (64 datagrams past the cumulative point): with a wider one, datagrams the
+    // receiver holds but no acknowledgement can name are sent again as if lost, and their copies
+    // crowd the receive ring the lost one must come back through.
+    UdStreamOptions datagrams{64, std::chrono::microseconds(10000), std::chrono::milliseconds(8000)};
+    // Datagrams dropped on arrival, one in this many at random (0: none): loss the reliability must hide,
+    // for tests on fabrics that lose nothing.
+    uint32_t drop_one_datagram_in = 0;
   };
+  static constexpr uint32_t kUnlimitedRcPool = UINT32_MAX;
 
   // How long the queue pairs of one dial, every rail together, may take trying RTR again while
   // the peer's address is not resolved (the kernel waits a second per attempt): a few attempts.
@@ -121,6 +145,7 @@ class VerbsTransport : public Transport {
   bool PrepareToSleep() override;
   size_t connections() const override;
   std::vector<std::string> connected_peers() const override;
+  std::map<std::string, std::string> peer_links() const override;
   TransportStats stats() const override;
 
  private:
@@ -144,6 +169,10 @@ class VerbsTransport : public Transport {
     bool dropping = false;  // a fragment of the bounce put under way had nowhere to land
     uint64_t incarnation = 0;  // of the peer daemon these connections go to
     uint64_t dial_floor = 0;   // its dials numbered up to this are stale
+    // Reached over UD (no conns): its datagram link. `rc_held`: it counts against the RC pool
+    // (connected over RC, or a dial or accept for RC under way).
+    std::unique_ptr<UdPeerLink> ud;
+    bool rc_held = false;
   };
   struct LocalRegion {
     // kParked: its key is dead to every peer (all acknowledged), its registration kept.
@@ -211,6 +240,32 @@ class VerbsTransport : public Transport {
   // of our region the put reads from (registered or not), then kept.
   size_t PutRail(PeerState& p, uint64_t key, const LocalPiece* pieces, size_t count);
   void Emit(TransportEvent e);
+
+  // The UD service (verbs_datagrams.cc). Peers holding an RC queue pair, or about to.
+  uint32_t RcPeersHeld() const;  // under mu_
+  // Address handles for a peer's datagram queue pairs (without mu_), and the peer adopted on UD.
+  Result<ibv_ah*> DatagramAddress(const std::vector<QpEndpoint>& remote, const std::string& peer);
+  void AdoptDatagram(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote, uint64_t incarnation,
+                     uint64_t dial_floor, uint32_t first_seq);
+  std::vector<QpEndpoint> DatagramEndpoints() const;
+  // Each false when out of room for now (window, send slots, send queue) or the peer went down.
+  bool PostDatagramPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count);
+  bool PostDatagram(PeerId peer, PeerState& p, UdWireHeader h, const LocalPiece* pieces, size_t count,
+                    uint64_t from, uint32_t n);
+  void SendAck(PeerState& p);
+  void OnDatagramCompletion(const ibv_wc& wc);
+  void OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h, const uint8_t* payload, uint32_t n);
+  // The peer connected over UD whose datagram queue pair `qpn` at the address in `grh` sent it.
+  std::optional<PeerId> DatagramSender(uint32_t qpn, const uint8_t* grh) const;
+  void ReleaseHeld(PeerState& p);
+  void DropDatagramLink(PeerState& p);
+  // Acknowledgements due, retransmissions due, peers that stopped answering; the timer armed for
+  // the next retransmission. Every pass and before sleeping.
+  void TendDatagrams(std::chrono::steady_clock::time_point now);
+  bool DatagramsInFlight() const;
+  // Before sleeping: the timer set to wake the engine for the next retransmission (disarmed with
+  // nothing in flight); false when an acknowledgement is still to be sent, so not to sleep.
+  bool ArmDatagramTimer();
   void Wake();  // from threads other than the engine's, which may be asleep
 
   std::string self_;
@@ -241,6 +296,15 @@ class VerbsTransport : public Transport {
   bool polling_ = false;  // inside Poll or PrepareToSleep: events go out with it, no wake-up needed
   std::chrono::steady_clock::time_point last_keepalive_;
   TransportStats stats_;
+  // The UD service: a datagram queue pair per rail, peers by where their datagrams come from
+  // (source GID and queue pair number), the pool's bound, the retransmission timer.
+  Options options_;
+  std::vector<std::unique_ptr<UdQueuePair>> datagram_qps_;
+  std::multimap<uint32_t, std::pair<std::array<uint8_t, 16>, PeerId>> datagram_senders_;  // by QPN
+  int timer_fd_ = -1;
+  // Which datagrams drop_one_datagram_in drops: at random, not every n-th, which a sender's
+  // retransmissions could meet in step every time.
+  std::mt19937 drop_chance_{std::random_device{}()};
 };
 
 }  // namespace ohio

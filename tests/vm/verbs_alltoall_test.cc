@@ -23,6 +23,7 @@
 #include "tests/harness/cluster.h"
 #include "tests/harness/munged.h"
 #include "tests/harness/rank_job.h"
+#include "tests/vm/verbs_cluster_checks.h"
 
 namespace ohio::testing {
 namespace {
@@ -30,23 +31,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// Everything runs under emulation (TCG): generous deadlines, never timings.
-constexpr auto kDeadline = seconds(240);
-
-std::vector<std::string> Verbs(std::vector<std::string> more = {}) {
-  std::vector<std::string> flags = {"--transport", "verbs"};
-  flags.insert(flags.end(), more.begin(), more.end());
-  return flags;
-}
-
-bool Contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
-
-void ExpectAllOk(RankJob& job, const std::string& context, Cluster& cluster) {
-  auto codes = job.Wait(kDeadline);
-  bool all = true;
-  for (int c : codes) all &= c == 0;
-  EXPECT_TRUE(all) << context << "\n" << job.Outputs() << cluster.Logs();
-}
+constexpr auto kDeadline = kVerbsDeadline;
 
 admin::StatusReply Status(Cluster& c, uint32_t i) {
   StatusQuery q = QueryStatus(c.node(i).admin_socket());
@@ -64,16 +49,6 @@ bool WaitForStatus(Cluster& c, uint32_t i, Pred ok, milliseconds deadline = kDea
     std::this_thread::sleep_for(milliseconds(100));
   }
   return false;
-}
-
-std::string RunShell(const std::string& command) {
-  std::string out;
-  FILE* f = popen(("PATH=\"$PATH:/usr/sbin:/sbin\" " + command + " 2>&1").c_str(), "r");
-  if (f == nullptr) return out;
-  char line[1024];
-  while (std::fgets(line, sizeof(line), f) != nullptr) out += line;
-  pclose(f);
-  return out;
 }
 
 // Runs `command` in the background and waits at most `deadline` for it to end; false if it has
@@ -135,37 +110,6 @@ class IsolatedRxe {
   std::string made_;
 };
 
-// The value after `key` in an `rdma resource` line, "" if absent.
-std::string Field(const std::string& line, const std::string& key) {
-  std::istringstream in(line);
-  std::string word;
-  while (in >> word) {
-    if (word == key && in >> word) return word;
-  }
-  return "";
-}
-
-// RC queue pairs the kernel lists for process `pid`, independent of what the daemon says of
-// itself. The kernel credits a queue pair to the thread that made it (gRPC threads make the
-// accepted ones), so they are matched by the process's protection domains, one per device.
-int KernelQueuePairs(pid_t pid, std::string* listing) {
-  const std::string pds = RunShell("rdma resource show pd");
-  const std::string qps = RunShell("rdma resource show qp");
-  *listing = pds + qps;
-  std::set<std::pair<std::string, std::string>> mine;  // (device, pdn)
-  std::istringstream pd_lines(pds);
-  for (std::string l; std::getline(pd_lines, l);) {
-    if (Field(l, "pid") == std::to_string(pid)) mine.insert({Field(l, "dev"), Field(l, "pdn")});
-  }
-  int n = 0;
-  std::istringstream qp_lines(qps);
-  for (std::string l; std::getline(qp_lines, l);) {
-    const std::string link = Field(l, "link");  // "rxe0/1"
-    if (Field(l, "type") == "RC" && mine.count({link.substr(0, link.find('/')), Field(l, "pdn")})) ++n;
-  }
-  return mine.empty() ? -1 : n;
-}
-
 // Every daemon runs verbs and holds exactly one RC queue pair per peer node and rail.
 void ExpectQueuePairs(Cluster& c, uint32_t peers) {
   for (uint32_t i = 0; i < c.size(); ++i) {
@@ -176,7 +120,7 @@ void ExpectQueuePairs(Cluster& c, uint32_t peers) {
     EXPECT_EQ(s.data_connections(), peers) << c.name(i) << "\n" << s.DebugString();
     EXPECT_EQ(s.transport_counters().queue_pairs(), peers * rails) << c.name(i) << "\n" << s.DebugString();
     std::string listing;
-    EXPECT_EQ(KernelQueuePairs(c.node(i).pid(), &listing), static_cast<int>(peers * rails))
+    EXPECT_EQ(KernelQueuePairs(c.node(i).pid(), "RC", &listing), static_cast<int>(peers * rails))
         << c.name(i) << " (pid " << c.node(i).pid() << ") in `rdma resource show qp`:\n" << listing;
   }
 }

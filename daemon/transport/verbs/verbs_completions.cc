@@ -181,8 +181,7 @@ void VerbsTransport::OnReceive(PeerId peer, PeerState& p, size_t rail, const uin
     }
     case VerbsWireHeader::kBouncePut: {
       auto it = regions_.find(h->key);
-      const bool open = it != regions_.end() && (it->second.state == LocalRegion::State::kPending ||
-                                                 it->second.state == LocalRegion::State::kRegistered);
+      const bool open = it != regions_.end() && it->second.Writable();
       if (open && h->offset <= it->second.bytes &&
           n <= it->second.bytes - h->offset) {
         std::memcpy(it->second.base + h->offset, payload, n);

@@ -260,8 +260,7 @@ void VerbsTransport::OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h
     }
   } else if (h.type == UdWireHeader::kData) {
     auto it = regions_.find(h.key);
-    const bool open = it != regions_.end() && (it->second.state == LocalRegion::State::kPending ||
-                                               it->second.state == LocalRegion::State::kRegistered);
+    const bool open = it != regions_.end() && it->second.Writable();
     const uint64_t at = h.start + h.at;
     if (open && h.start <= it->second.bytes && at >= h.start && at <= it->second.bytes &&
         n <= it->second.bytes - at && h.total <= it->second.bytes - h.start) {
@@ -297,13 +296,6 @@ void VerbsTransport::ReleaseHeld(PeerState& p) {
     Emit(std::move(l.held.begin()->second));
     l.held.erase(l.held.begin());
   }
-}
-
-bool VerbsTransport::DatagramsInFlight() const {
-  for (const PeerState& p : peers_) {
-    if (p.ud && p.ud->send.in_flight() > 0) return true;
-  }
-  return false;
 }
 
 void VerbsTransport::TendDatagrams(UdClock::time_point now) {

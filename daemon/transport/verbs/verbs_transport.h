@@ -185,6 +185,8 @@ class VerbsTransport : public Transport {
     std::set<std::pair<PeerId, size_t>> acks_waiting;  // (peer, rail) while closing
     bool keep_registration = false;  // closing to be parked, not deregistered
     RailTiers rail_tiers;  // the group's preferred rails (PreferRails); none: spread by key
+    // A peer's bytes may still land in it (a bounce put, a datagram): its group has not closed.
+    bool Writable() const { return state == State::kPending || state == State::kRegistered; }
   };
 
   VerbsTransport() = default;
@@ -262,7 +264,6 @@ class VerbsTransport : public Transport {
   // Acknowledgements due, retransmissions due, peers that stopped answering; the timer armed for
   // the next retransmission. Every pass and before sleeping.
   void TendDatagrams(std::chrono::steady_clock::time_point now);
-  bool DatagramsInFlight() const;
   // Before sleeping: the timer set to wake the engine for the next retransmission (disarmed with
   // nothing in flight); false when an acknowledgement is still to be sent, so not to sleep.
   bool ArmDatagramTimer();

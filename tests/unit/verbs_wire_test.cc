@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "daemon/peers/endpoint_proto.h"
+#include "daemon/transport/verbs/move_notice.h"
 #include "daemon/transport/verbs/ud_wire.h"
 #include "daemon/transport/verbs/verbs_wire.h"
 
@@ -48,7 +49,7 @@ TEST(VerbsWireHeader, RefusesShortAndUnknown) {
   EXPECT_FALSE(VerbsWireHeader::Decode(buf, VerbsWireHeader::kBytes - 1).has_value());
   buf[0] = 0;
   EXPECT_FALSE(VerbsWireHeader::Decode(buf, sizeof(buf)).has_value());
-  buf[0] = 7;
+  buf[0] = 8;
   EXPECT_FALSE(VerbsWireHeader::Decode(buf, sizeof(buf)).has_value());
 }
 
@@ -152,10 +153,68 @@ TEST(UdWireHeader, RefusesWhatNoDaemonSends) {
   h.type = UdWireHeader::kMessage;  // its payload is the message
   h.Encode(buf);
   EXPECT_TRUE(UdWireHeader::Decode(buf, UdWireHeader::kBytes + 24).has_value());
-  for (uint32_t type : {0u, 5u, 0x101u}) {
+  for (uint32_t type : {0u, 6u, 0x101u}) {
     WirePut<uint32_t>(buf, type);
     EXPECT_FALSE(UdWireHeader::Decode(buf, UdWireHeader::kBytes).has_value()) << type;
   }
+}
+
+TEST(MoveNotice, RoundTripsEndpointsAndFlags) {
+  MoveNotice m;
+  m.to_rc = true;
+  m.reply = true;
+  for (uint32_t r = 0; r < 2; ++r) {
+    QpEndpoint e;
+    for (size_t i = 0; i < 16; ++i) e.gid[i] = static_cast<uint8_t>(i * 7 + r);
+    e.lid = static_cast<uint16_t>(0x1234 + r);
+    e.qpn = 0xabcdef + r;
+    e.psn = 0x123456 + r;
+    e.mtu = IBV_MTU_4096;
+    e.rail = "rxe" + std::to_string(r) + ":1";
+    m.endpoints.push_back(e);
+  }
+  const std::string wire = m.Encode();
+  auto back = MoveNotice::Decode(reinterpret_cast<const uint8_t*>(wire.data()), wire.size());
+  ASSERT_TRUE(back.has_value());
+  EXPECT_TRUE(back->to_rc);
+  EXPECT_TRUE(back->reply);
+  EXPECT_FALSE(back->refused);
+  ASSERT_EQ(back->endpoints.size(), 2u);
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(back->endpoints[r].gid, m.endpoints[r].gid);
+    EXPECT_EQ(back->endpoints[r].lid, m.endpoints[r].lid);
+    EXPECT_EQ(back->endpoints[r].qpn, m.endpoints[r].qpn);
+    EXPECT_EQ(back->endpoints[r].psn, m.endpoints[r].psn);
+    EXPECT_EQ(back->endpoints[r].mtu, static_cast<uint32_t>(IBV_MTU_4096));
+    EXPECT_EQ(back->endpoints[r].rail, m.endpoints[r].rail);
+  }
+}
+
+TEST(MoveNotice, RefusesWhatNoDaemonSends) {
+  auto decode = [](const std::string& w) {
+    return MoveNotice::Decode(reinterpret_cast<const uint8_t*>(w.data()), w.size());
+  };
+  MoveNotice refusal;
+  refusal.to_rc = true;
+  refusal.reply = true;
+  refusal.refused = true;
+  const std::string refused = refusal.Encode();
+  ASSERT_TRUE(decode(refused).has_value());
+  EXPECT_TRUE(decode(refused)->refused);
+  EXPECT_FALSE(decode(std::string("\x01", 1)).has_value()) << "truncated";
+  EXPECT_FALSE(decode(std::string("\x01\x00", 2)).has_value()) << "a notice with no endpoint that is no refusal";
+  EXPECT_FALSE(decode(std::string("\x05\x00", 2)).has_value()) << "a refusal that is no answer";
+  EXPECT_FALSE(decode(std::string("\x08\x00", 2)).has_value()) << "an unknown flag";
+  MoveNotice m;
+  m.endpoints.push_back(QpEndpoint{});
+  m.endpoints.back().rail = "rxe0:1";
+  const std::string w = m.Encode();
+  EXPECT_TRUE(decode(w).has_value());
+  EXPECT_FALSE(decode(w.substr(0, w.size() - 1)).has_value()) << "a rail name cut short";
+  EXPECT_FALSE(decode(w + "x").has_value()) << "bytes left over";
+  std::string many = w;
+  many[1] = static_cast<char>(MoveNotice::kMaxEndpoints + 1);
+  EXPECT_FALSE(decode(many).has_value()) << "more endpoints than any node has rails";
 }
 
 TEST(EndpointProto, RoundTrips) {

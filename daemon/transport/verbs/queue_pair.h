@@ -14,18 +14,10 @@
 
 #include "common/status.h"
 #include "daemon/transport/verbs/modify_qp_retrying.h"
+#include "daemon/transport/verbs/qp_endpoint.h"
 #include "daemon/transport/verbs/verbs_rail.h"
 
 namespace ohio {
-
-struct QpEndpoint {
-  std::array<uint8_t, 16> gid{};
-  uint16_t lid = 0;
-  uint32_t qpn = 0;
-  uint32_t psn = 0;
-  uint32_t mtu = IBV_MTU_1024;  // enum ibv_mtu
-  std::string rail;             // e.g. "rxe0:1", for logs and Status
-};
 
 // A GID as people read it: "::ffff:10.77.0.1" (RoCE over IPv4), "fe80::..." (InfiniBand).
 std::string GidText(const std::array<uint8_t, 16>& gid);

@@ -12,6 +12,8 @@
 // kMessage   a small exchange message (the payload), numbered `seq` in the stream like kData
 // kKeepalive no payload, numbered: sent while groups wait, so that a peer that stopped
 //            answering shows as datagrams nobody acknowledges
+// kMoving    the pair moves to RC: payload = a MoveNotice (move_notice.h), numbered like kData,
+//            the last datagram of the sender's stream
 // A kData datagram carries the same acknowledgement of the reverse stream, so a busy pair needs
 // no separate acks.
 #pragma once
@@ -24,7 +26,7 @@
 namespace ohio {
 
 struct UdWireHeader {
-  enum Type : uint8_t { kData = 1, kAck = 2, kMessage = 3, kKeepalive = 4 };
+  enum Type : uint8_t { kData = 1, kAck = 2, kMessage = 3, kKeepalive = 4, kMoving = 5 };
   static constexpr size_t kBytes = 56;
 
   uint8_t type = 0;
@@ -58,7 +60,7 @@ struct UdWireHeader {
     if (bytes < kBytes) return std::nullopt;
     UdWireHeader h;
     const uint32_t word = WireGet<uint32_t>(in);
-    if (word < kData || word > kKeepalive) return std::nullopt;
+    if (word < kData || word > kMoving) return std::nullopt;
     h.type = static_cast<uint8_t>(word);
     h.seq = WireGet<uint32_t>(in + 4);
     h.ack = WireGet<uint32_t>(in + 8);

@@ -9,6 +9,8 @@
 // kRegionGone  region `key` is going away: write nothing more into it
 // kRegionGoneAck  sent on every rail after kRegionGone: nothing more is in flight on that rail
 // kKeepalive   nothing; sent while groups wait, so a dead peer shows as a failed send
+// kMoving      the pair moves to UD: payload = a MoveNotice (move_notice.h), the last SEND on
+//              its rail
 #pragma once
 
 #include <cstdint>
@@ -31,7 +33,7 @@ inline T WireGet(const uint8_t* p) {
 
 struct VerbsWireHeader {
   enum Type : uint32_t { kMessage = 1, kBouncePut = 2, kRegion = 3, kRegionGone = 4, kRegionGoneAck = 5,
-                       kKeepalive = 6 };
+                       kKeepalive = 6, kMoving = 7 };
   static constexpr uint32_t kLastFragment = 0x100;
   static constexpr size_t kBytes = 40;
 
@@ -56,7 +58,7 @@ struct VerbsWireHeader {
     const uint32_t word = WireGet<uint32_t>(in);
     h.type = word & 0xff;
     h.last = (word & kLastFragment) != 0;
-    if (h.type < kMessage || h.type > kKeepalive) return std::nullopt;
+    if (h.type < kMessage || h.type > kMoving) return std::nullopt;
     h.imm = WireGet<uint32_t>(in + 4);
     h.key = WireGet<uint64_t>(in + 8);
     h.offset = WireGet<uint64_t>(in + 16);

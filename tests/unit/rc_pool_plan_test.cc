@@ -112,6 +112,15 @@ TEST(RcPoolPlan, AnIdleMemberLeavesAndAnIdleOutsiderDoesNotEnter) {
   EXPECT_EQ(plan.rc_peers(), 1u);
 }
 
+TEST(RcPoolPlan, WithAPlaceForEveryPeerAnIdleMemberStays) {
+  RcPoolPlan plan(Pool(3));
+  for (PeerId p = 1; p <= 3; ++p) plan.AddPeer(p);
+  plan.EndInterval({To(1, 10), To(2, 10), To(3, 10)});
+  ASSERT_EQ(plan.rc_peers(), 3u);
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(plan.EndInterval({}).empty()) << i;
+  EXPECT_EQ(plan.rc_peers(), 3u);
+}
+
 TEST(RcPoolPlan, MovesPerIntervalAreBoundedAndARemovedPeerFreesItsPlace) {
   RcPoolOptions o = Pool(10);
   o.max_moves = 3;
@@ -138,6 +147,28 @@ TEST(RcPoolPlan, DisplacementStopsAtTheFirstOutsiderNotWorthIt) {
             (std::vector<RcPoolMove>{{1, false}, {4, true}}));
   EXPECT_TRUE(plan.InRc(2));
   EXPECT_FALSE(plan.InRc(3));
+}
+
+// The transport tells the plan where each peer really is: a promotion the other end refused puts
+// the peer back outside (settling before it is tried again), and a pair the other end moved
+// counts as a member, so the pool is never planned past its bound.
+TEST(RcPoolPlan, WhereTheTransportPlacesAPeerOverridesThePlan) {
+  RcPoolPlan plan(Pool(1));
+  plan.AddPeer(1);
+  plan.AddPeer(2);
+  EXPECT_EQ(plan.EndInterval({To(1, 10)}), (std::vector<RcPoolMove>{{1, true}}));
+  plan.Place(1, false);  // refused by the peer
+  EXPECT_FALSE(plan.InRc(1));
+  EXPECT_EQ(plan.rc_peers(), 0u);
+  EXPECT_TRUE(plan.EndInterval({To(1, 10)}).empty()) << "not settled yet";
+  EXPECT_EQ(plan.EndInterval({To(1, 10)}), (std::vector<RcPoolMove>{{1, true}}));
+  plan.Place(3, true);  // a new peer the other end moved to RC... with 1 already planned in
+  plan.Place(1, false);  // ...and 1 refused again
+  EXPECT_EQ(plan.rc_peers(), 1u);
+  EXPECT_TRUE(plan.InRc(3));
+  EXPECT_TRUE(plan.EndInterval({To(1, 10)}).empty()) << "3 holds the one place, and neither has settled";
+  plan.Place(3, true);  // where it already is: nothing changes
+  EXPECT_EQ(plan.rc_peers(), 1u);
 }
 
 }  // namespace

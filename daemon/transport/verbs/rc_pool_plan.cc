@@ -25,6 +25,19 @@ void RcPoolPlan::RemovePeer(PeerId peer) {
   peers_.erase(it);
 }
 
+void RcPoolPlan::Place(PeerId peer, bool rc) {
+  AddPeer(peer);
+  PeerState& s = peers_[peer];
+  if (s.rc == rc) return;
+  s.rc = rc;
+  s.since_move = 0;
+  if (rc) {
+    ++rc_peers_;
+  } else {
+    --rc_peers_;
+  }
+}
+
 bool RcPoolPlan::InRc(PeerId peer) const {
   auto it = peers_.find(peer);
   return it != peers_.end() && it->second.rc;
@@ -66,9 +79,10 @@ std::vector<RcPoolMove> RcPoolPlan::EndInterval(const std::vector<PeerTraffic>& 
   auto settled = [&](const PeerState& s) { return s.since_move >= options_.settle_intervals; };
   auto moves_left = [&] { return demoted.size() + promoted.size() < options_.max_moves; };
 
-  // Members that have sent nothing for long give their place back.
+  // Members that have sent nothing for long give their place back, when there are more peers
+  // than places: with a place for every peer a move gains nothing and costs two handshakes.
   for (auto& [peer, s] : peers_) {
-    if (!moves_left()) break;
+    if (!moves_left() || peers_.size() <= options_.capacity) break;
     if (s.rc && settled(s) && s.idle >= options_.idle_intervals) Move(peer, s, false, &demoted);
   }
   // Outsiders with traffic, the costliest first (lower peer first among equals: every run of

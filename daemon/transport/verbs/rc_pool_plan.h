@@ -12,7 +12,8 @@
 // times as much, and neither has moved within `settle_intervals`: the hysteresis that keeps two
 // peers of nearly equal traffic from trading places every interval, since a move takes a queue
 // pair's set-up and both ends' agreement. A peer that sent nothing for `idle_intervals` leaves
-// the pool even with no one waiting, so that its queue pair is not held for nothing.
+// the pool even with no one waiting, so that its queue pair is not held for nothing, unless
+// there are no more peers than places.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +56,10 @@ class RcPoolPlan {
   // node gone) frees its place.
   void AddPeer(PeerId peer);
   void RemovePeer(PeerId peer);
+  // Where the peer is now, as the transport has it (added if new): a move the plan asked for
+  // may not have happened (the other end refused, or is still moving), and the other end may
+  // have moved the pair itself. A peer found elsewhere than planned counts as just moved.
+  void Place(PeerId peer, bool rc);
 
   // The interval's traffic (peers not named sent nothing); the moves to make, demotions first
   // so that a promotion never finds the pool over capacity. Applied at once to what InRc says.

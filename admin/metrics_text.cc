@@ -138,6 +138,12 @@ std::string PrometheusText(const admin::CountersReply& c) {
             t.datagram_duplicates());
   w.Counter("ohio_datagrams_refused_total", "Datagrams from no peer, malformed or outside the window (UD).",
             t.datagrams_refused());
+  w.Counter("ohio_rc_promotions_total", "Peer nodes moved from UD into the pool of RC queue pairs by their traffic.",
+            t.rc_promotions());
+  w.Counter("ohio_rc_demotions_total", "Peer nodes moved from the pool of RC queue pairs to UD by their traffic.",
+            t.rc_demotions());
+  w.Counter("ohio_rc_moves_refused_total", "Moves to RC the peer node refused, its pool being full.",
+            t.rc_moves_refused());
   if (t.rail_put_bytes_size() > 0) {
     w.Family("ohio_rail_put_bytes_total", "counter", "Bytes of puts posted on each rail.");
     for (int i = 0; i < t.rail_put_bytes_size() && i < t.rails_size(); ++i) {

@@ -38,6 +38,9 @@ void FillTransportCounters(const TransportStats& s, admin::TransportCounters* ou
   out->set_datagram_duplicates(s.datagram_duplicates);
   out->set_datagrams_refused(s.datagrams_refused);
   out->set_datagrams_dropped(s.datagrams_dropped);
+  out->set_rc_promotions(s.rc_promotions);
+  out->set_rc_demotions(s.rc_demotions);
+  out->set_rc_moves_refused(s.rc_moves_refused);
 }
 
 }  // namespace

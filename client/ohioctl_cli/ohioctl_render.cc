@@ -163,7 +163,10 @@ json TransportCountersJson(const admin::TransportCounters& t) {
           {"datagram_retransmissions", t.datagram_retransmissions()},
           {"datagram_duplicates", t.datagram_duplicates()},
           {"datagrams_refused", t.datagrams_refused()},
-          {"datagrams_dropped", t.datagrams_dropped()}};
+          {"datagrams_dropped", t.datagrams_dropped()},
+          {"rc_promotions", t.rc_promotions()},
+          {"rc_demotions", t.rc_demotions()},
+          {"rc_moves_refused", t.rc_moves_refused()}};
 }
 
 json SegmentCacheJson(const admin::SegmentCacheCounters& c) {
@@ -193,7 +196,8 @@ std::string DatagramsLine(const admin::TransportCounters& t) {
          " over UD: " + std::to_string(t.datagram_puts()) + " puts in " + std::to_string(t.datagrams_sent()) +
          " datagrams, " + std::to_string(t.datagram_retransmissions()) + " sent again, " +
          std::to_string(t.datagram_duplicates()) + " duplicates, " + std::to_string(t.datagrams_refused()) +
-         " refused";
+         " refused; " + std::to_string(t.rc_promotions()) + " promoted to RC, " + std::to_string(t.rc_demotions()) +
+         " demoted to UD, " + std::to_string(t.rc_moves_refused()) + " refused by the peer";
 }
 
 // One line on what the transport did with memory and queue pairs ("" for tcp, which has none).

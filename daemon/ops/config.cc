@@ -266,9 +266,9 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
       ->check(CLI::Range(0u, 600000u))
       ->capture_default_str();
   app.add_option("--rc-pool", c.rc_pool,
-                 "RC queue pairs per rail, at most: the first peer nodes connected get one, every other peer is "
-                 "reached over the rail's one UD queue pair (0: every peer over UD; unlimited: one RC queue pair per "
-                 "peer node, no UD)")
+                 "RC queue pairs per rail, at most: the peer nodes with the most traffic get one (the first "
+                 "connected until traffic is measured), every other peer is reached over the rail's one UD queue "
+                 "pair (0: every peer over UD; unlimited: one RC queue pair per peer node, no UD)")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
             if (v == "unlimited") return "";
@@ -278,6 +278,12 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
             return "";
           },
           "N|unlimited"))
+      ->capture_default_str();
+  app.add_option("--rc-pool-interval-ms", c.rc_pool_interval_ms,
+                 "How often the RC pool is planned from the traffic to each peer: the busiest peers are moved to RC "
+                 "and idle or quieter ones to UD, with hysteresis, while jobs run (0: never; the first peers "
+                 "connected keep the pool)")
+      ->check(CLI::Range(0u, 3600000u))
       ->capture_default_str();
   app.add_option("--drop-one-datagram-in", c.drop_one_datagram_in,
                  "Drop one datagram in this many, at random, as it arrives over UD (0: none), so that the reliability that "

@@ -101,6 +101,7 @@ struct DaemonConfig {
   // RC queue pairs per rail, at most ("unlimited": one per peer node); the peers beyond them are
   // reached over UD. A number or "unlimited".
   std::string rc_pool = "256";
+  uint32_t rc_pool_interval_ms = 1000;  // how often the pool is planned by traffic (0: never)
   uint32_t drop_one_datagram_in = 0;  // loss made on arrival over UD (testing the reliability)
   // Plan NUMA placement for the machine this hwloc XML file describes instead of this one
   // (testing and debugging: binding still happens here, and says so when the kernel refuses).

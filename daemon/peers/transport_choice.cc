@@ -45,6 +45,7 @@ Result<ChosenTransport> ChooseTransport(const DaemonConfig& config, PeerAuth* au
   options.rc_pool = config.rc_pool == "unlimited" ? VerbsTransport::kUnlimitedRcPool
                                                   : static_cast<uint32_t>(std::stoul(config.rc_pool));
   options.drop_one_datagram_in = config.drop_one_datagram_in;
+  options.rc_pool_interval = std::chrono::milliseconds(config.rc_pool_interval_ms);
   auto verbs = VerbsTransport::Start(config.node_name, std::move(rails.value()), options);
   if (!verbs.ok()) {
     if (config.transport == "verbs") return Status(verbs.status().code(), "verbs transport: " + verbs.status().message());

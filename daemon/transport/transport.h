@@ -69,6 +69,11 @@ struct TransportStats {
   uint64_t datagram_duplicates = 0;
   uint64_t datagrams_refused = 0;  // from no peer of ours, malformed, or outside the window
   uint64_t datagrams_dropped = 0;  // by the loss the daemon was told to make (tests)
+  // Peers moved between the services by their traffic (both ends count a move), and moves to RC
+  // the other end refused, its own pool being full.
+  uint64_t rc_promotions = 0;
+  uint64_t rc_demotions = 0;
+  uint64_t rc_moves_refused = 0;
 };
 
 // The largest message Send takes: the exchange's messages are a few dozen bytes, and a fixed

@@ -6,6 +6,8 @@
 # sets of K ohiods, all `--transport verbs` on 127.0.0.1 with ports and sockets of their own:
 #   rc     --rc-pool unlimited  one RC queue pair per peer node and rail, no UD
 #   pool1  --rc-pool 1          one RC queue pair per rail at most, the other peers over UD
+#                               (kept by the first peers connected: --rc-pool-interval-ms 0, so
+#                               that no move between services falls inside a timed call)
 #   ud     --rc-pool 0          every peer over UD
 # and runs alltoall_bench (multi-node mode: --sockets, --ppn, the daemons' pids so that their CPU
 # time counts) against each set with the same ranks per node, algorithm and calls. For each size
@@ -129,7 +131,7 @@ for t in "${SETS[@]}"; do
     "$DIR/ohiod" --node-name "node$i" --socket "$(sock "$t" $i)" --admin-socket "$(admin "$t" $i)" \
       --listen 127.0.0.1 --advertise 127.0.0.1 --peer-port "$(peer_port "$t" $i)" \
       --data-port $(( $(peer_port "$t" $i) + 1 )) --transport verbs --rc-pool "${POOL[$t]}" \
-      --timeout-ms 120000 --auth none "${peers[@]}" 2> "$DIR/$t$i.log" &
+      --rc-pool-interval-ms 0 --timeout-ms 120000 --auth none "${peers[@]}" 2> "$DIR/$t$i.log" &
     PIDS[$t,$i]=$!
   done
 done

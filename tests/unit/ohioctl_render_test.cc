@@ -71,6 +71,9 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   c.mutable_transport_counters()->set_datagram_puts(6);
   c.mutable_transport_counters()->set_datagrams_sent(70);
   c.mutable_transport_counters()->set_datagram_retransmissions(5);
+  c.mutable_transport_counters()->set_rc_promotions(3);
+  c.mutable_transport_counters()->set_rc_demotions(2);
+  c.mutable_transport_counters()->set_rc_moves_refused(1);
   c.set_data_connections(3);
   c.set_peer_channels(2);
   c.mutable_segment_cache()->set_hits(5);
@@ -117,8 +120,12 @@ TEST(OhioctlRender, CountersJsonHasNumbersAndNoInfinity) {
   EXPECT_THAT(text, HasSubstr("data 7 sent, 8 received; control 9 sent, 10 received"));
   EXPECT_THAT(text, HasSubstr("3 to other nodes; 2 peer service channels open\n"));
   EXPECT_THAT(text, HasSubstr("queue pairs moved to RTR again 4 times (peer address not yet resolved); RC pool 1 per "
-                              "rail, 2 peers over UD: 6 puts in 70 datagrams, 5 sent again, 0 duplicates, 0 refused\n"));
+                              "rail, 2 peers over UD: 6 puts in 70 datagrams, 5 sent again, 0 duplicates, 0 refused; 3 "
+                              "promoted to RC, 2 demoted to UD, 1 refused by the peer\n"));
   EXPECT_EQ(j["transport_counters"]["datagram_retransmissions"].get<uint64_t>(), 5u);
+  EXPECT_EQ(j["transport_counters"]["rc_promotions"].get<uint64_t>(), 3u);
+  EXPECT_EQ(j["transport_counters"]["rc_demotions"].get<uint64_t>(), 2u);
+  EXPECT_EQ(j["transport_counters"]["rc_moves_refused"].get<uint64_t>(), 1u);
   EXPECT_THAT(text, HasSubstr("0-1KiB"));
   EXPECT_THAT(text, HasSubstr("<= 1 ms"));  // p99
   EXPECT_EQ(j["segment_cache"]["hits"].get<uint64_t>(), 5u);

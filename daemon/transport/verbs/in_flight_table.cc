@@ -39,6 +39,13 @@ void InFlightTable::ReleasePeer(PeerId peer, const std::function<void(const InFl
   }
 }
 
+bool InFlightTable::AnyFor(PeerId peer) const {
+  for (const InFlight& f : slots_) {
+    if (f.wr_id != 0 && f.peer == peer) return true;
+  }
+  return false;
+}
+
 void InFlightTable::Release(uint32_t index) {
   slots_[index].wr_id = 0;
   free_.push_back(index);

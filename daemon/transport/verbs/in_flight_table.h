@@ -34,6 +34,8 @@ class InFlightTable {
   std::optional<InFlight> Complete(uint64_t wr_id);
   // Releases every request to `peer` (gone), each shown to `released` first.
   void ReleasePeer(PeerId peer, const std::function<void(const InFlight&)>& released);
+  // Whether any request to `peer` is still posted (a move between services waits for none).
+  bool AnyFor(PeerId peer) const;
 
  private:
   void Release(uint32_t index);

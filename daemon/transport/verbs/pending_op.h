@@ -37,6 +37,10 @@ struct PendingOp {
   uint32_t type = VerbsWireHeader::kMessage;
   std::string payload;
   int rail = -1;  // -1: the put picks one; sends default to rail 0
+  // A notice of a move between the services (move_notice.h): posted on the old service even
+  // while the rest of the line is held for the new one; `move_last`: the last of them.
+  bool move_notice = false;
+  bool move_last = false;
 };
 
 }  // namespace ohio

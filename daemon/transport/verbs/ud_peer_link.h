@@ -18,6 +18,7 @@
 #include <set>
 
 #include "daemon/transport/transport.h"
+#include "daemon/transport/verbs/move_notice.h"
 #include "daemon/transport/verbs/ud_put_fragments.h"
 #include "daemon/transport/verbs/ud_reliability.h"
 
@@ -66,6 +67,7 @@ struct UdPeerLink {
   // position in the stream counted from the start (64 bits: never wraps).
   uint64_t in_order = 0;  // datagrams of the stream held without a gap
   std::map<uint64_t, TransportEvent> held;
+  std::map<uint64_t, MoveNotice> held_notices;  // a move's notices, taken in stream order too
   std::map<uint32_t, uint64_t> last_of_put;  // a put's last datagram's position, once it arrived
   std::set<uint32_t> dropped_puts;  // a piece had nowhere to land: the put raises nothing
 };

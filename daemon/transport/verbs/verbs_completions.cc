@@ -60,17 +60,18 @@ void VerbsTransport::Poll(std::vector<TransportEvent>* out) {
     last_keepalive_ = now;
     for (PeerId id = 0; id < peers_.size(); ++id) {
       const PeerState& p = peers_[id];
-      if (p.state != PeerState::State::kConnected || !p.pending.empty()) continue;
-      for (size_t r = 0; r < p.conns.size(); ++r) {
+      if (p.state != PeerState::State::kConnected || !p.pending.empty() || p.Moving()) continue;
+      for (size_t r = 0; r < p.conns.size() && !p.ud_service; ++r) {
         EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
       }
-      if (p.ud) EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", 0);
+      if (p.ud_service) EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", 0);
     }
   }
   for (PeerId id = 0; id < peers_.size(); ++id) {
     if (!peers_[id].pending.empty()) Flush(id);
   }
   TendDatagrams(now);
+  TendMoves(now);
   polling_ = false;
   if (!events_.empty()) {
     out->insert(out->end(), std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
@@ -113,6 +114,12 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc) {
     const PeerId peer = who->second.first;
     const size_t rail = who->second.second;
     PeerState& p = Peer(peer);
+    // The first arrival on the queue pairs of a move to RC this node answered: the peer that
+    // started it has connected its end, and our line goes on RC from now on.
+    if (p.move.phase == PeerState::Move::Phase::kAwaitingFirst && p.move.to_rc && wc.status == IBV_WC_SUCCESS) {
+      FinishMoveToRc(peer, p, nullptr);
+    }
+    if (rail >= p.conns.size()) return;
     Connection* c = p.conns[rail].get();
     if (wc.status != IBV_WC_SUCCESS) {
       PeerDown(peer, std::string("receive on ") + c->qp->local().rail + ": " + ibv_wc_status_str(wc.status));
@@ -220,6 +227,16 @@ void VerbsTransport::OnReceive(PeerId peer, PeerState& p, size_t rail, const uin
       break;
     case VerbsWireHeader::kKeepalive:
       break;
+    case VerbsWireHeader::kMoving: {
+      // Handled last: a move may drop the queue pair whose receive ring `data` is in.
+      auto notice = MoveNotice::Decode(payload, n);
+      if (!notice) {
+        PeerDown(peer, "node " + directory_.Name(peer) + " sent a malformed move notice");
+        break;
+      }
+      OnMoveNotice(peer, p, *notice);
+      break;
+    }
     case VerbsWireHeader::kRegionGoneAck: {
       auto it = regions_.find(h->key);
       if (it == regions_.end() || it->second.state != LocalRegion::State::kClosing) break;

@@ -22,6 +22,7 @@ void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>
                            uint64_t incarnation, uint64_t dial_floor) {
   p.conns = std::move(conns);
   p.rc_held = true;
+  p.ud_service = false;
   p.put_rails.clear();  // chosen among the rails of the connections replaced
   p.incarnation = incarnation;
   p.dial_floor = dial_floor;
@@ -284,19 +285,15 @@ void VerbsTransport::PeerDown(PeerId peer, const std::string& reason, bool never
   p.pending.clear();  // puts among them are given up on by the exchange at kPeerDown
   p.dropping = false;
   p.state = PeerState::State::kIdle;
+  p.ud_service = false;
+  p.move = PeerState::Move{};
+  p.traffic_bytes = 0;
+  p.traffic_puts = 0;
   ++p.generation;
   in_flight_.ReleasePeer(peer, [&](const InFlight& f) {
     if (f.slot >= 0) pools_[f.rail]->Return(static_cast<uint32_t>(f.slot));
   });
-  std::vector<uint64_t> closed;
-  for (auto& [key, r] : regions_) {
-    if (r.state != LocalRegion::State::kClosing) continue;
-    for (auto it = r.acks_waiting.begin(); it != r.acks_waiting.end();) {
-      it = it->first == peer ? r.acks_waiting.erase(it) : std::next(it);
-    }
-    if (r.acks_waiting.empty() && !r.mrs.empty()) closed.push_back(key);
-  }
-  for (uint64_t key : closed) FinishClosing(key);
+  ForgetPeerInClosing(peer);
   TransportEvent e = Event(TransportEvent::Kind::kPeerDown, peer);
   e.reason = reason;
   e.never_up = never_up;

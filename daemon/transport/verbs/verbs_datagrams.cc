@@ -70,17 +70,23 @@ void VerbsTransport::AdoptDatagram(PeerState& p, PeerId peer, ibv_ah* ah, const 
   p.conns.clear();
   p.put_rails.clear();
   p.rc_held = false;
-  p.ud = std::make_unique<UdPeerLink>(options_.datagrams, ah, remote.qpn, first_seq, remote.psn);
+  MakeDatagramLink(p, peer, ah, remote, first_seq);
+  p.ud_service = true;
   p.incarnation = incarnation;
   p.dial_floor = dial_floor;
   p.state = PeerState::State::kConnected;
-  datagram_senders_.emplace(remote.qpn, std::make_pair(remote.gid, peer));
   spdlog::info("verbs: connected to node {} over UD ({} to queue pair {} at {}): {} of this node's {} RC queue "
                "pairs are taken",
                directory_.Name(peer), datagram_qps_[0]->local().rail, remote.qpn, GidText(remote.gid),
                RcPeersHeld(), options_.rc_pool);
   // A first datagram at once: a peer that does not answer shows now, not at a group's first call.
   EnqueueControl(peer, VerbsWireHeader::kKeepalive, 0, "", 0);
+}
+
+void VerbsTransport::MakeDatagramLink(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote,
+                                      uint32_t first_sent) {
+  p.ud = std::make_unique<UdPeerLink>(options_.datagrams, ah, remote.qpn, first_sent, remote.psn);
+  datagram_senders_.emplace(remote.qpn, std::make_pair(remote.gid, peer));
 }
 
 void VerbsTransport::DropDatagramLink(PeerState& p) {
@@ -190,6 +196,9 @@ void VerbsTransport::OnDatagramCompletion(const ibv_wc& wc) {
   } else {
     const PeerId peer = *who;
     PeerState& p = Peer(peer);
+    // The first datagram of a peer that started a move to UD, which this node answered: its
+    // end is ready, and our line goes on UD from now on.
+    if (p.move.phase == PeerState::Move::Phase::kAwaitingFirst && !p.move.to_rc) FinishMoveToUd(peer, p, nullptr);
     if (p.ud) OnDatagram(peer, p, *h, q.received(slot) + UdWireHeader::kBytes, bytes - static_cast<uint32_t>(UdWireHeader::kBytes));
   }
   q.RepostReceive(slot);
@@ -248,7 +257,14 @@ void VerbsTransport::OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h
       break;
   }
   l.in_order += l.receive.next_expected() - before;
-  if (h.type == UdWireHeader::kMessage) {
+  if (h.type == UdWireHeader::kMoving) {
+    auto notice = MoveNotice::Decode(payload, n);
+    if (!notice) {
+      PeerDown(peer, "node " + directory_.Name(peer) + " sent a malformed move notice");
+      return;
+    }
+    l.held_notices.emplace(position, std::move(*notice));
+  } else if (h.type == UdWireHeader::kMessage) {
     if (n > kMaxTransportMessage) {
       spdlog::warn("verbs: a {}-byte message from node {} is over the limit", n, directory_.Name(peer));
     } else {
@@ -287,14 +303,29 @@ void VerbsTransport::OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h
       }
     }
   }
-  ReleaseHeld(p);
+  ReleaseHeld(peer, p);
 }
 
-void VerbsTransport::ReleaseHeld(PeerState& p) {
+void VerbsTransport::ReleaseHeld(PeerId peer, PeerState& p) {
   UdPeerLink& l = *p.ud;
-  while (!l.held.empty() && l.held.begin()->first < l.in_order) {
-    Emit(std::move(l.held.begin()->second));
-    l.held.erase(l.held.begin());
+  // Events and move notices alike, in stream order; a notice may replace the link (the switch
+  // to RC) or lose the peer, and then nothing of the old link is left to release.
+  for (;;) {
+    auto event = l.held.begin();
+    auto notice = l.held_notices.begin();
+    const bool event_ready = event != l.held.end() && event->first < l.in_order;
+    const bool notice_ready = notice != l.held_notices.end() && notice->first < l.in_order;
+    if (notice_ready && (!event_ready || notice->first < event->first)) {
+      const MoveNotice n = std::move(notice->second);
+      l.held_notices.erase(notice);
+      OnMoveNotice(peer, p, n);
+      if (p.ud.get() != &l) return;
+    } else if (event_ready) {
+      Emit(std::move(event->second));
+      l.held.erase(event);
+    } else {
+      return;
+    }
   }
 }
 

@@ -33,8 +33,10 @@ Status VerbsTransport::Put(PeerId peer, const LocalPiece* pieces, size_t count, 
   op.cookie = cookie;
   std::lock_guard<std::mutex> lock(mu_);
   PeerState& p = Peer(peer);
+  p.traffic_bytes += op.total;
+  ++p.traffic_puts;
   // Posted from the caller's list at once when nothing waits before it; copied only to wait.
-  if (p.state == PeerState::State::kConnected && p.pending.empty()) {
+  if (p.state == PeerState::State::kConnected && p.pending.empty() && !p.Moving()) {
     if (PostPut(peer, p, op, pieces, count)) return Status::Ok();
     if (p.state != PeerState::State::kConnected) return Status::Ok();  // lost with the peer, reported by kPeerDown
   }
@@ -47,7 +49,7 @@ Status VerbsTransport::Send(PeerId peer, const void* message, size_t bytes) {
   if (bytes > kMaxTransportMessage) return Status(Code::kInvalidArgument, "transport message too large");
   std::lock_guard<std::mutex> lock(mu_);
   PeerState& p = Peer(peer);
-  if (p.state == PeerState::State::kConnected && p.pending.empty()) {
+  if (p.state == PeerState::State::kConnected && p.pending.empty() && !p.Moving()) {
     if (PostControl(peer, p, VerbsWireHeader::kMessage, 0, message, bytes, 0)) return Status::Ok();
     if (p.state != PeerState::State::kConnected) return Status::Ok();
   }
@@ -70,10 +72,17 @@ void VerbsTransport::Flush(PeerId peer) {
   PeerState& p = Peer(peer);
   if (p.state != PeerState::State::kConnected) return;
   // In order: a peer's messages and puts may depend on each other (a credit after the data).
+  // While the pair moves between services (verbs_moving.cc) only what the old service must
+  // still carry goes: an op begun on it, and the move's notices; the rest waits for the new one.
   while (!p.pending.empty()) {
-    if (!PostOp(peer, p, p.pending.front())) return;
+    Op& op = p.pending.front();
+    const bool held = p.Moving() && p.move.phase != PeerState::Move::Phase::kReplying;
+    if (held && !op.started && !op.move_notice) return;
+    if (!PostOp(peer, p, op)) return;
     if (p.state != PeerState::State::kConnected) return;  // posting failed and dropped the peer
+    const bool last_notice = op.move_last;
     p.pending.pop_front();
+    if (last_notice) OnMoveNoticePosted(p);
   }
 }
 
@@ -118,12 +127,23 @@ bool VerbsTransport::PostOp(PeerId peer, PeerState& p, Op& op) {
 
 bool VerbsTransport::PostControl(PeerId peer, PeerState& p, uint32_t type, uint64_t key, const void* payload,
                                  size_t bytes, int rail) {
-  if (p.ud) {
+  if (p.ud_service) {
     // Over UD the receiver places a put by its own region's key: the peer needs no notice of our
     // regions, and nothing of its is written into ours that it must tell us has stopped.
-    if (type != VerbsWireHeader::kMessage && type != VerbsWireHeader::kKeepalive) return true;
     UdWireHeader h;
-    h.type = type == VerbsWireHeader::kMessage ? UdWireHeader::kMessage : UdWireHeader::kKeepalive;
+    switch (type) {
+      case VerbsWireHeader::kMessage:
+        h.type = UdWireHeader::kMessage;
+        break;
+      case VerbsWireHeader::kKeepalive:
+        h.type = UdWireHeader::kKeepalive;
+        break;
+      case VerbsWireHeader::kMoving:
+        h.type = UdWireHeader::kMoving;
+        break;
+      default:
+        return true;
+    }
     const LocalPiece piece{payload, bytes};
     if (!PostDatagram(peer, p, h, &piece, 1, 0, static_cast<uint32_t>(bytes))) return false;
     if (type == VerbsWireHeader::kMessage) ++stats_.control_frames_sent;
@@ -141,7 +161,7 @@ bool VerbsTransport::PostControl(PeerId peer, PeerState& p, uint32_t type, uint6
 }
 
 bool VerbsTransport::PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count) {
-  if (p.ud) return PostDatagramPut(peer, p, op, pieces, count);
+  if (p.ud_service) return PostDatagramPut(peer, p, op, pieces, count);
   const LocalRegion* local = nullptr;
   const RemoteRegion* remote = nullptr;
   if (!op.started) {

@@ -52,6 +52,15 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
     if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->timer_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
   }
   t->stats_.rc_pool = options.rc_pool;
+  // Planned by traffic when the pool bounds something and leaves something to choose; with an
+  // interval of 0 the pool goes to the first peers connected, and stays theirs.
+  if (options.rc_pool != kUnlimitedRcPool && options.rc_pool != 0 && options.rc_pool_interval.count() > 0) {
+    RcPoolOptions plan;
+    plan.capacity = options.rc_pool;
+    plan.mtu = t->datagram_qps_[0]->mtu_bytes() - static_cast<uint32_t>(UdWireHeader::kBytes);
+    t->pool_plan_ = std::make_unique<RcPoolPlan>(plan);
+  }
+  t->last_plan_ = std::chrono::steady_clock::now();
   VerbsTransport* raw = t.get();
   t->registrar_ = std::make_unique<MemoryRegistrar>(
       std::move(pds), options.registration_delay,
@@ -115,7 +124,7 @@ std::map<std::string, std::string> VerbsTransport::peer_links() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string, std::string> out;
   for (PeerId id = 0; id < peers_.size(); ++id) {
-    if (peers_[id].state == PeerState::State::kConnected) out[directory_.Name(id)] = peers_[id].ud ? "UD" : "RC";
+    if (peers_[id].state == PeerState::State::kConnected) out[directory_.Name(id)] = peers_[id].ud_service ? "UD" : "RC";
   }
   return out;
 }
@@ -128,7 +137,7 @@ TransportStats VerbsTransport::stats() const {
   s.registrations_pending = 0;
   for (const PeerState& p : peers_) {
     if (p.state == PeerState::State::kConnected) s.queue_pairs += static_cast<uint32_t>(p.conns.size());
-    if (p.state == PeerState::State::kConnected && p.ud) ++s.datagram_peers;
+    if (p.state == PeerState::State::kConnected && p.ud_service) ++s.datagram_peers;
   }
   for (const auto& [key, r] : regions_) s.registrations_pending += r.state == LocalRegion::State::kPending;
   return s;

@@ -57,8 +57,10 @@
 #include "daemon/transport/verbs/bounce_pool.h"
 #include "daemon/transport/verbs/in_flight_table.h"
 #include "daemon/transport/verbs/memory_registrar.h"
+#include "daemon/transport/verbs/move_notice.h"
 #include "daemon/transport/verbs/pending_op.h"
 #include "daemon/transport/verbs/queue_pair.h"
+#include "daemon/transport/verbs/rc_pool_plan.h"
 #include "daemon/transport/verbs/ud_peer_link.h"
 #include "daemon/transport/verbs/ud_queue_pair.h"
 #include "daemon/transport/verbs/ud_wire.h"
@@ -106,6 +108,9 @@ class VerbsTransport : public Transport {
     // receiver holds but no acknowledgement can name are sent again as if lost, and their copies
     // crowd the receive ring the lost one must come back through.
     UdStreamOptions datagrams{64, std::chrono::microseconds(10000), std::chrono::milliseconds(8000)};
+    // How often the pool is planned from the traffic of the interval (rc_pool_plan.h); a move
+    // the peer does not complete within the datagrams' give-up time loses the peer.
+    std::chrono::milliseconds rc_pool_interval{1000};
     // Datagrams dropped on arrival, one in this many at random (0: none): loss the reliability must hide,
     // for tests on fabrics that lose nothing.
     uint32_t drop_one_datagram_in = 0;
@@ -173,6 +178,29 @@ class VerbsTransport : public Transport {
     // (connected over RC, or a dial or accept for RC under way).
     std::unique_ptr<UdPeerLink> ud;
     bool rc_held = false;
+    // The service puts and messages go on: UD (ud) or RC (conns). While the pair moves between
+    // them both may exist, the old one carrying its last notice and the new one being set up.
+    bool ud_service = false;
+    // A move between the services (verbs_moving.cc). The node that starts it holds its line
+    // until nothing is in flight on the old service (kDraining), sends its notice there and
+    // waits for the answer (kAwaitingReply); the other end answers on the old service too
+    // (kReplying until its answer is posted), then holds its line until the first thing the
+    // starter sends on the new service arrives (kAwaitingFirst). Over RC a notice comes on
+    // every rail: `notices_in` and `replies_in` count them.
+    struct Move {
+      enum class Phase { kNone, kDraining, kAwaitingReply, kReplying, kAwaitingFirst };
+      Phase phase = Phase::kNone;
+      bool to_rc = false;
+      uint32_t first_sent = 0;  // to UD, as the starter: where our new stream starts
+      size_t notices_in = 0;
+      size_t replies_in = 0;
+      std::chrono::steady_clock::time_point since;
+    };
+    Move move;
+    bool Moving() const { return move.phase != Move::Phase::kNone; }
+    // Sent since the pool was last planned.
+    uint64_t traffic_bytes = 0;
+    uint64_t traffic_puts = 0;
   };
   struct LocalRegion {
     // kParked: its key is dead to every peer (all acknowledged), its registration kept.
@@ -259,8 +287,11 @@ class VerbsTransport : public Transport {
   void OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h, const uint8_t* payload, uint32_t n);
   // The peer connected over UD whose datagram queue pair `qpn` at the address in `grh` sent it.
   std::optional<PeerId> DatagramSender(uint32_t qpn, const uint8_t* grh) const;
-  void ReleaseHeld(PeerState& p);
+  void ReleaseHeld(PeerId peer, PeerState& p);
   void DropDatagramLink(PeerState& p);
+  // A link to the peer's datagram queue pair at `remote`: ours starts at `first_sent`, its at
+  // remote.psn; the peer's datagrams are taken from then on.
+  void MakeDatagramLink(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote, uint32_t first_sent);
   // Acknowledgements due, retransmissions due, peers that stopped answering; the timer armed for
   // the next retransmission. Every pass and before sleeping.
   void TendDatagrams(std::chrono::steady_clock::time_point now);
@@ -268,6 +299,27 @@ class VerbsTransport : public Transport {
   // nothing in flight); false when an acknowledgement is still to be sent, so not to sleep.
   bool ArmDatagramTimer();
   void Wake();  // from threads other than the engine's, which may be asleep
+
+  // Moves between the services (verbs_moving.cc): the pool planned from the interval's traffic,
+  // the moves it asks for started, the notices of both ends, and the switch at each end.
+  void PlanPool(std::chrono::steady_clock::time_point now);
+  void TendMoves(std::chrono::steady_clock::time_point now);
+  // Nothing of ours to the peer is in flight, and the line's first op (if any) is not begun.
+  bool Drained(PeerId peer, const PeerState& p) const;
+  void SendMoveNotices(PeerId peer, PeerState& p, const MoveNotice& notice, bool front);
+  void OnMoveNotice(PeerId peer, PeerState& p, const MoveNotice& notice);
+  void OnMoveNoticePosted(PeerState& p);
+  void AnswerMove(PeerId peer, PeerState& p, const MoveNotice& notice);
+  void AbandonMove(PeerState& p);
+  // The switch: from the starter's side once the answer is in (`remote`: the peer's new
+  // endpoints), from the other side once the first op on the new service arrives.
+  void FinishMoveToRc(PeerId peer, PeerState& p, const std::vector<QpEndpoint>* remote);
+  void FinishMoveToUd(PeerId peer, PeerState& p, const QpEndpoint* remote);
+  // The RC queue pairs dropped (a move to UD, or a move to RC abandoned), and what they held.
+  void DropRcConnections(PeerId peer, PeerState& p);
+  // Our closing regions stop waiting for the peer's acknowledgements: it can write nothing more
+  // into them (gone, or done with RC).
+  void ForgetPeerInClosing(PeerId peer);
 
   std::string self_;
   uint64_t incarnation_ = 0;
@@ -303,6 +355,9 @@ class VerbsTransport : public Transport {
   std::vector<std::unique_ptr<UdQueuePair>> datagram_qps_;
   std::multimap<uint32_t, std::pair<std::array<uint8_t, 16>, PeerId>> datagram_senders_;  // by QPN
   int timer_fd_ = -1;
+  // The pool, planned every rc_pool_interval from what was sent to each peer.
+  std::unique_ptr<RcPoolPlan> pool_plan_;
+  std::chrono::steady_clock::time_point last_plan_;
   // Which datagrams drop_one_datagram_in drops: at random, not every n-th, which a sender's
   // retransmissions could meet in step every time.
   std::mt19937 drop_chance_{std::random_device{}()};

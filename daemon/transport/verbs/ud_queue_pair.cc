@@ -121,29 +121,45 @@ void UdQueuePair::Release(uint32_t s) {
   if (--refs_[s] == 0) free_.push_back(s);
 }
 
-bool UdQueuePair::Post(uint32_t s, uint32_t bytes, ibv_ah* ah, uint32_t qpn) {
+bool UdQueuePair::Stage(uint32_t s, uint32_t bytes, ibv_ah* ah, uint32_t qpn) {
   if (send_free_ == 0) return false;
-  ibv_sge sge{};
-  sge.addr = reinterpret_cast<uintptr_t>(slot(s));
-  sge.length = bytes;
-  sge.lkey = send_mr_->lkey;
-  ibv_send_wr wr{};
-  wr.wr_id = kUdBit | uint64_t{rail_index_} << 32 | s;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.ud.ah = ah;
-  wr.wr.ud.remote_qpn = qpn;
-  wr.wr.ud.remote_qkey = kQkey;
-  ibv_send_wr* bad = nullptr;
-  if (int e = ibv_post_send(qp_, &wr, &bad); e != 0) {
-    spdlog::warn("verbs: cannot post a datagram on {}: {}", local_.rail, std::strerror(e));
-    return false;
-  }
+  staged_.push_back({s, bytes, ah, qpn});
   --send_free_;
   ++refs_[s];
   return true;
+}
+
+size_t UdQueuePair::PostStaged() {
+  if (staged_.empty()) return 0;
+  const size_t n = staged_.size();
+  staged_sges_.resize(n);
+  staged_wrs_.assign(n, ibv_send_wr{});
+  for (size_t i = 0; i < n; ++i) {
+    const Staged& d = staged_[i];
+    staged_sges_[i] = {reinterpret_cast<uintptr_t>(slot(d.slot)), d.bytes, send_mr_->lkey};
+    ibv_send_wr& wr = staged_wrs_[i];
+    wr.wr_id = kUdBit | uint64_t{rail_index_} << 32 | d.slot;
+    wr.sg_list = &staged_sges_[i];
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah = d.ah;
+    wr.wr.ud.remote_qpn = d.qpn;
+    wr.wr.ud.remote_qkey = kQkey;
+    wr.next = i + 1 < n ? &staged_wrs_[i + 1] : nullptr;
+  }
+  ibv_send_wr* bad = nullptr;
+  size_t refused = 0;
+  if (int e = ibv_post_send(qp_, staged_wrs_.data(), &bad); e != 0) {
+    spdlog::warn("verbs: cannot post datagrams on {}: {}", local_.rail, std::strerror(e));
+    for (size_t i = bad != nullptr ? static_cast<size_t>(bad - staged_wrs_.data()) : 0; i < n; ++i) {
+      ++send_free_;
+      Release(staged_[i].slot);
+      ++refused;
+    }
+  }
+  staged_.clear();
+  return refused;
 }
 
 void UdQueuePair::SendCompleted(uint32_t s) {

@@ -62,9 +62,15 @@ class UdQueuePair {
   void Release(uint32_t s);
   bool slots_exhausted() const { return free_.empty(); }
   size_t slots_free() const { return free_.size(); }
-  // Posts bytes [0, bytes) of slot `s` to `ah`/`qpn`; false if the send queue is full or the post
-  // failed (nothing taken then).
-  bool Post(uint32_t s, uint32_t bytes, ibv_ah* ah, uint32_t qpn);
+  // Bytes [0, bytes) of slot `s` to `ah`/`qpn`, staged to go out with the next PostStaged (its
+  // reference and its room in the send queue taken now); false if the send queue is full.
+  // Staged sends go in one post: on Soft-RoCE every post is a system call, and a put's datagrams,
+  // or a pass's retransmissions, one post each made that call most of a datagram's cost.
+  bool Stage(uint32_t s, uint32_t bytes, ibv_ah* ah, uint32_t qpn);
+  // Posts what is staged, in the order staged; what the post refused is given back (its
+  // datagrams are left to their retransmission, as if the network had lost them). The number
+  // refused.
+  size_t PostStaged();
   // A send of slot `s` completed (or failed): its post's reference and its room in the queue back.
   void SendCompleted(uint32_t s);
   uint32_t send_free() const { return send_free_; }
@@ -87,6 +93,15 @@ class UdQueuePair {
   uint8_t* send_base_ = nullptr;
   ibv_mr* send_mr_ = nullptr;
   std::vector<uint32_t> refs_;  // per send slot
+  struct Staged {
+    uint32_t slot = 0;
+    uint32_t bytes = 0;
+    ibv_ah* ah = nullptr;
+    uint32_t qpn = 0;
+  };
+  std::vector<Staged> staged_;
+  std::vector<ibv_sge> staged_sges_;     // rebuilt at each PostStaged, reused
+  std::vector<ibv_send_wr> staged_wrs_;
   std::vector<uint32_t> free_;
   uint32_t send_free_ = 0;
 };

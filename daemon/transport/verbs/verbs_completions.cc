@@ -34,6 +34,7 @@ void VerbsTransport::Emit(TransportEvent e) {
 
 int VerbsTransport::PollCompletions() {
   int handled = 0;
+  poll_now_ = UdClock::now();
   for (const auto& r : rails_) {
     ibv_wc wc[32];
     int n;

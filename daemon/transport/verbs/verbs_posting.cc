@@ -145,7 +145,8 @@ bool VerbsTransport::PostControl(PeerId peer, PeerState& p, uint32_t type, uint6
         return true;
     }
     const LocalPiece piece{payload, bytes};
-    if (!PostDatagram(peer, p, h, &piece, 1, 0, static_cast<uint32_t>(bytes))) return false;
+    if (!PostDatagram(peer, p, h, &piece, 1, 0, static_cast<uint32_t>(bytes), UdClock::now())) return false;
+    datagram_qps_[0]->PostStaged();
     if (type == VerbsWireHeader::kMessage) ++stats_.control_frames_sent;
     return true;
   }

@@ -263,6 +263,9 @@ class VerbsTransport : public Transport {
   bool PostSend(PeerId peer, PeerState& p, size_t rail, const VerbsWireHeader& h, const LocalPiece* pieces,
                 size_t count, uint64_t from, uint64_t n, InFlight f);
   int PollCompletions();  // the completions handled
+  // When the completions being handled were polled: what a datagram's acknowledgement is timed
+  // by (one clock reading a poll, not one a datagram).
+  UdClock::time_point poll_now_;
   void OnCompletion(const ibv_wc& wc);
   void OnReceive(PeerId peer, PeerState& p, size_t rail, const uint8_t* data, uint32_t bytes);
   const LocalRegion* FindRegistered(const LocalPiece* pieces, size_t count) const;
@@ -280,8 +283,9 @@ class VerbsTransport : public Transport {
   std::vector<QpEndpoint> DatagramEndpoints() const;
   // Each false when out of room for now (window, send slots, send queue) or the peer went down.
   bool PostDatagramPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count);
+  // Staged on the datagram queue pair (UdQueuePair::Stage): the caller posts them.
   bool PostDatagram(PeerId peer, PeerState& p, UdWireHeader h, const LocalPiece* pieces, size_t count,
-                    uint64_t from, uint32_t n);
+                    uint64_t from, uint32_t n, UdClock::time_point now);
   void SendAck(PeerState& p);
   void OnDatagramCompletion(const ibv_wc& wc);
   void OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h, const uint8_t* payload, uint32_t n);

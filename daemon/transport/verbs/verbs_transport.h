@@ -198,6 +198,14 @@ class VerbsTransport : public Transport {
     };
     Move move;
     bool Moving() const { return move.phase != Move::Phase::kNone; }
+    // Whether it may still RDMA-write into our regions: on RC, and not past its last RC op of a
+    // move to UD (its notice, which this node has answered). A region closing waits for the
+    // acknowledgements of these peers alone.
+    bool MayWriteOverRc() const {
+      const bool answered_to_ud =
+          !move.to_rc && (move.phase == Move::Phase::kReplying || move.phase == Move::Phase::kAwaitingFirst);
+      return !ud_service && !answered_to_ud;
+    }
     // Sent since the pool was last planned.
     uint64_t traffic_bytes = 0;
     uint64_t traffic_puts = 0;

@@ -169,14 +169,18 @@ std::string LinkBetween(Cluster& c, uint32_t from, uint32_t to) {
   return "";
 }
 
-// A job of 2 ranks on each of nodes `a` and `b` alone: alltoall at a size of one datagram and of
-// many, verified byte for byte.
+// Jobs of 2 ranks on each of nodes `a` and `b` alone: alltoall at a size of one datagram and of
+// many, and ialltoall, verified byte for byte.
 void RunPair(const TempDir& dir, Cluster& cluster, uint32_t a, uint32_t b, const std::string& name) {
   const std::vector<std::string> sockets{cluster.node(a).socket(), cluster.node(b).socket()};
   const std::vector<std::string> names{cluster.name(a), cluster.name(b)};
   RankJob job(dir, sockets, names, ConsecutivePlacement(2, 2), name,
               {"--bytes", "700", "16384", "--iterations", "20", "--algorithm", "v1"});
   ExpectAllOk(job, name, cluster);
+  RankJob nonblocking(dir, sockets, names, ConsecutivePlacement(2, 2), name + "-i",
+                      {"--batches", "2", "--outstanding", "2", "--bytes", "5000"}, nullptr, std::nullopt,
+                      "tests/tools/ialltoall_rank");
+  ExpectAllOk(nonblocking, name + " ialltoall", cluster);
 }
 
 // Runs jobs of nodes 0 and `busy` alone until node 0 reaches `busy` over RC and `idle` over UD,
@@ -200,7 +204,7 @@ int RunUntilThePoolFollows(const TempDir& dir, Cluster& cluster, uint32_t busy, 
 // both (the first peer connected); then with node 2 alone, on UD at first.
 // While node 2's jobs run, the pool follows the traffic: node 2 is promoted to RC and node 1,
 // idle, demoted to UD, at node 0 and at the other end of each move; then traffic goes back to
-// node 1 and the moves are undone. Every call is verified throughout, the moves are counted at
+// node 1 and the moves are undone. Every call (alltoall and ialltoall) is verified throughout, the moves are counted at
 // both ends, and no daemon holds more than one RC queue pair per rail, by its count and the
 // kernel's, once moves have settled.
 TEST(VerbsDatagrams, ThePoolFollowsTheTraffic) {

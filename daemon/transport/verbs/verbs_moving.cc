@@ -93,10 +93,10 @@ void VerbsTransport::TendMoves(std::chrono::steady_clock::time_point now) {
           break;
         }
         notice.endpoints.push_back(c.value()->qp->local());
-        receivers_[c.value()->serial] = {id, r};
         conns.push_back(std::move(c.value()));
       }
       if (!p.Moving()) continue;
+      for (size_t r = 0; r < conns.size(); ++r) receivers_[conns[r]->serial] = {id, r};
       p.conns = std::move(conns);
     } else {
       notice.endpoints = {DatagramEndpoints()[0]};

@@ -435,7 +435,23 @@ void ProgressEngine::Run() {
     last_work = std::chrono::steady_clock::now();
   }
   Drain();
-  for (auto& g : groups_) g->Fail(Code::kGroupFailed, stop_reason_, counters_);
+  size_t left_to_ranks = 0;
+  for (auto& g : groups_) {
+    // A group on one node needs no daemon for its blocking calls: its ranks meet in its segment
+    // (client/libohio/round_waiter.h). Failing it here would race the round its ranks are in: a
+    // rank still waiting for the last arrival would take the failure while the rank arriving
+    // last completes the round, and the call would be split between them with nothing kept to
+    // send it again. Left alone it goes on as after this daemon is killed: blocking calls among
+    // its ranks; a nonblocking call, which this daemon moves, finds it gone in its wait.
+    if (!g->spans_nodes() && !g->failed()) {
+      ++left_to_ranks;
+      continue;
+    }
+    g->Fail(Code::kGroupFailed, stop_reason_, counters_);
+  }
+  if (left_to_ranks != 0) {
+    spdlog::info("{} group(s) on this node alone go on among their ranks without ohiod", left_to_ranks);
+  }
   groups_.clear();
 }
 

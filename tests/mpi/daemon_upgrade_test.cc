@@ -4,8 +4,9 @@
 // a new communicator of 400 calls; the daemon is replaced halfway through phase 2). Then:
 //  - no call returns success with a wrong byte, and every call has the same outcome on every
 //    rank;
-//  - the calls of the communicator in use when the daemon went are not failed: the ranks agree
-//    where the MPI library takes over (client/mpi/mpi_shim_state.h), and it runs the rest;
+//  - the calls of the communicator in use when the daemon went are not failed: across nodes the
+//    ranks agree where the MPI library takes over (client/mpi/mpi_shim_state.h), and it runs the
+//    rest; on one node its ranks go on through ohio among themselves;
 //  - communicators made after the new daemon is up are served by it (its own counters say so);
 //  - the job ends normally.
 // Under MPI's default MPI_ERRORS_ARE_FATAL a call the stop splits ends the job with its reason,
@@ -158,23 +159,30 @@ TEST(DaemonUpgrade, AcrossNodesThroughTheShim) { UpgradeAcrossNodes(Binding::kSh
 
 TEST(DaemonUpgrade, AcrossNodesThroughTheComponent) { UpgradeAcrossNodes(Binding::kComponent, "65536"); }
 
-// On one node: the group's ranks meet in its segment, and the new daemon serves the
-// communicators made after it.
+// On one node: the group's ranks meet in its segment, which needs no daemon for a blocking
+// call, so the stopping daemon leaves the group to them rather than fail it under a round they
+// are in (where the rank arriving last would complete the call and a rank still waiting would
+// fail it). The communicator in use goes on through ohio, every call of the job is served, none
+// falls through, and the new daemon serves the communicators made after it.
 TEST(DaemonUpgrade, OnOneNode) {
   TempDir dir;
   Daemon daemon(dir, {"--timeout-ms", "10000"});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const std::string new_binary = NewBinary(dir);
-  std::string out;
+  std::string out, old_log;
   const Tally t = RunThroughReplacementToTheEnd(
       dir, {daemon.socket()}, kRanks, Binding::kShim, "4096",
       [&] {
         EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
+        old_log = daemon.Log();
         daemon.UseBinary(new_binary);
         return daemon.Start();
       },
       &out);
   ExpectNothingLost(t, out);
+  EXPECT_EQ(Stats(out), std::make_pair(static_cast<long>(kRanks) * kPhases * kCalls, 0L)) << out;
+  EXPECT_NE(old_log.find("1 group(s) on this node alone go on among their ranks without ohiod"), std::string::npos)
+      << old_log;
   EXPECT_EQ(QueryStatus(daemon.admin_socket()).reply.pid(), static_cast<uint32_t>(daemon.pid()));
 }
 

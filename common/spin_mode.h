@@ -59,6 +59,29 @@ inline EnginePoll ChooseEnginePoll(SpinMode mode, bool mid_round, bool ranks_may
   return p;
 }
 
+// How long a rank's wait spins before it sleeps (client/libohio/round_waiter.h), from its typical
+// call time: twice that, within [min_us, max_us], so that the waits of short calls are caught
+// spinning and a wake-up's delay is not added to each. min_us 0 never spins.
+//
+// A rank of a group spanning nodes, on a node with more processes than CPUs
+// (`oversubscribed_across_nodes`), whose calls take longer than half of max_us does not spin at
+// all. Its waits are for the network and the daemons, long, a wake-up is a small share of them,
+// and every microsecond it spins (yielding between checks) is CPU the node's other ranks and
+// its daemon need for the call's copies and network: measured with 4 emulated nodes x 2 ranks on
+// 2 cores, sleeping at once instead of spinning up to max_us cut the CPU per call by 10-22% and
+// the context switches by 3-15x from 16 KiB to 256 KiB per rank, and the latency with them
+// (docs/investigations/medium-messages-across-nodes.md). Short calls keep their spin: at 2
+// nodes x 2 ranks, calls up to 8 KiB took 0.6-0.9 of a flat alltoall's time spinning and 0.9-1.4
+// asleep. A group on one node keeps its spin whatever its calls' length: its ranks wait for
+// each other, not for a network, and at 1 MiB per rank (4 ranks on 2 cores) sleeping at once
+// made calls 10-50% slower.
+inline int64_t RankSpinUs(int64_t typical_call_ns, int64_t min_us, int64_t max_us, bool oversubscribed_across_nodes) {
+  if (min_us <= 0) return 0;
+  const int64_t twice_typical_us = typical_call_ns / 500;
+  if (oversubscribed_across_nodes && twice_typical_us > max_us) return 0;
+  return twice_typical_us < min_us ? min_us : twice_typical_us > max_us ? max_us : twice_typical_us;
+}
+
 inline const char* SpinModeName(SpinMode m) {
   switch (m) {
     case SpinMode::kSleep:

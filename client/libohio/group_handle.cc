@@ -24,13 +24,14 @@ std::chrono::microseconds MicrosecondsFromEnvironment(const char* name, long fal
 // daemon that does not say) and the group's ranks on it plus ohiod: with more than
 // kMostWantingPerCpu of them per CPU it sleeps at once unless OHIO_SPIN_US says otherwise; with
 // more of them than CPUs it yields often while it spins.
-RoundWaiter MakeWaiter(SegmentHeader* header, const ControlConnection& connection, double node_cpus) {
+RoundWaiter MakeWaiter(SegmentHeader* header, const ControlConnection& connection, double node_cpus,
+                       bool across_nodes) {
   const double cpus = node_cpus > 0 ? node_cpus : HostCpus();
   const SpinMode mode = ChooseSpinMode(cpus, header->local_ranks + 1);
   return RoundWaiter(header, connection.fd(), connection.daemon_pid(),
                      MicrosecondsFromEnvironment("OHIO_SPIN_US", mode == SpinMode::kSleep ? 0 : 200),
                      MicrosecondsFromEnvironment("OHIO_SPIN_MAX_US", 1000), std::chrono::milliseconds(header->timeout_ms),
-                     kDaemonGrace, mode != SpinMode::kOwnCore);
+                     kDaemonGrace, mode != SpinMode::kOwnCore, across_nodes);
 }
 
 }  // namespace
@@ -63,7 +64,7 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
   g->algorithm_ = *algo;
   g->selection_table_ = joined->reply.selection_table();
   g->transport_ = joined->reply.transport();
-  g->waiter_ = MakeWaiter(g->segment_.header(), *connection, joined->reply.node_cpus());
+  g->waiter_ = MakeWaiter(g->segment_.header(), *connection, joined->reply.node_cpus(), g->spans_nodes());
   return g;
 }
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <string>
 
+#include "common/spin_mode.h"
 #include "common/status.h"
 #include "shm/segment_change.h"
 #include "shm/segment_layout.h"
@@ -33,9 +34,12 @@ class RoundWaiter {
   // waker a system call, which for calls of 20 us to 1 ms was most of what made them slower
   // than Open MPI's (measured on one node, 4 ranks on 2 cores: small calls 0.8-1.6x Open MPI's
   // time with a 20 us floor, 0.82-0.90x with 200 us; docs/investigations/fast-path.md).
+  // `across_nodes`: the group spans nodes, so its waits are for the network and the daemons; on
+  // an oversubscribed node a rank whose calls are long then sleeps at once (common/spin_mode.h
+  // RankSpinUs).
   RoundWaiter(SegmentHeader* header, int control_fd, pid_t daemon_pid, std::chrono::microseconds min_spin,
               std::chrono::microseconds max_spin, std::chrono::milliseconds timeout, std::chrono::milliseconds grace,
-              bool oversubscribed)
+              bool oversubscribed, bool across_nodes)
       : header_(header),
         control_fd_(control_fd),
         daemon_pid_(daemon_pid),
@@ -43,15 +47,15 @@ class RoundWaiter {
         max_spin_(std::max(min_spin, max_spin)),
         timeout_(timeout),
         grace_(grace),
-        oversubscribed_(oversubscribed) {}
+        oversubscribed_(oversubscribed),
+        across_nodes_(across_nodes) {}
 
   // A call of this group took `took` on this rank: the typical call time follows it.
   void NoteCall(std::chrono::nanoseconds took) { typical_call_ns_ += (took.count() - typical_call_ns_) / 8; }
-  // How long the next wait spins before it sleeps.
+  // How long the next wait spins before it sleeps (common/spin_mode.h RankSpinUs).
   std::chrono::microseconds Spin() const {
-    if (min_spin_.count() == 0) return min_spin_;
-    const auto twice_typical = std::chrono::microseconds(typical_call_ns_ / 500);
-    return std::clamp(twice_typical, min_spin_, max_spin_);
+    return std::chrono::microseconds(
+        RankSpinUs(typical_call_ns_, min_spin_.count(), max_spin_.count(), oversubscribed_ && across_nodes_));
   }
 
   // Ok once ready() holds; else the group's error, kDaemonLost or kTimeout ("<who> did not
@@ -105,6 +109,7 @@ class RoundWaiter {
   std::chrono::milliseconds timeout_{0};
   std::chrono::milliseconds grace_{0};
   bool oversubscribed_ = false;
+  bool across_nodes_ = false;
 };
 
 template <typename Ready>

@@ -37,6 +37,28 @@ TEST(SpinMode, MoreThanEightPerCpuNeverSpins) {
   EXPECT_EQ(ChooseSpinMode(56, 449), SpinMode::kSleep);
 }
 
+TEST(RankSpin, TwiceTheTypicalCallWithinItsBounds) {
+  // 50 us calls spin 200 us (the floor), 300 us calls 600 us, 2 ms calls the 1000 us ceiling
+  // on a node with a core for each of its processes.
+  EXPECT_EQ(RankSpinUs(50'000, 200, 1000, false), 200);
+  EXPECT_EQ(RankSpinUs(300'000, 200, 1000, false), 600);
+  EXPECT_EQ(RankSpinUs(2'000'000, 200, 1000, false), 1000);
+  // A floor of 0 (OHIO_SPIN_US=0, or a node past 8 processes per CPU) never spins.
+  EXPECT_EQ(RankSpinUs(300'000, 0, 1000, false), 0);
+  EXPECT_EQ(RankSpinUs(300'000, 0, 1000, true), 0);
+}
+
+TEST(RankSpin, OversubscribedAcrossNodesLongCallsSleepAtOnce) {
+  // Calls of up to half the ceiling spin as on a core of their own.
+  EXPECT_EQ(RankSpinUs(50'000, 200, 1000, true), 200);
+  EXPECT_EQ(RankSpinUs(500'000, 200, 1000, true), 1000);
+  // Longer ones do not spin at all: their waits would burn the CPU the others copy with.
+  EXPECT_EQ(RankSpinUs(500'500, 200, 1000, true), 0);
+  EXPECT_EQ(RankSpinUs(5'000'000, 200, 1000, true), 0);
+  // Not oversubscribed, or on one node (the caller passes false), they keep the ceiling.
+  EXPECT_EQ(RankSpinUs(5'000'000, 200, 1000, false), 1000);
+}
+
 TEST(EnginePoll, OversubscribedItPollsOnlyWhileRanksMayWaitForIt) {
   constexpr int64_t kSpin = 50, kRoundSpin = 1000;
   auto poll = [](SpinMode m, bool mid_round, bool ranks_may_wait) {

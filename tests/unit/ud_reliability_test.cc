@@ -159,6 +159,33 @@ TEST(UdSendWindow, ASelectiveAckOfTheFrontMakesRoom) {
   EXPECT_EQ(w.Send(t0), 3u);
 }
 
+// What the sender frees and ends by: held cumulatively or by a mask, never a number not sent,
+// and across the wrap of the sequence numbers.
+TEST(UdSendWindow, HeldIsWhatThePeerAcknowledgedByEitherMeans) {
+  UdSendWindow w(Options(8), 0xFFFFFFFEu);
+  for (int i = 0; i < 5; ++i) w.Send(t0);  // 0xFFFFFFFE, 0xFFFFFFFF, 0, 1, 2
+  EXPECT_FALSE(w.Held(0xFFFFFFFEu));
+  EXPECT_FALSE(w.Held(3));  // not sent
+  // Every datagram before 0xFFFFFFFF, and 1 by the mask (bit 1: 0xFFFFFFFF + 1 + 1).
+  w.Acknowledge(0xFFFFFFFFu, 0b10);
+  EXPECT_TRUE(w.Held(0xFFFFFFFEu));
+  EXPECT_FALSE(w.Held(0xFFFFFFFFu));
+  EXPECT_FALSE(w.Held(0));
+  EXPECT_TRUE(w.Held(1));
+  EXPECT_FALSE(w.Held(2));
+  EXPECT_EQ(w.held_before(), 0xFFFFFFFFu);
+  // A late, older ack changes nothing that is held.
+  w.Acknowledge(0xFFFFFFFEu, 0);
+  EXPECT_TRUE(w.Held(0xFFFFFFFEu));
+  EXPECT_TRUE(w.Held(1));
+  // The gap filled: everything before 2 is held, the front dropped past the mask-held 1.
+  w.Acknowledge(1, 0);
+  EXPECT_EQ(w.held_before(), 2u);
+  EXPECT_TRUE(w.Held(0) && w.Held(1));
+  EXPECT_FALSE(w.Held(2));
+  EXPECT_FALSE(w.Held(3));
+}
+
 TEST(UdSendWindow, APeerThatNeverAcknowledgesIsSilentAfterTheGiveUpTime) {
   UdSendWindow w(Options(8));
   EXPECT_FALSE(w.PeerSilent(t0 + milliseconds(100)));  // nothing in flight: nothing to answer

@@ -32,8 +32,7 @@ struct UdPeerLink {
       : ah(address),
         qpn(remote_qpn),
         send(options, first_sent),
-        receive(options.window, first_received),
-        acked_before(first_sent) {}
+        receive(options.window, first_received) {}
   ~UdPeerLink() {
     if (ah != nullptr) ibv_destroy_ah(ah);
   }
@@ -52,8 +51,6 @@ struct UdPeerLink {
     uint32_t bytes = 0;
   };
   std::map<uint32_t, Sent> slot_of_seq;
-  // What the peer acknowledged cumulatively (it holds every datagram before this).
-  uint32_t acked_before = 0;
   struct SentPut {
     uint32_t last_seq = 0;
     uint64_t cookie = 0;

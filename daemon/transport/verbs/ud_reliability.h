@@ -74,6 +74,16 @@ class UdSendWindow {
   // The oldest unacknowledged datagram was first sent give_up_after ago or more.
   bool PeerSilent(UdClock::time_point now) const;
 
+  // Whether the peer holds datagram `seq` (it acknowledged it, cumulatively or by a mask), as far
+  // as this end knows; a number not sent yet is not held. The sender frees a datagram's buffer
+  // and ends a put by this.
+  bool Held(uint32_t seq) const {
+    if (SeqBefore(seq, base_)) return true;
+    return SeqBefore(seq, next_seq()) && unacked_[seq - base_].acked;
+  }
+  // Every datagram before this one is held.
+  uint32_t held_before() const { return base_; }
+
   uint32_t in_flight() const { return static_cast<uint32_t>(unacked_.size()) - acked_beyond_; }
   uint32_t next_seq() const { return base_ + static_cast<uint32_t>(unacked_.size()); }
   uint64_t retransmissions() const { return retransmissions_; }

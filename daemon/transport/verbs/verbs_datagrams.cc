@@ -20,17 +20,6 @@
 #include "daemon/transport/verbs/verbs_transport.h"
 
 namespace ohio {
-namespace {
-
-// Whether datagram `seq` is held by a peer that acknowledged `ack` cumulatively and `sack` beyond.
-bool Acknowledged(uint32_t seq, uint32_t ack, uint64_t sack) {
-  if (SeqBefore(seq, ack)) return true;
-  const uint32_t beyond = seq - ack - 1;
-  return seq != ack && beyond < 64 && ((sack >> beyond) & 1) != 0;
-}
-
-}  // namespace
-
 uint32_t VerbsTransport::RcPeersHeld() const {
   uint32_t n = 0;
   for (const PeerState& p : peers_) n += p.rc_held;
@@ -233,17 +222,16 @@ void VerbsTransport::OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h
   // never sent is not about this stream.
   if (!SeqBefore(l.send.next_seq(), h.ack)) {
     l.send.Acknowledge(h.ack, h.sack, poll_now_);
-    if (SeqBefore(l.acked_before, h.ack)) l.acked_before = h.ack;
     UdQueuePair& q = *datagram_qps_[0];
     for (auto it = l.slot_of_seq.begin(); it != l.slot_of_seq.end();) {
-      if (Acknowledged(it->first, h.ack, h.sack) || SeqBefore(it->first, l.acked_before)) {
+      if (l.send.Held(it->first)) {
         q.Release(it->second.slot);
         it = l.slot_of_seq.erase(it);
       } else {
         ++it;
       }
     }
-    while (!l.sent_puts.empty() && SeqBefore(l.sent_puts.front().last_seq, l.acked_before)) {
+    while (!l.sent_puts.empty() && SeqBefore(l.sent_puts.front().last_seq, l.send.held_before())) {
       TransportEvent e = Event(TransportEvent::Kind::kPutDone, peer);
       e.cookie = l.sent_puts.front().cookie;
       e.bytes = l.sent_puts.front().bytes;
@@ -349,7 +337,7 @@ void VerbsTransport::TendDatagrams(UdClock::time_point now) {
       spdlog::warn("verbs: node {} over UD: {} datagrams unacknowledged from {} on (next {}), {} with a send slot; "
                    "it acknowledged up to {}; we hold its stream up to {}; {} send queue entries and {} send slots free",
                    directory_.Name(id), l.send.in_flight(), l.send.next_seq() - l.send.in_flight(), l.send.next_seq(),
-                   l.slot_of_seq.size(), l.acked_before, l.receive.next_expected(), q.send_free(),
+                   l.slot_of_seq.size(), l.send.held_before(), l.receive.next_expected(), q.send_free(),
                    q.slots_free());
       PeerDown(id, "node " + directory_.Name(id) + " acknowledged no datagram for " +
                        std::to_string(options_.datagrams.give_up_after.count()) + " ms (over UD)");

@@ -127,7 +127,7 @@ bool VerbsTransport::PostDatagramPut(PeerId peer, PeerState& p, Op& op, const Lo
   return true;
 }
 
-bool VerbsTransport::PostDatagram(PeerId, PeerState& p, UdWireHeader h, const LocalPiece* pieces, size_t count,
+bool VerbsTransport::PostDatagram(PeerId peer, PeerState& p, UdWireHeader h, const LocalPiece* pieces, size_t count,
                                   uint64_t from, uint32_t n, UdClock::time_point now) {
   UdQueuePair& q = *datagram_qps_[0];
   UdPeerLink& l = *p.ud;
@@ -144,6 +144,7 @@ bool VerbsTransport::PostDatagram(PeerId, PeerState& p, UdWireHeader h, const Lo
   // retransmission, as if the network had lost it.
   q.Stage(slot, bytes, l.ah, l.qpn);
   l.ack_due = false;  // it carries our acknowledgement
+  datagram_peers_to_tend_.insert(peer);  // until it is acknowledged
   ++stats_.datagrams_sent;
   return true;
 }
@@ -241,6 +242,7 @@ void VerbsTransport::OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h
   }
   if (h.type == UdWireHeader::kAck) return;
   l.ack_due = true;  // whatever it is, its sender must hear that we hold it
+  datagram_peers_to_tend_.insert(peer);
   const uint32_t before = l.receive.next_expected();
   const uint64_t position = l.in_order + (h.seq - before);
   switch (l.receive.Receive(h.seq)) {
@@ -329,9 +331,16 @@ void VerbsTransport::ReleaseHeld(PeerId peer, PeerState& p) {
 void VerbsTransport::TendDatagrams(UdClock::time_point now) {
   if (datagram_qps_.empty()) return;
   UdQueuePair& q = *datagram_qps_[0];
-  for (PeerId id = 0; id < peers_.size(); ++id) {
+  for (auto tended = datagram_peers_to_tend_.begin(); tended != datagram_peers_to_tend_.end();) {
+    const PeerId id = *tended;
     PeerState& p = peers_[id];
-    if (!p.ud) continue;
+    // A link gone (the peer down, or moved to RC) or with nothing left to do leaves the set; a
+    // datagram sent or received puts it back.
+    if (!p.ud || (p.ud->send.in_flight() == 0 && !p.ud->ack_due)) {
+      tended = datagram_peers_to_tend_.erase(tended);
+      continue;
+    }
+    ++tended;
     UdPeerLink& l = *p.ud;
     if (l.send.PeerSilent(now)) {
       spdlog::warn("verbs: node {} over UD: {} datagrams unacknowledged from {} on (next {}), {} with a send slot; "
@@ -362,7 +371,8 @@ bool VerbsTransport::ArmDatagramTimer() {
   (void)!read(timer_fd_, &expired, sizeof(expired));
   itimerspec t{};
   std::optional<UdClock::time_point> next;
-  for (const PeerState& p : peers_) {
+  for (const PeerId id : datagram_peers_to_tend_) {
+    const PeerState& p = peers_[id];
     if (!p.ud) continue;
     if (p.ud->ack_due) return false;  // an acknowledgement to send first
     const auto due = p.ud->send.NextRetransmission();

@@ -367,6 +367,10 @@ class VerbsTransport : public Transport {
   std::vector<std::unique_ptr<UdQueuePair>> datagram_qps_;
   std::multimap<uint32_t, std::pair<std::array<uint8_t, 16>, PeerId>> datagram_senders_;  // by QPN
   int timer_fd_ = -1;
+  // The UD peers with datagrams unacknowledged or an acknowledgement to send: what each pass
+  // tends and the timer is armed for. The rest have nothing to do, and at thousands of nodes
+  // walking every peer on every pass would cost more than the datagrams.
+  std::set<PeerId> datagram_peers_to_tend_;
   // The pool, planned every rc_pool_interval from what was sent to each peer.
   std::unique_ptr<RcPoolPlan> pool_plan_;
   std::chrono::steady_clock::time_point last_plan_;

@@ -279,7 +279,7 @@ void VerbsTransport::PeerDown(PeerId peer, const std::string& reason, bool never
   for (auto& c : p.conns) receivers_.erase(c->serial);
   p.conns.clear();
   p.rc_held = false;
-  DropDatagramLink(p);
+  DropDatagramLink(peer, p);
   p.regions.clear();
   p.put_rails.clear();
   p.pending.clear();  // puts among them are given up on by the exchange at kPeerDown

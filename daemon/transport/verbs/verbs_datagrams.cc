@@ -78,13 +78,13 @@ void VerbsTransport::MakeDatagramLink(PeerState& p, PeerId peer, ibv_ah* ah, con
   datagram_senders_.emplace(remote.qpn, std::make_pair(remote.gid, peer));
 }
 
-void VerbsTransport::DropDatagramLink(PeerState& p) {
+void VerbsTransport::DropDatagramLink(PeerId peer, PeerState& p) {
   if (!p.ud) return;
   UdQueuePair& q = *datagram_qps_[0];
   for (const auto& [seq, sent] : p.ud->slot_of_seq) q.Release(sent.slot);
-  for (auto it = datagram_senders_.begin(); it != datagram_senders_.end();) {
-    it = it->first == p.ud->qpn && &peers_[it->second.second] == &p ? datagram_senders_.erase(it) : std::next(it);
-  }
+  const auto [first, last] = datagram_senders_.equal_range(p.ud->qpn);
+  for (auto it = first; it != last;) it = it->second.second == peer ? datagram_senders_.erase(it) : std::next(it);
+  datagram_peers_to_tend_.erase(peer);
   p.ud.reset();
 }
 

@@ -250,7 +250,7 @@ void VerbsTransport::FinishMoveToRc(PeerId peer, PeerState& p, const std::vector
     e.bytes = put.bytes;
     Emit(std::move(e));
   }
-  DropDatagramLink(p);
+  DropDatagramLink(peer, p);
   p.move = PeerState::Move{};
   ++stats_.rc_promotions;
   spdlog::info("verbs: node {} moved to RC", directory_.Name(peer));

@@ -300,7 +300,8 @@ class VerbsTransport : public Transport {
   // The peer connected over UD whose datagram queue pair `qpn` at the address in `grh` sent it.
   std::optional<PeerId> DatagramSender(uint32_t qpn, const uint8_t* grh) const;
   void ReleaseHeld(PeerId peer, PeerState& p);
-  void DropDatagramLink(PeerState& p);
+  // Forgets peer `peer`'s datagram link: its send slots, its entry by sender, its tending.
+  void DropDatagramLink(PeerId peer, PeerState& p);
   // A link to the peer's datagram queue pair at `remote`: ours starts at `first_sent`, its at
   // remote.psn; the peer's datagrams are taken from then on.
   void MakeDatagramLink(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote, uint32_t first_sent);

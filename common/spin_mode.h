@@ -16,6 +16,7 @@
 //   (the same investigation).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace ohio {
@@ -68,9 +69,9 @@ inline EnginePoll ChooseEnginePoll(SpinMode mode, bool mid_round, bool ranks_may
 // all. Its waits are for the network and the daemons, long, a wake-up is a small share of them,
 // and every microsecond it spins (yielding between checks) is CPU the node's other ranks and
 // its daemon need for the call's copies and network: measured with 4 emulated nodes x 2 ranks on
-// 2 cores, sleeping at once instead of spinning up to max_us cut the CPU per call by 10-22% and
-// the context switches by 3-15x from 16 KiB to 256 KiB per rank, and the latency with them
-// (docs/investigations/medium-messages-across-nodes.md). Short calls keep their spin: at 2
+// 2 cores, sleeping at once instead of spinning up to max_us cut the CPU per call by 3-35% and
+// the context switches to about a tenth from 32 KiB to 1 MiB per rank, the latency the same
+// within the noise (docs/investigations/medium-messages-across-nodes.md). Short calls keep their spin: at 2
 // nodes x 2 ranks, calls up to 8 KiB took 0.6-0.9 of a flat alltoall's time spinning and 0.9-1.4
 // asleep. A group on one node keeps its spin whatever its calls' length: its ranks wait for
 // each other, not for a network, and at 1 MiB per rank (4 ranks on 2 cores) sleeping at once
@@ -79,7 +80,7 @@ inline int64_t RankSpinUs(int64_t typical_call_ns, int64_t min_us, int64_t max_u
   if (min_us <= 0) return 0;
   const int64_t twice_typical_us = typical_call_ns / 500;
   if (oversubscribed_across_nodes && twice_typical_us > max_us) return 0;
-  return twice_typical_us < min_us ? min_us : twice_typical_us > max_us ? max_us : twice_typical_us;
+  return std::clamp(twice_typical_us, min_us, max_us);
 }
 
 inline const char* SpinModeName(SpinMode m) {

@@ -334,8 +334,8 @@ void VerbsTransport::TendDatagrams(UdClock::time_point now) {
   for (auto tended = datagram_peers_to_tend_.begin(); tended != datagram_peers_to_tend_.end();) {
     const PeerId id = *tended;
     PeerState& p = peers_[id];
-    // A link gone (the peer down, or moved to RC) or with nothing left to do leaves the set; a
-    // datagram sent or received puts it back.
+    // A peer with nothing left to do leaves the set, and a datagram sent or received puts it
+    // back (a link dropped takes its peer out itself: DropDatagramLink).
     if (!p.ud || (p.ud->send.in_flight() == 0 && !p.ud->ack_due)) {
       tended = datagram_peers_to_tend_.erase(tended);
       continue;

@@ -186,10 +186,13 @@ void RunShapeAndCompareWithPlan(uint32_t nodes, uint32_t ppn, const std::vector<
     if (threads.total() == most) busiest = threads.Describe();
   }
   std::printf("the most threads of an idle daemon: %u (%s)\n", most, busiest.c_str());
-  // Daemons that polled would share out the two cores, 200 ticks a second between them; sleeping
-  // ones took 0 here (the samples' own RPCs fall outside the window).
+  // Daemons that polled would share out the two cores, 200 ticks a second between them. Sleeping
+  // ones take a few: the kernel charges a whole tick to whatever thread runs when the timer
+  // fires, and 32 daemons' gRPC timer threads and the tail of the first samples' RPCs do run now
+  // and then (0-11 ticks seen). A quarter of one CPU still tells sleeping from polling by 8x; that
+  // the engines themselves stayed asleep is the wake-up count above.
   const uint64_t tick = static_cast<uint64_t>(sysconf(_SC_CLK_TCK));
-  EXPECT_LT(idle_ticks, tick / 10) << "ticks of " << nodes << " idle daemons in 1 s";
+  EXPECT_LT(idle_ticks, tick / 4) << "ticks of " << nodes << " idle daemons in 1 s";
   std::printf("%u idle daemons used %llu clock ticks (1/%llu s) in 1 s\n", nodes,
               static_cast<unsigned long long>(idle_ticks), static_cast<unsigned long long>(tick));
 

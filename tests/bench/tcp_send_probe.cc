@@ -18,8 +18,10 @@
 #include <linux/errqueue.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -161,7 +163,8 @@ int main(int argc, char** argv) {
   std::memset(buf, 1, bytes);
   const pid_t writer = fork();
   if (writer == 0) {
-    if (!PinTo(writer_cpu)) _exit(1);
+    // Gone with the sender whatever way it ends (an error return leaves no state 3 behind).
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1 || !PinTo(writer_cpu)) _exit(1);
     Write(buf, bytes, hand);
   }
   if (!PinTo(sender_cpu)) {
@@ -193,7 +196,15 @@ int main(int argc, char** argv) {
         if (v == kOtherCore) {
           hand->value.store(value, std::memory_order_relaxed);
           hand->state.store(1, std::memory_order_release);
-          while (hand->state.load(std::memory_order_acquire) != 2) sched_yield();
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (hand->state.load(std::memory_order_acquire) != 2) {
+            if (std::chrono::steady_clock::now() > deadline) {
+              std::fprintf(stderr, "tcp_send_probe: the writer on CPU %d did not rewrite the bytes within 10 s\n",
+                           writer_cpu);
+              return 1;
+            }
+            sched_yield();
+          }
         } else {
           std::memset(buf, static_cast<int>(value), bytes);
         }

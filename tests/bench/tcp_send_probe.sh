@@ -15,7 +15,10 @@ case "${1:-}" in -h|--help) sed -n '2,12p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/../.."
 bazel build --curses=no //tests/bench:tcp_send_probe
 PROBE="$(bazel info --curses=no bazel-bin 2>/dev/null)/tests/bench/tcp_send_probe"
+RECEIVER=
 cleanup() {
+  # A receiver still in accept (the sender failed before connecting) would wait forever.
+  if [ -n "$RECEIVER" ]; then kill "$RECEIVER" 2>/dev/null || true; fi
   ip netns del ohio-sp-a 2>/dev/null || true
   ip netns del ohio-sp-b 2>/dev/null || true
 }
@@ -40,4 +43,5 @@ for _ in $(seq 100); do
 done
 ip netns exec ohio-sp-a "$PROBE" --connect 10.78.0.2 --port 5555 "$@"
 timeout 30 tail --pid="$RECEIVER" -f /dev/null
+RECEIVER=
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

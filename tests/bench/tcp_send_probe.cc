@@ -1,15 +1,21 @@
 // What the kernel's send copy of a daemon's put costs, by where its bytes come from and how it
 // is sent. One connection; every send is of --bytes rewritten just before it, as an SSB half is
-// staged anew for every call; three variants interleaved, --sends of each per round:
+// staged anew for every call; four variants interleaved, --sends of each per round:
 //   plain       the sender wrote the bytes itself, send();
 //   other-core  a helper process pinned to another CPU wrote them (as ranks stage the SSB that
 //               ohiod sends), send();
 //   zerocopy    the sender wrote them, send(MSG_ZEROCOPY), and waits for the kernel's
-//               completion before rewriting them (as ohiod would before reusing a half).
+//               completion before rewriting them (as ohiod would before reusing a half);
+//   splice      the sender wrote them, vmsplice()s their pages into a pipe and splice()s the
+//               pipe into the socket: the pages themselves go to the socket, uncopied (as ohiod
+//               could send an SSB half). It measures the cost only: the bytes are rewritten
+//               while the socket may still hold their pages.
 // Per variant, the median over rounds of the sending thread's CPU time and wall time per send,
+// the whole box's busy CPU time per send (where the receiver's and the kernel's share shows),
 // and for zerocopy how many sends the kernel completed as copied after all
 // (SO_EE_CODE_ZEROCOPY_COPIED: a receiver on the same kernel, as between network namespaces
-// over a veth, or a device without scatter-gather).
+// over a veth, or a device without scatter-gather). The box figure means something only on a
+// box with nothing else running.
 //
 // receiver: tcp_send_probe --listen PORT
 // sender:   tcp_send_probe --connect HOST --port PORT [--bytes B] [--sends N] [--rounds R]
@@ -22,7 +28,9 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,8 +47,8 @@
 
 namespace {
 
-enum Variant { kPlain, kOtherCore, kZeroCopy, kVariants };
-constexpr const char* kNames[kVariants] = {"plain", "other-core", "zerocopy"};
+enum Variant { kPlain, kOtherCore, kZeroCopy, kSplice, kVariants };
+constexpr const char* kNames[kVariants] = {"plain", "other-core", "zerocopy", "splice"};
 
 double ThreadCpuUs() {
   timespec t{};
@@ -60,7 +68,10 @@ bool PinTo(int cpu) {
   return sched_setaffinity(0, sizeof(set), &set) == 0;
 }
 
-int Receive(uint16_t port) {
+// The receiver reads everything the sender sends, with read() or, with `splice_in`, by
+// splice()ing the socket into a pipe and reading the pipe (the socket's pages move to the pipe
+// uncopied; the read is the one copy). It prints its CPU time per byte received.
+int Receive(uint16_t port, bool splice_in) {
   const int s = socket(AF_INET, SOCK_STREAM, 0);
   const int one = 1;
   setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -73,11 +84,50 @@ int Receive(uint16_t port) {
   }
   const int c = accept(s, nullptr, nullptr);
   std::vector<char> buf(1 << 20);
+  int pipe_fds[2] = {-1, -1};
+  if (splice_in && (pipe(pipe_fds) != 0 || fcntl(pipe_fds[1], F_SETPIPE_SZ, 1 << 20) < 0)) {
+    std::fprintf(stderr, "tcp_send_probe: pipe: %s\n", std::strerror(errno));
+    return 1;
+  }
   uint64_t total = 0;
-  ssize_t n;
-  while ((n = read(c, buf.data(), buf.size())) > 0) total += static_cast<uint64_t>(n);
-  std::printf("received %llu bytes\n", static_cast<unsigned long long>(total));
+  const double cpu0 = ThreadCpuUs();
+  for (;;) {
+    ssize_t n;
+    if (splice_in) {
+      n = splice(c, nullptr, pipe_fds[1], nullptr, buf.size(), SPLICE_F_MOVE);
+      for (ssize_t left = n; left > 0;) {
+        const ssize_t r = read(pipe_fds[0], buf.data(), static_cast<size_t>(left));
+        if (r <= 0) return 1;
+        left -= r;
+      }
+    } else {
+      n = read(c, buf.data(), buf.size());
+    }
+    if (n <= 0) break;
+    total += static_cast<uint64_t>(n);
+  }
+  const double cpu = ThreadCpuUs() - cpu0;
+  std::printf("received %llu bytes with %s, %.3f us CPU per KiB\n", static_cast<unsigned long long>(total),
+              splice_in ? "splice and read" : "read", total == 0 ? 0.0 : cpu * 1024 / static_cast<double>(total));
   return 0;
+}
+
+// Sends `bytes` at `buf` through `pipe_fds` without copying them: their pages go into the pipe
+// and from the pipe into the socket, a pipe's capacity at a time. False on an error.
+bool SpliceSend(int s, const uint8_t* buf, uint64_t bytes, const int pipe_fds[2], uint64_t pipe_bytes) {
+  uint64_t off = 0;
+  while (off < bytes) {
+    iovec iov{const_cast<uint8_t*>(buf + off), std::min(bytes - off, pipe_bytes)};
+    const ssize_t in = vmsplice(pipe_fds[1], &iov, 1, 0);
+    if (in <= 0) return false;
+    for (ssize_t left = in; left > 0;) {
+      const ssize_t out = splice(pipe_fds[0], nullptr, s, nullptr, static_cast<size_t>(left), SPLICE_F_MOVE | SPLICE_F_MORE);
+      if (out <= 0) return false;
+      left -= out;
+    }
+    off += static_cast<uint64_t>(in);
+  }
+  return true;
 }
 
 struct Completions {
@@ -110,23 +160,32 @@ bool ReapUntil(int s, uint64_t want, Completions* c) {
   return true;
 }
 
-// The other-core writer: a process that rewrites the buffer whenever the sender asks (state 1)
-// and says when it is done (state 2); state 3 ends it.
-struct Handshake {
-  std::atomic<uint32_t> state{0};
-  std::atomic<uint32_t> value{0};
-};
-
-[[noreturn]] void Write(uint8_t* buf, uint64_t bytes, Handshake* h) {
-  for (;;) {
-    uint32_t s;
-    while ((s = h->state.load(std::memory_order_acquire)) != 1) {
-      if (s == 3) _exit(0);
-      sched_yield();
-    }
-    std::memset(buf, static_cast<int>(h->value.load(std::memory_order_relaxed)), bytes);
-    h->state.store(2, std::memory_order_release);
+// The other-core writer: a process that rewrites the buffer with each value the sender writes
+// to `ask` and answers on `done` once it has. It sleeps in read between requests, so that it
+// takes no CPU from the variants that do not use it; end of file on `ask` ends it.
+[[noreturn]] void Write(uint8_t* buf, uint64_t bytes, int ask, int done) {
+  uint32_t value;
+  while (read(ask, &value, sizeof(value)) == static_cast<ssize_t>(sizeof(value))) {
+    std::memset(buf, static_cast<int>(value), bytes);
+    const char ok = 1;
+    if (write(done, &ok, 1) != 1) _exit(1);
   }
+  _exit(0);
+}
+
+// The whole box's busy CPU time so far, in µs: every CPU's user, nice, system, irq and softirq
+// time from /proc/stat. A send's kernel work runs partly in softirq context on whichever CPU
+// takes it (over a veth, often the receiver's), so the sending thread's own time alone moves
+// with where the kernel happened to do it.
+double BoxBusyUs() {
+  FILE* f = std::fopen("/proc/stat", "r");
+  if (f == nullptr) return 0;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system, &idle, &iowait, &irq,
+                            &softirq);
+  std::fclose(f);
+  if (n != 7) return 0;
+  return static_cast<double>(user + nice + system + irq + softirq) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace
@@ -138,7 +197,9 @@ int main(int argc, char** argv) {
   uint64_t bytes = 1 << 20;
   uint32_t sends = 200, rounds = 5;
   int sender_cpu = 1, writer_cpu = 0;
+  bool splice_in = false;
   app.add_option("--listen", listen_port, "be the receiver on this port");
+  app.add_flag("--splice-receive", splice_in, "receiver: splice the socket into a pipe and read the pipe");
   app.add_option("--connect", host, "be the sender to this IPv4 address");
   app.add_option("--port", port, "the receiver's port (sender)");
   app.add_option("--bytes", bytes, "bytes per send")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30));
@@ -147,25 +208,31 @@ int main(int argc, char** argv) {
   app.add_option("--sender-cpu", sender_cpu, "the CPU the sender runs on");
   app.add_option("--writer-cpu", writer_cpu, "the CPU the other-core writer runs on");
   CLI11_PARSE(app, argc, argv);
-  if (listen_port != 0) return Receive(listen_port);
+  if (listen_port != 0) return Receive(listen_port, splice_in);
   if (host.empty() || sender_cpu == writer_cpu) {
     std::fprintf(stderr, "tcp_send_probe: --listen PORT, or --connect HOST with two different CPUs\n");
     return 2;
   }
   // The buffer and the handshake are shared with the writer process.
-  void* shared = mmap(nullptr, bytes + sizeof(Handshake), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* shared = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared == MAP_FAILED) {
     std::fprintf(stderr, "tcp_send_probe: mmap: %s\n", std::strerror(errno));
     return 1;
   }
   auto* buf = static_cast<uint8_t*>(shared);
-  auto* hand = new (buf + bytes) Handshake();
+  int ask[2], done[2];
+  if (pipe(ask) != 0 || pipe(done) != 0) {
+    std::fprintf(stderr, "tcp_send_probe: pipe: %s\n", std::strerror(errno));
+    return 1;
+  }
   std::memset(buf, 1, bytes);
   const pid_t writer = fork();
   if (writer == 0) {
     // Gone with the sender whatever way it ends (an error return leaves no state 3 behind).
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1 || !PinTo(writer_cpu)) _exit(1);
-    Write(buf, bytes, hand);
+    close(ask[1]);
+    close(done[0]);
+    Write(buf, bytes, ask[0], done[1]);
   }
   if (!PinTo(sender_cpu)) {
     std::fprintf(stderr, "tcp_send_probe: cannot run on CPU %d: %s\n", sender_cpu, std::strerror(errno));
@@ -184,33 +251,47 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tcp_send_probe: cannot connect to %s:%u: %s\n", host.c_str(), port, std::strerror(errno));
     return 1;
   }
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) {
+    std::fprintf(stderr, "tcp_send_probe: pipe: %s\n", std::strerror(errno));
+    return 1;
+  }
+  // As large as an unprivileged process may make it (fs.pipe-max-size, 1 MiB by default).
+  const int pipe_size = fcntl(pipe_fds[1], F_SETPIPE_SZ, 1 << 20);
+  if (pipe_size < 0) {
+    std::fprintf(stderr, "tcp_send_probe: F_SETPIPE_SZ: %s\n", std::strerror(errno));
+    return 1;
+  }
   std::vector<double> cpu_us[kVariants], wall_us[kVariants];
+  double box_us[kVariants] = {};
   Completions completions;
   uint64_t zerocopy_calls = 0;  // send calls made with MSG_ZEROCOPY: each gets a completion
   uint32_t value = 0;
   for (uint32_t r = 0; r < rounds; ++r) {
     for (int v = 0; v < kVariants; ++v) {
       double cpu = 0, wall = 0;
+      const double box0 = BoxBusyUs();
       for (uint32_t i = 0; i < sends; ++i) {
         ++value;
         if (v == kOtherCore) {
-          hand->value.store(value, std::memory_order_relaxed);
-          hand->state.store(1, std::memory_order_release);
-          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-          while (hand->state.load(std::memory_order_acquire) != 2) {
-            if (std::chrono::steady_clock::now() > deadline) {
-              std::fprintf(stderr, "tcp_send_probe: the writer on CPU %d did not rewrite the bytes within 10 s\n",
-                           writer_cpu);
-              return 1;
-            }
-            sched_yield();
+          pollfd p{done[0], POLLIN, 0};
+          char ok;
+          if (write(ask[1], &value, sizeof(value)) != static_cast<ssize_t>(sizeof(value)) || poll(&p, 1, 10000) != 1 ||
+              read(done[0], &ok, 1) != 1) {
+            std::fprintf(stderr, "tcp_send_probe: the writer on CPU %d did not rewrite the bytes within 10 s\n",
+                         writer_cpu);
+            return 1;
           }
         } else {
           std::memset(buf, static_cast<int>(value), bytes);
         }
         const double cpu0 = ThreadCpuUs();
         const auto t0 = std::chrono::steady_clock::now();
-        uint64_t off = 0;
+        if (v == kSplice && !SpliceSend(s, buf, bytes, pipe_fds, static_cast<uint64_t>(pipe_size))) {
+          std::fprintf(stderr, "tcp_send_probe: vmsplice/splice: %s\n", std::strerror(errno));
+          return 1;
+        }
+        uint64_t off = v == kSplice ? bytes : 0;
         while (off < bytes) {
           const ssize_t n = send(s, buf + off, bytes - off, v == kZeroCopy ? MSG_ZEROCOPY : 0);
           if (n < 0) {
@@ -228,16 +309,19 @@ int main(int argc, char** argv) {
         cpu += ThreadCpuUs() - cpu0;
         wall += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       }
+      box_us[v] += BoxBusyUs() - box0;
       cpu_us[v].push_back(cpu / sends);
       wall_us[v].push_back(wall / sends);
     }
   }
-  hand->state.store(3, std::memory_order_release);
+  close(ask[1]);
   waitpid(writer, nullptr, 0);
-  std::printf("bytes per send %llu, %u rounds of %u sends per variant, medians over rounds (the sending thread)\n",
+  std::printf("bytes per send %llu, %u rounds of %u sends per variant; CPU and wall: the sending thread, medians "
+              "over rounds; box CPU: every CPU's busy time over all rounds, the bytes' rewriting included\n",
               static_cast<unsigned long long>(bytes), rounds, sends);
   for (int v = 0; v < kVariants; ++v) {
-    std::printf("%-10s  %8.1f us CPU  %8.1f us wall per send", kNames[v], Median(cpu_us[v]), Median(wall_us[v]));
+    std::printf("%-10s  %8.1f us CPU  %8.1f us wall  %8.1f us box CPU per send", kNames[v], Median(cpu_us[v]),
+                Median(wall_us[v]), box_us[v] / (static_cast<double>(sends) * rounds));
     if (v == kZeroCopy) {
       std::printf("  (%llu of %llu send calls completed as copied by the kernel)",
                   static_cast<unsigned long long>(completions.copied), static_cast<unsigned long long>(completions.done));

@@ -1,5 +1,7 @@
 #include "daemon/transport/verbs/ud_queue_pair.h"
 
+#include "daemon/transport/verbs/receive_slot.h"
+
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -94,16 +96,9 @@ Result<ibv_ah*> UdQueuePair::AddressOf(const QpEndpoint& remote) const {
 }
 
 void UdQueuePair::RepostReceive(uint32_t slot) {
-  ibv_sge sge{};
-  sge.addr = reinterpret_cast<uintptr_t>(recv_base_ + size_t{slot} * recv_slot_bytes());
-  sge.length = recv_slot_bytes();
-  sge.lkey = recv_mr_->lkey;
-  ibv_recv_wr wr{};
-  wr.wr_id = kUdBit | kReceiveBit | uint64_t{rail_index_} << 32 | slot;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  if (int e = ibv_post_recv(qp_, &wr, &bad); e != 0) {
+  if (int e = PostReceiveSlot(qp_, recv_base_ + size_t{slot} * recv_slot_bytes(), recv_slot_bytes(), recv_mr_->lkey,
+                              kUdBit | kReceiveBit | uint64_t{rail_index_} << 32 | slot);
+      e != 0) {
     spdlog::warn("verbs: cannot post a datagram receive on {}: {}", local_.rail, std::strerror(e));
   }
 }

@@ -1,5 +1,7 @@
 #include "daemon/transport/verbs/verbs_connection.h"
 
+#include "daemon/transport/verbs/receive_slot.h"
+
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -33,16 +35,9 @@ VerbsConnection::~VerbsConnection() {
 }
 
 void VerbsConnection::RepostReceive(uint32_t slot) {
-  ibv_sge sge{};
-  sge.addr = reinterpret_cast<uintptr_t>(recv_base + size_t{slot} * kRecvSlotBytes);
-  sge.length = kRecvSlotBytes;
-  sge.lkey = recv_mr->lkey;
-  ibv_recv_wr wr{};
-  wr.wr_id = kReceiveBit | uint64_t{serial} << 20 | slot;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  if (int e = ibv_post_recv(qp->qp(), &wr, &bad); e != 0) {
+  if (int e = PostReceiveSlot(qp->qp(), recv_base + size_t{slot} * kRecvSlotBytes, kRecvSlotBytes, recv_mr->lkey,
+                              kReceiveBit | uint64_t{serial} << 20 | slot);
+      e != 0) {
     spdlog::warn("verbs: cannot post a receive on {}: {}", qp->local().rail, std::strerror(e));
   }
 }

@@ -21,6 +21,7 @@
 // sender:   tcp_send_probe --connect HOST --port PORT [--bytes B] [--sends N] [--rounds R]
 // (tests/bench/tcp_send_probe.sh runs both across two network namespaces joined by a veth.)
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <linux/errqueue.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -28,7 +29,6 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -37,7 +37,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -68,6 +67,19 @@ bool PinTo(int cpu) {
   return sched_setaffinity(0, sizeof(set), &set) == 0;
 }
 
+// A pipe made as large as an unprivileged process may make it (fs.pipe-max-size, 1 MiB by
+// default), so that a splice moves up to that much at once. Its capacity in bytes, or -1 with a
+// message.
+int OpenLargePipe(int fds[2]) {
+  if (pipe(fds) != 0) {
+    std::fprintf(stderr, "tcp_send_probe: pipe: %s\n", std::strerror(errno));
+    return -1;
+  }
+  const int capacity = fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+  if (capacity < 0) std::fprintf(stderr, "tcp_send_probe: F_SETPIPE_SZ: %s\n", std::strerror(errno));
+  return capacity;
+}
+
 // The receiver reads everything the sender sends, with read() or, with `splice_in`, by
 // splice()ing the socket into a pipe and reading the pipe (the socket's pages move to the pipe
 // uncopied; the read is the one copy). It prints its CPU time per byte received.
@@ -85,10 +97,7 @@ int Receive(uint16_t port, bool splice_in) {
   const int c = accept(s, nullptr, nullptr);
   std::vector<char> buf(1 << 20);
   int pipe_fds[2] = {-1, -1};
-  if (splice_in && (pipe(pipe_fds) != 0 || fcntl(pipe_fds[1], F_SETPIPE_SZ, 1 << 20) < 0)) {
-    std::fprintf(stderr, "tcp_send_probe: pipe: %s\n", std::strerror(errno));
-    return 1;
-  }
+  if (splice_in && OpenLargePipe(pipe_fds) < 0) return 1;
   uint64_t total = 0;
   const double cpu0 = ThreadCpuUs();
   for (;;) {
@@ -97,7 +106,10 @@ int Receive(uint16_t port, bool splice_in) {
       n = splice(c, nullptr, pipe_fds[1], nullptr, buf.size(), SPLICE_F_MOVE);
       for (ssize_t left = n; left > 0;) {
         const ssize_t r = read(pipe_fds[0], buf.data(), static_cast<size_t>(left));
-        if (r <= 0) return 1;
+        if (r <= 0) {
+          std::fprintf(stderr, "tcp_send_probe: reading the pipe: %s\n", r == 0 ? "end of file" : std::strerror(errno));
+          return 1;
+        }
         left -= r;
       }
     } else {
@@ -176,7 +188,8 @@ bool ReapUntil(int s, uint64_t want, Completions* c) {
 // The whole box's busy CPU time so far, in µs: every CPU's user, nice, system, irq and softirq
 // time from /proc/stat. A send's kernel work runs partly in softirq context on whichever CPU
 // takes it (over a veth, often the receiver's), so the sending thread's own time alone moves
-// with where the kernel happened to do it.
+// with where the kernel happened to do it. /proc/stat counts whole clock ticks (10 ms), so the
+// figure means something only when a variant's rounds add up to a second or more.
 double BoxBusyUs() {
   FILE* f = std::fopen("/proc/stat", "r");
   if (f == nullptr) return 0;
@@ -213,7 +226,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tcp_send_probe: --listen PORT, or --connect HOST with two different CPUs\n");
     return 2;
   }
-  // The buffer and the handshake are shared with the writer process.
+  // The buffer is shared with the writer process.
   void* shared = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared == MAP_FAILED) {
     std::fprintf(stderr, "tcp_send_probe: mmap: %s\n", std::strerror(errno));
@@ -228,12 +241,15 @@ int main(int argc, char** argv) {
   std::memset(buf, 1, bytes);
   const pid_t writer = fork();
   if (writer == 0) {
-    // Gone with the sender whatever way it ends (an error return leaves no state 3 behind).
+    // Gone with the sender whatever way it ends, as well as at end of file on `ask`.
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1 || !PinTo(writer_cpu)) _exit(1);
     close(ask[1]);
     close(done[0]);
     Write(buf, bytes, ask[0], done[1]);
   }
+  // The writer's ends: a writer that died then shows as end of file on `done` at once.
+  close(ask[0]);
+  close(done[1]);
   if (!PinTo(sender_cpu)) {
     std::fprintf(stderr, "tcp_send_probe: cannot run on CPU %d: %s\n", sender_cpu, std::strerror(errno));
     return 1;
@@ -252,16 +268,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) {
-    std::fprintf(stderr, "tcp_send_probe: pipe: %s\n", std::strerror(errno));
-    return 1;
-  }
-  // As large as an unprivileged process may make it (fs.pipe-max-size, 1 MiB by default).
-  const int pipe_size = fcntl(pipe_fds[1], F_SETPIPE_SZ, 1 << 20);
-  if (pipe_size < 0) {
-    std::fprintf(stderr, "tcp_send_probe: F_SETPIPE_SZ: %s\n", std::strerror(errno));
-    return 1;
-  }
+  const int pipe_size = OpenLargePipe(pipe_fds);
+  if (pipe_size < 0) return 1;
   std::vector<double> cpu_us[kVariants], wall_us[kVariants];
   double box_us[kVariants] = {};
   Completions completions;
@@ -278,7 +286,7 @@ int main(int argc, char** argv) {
           char ok;
           if (write(ask[1], &value, sizeof(value)) != static_cast<ssize_t>(sizeof(value)) || poll(&p, 1, 10000) != 1 ||
               read(done[0], &ok, 1) != 1) {
-            std::fprintf(stderr, "tcp_send_probe: the writer on CPU %d did not rewrite the bytes within 10 s\n",
+            std::fprintf(stderr, "tcp_send_probe: the writer on CPU %d did not rewrite the bytes within 10 s (or died)\n",
                          writer_cpu);
             return 1;
           }

@@ -4,7 +4,8 @@
 # emulated nodes of deploy/local-cluster.sh are. Bytes the sender wrote itself, bytes another
 # CPU wrote (as ranks stage the SSB that ohiod sends), MSG_ZEROCOPY sends and vmsplice+splice
 # sends, interleaved on one connection: the sending thread's CPU and wall time per send (medians
-# over rounds), the whole box's busy CPU per send (meaningful only with nothing else running),
+# over rounds), the whole box's busy CPU per send (meaningful only with nothing else running
+# and a second or more of sends per variant: it is counted in 10 ms ticks),
 # how many zero-copy sends the kernel completed as copied after all, and the
 # receiving thread's CPU per KiB (read(), or with --splice-receive a splice into a pipe and a
 # read of the pipe). On real hosts, run the binary itself: `tcp_send_probe --listen PORT` on
@@ -14,7 +15,7 @@
 #                                 [--sender-cpu C (1)] [--writer-cpu C (0)] [--splice-receive]
 # As root (it makes the namespaces ohio-sp-a and ohio-sp-b, 10.78.0.1 and 10.78.0.2, and removes them).
 set -euo pipefail
-case "${1:-}" in -h|--help) sed -n '2,15p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,16p' "$0"; exit 0 ;; esac
 RECEIVE_ARGS=()
 SEND_ARGS=()
 for arg in "$@"; do

@@ -1,13 +1,13 @@
 #include "daemon/transport/verbs/ud_queue_pair.h"
 
-#include "daemon/transport/verbs/receive_slot.h"
-
 #include <sys/mman.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
+
+#include "daemon/transport/verbs/receive_slot.h"
 
 namespace ohio {
 

@@ -115,6 +115,7 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const admin::StatusReque
   reply->set_collectives_served(p_.counters->collectives_served.load());
   reply->set_collectives_failed(p_.counters->collectives_failed.load());
   reply->set_segment_bytes_in_use(p_.registry->bytes_in_use());
+  reply->set_staging_bytes_in_use(p_.registry->staging_bytes_in_use());
   reply->set_memory_limit_bytes(startup.memory_limit);
   reply->set_transport(p_.transport->name());
   reply->set_auth(p_.auth->mode());
@@ -267,6 +268,7 @@ admin::CountersReply AdminService::CountersSnapshot() {
   }
   r.set_groups(static_cast<uint32_t>(p_.registry->Snapshot().size()));
   r.set_segment_bytes_in_use(p_.registry->bytes_in_use());
+  r.set_staging_bytes_in_use(p_.registry->staging_bytes_in_use());
   r.set_memory_limit_bytes(p_.startup->memory_limit);
   r.set_data_connections(static_cast<uint32_t>(p_.transport->connections()));
   r.set_peer_channels(static_cast<uint32_t>(p_.bootstrap->channels()));
@@ -329,9 +331,9 @@ admin::HealthReply AdminService::CheckHealth() {
                      std::to_string(g.attached) + " rank(s) attached");
     }
   }
-  const uint64_t in_use = p_.registry->bytes_in_use();
+  const uint64_t in_use = p_.registry->bytes_in_use() + p_.registry->staging_bytes_in_use();
   if (in_use * 10 > p_.startup->memory_limit * 9) {
-    r.add_warnings("groups hold " + std::to_string(in_use) + " of memory_limit = " +
+    r.add_warnings("groups and their nonblocking calls hold " + std::to_string(in_use) + " of memory_limit = " +
                    std::to_string(p_.startup->memory_limit) + " bytes: new groups may be refused");
   }
   for (const auto& [key, value] : p_.live->pending()) {

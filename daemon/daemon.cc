@@ -109,7 +109,7 @@ Status Daemon::Start() {
                SpinModeName(ChooseSpinMode(node_cpus, 2)));
   engine_ = std::make_unique<ProgressEngine>(std::chrono::microseconds(config_.spin_us),
                                              std::chrono::microseconds(config_.round_spin_us), node_cpus, &counters_,
-                                             transport);
+                                             transport, &staging_);
   Status s = engine_->Start();
   if (!s.ok()) return Status(s.code(), "progress engine: " + s.message());
   ProgressEngine* engine = engine_.get();
@@ -122,7 +122,7 @@ Status Daemon::Start() {
   PeerBootstrap* bootstrap = bootstrap_.get();
   engine_->set_on_failed_here([bootstrap](std::shared_ptr<Group> g) { bootstrap->TellFailed(std::move(g)); });
   unhook_.engine = engine;
-  registry_ = std::make_unique<GroupRegistry>(config_, engine, transport,
+  registry_ = std::make_unique<GroupRegistry>(config_, engine, transport, &staging_,
                                               [bootstrap](std::shared_ptr<Group> g) { bootstrap->Open(std::move(g)); },
                                               numa.ok() ? std::move(numa).value() : NumaTopology{});
 

@@ -265,6 +265,7 @@ json StatusJson(const admin::StatusReply& s) {
           {"groups", s.groups()},
           {"group", groups},
           {"segment_bytes_in_use", s.segment_bytes_in_use()},
+          {"staging_bytes_in_use", s.staging_bytes_in_use()},
           {"memory_limit_bytes", s.memory_limit_bytes()},
           {"data_connections", s.data_connections()},
           {"connected_peers", std::vector<std::string>(s.connected_peers().begin(), s.connected_peers().end())},
@@ -307,7 +308,8 @@ std::string StatusText(const admin::StatusReply& s) {
   rows.push_back({"topology", s.topology()});
   rows.push_back({"sockets", "control " + s.control_socket() + ", admin " + s.admin_socket()});
   rows.push_back({"groups", Plural(s.groups(), "open", "open") + ", " + Bytes(s.segment_bytes_in_use()) + " of " +
-                                Bytes(s.memory_limit_bytes()) + " shared memory in use"});
+                                Bytes(s.memory_limit_bytes()) + " shared memory in use, " +
+                                Bytes(s.staging_bytes_in_use()) + " staging nonblocking calls"});
   rows.push_back({"cache", SegmentCacheLine(s.segment_cache())});
   std::string peers;
   for (const auto& p : s.connected_peers()) peers += (peers.empty() ? "" : ", ") + p;
@@ -434,6 +436,7 @@ json CountersJson(const admin::CountersReply& c) {
           {"latency", latency},
           {"groups", c.groups()},
           {"segment_bytes_in_use", c.segment_bytes_in_use()},
+          {"staging_bytes_in_use", c.staging_bytes_in_use()},
           {"memory_limit_bytes", c.memory_limit_bytes()},
           {"data_connections", c.data_connections()},
           {"peer_channels", c.peer_channels()},
@@ -468,7 +471,7 @@ std::string CountersText(const admin::CountersReply& c) {
                      Bytes(c.bytes_received())},
        {"groups", std::to_string(c.groups()) + " open, " + std::to_string(c.groups_failed()) + " failed since start; " +
                       Bytes(c.segment_bytes_in_use()) + " of " + Bytes(c.memory_limit_bytes()) +
-                      " shared memory in use"},
+                      " shared memory in use, " + Bytes(c.staging_bytes_in_use()) + " staging nonblocking calls"},
        {"connections", std::to_string(c.data_connections()) + " to other nodes; " +
                            Plural(c.peer_channels(), "peer service channel", "peer service channels") + " open"},
        {"engine", std::to_string(c.engine_sleeps()) + " sleeps, " + std::to_string(c.engine_wakeups()) +

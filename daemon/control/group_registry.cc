@@ -135,16 +135,21 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
       // A hint asks for speed: give a hinted group smaller buffers rather than refuse it.
       sizes = ShrinkUntil(sizes, BufferSizes{min_ssb, multinode ? min_srb : 0}, [&](BufferSizes b) {
         const uint64_t need = segment_bytes(b);
-        return bytes_in_use_ + need <= config_.memory_limit && OverUserLimits(who.uid, need, outgrown).empty();
+        return bytes_in_use_ + staging_->staging_total() + need <= config_.memory_limit &&
+               OverUserLimits(who.uid, need, outgrown).empty();
       });
     }
     const uint64_t need = segment_bytes(sizes);
-    if (bytes_in_use_ + need > config_.memory_limit) {
+    const uint64_t staging = staging_->staging_total();
+    if (bytes_in_use_ + staging + need > config_.memory_limit) {
       if (tag) tags_->Release(*tag);
       return Status(Code::kNoMemory, "the group needs " + std::to_string(need) + " bytes of shared memory but " +
-                                         std::to_string(bytes_in_use_) + " of memory_limit = " +
+                                         std::to_string(bytes_in_use_ + staging) + " of memory_limit = " +
                                          std::to_string(config_.memory_limit) + " are in use by " +
-                                         std::to_string(groups_.size()) + " groups");
+                                         std::to_string(groups_.size()) + " groups" +
+                                         (staging != 0 ? " (" + std::to_string(staging) +
+                                                             " staging their nonblocking calls)"
+                                                       : ""));
     }
     if (const std::string over = OverUserLimits(who.uid, need, outgrown); !over.empty()) {
       if (tag) tags_->Release(*tag);
@@ -156,7 +161,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     std::optional<RegisteredSegment> reused;
     if (multinode) reused = cache_->Take(SegmentCacheKey{who.uid, ppn, ranks, sizes.ssb, sizes.srb});
     const bool took_cached = reused.has_value();
-    if (!reused) cache_->Trim(multinode ? need : 0, config_.memory_limit - bytes_in_use_ - need);
+    if (!reused) cache_->Trim(multinode ? need : 0, config_.memory_limit - bytes_in_use_ - staging - need);
     auto created = Group::Create(spec.value(), std::move(shape).value(), who.uid, std::move(internode), selection_,
                                  sizes.ssb, sizes.srb, config_.min_slice_bytes,
                                  timeout_ms_.load(std::memory_order_relaxed), tag, tags_, transport_, cache_,
@@ -169,6 +174,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     bytes_in_use_ += group->segment_bytes();
     users_[who.uid].bytes += group->segment_bytes();
     ++users_[who.uid].groups;
+    CountSegments(who.uid);
     groups_[spec->key] = group;
     if (outgrown != nullptr) replaced_.insert(outgrown->spec().key);
     engine_->AddGroup(group);
@@ -218,19 +224,19 @@ const Group* GroupRegistry::OutgrownExempt(const GroupSpec& spec, uid_t uid) con
 std::string GroupRegistry::OverUserLimits(uid_t uid, uint64_t need, const Group* outgrown) const {
   const auto it = users_.find(uid);
   UserUse use = it == users_.end() ? UserUse{} : it->second;
-  if (outgrown != nullptr) {
-    use.groups -= 1;
-    use.bytes -= outgrown->segment_bytes();
-  }
+  if (outgrown != nullptr) use.groups -= 1;
+  const uint64_t staging = staging_->staging_of(uid);
   const std::string who = "uid " + std::to_string(uid);
   if (use.groups + 1 > config_.user_max_groups) {
     return who + " already has " + std::to_string(use.groups) + " groups on node " + config_.node_name +
            "; user-max-groups = " + std::to_string(config_.user_max_groups);
   }
   const uint64_t allowed = config_.memory_limit * config_.user_memory_percent / 100;
-  if (use.bytes + need > allowed) {
+  if (use.bytes + staging + need > allowed) {
     return "the group needs " + std::to_string(need) + " bytes of shared memory but " + who + " already uses " +
-           std::to_string(use.bytes) + " in " + std::to_string(use.groups) + " groups; one uid may use " +
+           std::to_string(use.bytes + staging) + " in " + std::to_string(use.groups) + " groups" +
+           (staging != 0 ? " (" + std::to_string(staging) + " staging its nonblocking calls)" : "") +
+           "; one uid may use " +
            std::to_string(allowed) + " (user-memory-percent = " + std::to_string(config_.user_memory_percent) +
            " of memory_limit = " + std::to_string(config_.memory_limit) + ")";
   }
@@ -245,8 +251,14 @@ void GroupRegistry::Forget(std::map<GroupKey, std::shared_ptr<Group>>::iterator 
     user->second.bytes -= g->segment_bytes();
     if (--user->second.groups == 0) users_.erase(user);
   }
+  CountSegments(g->owner());
   replaced_.erase(it->first);
   groups_.erase(it);
+}
+
+void GroupRegistry::CountSegments(uid_t uid) {
+  const auto it = users_.find(uid);
+  staging_->SetSegments(uid, it == users_.end() ? 0 : it->second.bytes);
 }
 
 void GroupRegistry::DropUnjoined() {

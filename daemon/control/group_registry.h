@@ -67,11 +67,13 @@ class GroupRegistry {
  public:
   // `on_new_multinode_group` is told of every new group that spans nodes (peer bootstrap).
   // `numa`: where groups' segments and rails are placed from (daemon/host/segment_placement.h).
-  GroupRegistry(const DaemonConfig& config, ProgressEngine* engine, Transport* transport,
+  // `staging`: the nonblocking calls' staging, counted with the segments against the limits.
+  GroupRegistry(const DaemonConfig& config, ProgressEngine* engine, Transport* transport, StagingLedger* staging,
                 std::function<void(std::shared_ptr<Group>)> on_new_multinode_group, NumaTopology numa = {})
       : config_(config),
         engine_(engine),
         transport_(transport),
+        staging_(staging),
         on_new_multinode_group_(std::move(on_new_multinode_group)),
         tags_(std::make_shared<TagPool>(kMaxGroupTags)),
         cache_(std::make_shared<SegmentCache>(transport, config.registered_memory_limit)),
@@ -98,6 +100,7 @@ class GroupRegistry {
 
   std::vector<GroupInfo> Snapshot();
   uint64_t bytes_in_use();
+  uint64_t staging_bytes_in_use() const { return staging_->staging_total(); }
   struct NumaCounts {
     uint64_t bound = 0;    // segments the kernel placed on their chosen node
     uint64_t refused = 0;  // segments whose chosen node it refused
@@ -117,6 +120,7 @@ class GroupRegistry {
   const ClusterNodes peers_{config_};
   ProgressEngine* engine_;
   Transport* transport_;
+  StagingLedger* staging_;
   std::function<void(std::shared_ptr<Group>)> on_new_multinode_group_;
   std::mutex mu_;
   std::shared_ptr<TagPool> tags_;
@@ -125,19 +129,24 @@ class GroupRegistry {
   // (a rank that did join gets the error), their memory and key released. Caller holds mu_.
   void DropUnjoined();
   // No longer counted: its memory, and its place among its uid's groups. Caller holds mu_.
+  // Tells staging_ the uid's segments after every change. Caller holds mu_.
+  void CountSegments(uid_t uid);
   void Forget(std::map<GroupKey, std::shared_ptr<Group>>::iterator it);
   // Forgets the group once none of its local ranks is attached (a failed one: once all joined
   // too). Caller holds mu_.
   void ForgetIfAllGone(const std::shared_ptr<Group>& group);
   // Why a new group of `need` bytes for `uid` would pass its per-uid limits, or empty.
-  // `outgrown`, if any, is left out of the uid's use (see OutgrownExempt).
+  // `outgrown`, if any, is left out of the uid's count of groups (see OutgrownExempt); its
+  // memory is counted, as every byte the uid holds is, staging included.
   std::string OverUserLimits(uid_t uid, uint64_t need, const Group* outgrown) const;
   // The live group a new group of `spec` replaces as a growing group's next generation, if it
-  // may be left out of the uid's limits: the ranks hold it only until their first call on the
-  // new one, and the growth of a group at its uid's user-max-groups must not fail on one node
-  // (its other nodes would wait for it until the timeout). Once per group, and never while
-  // its own predecessor is still held, so a chain of generations holds at most two groups
-  // however its client behaves. Caller holds mu_.
+  // may be left out of the uid's count of groups: the ranks hold it only until their first
+  // call on the new one, and the growth of a group at its uid's user-max-groups must not fail
+  // on one node (its other nodes would wait for it until the timeout). Once per group, and
+  // never while its own predecessor is still held, so a chain of generations holds at most two
+  // groups however its client behaves. Its memory is never left out: a client that named its
+  // groups as replaced and kept them would hold twice its share, and other uids would be
+  // refused what is theirs. Caller holds mu_.
   const Group* OutgrownExempt(const GroupSpec& spec, uid_t uid) const;
 
   struct UserUse {

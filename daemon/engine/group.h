@@ -136,8 +136,15 @@ class Group {
   // group if some rank has kept the others waiting for longer than the timeout. True if it
   // failed the group.
   bool Watch(Clock::time_point now, DaemonCounters* counters);
-  // A group on one node: moves the nonblocking calls every local rank has posted; true if any.
-  bool AdvanceNonblocking(DaemonCounters* counters) { return nonblocking_->Advance(counters); }
+  // A group on one node: moves one slice of the nonblocking calls every local rank has posted
+  // (NonblockingAlltoall::Advance), with staging from `ledger`; true if it did anything.
+  bool AdvanceNonblocking(DaemonCounters* counters, StagingLedger* ledger) {
+    return nonblocking_->Advance(counters, ledger, owner_);
+  }
+  // A group on one node with a nonblocking call being moved, or posted by every rank.
+  bool nonblocking_waiting() const {
+    return nonblocking_->moving() || nonblocking_->AllPosted(nonblocking_->next_call());
+  }
   // Adds to `counters` what the group's ranks counted in the segment since the last time.
   void FoldCallStats(DaemonCounters* counters);
   // Whether a round is under way, so that its timeout must be watched.

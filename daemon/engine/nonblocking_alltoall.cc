@@ -2,6 +2,7 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -50,38 +51,158 @@ bool NonblockingAlltoall::AnyPosted() const {
   return false;
 }
 
-bool NonblockingAlltoall::Advance(DaemonCounters* counters) {
-  SegmentHeader* h = segment_->header();
-  bool moved = false;
-  for (;;) {
-    const uint32_t call = h->nonblocking_done.load(std::memory_order_relaxed) + 1;
-    if (!AllPosted(call)) return moved;
-    const uint32_t entry = call % kNonblockingDepth;
-    auto bytes_of = [this, entry](uint32_t l) {
-      return segment_->slot(l)->nonblocking[entry].bytes_per_rank.load(std::memory_order_relaxed);
-    };
-    const bool vector = segment_->slot(0)->nonblocking[entry].tables_address.load(std::memory_order_relaxed) != 0;
-    Status outcome = SameKind(call);
-    uint64_t moved = 0;
-    if (outcome.ok() && vector) {
-      outcome = MoveVector(call, &moved);
-    } else if (outcome.ok()) {
-      outcome = NodeVerdict(ranks_, bytes_of, [this](uint32_t l) { return shape_->rank_at(0, l); });
-      const uint64_t m = bytes_of(0);
-      if (outcome.ok()) outcome = Move(call, m);
-      moved = uint64_t{ranks_} * ranks_ * m;
+NonblockingAlltoall::~NonblockingAlltoall() { FreeStaging(); }
+
+bool NonblockingAlltoall::Advance(DaemonCounters* counters, StagingLedger* ledger, uid_t owner) {
+  if (call_ == 0) {
+    const uint32_t call = next_call();
+    if (!AllPosted(call)) return false;
+    call_ = call;
+    if (Status s = Begin(call); !s.ok()) {
+      Finish(s, counters);
+      return true;
     }
-    if (outcome.ok()) {
-      counters->collectives_served.fetch_add(1, std::memory_order_relaxed);
-      counters->rounds.fetch_add(1, std::memory_order_relaxed);
-      counters->bytes_local.fetch_add(moved, std::memory_order_relaxed);
-    } else {
-      counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-      counters->CountError(outcome.code());
+    // As much of the call as one slice takes, if the uid's share has room for it.
+    uint64_t total = 0;
+    for (uint32_t src = 0; src < ranks_ && total < kSliceBytes; ++src) {
+      for (uint32_t dst = 0; dst < ranks_ && total < kSliceBytes; ++dst) total += PieceBytes(src, dst);
     }
-    Publish(call, outcome);
-    moved = true;
+    const uint64_t want = std::min(total, kSliceBytes);
+    ledger_ = ledger;
+    staging_uid_ = owner;
+    const uint64_t granted = ledger->Take(owner, want, kStagingFloorBytes);
+    staging_.resize(granted);
+    batches_.emplace(ranks_, [this](uint32_t src, uint32_t dst) { return PieceBytes(src, dst); }, granted);
   }
+  bool done = false;
+  Status s = MoveSlice(&done);
+  if (!s.ok()) {
+    Finish(s, counters);
+  } else if (done) {
+    Finish(Status::Ok(), counters);
+  }
+  return true;
+}
+
+Status NonblockingAlltoall::Begin(uint32_t call) {
+  const uint32_t entry = call % kNonblockingDepth;
+  moved_ = 0;
+  if (Status s = SameKind(call); !s.ok()) return s;
+  vector_ = segment_->slot(0)->nonblocking[entry].tables_address.load(std::memory_order_relaxed) != 0;
+  if (vector_) {
+    if (Status s = ReadTables(call); !s.ok()) return s;
+    return PairsAgree();
+  }
+  auto bytes_of = [this, entry](uint32_t l) {
+    return segment_->slot(l)->nonblocking[entry].bytes_per_rank.load(std::memory_order_relaxed);
+  };
+  m_ = bytes_of(0);
+  if (Status s = NodeVerdict(ranks_, bytes_of, [this](uint32_t l) { return shape_->rank_at(0, l); }); !s.ok()) {
+    return s;
+  }
+  // A row's and a piece's place in a buffer must be an address: the rank's own pointer
+  // arithmetic could not reach past 2^64 either.
+  if (m_ != 0 && uint64_t{ranks_} > ~uint64_t{0} / m_) {
+    return Status(Code::kInvalidArgument, "a nonblocking alltoall of " + std::to_string(m_) + " bytes per rank to " +
+                                              std::to_string(ranks_) + " ranks is larger than an address space");
+  }
+  return Status::Ok();
+}
+
+uint64_t NonblockingAlltoall::PieceBytes(uint32_t src, uint32_t dst) const {
+  return vector_ ? Table(shape_->local_index(src), kSendBytes, dst) : m_;
+}
+
+uint64_t NonblockingAlltoall::SendAt(uint32_t src, uint32_t dst) const {
+  const uint32_t l = shape_->local_index(src);
+  const uint64_t base = segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].send_address.load(std::memory_order_relaxed);
+  // Wrapping like the rank's own pointer arithmetic would: an offset "before" the buffer.
+  return base + (vector_ ? Table(l, kSendAt, dst) : uint64_t{dst} * m_);
+}
+
+uint64_t NonblockingAlltoall::RecvAt(uint32_t src, uint32_t dst) const {
+  const uint32_t l = shape_->local_index(dst);
+  const uint64_t base = segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].recv_address.load(std::memory_order_relaxed);
+  return base + (vector_ ? Table(l, kRecvAt, src) : uint64_t{src} * m_);
+}
+
+Status NonblockingAlltoall::MoveSlice(bool* done) {
+  if (!batches_->Next(&chunks_)) {
+    *done = true;
+    return Status::Ok();
+  }
+  reads_.resize(ranks_);
+  writes_.resize(ranks_);
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    reads_[l].clear();
+    writes_[l].clear();
+  }
+  uint8_t* at = staging_.data();
+  auto add = [&](uint32_t src, uint32_t dst, uint64_t offset, uint64_t length) {
+    if (length == 0) return;
+    reads_[shape_->local_index(src)].push_back({SendAt(src, dst) + offset, at, length});
+    writes_[shape_->local_index(dst)].push_back({RecvAt(src, dst) + offset, at, length});
+    at += length;
+  };
+  for (const PairChunk& c : chunks_) {
+    add(c.a, c.b, c.offset, batches_->Forward(c));
+    add(c.b, c.a, c.offset, batches_->Backward(c));
+  }
+  // Every piece of the slice is read before any is written: a rank may pass the same buffer
+  // for both (pair_batches.h).
+  if (Status s = RunPieces(false); !s.ok()) return s;
+  if (Status s = RunPieces(true); !s.ok()) return s;
+  moved_ += static_cast<uint64_t>(at - staging_.data());
+  *done = false;
+  return Status::Ok();
+}
+
+Status NonblockingAlltoall::RunPieces(bool writing) {
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    std::vector<Piece>& pieces = writing ? writes_[l] : reads_[l];
+    if (pieces.empty()) continue;
+    // In the order of the rank's memory, so that pieces side by side there go in one system call.
+    std::sort(pieces.begin(), pieces.end(), [](const Piece& x, const Piece& y) { return x.remote < y.remote; });
+    local_.clear();
+    remote_.clear();
+    uint64_t bytes = 0;
+    for (const Piece& p : pieces) {
+      local_.push_back({p.local, p.length});
+      remote_.push_back({reinterpret_cast<void*>(p.remote), p.length});
+      bytes += p.length;
+    }
+    auto memory = Memory(l);
+    if (!memory.ok()) return memory.status();
+    const ssize_t n = memory.value()->Transfer(local_, remote_, writing);
+    if (n != static_cast<ssize_t>(bytes)) {
+      return Refused(l, *memory.value(), writing, writing ? "receive buffer" : "send buffer",
+                     bytes, pieces.front().remote);
+    }
+  }
+  return Status::Ok();
+}
+
+void NonblockingAlltoall::Finish(const Status& outcome, DaemonCounters* counters) {
+  if (outcome.ok()) {
+    counters->collectives_served.fetch_add(1, std::memory_order_relaxed);
+    counters->rounds.fetch_add(1, std::memory_order_relaxed);
+    counters->bytes_local.fetch_add(moved_, std::memory_order_relaxed);
+  } else {
+    counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+    counters->CountError(outcome.code());
+  }
+  Publish(call_, outcome);
+  call_ = 0;
+  batches_.reset();
+  FreeStaging();
+}
+
+void NonblockingAlltoall::FreeStaging() {
+  if (ledger_ == nullptr) return;
+  ledger_->Give(staging_uid_, staging_.size());
+  ledger_ = nullptr;
+  // Given back to the system, not kept at the group's largest call.
+  std::vector<uint8_t>().swap(staging_);
 }
 
 std::optional<std::string> NonblockingAlltoall::Stalled(std::chrono::steady_clock::time_point now,
@@ -101,43 +222,6 @@ std::optional<std::string> NonblockingAlltoall::Stalled(std::chrono::steady_cloc
   if (now - watched_since_ < timeout) return std::nullopt;
   return DescribeRanks(missing) + " did not post nonblocking alltoall " + std::to_string(call) + " within " +
          std::to_string(timeout.count()) + " ms of the others";
-}
-
-Status NonblockingAlltoall::Move(uint32_t call, uint64_t m) {
-  const uint32_t entry = call % kNonblockingDepth;
-  const uint64_t row = uint64_t{ranks_} * m;
-  if (m == 0) return Status::Ok();
-  if (row * ranks_ / ranks_ != row || row * ranks_ > kMaxCallBytes) {
-    return Status(Code::kNotSupported, "a nonblocking alltoall of " + std::to_string(m) +
-                                           " bytes per rank is larger than ohiod moves at once (" +
-                                           std::to_string(kMaxCallBytes) + " bytes in all)");
-  }
-  rows_.resize(row * ranks_);
-  // Every row is read before any column is written: a rank may pass the same buffer for both.
-  for (uint32_t l = 0; l < ranks_; ++l) {
-    const uint32_t src = shape_->rank_at(0, l);
-    const uint64_t address = segment_->slot(l)->nonblocking[entry].send_address.load(std::memory_order_relaxed);
-    const std::vector<iovec> local = {{rows_.data() + src * row, row}};
-    const std::vector<iovec> remote = {{reinterpret_cast<void*>(address), row}};
-    auto memory = Memory(l);
-    if (!memory.ok()) return memory.status();
-    const ssize_t n = memory.value()->Transfer(local, remote, false);
-    if (n != static_cast<ssize_t>(row)) return Refused(l, *memory.value(), false, "send buffer", row, address);
-  }
-  std::vector<iovec> column(ranks_), remote(ranks_);
-  for (uint32_t l = 0; l < ranks_; ++l) {
-    const uint32_t dst = shape_->rank_at(0, l);
-    const uint64_t address = segment_->slot(l)->nonblocking[entry].recv_address.load(std::memory_order_relaxed);
-    for (uint32_t src = 0; src < ranks_; ++src) {
-      column[src] = {rows_.data() + src * row + dst * m, m};
-      remote[src] = {reinterpret_cast<void*>(address + src * m), m};
-    }
-    auto memory = Memory(l);
-    if (!memory.ok()) return memory.status();
-    const ssize_t n = memory.value()->Transfer(column, remote, true);
-    if (n != static_cast<ssize_t>(row)) return Refused(l, *memory.value(), true, "receive buffer", row, address);
-  }
-  return Status::Ok();
 }
 
 Status NonblockingAlltoall::Refused(uint32_t l, const RankMemory& memory, bool writing, const char* what,

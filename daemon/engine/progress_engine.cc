@@ -330,13 +330,26 @@ bool ProgressEngine::AdvanceAll() {
   // Groups on one node run without the engine: it only looks in on them now and then.
   const bool watch = now >= next_watch_;
   if (watch) next_watch_ = now + kTimeoutTick;
-  for (auto& g : groups_) {
+  sliced_uids_.clear();
+  const size_t n = groups_.size();
+  if (n != 0) first_group_ = (first_group_ + 1) % n;
+  for (size_t i = 0; i < n; ++i) {
+    const std::shared_ptr<Group>& g = groups_[(first_group_ + i) % n];
     if (g->spans_nodes()) {
       progressed |= g->Advance(now, counters_);
       TellIfFailedHere(g);
     } else {
-      // Nonblocking calls are the engine's to move, as soon as every rank has posted them.
-      progressed |= g->AdvanceNonblocking(counters_);
+      // Nonblocking calls are the engine's to move, as soon as every rank has posted them: one
+      // slice per uid and pass (sliced_uids_).
+      const uid_t uid = g->owner();
+      if (std::find(sliced_uids_.begin(), sliced_uids_.end(), uid) == sliced_uids_.end()) {
+        if (g->AdvanceNonblocking(counters_, ledger_)) {
+          sliced_uids_.push_back(uid);
+          progressed = true;
+        }
+      } else if (g->nonblocking_waiting()) {
+        progressed = true;  // its uid had its slice in this pass: the next pass comes at once
+      }
       if (watch) progressed |= g->Watch(now, counters_);
     }
   }
@@ -365,10 +378,12 @@ int ProgressEngine::NextWakeMs() const {
 }
 
 ProgressEngine::ProgressEngine(std::chrono::microseconds spin, std::chrono::microseconds round_spin,
-                               double node_cpus, DaemonCounters* counters, Transport* transport)
+                               double node_cpus, DaemonCounters* counters, Transport* transport,
+                               StagingLedger* ledger)
     : spin_us_(spin.count()),
       round_spin_us_(round_spin.count()),
       node_cpus_(node_cpus),
+      ledger_(ledger),
       counters_(counters),
       transport_(transport) {}
 

@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "daemon/engine/counters.h"
 #include "daemon/engine/group.h"
+#include "daemon/engine/staging_ledger.h"
 
 namespace ohio {
 
@@ -30,8 +31,9 @@ class ProgressEngine {
   // `spin`: how long to poll after work before sleeping. `round_spin`: the same while a round
   // spanning nodes is under way and the node has a core to spare (PollNow). `node_cpus`: the
   // CPUs the node counts as its own (the `cpus` setting), which decide whether it spins.
+  // `ledger`: where the nonblocking calls it moves on one node take their staging.
   ProgressEngine(std::chrono::microseconds spin, std::chrono::microseconds round_spin, double node_cpus,
-                 DaemonCounters* counters, Transport* transport);
+                 DaemonCounters* counters, Transport* transport, StagingLedger* ledger);
   ~ProgressEngine();
 
   Status Start();
@@ -100,6 +102,12 @@ class ProgressEngine {
   std::atomic<int64_t> round_spin_us_;
   const double node_cpus_;
   std::chrono::steady_clock::time_point next_watch_;  // of groups on one node
+  StagingLedger* ledger_;
+  // Fair progress: in one pass each uid moves at most one slice of its nonblocking calls on one
+  // node, whatever its number of groups, and the pass starts one group further each time, so a
+  // uid's groups take turns. Another uid's call then waits for at most one slice of each.
+  std::vector<uid_t> sliced_uids_;  // of the pass under way
+  size_t first_group_ = 0;
   DaemonCounters* counters_;
   Transport* transport_;
   int epoll_fd_ = -1;

@@ -1,0 +1,46 @@
+#include "daemon/engine/pair_batches.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace ohio {
+
+PairBatches::PairBatches(uint32_t ranks, std::function<uint64_t(uint32_t, uint32_t)> bytes, uint64_t capacity)
+    : ranks_(ranks), bytes_(std::move(bytes)), capacity_(std::max<uint64_t>(capacity, 2)) {}
+
+void PairBatches::NextPair() {
+  offset_ = 0;
+  if (++b_ == ranks_) b_ = ++a_;
+}
+
+bool PairBatches::Next(std::vector<PairChunk>* out) {
+  out->clear();
+  uint64_t room = capacity_;
+  while (a_ < ranks_) {
+    const uint64_t forward = bytes_(a_, b_);
+    const uint64_t backward = a_ == b_ ? 0 : bytes_(b_, a_);
+    const uint64_t longest = std::max(forward, backward);
+    if (offset_ >= longest) {  // done with the pair, or nothing to move in it
+      NextPair();
+      continue;
+    }
+    const uint64_t rest = (forward > offset_ ? forward - offset_ : 0) + (backward > offset_ ? backward - offset_ : 0);
+    if (rest <= room) {
+      out->push_back({a_, b_, offset_, longest - offset_});
+      room -= rest;
+      NextPair();
+      continue;
+    }
+    // The rest of the pair does not fit: a chunk of it fills the slice, the same range of both
+    // directions. Not a sliver, though, behind other pairs: those go alone, this one next time.
+    const uint64_t per_direction = a_ == b_ ? room : room / 2;
+    if (per_direction == 0 || (!out->empty() && room < capacity_ / 4)) break;
+    PairChunk chunk{a_, b_, offset_, per_direction};
+    out->push_back(chunk);
+    offset_ += per_direction;
+    break;
+  }
+  return !out->empty();
+}
+
+}  // namespace ohio

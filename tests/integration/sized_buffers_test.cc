@@ -153,6 +153,45 @@ TEST(SizedBuffers, AnOutgrownGroupIsExemptOnceAndOneGenerationDeep) {
   EXPECT_EQ(QueryStatus(daemon.admin_socket()).reply.groups(), 2u);
 }
 
+// Nor can it be used to hold more memory: the outgrown group's memory is counted, so a uid at
+// its share cannot name its group as replaced to hold two (raw joins as root, a uid like any
+// other here), and another uid still gets its share.
+TEST(SizedBuffers, AnOutgrownGroupsMemoryIsCounted) {
+  TempDir dir;
+  // A group takes a 30 MiB SSB (and a page or two): one fits a uid's 32 MiB share, two do not.
+  Daemon daemon(dir, {"--memory-limit", "64MiB", "--ssb-bytes", "30MiB"});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  auto connected = ControlConnection::Connect(daemon.socket());
+  ASSERT_TRUE(connected.ok()) << connected.status().message();
+  ControlConnection& connection = *connected.value();
+  auto join = [&](const std::string& name, const std::string& replaces) {
+    control::JoinGroup j;
+    j.set_key(KeyBytes(name));
+    j.set_size(1);
+    j.set_rank(0);
+    j.add_node_names(connection.node_name());
+    j.add_rank_node(0);
+    if (!replaces.empty()) j.set_replaces_key(KeyBytes(replaces));
+    auto joined = connection.Join(j);
+    if (joined.ok()) {
+      close(joined->segment_fd);
+      close(joined->doorbell_fd);
+    }
+    return joined.status();
+  };
+  ASSERT_TRUE(join("big1", "").ok());
+  const Status successor = join("big2", "big1");
+  EXPECT_FALSE(successor.ok()) << "a successor past the uid's share";
+  EXPECT_TRUE(Contains(successor.message(), "uid 0 already uses")) << successor.message();
+  EXPECT_TRUE(Contains(successor.message(), "one uid may use 33554432")) << successor.message();
+  // Another uid's group of the same size fits beside root's one.
+  const std::string tool = RankToolAnyoneCanRun(dir);
+  Process other({tool, "--socket", daemon.socket(), "--key", KeyHex("other"), "--size", "1", "--rank", "0", "--stall"},
+                dir.file("other.out"), 65534);
+  EXPECT_TRUE(other.WaitForOutput("joined", kDeadline)) << other.Output() << daemon.Log();
+  EXPECT_EQ(QueryStatus(daemon.admin_socket()).reply.groups(), 2u);
+}
+
 TEST(SizedBuffers, AHintedGroupShrinksToTheMemoryLeft) {
   TempDir dir;
   // 4 ranks of 64 KiB calls want a 2 MiB SSB; 1.5 MiB is all there is.

@@ -11,7 +11,7 @@ const char* FaultName(FaultKind kind) {
     case FaultKind::kRestartDaemon: return "daemon restarted";
     case FaultKind::kGarbage: return "garbage to every port";
     case FaultKind::kStopDaemon: return "daemon stopped";
-    case FaultKind::kHostileUid: return "hostile uid's flood";
+    case FaultKind::kHostileUid: return "hostile uid's attack";
   }
   return "?";
 }

@@ -14,7 +14,7 @@ enum class FaultKind {
   kRestartDaemon,  // SIGKILL one node's ohiod and start it again as the same node
   kGarbage,        // junk to every port of every daemon: control, admin, peer gRPC, TCP data
   kStopDaemon,     // SIGSTOP one node's ohiod for about the group timeout (StopLength), then SIGCONT
-  kHostileUid,     // an unprivileged uid floods one daemon's control socket with unfinished frames
+  kHostileUid,     // an unprivileged uid attacks one daemon: unfinished control frames, large nonblocking calls
 };
 
 const char* FaultName(FaultKind kind);

@@ -171,7 +171,7 @@ class Soak {
       if (mpi_) mpi_->Step(kRunDeadline, true, &f_);
       while (next < faults.size() && Clock::now() - chaos_start >= faults[next].at) Strike(faults[next++]);
       EndStop(false);
-      EndFlood(false);
+      EndHostile(false);
       bool died = false;
       for (uint32_t i = 0; i < kNodes && !died; ++i) {
         if (!cluster_.node(i).running()) {
@@ -185,7 +185,7 @@ class Soak {
     }
     // The chaos ends with the calls: a stopped daemon goes on, the flood is judged.
     EndStop(true);
-    EndFlood(true);
+    EndHostile(true);
   }
 
   // Continues the stopped daemon once its stop has lasted (or at once if `now`).
@@ -200,26 +200,45 @@ class Soak {
     std::fflush(stdout);
   }
 
-  // Judges the hostile uid's flood once it has ended (or, if `now`, once it ends, within its
-  // deadline): it must have said what it sent, and only the daemon may have cut it off. A flood
-  // begun just before the chaos ends is still sending its 75 MiB on a loaded machine; killed
-  // then, it could not say.
-  void EndFlood(bool now) {
-    if (!flood_ || (!now && flood_->Running())) return;
-    const int code = flood_->Wait(seconds(60));  // -1, and killed, past its deadline
-    const std::string out = flood_->Output();
-    unsigned connections = 0, complete = 0, cut_off = 0;
-    const size_t at = out.find("flooded: ");
-    if (at == std::string::npos ||
-        std::sscanf(out.c_str() + at, "flooded: %u connections, %u sent every byte, %u cut off", &connections, &complete,
-                    &cut_off) != 3 ||
-        code != 0) {
-      f_.problems.push_back("the hostile uid's flood exited " + std::to_string(code) + " without its tally: " +
-                            Tail(out, 2000));
+  // Judges the hostile uid's attack once it has ended (or, if `now`, once it ends, within its
+  // deadline). A control flood must have said what it sent, and only the daemon may have cut it
+  // off: a flood begun just before the chaos ends is still sending its 75 MiB on a loaded
+  // machine; killed then, it could not say. The large nonblocking calls must never see a wrong
+  // byte; they may fail as any job's calls do under the chaos (a daemon restarted or stopped).
+  void EndHostile(bool now) {
+    if (hostile_.empty()) return;
+    if (!now) {
+      for (auto& p : hostile_) {
+        if (p->Running()) return;
+      }
     }
-    f_.hostile.connections += connections;
-    f_.hostile.cut_off += cut_off;
-    flood_.reset();
+    for (auto& p : hostile_) {
+      const int code = p->Wait(seconds(60));  // -1, and killed, past its deadline
+      const std::string out = p->Output();
+      if (attack_ == HostileAttack::kControlFlood) {
+        unsigned connections = 0, complete = 0, cut_off = 0;
+        const size_t at = out.find("flooded: ");
+        if (at == std::string::npos ||
+            std::sscanf(out.c_str() + at, "flooded: %u connections, %u sent every byte, %u cut off", &connections,
+                        &complete, &cut_off) != 3 ||
+            code != 0) {
+          f_.problems.push_back("the hostile uid's flood exited " + std::to_string(code) + " without its tally: " +
+                                Tail(out, 2000));
+        }
+        f_.hostile.connections += connections;
+        f_.hostile.cut_off += cut_off;
+        continue;
+      }
+      unsigned long long calls = 0;
+      const size_t at = out.find("calls ");
+      if (at != std::string::npos) std::sscanf(out.c_str() + at, "calls %llu", &calls);
+      f_.hostile.large_calls += calls;
+      if (out.find("WRONG") != std::string::npos || (code != 0 && code != 1)) {
+        f_.problems.push_back("the hostile uid's large nonblocking calls exited " + std::to_string(code) + ": " +
+                              Tail(out, 2000));
+      }
+    }
+    hostile_.clear();
   }
 
   void Strike(const Fault& fault) {
@@ -283,18 +302,42 @@ class Soak {
         break;
       }
       case FaultKind::kHostileUid: {
-        if (flood_) return;  // one flood at a time
+        if (!hostile_.empty()) return;  // one attack at a time
         uint32_t node = static_cast<uint32_t>(fault.pick % kNodes);
         if (stopped_ && stopped_node_ == node) node = (node + 1) % kNodes;
-        // Connections that say hello and announce 4 MiB, of which they send 256 KiB and hold:
-        // 300 of them would hold 75 MiB, past the uid's bound (user-max-pending-bytes, 64 MiB),
-        // so the daemon must cut some off while the jobs' ranks are served.
-        flood_ = std::make_unique<testing::Process>(
-            std::vector<std::string>{testing::ToolAnyoneCanRun(dir_, "tests/tools/control_flood"), "--socket",
-                                     cluster_.node(node).socket(), "--connections", "300", "--hello", "--announce",
-                                     std::to_string(4 << 20), "--send", std::to_string(256 << 10), "--hold-ms", "1000"},
-            dir_.file("flood" + std::to_string(++floods_) + ".out"), kHostileUser);
-        std::printf("chaos: uid %u floods %s's control socket\n", kHostileUser, cluster_.name(node).c_str());
+        attack_ = static_cast<HostileAttack>((fault.pick >> 32) % kHostileAttacks);
+        const std::string socket = cluster_.node(node).socket();
+        const std::string out = dir_.file("hostile" + std::to_string(++attacks_));
+        switch (attack_) {
+          case HostileAttack::kControlFlood:
+            // Connections that say hello and announce 4 MiB, of which they send 256 KiB and hold:
+            // 300 of them would hold 75 MiB, past the uid's bound (user-max-pending-bytes, 64
+            // MiB), so the daemon must cut some off while the jobs' ranks are served.
+            hostile_.push_back(std::make_unique<testing::Process>(
+                std::vector<std::string>{testing::ToolAnyoneCanRun(dir_, "tests/tools/control_flood"), "--socket",
+                                         socket, "--connections", "300", "--hello", "--announce",
+                                         std::to_string(4 << 20), "--send", std::to_string(256 << 10), "--hold-ms",
+                                         "1000"},
+                out + ".out", kHostileUser));
+            std::printf("chaos: uid %u floods %s's control socket\n", kHostileUser, cluster_.name(node).c_str());
+            break;
+          case HostileAttack::kLargeNonblocking:
+            // Two one-rank groups moving 32 MiB nonblocking calls back to back for 2 s: the
+            // daemon must hold a bounded staging for them, and serve the jobs' calls between.
+            for (int g = 0; g < 2; ++g) {
+              hostile_.push_back(std::make_unique<testing::Process>(
+                  std::vector<std::string>{testing::ToolAnyoneCanRun(dir_, "tests/tools/large_ialltoall_rank"),
+                                           "--socket", socket, "--key",
+                                           testing::KeyHex("hostile" + std::to_string(attacks_) + "-" +
+                                                           std::to_string(g)),
+                                           "--size", "1", "--rank", "0", "--bytes", std::to_string(32 << 20),
+                                           "--seconds", "2"},
+                  out + "-" + std::to_string(g) + ".out", kHostileUser));
+            }
+            std::printf("chaos: uid %u posts large nonblocking calls to %s\n", kHostileUser,
+                        cluster_.name(node).c_str());
+            break;
+        }
         break;
       }
     }
@@ -346,9 +389,10 @@ class Soak {
       testing::StatusQuery q = testing::QueryStatus(cluster_.node(i).admin_socket());
       if (!q.ok) {
         f_.problems.push_back(who + " does not answer its admin Status: " + q.error);
-      } else if (q.reply.groups() != 0 || q.reply.segment_bytes_in_use() != 0) {
+      } else if (q.reply.groups() != 0 || q.reply.segment_bytes_in_use() != 0 || q.reply.staging_bytes_in_use() != 0) {
         f_.problems.push_back(who + " still holds " + std::to_string(q.reply.groups()) + " groups, " +
-                              std::to_string(q.reply.segment_bytes_in_use()) + " bytes of segments");
+                              std::to_string(q.reply.segment_bytes_in_use()) + " bytes of segments, " +
+                              std::to_string(q.reply.staging_bytes_in_use()) + " bytes of staging");
       }
       // The registration cache keeps segments of ended groups: each is one memfd and mapping.
       const int cached = CachedSegments(i);
@@ -399,9 +443,12 @@ class Soak {
   std::unique_ptr<testing::StoppedForScope> stopped_;
   uint32_t stopped_node_ = 0;
   Clock::time_point stop_began_, stop_until_;
-  // The hostile uid's flood under way, if any.
-  std::unique_ptr<testing::Process> flood_;
-  uint32_t floods_ = 0;
+  // The hostile uid's attack under way, if any: its processes, and which attack it is.
+  enum class HostileAttack { kControlFlood, kLargeNonblocking };
+  static constexpr uint64_t kHostileAttacks = 2;
+  std::vector<std::unique_ptr<testing::Process>> hostile_;
+  HostileAttack attack_ = HostileAttack::kControlFlood;
+  uint32_t attacks_ = 0;
   Figures f_;
 };
 

@@ -26,10 +26,12 @@ struct MpiFigures {
   uint64_t reasons = 0;       // "ohio: MPI_Alltoall failed: ..." lines of the shim
 };
 
-// The hostile uid's floods of a daemon's control socket (tests/tools/control_flood).
+// The hostile uid's attacks: floods of a daemon's control socket (tests/tools/control_flood) and
+// large nonblocking calls (tests/tools/large_ialltoall_rank).
 struct HostileFigures {
   uint64_t connections = 0;   // opened by the floods
   uint64_t cut_off = 0;       // of them, closed by the daemon before their partial frame was sent
+  uint64_t large_calls = 0;   // 32 MiB nonblocking calls moved for it
 };
 
 struct Figures {

@@ -68,6 +68,7 @@ class Daemon {
   std::unique_ptr<PeerAuth> auth_;
   ChosenTransport chosen_;
   DaemonCounters counters_;
+  ControlSocketCounters control_socket_counters_;
   std::unique_ptr<ProgressEngine> engine_;
   // Outlives the bootstrap thread, which dials through it (Connect).
   std::unique_ptr<QueuePairDialer> dialer_;

@@ -311,9 +311,12 @@ bool ControlServer::Housekeeping(Clock::time_point now) {
     }
     gone.push_back(fd);
     counters_->refused_control_frame_timeouts.fetch_add(1, std::memory_order_relaxed);
-    const std::string why = "a message of " + std::to_string(c->reader.announced()) + " bytes, " +
-                            std::to_string(c->reader.size() < kFrameHeaderBytes ? 0 : c->reader.size() - kFrameHeaderBytes) +
-                            " of them sent, was not finished within control-frame-timeout-ms = " +
+    const std::string started =
+        c->reader.size() < kFrameHeaderBytes
+            ? "a message's length, " + std::to_string(c->reader.size()) + " of its 4 bytes sent,"
+            : "a message of " + std::to_string(c->reader.announced()) + " bytes, " +
+                  std::to_string(c->reader.size() - kFrameHeaderBytes) + " of them sent,";
+    const std::string why = started + " was not finished within control-frame-timeout-ms = " +
                             std::to_string(config_.control_frame_timeout_ms);
     if (AllowLog(kFrameTimeoutLog, &note, now)) {
       spdlog::warn("client pid {} (uid {}): {}; disconnecting{}", c->cred.pid, c->cred.uid, why, note);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 namespace ohio {
 namespace {
@@ -89,6 +90,21 @@ std::string PrometheusText(const admin::CountersReply& c) {
     w.Sample("ohio_calls_handed_back_total",
              "function=\"" + Escape(h.function()) + "\",reason=\"" + Escape(h.reason()) + "\"", h.count());
   }
+  const admin::ControlSocketCounters& cs = c.control_socket();
+  w.Family("ohio_control_socket_refusals_total", "counter",
+           "Clients of the control socket refused or disconnected, by reason (max_clients, user_max_clients: "
+           "closed as they came; oversized_frame, hello_timeout, frame_timeout, pending_bytes).");
+  for (const auto& [reason, count] : {std::pair<const char*, uint64_t>{"max_clients", cs.refused_control_max_clients()},
+                                      {"user_max_clients", cs.refused_control_user_max_clients()},
+                                      {"oversized_frame", cs.refused_control_oversized_frames()},
+                                      {"hello_timeout", cs.refused_control_hello_timeouts()},
+                                      {"frame_timeout", cs.refused_control_frame_timeouts()},
+                                      {"pending_bytes", cs.refused_control_pending_bytes()}}) {
+    w.Sample("ohio_control_socket_refusals_total", std::string("reason=\"") + reason + "\"", count);
+  }
+  w.Counter("ohio_control_socket_uid_deferrals_total",
+            "Passes of the control thread in which a uid had used its share and its other ready clients waited.",
+            cs.control_uid_deferrals());
   w.Counter("ohio_rounds_total", "Staging rounds completed.", c.rounds());
   w.Counter("ohio_bytes_local_total", "Bytes exchanged between ranks of this node.", c.bytes_local());
   w.Counter("ohio_bytes_sent_total", "Payload bytes put to other nodes.", c.bytes_sent());

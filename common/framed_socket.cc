@@ -182,6 +182,15 @@ FrameReader::Next FrameReader::Take(std::string* payload) {
   return Next::kFrame;
 }
 
+uint32_t FrameReader::TooLargeAnnouncedBy(const char* data, size_t n) const {
+  if (buffer_.size() >= kFrameHeaderBytes || buffer_.size() + n < kFrameHeaderBytes) return 0;
+  char header[kFrameHeaderBytes];
+  std::copy(buffer_.begin(), buffer_.end(), header);
+  std::copy(data, data + (kFrameHeaderBytes - buffer_.size()), header + buffer_.size());
+  const uint32_t announced = DecodeLength(header);
+  return announced > max_bytes_ ? announced : 0;
+}
+
 uint32_t FrameReader::announced() const {
   return buffer_.size() < kFrameHeaderBytes ? 0 : DecodeLength(buffer_.data());
 }

@@ -54,6 +54,12 @@ class FrameReader {
   size_t capacity() const { return buffer_.capacity(); }
   // Length the peer announced for the frame that is too large.
   uint32_t announced() const;
+  // The length announced by the header these n bytes would complete, if it is longer than
+  // max_bytes (else 0): a server refuses such a frame from its length before keeping any of
+  // its payload.
+  uint32_t TooLargeAnnouncedBy(const char* data, size_t n) const;
+  // Bytes held that are not yet taken as frames: non-zero while a frame is unfinished.
+  size_t size() const { return buffer_.size(); }
 
  private:
   size_t max_bytes_;

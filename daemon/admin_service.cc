@@ -283,6 +283,15 @@ admin::CountersReply AdminService::CountersSnapshot() {
       a->set_count(p_.auth->refusals(static_cast<AuthChannel>(ch), static_cast<AuthRefusal>(reason)));
     }
   }
+  const ControlSocketCounters& cs = *p_.control_socket;
+  admin::ControlSocketCounters* control_socket = r.mutable_control_socket();
+  control_socket->set_refused_control_max_clients(cs.refused_control_max_clients.load());
+  control_socket->set_refused_control_user_max_clients(cs.refused_control_user_max_clients.load());
+  control_socket->set_refused_control_oversized_frames(cs.refused_control_oversized_frames.load());
+  control_socket->set_refused_control_hello_timeouts(cs.refused_control_hello_timeouts.load());
+  control_socket->set_refused_control_frame_timeouts(cs.refused_control_frame_timeouts.load());
+  control_socket->set_refused_control_pending_bytes(cs.refused_control_pending_bytes.load());
+  control_socket->set_control_uid_deferrals(cs.control_uid_deferrals.load());
   return r;
 }
 

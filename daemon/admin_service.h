@@ -10,6 +10,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "daemon/control/control_socket_counters.h"
 #include "daemon/control/group_registry.h"
 #include "daemon/engine/counters.h"
 #include "daemon/engine/progress_engine.h"
@@ -31,6 +32,7 @@ class AdminService final : public admin::Admin::Service {
     GroupRegistry* registry = nullptr;
     Transport* transport = nullptr;
     DaemonCounters* counters = nullptr;
+    const ControlSocketCounters* control_socket = nullptr;
     const PeerAuth* auth = nullptr;
     ProgressEngine* engine = nullptr;
     PeerBootstrap* bootstrap = nullptr;

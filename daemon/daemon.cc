@@ -142,6 +142,7 @@ Status Daemon::Start() {
   parts.registry = registry_.get();
   parts.transport = transport;
   parts.counters = &counters_;
+  parts.control_socket = &control_socket_counters_;
   parts.auth = auth_.get();
   parts.engine = engine;
   parts.bootstrap = bootstrap;
@@ -190,7 +191,7 @@ Status Daemon::StartServers() {
   if (!admin_server_) return Status(Code::kInvalidArgument, "admin service: cannot listen on " + config_.admin_socket);
   spdlog::info("peer service on {}:{}, admin service on {}", config_.listen, peer_port, config_.admin_socket);
 
-  control_ = std::make_unique<ControlServer>(config_, registry_.get());
+  control_ = std::make_unique<ControlServer>(config_, registry_.get(), &control_socket_counters_);
   s = control_->Start();
   if (!s.ok()) return Status(s.code(), "control socket: " + s.message());
   return Status::Ok();

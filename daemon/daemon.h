@@ -68,6 +68,7 @@ class Daemon {
   std::unique_ptr<PeerAuth> auth_;
   ChosenTransport chosen_;
   DaemonCounters counters_;
+  ControlSocketCounters control_socket_counters_;
   // The nonblocking calls' staging, counted beside the groups' segments; outlives the engine.
   StagingLedger staging_{config_.memory_limit, config_.memory_limit * config_.user_memory_percent / 100};
   std::unique_ptr<ProgressEngine> engine_;

@@ -38,6 +38,11 @@ Result<GroupSpec> ValidateJoin(const control::JoinGroup& join, const DaemonConfi
                    std::to_string(join.size()));
   }
   if (join.node_names_size() == 0) return invalid("the group names no nodes");
+  // Before the names are copied and sorted: every node needs a rank of its own.
+  if (static_cast<uint32_t>(join.node_names_size()) > join.size()) {
+    return invalid("a group of " + std::to_string(join.size()) + " ranks cannot span " +
+                   std::to_string(join.node_names_size()) + " nodes");
+  }
   std::set<std::string> names(join.node_names().begin(), join.node_names().end());
   if (names.size() != static_cast<size_t>(join.node_names_size())) return invalid("node_names lists a node twice");
   GroupSpec spec;

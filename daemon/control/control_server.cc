@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 
 #include <spdlog/spdlog.h>
 
@@ -47,6 +48,27 @@ constexpr auto kHousekeepingInterval = std::chrono::milliseconds(100);
 constexpr auto kListenerRest = std::chrono::milliseconds(100);
 // Freed memory past this is handed back to the system (malloc_trim) at the end of the pass.
 constexpr size_t kTrimBytes = 1 << 20;
+// What one uid's turns may take of the thread in one pass before its other ready clients wait
+// for the next pass (control_server.h). Its first turn in a pass is always given.
+constexpr auto kUidShareOfPass = std::chrono::milliseconds(2);
+// Connections accepted in one pass at most; the rest wait in the listen queue for the next.
+constexpr int kAcceptsPerPass = 64;
+// Ready clients reported by one epoll_wait at most (the others come with the next pass).
+constexpr int kEventsPerWait = 512;
+// Turns a client gets to catch up before its deadline is judged (Housekeeping).
+constexpr int kCatchUpTurns = 64;
+
+// What each rate-limited line is about, for the summary of those left out.
+constexpr const char* kLogWhat[] = {
+    "out of descriptors",
+    "unfinished messages over their bound",
+    "no hello in time",
+    "connections refused: max-clients or user-max-clients reached",
+    "frames longer than any request ohiod could admit",
+    "messages not finished within control-frame-timeout-ms",
+    "joins refused",
+    "clients' unparseable messages, closed connections and unsent replies",
+};
 
 }  // namespace
 
@@ -109,32 +131,40 @@ void ControlServer::Stop() {
 }
 
 void ControlServer::Run() {
-  struct epoll_event events[64];
+  struct epoll_event events[kEventsPerWait];
+  std::vector<int> ready;
   for (;;) {
     int timeout_ms = -1;
-    if (housekeeping_wanted_) {
+    if (!backlog_.empty()) {
+      timeout_ms = 0;  // clients left over from the last pass are served at once
+    } else if (housekeeping_wanted_) {
       const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next_housekeeping_ - Clock::now());
       timeout_ms = static_cast<int>(std::max<int64_t>(0, wait.count()));
     }
-    int n = epoll_wait(epoll_fd_, events, 64, timeout_ms);
+    int n = epoll_wait(epoll_fd_, events, kEventsPerWait, timeout_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
       spdlog::error("control server: epoll_wait: {}", std::strerror(errno));
       return;
     }
+    ready.assign(backlog_.begin(), backlog_.end());
+    backlog_.clear();
+    bool accept = false;
     for (int i = 0; i < n; ++i) {
       const uint64_t tag = events[i].data.u64;
       if (tag == kStopTag) return;
       if (tag == kListenTag) {
-        Accept();
-        housekeeping_wanted_ = true;  // a new client's hello deadline, or the listener's rest
-        continue;
+        accept = true;
+      } else if (std::find(ready.begin(), ready.end(), static_cast<int>(tag)) == ready.end()) {
+        ready.push_back(static_cast<int>(tag));
       }
-      const int fd = static_cast<int>(tag);
-      auto it = clients_.find(fd);
-      if (it == clients_.end()) continue;
-      if (!OnReadable(*it->second)) Disconnect(fd);
     }
+    if (accept) {
+      // A new client's hello is most often there already: served in this pass.
+      Accept(&ready);
+      housekeeping_wanted_ = true;  // a new client's hello deadline, or the listener's rest
+    }
+    ServePass(ready);
     if (trim_due_) {
       // Freed buffers of large frames lie in the heap, where glibc keeps them: hand them back.
       malloc_trim(0);
@@ -149,69 +179,185 @@ void ControlServer::Run() {
   }
 }
 
+void ControlServer::ServePass(const std::vector<int>& ready) {
+  // Each uid's ready clients, in the order they came; served one turn at a time, uid by uid.
+  std::map<uid_t, std::deque<int>> queues;
+  for (int fd : ready) {
+    auto it = clients_.find(fd);
+    if (it != clients_.end()) queues[it->second->cred.uid].push_back(fd);
+  }
+  // A uid that owes thread time sits the pass out while a uid that owes none is ready, and
+  // pays back a share for it: one long turn (a large join) is not followed by another while
+  // others wait.
+  const bool someone_owes_nothing =
+      std::any_of(queues.begin(), queues.end(), [this](const auto& q) { return owed_.count(q.first) == 0; });
+  for (auto q = queues.begin(); q != queues.end();) {
+    auto owes = owed_.find(q->first);
+    if (!someone_owes_nothing || owes == owed_.end()) {
+      ++q;
+      continue;
+    }
+    owes->second -= kUidShareOfPass;
+    if (owes->second <= Clock::duration::zero()) owed_.erase(owes);
+    Defer(q->second);
+    q = queues.erase(q);
+  }
+  const bool shared = queues.size() > 1;
+  std::map<uid_t, Clock::duration> used;
+  while (!queues.empty()) {
+    for (auto q = queues.begin(); q != queues.end();) {
+      const uid_t uid = q->first;
+      std::deque<int>& queue = q->second;
+      const int fd = queue.front();
+      queue.pop_front();
+      auto it = clients_.find(fd);
+      if (it != clients_.end()) {
+        const auto start = Clock::now();
+        const Turn turn = ServeTurn(*it->second);
+        used[uid] += Clock::now() - start;
+        if (turn == Turn::kClose) {
+          Disconnect(fd);
+        } else if (turn == Turn::kMore) {
+          queue.push_back(fd);
+        }
+      }
+      if (!queue.empty() && used[uid] >= kUidShareOfPass) {
+        // This uid had its share of the pass: the others have theirs first.
+        Defer(queue);
+        queue.clear();
+      }
+      q = queue.empty() ? queues.erase(q) : std::next(q);
+    }
+  }
+  // What a uid took beyond its share while others were served too, it owes. Alone, it took
+  // nobody's time.
+  if (shared) {
+    for (const auto& [uid, took] : used) {
+      if (took > kUidShareOfPass) owed_[uid] += took - kUidShareOfPass;
+    }
+  }
+}
+
+void ControlServer::Defer(const std::deque<int>& fds) {
+  backlog_.insert(fds.begin(), fds.end());
+  counters_->control_uid_deferrals.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool ControlServer::AllowLog(LogKind kind, std::string* note, Clock::time_point now) {
+  uint64_t suppressed = 0;
+  if (!logs_[kind].Allow(&suppressed, now)) {
+    housekeeping_wanted_ = true;  // to tell of the lines left out
+    return false;
+  }
+  *note = SuppressedNote(suppressed);
+  return true;
+}
+
+bool ControlServer::CatchUp(Client& c) {
+  for (int i = 0; i < kCatchUpTurns; ++i) {
+    const Turn turn = ServeTurn(c);
+    if (turn == Turn::kClose) return false;
+    if (turn == Turn::kIdle) break;
+  }
+  return true;
+}
+
 bool ControlServer::Housekeeping(Clock::time_point now) {
   const auto hello_timeout = std::chrono::milliseconds(config_.hello_timeout_ms);
-  std::vector<int> silent;
-  bool waiting_for_hello = false;
+  const auto frame_timeout = std::chrono::milliseconds(config_.control_frame_timeout_ms);
+  std::vector<int> gone;
+  bool watching = false;
+  std::string note;
   for (const auto& [fd, c] : clients_) {
-    if (c->greeted) continue;
-    if (now - c->connected_at < hello_timeout) {
-      waiting_for_hello = true;
+    if (backlog_.count(fd) != 0) {
+      watching = true;  // it is served in the next pass, at once
       continue;
     }
-    // A hello that came while this thread did not run (a stopped daemon, continued: its
-    // epoll_wait may time out before it reports the socket) was said in time: read it first.
-    if (!OnReadable(*c)) {
-      silent.push_back(fd);
+    if (!c->greeted) {
+      if (now - c->connected_at < hello_timeout) {
+        watching = true;
+        continue;
+      }
+      // A hello that came while this thread did not run (a stopped daemon, continued: its
+      // epoll_wait may time out before it reports the socket) was said in time: read it first.
+      if (!CatchUp(*c)) {
+        gone.push_back(fd);
+        continue;
+      }
+      if (c->greeted) continue;
+      gone.push_back(fd);
+      counters_->refused_control_hello_timeouts.fetch_add(1, std::memory_order_relaxed);
+      if (AllowLog(kHelloLog, &note, now)) {
+        spdlog::warn("client pid {} (uid {}): no hello within hello-timeout-ms = {}; disconnecting{}", c->cred.pid,
+                     c->cred.uid, config_.hello_timeout_ms, note);
+      }
+      ReplyError(*c, control::Error::STATE,
+                 "no Hello within hello-timeout-ms = " + std::to_string(config_.hello_timeout_ms));
       continue;
     }
-    if (c->greeted) continue;
-    silent.push_back(fd);
-    uint64_t suppressed = 0;
-    if (hello_log_.Allow(&suppressed, now)) {
-      spdlog::warn("client pid {} (uid {}): no hello within hello-timeout-ms = {}; disconnecting{}", c->cred.pid,
-                   c->cred.uid, config_.hello_timeout_ms, SuppressedNote(suppressed));
+    if (c->reader.size() == 0) continue;
+    if (now - c->frame_started_at < frame_timeout) {
+      watching = true;
+      continue;
     }
-    ReplyError(*c, control::Error::STATE,
-               "no Hello within hello-timeout-ms = " + std::to_string(config_.hello_timeout_ms));
+    // As for the hello: what came while this thread did not run counts.
+    if (!CatchUp(*c)) {
+      gone.push_back(fd);
+      continue;
+    }
+    if (c->reader.size() == 0 || now - c->frame_started_at < frame_timeout) {
+      watching = watching || c->reader.size() != 0;
+      continue;
+    }
+    gone.push_back(fd);
+    counters_->refused_control_frame_timeouts.fetch_add(1, std::memory_order_relaxed);
+    const std::string started =
+        c->reader.size() < kFrameHeaderBytes
+            ? "a message's length, " + std::to_string(c->reader.size()) + " of its 4 bytes sent,"
+            : "a message of " + std::to_string(c->reader.announced()) + " bytes, " +
+                  std::to_string(c->reader.size() - kFrameHeaderBytes) + " of them sent,";
+    const std::string why = started + " was not finished within control-frame-timeout-ms = " +
+                            std::to_string(config_.control_frame_timeout_ms);
+    if (AllowLog(kFrameTimeoutLog, &note, now)) {
+      spdlog::warn("client pid {} (uid {}): {}; disconnecting{}", c->cred.pid, c->cred.uid, why, note);
+    }
+    ReplyError(*c, control::Error::STATE, why);
   }
-  for (int fd : silent) Disconnect(fd);
+  for (int fd : gone) Disconnect(fd);
   listener_.WakeIfDue(epoll_fd_, listen_fd_, kListenTag, now);
-  if (uint64_t n = accept_log_.TakeSuppressed(now)) {
-    spdlog::warn("control socket: {} similar messages suppressed (out of descriptors)", n);
+  bool suppressed_left = false;
+  for (size_t kind = 0; kind < kLogKinds; ++kind) {
+    if (uint64_t n = logs_[kind].TakeSuppressed(now)) {
+      spdlog::warn("control socket: {} similar messages suppressed ({})", n, kLogWhat[kind]);
+    }
+    suppressed_left = suppressed_left || logs_[kind].has_suppressed();
   }
-  if (uint64_t n = pending_log_.TakeSuppressed(now)) {
-    spdlog::warn("control socket: {} similar messages suppressed (unfinished messages over their bound)", n);
-  }
-  if (uint64_t n = hello_log_.TakeSuppressed(now)) {
-    spdlog::warn("control socket: {} similar messages suppressed (no hello in time)", n);
-  }
-  return waiting_for_hello || listener_.resting() || accept_log_.has_suppressed() || pending_log_.has_suppressed() ||
-         hello_log_.has_suppressed();
+  return watching || listener_.resting() || suppressed_left;
 }
 
 void ControlServer::OutOfDescriptors(int err) {
   const int shed = reserve_.ShedPending(listen_fd_);
-  uint64_t suppressed = 0;
-  if (accept_log_.Allow(&suppressed)) {
+  std::string note;
+  if (AllowLog(kOutOfDescriptorsLog, &note)) {
     spdlog::warn("control socket: accept: {}; closed {} pending connection(s), not accepting for {} ms{}",
-                 std::strerror(err), shed, kListenerRest.count(), SuppressedNote(suppressed));
+                 std::strerror(err), shed, kListenerRest.count(), note);
   }
   listener_.Rest(epoll_fd_, listen_fd_, Clock::now() + kListenerRest);
 }
 
-void ControlServer::Accept() {
-  for (;;) {
+void ControlServer::Accept(std::vector<int>* accepted_fds) {
+  for (int accepted = 0; accepted < kAcceptsPerPass; ++accepted) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (errno == EMFILE || errno == ENFILE) {
         OutOfDescriptors(errno);
       } else if (errno != EAGAIN && errno != EINTR) {
-        spdlog::warn("accept: {}", std::strerror(errno));
+        std::string note;
+        if (AllowLog(kClientErrorLog, &note)) spdlog::warn("control socket: accept: {}{}", std::strerror(errno), note);
       }
       return;
     }
-    auto c = std::make_unique<Client>(config_.max_message_bytes);
+    auto c = std::make_unique<Client>(bounds_.max_request_bytes);
     c->fd = fd;
     struct ucred cred = {};
     socklen_t len = sizeof(cred);
@@ -219,66 +365,98 @@ void ControlServer::Accept() {
       close(fd);
       continue;
     }
-    c->cred = {cred.pid, cred.uid, cred.gid, PeerPidfd(fd, cred.pid)};
+    c->cred = {cred.pid, cred.uid, cred.gid, -1};
+    // Refused before anything is opened for them: a flood of refused connections costs little.
+    std::string refusal;
+    const size_t of_uid = clients_by_uid_.count(cred.uid) != 0 ? clients_by_uid_[cred.uid] : 0;
     if (clients_.size() >= config_.max_clients) {
-      spdlog::warn("refusing client pid {}: max_clients = {} reached", cred.pid, config_.max_clients);
-      ReplyError(*c, control::Error::STATE, "ohiod serves at most " + std::to_string(config_.max_clients) + " clients");
+      counters_->refused_control_max_clients.fetch_add(1, std::memory_order_relaxed);
+      refusal = "ohiod serves at most " + std::to_string(config_.max_clients) + " clients (max-clients)";
+    } else if (of_uid >= config_.user_max_clients) {
+      counters_->refused_control_user_max_clients.fetch_add(1, std::memory_order_relaxed);
+      refusal = "uid " + std::to_string(cred.uid) + " already has " + std::to_string(of_uid) +
+                " connections to ohiod; user-max-clients = " + std::to_string(config_.user_max_clients);
+    }
+    if (!refusal.empty()) {
+      std::string note;
+      if (AllowLog(kMaxClientsLog, &note)) {
+        spdlog::warn("refusing client pid {} (uid {}): {}{}", cred.pid, cred.uid, refusal, note);
+      }
+      ReplyError(*c, control::Error::STATE, refusal);
       close(fd);
       continue;
     }
-    const size_t of_uid = std::count_if(clients_.begin(), clients_.end(),
-                                        [&](const auto& entry) { return entry.second->cred.uid == cred.uid; });
-    if (of_uid >= config_.user_max_clients) {
-      spdlog::warn("refusing client pid {}: uid {} has {} connections, user_max_clients = {}", cred.pid, cred.uid,
-                   of_uid, config_.user_max_clients);
-      ReplyError(*c, control::Error::STATE,
-                 "uid " + std::to_string(cred.uid) + " already has " + std::to_string(of_uid) +
-                     " connections to ohiod; user-max-clients = " + std::to_string(config_.user_max_clients));
-      close(fd);
-      continue;
-    }
+    c->cred.pidfd = PeerPidfd(fd, cred.pid);
     struct epoll_event ev = {};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = static_cast<uint64_t>(fd);
     epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
     clients_[fd] = std::move(c);
+    accepted_fds->push_back(fd);
+    ++clients_by_uid_[cred.uid];
     client_count_ = clients_.size();
   }
 }
 
-bool ControlServer::OnReadable(Client& c) {
-  char buf[kControlReadBytes];
-  for (;;) {
-    ssize_t r = read(c.fd, buf, sizeof(buf));
-    if (r > 0) {
-      if (!AdmitBytes(c, static_cast<size_t>(r))) return false;
-      c.reader.Append(buf, static_cast<size_t>(r));
-      SetHeld(c, c.reader.capacity());
-      std::string payload;
-      for (;;) {
-        auto next = c.reader.Take(&payload);
-        SetHeld(c, c.reader.capacity());
-        if (next == FrameReader::Next::kNeedMore) break;
-        if (next == FrameReader::Next::kTooLarge) {
-          spdlog::warn("client pid {}: frame of {} bytes exceeds max_message_bytes; disconnecting", c.cred.pid,
-                       c.reader.announced());
-          ReplyError(c, control::Error::BAD_MESSAGE,
-                     "message of " + std::to_string(c.reader.announced()) + " bytes exceeds the limit of " +
-                         std::to_string(config_.max_message_bytes));
-          return false;
-        }
-        if (!Handle(c, payload)) return false;
-      }
-      if (payload.size() >= kTrimBytes) trim_due_ = true;
-      continue;
-    }
-    if (r == 0) {
-      if (!c.reader.empty()) spdlog::warn("client pid {}: connection closed mid-message", c.cred.pid);
-      return false;
-    }
-    if (errno == EINTR) continue;
-    return errno == EAGAIN || errno == EWOULDBLOCK;
+void ControlServer::RefuseOversized(Client& c, uint32_t announced) {
+  counters_->refused_control_oversized_frames.fetch_add(1, std::memory_order_relaxed);
+  std::string note;
+  if (AllowLog(kOversizedLog, &note)) {
+    spdlog::warn("client pid {} (uid {}): frame of {} bytes is longer than any request ohiod could admit ({} "
+                 "bytes); disconnecting{}",
+                 c.cred.pid, c.cred.uid, announced, bounds_.max_request_bytes, note);
   }
+  ReplyError(c, control::Error::BAD_MESSAGE,
+             "message of " + std::to_string(announced) + " bytes exceeds the limit of " +
+                 std::to_string(bounds_.max_request_bytes) + " bytes: the longest request ohiod could admit is " +
+                 DescribeRequestBounds(bounds_) + " (max-message-bytes = " +
+                 std::to_string(config_.max_message_bytes) + ")");
+}
+
+ControlServer::Turn ControlServer::ServeTurn(Client& c) {
+  std::string payload;
+  FrameReader::Next next = c.reader.Take(&payload);
+  bool filled = false;  // the read took all it could: more may be waiting
+  if (next == FrameReader::Next::kNeedMore) {
+    char buf[kControlReadBytes];
+    const ssize_t r = read(c.fd, buf, sizeof(buf));
+    if (r == 0) {
+      if (c.reader.size() != 0) {
+        std::string note;
+        if (AllowLog(kClientErrorLog, &note)) {
+          spdlog::warn("client pid {} (uid {}): connection closed mid-message{}", c.cred.pid, c.cred.uid, note);
+        }
+      }
+      return Turn::kClose;
+    }
+    if (r < 0) {
+      if (errno == EINTR) return Turn::kMore;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? Turn::kIdle : Turn::kClose;
+    }
+    const size_t n = static_cast<size_t>(r);
+    if (const uint32_t announced = c.reader.TooLargeAnnouncedBy(buf, n); announced != 0) {
+      RefuseOversized(c, announced);
+      return Turn::kClose;
+    }
+    if (!AdmitBytes(c, n)) return Turn::kClose;
+    if (c.reader.size() == 0) c.frame_started_at = Clock::now();
+    c.reader.Append(buf, n);
+    SetHeld(c, c.reader.capacity());
+    next = c.reader.Take(&payload);
+    filled = n == sizeof(buf);
+  }
+  SetHeld(c, c.reader.capacity());
+  if (next == FrameReader::Next::kTooLarge) {
+    RefuseOversized(c, c.reader.announced());
+    return Turn::kClose;
+  }
+  if (c.reader.size() != 0) housekeeping_wanted_ = true;  // the unfinished message's deadline
+  if (next == FrameReader::Next::kNeedMore) return filled ? Turn::kMore : Turn::kIdle;
+  // What is left came no later than now: the next message's deadline counts from here.
+  c.frame_started_at = Clock::now();
+  if (payload.size() >= kTrimBytes) trim_due_ = true;
+  if (!Handle(c, payload)) return Turn::kClose;
+  return Turn::kMore;
 }
 
 bool ControlServer::AdmitBytes(Client& c, size_t n) {
@@ -298,12 +476,11 @@ bool ControlServer::AdmitBytes(Client& c, size_t n) {
   } else {
     return true;
   }
-  uint64_t suppressed = 0;
-  if (pending_log_.Allow(&suppressed)) {
-    spdlog::warn("client pid {} (uid {}): {}; disconnecting{}", c.cred.pid, c.cred.uid, over,
-                 SuppressedNote(suppressed));
+  counters_->refused_control_pending_bytes.fetch_add(1, std::memory_order_relaxed);
+  std::string note;
+  if (AllowLog(kPendingLog, &note)) {
+    spdlog::warn("client pid {} (uid {}): {}; disconnecting{}", c.cred.pid, c.cred.uid, over, note);
   }
-  housekeeping_wanted_ = true;  // to tell of suppressed lines
   ReplyError(c, control::Error::STATE, over);
   return false;
 }
@@ -323,7 +500,8 @@ void ControlServer::SetHeld(Client& c, size_t held) {
 
 bool ControlServer::Reply(Client& c, const control::DaemonMessage& m, const std::vector<int>& fds) {
   Status s = SendFrame(c.fd, m.SerializeAsString(), fds);
-  if (!s.ok()) spdlog::warn("client pid {}: {}", c.cred.pid, s.message());
+  std::string note;
+  if (!s.ok() && AllowLog(kClientErrorLog, &note)) spdlog::warn("client pid {}: {}{}", c.cred.pid, s.message(), note);
   return s.ok();
 }
 
@@ -337,7 +515,11 @@ bool ControlServer::ReplyError(Client& c, control::Error::Code code, const std::
 bool ControlServer::Handle(Client& c, const std::string& payload) {
   auto parsed = ParseControlRequest(payload);
   if (!parsed.ok()) {
-    spdlog::warn("client pid {}: unparseable control message; disconnecting", c.cred.pid);
+    std::string note;
+    if (AllowLog(kClientErrorLog, &note)) {
+      spdlog::warn("client pid {} (uid {}): unparseable control message; disconnecting{}", c.cred.pid, c.cred.uid,
+                   note);
+    }
     ReplyError(c, control::Error::BAD_MESSAGE, parsed.status().message());
     return false;
   }
@@ -362,7 +544,11 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
     control::Error::Code refusal = control::Error::UNKNOWN;
     auto joined = registry_->Join(msg.join(), c.cred, &refusal);
     if (!joined.ok()) {
-      spdlog::info("client pid {} (uid {}): join refused: {}", c.cred.pid, c.cred.uid, joined.status().message());
+      std::string note;
+      if (AllowLog(kJoinRefusedLog, &note)) {
+        spdlog::info("client pid {} (uid {}): join refused: {}{}", c.cred.pid, c.cred.uid, joined.status().message(),
+                     note);
+      }
       return ReplyError(c, refusal, joined.status().message());
     }
     const Membership& m = joined.value();
@@ -409,6 +595,8 @@ void ControlServer::Disconnect(int fd) {
   for (const Membership& m : c.memberships) registry_->Depart(m, /*clean=*/false, c.cred);
   if (epoll_fd_ >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   close(fd);
+  if (--clients_by_uid_[c.cred.uid] == 0) clients_by_uid_.erase(c.cred.uid);
+  backlog_.erase(fd);
   clients_.erase(it);
   client_count_ = clients_.size();
 }

@@ -36,6 +36,18 @@ RankMemoryAccess OpenRankMemory(const PeerCredentials& who) {
   return RankMemoryAccess{nullptr, opened.status().message()};
 }
 
+// The ranks of the node of `rank_node` that holds the most, among `nodes` nodes; 0 if a rank is
+// placed on none of them (GroupShape::Make says which). Memory the size of the nodes only.
+uint32_t MostRanksOnOneNode(const std::vector<uint32_t>& rank_node, size_t nodes) {
+  std::vector<uint32_t> ranks(nodes, 0);
+  uint32_t most = 0;
+  for (uint32_t node : rank_node) {
+    if (node >= nodes) return 0;
+    most = std::max(most, ++ranks[node]);
+  }
+  return most;
+}
+
 }  // namespace
 
 Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const PeerCredentials& who,
@@ -94,18 +106,23 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                             "); its ranks must leave before the key is reused");
     }
   } else {
-    auto shape = GroupShape::Make(static_cast<uint32_t>(spec->node_names.size()), spec->rank_node);
-    if (!shape.ok()) return shape.status();
-    *refusal = control::Error::NO_MEMORY;
     const bool multinode = spec->node_names.size() > 1;
+    // Whether the group's smallest round fits the SSB is judged before its shape is built:
+    // the shape's memory, the size of the group, was most of the cost of a join refused for
+    // it (a million ranks: tens of milliseconds of the control thread every user shares).
+    const uint32_t max_ppn = MostRanksOnOneNode(spec->rank_node, spec->node_names.size());
     // A group on one node stages its rounds in two halves (one per round parity).
-    const uint64_t min_ssb = multinode ? MinSsbBytes(shape.value()) : MinLocalSsbBytes(shape.value());
-    if (config_.ssb_bytes < min_ssb) {
+    const uint64_t min_ssb = multinode ? MinSsbBytes(max_ppn, join.size()) : MinLocalSsbBytes(max_ppn, join.size());
+    if (max_ppn != 0 && config_.ssb_bytes < min_ssb) {
+      *refusal = control::Error::NO_MEMORY;
       return Status(Code::kNoMemory, "a group of " + std::to_string(join.size()) + " ranks with up to " +
-                                         std::to_string(shape->max_ppn()) + " per node needs an SSB of at least " +
+                                         std::to_string(max_ppn) + " per node needs an SSB of at least " +
                                          std::to_string(min_ssb) + " bytes" + (multinode ? "" : " (two halves)") +
                                          "; ohiod is configured with ssb_bytes = " + std::to_string(config_.ssb_bytes));
     }
+    auto shape = GroupShape::Make(static_cast<uint32_t>(spec->node_names.size()), spec->rank_node);
+    if (!shape.ok()) return shape.status();
+    *refusal = control::Error::NO_MEMORY;
     const uint64_t min_srb = MinSrbBytes(shape.value(), spec->algorithm);
     if (multinode && config_.srb_bytes < min_srb) {
       return Status(Code::kNoMemory, std::string("with ") + AlgorithmName(spec->algorithm) + " a group of " +

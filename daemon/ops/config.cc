@@ -196,6 +196,11 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                  "port: with its credential) before it is closed")
       ->check(CLI::Range(100u, 600000u))
       ->capture_default_str();
+  app.add_option("--control-frame-timeout-ms", c.control_frame_timeout_ms,
+                 "How long a client of the control socket may take to send one message, from its first byte to its "
+                 "last; a client that does not finish in time is told why and disconnected")
+      ->check(CLI::Range(100u, 600000u))
+      ->capture_default_str();
   app.add_option("--max-unauthenticated-data-connections", c.max_unauthenticated_data_connections,
                  "Most connections to the data port that have not said hello yet; one address may hold half of "
                  "them. Further ones are closed as they come")

@@ -71,6 +71,9 @@ struct DaemonConfig {
   // How long a new connection, to the control socket or the data port, has to say hello (on
   // the data port: with its credential) before it is closed.
   uint32_t hello_timeout_ms = 5000;
+  // How long a client of the control socket may take over one message, from its first byte to
+  // its last, before it is told why and disconnected (its unfinished message's memory freed).
+  uint32_t control_frame_timeout_ms = 3000;
   // Connections to the data port that have not said hello yet, at most; one address may hold
   // half of them. Others are closed as they come.
   uint32_t max_unauthenticated_data_connections = 128;

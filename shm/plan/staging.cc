@@ -4,17 +4,19 @@
 
 namespace ohio {
 
-uint64_t MinSsbBytes(const GroupShape& shape) {
-  return uint64_t{shape.max_ppn()} * shape.size();
-}
+uint64_t MinSsbBytes(const GroupShape& shape) { return MinSsbBytes(shape.max_ppn(), shape.size()); }
+
+uint64_t MinSsbBytes(uint32_t max_ppn, uint32_t size) { return uint64_t{max_ppn} * size; }
 
 uint64_t LocalSsbHalfBytes(uint64_t ssb_bytes) {
   const uint64_t half = ssb_bytes / 2;
   return half >= 64 ? half - half % 64 : half;
 }
 
-uint64_t MinLocalSsbBytes(const GroupShape& shape) {
-  const uint64_t min = MinSsbBytes(shape);
+uint64_t MinLocalSsbBytes(const GroupShape& shape) { return MinLocalSsbBytes(shape.max_ppn(), shape.size()); }
+
+uint64_t MinLocalSsbBytes(uint32_t max_ppn, uint32_t size) {
+  const uint64_t min = MinSsbBytes(max_ppn, size);
   return 2 * (min >= 64 ? (min + 63) / 64 * 64 : min);
 }
 

@@ -86,6 +86,8 @@ struct Staging {
 // Bytes of SSB every node of the group needs for the smallest possible round (one byte of
 // each message of the node with the most ranks).
 uint64_t MinSsbBytes(const GroupShape& shape);
+// The same from the group's size and the ranks of its fullest node, before its shape is built.
+uint64_t MinSsbBytes(uint32_t max_ppn, uint32_t size);
 
 // A group on one node stages its rounds in two halves of the SSB, by round parity, so that
 // its ranks never wait for each other to free a half (client/libohio/on_node_alltoall.h). A half is
@@ -93,6 +95,7 @@ uint64_t MinSsbBytes(const GroupShape& shape);
 uint64_t LocalSsbHalfBytes(uint64_t ssb_bytes);
 // Bytes of SSB a group on one node needs: two halves of MinSsbBytes, rounded to a cache line.
 uint64_t MinLocalSsbBytes(const GroupShape& shape);
+uint64_t MinLocalSsbBytes(uint32_t max_ppn, uint32_t size);
 
 // Splits M so that an SSB of ssb_bytes holds one round on the node with the most ranks, so
 // every node of the group arrives at the same rounds. A slice shorter than M is rounded down

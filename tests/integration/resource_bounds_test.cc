@@ -146,7 +146,11 @@ TEST(ResourceBounds, UnfinishedMessagesOfOneUidAreBoundedAndGivenBack) {
   GTEST_SKIP() << "RSS bounds are not measurable under AddressSanitizer's allocator";
 #endif
   TempDir dir;
-  Daemon daemon(dir, {"--user-max-pending-bytes", "32MiB", "--max-pending-bytes", "64MiB"});
+  // peer-hosts = *: a group may span any number of nodes, so a join may be as long as
+  // max-message-bytes and the flood's 4 MiB messages are read, not refused from their length;
+  // the frame deadline long, so the flood holds them as long as it likes.
+  Daemon daemon(dir, {"--user-max-pending-bytes", "32MiB", "--max-pending-bytes", "64MiB", "--peer-hosts", "*",
+                      "--control-frame-timeout-ms", "600000"});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   {
     RankJob warm_up(dir, daemon.socket(), "warm-up", 2, {"--bytes", "4096", "--iterations", "20"});

@@ -98,8 +98,8 @@ TEST_F(ConfigTest, CpusIsAutoOrAPositiveNumber) {
 }
 
 // The bounds on memory held for unfinished control messages must leave room for one message of
-// the largest size (and the rest of a read); the hello timeout and the data port's cap have
-// defaults an admin can change.
+// the largest size (and the rest of a read); the hello timeout, the control socket's frame
+// timeout and the data port's cap have defaults an admin can change, within their ranges.
 TEST_F(ConfigTest, PendingBoundsHoldALargestMessage) {
   auto defaults = Load({"--config="});
   ASSERT_FALSE(defaults.exit_now) << defaults.output;
@@ -118,6 +118,12 @@ TEST_F(ConfigTest, PendingBoundsHoldALargestMessage) {
   EXPECT_TRUE(total.exit_now);
   EXPECT_THAT(total.output, HasSubstr("max-pending-bytes = 1048576 is less than"));
   EXPECT_TRUE(Load({"--config=", "--hello-timeout-ms", "50"}).exit_now);
+  EXPECT_EQ(defaults.config.control_frame_timeout_ms, 3000u);
+  EXPECT_EQ(Load({"--config=", "--control-frame-timeout-ms", "500"}).config.control_frame_timeout_ms, 500u);
+  auto short_frames = Load({"--config=", "--control-frame-timeout-ms", "50"});
+  EXPECT_TRUE(short_frames.exit_now);
+  EXPECT_THAT(short_frames.output, HasSubstr("control-frame-timeout-ms"));
+  EXPECT_TRUE(Load({"--config=", "--control-frame-timeout-ms", "600001"}).exit_now);
 }
 
 // auth = munge unless an admin says none: in the file, the environment or a flag.

@@ -201,6 +201,11 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                  "them. Further ones are closed as they come")
       ->check(CLI::Range(2u, 1u << 20))
       ->capture_default_str();
+  app.add_option("--data-frame-timeout-ms", c.data_frame_timeout_ms,
+                 "How long a data connection may take to finish a frame it has begun before it is closed (a frame "
+                 "is at most srb-bytes of payload: keep it above what that takes on the slowest link)")
+      ->check(CLI::Range(100u, 600000u))
+      ->capture_default_str();
   app.add_option("--peer", c.peers,
                  "Another node's peer service as NAME=HOST:PORT (repeat, or comma-separate in the file). ohiod "
                  "calls only the nodes listed here or admitted by peer-hosts: a group naming any other node is "

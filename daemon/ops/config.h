@@ -74,6 +74,8 @@ struct DaemonConfig {
   // Connections to the data port that have not said hello yet, at most; one address may hold
   // half of them. Others are closed as they come.
   uint32_t max_unauthenticated_data_connections = 128;
+  // A data connection that begins a frame and has not finished it this long after is closed.
+  uint32_t data_frame_timeout_ms = 5000;
   // Other nodes.
   std::vector<std::string> peers;  // "name=host:port" of other nodes' peer services
   // Other nodes found by DNS on peer_port: the names this admits (daemon/ops/host_pattern.h), at

@@ -281,6 +281,18 @@ admin::CountersReply AdminService::CountersSnapshot() {
       a->set_count(p_.auth->refusals(static_cast<AuthChannel>(ch), static_cast<AuthRefusal>(reason)));
     }
   }
+  const ConnectionRefusals::Counts data = p_.transport->stats().refusals;
+  const ConnectionRefusals::Counts peer = p_.peer_gate->refusals();
+  for (const auto& [port, counts] : {std::pair<const char*, const ConnectionRefusals::Counts&>{"data", data},
+                                     {"peer", peer}}) {
+    for (size_t reason = 0; reason < kConnectionRefusals; ++reason) {
+      auto* c = r.add_connection_refusals();
+      c->set_port(port);
+      c->set_reason(ConnectionRefusalName(static_cast<ConnectionRefusal>(reason)));
+      c->set_count(counts[reason]);
+    }
+  }
+  r.set_unauthenticated_peer_connections(static_cast<uint32_t>(p_.peer_gate->unauthenticated()));
   return r;
 }
 

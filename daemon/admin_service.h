@@ -18,6 +18,7 @@
 #include "daemon/ops/live_config.h"
 #include "daemon/peers/peer_auth.h"
 #include "daemon/peers/peer_bootstrap.h"
+#include "daemon/peers/peer_port_gate.h"
 #include "daemon/transport/transport.h"
 #include "proto/admin.grpc.pb.h"
 
@@ -32,6 +33,7 @@ class AdminService final : public admin::Admin::Service {
     Transport* transport = nullptr;
     DaemonCounters* counters = nullptr;
     const PeerAuth* auth = nullptr;
+    const PeerPortGate* peer_gate = nullptr;
     ProgressEngine* engine = nullptr;
     PeerBootstrap* bootstrap = nullptr;
     std::string topology;

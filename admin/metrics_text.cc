@@ -79,6 +79,17 @@ std::string PrometheusText(const admin::CountersReply& c) {
     w.Sample("ohio_peer_auth_refusals_total",
              "channel=\"" + Escape(a.channel()) + "\",reason=\"" + Escape(a.reason()) + "\"", a.count());
   }
+  w.Family("ohio_connection_refusals_total", "counter",
+           "Connections the data port (port data) and the peer port (port peer) refused or closed unserved, by "
+           "reason: source_cap, total_cap, auth_timeout, malformed, frame_timeout, out_of_descriptors, "
+           "closed_unauthenticated.");
+  for (const auto& r : c.connection_refusals()) {
+    w.Sample("ohio_connection_refusals_total",
+             "port=\"" + Escape(r.port()) + "\",reason=\"" + Escape(r.reason()) + "\"", r.count());
+  }
+  w.Gauge("ohio_unauthenticated_peer_connections",
+          "Connections to the peer port on which no call has passed the credential check yet.",
+          c.unauthenticated_peer_connections());
   w.Gauge("ohio_uptime_seconds", "Seconds since ohiod started.", c.uptime_seconds());
   w.Counter("ohio_collectives_served_total", "Alltoall calls completed without error.", c.collectives_served());
   w.Counter("ohio_collectives_failed_total", "Alltoall calls that returned an error to their ranks.",

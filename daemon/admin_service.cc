@@ -292,6 +292,18 @@ admin::CountersReply AdminService::CountersSnapshot() {
   control_socket->set_refused_control_frame_timeouts(cs.refused_control_frame_timeouts.load());
   control_socket->set_refused_control_pending_bytes(cs.refused_control_pending_bytes.load());
   control_socket->set_control_uid_deferrals(cs.control_uid_deferrals.load());
+  const ConnectionRefusals::Counts data = p_.transport->stats().refusals;
+  const ConnectionRefusals::Counts peer = p_.peer_gate->refusals();
+  for (const auto& [port, counts] : {std::pair<const char*, const ConnectionRefusals::Counts&>{"data", data},
+                                     {"peer", peer}}) {
+    for (size_t reason = 0; reason < kConnectionRefusals; ++reason) {
+      auto* c = r.add_connection_refusals();
+      c->set_port(port);
+      c->set_reason(ConnectionRefusalName(static_cast<ConnectionRefusal>(reason)));
+      c->set_count(counts[reason]);
+    }
+  }
+  r.set_unauthenticated_peer_connections(static_cast<uint32_t>(p_.peer_gate->unauthenticated()));
   return r;
 }
 

@@ -19,6 +19,7 @@
 #include "daemon/ops/live_config.h"
 #include "daemon/peers/peer_auth.h"
 #include "daemon/peers/peer_bootstrap.h"
+#include "daemon/peers/peer_port_gate.h"
 #include "daemon/transport/transport.h"
 #include "proto/admin.grpc.pb.h"
 
@@ -34,6 +35,7 @@ class AdminService final : public admin::Admin::Service {
     DaemonCounters* counters = nullptr;
     const ControlSocketCounters* control_socket = nullptr;
     const PeerAuth* auth = nullptr;
+    const PeerPortGate* peer_gate = nullptr;
     ProgressEngine* engine = nullptr;
     PeerBootstrap* bootstrap = nullptr;
     std::string topology;

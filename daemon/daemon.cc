@@ -19,6 +19,10 @@ namespace ohio {
 
 namespace {
 
+// Calls at once on one connection to the peer port: a peer makes one per group being set up and
+// per queue pair dial; more would only let one connection take the service's threads.
+constexpr int kPeerCallsPerConnection = 32;
+
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
@@ -63,7 +67,10 @@ Daemon::Unhook::~Unhook() {
 
 Daemon::Daemon(DaemonConfig config) : config_(std::move(config)), live_(config_) {}
 
-Daemon::~Daemon() = default;
+Daemon::~Daemon() {
+  // Its thread hands connections to the peer server, which goes before it.
+  if (peer_gate_) peer_gate_->Stop();
+}
 
 Status Daemon::Start() {
   spdlog::info("ohiod {} starting as node '{}'{}", kVersion, config_.node_name,
@@ -91,6 +98,17 @@ Status Daemon::Start() {
                  config_.data_port);
   }
 
+  // Before the transport: the gate keeps the summaries of refused credentials' lines, which
+  // the data port's refusals add to.
+  PeerPortGate::Limits gate_limits;
+  gate_limits.auth_timeout = std::chrono::milliseconds(config_.hello_timeout_ms);
+  gate_limits.max_unauthenticated = config_.max_unauthenticated_peer_connections;
+  auto gate = PeerPortGate::Listen(config_.listen, config_.peer_port, gate_limits, auth_.get());
+  if (!gate.ok()) {
+    return Status(gate.status().code(), "peer service: cannot listen on " + config_.listen + ":" +
+                                            std::to_string(config_.peer_port) + ": " + gate.status().message());
+  }
+  peer_gate_ = std::move(gate).value();
   auto chosen = ChooseTransport(config_, auth_.get(), host_);
   if (!chosen.ok()) return Status(chosen.status().code(), "data transport: " + chosen.status().message());
   chosen_ = std::move(chosen).value();
@@ -134,7 +152,7 @@ Status Daemon::Start() {
         [d = dialer_.get()](const std::string& node, const DialOffer& offer) { return d->Dial(node, offer); });
   }
   peer_service_ = std::make_unique<PeerService>(
-      config_, auth_.get(), registry_.get(), transport, chosen_.verbs,
+      config_, auth_.get(), peer_gate_.get(), registry_.get(), transport, chosen_.verbs,
       [bootstrap](const GroupKey& key, const std::string& node) { bootstrap->SideOpened(key, node); });
   AdminService::Parts parts;
   parts.startup = &config_;
@@ -144,6 +162,7 @@ Status Daemon::Start() {
   parts.counters = &counters_;
   parts.control_socket = &control_socket_counters_;
   parts.auth = auth_.get();
+  parts.peer_gate = peer_gate_.get();
   parts.engine = engine;
   parts.bootstrap = bootstrap;
   parts.topology = topology_;
@@ -165,20 +184,25 @@ Status Daemon::Start() {
 }
 
 Status Daemon::StartServers() {
+  // No listening port of gRPC's own: the gate (peer_port_gate.h) accepts, caps the connections
+  // not yet authenticated, and hands the rest to this server. What gRPC does bound is set here:
+  // a connection with no call under way is closed after peer-connection-idle-ms, a connection
+  // carries a few calls at once, and calls run on at most peer-service-threads threads. No
+  // maximum connection age: peers keep their channels while they use them, and the gate's
+  // deadline already ends connections that never authenticate.
   grpc::ServerBuilder peer_builder;
-  // gRPC sets SO_REUSEPORT by default: a second ohiod (or anything else) on the same port would
-  // then start and share the peer calls with the first, and peers would reach a daemon at
-  // random. One port, one daemon: the second must fail to start.
-  peer_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  int peer_port = 0;
-  peer_builder.AddListeningPort(config_.listen + ":" + std::to_string(config_.peer_port),
-                                grpc::InsecureServerCredentials(), &peer_port);
+  peer_builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, static_cast<int>(config_.peer_connection_idle_ms));
+  peer_builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kPeerCallsPerConnection);
+  grpc::ResourceQuota peer_quota("ohiod-peer-service");
+  peer_quota.SetMaxThreads(static_cast<int>(config_.peer_service_threads));
+  peer_builder.SetResourceQuota(peer_quota);
   peer_builder.RegisterService(peer_service_.get());
   peer_server_ = peer_builder.BuildAndStart();
-  if (!peer_server_ || peer_port == 0) {
-    return Status(Code::kInvalidArgument,
-                  "peer service: cannot listen on " + config_.listen + ":" + std::to_string(config_.peer_port));
+  if (!peer_server_) {
+    return Status(Code::kInvalidArgument, "peer service: cannot start the gRPC server");
   }
+  peer_gate_->Serve(peer_server_.get());
+  const uint16_t peer_port = peer_gate_->port();
   Status s = PrepareAdminSocket(config_.admin_socket);
   if (!s.ok()) return Status(s.code(), "admin service: " + s.message());
   // The admin socket is root's: created with a umask that leaves others nothing.
@@ -232,6 +256,7 @@ void Daemon::Stop(int signal) {
   // Groups learn why first, then their connections go.
   engine_->Stop("ohiod is shutting down");
   control_->Stop();
+  peer_gate_->Stop();
   peer_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   admin_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   spdlog::info("served {} collectives ({} failed)", counters_.collectives_served.load(),

@@ -25,6 +25,7 @@
 #include "daemon/ops/systemd_notify.h"
 #include "daemon/peers/peer_auth.h"
 #include "daemon/peers/peer_bootstrap.h"
+#include "daemon/peers/peer_port_gate.h"
 #include "daemon/peers/peer_service.h"
 #include "daemon/peers/queue_pair_dialer.h"
 #include "daemon/peers/transport_choice.h"
@@ -77,6 +78,9 @@ class Daemon {
   std::unique_ptr<PeerBootstrap> bootstrap_;
   Unhook unhook_;
   std::unique_ptr<GroupRegistry> registry_;
+  // Outlives the peer server, whose threads tell it of authenticated connections; its own thread
+  // is stopped first (Stop, ~Daemon).
+  std::unique_ptr<PeerPortGate> peer_gate_;
   std::unique_ptr<PeerService> peer_service_;
   std::unique_ptr<AdminService> admin_service_;
   std::unique_ptr<grpc::Server> peer_server_;

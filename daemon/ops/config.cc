@@ -193,7 +193,8 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
       ->capture_default_str();
   app.add_option("--hello-timeout-ms", c.hello_timeout_ms,
                  "How long a new connection to the control socket or the data port has to say hello (on the data "
-                 "port: with its credential) before it is closed")
+                 "port: with its credential), and one to the peer port to make a call whose credential passes, "
+                 "before it is closed")
       ->check(CLI::Range(100u, 600000u))
       ->capture_default_str();
   app.add_option("--control-frame-timeout-ms", c.control_frame_timeout_ms,
@@ -205,6 +206,26 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                  "Most connections to the data port that have not said hello yet; one address may hold half of "
                  "them. Further ones are closed as they come")
       ->check(CLI::Range(2u, 1u << 20))
+      ->capture_default_str();
+  app.add_option("--max-unauthenticated-peer-connections", c.max_unauthenticated_peer_connections,
+                 "Most connections to the peer port on which no call has passed the credential check yet; one "
+                 "address may hold half of them. Further ones are closed as they come")
+      ->check(CLI::Range(2u, 1u << 20))
+      ->capture_default_str();
+  app.add_option("--data-frame-timeout-ms", c.data_frame_timeout_ms,
+                 "How long a data connection may take to finish a frame it has begun before it is closed (a frame "
+                 "is at most srb-bytes of payload: keep it above what that takes on the slowest link)")
+      ->check(CLI::Range(100u, 600000u))
+      ->capture_default_str();
+  app.add_option("--peer-connection-idle-ms", c.peer_connection_idle_ms,
+                 "A connection to the peer port with no call under way this long is closed (the peer opens another "
+                 "when it next calls); peers close their own channels after peer-channel-idle-s")
+      ->check(CLI::Range(1000u, 86400000u))
+      ->capture_default_str();
+  app.add_option("--peer-service-threads", c.peer_service_threads,
+                 "Threads the peer service runs calls on at most; calls beyond them are refused as exhausted and "
+                 "their callers retry")
+      ->check(CLI::Range(4u, 4096u))
       ->capture_default_str();
   app.add_option("--peer", c.peers,
                  "Another node's peer service as NAME=HOST:PORT (repeat, or comma-separate in the file). ohiod "

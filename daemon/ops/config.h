@@ -69,7 +69,8 @@ struct DaemonConfig {
   uint64_t user_max_pending_bytes = 64ull << 20;
   uint64_t max_pending_bytes = 256ull << 20;
   // How long a new connection, to the control socket or the data port, has to say hello (on
-  // the data port: with its credential) before it is closed.
+  // the data port: with its credential), and one to the peer port to make a call whose
+  // credential passes, before it is closed.
   uint32_t hello_timeout_ms = 5000;
   // How long a client of the control socket may take over one message, from its first byte to
   // its last, before it is told why and disconnected (its unfinished message's memory freed).
@@ -77,6 +78,16 @@ struct DaemonConfig {
   // Connections to the data port that have not said hello yet, at most; one address may hold
   // half of them. Others are closed as they come.
   uint32_t max_unauthenticated_data_connections = 128;
+  // The same for connections to the peer port on which no call has passed the credential check.
+  uint32_t max_unauthenticated_peer_connections = 128;
+  // A data connection that begins a frame and has not finished it this long after is closed.
+  uint32_t data_frame_timeout_ms = 5000;
+  // A connection to the peer port with no call under way this long is closed by gRPC
+  // (GRPC_ARG_MAX_CONNECTION_IDLE_MS); the peer opens another when it next calls.
+  uint32_t peer_connection_idle_ms = 120000;
+  // Threads the peer service may run calls on at once (gRPC's resource quota); calls beyond are
+  // answered RESOURCE_EXHAUSTED and the peer retries.
+  uint32_t peer_service_threads = 64;
   // Other nodes.
   std::vector<std::string> peers;  // "name=host:port" of other nodes' peer services
   // Other nodes found by DNS on peer_port: the names this admits (daemon/ops/host_pattern.h), at

@@ -216,9 +216,43 @@ Status PeerAuth::Check(AuthChannel channel, const std::string& purpose, const st
                                       decoded.munge_message + ")");
   }
   refusals_[static_cast<size_t>(channel)][static_cast<size_t>(v.refusal)].fetch_add(1, std::memory_order_relaxed);
-  spdlog::warn("refused {} {} from {}: {}", channel == AuthChannel::kData ? "data connection" : "peer call", purpose,
-               from, v.message);
+  uint64_t suppressed = 0;
+  bool write = false;
+  {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    LogRateLimiter& log = refusal_logs_[static_cast<size_t>(channel)];
+    const bool had_suppressed = log.has_suppressed();
+    write = log.Allow(&suppressed);
+    if (!write && !had_suppressed && on_suppressed_) on_suppressed_();
+  }
+  if (write) {
+    spdlog::warn("refused {} {} from {}: {}{}", channel == AuthChannel::kData ? "data connection" : "peer call",
+                 purpose, from, v.message, SuppressedNote(suppressed));
+  }
   return Status(Code::kRefused, v.message);
+}
+
+std::optional<PeerAuth::Clock::time_point> PeerAuth::SummaryDue() const {
+  std::lock_guard<std::mutex> lock(log_mu_);
+  std::optional<Clock::time_point> due;
+  for (const LogRateLimiter& log : refusal_logs_) {
+    if (log.has_suppressed() && (!due || log.summary_due() < *due)) due = log.summary_due();
+  }
+  return due;
+}
+
+void PeerAuth::LogSuppressed(Clock::time_point now) {
+  for (size_t ch = 0; ch < kAuthChannels; ++ch) {
+    uint64_t n = 0;
+    {
+      std::lock_guard<std::mutex> lock(log_mu_);
+      n = refusal_logs_[ch].TakeSuppressed(now);
+    }
+    if (n > 0) {
+      spdlog::warn("{}: {} similar messages suppressed (credentials refused)",
+                   static_cast<AuthChannel>(ch) == AuthChannel::kData ? "data port" : "peer port", n);
+    }
+  }
 }
 
 }  // namespace ohio

@@ -7,6 +7,10 @@
 //
 // Minting and decoding are round trips to the local munged over its unix socket: they happen
 // once per peer call and once per data connection, never per frame.
+//
+// A refusal's line is rate-limited per channel (a flood of bad credentials would otherwise write
+// a line each); the lines left out are told of by the next one written, or by LogSuppressed,
+// which whoever keeps the daemon's refusal summaries calls once SummaryDue comes.
 #pragma once
 
 #include <sys/types.h>
@@ -16,10 +20,13 @@
 #include <chrono>
 #include <cstdint>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
+#include "common/log_rate_limiter.h"
 #include "common/status.h"
 
 namespace ohio {
@@ -106,6 +113,18 @@ class PeerAuth {
     return refusals_[static_cast<size_t>(channel)][static_cast<size_t>(reason)].load(std::memory_order_relaxed);
   }
 
+  // Called, on the refusing thread, when a refusal's line is the first of its window left out:
+  // the summaries' keeper wakes to write them at SummaryDue. Quick (it runs under a lock); null
+  // to stop.
+  void set_on_suppressed(std::function<void()> wake) {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    on_suppressed_ = std::move(wake);
+  }
+  // When LogSuppressed has a summary to write; nullopt while no line is left out.
+  std::optional<Clock::time_point> SummaryDue() const;
+  // Writes "N similar messages suppressed" for each channel whose window with left-out lines is over.
+  void LogSuppressed(Clock::time_point now = Clock::now());
+
  private:
   PeerAuth(bool enabled, std::string socket, std::string node, uid_t uid)
       : enabled_(enabled), socket_(std::move(socket)), node_(std::move(node)), uid_(uid) {}
@@ -122,6 +141,11 @@ class PeerAuth {
   mutable int munged_requests_ = 0;
   friend class MungedSlot;
   std::array<std::array<std::atomic<uint64_t>, kAuthRefusals>, kAuthChannels> refusals_{};
+  // Refusal lines per channel: at most 5 in 10 s each.
+  mutable std::mutex log_mu_;
+  std::array<LogRateLimiter, kAuthChannels> refusal_logs_{
+      LogRateLimiter{std::chrono::seconds(10), 5}, LogRateLimiter{std::chrono::seconds(10), 5}};
+  std::function<void()> on_suppressed_;  // under log_mu_: set and reset while others refuse
 };
 
 }  // namespace ohio

@@ -19,9 +19,13 @@ grpc::Status PeerService::Authenticate(grpc::ServerContext* ctx, const char* met
   if (it != ctx->client_metadata().end()) credential.assign(it->second.data(), it->second.size());
   // A call whose caller has gone is not checked: its check would only delay the live ones'.
   if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "the caller gave up");
-  Status s = auth_->Check(AuthChannel::kPeerCall, method, credential, "'" + claimed_node + "' at " + ctx->peer(),
+  Status s = auth_->Check(AuthChannel::kPeerCall, method, credential,
+                          "'" + claimed_node + "' at " + gate_->RemoteAddress(ctx->peer()),
                           PeerAuth::AnswerBy(ctx->deadline()));
-  if (s.ok()) return grpc::Status::OK;
+  if (s.ok()) {
+    gate_->Authenticated(ctx->peer());
+    return grpc::Status::OK;
+  }
   // munged busy: no verdict, so the caller retries as with any node not ready yet.
   if (s.code() == Code::kTimeout) {
     spdlog::debug("peer call {} from {} not checked: {}", method, claimed_node, s.message());

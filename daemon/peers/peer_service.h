@@ -13,6 +13,7 @@
 #include "daemon/control/group_registry.h"
 #include "daemon/ops/config.h"
 #include "daemon/peers/peer_auth.h"
+#include "daemon/peers/peer_port_gate.h"
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs/verbs_transport.h"
 #include "proto/peer.grpc.pb.h"
@@ -24,10 +25,12 @@ class PeerService final : public peer::Peer::Service {
   // `verbs` is the transport again when it is the verbs one (it takes queue pair dials), else null.
   // `on_side_opened(key, node)`: `node` says its side of group `key` is open (PeerBootstrap).
   using OnSideOpened = std::function<void(const GroupKey&, const std::string&)>;
-  PeerService(const DaemonConfig& config, PeerAuth* auth, GroupRegistry* registry, Transport* transport,
-              VerbsTransport* verbs, OnSideOpened on_side_opened)
+  // `gate`: the peer port's listener, told of each connection a call authenticates.
+  PeerService(const DaemonConfig& config, PeerAuth* auth, PeerPortGate* gate, GroupRegistry* registry,
+              Transport* transport, VerbsTransport* verbs, OnSideOpened on_side_opened)
       : config_(config),
         auth_(auth),
+        gate_(gate),
         registry_(registry),
         transport_(transport),
         verbs_(verbs),
@@ -49,6 +52,7 @@ class PeerService final : public peer::Peer::Service {
 
   const DaemonConfig& config_;
   PeerAuth* auth_;
+  PeerPortGate* gate_;
   GroupRegistry* registry_;
   Transport* transport_;
   VerbsTransport* verbs_;

@@ -16,6 +16,7 @@ Result<ChosenTransport> StartTcp(const DaemonConfig& config, PeerAuth* auth, std
   TcpTransport::Limits limits;
   limits.hello_timeout = std::chrono::milliseconds(config.hello_timeout_ms);
   limits.max_unauthenticated = config.max_unauthenticated_data_connections;
+  limits.frame_timeout = std::chrono::milliseconds(config.data_frame_timeout_ms);
   auto tcp = TcpTransport::Start(config.node_name, config.listen, config.data_port, config.advertise,
                                  std::move(data_auth), limits);
   if (!tcp.ok()) return tcp.status();

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/connection_refusals.h"
 #include "common/status.h"
 #include "shm/plan/rail_choice.h"
 
@@ -74,6 +75,8 @@ struct TransportStats {
   uint64_t rc_promotions = 0;
   uint64_t rc_demotions = 0;
   uint64_t rc_moves_refused = 0;
+  // Connections to the data port refused or closed unserved, by ConnectionRefusal (tcp).
+  ConnectionRefusals::Counts refusals{};
 };
 
 // The largest message Send takes: the exchange's messages are a few dozen bytes, and a fixed

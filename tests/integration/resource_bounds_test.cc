@@ -33,6 +33,7 @@
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/stopped_process.h"
 #include "tests/harness/rank_job.h"
+#include "tests/harness/raw_tcp.h"
 
 namespace ohio::testing {
 namespace {
@@ -87,55 +88,6 @@ std::string CopyForAnyone(const TempDir& dir, const std::string& runfile, const 
   chmod(copy.c_str(), 0755);
   chmod(dir.path().c_str(), 0755);
   return copy;
-}
-
-// True once the peer has closed `fd` (end of file or reset) within `deadline`; whatever it
-// sent before is read and dropped.
-bool ClosedByPeer(int fd, milliseconds deadline) {
-  const auto end = Clock::now() + deadline;
-  char buf[4096];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<milliseconds>(end - Clock::now()).count();
-    if (left <= 0) return false;
-    struct pollfd p = {fd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-    const ssize_t r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-    if (r == 0 || (r < 0 && errno == ECONNRESET)) return true;
-  }
-}
-
-// When the peer closed each of `fds` (end of file or reset), watched together until all are
-// closed or the deadline passes (a time_point{} for those still open then).
-std::vector<Clock::time_point> WhenClosedByPeer(const std::vector<int>& fds, milliseconds deadline) {
-  std::vector<Clock::time_point> closed(fds.size());
-  const auto end = Clock::now() + deadline;
-  size_t open = fds.size();
-  char buf[4096];
-  while (open > 0 && Clock::now() < end) {
-    std::vector<struct pollfd> polled;
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (closed[i] == Clock::time_point{}) polled.push_back({fds[i], POLLIN, 0});
-    }
-    if (poll(polled.data(), polled.size(), 20) <= 0) continue;
-    for (const auto& p : polled) {
-      if (p.revents == 0) continue;
-      const ssize_t r = recv(p.fd, buf, sizeof(buf), MSG_DONTWAIT);
-      if (r == 0 || (r < 0 && errno == ECONNRESET)) {
-        const size_t i = static_cast<size_t>(std::find(fds.begin(), fds.end(), p.fd) - fds.begin());
-        closed[i] = Clock::now();
-        --open;
-      }
-    }
-  }
-  return closed;
-}
-
-// Raises this process's soft descriptor limit to its hard one: the tests hold many sockets.
-void RaiseDescriptorLimit() {
-  struct rlimit limit;
-  getrlimit(RLIMIT_NOFILE, &limit);
-  limit.rlim_cur = limit.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &limit);
 }
 
 TEST(ResourceBounds, UnfinishedMessagesOfOneUidAreBoundedAndGivenBack) {
@@ -338,23 +290,6 @@ TEST(ResourceBounds, AHelloSentWhileTheDaemonWasStoppedCounts) {
 
 // A TCP connection to 127.0.0.1:port from the loopback address `source` (127.0.0.x), so that
 // a test can be several hosts.
-int ConnectFrom(const std::string& source, int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in from = {};
-  from.sin_family = AF_INET;
-  inet_pton(AF_INET, source.c_str(), &from.sin_addr);
-  sockaddr_in to = {};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
-      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 TEST(ResourceBounds, DataPortClosesConnectionsWithoutHelloAndCapsThem) {
   TempDir dir;
   Cluster cluster(dir, 2,

@@ -126,6 +126,36 @@ TEST_F(ConfigTest, PendingBoundsHoldALargestMessage) {
   EXPECT_TRUE(Load({"--config=", "--control-frame-timeout-ms", "600001"}).exit_now);
 }
 
+// The peer port's caps and gRPC's bounds, and the data port's frame timeout: defaults, and
+// values out of range refused naming the flag.
+TEST_F(ConfigTest, PortBoundsHaveDefaultsAndRanges) {
+  auto defaults = Load({"--config="});
+  ASSERT_FALSE(defaults.exit_now) << defaults.output;
+  EXPECT_EQ(defaults.config.max_unauthenticated_peer_connections, 128u);
+  EXPECT_EQ(defaults.config.data_frame_timeout_ms, 5000u);
+  EXPECT_EQ(defaults.config.peer_connection_idle_ms, 120000u);
+  EXPECT_EQ(defaults.config.peer_service_threads, 64u);
+  auto set = Load({"--config=", "--max-unauthenticated-peer-connections", "8", "--data-frame-timeout-ms", "1500",
+                   "--peer-connection-idle-ms", "30000", "--peer-service-threads", "16"});
+  ASSERT_FALSE(set.exit_now) << set.output;
+  EXPECT_EQ(set.config.max_unauthenticated_peer_connections, 8u);
+  EXPECT_EQ(set.config.data_frame_timeout_ms, 1500u);
+  EXPECT_EQ(set.config.peer_connection_idle_ms, 30000u);
+  EXPECT_EQ(set.config.peer_service_threads, 16u);
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"--max-unauthenticated-peer-connections", "1"},
+           {"--data-frame-timeout-ms", "50"},
+           {"--peer-connection-idle-ms", "10"},
+           {"--peer-service-threads", "2"}}) {
+    std::vector<std::string> args = {"--config="};
+    args.insert(args.end(), bad.begin(), bad.end());
+    auto c = Load(args);
+    EXPECT_TRUE(c.exit_now) << bad[0];
+    EXPECT_EQ(c.exit_code, 2) << bad[0];
+    EXPECT_THAT(c.output, HasSubstr(bad[0])) << c.output;
+  }
+}
+
 // auth = munge unless an admin says none: in the file, the environment or a flag.
 TEST_F(ConfigTest, AuthIsMungeUnlessNoneIsChosen) {
   auto defaults = Load({"--config="});

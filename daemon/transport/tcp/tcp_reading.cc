@@ -22,6 +22,7 @@ constexpr uint32_t kMessage = TcpFrameHeader::kMessage;
 // What one Poll reads from one connection at most: a large put streaming in must not keep
 // the engine from its other groups and connections; the rest is read on the next pass.
 constexpr uint64_t kReadBudget = 4 << 20;
+constexpr char kProtocolError[] = "protocol error";
 
 }  // namespace
 
@@ -31,11 +32,11 @@ std::string TcpTransport::OnFrameDone(Conn* c) {
   e.peer = c->peer;
   switch (f.type) {
     case kHello: {
-      if (c->named) return "protocol error (unexpected hello)";
+      if (c->named) return std::string(kProtocolError) + " (unexpected hello)";
       const std::string hello(reinterpret_cast<const char*>(c->small), f.bytes);
       const auto nul = hello.find('\0');
       const std::string name = hello.substr(0, nul);
-      if (name.empty()) return "protocol error (a hello naming nobody)";
+      if (name.empty()) return std::string(kProtocolError) + " (a hello naming nobody)";
       if (auth_.check) {
         Status s = auth_.check(name, nul == std::string::npos ? "" : hello.substr(nul + 1), c->from);
         if (!s.ok()) return "refused: " + s.message();
@@ -60,7 +61,7 @@ std::string TcpTransport::OnFrameDone(Conn* c) {
       Emit(std::move(e));
       return "";
   }
-  return "protocol error (unknown frame type)";
+  return std::string(kProtocolError) + " (unknown frame type)";
 }
 
 int64_t TcpTransport::Take(Conn* c, uint8_t* dst, uint64_t n, uint64_t* budget) {
@@ -132,7 +133,7 @@ void TcpTransport::OnReadable(Conn* c) {
     if (!c->in_payload) {
       const int64_t r = Take(c, reinterpret_cast<uint8_t*>(c->header) + c->header_got, kHeaderBytes - c->header_got,
                              &budget);
-      if (r == 0) return;
+      if (r == 0) return FrameLeftOpen(c);
       if (r < 0) return Close(c, errno == 0 ? "closed by the peer" : std::string("read failed: ") + std::strerror(errno));
       c->header_got += static_cast<size_t>(r);
       if (c->header_got < kHeaderBytes) continue;
@@ -142,7 +143,7 @@ void TcpTransport::OnReadable(Conn* c) {
         return Close(c, "refused: " + s.message());
       }
       auto f = TcpFrameHeader::Decode(c->header, c->named);
-      if (!f.ok()) return Close(c, "protocol error (" + f.status().message() + ")");
+      if (!f.ok()) return CloseMalformed(c, std::string(kProtocolError) + " (" + f.status().message() + ")");
       c->frame = f.value();
       c->header_got = 0;
       c->payload_got = 0;
@@ -152,9 +153,11 @@ void TcpTransport::OnReadable(Conn* c) {
     if (!ReadPayload(c, &budget)) {
       return Close(c, errno == 0 ? "closed by the peer mid-frame" : std::string("read failed: ") + std::strerror(errno));
     }
-    if (c->payload_got < c->frame.bytes) return;  // the rest has not come yet (or the budget is spent)
+    if (c->payload_got < c->frame.bytes) return FrameLeftOpen(c);  // the rest has not come yet (or the budget is spent)
     c->in_payload = false;
+    FrameDone(c);
     const std::string why = OnFrameDone(c);
+    if (why.rfind(kProtocolError, 0) == 0) return CloseMalformed(c, why);
     if (!why.empty()) return Close(c, why);
   }
 }

@@ -18,6 +18,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/tcp_listen.h"
+#include "common/unauthenticated_cap.h"
+
 
 namespace ohio {
 namespace {
@@ -53,23 +56,10 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::Start(const std::string& sel
   t->self_ = self;
   t->auth_ = std::move(auth);
   t->limits_ = limits;
-  t->listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (t->listen_fd_ < 0) return SystemError("socket", errno);
-  int one = 1;
-  setsockopt(t->listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  struct sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  if (inet_pton(AF_INET, bind_host.c_str(), &addr.sin_addr) != 1) {
-    return Status(Code::kInvalidArgument, "data listen address '" + bind_host + "' is not an IPv4 address");
-  }
-  if (bind(t->listen_fd_, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) != 0) {
-    return SystemError("binding the data port " + bind_host + ":" + std::to_string(port), errno);
-  }
-  if (listen(t->listen_fd_, 128) != 0) return SystemError("listen", errno);
-  socklen_t len = sizeof(addr);
-  getsockname(t->listen_fd_, reinterpret_cast<struct sockaddr*>(&addr), &len);
-  t->address_ = advertised_host + ":" + std::to_string(ntohs(addr.sin_port));
+  auto listening = ListenTcp(bind_host, port, "data port");
+  if (!listening.ok()) return listening.status();
+  t->listen_fd_ = listening.value();
+  t->address_ = advertised_host + ":" + std::to_string(BoundPort(t->listen_fd_));
   t->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   t->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   t->timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -150,6 +140,7 @@ TransportStats TcpTransport::stats() const {
   s.data_frames_received = data_frames_received_.load(std::memory_order_relaxed);
   s.control_frames_sent = control_frames_sent_.load(std::memory_order_relaxed);
   s.control_frames_received = control_frames_received_.load(std::memory_order_relaxed);
+  s.refusals = refusals_.Read();
   return s;
 }
 
@@ -267,31 +258,18 @@ void TcpTransport::Accept() {
       if (errno == EMFILE || errno == ENFILE) OutOfDescriptors(errno);
       return;
     }
-    struct sockaddr_in from = {};
-    socklen_t len = sizeof(from);
-    char host[INET_ADDRSTRLEN] = "?";
-    if (getpeername(fd, reinterpret_cast<struct sockaddr*>(&from), &len) == 0) {
-      inet_ntop(AF_INET, &from.sin_addr, host, sizeof(host));
-    }
-    const std::string where = std::string(host) + ":" + std::to_string(ntohs(from.sin_port));
-    const uint32_t source = from.sin_addr.s_addr;
+    const Remote remote = RemoteOf(fd);
+    const std::string& where = remote.where;
+    const uint32_t source = remote.address;
     const size_t of_source = unauthenticated_by_source_[source];
-    const size_t per_source = std::max<size_t>(1, limits_.max_unauthenticated / 2);
-    std::string refusal;
-    if (unauthenticated_ >= limits_.max_unauthenticated) {
-      refusal = std::to_string(unauthenticated_) +
-                " connections have not said hello yet; max-unauthenticated-data-connections = " +
-                std::to_string(limits_.max_unauthenticated);
-    } else if (of_source >= per_source) {
-      refusal = std::string(host) + " has " + std::to_string(of_source) +
-                " connections that have not said hello yet, half of max-unauthenticated-data-connections = " +
-                std::to_string(limits_.max_unauthenticated);
-    }
-    if (!refusal.empty()) {
+    const auto refusal = JudgeUnauthenticated(unauthenticated_, of_source, limits_.max_unauthenticated, remote.host,
+                                              "max-unauthenticated-data-connections", "have not said hello yet");
+    if (refusal) {
+      refusals_.Count(refusal->reason);
       if (of_source == 0) unauthenticated_by_source_.erase(source);
       uint64_t suppressed = 0;
       if (refused_log_.Allow(&suppressed)) {
-        spdlog::warn("data port: refused a connection from {}: {}{}", where, refusal, SuppressedNote(suppressed));
+        spdlog::warn("data port: refused a connection from {}: {}{}", where, refusal->why, SuppressedNote(suppressed));
       }
       close(fd);  // after the line: whoever sees the connection closed finds the reason logged
       ArmTimer();  // to tell of suppressed lines
@@ -332,6 +310,7 @@ bool TcpTransport::AwaitsHello(const HelloDeadline& d) const {
 
 void TcpTransport::OutOfDescriptors(int err) {
   const int shed = reserve_.ShedPending(listen_fd_);
+  refusals_.Count(ConnectionRefusal::kOutOfDescriptors, static_cast<uint64_t>(shed));
   uint64_t suppressed = 0;
   if (accept_log_.Allow(&suppressed)) {
     spdlog::warn("data port: accept: {}; closed {} pending connection(s), not accepting for {} ms{}",
@@ -351,9 +330,15 @@ void TcpTransport::ArmTimer() {
   };
   if (!hello_deadlines_.empty()) consider(hello_deadlines_.front().at);
   if (listener_.resting()) consider(listener_.until());
-  for (const LogRateLimiter* log : {&accept_log_, &refused_log_, &hello_log_}) {
+  if (frames_left_open_ > 0) {
+    for (const auto& [fd, c] : conns_) {
+      if (c->frame_since != Clock::time_point{}) consider(c->frame_since + limits_.frame_timeout);
+    }
+  }
+  for (const LogRateLimiter* log : {&accept_log_, &refused_log_, &hello_log_, &malformed_log_, &frame_log_}) {
     if (log->has_suppressed()) consider(log->summary_due());
   }
+  timer_due_ = due;
   struct itimerspec spec = {};
   if (due) {
     // steady_clock is CLOCK_MONOTONIC; a time already past still fires (1 ns is not "disarm").
@@ -374,6 +359,7 @@ void TcpTransport::OnTimer() {
     hello_deadlines_.pop_front();
     auto it = conns_.find(d.fd);
     if (!AwaitsHello(d)) continue;
+    refusals_.Count(ConnectionRefusal::kAuthTimeout);
     uint64_t suppressed = 0;
     if (hello_log_.Allow(&suppressed, now)) {
       spdlog::warn("data port: closed the connection from {}: no hello within hello-timeout-ms = {}{}",
@@ -381,6 +367,7 @@ void TcpTransport::OnTimer() {
     }
     Close(it->second.get(), "no hello within the hello timeout");
   }
+  if (frames_left_open_ > 0) CloseStalledFrames(now);
   listener_.WakeIfDue(epoll_fd_, listen_fd_, kListenTag, now);
   if (uint64_t n = accept_log_.TakeSuppressed(now)) {
     spdlog::warn("data port: {} similar messages suppressed (out of descriptors)", n);
@@ -391,7 +378,52 @@ void TcpTransport::OnTimer() {
   if (uint64_t n = hello_log_.TakeSuppressed(now)) {
     spdlog::warn("data port: {} similar messages suppressed (no hello in time)", n);
   }
+  if (uint64_t n = malformed_log_.TakeSuppressed(now)) {
+    spdlog::warn("data port: {} similar messages suppressed (no hello of this protocol)", n);
+  }
+  if (uint64_t n = frame_log_.TakeSuppressed(now)) {
+    spdlog::warn("data port: {} similar messages suppressed (frames left unfinished)", n);
+  }
   ArmTimer();
+}
+
+void TcpTransport::CloseStalledFrames(Clock::time_point now) {
+  std::vector<int> stalled;
+  for (const auto& [fd, c] : conns_) {
+    if (c->frame_since != Clock::time_point{} && now - c->frame_since >= limits_.frame_timeout) stalled.push_back(fd);
+  }
+  for (int fd : stalled) {
+    refusals_.Count(ConnectionRefusal::kFrameTimeout);
+    Close(conns_[fd].get(),
+          "a frame begun more than data-frame-timeout-ms = " + std::to_string(limits_.frame_timeout.count()) +
+              " ago is unfinished",
+          &frame_log_);
+  }
+}
+
+void TcpTransport::CloseMalformed(Conn* c, const std::string& why) {
+  if (!c->named) {
+    refusals_.Count(ConnectionRefusal::kMalformed);
+    uint64_t suppressed = 0;
+    if (malformed_log_.Allow(&suppressed)) {
+      spdlog::warn("data port: closed the connection from {}: {}{}", c->from, why, SuppressedNote(suppressed));
+    }
+    ArmTimer();  // to tell of suppressed lines
+  }
+  Close(c, why);
+}
+
+void TcpTransport::FrameLeftOpen(Conn* c) {
+  if (!c->named || c->frame_since != Clock::time_point{} || (c->header_got == 0 && !c->in_payload)) return;
+  c->frame_since = Clock::now();
+  ++frames_left_open_;
+  if (!timer_due_ || c->frame_since + limits_.frame_timeout < *timer_due_) ArmTimer();
+}
+
+void TcpTransport::FrameDone(Conn* c) {
+  if (c->frame_since == Clock::time_point{}) return;
+  c->frame_since = Clock::time_point{};
+  --frames_left_open_;
 }
 
 void TcpTransport::Established(Conn* c, PeerId peer) {
@@ -423,7 +455,7 @@ void TcpTransport::PeersChanged() {
   peers_ = std::move(names);
 }
 
-void TcpTransport::Close(Conn* c, const std::string& reason) {
+void TcpTransport::Close(Conn* c, const std::string& reason, LogRateLimiter* log) {
   const bool named = c->named;
   const PeerId peer = c->peer;
   const int fd = c->fd;
@@ -432,12 +464,18 @@ void TcpTransport::Close(Conn* c, const std::string& reason) {
   const bool current = named && Slot(peer).conn == c;
   if (current) Slot(peer).conn = nullptr;
   HelloSeen(c);
+  FrameDone(c);
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   close(fd);
   conns_.erase(fd);  // c is gone from here on
   if (current) PeersChanged();
   if (named) {
-    spdlog::warn("data connection with {} closed: {}", directory_.Name(peer), why);
+    uint64_t suppressed = 0;
+    if (log == nullptr) {
+      spdlog::warn("data connection with {} closed: {}", directory_.Name(peer), why);
+    } else if (log->Allow(&suppressed)) {
+      spdlog::warn("data connection with {} closed: {}{}", directory_.Name(peer), why, SuppressedNote(suppressed));
+    }
     Slot(peer).pending.clear();
     TransportEvent e;
     e.kind = TransportEvent::Kind::kPeerDown;

@@ -12,8 +12,10 @@
 //
 // Against hostile hosts on the network: an accepted connection that has not said hello within
 // the hello timeout is closed, and only so many may be waiting for theirs at once (one address
-// half of them); others are closed as they come. Out of descriptors, the listener closes what is
-// pending and rests instead of spinning. Repeated lines about these are rate-limited.
+// half of them); others are closed as they come. A connection that begins a frame and has not
+// finished it within the frame timeout is closed: it holds no slot and no buffer longer. Out of
+// descriptors, the listener closes what is pending and rests instead of spinning. Every such
+// refusal is counted (stats().refusals) and its lines are rate-limited.
 //
 // Its methods by job: tcp_transport.cc (start, regions, connections: dialling, accepting, the
 // hello, closing; the engine's pass), tcp_writing.cc (the frame writer) and tcp_reading.cc (the
@@ -28,11 +30,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <netinet/in.h>
 
+#include "common/connection_refusals.h"
 #include "common/descriptor_reserve.h"
 #include "common/resting_listener.h"
 #include "common/log_rate_limiter.h"
@@ -42,10 +46,12 @@
 
 namespace ohio {
 
-// What accepted connections that have not said hello yet may take.
+// What accepted connections that have not said hello yet may take, and how long any connection
+// may take to finish a frame it began.
 struct TcpHelloLimits {
   std::chrono::milliseconds hello_timeout{5000};
   uint32_t max_unauthenticated = 128;  // one address: half of it
+  std::chrono::milliseconds frame_timeout{5000};
 };
 
 class TcpTransport : public Transport {
@@ -130,6 +136,9 @@ class TcpTransport : public Transport {
     uint32_t ahead_begin = 0;
     uint32_t ahead_end = 0;
     bool drained = false;  // the last read came back short: the socket was empty then
+    // When the frame under way was first found unfinished at the end of a read (its clock for
+    // the frame timeout); the epoch while no frame is left half read.
+    Clock::time_point frame_since{};
   };
   // Engine thread only, indexed by PeerId.
   struct PeerSlot {
@@ -159,6 +168,15 @@ class TcpTransport : public Transport {
   void ArmTimer();
   void HelloSeen(Conn* c);  // no longer awaiting its hello: named or closed
   void OnReadable(Conn* c);
+  // OnReadable stopped for want of bytes: a frame left half read starts its frame clock.
+  void FrameLeftOpen(Conn* c);
+  // Its frame came whole (or it closes): its frame clock stops.
+  void FrameDone(Conn* c);
+  // Closes every connection whose unfinished frame is older than the frame timeout.
+  void CloseStalledFrames(Clock::time_point now);
+  // Closes c for a protocol error; one not named yet (garbage, or a hello naming nobody) is
+  // counted and logged at a limited rate.
+  void CloseMalformed(Conn* c, const std::string& why);
   // Up to n bytes for dst (the read-ahead buffer's first, then the socket's: straight into dst
   // when a buffer's worth or more is wanted, else through the buffer). The bytes given; 0 when
   // there are none now (the socket was empty at the last read, or `budget` is spent: bytes
@@ -172,7 +190,8 @@ class TcpTransport : public Transport {
   void OnWritable(Conn* c);
   void Sent(Conn* c, const Outgoing& o);
   void Established(Conn* c, PeerId peer);
-  void Close(Conn* c, const std::string& reason);
+  // Closes c; a named peer's close is logged, through `log` when given (rate-limited).
+  void Close(Conn* c, const std::string& reason, LogRateLimiter* log = nullptr);
   void WatchWrites(Conn* c);
   void PeersChanged();
   void Emit(TransportEvent e) { ready_.push_back(std::move(e)); }
@@ -228,6 +247,14 @@ class TcpTransport : public Transport {
   LogRateLimiter accept_log_{std::chrono::seconds(10), 5};
   LogRateLimiter refused_log_{std::chrono::seconds(10), 5};
   LogRateLimiter hello_log_{std::chrono::seconds(10), 5};
+  LogRateLimiter malformed_log_{std::chrono::seconds(10), 5};
+  LogRateLimiter frame_log_{std::chrono::seconds(10), 5};
+  // Connections with a frame clock running (frame_since set).
+  size_t frames_left_open_ = 0;
+  // When the timer is set to fire (nullopt: disarmed), so that a frame left half read re-arms it
+  // only when its own deadline comes first: a stream of large puts costs no syscall per frame.
+  std::optional<Clock::time_point> timer_due_;
+  ConnectionRefusals refusals_;
 
   std::atomic<size_t> established_{0};
   mutable std::mutex peers_mu_;

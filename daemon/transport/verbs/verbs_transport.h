@@ -52,9 +52,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/log_rate_limiter.h"
 #include "daemon/transport/peer_directory.h"
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs/bounce_pool.h"
+#include "daemon/transport/verbs/datagram_source.h"
 #include "daemon/transport/verbs/in_flight_table.h"
 #include "daemon/transport/verbs/memory_registrar.h"
 #include "daemon/transport/verbs/move_notice.h"
@@ -297,8 +299,6 @@ class VerbsTransport : public Transport {
   void SendAck(PeerState& p);
   void OnDatagramCompletion(const ibv_wc& wc);
   void OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h, const uint8_t* payload, uint32_t n);
-  // The peer connected over UD whose datagram queue pair `qpn` at the address in `grh` sent it.
-  std::optional<PeerId> DatagramSender(uint32_t qpn, const uint8_t* grh) const;
   void ReleaseHeld(PeerId peer, PeerState& p);
   // Forgets peer `peer`'s datagram link: its send slots, its entry by sender, its tending.
   void DropDatagramLink(PeerId peer, PeerState& p);
@@ -363,10 +363,12 @@ class VerbsTransport : public Transport {
   std::chrono::steady_clock::time_point last_keepalive_;
   TransportStats stats_;
   // The UD service: a datagram queue pair per rail, peers by where their datagrams come from
-  // (source GID and queue pair number), the pool's bound, the retransmission timer.
+  // (queue pair number, and source GID or LID), the pool's bound, the retransmission timer.
   Options options_;
   std::vector<std::unique_ptr<UdQueuePair>> datagram_qps_;
-  std::multimap<uint32_t, std::pair<std::array<uint8_t, 16>, PeerId>> datagram_senders_;  // by QPN
+  DatagramSenders datagram_senders_;
+  // Datagrams refused because no peer could be told as their sender (datagram_source.h).
+  LogRateLimiter unidentified_datagram_log_{std::chrono::seconds(10), 5};
   int timer_fd_ = -1;
   // The UD peers with datagrams unacknowledged or an acknowledgement to send: what each pass
   // tends and the timer is armed for. The rest have nothing to do, and at thousands of nodes

@@ -11,22 +11,7 @@
 ! Argument: iterations.
 program fortran_in_place_check
   use, intrinsic :: iso_c_binding
-#if defined(USE_MPI_F08)
-  use mpi_f08
-#elif defined(USE_MPI)
-  use mpi
-#endif
-  implicit none
-#if defined(MPIF_H)
-  include 'mpif.h'
-#endif
-#if defined(USE_MPI_F08)
-#define HANDLE(kind) type(kind)
-#define STATUS type(MPI_Status) :: status
-#else
-#define HANDLE(kind) integer
-#define STATUS integer :: status(MPI_STATUS_SIZE)
-#endif
+#include "fortran_binding.inc"
   interface
     type(c_ptr) function c_mmap(addr, length, prot, flags, fd, offset) bind(c, name='mmap')
       import :: c_ptr, c_size_t, c_int, c_long
@@ -50,8 +35,7 @@ program fortran_in_place_check
   integer(c_int), parameter :: prot_none = 0, prot_read_write = 3, map_private_anonymous = 34, sc_pagesize = 30
   ! Elements per rank and block: 1 KiB of INTEGERs.
   integer, parameter :: cnt = 256
-  integer :: ierr, me, n, it, iterations, i, j, k
-  character(len=32) :: arg
+  integer :: ierr, me, n, it, iterations, i, k
   integer, allocatable :: rbuf(:), rcounts(:), rdispls(:)
   HANDLE(MPI_Datatype), allocatable :: recvtypes(:)
   HANDLE(MPI_Datatype) :: block
@@ -61,14 +45,7 @@ program fortran_in_place_check
   HANDLE(MPI_Datatype), pointer, contiguous :: guarded_types(:)
   STATUS
 
-  call MPI_Init(ierr)
-  call MPI_Comm_rank(MPI_COMM_WORLD, me, ierr)
-  call MPI_Comm_size(MPI_COMM_WORLD, n, ierr)
-  iterations = 1
-  if (command_argument_count() >= 1) then
-    call get_command_argument(1, arg)
-    read (arg, *) iterations
-  end if
+  call start_check()
   call map_guarded_arrays()
   allocate (rbuf(n * (cnt + 4)), rcounts(0:n - 1), rdispls(0:n - 1), recvtypes(0:n - 1))
   call MPI_Type_contiguous(cnt, MPI_INTEGER, block, ierr)
@@ -89,12 +66,7 @@ program fortran_in_place_check
     call MPI_Alltoallw(MPI_IN_PLACE, guarded_ints, guarded_ints, guarded_types, rbuf, rcounts, rdispls, recvtypes, &
                        MPI_COMM_WORLD, ierr)
     call expect_ok(ierr, 'MPI_Alltoallw in place')
-    do i = 0, n - 1
-      do k = 1, cnt
-        call expect(rbuf((n - 1 - i) * cnt + k), val(i, me, k, 1), 'MPI_Alltoallw in place', i, k)
-      end do
-    end do
-    call expect_untouched(n * cnt + 1, 'MPI_Alltoallw in place (past the blocks)')
+    call check_reversed_blocks(1, 'MPI_Alltoallw in place')
 
     ! MPI_Alltoallv in place.
     call fill_vector(2)
@@ -129,9 +101,7 @@ program fortran_in_place_check
   end do
 
   call MPI_Type_free(block, ierr)
-  write (*, '(A,I0,A)') 'rank ', me, ': ALL OK'
-  flush (6)
-  call MPI_Finalize(ierr)
+  call finish_check()
 
 contains
 
@@ -154,102 +124,21 @@ contains
     if (storage_size(guarded_types(1)) /= storage_size(0_c_int)) call wrong('a handle is not the size of an INTEGER')
   end subroutine
 
-  ! What rank `src` sends rank `dst` as element k of the call marked `call`, in this iteration.
-  integer function val(src, dst, k, call)
-    integer, intent(in) :: src, dst, k, call
-    val = src * 1000003 + dst * 10007 + k * 7 + it * 131 + call
-  end function
-
   ! In place: the receive buffer holds what this rank sends, the block for rank j at j*cnt.
   subroutine fill_blocks(call)
     integer, intent(in) :: call
-    integer :: j, k
     rbuf = -1
-    do j = 0, n - 1
-      do k = 1, cnt
-        rbuf(j * cnt + k) = val(me, j, k, call)
-      end do
-    end do
+    call fill_blocks_of(rbuf, call)
   end subroutine
 
-  ! In place with counts that differ per pair (the same for both directions of a pair, as in
-  ! place requires) and two elements of gap after each block: what goes to rank j lies where
-  ! what comes from it will land.
+  ! In place, the Alltoallv layout with two elements of gap after each block: what goes to rank
+  ! j lies where what comes from it will land.
   subroutine fill_vector(call)
     integer, intent(in) :: call
-    integer :: j, k, at
     rbuf = -1
-    at = 0
-    do j = 0, n - 1
-      rcounts(j) = cnt - mod(me + j, 3)
-      rdispls(j) = at
-      do k = 1, rcounts(j)
-        rbuf(at + k) = val(me, j, k, call)
-      end do
-      at = at + rcounts(j) + 2
-    end do
+    call vector_layout(rcounts, rdispls, 2, rbuf, call)
   end subroutine
 
-  subroutine check_blocks(call, what)
-    integer, intent(in) :: call
-    character(len=*), intent(in) :: what
-    integer :: i, k
-    do i = 0, n - 1
-      do k = 1, cnt
-        call expect(rbuf(i * cnt + k), val(i, me, k, call), what, i, k)
-      end do
-    end do
-    call expect_untouched(n * cnt + 1, what // ' (past the blocks)')
-  end subroutine
-
-  subroutine check_vector(call, what)
-    integer, intent(in) :: call
-    character(len=*), intent(in) :: what
-    integer :: i, k
-    do i = 0, n - 1
-      do k = 1, rcounts(i)
-        call expect(rbuf(rdispls(i) + k), val(i, me, k, call), what, i, k)
-      end do
-      call expect(rbuf(rdispls(i) + rcounts(i) + 1), -1, what // ' (gap)', i, rcounts(i) + 1)
-      call expect(rbuf(rdispls(i) + rcounts(i) + 2), -1, what // ' (gap)', i, rcounts(i) + 2)
-    end do
-    call expect_untouched(rdispls(n - 1) + rcounts(n - 1) + 3, what // ' (past the blocks)')
-  end subroutine
-
-  subroutine expect_untouched(from, what)
-    integer, intent(in) :: from
-    character(len=*), intent(in) :: what
-    integer :: k
-    do k = from, size(rbuf)
-      call expect(rbuf(k), -1, what, -1, k)
-    end do
-  end subroutine
-
-  subroutine expect(got, want, what, from, k)
-    integer, intent(in) :: got, want, from, k
-    character(len=*), intent(in) :: what
-    character(len=160) :: line
-    if (got == want) return
-    write (line, '(A,I0,A,I0,A,I0,A,I0,A,I0)') ': from rank ', from, ' element ', k, ' iteration ', it, ': got ', &
-      got, ' want ', want
-    call wrong(what // trim(line))
-  end subroutine
-
-  subroutine expect_ok(rc, what)
-    integer, intent(in) :: rc
-    character(len=*), intent(in) :: what
-    character(len=32) :: line
-    if (rc == MPI_SUCCESS) return
-    write (line, '(A,I0)') ' returned ', rc
-    call wrong(what // trim(line))
-  end subroutine
-
-  subroutine wrong(what)
-    character(len=*), intent(in) :: what
-    integer :: ignored
-    write (*, '(A,I0,A,A)') 'rank ', me, ': WRONG: ', what
-    flush (6)
-    call MPI_Abort(MPI_COMM_WORLD, 1, ignored)
-  end subroutine
+#include "fortran_checks.inc"
 
 end program fortran_in_place_check

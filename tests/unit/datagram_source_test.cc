@@ -8,6 +8,8 @@
 
 #include <array>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 namespace ohio {
 namespace {
@@ -49,10 +51,25 @@ std::array<uint8_t, 40> Ipv4From(const std::array<uint8_t, 16>& gid) {
   return h;
 }
 
-TEST(DatagramSourceTest, ARouteHeaderNamesThePeerByItsSourceGid) {
+// Peer A's datagram queue pair at `a` (GID, LID) and, when given, peer B's at `b`, both numbered
+// kQpn (a number is the HCA's: two nodes may well use the same).
+using Address = std::pair<std::array<uint8_t, 16>, uint16_t>;
+DatagramSenders Peers(const Address& a, std::optional<Address> b = std::nullopt) {
   DatagramSenders senders;
-  senders.emplace(kQpn, KnownDatagramSender{Gid(1), 0, kA});
-  senders.emplace(kQpn, KnownDatagramSender{Gid(2), 0, kB});  // the same number on another node
+  senders.emplace(kQpn, KnownDatagramSender{a.first, a.second, kA});
+  if (b) senders.emplace(kQpn, KnownDatagramSender{b->first, b->second, kB});
+  return senders;
+}
+
+// Refused, saying `why`.
+void ExpectRefused(const DatagramSource& s, const char* why) {
+  EXPECT_FALSE(s.peer.has_value()) << *s.peer;
+  ASSERT_NE(s.refused, nullptr);
+  EXPECT_THAT(s.refused, HasSubstr(why));
+}
+
+TEST(DatagramSourceTest, ARouteHeaderNamesThePeerByItsSourceGid) {
+  const DatagramSenders senders = Peers({Gid(1), 0}, Address{Gid(2), 0});  // the same number on another node
   const auto from_b = GrhFrom(Gid(2));
   const DatagramSource s = IdentifyDatagramSource(senders, {kQpn, 0, true, from_b.data()});
   EXPECT_EQ(s.peer, kB);
@@ -63,76 +80,50 @@ TEST(DatagramSourceTest, ARouteHeaderNamesThePeerByItsSourceGid) {
 }
 
 TEST(DatagramSourceTest, RoceOverIpv4ComparesTheIpv4Source) {
-  DatagramSenders senders;
-  senders.emplace(kQpn, KnownDatagramSender{V4Gid(1), 0, kA});
-  senders.emplace(kQpn, KnownDatagramSender{V4Gid(2), 0, kB});
+  const DatagramSenders senders = Peers({V4Gid(1), 0}, Address{V4Gid(2), 0});
   const auto from_b = Ipv4From(V4Gid(2));
   EXPECT_EQ(IdentifyDatagramSource(senders, {kQpn, 0, true, from_b.data()}).peer, kB);
 }
 
 TEST(DatagramSourceTest, ARouteHeaderFromAnotherAddressIsRefused) {
-  DatagramSenders senders;
-  senders.emplace(kQpn, KnownDatagramSender{Gid(1), 5, kA});
+  const DatagramSenders senders = Peers({Gid(1), 5});
   const auto stranger = GrhFrom(Gid(9));
   // The LID would match: with a header, the header decides.
-  const DatagramSource s = IdentifyDatagramSource(senders, {kQpn, 5, true, stranger.data()});
-  EXPECT_FALSE(s.peer.has_value());
-  ASSERT_NE(s.refused, nullptr);
-  EXPECT_THAT(s.refused, HasSubstr("source address"));
+  ExpectRefused(IdentifyDatagramSource(senders, {kQpn, 5, true, stranger.data()}), "source address");
 }
 
 TEST(DatagramSourceTest, AnUnknownQueuePairNumberIsRefused) {
-  DatagramSenders senders;
-  senders.emplace(kQpn, KnownDatagramSender{Gid(1), 5, kA});
+  const DatagramSenders senders = Peers({Gid(1), 5});
   const auto from_a = GrhFrom(Gid(1));
-  const DatagramSource s = IdentifyDatagramSource(senders, {kQpn + 1, 5, true, from_a.data()});
-  EXPECT_FALSE(s.peer.has_value());
-  ASSERT_NE(s.refused, nullptr);
-  EXPECT_THAT(s.refused, HasSubstr("queue pair"));
+  ExpectRefused(IdentifyDatagramSource(senders, {kQpn + 1, 5, true, from_a.data()}), "queue pair");
 }
 
 TEST(DatagramSourceTest, WithoutTheFlagTheHeaderAreaIsNeverRead) {
-  DatagramSenders senders;
-  senders.emplace(kQpn, KnownDatagramSender{Gid(1), 5, kA});
-  senders.emplace(kQpn, KnownDatagramSender{Gid(2), 6, kB});
+  const DatagramSenders senders = Peers({Gid(1), 5}, Address{Gid(2), 6});
   // A null header: reading it would crash the test.
   EXPECT_EQ(IdentifyDatagramSource(senders, {kQpn, 6, false, nullptr}).peer, kB);
   EXPECT_EQ(IdentifyDatagramSource(senders, {kQpn, 5, false, nullptr}).peer, kA);
 }
 
 TEST(DatagramSourceTest, AStaleHeaderDoesNotNameTheSender) {
-  DatagramSenders senders;
-  senders.emplace(kQpn, KnownDatagramSender{Gid(1), 5, kA});
-  senders.emplace(kQpn, KnownDatagramSender{Gid(2), 6, kB});
+  const DatagramSenders senders = Peers({Gid(1), 5}, Address{Gid(2), 6});
   // What A's earlier datagram left in the slot; this one came from B's LID without a header.
   const auto stale = GrhFrom(Gid(1));
   EXPECT_EQ(IdentifyDatagramSource(senders, {kQpn, 6, false, stale.data()}).peer, kB);
   // From a LID that is no peer's with that number: refused, although the stale bytes match A.
-  const DatagramSource stranger = IdentifyDatagramSource(senders, {kQpn, 9, false, stale.data()});
-  EXPECT_FALSE(stranger.peer.has_value());
-  ASSERT_NE(stranger.refused, nullptr);
-  EXPECT_THAT(stranger.refused, HasSubstr("source LID"));
+  ExpectRefused(IdentifyDatagramSource(senders, {kQpn, 9, false, stale.data()}), "source LID");
 }
 
 TEST(DatagramSourceTest, NoHeaderAndNoLidIsRefused) {
   // RoCE: no port has a LID, so a datagram without a header names no sender.
-  DatagramSenders senders;
-  senders.emplace(kQpn, KnownDatagramSender{Gid(1), 0, kA});
+  const DatagramSenders senders = Peers({Gid(1), 0});
   const auto stale = GrhFrom(Gid(1));
-  const DatagramSource s = IdentifyDatagramSource(senders, {kQpn, 0, false, stale.data()});
-  EXPECT_FALSE(s.peer.has_value());
-  ASSERT_NE(s.refused, nullptr);
-  EXPECT_THAT(s.refused, HasSubstr("no route header and no source LID"));
+  ExpectRefused(IdentifyDatagramSource(senders, {kQpn, 0, false, stale.data()}), "no route header and no source LID");
 }
 
 TEST(DatagramSourceTest, TwoPeersBehindOneLidAndNumberAreNotGuessedAt) {
-  DatagramSenders senders;
-  senders.emplace(kQpn, KnownDatagramSender{Gid(1), 5, kA});
-  senders.emplace(kQpn, KnownDatagramSender{Gid(2), 5, kB});
-  const DatagramSource s = IdentifyDatagramSource(senders, {kQpn, 5, false, nullptr});
-  EXPECT_FALSE(s.peer.has_value());
-  ASSERT_NE(s.refused, nullptr);
-  EXPECT_THAT(s.refused, HasSubstr("two peers"));
+  const DatagramSenders senders = Peers({Gid(1), 5}, Address{Gid(2), 5});
+  ExpectRefused(IdentifyDatagramSource(senders, {kQpn, 5, false, nullptr}), "two peers");
 }
 
 }  // namespace

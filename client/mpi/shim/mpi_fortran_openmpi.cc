@@ -159,9 +159,9 @@ void ompi_ialltoallv_f(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, M
                        MPI_Fint* ierror) {
   MPI_Request c_request = MPI_REQUEST_NULL;
   const int rc = MPI_Ialltoallv(SendBuffer(sendbuf), SendSide(sendbuf, sendcounts, recvcounts),
-                                SendSide(sendbuf, sdispls, rdispls), PMPI_Type_f2c(*SendSide(sendbuf, sendtype, recvtype)),
-                                Buffer(recvbuf), recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm),
-                                &c_request);
+                                SendSide(sendbuf, sdispls, rdispls),
+                                PMPI_Type_f2c(*SendSide(sendbuf, sendtype, recvtype)), Buffer(recvbuf), recvcounts,
+                                rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
   if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(c_request);
   SetFortranError(ierror, rc);
 }

@@ -23,7 +23,9 @@ DatagramSource IdentifyDatagramSource(const DatagramSenders& senders, const Rece
   for (auto it = first; it != last; ++it) {
     if (it->second.lid != from.slid) continue;
     // Two peers behind one LID with the same queue pair number cannot be told apart.
-    if (match && *match != it->second.peer) return {std::nullopt, "two peers have its source LID and queue pair number"};
+    if (match && *match != it->second.peer) {
+      return {std::nullopt, "two peers have its source LID and queue pair number"};
+    }
     match = it->second.peer;
   }
   if (!match) return {std::nullopt, "it came with no route header, and its source LID is not that of the peer with its "

@@ -148,6 +148,7 @@ Status Daemon::Start() {
   dialer_ = std::make_unique<QueuePairDialer>(
       config_.node_name, auth_.get(), [bootstrap](const std::string& node) { return bootstrap->PeerAddress(node); });
   if (chosen_.verbs != nullptr) {
+    chosen_.verbs->set_rtr_retry_budget(std::chrono::milliseconds(config_.rtr_retry_budget_ms));
     chosen_.verbs->set_dialer(
         [d = dialer_.get()](const std::string& node, const DialOffer& offer) { return d->Dial(node, offer); });
   }

@@ -71,6 +71,21 @@ const CLI::Validator kDirectWindow(
     },
     "1.." + std::to_string(kMaxDirectWindow));
 
+// The RTR budget: up to half of what a dialling daemon waits for the answer, which a budget
+// longer than that would let pass before the accepting daemon answers.
+const CLI::Validator kRtrRetryBudget(
+    [](std::string& v) {
+      const long longest = static_cast<long>(kLongestRtrRetryBudget.count());
+      // Digits only: strtoull would take "-1" as 2^64-1 and " 4" as 4.
+      const bool digits = !v.empty() && v.size() <= 9 && v.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || std::strtol(v.c_str(), nullptr, 10) > longest) {
+        return "expected milliseconds from 0 (one attempt) to " + std::to_string(longest) +
+               " (half the 10 s a dialling node waits for this node's answer), got '" + v + "'";
+      }
+      return std::string();
+    },
+    "0.." + std::to_string(kLongestRtrRetryBudget.count()));
+
 void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--config", config_file,
                  std::string("Config file (key = value lines; default ") + kDefaultConfigFile + " if present)");
@@ -315,6 +330,14 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                  "Drop one datagram in this many, at random, as it arrives over UD (0: none), so that the reliability that "
                  "sends them again can be seen at work on a fabric that loses nothing (for tests)")
       ->check(CLI::Range(0u, 1000000u))
+      ->capture_default_str();
+  app.add_option("--rtr-retry-budget-ms", c.rtr_retry_budget_ms,
+                 "verbs: how long the queue pairs of one connection to a peer, every rail together, may try the move "
+                 "to ready-to-receive again while the peer's address is not resolved yet (RoCE: the kernel waits a "
+                 "second per attempt for the neighbour entry); 0: one attempt. At most " +
+                     std::to_string(kLongestRtrRetryBudget.count()) +
+                     ", half the 10 s a dialling node waits for the answer")
+      ->check(kRtrRetryBudget)
       ->capture_default_str();
   app.add_option("--topology-xml", c.topology_xml,
                  "Plan where groups' segments go and the order of their rails for the machine this hwloc XML file "

@@ -49,6 +49,7 @@ void CheckRanges(const ohio::DaemonConfig& c) {
              "rc-pool a number or unlimited");
   FUZZ_CHECK(c.drop_one_datagram_in <= 1000000u, "drop-one-datagram-in range");
   FUZZ_CHECK(c.rc_pool_interval_ms <= 3600000u, "rc-pool-interval-ms range");
+  FUZZ_CHECK(c.rtr_retry_budget_ms <= 5000u, "rtr-retry-budget-ms range");
   FUZZ_CHECK(c.metrics_interval_s >= 1 && c.metrics_interval_s <= 3600, "metrics-interval-s range");
   FUZZ_CHECK(c.algorithm == "v1" || c.algorithm == "v2" || c.algorithm == "v3", "a known algorithm");
   FUZZ_CHECK(c.transport == "auto" || c.transport == "verbs" || c.transport == "tcp", "a known transport");

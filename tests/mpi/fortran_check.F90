@@ -6,29 +6,13 @@
 ! by MPI_Waitall; with -DWITH_ALLTOALL_INIT, MPI_Alltoall_init started twice. Every element received is checked, and every gap left alone; each rank prints
 ! "rank R: ALL OK" or a line with WRONG and aborts. Argument: iterations.
 program fortran_check
-#if defined(USE_MPI_F08)
-  use mpi_f08
-#elif defined(USE_MPI)
-  use mpi
-#endif
-  implicit none
-#if defined(MPIF_H)
-  include 'mpif.h'
-#endif
-#if defined(USE_MPI_F08)
-#define HANDLE(kind) type(kind)
-#define STATUS type(MPI_Status) :: status
-#else
-#define HANDLE(kind) integer
-#define STATUS integer :: status(MPI_STATUS_SIZE)
-#endif
+#include "fortran_binding.inc"
   ! Elements per rank and block: 1 KiB of INTEGERs.
   integer, parameter :: cnt = 256
   ! An MPI_Test loop that has not completed in this long is a hang.
   double precision, parameter :: deadline_s = 60d0
-  integer :: ierr, me, n, it, iterations, i, j, k, round
+  integer :: ierr, me, n, it, iterations, j, k, round
   logical :: flag
-  character(len=32) :: arg
   integer, allocatable :: sbuf(:), rbuf(:), scounts(:), sdispls(:), rcounts(:), rdispls(:)
   HANDLE(MPI_Request) :: req, reqs(1)
   HANDLE(MPI_Datatype) :: block
@@ -36,14 +20,7 @@ program fortran_check
   double precision :: started
   STATUS
 
-  call MPI_Init(ierr)
-  call MPI_Comm_rank(MPI_COMM_WORLD, me, ierr)
-  call MPI_Comm_size(MPI_COMM_WORLD, n, ierr)
-  iterations = 1
-  if (command_argument_count() >= 1) then
-    call get_command_argument(1, arg)
-    read (arg, *) iterations
-  end if
+  call start_check()
   allocate (sbuf(n * (cnt + 4)), rbuf(n * (cnt + 4)))
   allocate (scounts(0:n - 1), sdispls(0:n - 1), rcounts(0:n - 1), rdispls(0:n - 1))
   allocate (sendtypes(0:n - 1), recvtypes(0:n - 1))
@@ -89,11 +66,7 @@ program fortran_check
     rbuf = -1
     call MPI_Alltoallw(sbuf, scounts, sdispls, sendtypes, rbuf, rcounts, rdispls, recvtypes, MPI_COMM_WORLD, ierr)
     call expect_ok(ierr, 'MPI_Alltoallw')
-    do i = 0, n - 1
-      do k = 1, cnt
-        call expect(rbuf((n - 1 - i) * cnt + k), val(i, me, k, 4), 'MPI_Alltoallw', i, k)
-      end do
-    end do
+    call check_reversed_blocks(4, 'MPI_Alltoallw')
 
     ! MPI_Ialltoall, completed by MPI_Wait.
     call fill_blocks(5)
@@ -152,105 +125,25 @@ program fortran_check
   end do
 
   call MPI_Type_free(block, ierr)
-  write (*, '(A,I0,A)') 'rank ', me, ': ALL OK'
-  flush (6)
-  call MPI_Finalize(ierr)
+  call finish_check()
 
 contains
-
-  ! What rank `src` sends rank `dst` as element k of the call marked `call`, in this iteration.
-  integer function val(src, dst, k, call)
-    integer, intent(in) :: src, dst, k, call
-    val = src * 1000003 + dst * 10007 + k * 7 + it * 131 + call
-  end function
 
   ! Send blocks of `cnt` elements, the one for rank j at j*cnt.
   subroutine fill_blocks(call)
     integer, intent(in) :: call
-    integer :: j, k
-    do j = 0, n - 1
-      do k = 1, cnt
-        sbuf(j * cnt + k) = val(me, j, k, call)
-      end do
-    end do
+    call fill_blocks_of(sbuf, call)
   end subroutine
 
-  ! The Alltoallv layout: counts differ per pair, one element of gap after each send block and
-  ! two after each receive block.
+  ! The Alltoallv layout: counts differ per pair, one element of gap (-7) after each send block
+  ! and two after each receive block.
   subroutine fill_vector(call)
     integer, intent(in) :: call
-    integer :: i, j, k, at
-    at = 0
-    do j = 0, n - 1
-      scounts(j) = cnt - mod(me + j, 3)
-      sdispls(j) = at
-      do k = 1, scounts(j)
-        sbuf(at + k) = val(me, j, k, call)
-      end do
-      sbuf(at + scounts(j) + 1) = -7
-      at = at + scounts(j) + 1
-    end do
-    at = 0
-    do i = 0, n - 1
-      rcounts(i) = cnt - mod(i + me, 3)
-      rdispls(i) = at
-      at = at + rcounts(i) + 2
-    end do
+    sbuf = -7
+    call vector_layout(scounts, sdispls, 1, sbuf, call)
+    call vector_layout(rcounts, rdispls, 2)
   end subroutine
 
-  subroutine check_blocks(call, what)
-    integer, intent(in) :: call
-    character(len=*), intent(in) :: what
-    integer :: i, k
-    do i = 0, n - 1
-      do k = 1, cnt
-        call expect(rbuf(i * cnt + k), val(i, me, k, call), what, i, k)
-      end do
-    end do
-    do k = n * cnt + 1, size(rbuf)
-      call expect(rbuf(k), -1, what // ' (past the blocks)', -1, k)
-    end do
-  end subroutine
-
-  ! The receive side of the Alltoallv layout above: blocks at rdispls, gaps untouched.
-  subroutine check_vector(call, what)
-    integer, intent(in) :: call
-    character(len=*), intent(in) :: what
-    integer :: i, k
-    do i = 0, n - 1
-      do k = 1, rcounts(i)
-        call expect(rbuf(rdispls(i) + k), val(i, me, k, call), what, i, k)
-      end do
-      call expect(rbuf(rdispls(i) + rcounts(i) + 1), -1, what // ' (gap)', i, rcounts(i) + 1)
-      call expect(rbuf(rdispls(i) + rcounts(i) + 2), -1, what // ' (gap)', i, rcounts(i) + 2)
-    end do
-  end subroutine
-
-  subroutine expect(got, want, what, from, k)
-    integer, intent(in) :: got, want, from, k
-    character(len=*), intent(in) :: what
-    character(len=160) :: line
-    if (got == want) return
-    write (line, '(A,I0,A,I0,A,I0,A,I0,A,I0)') ': from rank ', from, ' element ', k, ' iteration ', it, ': got ', &
-      got, ' want ', want
-    call wrong(what // trim(line))
-  end subroutine
-
-  subroutine expect_ok(rc, what)
-    integer, intent(in) :: rc
-    character(len=*), intent(in) :: what
-    character(len=32) :: line
-    if (rc == MPI_SUCCESS) return
-    write (line, '(A,I0)') ' returned ', rc
-    call wrong(what // trim(line))
-  end subroutine
-
-  subroutine wrong(what)
-    character(len=*), intent(in) :: what
-    integer :: ignored
-    write (*, '(A,I0,A,A)') 'rank ', me, ': WRONG: ', what
-    flush (6)
-    call MPI_Abort(MPI_COMM_WORLD, 1, ignored)
-  end subroutine
+#include "fortran_checks.inc"
 
 end program fortran_check

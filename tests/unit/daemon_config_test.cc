@@ -42,6 +42,15 @@ class ConfigTest : public ::testing::Test {
     return LoadDaemonConfig(static_cast<int>(argv.size()), argv.data());
   }
 
+  // `flag`=`value` on the command line stops ohiod (exit 2) naming the option and saying `why`.
+  void ExpectRefused(const std::string& flag, const std::string& value, const std::string& why) {
+    auto bad = Load({"--config=", flag + "=" + value});
+    EXPECT_TRUE(bad.exit_now) << flag << "=" << value;
+    EXPECT_EQ(bad.exit_code, 2) << flag << "=" << value;
+    EXPECT_THAT(bad.output, HasSubstr(flag)) << bad.output;
+    EXPECT_THAT(bad.output, HasSubstr(why)) << bad.output;
+  }
+
   std::string dir_;
   std::string file_;
 };
@@ -377,15 +386,34 @@ TEST_F(ConfigTest, DirectWindowIsBetweenOneAnd1024) {
   ASSERT_FALSE(from_flag.exit_now) << from_flag.output;
   EXPECT_EQ(from_flag.config.direct_window, 1024u);
 
-  for (const char* v : {"0", "1025", "-1", "4x", "99999999999999999999"}) {
-    auto bad = Load({"--config=", std::string("--direct-window=") + v});
-    EXPECT_TRUE(bad.exit_now) << v;
-    EXPECT_EQ(bad.exit_code, 2) << v;
-    EXPECT_THAT(bad.output, HasSubstr("--direct-window")) << bad.output;
-    EXPECT_THAT(bad.output, HasSubstr("expected the most puts the direct algorithm keeps in flight from a node, 1 to "
-                                      "1024, got '" + std::string(v) + "'"))
-        << bad.output;
+  for (const std::string v : {"0", "1025", "-1", "4x", "99999999999999999999"}) {
+    ExpectRefused("--direct-window", v,
+                  "expected the most puts the direct algorithm keeps in flight from a node, 1 to 1024, got '" + v +
+                      "'");
   }
+}
+
+// rtr-retry-budget-ms: 5000 unless set, 0 (one attempt) to 5000, half the 10 s a dialling node
+// waits for the answer; anything else refused naming the setting, its range and why.
+TEST_F(ConfigTest, RtrRetryBudgetIsZeroToHalfTheDialDeadline) {
+  EXPECT_EQ(Load({"--config="}).config.rtr_retry_budget_ms, 5000u);
+  const std::string f = WriteFile("rtr_retry_budget_ms = 1500\n");
+  EXPECT_EQ(Load({"--config", f}).config.rtr_retry_budget_ms, 1500u);
+  setenv("OHIOD_RTR_RETRY_BUDGET_MS", "2500", 1);
+  EXPECT_EQ(Load({"--config", f}).config.rtr_retry_budget_ms, 2500u);
+  unsetenv("OHIOD_RTR_RETRY_BUDGET_MS");
+  EXPECT_EQ(Load({"--config", f, "--rtr-retry-budget-ms", "0"}).config.rtr_retry_budget_ms, 0u);
+  EXPECT_EQ(Load({"--config", f, "--rtr-retry-budget-ms", "5000"}).config.rtr_retry_budget_ms, 5000u);
+
+  for (const std::string v : {"5001", "60000", "-1", "1s", "1e3", " 5", "99999999999999999999"}) {
+    ExpectRefused("--rtr-retry-budget-ms", v,
+                  "expected milliseconds from 0 (one attempt) to 5000 (half the 10 s a dialling node waits for this "
+                  "node's answer), got '" + v + "'");
+  }
+  const std::string bad_file = WriteFile("rtr-retry-budget-ms = 10000\n");
+  auto in_file = Load({"--config", bad_file});
+  EXPECT_TRUE(in_file.exit_now);
+  EXPECT_THAT(in_file.output, HasSubstr(bad_file + ":1: --rtr-retry-budget-ms")) << in_file.output;
 }
 
 TEST_F(ConfigTest, HelpListsEverySettingAndItsEnvironmentName) {
@@ -394,7 +422,8 @@ TEST_F(ConfigTest, HelpListsEverySettingAndItsEnvironmentName) {
   EXPECT_EQ(c.exit_code, 0);
   for (const char* key : {"--socket", "--node-name", "--ssb-bytes", "--srb-bytes", "--memory-limit",
                           "--registered-memory-limit", "--timeout-ms", "--spin-us", "--cpus", "--algorithm",
-                          "--internode-table", "--internode-algorithm", "--direct-window", "--selection-table", "--log-level", "--config", "OHIOD_<KEY>"}) {
+                          "--internode-table", "--internode-algorithm", "--direct-window", "--selection-table",
+                          "--log-level", "--rtr-retry-budget-ms", "--config", "OHIOD_<KEY>"}) {
     EXPECT_THAT(c.output, HasSubstr(key));
   }
 }

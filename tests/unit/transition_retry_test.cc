@@ -59,10 +59,12 @@ TEST(TransitionRetry, PermanentErrorIsNotTriedAgain) {
 }
 
 // The case it is for: the kernel waits a second for the neighbour each time. Within the
-// transport's 5 s: attempts at 0, 1.1, 2.3 and 3.7 s; a fifth, after 0.8 s more, would end at
-// 6.5 s.
+// default (and longest) budget, 5 s: attempts at 0, 1.1, 2.3 and 3.7 s; a fifth, after 0.8 s
+// more, would end at 6.5 s. A budget of 0 makes one attempt (DeadlineAlreadyPassedMeansOneAttempt).
 TEST(TransitionRetry, KernelTimeoutsAreTriedAgainWithDoublingPausesWithinTheDeadline) {
-  const Attempts run = Simulate({milliseconds(100), milliseconds(1000)}, milliseconds(5000), milliseconds(1000), ETIMEDOUT);
+  ASSERT_EQ(kLongestRtrRetryBudget, milliseconds(5000));
+  const Attempts run =
+      Simulate({milliseconds(100), milliseconds(1000)}, kLongestRtrRetryBudget, milliseconds(1000), ETIMEDOUT);
   EXPECT_EQ(run.attempts, 4);
   EXPECT_EQ(run.pauses_ms, (std::vector<long>{100, 200, 400}));
   EXPECT_EQ(run.last_end_ms, 4700);

@@ -572,6 +572,36 @@ TEST(VerbsCluster, RtrTriedAgainUntilThePeersAddressResolves) {
   EXPECT_FALSE(Contains(logs, "never came up")) << logs;
 }
 
+// rtr-retry-budget-ms 0: one attempt. With the neighbours unresolved as above, the first RTR
+// times out (the kernel's second) and is not tried again: no retry is counted, and the group
+// fails at connect (its timeout set far away), every rank told the rail never came up because
+// the queue pair's RTR timed out. With the default budget the same start is retried until it
+// passes (the test above).
+TEST(VerbsCluster, RtrRetryBudgetZeroTriesOnce) {
+  UnresolvedNeighbours neighbours;
+  ASSERT_TRUE(neighbours.ok()) << neighbours.output();
+  TempDir dir;
+  Cluster cluster(dir, 2, Verbs({"--gid-index", "1", "--rtr-retry-budget-ms", "0", "--timeout-ms", "120000"}));
+  cluster.AddFlags(0, {"--hca", "rxe0"});
+  cluster.AddFlags(1, {"--hca", "rxe1"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 1), "verbs-rtr-once",
+              {"--bytes", "4096", "--iterations", "1000000", "--expect", "group failed"});
+  auto codes = job.Wait(kDeadline);
+  ASSERT_TRUE(neighbours.Restore()) << neighbours.output();
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
+    const std::string out = job.rank(r).Output();
+    EXPECT_TRUE(Contains(out, "alltoall error code=7 (group failed)")) << out;
+    EXPECT_TRUE(Contains(out, "never came up (")) << out;
+  }
+  EXPECT_EQ(RtrRetries(cluster), 0u) << cluster.Logs();
+  const std::string logs = cluster.Logs();
+  EXPECT_TRUE(Contains(logs, "to RTR on ")) << logs;
+  EXPECT_TRUE(Contains(logs, "Connection timed out")) << logs;
+  EXPECT_FALSE(Contains(logs, "trying again in")) << logs;
+}
+
 // Registration is held back 5 s: the group's first collective cannot wait for it and goes
 // through bounce buffers; once the segments are registered, the rest are RDMA writes. When the
 // group ends its registered segment is cached (parked once the peer acknowledged), and a second

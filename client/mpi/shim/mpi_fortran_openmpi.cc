@@ -68,6 +68,16 @@ void* Buffer(void* fortran) { return IsBottom(fortran) ? MPI_BOTTOM : fortran; }
 // A send buffer may also be MPI_IN_PLACE.
 const void* SendBuffer(void* fortran) { return IsInPlace(fortran) ? MPI_IN_PLACE : Buffer(fortran); }
 
+// A send-side argument (count, counts, displacements, type or types) as the C call gets it. In
+// place, MPI ignores them all and the binding leaves them undefined: a program may pass an array
+// shorter than the communicator, or of no element. The receive side's stand in for them, which
+// the C functions ignore as well (and Open MPI's checks find present), so nothing of the send
+// side is read.
+template <typename T>
+T* SendSide(void* sendbuf, T* send, T* recv) {
+  return IsInPlace(sendbuf) ? recv : send;
+}
+
 // MPI_Alltoallw's per-rank datatypes, one per rank of the (remote, for an intercommunicator) group.
 std::vector<MPI_Datatype> Types(const MPI_Fint* fortran, MPI_Comm comm) {
   int inter = 0, size = 0;
@@ -101,7 +111,8 @@ extern "C" {
 
 void ompi_alltoall_f(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount,
                      MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierror) {
-  SetFortranError(ierror, MPI_Alltoall(SendBuffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), Buffer(recvbuf),
+  SetFortranError(ierror, MPI_Alltoall(SendBuffer(sendbuf), *SendSide(sendbuf, sendcount, recvcount),
+                                       PMPI_Type_f2c(*SendSide(sendbuf, sendtype, recvtype)), Buffer(recvbuf),
                                        *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)));
 }
 OHIO_FORTRAN_SPELLINGS(mpi_alltoall, MPI_ALLTOALL, ompi_alltoall_f,
@@ -109,9 +120,10 @@ OHIO_FORTRAN_SPELLINGS(mpi_alltoall, MPI_ALLTOALL, ompi_alltoall_f,
 
 void ompi_alltoallv_f(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf,
                       MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierror) {
-  SetFortranError(ierror, MPI_Alltoallv(SendBuffer(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype),
-                                        Buffer(recvbuf), recvcounts, rdispls, PMPI_Type_f2c(*recvtype),
-                                        PMPI_Comm_f2c(*comm)));
+  SetFortranError(ierror, MPI_Alltoallv(SendBuffer(sendbuf), SendSide(sendbuf, sendcounts, recvcounts),
+                                        SendSide(sendbuf, sdispls, rdispls),
+                                        PMPI_Type_f2c(*SendSide(sendbuf, sendtype, recvtype)), Buffer(recvbuf),
+                                        recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)));
 }
 OHIO_FORTRAN_SPELLINGS(mpi_alltoallv, MPI_ALLTOALLV, ompi_alltoallv_f,
                        (void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
@@ -120,9 +132,10 @@ OHIO_FORTRAN_SPELLINGS(mpi_alltoallv, MPI_ALLTOALLV, ompi_alltoallv_f,
 void ompi_alltoallw_f(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtypes, void* recvbuf,
                       MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* ierror) {
   const MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
-  const std::vector<MPI_Datatype> c_sendtypes = Types(sendtypes, c_comm);
+  const std::vector<MPI_Datatype> c_sendtypes = Types(SendSide(sendbuf, sendtypes, recvtypes), c_comm);
   const std::vector<MPI_Datatype> c_recvtypes = Types(recvtypes, c_comm);
-  SetFortranError(ierror, MPI_Alltoallw(SendBuffer(sendbuf), sendcounts, sdispls, c_sendtypes.data(), Buffer(recvbuf),
+  SetFortranError(ierror, MPI_Alltoallw(SendBuffer(sendbuf), SendSide(sendbuf, sendcounts, recvcounts),
+                                        SendSide(sendbuf, sdispls, rdispls), c_sendtypes.data(), Buffer(recvbuf),
                                         recvcounts, rdispls, c_recvtypes.data(), c_comm));
 }
 OHIO_FORTRAN_SPELLINGS(mpi_alltoallw, MPI_ALLTOALLW, ompi_alltoallw_f,
@@ -132,7 +145,8 @@ OHIO_FORTRAN_SPELLINGS(mpi_alltoallw, MPI_ALLTOALLW, ompi_alltoallw_f,
 void ompi_ialltoall_f(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount,
                       MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror) {
   MPI_Request c_request = MPI_REQUEST_NULL;
-  const int rc = MPI_Ialltoall(SendBuffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), Buffer(recvbuf), *recvcount,
+  const int rc = MPI_Ialltoall(SendBuffer(sendbuf), *SendSide(sendbuf, sendcount, recvcount),
+                               PMPI_Type_f2c(*SendSide(sendbuf, sendtype, recvtype)), Buffer(recvbuf), *recvcount,
                                PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
   if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(c_request);
   SetFortranError(ierror, rc);
@@ -144,8 +158,10 @@ void ompi_ialltoallv_f(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, M
                        MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request,
                        MPI_Fint* ierror) {
   MPI_Request c_request = MPI_REQUEST_NULL;
-  const int rc = MPI_Ialltoallv(SendBuffer(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype), Buffer(recvbuf),
-                                recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
+  const int rc = MPI_Ialltoallv(SendBuffer(sendbuf), SendSide(sendbuf, sendcounts, recvcounts),
+                                SendSide(sendbuf, sdispls, rdispls),
+                                PMPI_Type_f2c(*SendSide(sendbuf, sendtype, recvtype)), Buffer(recvbuf), recvcounts,
+                                rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
   if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(c_request);
   SetFortranError(ierror, rc);
 }

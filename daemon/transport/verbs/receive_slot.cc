@@ -1,8 +1,11 @@
 #include "daemon/transport/verbs/receive_slot.h"
 
+#include <cstring>
+
 namespace ohio {
 
-int PostReceiveSlot(ibv_qp* qp, uint8_t* slot, uint32_t bytes, uint32_t lkey, uint64_t wr_id) {
+int PostReceiveSlot(ibv_qp* qp, uint8_t* slot, uint32_t bytes, uint32_t lkey, uint64_t wr_id, uint32_t cleared) {
+  std::memset(slot, 0, cleared < bytes ? cleared : bytes);
   ibv_sge sge{};
   sge.addr = reinterpret_cast<uintptr_t>(slot);
   sge.length = bytes;

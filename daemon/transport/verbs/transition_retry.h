@@ -14,6 +14,12 @@
 
 namespace ohio {
 
+// The longest the queue pairs of one dial, every rail together, may take trying RTR again
+// (ohiod's rtr-retry-budget-ms, whose default it is): half the 10 s a dialling daemon waits for
+// the answer (daemon/peers/queue_pair_dialer.cc), so that the accepting node still answers in
+// time and the dialling one has as long again for its own.
+constexpr std::chrono::milliseconds kLongestRtrRetryBudget{5000};
+
 struct TransitionRetryPolicy {
   // The pause after the first failed attempt, doubled after each further one up to the longest.
   std::chrono::milliseconds first_pause{100};

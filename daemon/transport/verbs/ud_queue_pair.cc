@@ -97,7 +97,7 @@ Result<ibv_ah*> UdQueuePair::AddressOf(const QpEndpoint& remote) const {
 
 void UdQueuePair::RepostReceive(uint32_t slot) {
   if (int e = PostReceiveSlot(qp_, recv_base_ + size_t{slot} * recv_slot_bytes(), recv_slot_bytes(), recv_mr_->lkey,
-                              kUdBit | kReceiveBit | uint64_t{rail_index_} << 32 | slot);
+                              kUdBit | kReceiveBit | uint64_t{rail_index_} << 32 | slot, kGrhBytes);
       e != 0) {
     spdlog::warn("verbs: cannot post a datagram receive on {}: {}", local_.rail, std::strerror(e));
   }

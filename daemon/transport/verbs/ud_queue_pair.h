@@ -47,11 +47,12 @@ class UdQueuePair {
   static size_t RailOf(uint64_t wr_id) { return static_cast<size_t>((wr_id >> 32) & 0xff); }
   static uint32_t SlotOf(uint64_t wr_id) { return static_cast<uint32_t>(wr_id); }
 
-  // Receive ring.
+  // Receive ring. A slot is posted with its route header area zeroed.
   void RepostReceive(uint32_t slot);
-  // The datagram in receive slot `slot` (after the GRH), and the 40 bytes before it: an IPv6
-  // header or an InfiniBand GRH (source GID at 8), or for RoCE v2 over IPv4 20 bytes the
-  // provider leaves as they are and the IPv4 header (source address at 32).
+  // The datagram in receive slot `slot` (after the GRH), and the 40 bytes before it: when the
+  // completion says IBV_WC_GRH, an IPv6 header or an InfiniBand GRH (source GID at 8), or for
+  // RoCE v2 over IPv4 20 bytes the provider leaves as they are and the IPv4 header (source
+  // address at 32); without it, zeros (datagram_source.h).
   const uint8_t* received(uint32_t slot) const { return recv_base_ + size_t{slot} * recv_slot_bytes() + kGrhBytes; }
   const uint8_t* route_header(uint32_t slot) const { return recv_base_ + size_t{slot} * recv_slot_bytes(); }
 

@@ -242,7 +242,8 @@ Status VerbsTransport::ConnectRails(const std::vector<std::unique_ptr<Connection
                                     const std::vector<QpEndpoint>& remote, const std::string& peer) {
   // One budget for every rail: the dialler waits for the answer (QueuePairDialer) and must hear
   // it, success or not, within its own deadline.
-  const auto deadline = std::chrono::steady_clock::now() + kRtrRetryBudget;
+  const std::chrono::milliseconds budget(rtr_retry_budget_ms_.load(std::memory_order_relaxed));
+  const auto deadline = std::chrono::steady_clock::now() + budget;
   for (size_t r = 0; r < conns.size() && r < remote.size(); ++r) {
     QueuePair& qp = *conns[r]->qp;
     Status s = qp.ConnectTo(remote[r], deadline, [&](int attempt, int err, std::chrono::milliseconds pause) {

@@ -75,7 +75,7 @@ void VerbsTransport::AdoptDatagram(PeerState& p, PeerId peer, ibv_ah* ah, const 
 void VerbsTransport::MakeDatagramLink(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote,
                                       uint32_t first_sent) {
   p.ud = std::make_unique<UdPeerLink>(options_.datagrams, ah, remote.qpn, first_sent, remote.psn);
-  datagram_senders_.emplace(remote.qpn, std::make_pair(remote.gid, peer));
+  datagram_senders_.emplace(remote.qpn, KnownDatagramSender{remote.gid, remote.lid, peer});
 }
 
 void VerbsTransport::DropDatagramLink(PeerId peer, PeerState& p) {
@@ -83,7 +83,7 @@ void VerbsTransport::DropDatagramLink(PeerId peer, PeerState& p) {
   UdQueuePair& q = *datagram_qps_[0];
   for (const auto& [seq, sent] : p.ud->slot_of_seq) q.Release(sent.slot);
   const auto [first, last] = datagram_senders_.equal_range(p.ud->qpn);
-  for (auto it = first; it != last;) it = it->second.second == peer ? datagram_senders_.erase(it) : std::next(it);
+  for (auto it = first; it != last;) it = it->second.peer == peer ? datagram_senders_.erase(it) : std::next(it);
   datagram_peers_to_tend_.erase(peer);
   p.ud.reset();
 }
@@ -184,16 +184,28 @@ void VerbsTransport::OnDatagramCompletion(const ibv_wc& wc) {
     }
     return;
   }
-  const std::optional<PeerId> who = DatagramSender(wc.src_qp, q.route_header(slot));
+  const DatagramSource source = IdentifyDatagramSource(
+      datagram_senders_, {wc.src_qp, static_cast<uint16_t>(wc.slid), (wc.wc_flags & IBV_WC_GRH) != 0,
+                          q.route_header(slot)});
   const uint32_t bytes = wc.byte_len > UdQueuePair::kGrhBytes ? wc.byte_len - UdQueuePair::kGrhBytes : 0;
   const auto h = UdWireHeader::Decode(q.received(slot), bytes);
-  if (!who || !h) {
-    ++stats_.datagrams_refused;  // from no peer of ours (or a link replaced since), or malformed
+  if (!source.peer) {
+    // From no peer of ours, a link replaced since, or a sender that cannot be told apart: a
+    // stray or forged sender may send many, so the lines are rate-limited.
+    ++stats_.datagrams_refused;
+    uint64_t suppressed = 0;
+    if (unidentified_datagram_log_.Allow(&suppressed)) {
+      spdlog::warn("verbs: a datagram on {} from queue pair {} (LID {}, {}) refused: {}{}", q.local().rail, wc.src_qp,
+                   wc.slid, (wc.wc_flags & IBV_WC_GRH) != 0 ? "with a route header" : "without a route header",
+                   source.refused, SuppressedNote(suppressed));
+    }
+  } else if (!h) {
+    ++stats_.datagrams_refused;  // malformed
   } else if (options_.drop_one_datagram_in != 0 &&
              std::uniform_int_distribution<uint32_t>(1, options_.drop_one_datagram_in)(drop_chance_) == 1) {
     ++stats_.datagrams_dropped;
   } else {
-    const PeerId peer = *who;
+    const PeerId peer = *source.peer;
     PeerState& p = Peer(peer);
     // The first datagram of a peer that started a move to UD, which this node answered: its
     // end is ready, and our line goes on UD from now on.
@@ -201,19 +213,6 @@ void VerbsTransport::OnDatagramCompletion(const ibv_wc& wc) {
     if (p.ud) OnDatagram(peer, p, *h, q.received(slot) + UdWireHeader::kBytes, bytes - static_cast<uint32_t>(UdWireHeader::kBytes));
   }
   q.RepostReceive(slot);
-}
-
-std::optional<PeerId> VerbsTransport::DatagramSender(uint32_t qpn, const uint8_t* grh) const {
-  static constexpr uint8_t kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  auto [first, last] = datagram_senders_.equal_range(qpn);
-  for (auto it = first; it != last; ++it) {
-    const std::array<uint8_t, 16>& gid = it->second.first;
-    const bool v4 = std::memcmp(gid.data(), kV4Mapped, sizeof(kV4Mapped)) == 0;
-    if (v4 ? std::memcmp(grh + 32, gid.data() + 12, 4) == 0 : std::memcmp(grh + 8, gid.data(), 16) == 0) {
-      return it->second.second;
-    }
-  }
-  return std::nullopt;
 }
 
 void VerbsTransport::OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h, const uint8_t* payload, uint32_t n) {

@@ -90,6 +90,11 @@ void VerbsTransport::set_dialer(Dialer dialer) {
   dialer_ = std::move(dialer);
 }
 
+void VerbsTransport::set_rtr_retry_budget(std::chrono::milliseconds budget) {
+  rtr_retry_budget_ms_.store(std::clamp(budget, std::chrono::milliseconds::zero(), kRtrRetryBudget).count(),
+                             std::memory_order_relaxed);
+}
+
 TransportEvent VerbsTransport::Event(TransportEvent::Kind kind, PeerId peer) {
   TransportEvent e;
   e.kind = kind;

@@ -3,7 +3,7 @@
 // exchanging endpoints through the peer gRPC service: the node that lacks a connection dials
 // (Connect -> dialer -> the peer's Accept), and when both dial at once the node whose name
 // sorts first wins. Moving a queue pair to RTR resolves the peer's address (RoCE) and is tried
-// again while it is not resolved yet, for up to kRtrRetryBudget per dial (transition_retry.h);
+// again while it is not resolved yet, for up to rtr-retry-budget-ms per dial (transition_retry.h);
 // queue pairs are made and connected without the transport's lock, which every put takes, and
 // adopted under it only if no other dial took the peer meanwhile (its generation).
 //
@@ -52,15 +52,18 @@
 #include <utility>
 #include <vector>
 
+#include "common/log_rate_limiter.h"
 #include "daemon/transport/peer_directory.h"
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs/bounce_pool.h"
+#include "daemon/transport/verbs/datagram_source.h"
 #include "daemon/transport/verbs/in_flight_table.h"
 #include "daemon/transport/verbs/memory_registrar.h"
 #include "daemon/transport/verbs/move_notice.h"
 #include "daemon/transport/verbs/pending_op.h"
 #include "daemon/transport/verbs/queue_pair.h"
 #include "daemon/transport/verbs/rc_pool_plan.h"
+#include "daemon/transport/verbs/transition_retry.h"
 #include "daemon/transport/verbs/ud_peer_link.h"
 #include "daemon/transport/verbs/ud_queue_pair.h"
 #include "daemon/transport/verbs/ud_wire.h"
@@ -117,18 +120,21 @@ class VerbsTransport : public Transport {
   };
   static constexpr uint32_t kUnlimitedRcPool = UINT32_MAX;
 
-  // How long the queue pairs of one dial, every rail together, may take trying RTR again while
-  // the peer's address is not resolved (the kernel waits a second per attempt): a few attempts.
-  // Half the dialler's deadline (QueuePairDialer), so that the accepting side answers in time
-  // and the dialling side still has as long again for its own; shorter than any sensible group
-  // timeout, which stays what bounds a group's setup (a connection serves every group).
-  static constexpr std::chrono::milliseconds kRtrRetryBudget{5000};
+  // The longest the queue pairs of one dial may take trying RTR again (kLongestRtrRetryBudget),
+  // which the dialler's deadline (QueuePairDialer) is checked against; the default budget.
+  static constexpr std::chrono::milliseconds kRtrRetryBudget = kLongestRtrRetryBudget;
 
   static Result<std::unique_ptr<VerbsTransport>> Start(const std::string& self, std::vector<std::unique_ptr<Rail>> rails,
                                                        Options options);
   ~VerbsTransport() override;
 
   void set_dialer(Dialer dialer);
+  // How long the queue pairs of one dial, every rail together, may take trying RTR again while
+  // the peer's address is not resolved (the kernel waits a second per attempt): a few attempts
+  // by default, 0 for one attempt only; at most kRtrRetryBudget (longer is taken as that). Shorter
+  // than any sensible group timeout, which stays what bounds a group's setup (a connection
+  // serves every group). Set before the first dial; a later one applies to the dials after it.
+  void set_rtr_retry_budget(std::chrono::milliseconds budget);
   // A peer dialled: connects a queue pair per rail to its endpoints and returns ours.
   Result<DialAnswer> Accept(const std::string& peer, const DialOffer& offer);
 
@@ -233,7 +239,7 @@ class VerbsTransport : public Transport {
   // Whether the peer is still in `state` at `generation`, i.e. no other dial took it since.
   bool StillCurrent(PeerId id, uint64_t generation, PeerState::State state);
   // Moves `conns` (not adopted yet; without mu_) to RTR and RTS against the peer's endpoints of
-  // the same rails, RTR retried within kRtrRetryBudget for all of them, retries counted in
+  // the same rails, RTR retried within the RTR budget for all of them, retries counted in
   // rtr_retries_. The error names the rail and both ends.
   Status ConnectRails(const std::vector<std::unique_ptr<Connection>>& conns, const std::vector<QpEndpoint>& remote,
                       const std::string& peer);
@@ -297,8 +303,6 @@ class VerbsTransport : public Transport {
   void SendAck(PeerState& p);
   void OnDatagramCompletion(const ibv_wc& wc);
   void OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h, const uint8_t* payload, uint32_t n);
-  // The peer connected over UD whose datagram queue pair `qpn` at the address in `grh` sent it.
-  std::optional<PeerId> DatagramSender(uint32_t qpn, const uint8_t* grh) const;
   void ReleaseHeld(PeerId peer, PeerState& p);
   // Forgets peer `peer`'s datagram link: its send slots, its entry by sender, its tending.
   void DropDatagramLink(PeerId peer, PeerState& p);
@@ -352,6 +356,8 @@ class VerbsTransport : public Transport {
   std::deque<PeerState> peers_;  // by PeerId; a deque, so that growing it moves no PeerState
   std::map<uint64_t, LocalRegion> regions_;
   std::map<uint8_t*, uint64_t> registered_by_base_;  // registered regions, to find a put's source
+  // set_rtr_retry_budget's, read by dials without the lock.
+  std::atomic<int64_t> rtr_retry_budget_ms_{kRtrRetryBudget.count()};
   uint64_t next_key_ = 1;
   InFlightTable in_flight_;
   std::vector<ibv_sge> sges_;         // one put's gather list, reused
@@ -363,10 +369,12 @@ class VerbsTransport : public Transport {
   std::chrono::steady_clock::time_point last_keepalive_;
   TransportStats stats_;
   // The UD service: a datagram queue pair per rail, peers by where their datagrams come from
-  // (source GID and queue pair number), the pool's bound, the retransmission timer.
+  // (queue pair number, and source GID or LID), the pool's bound, the retransmission timer.
   Options options_;
   std::vector<std::unique_ptr<UdQueuePair>> datagram_qps_;
-  std::multimap<uint32_t, std::pair<std::array<uint8_t, 16>, PeerId>> datagram_senders_;  // by QPN
+  DatagramSenders datagram_senders_;
+  // Datagrams refused because no peer could be told as their sender (datagram_source.h).
+  LogRateLimiter unidentified_datagram_log_{std::chrono::seconds(10), 5};
   int timer_fd_ = -1;
   // The UD peers with datagrams unacknowledged or an acknowledgement to send: what each pass
   // tends and the timer is armed for. The rest have nothing to do, and at thousands of nodes

@@ -134,6 +134,9 @@ std::string PrometheusText(const admin::CountersReply& c) {
   for (const auto& e : c.errors()) w.Sample("ohio_errors_total", "kind=\"" + Escape(e.kind()) + "\"", e.count());
   w.Gauge("ohio_groups", "Groups open on this node.", c.groups());
   w.Gauge("ohio_segment_bytes_in_use", "Shared memory held by the groups of this node.", c.segment_bytes_in_use());
+  w.Gauge("ohio_staging_bytes_in_use",
+          "Memory held staging the nonblocking calls ohiod moves on one node, counted with the segments.",
+          c.staging_bytes_in_use());
   w.Gauge("ohio_memory_limit_bytes", "Shared memory all groups of this node may use together.", c.memory_limit_bytes());
   w.Gauge("ohio_data_connections", "Established data connections to other nodes.", c.data_connections());
   w.Gauge("ohio_peer_channels", "Channels open to other nodes' peer services.", c.peer_channels());

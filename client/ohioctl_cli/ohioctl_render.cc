@@ -415,6 +415,16 @@ json CountersJson(const admin::CountersReply& c) {
   for (const auto& a : c.auth_refusals()) refusals[a.channel()][a.reason()] = a.count();
   json handed_back = json::object();
   for (const auto& h : c.handed_back()) handed_back[h.function()][h.reason()] = h.count();
+  json connection_refusals = json::object();
+  for (const auto& r : c.connection_refusals()) connection_refusals[r.port()][r.reason()] = r.count();
+  const admin::ControlSocketCounters& cs = c.control_socket();
+  const json control_socket = {{"refused_max_clients", cs.refused_control_max_clients()},
+                               {"refused_user_max_clients", cs.refused_control_user_max_clients()},
+                               {"refused_oversized_frames", cs.refused_control_oversized_frames()},
+                               {"refused_hello_timeouts", cs.refused_control_hello_timeouts()},
+                               {"refused_frame_timeouts", cs.refused_control_frame_timeouts()},
+                               {"refused_pending_bytes", cs.refused_control_pending_bytes()},
+                               {"uid_deferrals", cs.control_uid_deferrals()}};
   return {{"node", c.node_name()},
           {"version", c.version()},
           {"transport", c.transport()},
@@ -444,6 +454,9 @@ json CountersJson(const admin::CountersReply& c) {
           {"segment_cache", SegmentCacheJson(c.segment_cache())},
           {"auth", c.auth()},
           {"auth_refusals", refusals},
+          {"connection_refusals", connection_refusals},
+          {"unauthenticated_peer_connections", c.unauthenticated_peer_connections()},
+          {"control_socket", control_socket},
           {"handed_back", handed_back}};
 }
 
@@ -463,6 +476,22 @@ std::string CountersText(const admin::CountersReply& c) {
     if (a.count() == 0) continue;
     refused += (refused.empty() ? "" : ", ") + a.channel() + " " + a.reason() + " " + std::to_string(a.count());
   }
+  std::string ports;
+  for (const auto& r : c.connection_refusals()) {
+    if (r.count() == 0) continue;
+    ports += (ports.empty() ? "" : ", ") + r.port() + " " + r.reason() + " " + std::to_string(r.count());
+  }
+  const admin::ControlSocketCounters& cs = c.control_socket();
+  std::string control;
+  for (const auto& [what, n] : std::vector<std::pair<const char*, uint64_t>>{
+           {"max-clients", cs.refused_control_max_clients()},
+           {"user-max-clients", cs.refused_control_user_max_clients()},
+           {"oversized frame", cs.refused_control_oversized_frames()},
+           {"no hello", cs.refused_control_hello_timeouts()},
+           {"frame timeout", cs.refused_control_frame_timeouts()},
+           {"pending bytes", cs.refused_control_pending_bytes()}}) {
+    if (n != 0) control += (control.empty() ? "" : ", ") + std::string(what) + " " + std::to_string(n);
+  }
   o << Table(
       {{"collectives", std::to_string(c.collectives_served()) + " served, " + std::to_string(c.collectives_failed()) +
                            " failed, " + std::to_string(c.rounds()) + " rounds"},
@@ -481,7 +510,11 @@ std::string CountersText(const admin::CountersReply& c) {
        {"transport", TransportCountersLine(c.transport_counters())},
        {"cache", SegmentCacheLine(c.segment_cache())},
        {"errors", errors},
-       {"auth", c.auth() + ", refused: " + (refused.empty() ? "none" : refused)}});
+       {"auth", c.auth() + ", refused: " + (refused.empty() ? "none" : refused)},
+       {"ports", "refused: " + (ports.empty() ? "none" : ports) + "; " +
+                     std::to_string(c.unauthenticated_peer_connections()) + " peer connection(s) not yet authenticated"},
+       {"control", "refused: " + (control.empty() ? "none" : control) + "; " +
+                       std::to_string(cs.control_uid_deferrals()) + " uid deferral(s)"}});
   std::vector<std::vector<std::string>> rows = {{"  BYTES PER RANK", "COUNT", "MEAN", "P50", "P99"}};
   for (const auto& l : c.latency()) {
     if (l.count() == 0) continue;

@@ -2,11 +2,13 @@
 // group's timeout, not its whole life: leaving a group, saying hello and a collective across
 // nodes each end within the timeout (plus 1 s of slack for the test) with an error saying ohiod
 // did not answer and is stopped; once continued, the daemon releases what the ranks held and
-// serves the next job.
+// serves the next job. A nonblocking alltoall completed by an ohio_test loop (each test never
+// waits) or by ohio_wait ends by the same deadline, on one node and across nodes.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
+#include <regex>
 #include <vector>
 
 #include "tests/harness/cluster.h"
@@ -126,6 +128,90 @@ TEST(StoppedDaemon, ACollectiveAcrossNodesEndsAtTheTimeoutOnEveryNode) {
   RankJob again(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "after-continue",
                 {"--bytes", "1", "4096", "--iterations", "100"});
   for (int c : again.Wait(kDeadline)) EXPECT_EQ(c, 0) << again.Outputs() << cluster.Logs();
+  for (uint32_t i = 0; i < cluster.size(); ++i) EXPECT_EQ(cluster.node(i).Stop(), 0) << cluster.Logs();
+}
+
+constexpr const char* kIalltoallRank = "tests/tools/ialltoall_rank";
+
+// The "after N ms" of a rank's completion line, or -1.
+long CompletionMs(const std::string& out) {
+  std::smatch m;
+  return std::regex_search(out, m, std::regex(R"(completion done=1 .* after (\d+) ms)")) ? std::stol(m[1]) : -1;
+}
+
+// Ranks that post a nonblocking alltoall once their daemon is stopped and complete it by a loop
+// of ohio_test (each of which returns at once) or by ohio_wait: the call ends with a timeout at
+// the group's timeout, not never (the tests' deadline is not restarted by each test).
+// `completion`: "--wait" for ohio_wait, "" for the ohio_test loop.
+void ExpectNonblockingEndsAtTheTimeout(const std::string& completion) {
+  TempDir dir;
+  Daemon daemon(dir, {"--timeout-ms", std::to_string(kTimeoutMs)});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  const std::string go = dir.file("go");
+  std::vector<std::string> args = {"--bytes", "4096", "--hold-before-posting", go, "--expect-completion", "timeout"};
+  if (!completion.empty()) args.push_back(completion);
+  RankJob job(dir, daemon.socket(), "stopped-nonblocking", 3, args, nullptr, kIalltoallRank);
+  for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("holding", kDeadline)) << job.Outputs();
+  StoppedForScope stopped(daemon.pid());
+  ASSERT_TRUE(stopped.stopped());
+  const ReleasedRun run = Release(job, go);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    const std::string out = job.rank(r).Output();
+    EXPECT_EQ(run.codes[r], 0) << out;
+    // Every rank posted at once: ohiod is the one that did not do its part.
+    EXPECT_TRUE(Contains(out, "completion done=1 code=8 (timeout) ohiod did not complete the nonblocking alltoall "
+                              "within 1500 ms" + StoppedText(daemon.pid())))
+        << out;
+    EXPECT_GE(CompletionMs(out), kTimeoutMs) << out;
+    EXPECT_LE(CompletionMs(out), kTimeoutMs + 1000) << out;
+    // Given up on as after a blocking call: leaving costs no second timeout.
+    EXPECT_TRUE(Contains(out, "leave code=9 (daemon connection lost)")) << out;
+  }
+  EXPECT_LE(run.took, milliseconds(kTimeoutMs) + kSlack);
+  stopped.Continue();
+  EXPECT_TRUE(WaitUntil([&] { return CountOpenFds(daemon.pid(), "memfd:ohio-group") == 0; }, seconds(10)))
+      << daemon.Log();
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
+}
+
+TEST(StoppedDaemon, AnOhioTestLoopOnOneNodeEndsAtTheTimeout) { ExpectNonblockingEndsAtTheTimeout(""); }
+
+TEST(StoppedDaemon, OhioWaitOnOneNodeEndsAtTheTimeout) { ExpectNonblockingEndsAtTheTimeout("--wait"); }
+
+TEST(StoppedDaemon, AnOhioTestLoopAcrossNodesEndsAtTheTimeoutOnEveryNode) {
+  TempDir dir;
+  Cluster cluster(dir, 2, {"--timeout-ms", std::to_string(kTimeoutMs)});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::string go = dir.file("go");
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "stopped-across-test",
+              {"--bytes", "64", "--hold-before-posting", go, "--expect-completion", "timeout"}, nullptr, std::nullopt,
+              kIalltoallRank);
+  for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("holding", kDeadline)) << job.Outputs();
+  const pid_t stopped_pid = cluster.node(1).pid();
+  StoppedForScope stopped(stopped_pid);
+  ASSERT_TRUE(stopped.stopped());
+  const ReleasedRun run = Release(job, go);
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    const std::string out = job.rank(r).Output();
+    EXPECT_NE(CompletionMs(out), -1) << out << cluster.Logs();
+    EXPECT_LE(CompletionMs(out), kTimeoutMs + 1000) << out;
+    if (r / 2 == 1) {
+      // Their own daemon is the stopped one: they say so themselves, and give it up.
+      EXPECT_TRUE(Contains(out, "completion done=1 code=8 (timeout) ohiod did not complete the nonblocking alltoall "
+                                "within 1500 ms" + StoppedText(stopped_pid)))
+          << out;
+      EXPECT_GE(CompletionMs(out), kTimeoutMs) << out;
+      EXPECT_TRUE(Contains(out, "leave code=9 (daemon connection lost)")) << out;
+    } else {
+      // Their daemon runs: it times the call's round out and says whom it waited for.
+      EXPECT_TRUE(Contains(out, "completion done=1 code=8 (timeout) round 2 did not complete within 1500 ms: node n0 "
+                                "was waiting for the ranks of node(s) n1"))
+          << out;
+      EXPECT_TRUE(Contains(out, "leave code=0 (ok)")) << out;
+    }
+  }
+  EXPECT_LE(run.took, milliseconds(kTimeoutMs) + kSlack);
+  stopped.Continue();
   for (uint32_t i = 0; i < cluster.size(); ++i) EXPECT_EQ(cluster.node(i).Stop(), 0) << cluster.Logs();
 }
 

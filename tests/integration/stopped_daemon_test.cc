@@ -3,14 +3,22 @@
 // nodes each end within the timeout (plus 1 s of slack for the test) with an error saying ohiod
 // did not answer and is stopped; once continued, the daemon releases what the ranks held and
 // serves the next job. A nonblocking alltoall completed by an ohio_test loop (each test never
-// waits) or by ohio_wait ends by the same deadline, on one node and across nodes.
+// waits) or by ohio_wait ends by the same deadline, on one node and across nodes; and a connect
+// to a daemon whose listen backlog is full ends at OHIO_TIMEOUT_MS.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <regex>
 #include <vector>
 
+#include "common/unix_socket.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
@@ -213,6 +221,54 @@ TEST(StoppedDaemon, AnOhioTestLoopAcrossNodesEndsAtTheTimeoutOnEveryNode) {
   EXPECT_LE(run.took, milliseconds(kTimeoutMs) + kSlack);
   stopped.Continue();
   for (uint32_t i = 0; i < cluster.size(); ++i) EXPECT_EQ(cluster.node(i).Stop(), 0) << cluster.Logs();
+}
+
+// With ohiod stopped and its listen backlog full, a rank's connect fails at OHIO_TIMEOUT_MS with
+// the reason, instead of blocking in connect for as long as the daemon stays stopped.
+TEST(StoppedDaemon, AConnectToAFullBacklogEndsAtTheTimeout) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  StoppedForScope stopped(daemon.pid());
+  ASSERT_TRUE(stopped.stopped());
+  // ohiod listens with a backlog of 512: fill it with connects nobody accepts.
+  struct rlimit files = {4096, 4096};
+  getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 4096));
+  setrlimit(RLIMIT_NOFILE, &files);
+  auto addr = UnixAddress(daemon.socket());
+  ASSERT_TRUE(addr.ok());
+  std::vector<int> flood;
+  int refused = 0;
+  while (flood.size() < 2000) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) != 0) {
+      refused = errno;
+      close(fd);
+      break;
+    }
+    flood.push_back(fd);
+  }
+  ASSERT_EQ(refused, EAGAIN) << "the backlog never filled: " << flood.size() << " connections";
+  {
+    ScopedEnv timeout("OHIO_TIMEOUT_MS", "3000");
+    const auto start = std::chrono::steady_clock::now();
+    RankJob job(dir, daemon.socket(), "full-backlog", 1, {"--expect", "timeout"});
+    EXPECT_EQ(job.Wait(milliseconds(3000) + kSlack)[0], 0) << job.Outputs();
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_TRUE(Contains(job.rank(0).Output(), "connect error code=8 (timeout) ohiod did not accept the connection "
+                                                "within 3000 ms: the listen backlog of " + daemon.socket() +
+                                                " stayed full"))
+        << job.Outputs();
+    EXPECT_GE(took, milliseconds(3000));
+    EXPECT_LE(took, milliseconds(3000) + kSlack);
+  }
+  for (int fd : flood) close(fd);
+  stopped.Continue();
+  RankJob again(dir, daemon.socket(), "after-flood", 2, {"--bytes", "4096", "--iterations", "10"});
+  for (int c : again.Wait(kDeadline)) EXPECT_EQ(c, 0) << again.Outputs();
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
 }
 
 TEST(StoppedDaemon, ATimeoutThatIsNotANumberIsRefusedAtConnect) {

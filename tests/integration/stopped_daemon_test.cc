@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <vector>
 
@@ -102,33 +103,28 @@ TEST(StoppedDaemon, LeavingEndsAtTheGroupsTimeoutAndTheDaemonServesOnceContinued
   EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
 }
 
-TEST(StoppedDaemon, ACollectiveAcrossNodesEndsAtTheTimeoutOnEveryNode) {
+// Ranks of `tool` on two nodes whose daemons time groups out at kTimeoutMs, 2 on each, run with
+// `args` and hold (`hold_flag` FILE) until node 1's daemon is stopped: every rank ends within the
+// timeout and the slack, with exit code 0, and `expect(r, output, stopped pid)` holds. Once
+// continued, the daemon serves a new job across both nodes.
+void ExpectTheTimeoutWithNode1Stopped(const std::string& tool, std::vector<std::string> args,
+                                      const std::string& hold_flag,
+                                      const std::function<void(uint32_t, const std::string&, pid_t)>& expect) {
   TempDir dir;
   Cluster cluster(dir, 2, {"--timeout-ms", std::to_string(kTimeoutMs)});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const std::string go = dir.file("go");
-  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "stopped-across",
-              {"--bytes", "64", "--iterations", "2", "--hold-after-first", go, "--expect", "timeout"});
+  args.insert(args.end(), {hold_flag, go});
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "stopped-across", args,
+              nullptr, std::nullopt, tool);
   for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("holding", kDeadline)) << job.Outputs();
   const pid_t stopped_pid = cluster.node(1).pid();
   StoppedForScope stopped(stopped_pid);
   ASSERT_TRUE(stopped.stopped());
-  // Every rank: the call fails at the timeout, and leaving costs no second one.
   const ReleasedRun run = Release(job, go);
   for (uint32_t r = 0; r < job.size(); ++r) {
     EXPECT_EQ(run.codes[r], 0) << job.Outputs() << cluster.Logs();
-    const std::string out = job.rank(r).Output();
-    EXPECT_TRUE(Contains(out, "alltoall error code=8 (timeout)")) << out;
-    if (r / 2 == 1) {
-      // Their own daemon is the stopped one: they say so themselves, and give it up.
-      EXPECT_TRUE(Contains(out, "ohiod did not receive the other nodes' blocks within 1500 ms" + StoppedText(stopped_pid)))
-          << out;
-      EXPECT_TRUE(Contains(out, "leave after the error code=9 (daemon connection lost)")) << out;
-    } else {
-      // Their daemon runs: it times the round out and says whom it waited for.
-      EXPECT_TRUE(Contains(out, "node n0 was waiting for the ranks of node(s) n1")) << out;
-      EXPECT_TRUE(Contains(out, "leave after the error code=0 (ok)")) << out;
-    }
+    expect(r, job.rank(r).Output(), stopped_pid);
   }
   EXPECT_LE(run.took, milliseconds(kTimeoutMs) + kSlack);
 
@@ -137,6 +133,26 @@ TEST(StoppedDaemon, ACollectiveAcrossNodesEndsAtTheTimeoutOnEveryNode) {
                 {"--bytes", "1", "4096", "--iterations", "100"});
   for (int c : again.Wait(kDeadline)) EXPECT_EQ(c, 0) << again.Outputs() << cluster.Logs();
   for (uint32_t i = 0; i < cluster.size(); ++i) EXPECT_EQ(cluster.node(i).Stop(), 0) << cluster.Logs();
+}
+
+TEST(StoppedDaemon, ACollectiveAcrossNodesEndsAtTheTimeoutOnEveryNode) {
+  // Every rank: the call fails at the timeout, and leaving costs no second one.
+  ExpectTheTimeoutWithNode1Stopped(
+      RankJob::kAlltoallRank, {"--bytes", "64", "--iterations", "2", "--expect", "timeout"}, "--hold-after-first",
+      [](uint32_t r, const std::string& out, pid_t stopped_pid) {
+        EXPECT_TRUE(Contains(out, "alltoall error code=8 (timeout)")) << out;
+        if (r / 2 == 1) {
+          // Their own daemon is the stopped one: they say so themselves, and give it up.
+          EXPECT_TRUE(
+              Contains(out, "ohiod did not receive the other nodes' blocks within 1500 ms" + StoppedText(stopped_pid)))
+              << out;
+          EXPECT_TRUE(Contains(out, "leave after the error code=9 (daemon connection lost)")) << out;
+        } else {
+          // Their daemon runs: it times the round out and says whom it waited for.
+          EXPECT_TRUE(Contains(out, "node n0 was waiting for the ranks of node(s) n1")) << out;
+          EXPECT_TRUE(Contains(out, "leave after the error code=0 (ok)")) << out;
+        }
+      });
 }
 
 constexpr const char* kIalltoallRank = "tests/tools/ialltoall_rank";
@@ -187,40 +203,25 @@ TEST(StoppedDaemon, AnOhioTestLoopOnOneNodeEndsAtTheTimeout) { ExpectNonblocking
 TEST(StoppedDaemon, OhioWaitOnOneNodeEndsAtTheTimeout) { ExpectNonblockingEndsAtTheTimeout("--wait"); }
 
 TEST(StoppedDaemon, AnOhioTestLoopAcrossNodesEndsAtTheTimeoutOnEveryNode) {
-  TempDir dir;
-  Cluster cluster(dir, 2, {"--timeout-ms", std::to_string(kTimeoutMs)});
-  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  const std::string go = dir.file("go");
-  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "stopped-across-test",
-              {"--bytes", "64", "--hold-before-posting", go, "--expect-completion", "timeout"}, nullptr, std::nullopt,
-              kIalltoallRank);
-  for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("holding", kDeadline)) << job.Outputs();
-  const pid_t stopped_pid = cluster.node(1).pid();
-  StoppedForScope stopped(stopped_pid);
-  ASSERT_TRUE(stopped.stopped());
-  const ReleasedRun run = Release(job, go);
-  for (uint32_t r = 0; r < job.size(); ++r) {
-    const std::string out = job.rank(r).Output();
-    EXPECT_NE(CompletionMs(out), -1) << out << cluster.Logs();
-    EXPECT_LE(CompletionMs(out), kTimeoutMs + 1000) << out;
-    if (r / 2 == 1) {
-      // Their own daemon is the stopped one: they say so themselves, and give it up.
-      EXPECT_TRUE(Contains(out, "completion done=1 code=8 (timeout) ohiod did not complete the nonblocking alltoall "
-                                "within 1500 ms" + StoppedText(stopped_pid)))
-          << out;
-      EXPECT_GE(CompletionMs(out), kTimeoutMs) << out;
-      EXPECT_TRUE(Contains(out, "leave code=9 (daemon connection lost)")) << out;
-    } else {
-      // Their daemon runs: it times the call's round out and says whom it waited for.
-      EXPECT_TRUE(Contains(out, "completion done=1 code=8 (timeout) round 2 did not complete within 1500 ms: node n0 "
-                                "was waiting for the ranks of node(s) n1"))
-          << out;
-      EXPECT_TRUE(Contains(out, "leave code=0 (ok)")) << out;
-    }
-  }
-  EXPECT_LE(run.took, milliseconds(kTimeoutMs) + kSlack);
-  stopped.Continue();
-  for (uint32_t i = 0; i < cluster.size(); ++i) EXPECT_EQ(cluster.node(i).Stop(), 0) << cluster.Logs();
+  ExpectTheTimeoutWithNode1Stopped(
+      kIalltoallRank, {"--bytes", "64", "--expect-completion", "timeout"}, "--hold-before-posting",
+      [](uint32_t r, const std::string& out, pid_t stopped_pid) {
+        EXPECT_LE(CompletionMs(out), kTimeoutMs + 1000) << out;
+        if (r / 2 == 1) {
+          // Their own daemon is the stopped one: they say so themselves, and give it up.
+          EXPECT_TRUE(Contains(out, "completion done=1 code=8 (timeout) ohiod did not complete the nonblocking "
+                                    "alltoall within 1500 ms" + StoppedText(stopped_pid)))
+              << out;
+          EXPECT_GE(CompletionMs(out), kTimeoutMs) << out;
+          EXPECT_TRUE(Contains(out, "leave code=9 (daemon connection lost)")) << out;
+        } else {
+          // Their daemon runs: it times the call's round out and says whom it waited for.
+          EXPECT_TRUE(Contains(out, "completion done=1 code=8 (timeout) round 2 did not complete within 1500 ms: "
+                                    "node n0 was waiting for the ranks of node(s) n1"))
+              << out;
+          EXPECT_TRUE(Contains(out, "leave code=0 (ok)")) << out;
+        }
+      });
 }
 
 // With ohiod stopped and its listen backlog full, a rank's connect fails at OHIO_TIMEOUT_MS with

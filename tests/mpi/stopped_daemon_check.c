@@ -26,16 +26,17 @@ static int ClassOf(int rc) {
 }
 
 int main(int argc, char** argv) {
+  const char* go = getenv("CHECK_GO_FILE");
+  if (argc != 2 || go == NULL) {
+    fprintf(stderr, "usage: CHECK_GO_FILE=FILE stopped_daemon_check BYTES_PER_RANK\n");
+    return 2;
+  }
   MPI_Init(&argc, &argv);
+  /* The failure is to be returned, not to end the job. */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const char* go = getenv("CHECK_GO_FILE");
-  if (argc != 2 || go == NULL) {
-    if (rank == 0) fprintf(stderr, "usage: CHECK_GO_FILE=FILE stopped_daemon_check BYTES_PER_RANK\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
   const int m = atoi(argv[1]);
   uint8_t* send = calloc((size_t)m * size, 1);
   uint8_t* recv = calloc((size_t)m * size, 1);

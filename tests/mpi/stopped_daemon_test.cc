@@ -5,6 +5,7 @@
 // used to wait for as long as the daemon stayed stopped. Across hosts: tests/mpi/netns_stopped_daemon_test.sh.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <string>
@@ -52,6 +53,7 @@ void ExpectWaitEndsAtTheTimeout(const Mpi& mpi, Binding binding) {
     EXPECT_NE(std::stoi(m[1]), 0) << out;
     EXPECT_GE(std::stol(m[2]), kTimeoutMs) << out;
     EXPECT_LE(std::stol(m[2]), kTimeoutMs + 1000) << out;
+    std::printf("%s: %s\n", mpi.name, m[0].str().c_str());
   }
 }
 

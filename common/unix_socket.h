@@ -3,6 +3,7 @@
 
 #include <sys/un.h>
 
+#include <chrono>
 #include <string>
 
 #include "common/status.h"
@@ -14,6 +15,10 @@ Result<struct sockaddr_un> UnixAddress(const std::string& path);
 
 // A connected, close-on-exec stream socket; kNoDaemon with the reason if nobody accepts.
 Result<int> ConnectUnix(const std::string& path);
+// The same, never waiting past `within` for the listener to take the connection: a listener
+// whose backlog is full (stopped, hung, flooded with connects) fails it with kTimeout, saying
+// ohiod did not accept the connection in time. The socket returned is blocking, as ConnectUnix's.
+Result<int> ConnectUnixWithin(const std::string& path, std::chrono::milliseconds within);
 
 // A pidfd (close-on-exec, as pidfds are) of process `pid` as it is now, or -1 with errno (ESRCH:
 // no such process).

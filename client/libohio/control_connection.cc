@@ -55,7 +55,9 @@ Result<std::unique_ptr<ControlConnection>> ControlConnection::Connect(const std:
   if (!setup_timeout.ok()) return setup_timeout.status();
   std::unique_ptr<ControlConnection> c(new ControlConnection());
   c->setup_timeout_ = setup_timeout.value();
-  auto fd = ConnectUnix(socket_path);
+  // A daemon that is stopped or flooded leaves its listen backlog full: the connect itself is
+  // bounded as the hello is.
+  auto fd = ConnectUnixWithin(socket_path, c->setup_timeout_);
   if (!fd.ok()) return fd.status();
   c->fd_ = fd.value();
   c->daemon_pid_ = DaemonPid(c->fd_);

@@ -2,7 +2,7 @@
 // socket then stays open for the life of the process's groups, and its closing is how
 // each side learns that the other is gone.
 //
-// Every call waits for its answer at most a timeout: a hello or a join the one of
+// Every call waits for its answer at most a timeout (the connect too): a hello or a join the one of
 // SetupTimeout(), a leave the group's. A daemon that does not answer in time (stopped, hung)
 // is given up on for good: the connection is shut down, so a late answer is never taken for
 // the next call's, a daemon that comes back sees the process gone and releases its groups, and
@@ -31,7 +31,9 @@ struct JoinedGroup {
 class ControlConnection {
  public:
   ~ControlConnection();
-  // Connects and says hello, waiting at most SetupTimeout() for the answer.
+  // Connects, waiting at most SetupTimeout() for ohiod to take the connection off its listen
+  // backlog (kTimeout: "ohiod did not accept the connection within N ms"), and says hello,
+  // waiting as long again at most for the answer.
   static Result<std::unique_ptr<ControlConnection>> Connect(const std::string& socket_path);
 
   // How long a hello or a join waits for ohiod's answer, before any group (and its timeout)

@@ -14,6 +14,9 @@ namespace {
 // While a collective waits, a running daemon gets this long past its own timeout to say what
 // went wrong before the rank gives up on it (a stopped one none: client/libohio/round_waiter.h).
 constexpr std::chrono::milliseconds kDaemonGrace{10000};
+// How long one look of IalltoallWait sleeps on the group's futex (woken at once when the call
+// completes) before it looks again at the group, the daemon and the deadline.
+constexpr std::chrono::microseconds kWaitSlice{100000};
 
 std::chrono::microseconds MicrosecondsFromEnvironment(const char* name, long fallback) {
   const char* v = std::getenv(name);
@@ -238,16 +241,27 @@ Status GroupHandle::Ialltoallv(const VectorCall& vector, uint32_t* call) {
   return Finish(nonblocking_->StartVector(vector.send, vector.recv, std::move(tables), call));
 }
 
+Status GroupHandle::NonblockingStanding(uint32_t call) {
+  if (Status s = Check(); !s.ok()) return s;
+  // Only ohiod moves a nonblocking call, on one node too: once its connection closed, nothing
+  // will. Every rank sees the same (the call is published done for all at once, or never).
+  if (on_node_ != nullptr && !waiter_.DaemonSeenLately() && waiter_.DaemonGone()) {
+    return Status(Code::kDaemonLost, "the connection to ohiod closed before it moved the nonblocking alltoall");
+  }
+  return nonblocking_->Overdue(call);
+}
+
 Status GroupHandle::IalltoallTest(uint32_t call, bool* done, std::chrono::microseconds within) {
   *done = false;
   if (!nonblocking_ || !nonblocking_->Outstanding(call)) {
     return Status(Code::kInvalidArgument, "no nonblocking alltoall " + std::to_string(call) + " is outstanding");
   }
   if (!nonblocking_->Done(call) && (within.count() == 0 || !nonblocking_->AwaitBriefly(call, within))) {
-    const Status s = Check();
+    const Status s = NonblockingStanding(call);
     if (s.ok()) return Status::Ok();
-    // Nothing will ever complete it if the group or the daemon is gone. Unless it completed
-    // just before: the other ranks saw it done, left, and closed the group in between.
+    // Nothing will ever complete it if the group or the daemon is gone, or the daemon did not
+    // within the group's timeout. Unless it completed just before: the other ranks saw it done,
+    // left, and closed the group in between.
     if (!nonblocking_->Done(call)) {
       *done = true;
       nonblocking_->Outcome(call);
@@ -259,12 +273,13 @@ Status GroupHandle::IalltoallTest(uint32_t call, bool* done, std::chrono::micros
 }
 
 Status GroupHandle::IalltoallWait(uint32_t call) {
-  if (!nonblocking_ || !nonblocking_->Outstanding(call)) {
-    return Status(Code::kInvalidArgument, "no nonblocking alltoall " + std::to_string(call) + " is outstanding");
+  // In looks of a slice each, as a program's MPI_Wait makes them: one deadline for all of them
+  // (NonblockingAlltoalls::Overdue), the same whichever way the rank waits.
+  for (;;) {
+    bool done = false;
+    const Status s = IalltoallTest(call, &done, kWaitSlice);
+    if (done || !s.ok()) return s;
   }
-  Status s = nonblocking_->Await(call);
-  Status outcome = nonblocking_->Outcome(call);
-  return Finish(s.ok() ? outcome : s);
 }
 
 std::map<uint32_t, Status> GroupHandle::SettleIalltoalls() {

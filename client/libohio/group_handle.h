@@ -42,9 +42,14 @@ class GroupHandle {
   // (daemon/engine/nonblocking_across_nodes_alltoall.h).
   Status Ialltoallv(const VectorCall& vector, uint32_t* call);
   // Whether `call` is complete, waiting for it at most `within`; once it is, its outcome is
-  // returned and the call forgotten.
+  // returned and the call forgotten. A call that cannot complete any more (the group failed,
+  // the daemon's connection closed, or the call's deadline passed: the group's timeout since it
+  // was started or since the daemon last made progress, client/libohio/nonblocking_alltoalls.h) is
+  // complete with that error, however short each test: kTimeout names who did not do what
+  // within N ms, and that ohiod is stopped if it is (the daemon is then given up on, as after a
+  // blocking call).
   Status IalltoallTest(uint32_t call, bool* done, std::chrono::microseconds within);
-  // Waits until `call` is complete; its outcome, and the call is forgotten.
+  // Waits until `call` is complete, by the same deadline; its outcome, and the call is forgotten.
   Status IalltoallWait(uint32_t call);
   // Before the group is left: waits for every nonblocking call still outstanding and returns
   // their outcomes by call.
@@ -68,6 +73,8 @@ class GroupHandle {
   GroupHandle() = default;
   // Before a nonblocking call is started: the group has started.
   Status ReadyForNonblocking();
+  // Whether `call`, not done, may still complete: ok, or why it never will.
+  Status NonblockingStanding(uint32_t call);
   // Before a blocking call of a group spanning nodes: waits until this rank's started calls are
   // complete (the daemon played its part of their rounds in its slot) and goes on from the
   // round the daemon arrived at last.

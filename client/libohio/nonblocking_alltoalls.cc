@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -26,6 +27,32 @@ bool NonblockingAlltoalls::Done(uint32_t call) const {
 Status NonblockingAlltoalls::Await(uint32_t call) const {
   return waiter_->Wait([this, call] { return Done(call); }, "the other ranks",
                        "start the nonblocking alltoall (or ohiod did not move it)");
+}
+
+void NonblockingAlltoalls::NoteProgress() {
+  const uint32_t done = header_->nonblocking_done.load(std::memory_order_acquire);
+  const uint32_t round = segment_->slot(local_)->arrived_round.load(std::memory_order_acquire);
+  if (done == seen_done_ && round == seen_round_) return;
+  seen_done_ = done;
+  seen_round_ = round;
+  progress_at_ = std::chrono::steady_clock::now();
+}
+
+Status NonblockingAlltoalls::Overdue(uint32_t call) {
+  NoteProgress();
+  auto started = open_.find(call);
+  if (started == open_.end()) return Status::Ok();
+  const auto since = std::max(started->second, progress_at_);
+  // Which of the two it is, as far as this node can tell: across nodes ohiod may still be
+  // waiting for other nodes' ranks, and a daemon that runs says so itself within the grace.
+  if (segment_->AllPosted(call)) return waiter_->Overdue(since, "ohiod", "complete the nonblocking alltoall");
+  return waiter_->Overdue(since, "the other ranks", "start the nonblocking alltoall (or ohiod did not move it)");
+}
+
+std::set<uint32_t> NonblockingAlltoalls::OutstandingCalls() const {
+  std::set<uint32_t> calls;
+  for (const auto& [call, started] : open_) calls.insert(call);
+  return calls;
 }
 
 Status NonblockingAlltoalls::Published(uint32_t call) const {
@@ -83,9 +110,11 @@ Status NonblockingAlltoalls::StartEntry(const uint8_t* send, uint8_t* recv, uint
     tables_[next] = std::move(tables);
   }
   e.tables_address.store(tables_address, std::memory_order_relaxed);
+  // Progress before this start is not progress on this call.
+  NoteProgress();
   me->nonblocking_started.store(next, std::memory_order_seq_cst);
   started_ = next;
-  open_.insert(next);
+  open_.emplace(next, std::chrono::steady_clock::now());
   // Paired with the engine's fence after it sets daemon_sleeping: either it sees this start
   // before it sleeps, or this rank sees the flag and rings. And with the other ranks' fences
   // after their starts: of ranks starting at once, the last in the fences' order sees every start.

@@ -121,13 +121,19 @@ int ohio_ialltoall(ohio_group* group, const void* send, void* recv, size_t bytes
 int ohio_ialltoallv(ohio_group* group, const void* send, const size_t* sendcounts, const size_t* sdispls,
                     void* recv, const size_t* recvcounts, const size_t* rdispls, ohio_request* request);
 /* Never waits. *done = 0 and OHIO_OK while the call is under way; once it is complete, *done = 1,
- * the call's outcome is returned, and the request is forgotten. */
+ * the call's outcome is returned, and the request is forgotten. A call that can no longer
+ * complete is complete with the reason: the group failed, ohiod's connection closed
+ * (OHIO_ERR_DAEMON_LOST), or ohiod did not complete it within the group's timeout from its start
+ * or from the last progress ohiod made on this rank's calls (OHIO_ERR_TIMEOUT, saying so and that
+ * ohiod is stopped if it is; a daemon that runs is given 10 s more to fail the group itself).
+ * Testing again and again does not move that deadline. */
 int ohio_test(ohio_group* group, ohio_request request, int* done);
 /* ohio_test, waiting up to timeout_us for the call to complete (spinning briefly, then sleeping
  * on the group's futex): for a caller that must do something else from time to time while it
  * waits (an MPI library's progress). */
 int ohio_test_within(ohio_group* group, ohio_request request, unsigned timeout_us, int* done);
-/* Waits until the call is complete; returns its outcome and forgets the request. */
+/* Waits until the call is complete, by ohio_test's deadline; returns its outcome and forgets the
+ * request. */
 int ohio_wait(ohio_group* group, ohio_request request);
 /* Takes part in the group's next call without data: that call then returns OHIO_ERR_SKIPPED on
  * every rank of the group, on every node, and nothing moves. A rank that cannot take part in

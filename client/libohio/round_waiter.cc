@@ -21,6 +21,15 @@ bool RoundWaiter::DaemonGone() const {
 
 bool RoundWaiter::DaemonStopped() const { return ProcessStopped(daemon_pid_); }
 
+Status RoundWaiter::Overdue(std::chrono::steady_clock::time_point since, const char* who, const char* what) const {
+  const auto waited = std::chrono::steady_clock::now() - since;
+  if (waited < timeout_) return Status::Ok();
+  // /proc is read only once the timeout has passed: the looks before cost nothing.
+  const bool stopped = DaemonStopped();
+  if (!stopped && waited < timeout_ + grace_) return Status::Ok();
+  return Outcome(WaitOutcome::kTimedOut, stopped ? timeout_ : timeout_ + grace_, who, what);
+}
+
 Status RoundWaiter::Outcome(WaitOutcome outcome, std::chrono::milliseconds waited, const char* who,
                             const char* what) const {
   if (GroupFailed()) return GroupError();

@@ -73,6 +73,11 @@ class RoundWaiter {
     return WaitWithDaemon(ready, who, what, /*daemon_needed=*/false);
   }
 
+  // For a wait made of many short looks (a nonblocking call's tests) that began at `since`:
+  // ok while it is within the timeout (and the grace, while the daemon is not stopped); past
+  // that, the error one Wait as long would have ended with (the group's error if it failed).
+  Status Overdue(std::chrono::steady_clock::time_point since, const char* who, const char* what) const;
+
   // Whether ready() holds within `most` (spinning, then sleeping on the event word). False as
   // soon as the group fails or the daemon is gone: the caller asks the group which.
   template <typename Ready>

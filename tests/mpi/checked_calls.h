@@ -1,6 +1,7 @@
 /* The calls of the daemon loss and upgrade checks (daemon_loss_check.c, daemon_upgrade_check.c):
- * MPI_Alltoall calls, each with bytes of its own and every fifth in place, whose outcomes are
- * recorded per call and compared across ranks at the end. */
+ * MPI_Alltoall calls (or MPI_Ialltoall, each completed by MPI_Wait at once), each with bytes of
+ * its own and every fifth in place, whose outcomes are recorded per call and compared across
+ * ranks at the end. */
 #ifndef OHIO_TESTS_MPI_CHECKED_CALLS_H_
 #define OHIO_TESTS_MPI_CHECKED_CALLS_H_
 
@@ -15,18 +16,25 @@ static uint8_t CheckedByte(int src, int dst, long k, int call) {
 }
 
 /* Call `call` of M bytes per rank on comm (send and recv hold size * M bytes), checked byte for
- * byte. Its outcome: 0 for MPI_SUCCESS with every byte right, -1 for MPI_SUCCESS with a wrong
+ * byte; an MPI_Ialltoall and its MPI_Wait if `nonblocking`. Its outcome: 0 for MPI_SUCCESS with every byte right, -1 for MPI_SUCCESS with a wrong
  * byte (said at once, "rank R: call C: N WRONG bytes": a later call may end the job under
  * MPI_ERRORS_ARE_FATAL before any tally), else the error class. Wrong bytes add to *wrong_bytes. */
 static int CheckedAlltoall(MPI_Comm comm, int rank, int size, long m, int call, uint8_t* send, uint8_t* recv,
-                           long* wrong_bytes) {
+                           long* wrong_bytes, int nonblocking) {
   const int in_place = call % 5 == 0;
   uint8_t* mine = in_place ? recv : send;
   for (int d = 0; d < size; ++d) {
     for (long k = 0; k < m; ++k) mine[(size_t)d * m + k] = CheckedByte(rank, d, k, call);
   }
   if (!in_place) memset(recv, 0xEE, (size_t)m * size);
-  const int rc = MPI_Alltoall(in_place ? MPI_IN_PLACE : send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE, comm);
+  int rc = MPI_SUCCESS;
+  if (nonblocking) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    rc = MPI_Ialltoall(in_place ? MPI_IN_PLACE : send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE, comm, &request);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+  } else {
+    rc = MPI_Alltoall(in_place ? MPI_IN_PLACE : send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE, comm);
+  }
   if (rc != MPI_SUCCESS) {
     int cls = 0;
     MPI_Error_class(rc, &cls);

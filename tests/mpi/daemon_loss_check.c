@@ -1,5 +1,6 @@
 /* ohiod killed in the middle of a stream of MPI_Alltoall calls, under MPI_ERRORS_RETURN.
- * argv: CALLS BYTES_PER_RANK KILL_AT. Every rank makes CALLS calls of MPI_Alltoall on
+ * argv: CALLS BYTES_PER_RANK KILL_AT [ialltoall]. Every rank makes CALLS calls of MPI_Alltoall
+ * (with "ialltoall": MPI_Ialltoall, each completed by MPI_Wait at once) on
  * MPI_COMM_WORLD, 200 us apart, each with bytes of its own (every fifth in place); at call
  * KILL_AT rank 0 creates the file $CHECK_KILL_FILE, at which the test kills the daemon, and
  * goes on at once. Each rank records every call's outcome: 0 for MPI_SUCCESS with every byte
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tests/mpi/checked_calls.h"
@@ -21,13 +23,14 @@ int main(int argc, char** argv) {
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc != 4) {
-    if (rank == 0) fprintf(stderr, "usage: daemon_loss_check CALLS BYTES_PER_RANK KILL_AT\n");
+  if (argc != 4 && !(argc == 5 && strcmp(argv[4], "ialltoall") == 0)) {
+    if (rank == 0) fprintf(stderr, "usage: daemon_loss_check CALLS BYTES_PER_RANK KILL_AT [ialltoall]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int calls = atoi(argv[1]);
   const long m = atol(argv[2]);
   const int kill_at = atoi(argv[3]);
+  const int nonblocking = argc == 5;
   const char* kill_file = getenv("CHECK_KILL_FILE");
   uint8_t* send = malloc((size_t)m * size);
   uint8_t* recv = malloc((size_t)m * size);
@@ -38,7 +41,7 @@ int main(int argc, char** argv) {
       FILE* f = fopen(kill_file, "w");
       if (f != NULL) fclose(f);
     }
-    outcome[c] = CheckedAlltoall(MPI_COMM_WORLD, rank, size, m, c, send, recv, &wrong_bytes);
+    outcome[c] = CheckedAlltoall(MPI_COMM_WORLD, rank, size, m, c, send, recv, &wrong_bytes, nonblocking);
     usleep(200);
   }
   int* all = rank == 0 ? malloc(sizeof(int) * (size_t)calls * size) : NULL;

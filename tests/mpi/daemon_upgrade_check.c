@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < calls; ++i) {
       const int c = phase * calls + i;
       if (rank == 0 && phase == stop_phase && i == calls / 2) Touch(getenv("CHECK_STOP_FILE"));
-      outcome[c] = CheckedAlltoall(comm, rank, size, m, c, send, recv, &wrong_bytes);
+      outcome[c] = CheckedAlltoall(comm, rank, size, m, c, send, recv, &wrong_bytes, 0);
       usleep(200);
     }
     MPI_Comm_free(&comm);

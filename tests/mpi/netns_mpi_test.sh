@@ -28,17 +28,14 @@ for i in 0 1; do
   ip neigh show "$(node_ip $i)" dev "$BRIDGE" | grep -q "lladdr $(node_mac $i) PERMANENT" ||
     fail "the bridge has no permanent neighbour entry for node $i"
 done
-echo "$(node_ip 0) slots=2" > "$DIR/hostfile"
-echo "$(node_ip 1) slots=2" >> "$DIR/hostfile"
 
 veth_sent() { cat "/sys/class/net/$(veth_name "$1")/statistics/rx_bytes"; }
 
-# run_job NAME PROGRAM ARGS...: PROGRAM on 2 x 2 ranks, started in $DIR/NAME; its output in
-# $DIR/NAME.out, the bytes that crossed the veths meanwhile in VETH_BYTES. JOB_ENV (KEY=VALUE),
-# if set, goes to every rank, as does OHIO_SELECTION=always: these jobs test how ohio serves
-# calls across hosts, not which calls the selection table gives it. The ranks reach ohio through
-# the preloaded shim, or, with
-# JOB_BINDING=component, through Open MPI's collective component coll/ohio, nothing preloaded.
+# run_job NAME PROGRAM ARGS...: PROGRAM on 2 x 2 ranks (run_two_node_job), started in
+# $DIR/NAME; its output in $DIR/NAME.out, the bytes that crossed the veths meanwhile in
+# VETH_BYTES. JOB_ENV (KEY=VALUE), if set, goes to every rank. The ranks reach ohio through the
+# preloaded shim, or, with JOB_BINDING=component, through Open MPI's collective component
+# coll/ohio.
 run_job() {
   local name=$1 program=$2
   shift 2
@@ -46,16 +43,7 @@ run_job() {
   local rc=0
   local job_env=()
   [ -z "${JOB_ENV:-}" ] || job_env=(-x "$JOB_ENV")
-  local binding=(-x "LD_PRELOAD=$R/client/libohio_mpi_openmpi.so")
-  [ "${JOB_BINDING:-shim}" = shim ] ||
-    binding=(--mca mca_base_component_path "$R/client/openmpi_coll:$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')")
-  mkdir -p "$DIR/$name"
-  (cd "$DIR/$name" && timeout --kill-after=5 120 env -u OHIO_SOCKET -u LD_PRELOAD OHIO_NETNS_SOCKET_DIR="$DIR" \
-    mpirun.openmpi --allow-run-as-root -np 4 --mca pml ob1 --hostfile "$DIR/hostfile" \
-    --mca plm_rsh_agent "$DIR/netns-ssh.sh" --mca oob_tcp_if_include 10.77.0.0/24 \
-    --mca btl_tcp_if_include 10.77.0.0/24 --mca btl tcp,vader,self --mca mpi_yield_when_idle 1 \
-    "${binding[@]}" -x OHIO_STATS=1 -x OHIO_SELECTION=always "${job_env[@]}" \
-    "$program" "$@") > "$DIR/$name.out" 2>&1 || rc=$?
+  run_two_node_job "${JOB_BINDING:-shim}" "$DIR/$name" "${job_env[@]}" "$program" "$@" > "$DIR/$name.out" 2>&1 || rc=$?
   if [ $rc != 0 ]; then
     cat "$DIR/$name.out" "$DIR"/node*.log >&2
     fail "$name: mpirun exited $rc$([ $rc != 124 ] || echo ' (timed out after 120 s)')"

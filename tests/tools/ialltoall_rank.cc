@@ -10,7 +10,10 @@
 // goes in stream rounds), and the last line sums the bytes sent to and received from other
 // nodes' ranks, for the daemons' counters. With --blocking-after-posting, a blocking alltoall comes between posting and
 // watching: it may only begin once this rank's nonblocking calls are complete (MPI's order), so right
-// after it every nonblocking call must already hold its bytes. Exits 0 only if everything matched.
+// after it every nonblocking call must already hold its bytes. With --expect-completion, the rank
+// says "holding" after the line-up, waits for a file (a test stops the daemon meanwhile), posts
+// one call and completes it by an ohio_test loop (or ohio_wait with --wait), which must end
+// with that error; it says how long it took. Exits 0 only if everything matched.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <numeric>
@@ -121,6 +124,12 @@ int main(int argc, char** argv) {
                "after posting, a verified blocking alltoall of --bytes; the nonblocking calls must be complete by then");
   app.add_flag("--wait", wait, "complete the calls with ohio_wait at once instead of computing first");
   app.add_option("--expect", expect, "every ohio_ialltoall must fail with this error (ohio_strerror's name)");
+  std::string hold_file, expect_completion;
+  app.add_option("--hold-before-posting", hold_file,
+                 "after the line-up, say 'holding' and wait (up to 10 minutes) until this file exists");
+  app.add_option("--expect-completion", expect_completion,
+                 "post one call and test it (ohio_test, 1 ms apart; ohio_wait with --wait) until it completes, "
+                 "which it must with this error (ohio_strerror's name); at most 10 minutes");
   CLI11_PARSE(app, argc, argv);
 
   ohio::Client client;
@@ -138,6 +147,41 @@ int main(int argc, char** argv) {
                : group.Ialltoall(send.data(), recv.data(), bytes, &request);
     std::printf("rank %u: code=%d (%s) %s\n", rank, r.code, ohio_strerror(r.code), r.message.c_str());
     return expect == ohio_strerror(r.code) ? 0 : 1;
+  }
+  if (!expect_completion.empty()) {
+    std::vector<uint8_t> token(size), tokens(size), send(size * bytes), recv(size * bytes);
+    r = group.Alltoall(token.data(), tokens.data(), 1);
+    if (!r.ok()) {
+      std::printf("rank %u: lining up failed: %s\n", rank, r.message.c_str());
+      return 1;
+    }
+    if (!hold_file.empty()) {
+      std::printf("rank %u: holding\n", rank);
+      std::fflush(stdout);
+      for (int waited = 0; access(hold_file.c_str(), F_OK) != 0; ++waited) {
+        if (waited == 600000) return 1;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    const auto start = std::chrono::steady_clock::now();
+    ohio_request request = 0;
+    r = group.Ialltoall(send.data(), recv.data(), bytes, &request);
+    int done = r.ok() ? 0 : 1;
+    const auto give_up = start + std::chrono::minutes(10);
+    while (r.ok() && done == 0 && std::chrono::steady_clock::now() < give_up) {
+      if (wait) {
+        r = group.Wait(request);
+        done = 1;
+      } else if ((r = group.Test(request, &done)).ok() && done == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    std::printf("rank %u: completion done=%d code=%d (%s) %s after %lld ms\n", rank, done, r.code, ohio_strerror(r.code),
+                r.message.c_str(), static_cast<long long>(took.count()));
+    const ohio::CallResult left = group.Leave();
+    std::printf("rank %u: leave code=%d (%s) %s\n", rank, left.code, ohio_strerror(left.code), left.message.c_str());
+    return done == 1 && expect_completion == ohio_strerror(r.code) ? 0 : 1;
   }
   uint64_t verified = 0, moved_unaided = 0, remote_sent = 0, remote_received = 0;
   for (uint32_t batch = 0; batch < batches; ++batch) {

@@ -9,8 +9,9 @@
 // completes the call) in slices, and gives the MPI library its turn (PMPI_Iprobe) between them,
 // since another rank may need this one's progress (a message it sent before its collective) to
 // reach the collective at all. Every wait is bounded: a rank that never starts the call fails
-// the group at ohiod's timeout, a daemon that dies is seen on the connection, and either
-// completes the request with an error.
+// the group at ohiod's timeout, a daemon that dies is seen on the connection, a daemon that
+// does nothing (stopped, hung) is given up on at the call's deadline, which the slices do not
+// restart (ohio_test in client/libohio/ohio.h), and each completes the request with an error.
 #pragma once
 
 #include <mpi.h>

@@ -137,14 +137,18 @@ class Group {
   // failed the group.
   bool Watch(Clock::time_point now, DaemonCounters* counters);
   // A group on one node: moves one slice of the nonblocking calls every local rank has posted
-  // (NonblockingAlltoall::Advance), with staging from `ledger`; true if it did anything.
-  bool AdvanceNonblocking(DaemonCounters* counters, StagingLedger* ledger) {
-    return nonblocking_->Advance(counters, ledger, owner_);
+  // (NonblockingAlltoall::Advance) of at most `slice_bytes`, with staging from `ledger`; true
+  // if it did anything.
+  bool AdvanceNonblocking(DaemonCounters* counters, StagingLedger* ledger, uint64_t slice_bytes) {
+    return nonblocking_->Advance(counters, ledger, owner_, slice_bytes);
   }
-  // A group on one node with a nonblocking call being moved, or posted by every rank.
-  bool nonblocking_waiting() const {
-    return nonblocking_->moving() || nonblocking_->AllPosted(nonblocking_->next_call());
+  // A group on one node with a nonblocking call being moved, or posted by every rank and not
+  // begun, or either.
+  bool nonblocking_moving() const { return nonblocking_->moving(); }
+  bool nonblocking_beginning() const {
+    return !nonblocking_->moving() && nonblocking_->AllPosted(nonblocking_->next_call());
   }
+  bool nonblocking_waiting() const { return nonblocking_moving() || nonblocking_beginning(); }
   // Adds to `counters` what the group's ranks counted in the segment since the last time.
   void FoldCallStats(DaemonCounters* counters);
   // Whether a round is under way, so that its timeout must be watched.

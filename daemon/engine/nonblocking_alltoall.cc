@@ -53,7 +53,8 @@ bool NonblockingAlltoall::AnyPosted() const {
 
 NonblockingAlltoall::~NonblockingAlltoall() { FreeStaging(); }
 
-bool NonblockingAlltoall::Advance(DaemonCounters* counters, StagingLedger* ledger, uid_t owner) {
+bool NonblockingAlltoall::Advance(DaemonCounters* counters, StagingLedger* ledger, uid_t owner,
+                                  uint64_t slice_bytes) {
   if (call_ == 0) {
     const uint32_t call = next_call();
     if (!AllPosted(call)) return false;
@@ -75,7 +76,7 @@ bool NonblockingAlltoall::Advance(DaemonCounters* counters, StagingLedger* ledge
     batches_.emplace(ranks_, [this](uint32_t src, uint32_t dst) { return PieceBytes(src, dst); }, granted);
   }
   bool done = false;
-  Status s = MoveSlice(&done);
+  Status s = MoveSlice(slice_bytes, &done);
   if (!s.ok()) {
     Finish(s, counters);
   } else if (done) {
@@ -126,8 +127,8 @@ uint64_t NonblockingAlltoall::RecvAt(uint32_t src, uint32_t dst) const {
   return base + (vector_ ? Table(l, kRecvAt, src) : uint64_t{src} * m_);
 }
 
-Status NonblockingAlltoall::MoveSlice(bool* done) {
-  if (!batches_->Next(&chunks_)) {
+Status NonblockingAlltoall::MoveSlice(uint64_t slice_bytes, bool* done) {
+  if (!batches_->Next(&chunks_, slice_bytes)) {
     *done = true;
     return Status::Ok();
   }

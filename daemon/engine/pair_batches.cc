@@ -13,9 +13,10 @@ void PairBatches::NextPair() {
   if (++b_ == ranks_) b_ = ++a_;
 }
 
-bool PairBatches::Next(std::vector<PairChunk>* out) {
+bool PairBatches::Next(std::vector<PairChunk>* out, uint64_t most) {
   out->clear();
-  uint64_t room = capacity_;
+  const uint64_t capacity = std::max<uint64_t>(std::min(most, capacity_), 2);
+  uint64_t room = capacity;
   while (a_ < ranks_) {
     const uint64_t forward = bytes_(a_, b_);
     const uint64_t backward = a_ == b_ ? 0 : bytes_(b_, a_);
@@ -34,7 +35,7 @@ bool PairBatches::Next(std::vector<PairChunk>* out) {
     // The rest of the pair does not fit: a chunk of it fills the slice, the same range of both
     // directions. Not a sliver, though, behind other pairs: those go alone, this one next time.
     const uint64_t per_direction = a_ == b_ ? room : room / 2;
-    if (per_direction == 0 || (!out->empty() && room < capacity_ / 4)) break;
+    if (per_direction == 0 || (!out->empty() && room < capacity / 4)) break;
     PairChunk chunk{a_, b_, offset_, per_direction};
     out->push_back(chunk);
     offset_ += per_direction;

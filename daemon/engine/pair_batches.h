@@ -9,7 +9,8 @@
 // read in the same slice. No other piece is overwritten, and no piece is read twice.
 //
 // A slice takes at most `capacity` bytes, so ohiod holds at most that much of a call at once
-// whatever its size, and the engine can serve other groups between slices.
+// whatever its size, and the engine can serve other groups between slices; each slice may be
+// asked to be smaller still.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +33,9 @@ class PairBatches {
   // `ranks` ranks; `bytes(src, dst)` the length of src's piece for dst. `capacity` >= 2.
   PairBatches(uint32_t ranks, std::function<uint64_t(uint32_t, uint32_t)> bytes, uint64_t capacity);
 
-  // The next slice's chunks into *out (cleared first); false once the call is all sliced.
-  bool Next(std::vector<PairChunk>* out);
+  // The next slice's chunks into *out (cleared first), at most `most` bytes of them (and at
+  // most the capacity); false once the call is all sliced.
+  bool Next(std::vector<PairChunk>* out, uint64_t most = ~uint64_t{0});
   // Bytes of the pieces a chunk covers, in each direction.
   uint64_t Forward(const PairChunk& c) const { return Part(bytes_(c.a, c.b), c); }
   uint64_t Backward(const PairChunk& c) const { return c.a == c.b ? 0 : Part(bytes_(c.b, c.a), c); }

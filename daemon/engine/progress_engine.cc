@@ -333,26 +333,42 @@ bool ProgressEngine::AdvanceAll() {
   sliced_uids_.clear();
   const size_t n = groups_.size();
   if (n != 0) first_group_ = (first_group_ + 1) % n;
+  // Nonblocking calls on one node are the engine's to move, as soon as every rank has posted
+  // them: one slice per uid and pass (sliced_uids_). Calls that begin go before calls under
+  // way, so a small call (one slice) waits for at most the slice being copied, not for every
+  // other uid's next slice too.
+  // Slices are short while more than one uid has had calls to move lately: a job's next call
+  // comes a moment after its last, and should not find a long slice under way.
+  const uint64_t slice_bytes = now - shared_at_ < kSharedHold ? NonblockingAlltoall::kSharedSliceBytes
+                                                              : NonblockingAlltoall::kSliceBytes;
+  std::vector<uid_t> waiting;  // uids with calls to move in this pass
+  auto slice = [&](const std::shared_ptr<Group>& g) {
+    if (std::find(waiting.begin(), waiting.end(), g->owner()) == waiting.end()) waiting.push_back(g->owner());
+    const uid_t uid = g->owner();
+    if (std::find(sliced_uids_.begin(), sliced_uids_.end(), uid) != sliced_uids_.end()) {
+      if (g->nonblocking_waiting()) progressed = true;  // its uid had its slice: the next pass comes at once
+      return;
+    }
+    if (g->AdvanceNonblocking(counters_, ledger_, slice_bytes)) {
+      sliced_uids_.push_back(uid);
+      progressed = true;
+    }
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const std::shared_ptr<Group>& g = groups_[(first_group_ + i) % n];
+    if (!g->spans_nodes() && g->nonblocking_beginning()) slice(g);
+  }
   for (size_t i = 0; i < n; ++i) {
     const std::shared_ptr<Group>& g = groups_[(first_group_ + i) % n];
     if (g->spans_nodes()) {
       progressed |= g->Advance(now, counters_);
       TellIfFailedHere(g);
     } else {
-      // Nonblocking calls are the engine's to move, as soon as every rank has posted them: one
-      // slice per uid and pass (sliced_uids_).
-      const uid_t uid = g->owner();
-      if (std::find(sliced_uids_.begin(), sliced_uids_.end(), uid) == sliced_uids_.end()) {
-        if (g->AdvanceNonblocking(counters_, ledger_)) {
-          sliced_uids_.push_back(uid);
-          progressed = true;
-        }
-      } else if (g->nonblocking_waiting()) {
-        progressed = true;  // its uid had its slice in this pass: the next pass comes at once
-      }
+      if (g->nonblocking_moving()) slice(g);
       if (watch) progressed |= g->Watch(now, counters_);
     }
   }
+  if (waiting.size() > 1) shared_at_ = now;
   return progressed;
 }
 
@@ -416,6 +432,10 @@ void ProgressEngine::Run() {
     const auto now = std::chrono::steady_clock::now();
     if (progressed) {
       last_work = now;
+      // A pass that moved slices of nonblocking calls on one node may be followed by many
+      // more: let whatever else wants this CPU run between them (the ranks of another job,
+      // which otherwise share the other cores with everything else while this one copies).
+      if (!sliced_uids_.empty()) sched_yield();
       continue;
     }
     const EnginePoll spin = PollNow();

@@ -108,6 +108,9 @@ class ProgressEngine {
   // uid's groups take turns. Another uid's call then waits for at most one slice of each.
   std::vector<uid_t> sliced_uids_;  // of the pass under way
   size_t first_group_ = 0;
+  // When more than one uid last had calls to move in a pass, and for how long slices stay short.
+  std::chrono::steady_clock::time_point shared_at_{};
+  static constexpr std::chrono::milliseconds kSharedHold{50};
   DaemonCounters* counters_;
   Transport* transport_;
   int epoll_fd_ = -1;

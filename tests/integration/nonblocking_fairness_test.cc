@@ -1,6 +1,6 @@
 // One uid's large nonblocking calls on one node take neither ohiod's memory nor its engine from
 // another uid (daemon/engine/nonblocking_alltoall.h, progress_engine.h): eight one-rank groups
-// of uid nobody post 256 MiB ohio_ialltoall calls back to back while root's 2-rank job runs 200
+// of uid nobody post 256 MiB ohio_ialltoall calls back to back while root's 2-rank job runs 1,000
 // verified 4 KiB ohio_ialltoall calls. ohiod's resident memory grows by the calls' bounded
 // staging, not by the calls, and the staging is counted where ohioctl shows it; root's job
 // takes at most 3x its time alone. Real daemon, real rank processes.
@@ -38,20 +38,28 @@ long StatusKiB(pid_t pid, const std::string& field) {
   return -1;
 }
 
-// Root's 2-rank job of 200 verified 4 KiB nonblocking calls, each waited for; its wall time.
+// Root's 2-rank job of 1,000 verified 4 KiB nonblocking calls, each waited for: the time its
+// slower rank took for them (from its join to its last call, as the tool measures it).
 double VictimSeconds(const TempDir& dir, const Daemon& daemon, const std::string& name) {
-  const auto start = std::chrono::steady_clock::now();
-  RankJob job(dir, daemon.socket(), name, 2, {"--bytes", "4096", "--batches", "200", "--wait"}, nullptr,
+  RankJob job(dir, daemon.socket(), name, 2, {"--bytes", "4096", "--batches", "1000", "--wait"}, nullptr,
               "tests/tools/ialltoall_rank");
   for (int code : job.Wait(kDeadline)) EXPECT_EQ(code, 0) << job.Outputs() << daemon.Log();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double slowest = 0;
+  for (uint32_t r = 0; r < job.size(); ++r) {
+    const std::string out = job.rank(r).Output();
+    const size_t at = out.find("loop_seconds=");
+    EXPECT_NE(at, std::string::npos) << out;
+    if (at != std::string::npos) slowest = std::max(slowest, std::stod(out.substr(at + 13)));
+  }
+  return slowest;
 }
 
 TEST(NonblockingFairness, LargeCallsOfOneUidTakeNeitherMemoryNorTheEngine) {
   TempDir dir;
   Daemon daemon(dir, {"--memory-limit", "512MiB"});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
-  const double alone_before = VictimSeconds(dir, daemon, "alone-before");
+  // Its time alone: the median of three runs, two before the attack and one after.
+  std::vector<double> alone = {VictimSeconds(dir, daemon, "alone-1"), VictimSeconds(dir, daemon, "alone-2")};
   const long rss_before = StatusKiB(daemon.pid(), "VmRSS");
   ASSERT_GT(rss_before, 0);
 
@@ -80,10 +88,10 @@ TEST(NonblockingFairness, LargeCallsOfOneUidTakeNeitherMemoryNorTheEngine) {
     EXPECT_EQ(hog->Wait(kDeadline), 0) << hog->Output() << daemon.Log();
     EXPECT_NE(hog->Output().find("calls "), std::string::npos) << hog->Output();
   }
-  const double alone_after = VictimSeconds(dir, daemon, "alone-after");
-  const double alone = (alone_before + alone_after) / 2;
-  EXPECT_LE(attacked, 3 * alone) << "alone " << alone_before << " s and " << alone_after << " s, beside eight "
-                                 << "uid's 256 MiB calls " << attacked << " s";
+  alone.push_back(VictimSeconds(dir, daemon, "alone-3"));
+  std::sort(alone.begin(), alone.end());
+  EXPECT_LE(attacked, 3 * alone[1]) << "alone " << alone[0] << " s, " << alone[1] << " s and " << alone[2]
+                                    << " s; beside eight 256 MiB calls of another uid " << attacked << " s";
 
   // Resident memory grew by the staging (256 KiB a call) and what a daemon touches anyway, not by
   // the calls: holding one call's rows took 256 MiB per group.
@@ -92,8 +100,8 @@ TEST(NonblockingFairness, LargeCallsOfOneUidTakeNeitherMemoryNorTheEngine) {
   const StatusQuery s = QueryStatus(daemon.admin_socket());
   ASSERT_TRUE(s.ok) << s.error;
   EXPECT_EQ(s.reply.staging_bytes_in_use(), 0u) << "the staging is freed with the calls";
-  std::printf("alone %.3f s / %.3f s, attacked %.3f s; staging at most %llu bytes; ohiod RSS %ld KiB, peak %ld KiB\n",
-              alone_before, alone_after, attacked, static_cast<unsigned long long>(most_staging), rss_before, peak);
+  std::printf("alone %.3f s (median of 3), attacked %.3f s; staging at most %llu bytes; ohiod RSS %ld KiB, peak %ld KiB\n",
+              alone[1], attacked, static_cast<unsigned long long>(most_staging), rss_before, peak);
 }
 
 }  // namespace

@@ -184,6 +184,7 @@ int main(int argc, char** argv) {
     return done == 1 && expect_completion == ohio_strerror(r.code) ? 0 : 1;
   }
   uint64_t verified = 0, moved_unaided = 0, remote_sent = 0, remote_received = 0;
+  const auto loop_began = std::chrono::steady_clock::now();
   for (uint32_t batch = 0; batch < batches; ++batch) {
     // Lines the ranks up, so that every rank posts the batch within moments of the others.
     std::vector<uint8_t> token(size), tokens(size);
@@ -324,8 +325,11 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("rank %u: ok moved_unaided=%llu verified_bytes=%llu remote_sent_bytes=%llu remote_received_bytes=%llu\n",
-              rank, static_cast<unsigned long long>(moved_unaided), static_cast<unsigned long long>(verified),
-              static_cast<unsigned long long>(remote_sent), static_cast<unsigned long long>(remote_received));
+  const double loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_began).count();
+  std::printf(
+      "rank %u: ok moved_unaided=%llu verified_bytes=%llu remote_sent_bytes=%llu remote_received_bytes=%llu "
+      "loop_seconds=%.6f\n",
+      rank, static_cast<unsigned long long>(moved_unaided), static_cast<unsigned long long>(verified),
+      static_cast<unsigned long long>(remote_sent), static_cast<unsigned long long>(remote_received), loop_seconds);
   return 0;
 }

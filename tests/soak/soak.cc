@@ -229,9 +229,29 @@ class Soak {
         f_.hostile.cut_off += cut_off;
         continue;
       }
+      if (attack_ == HostileAttack::kJoinFlood) {
+        unsigned long long sent = 0, refused = 0, disconnected = 0;
+        const size_t at = out.find("join flood: ");
+        // Its daemon may be restarted or stopped under it: then it could not connect (exit 1).
+        if ((at == std::string::npos ||
+             std::sscanf(out.c_str() + at, "join flood: %llu joins sent, %llu refused, %llu disconnected", &sent,
+                         &refused, &disconnected) != 3) &&
+            code != 1) {
+          f_.problems.push_back("the hostile uid's join flood exited " + std::to_string(code) + " without its tally: " +
+                                Tail(out, 2000));
+        }
+        f_.hostile.joins += sent;
+        continue;
+      }
+      // "calls N" at the end, or "call N failed: ..." once the chaos took its daemon: N done.
       unsigned long long calls = 0;
       const size_t at = out.find("calls ");
-      if (at != std::string::npos) std::sscanf(out.c_str() + at, "calls %llu", &calls);
+      const size_t failed = out.find("call ");
+      if (at != std::string::npos) {
+        std::sscanf(out.c_str() + at, "calls %llu", &calls);
+      } else if (failed != std::string::npos) {
+        std::sscanf(out.c_str() + failed, "call %llu", &calls);
+      }
       f_.hostile.large_calls += calls;
       if (out.find("WRONG") != std::string::npos || (code != 0 && code != 1)) {
         f_.problems.push_back("the hostile uid's large nonblocking calls exited " + std::to_string(code) + ": " +
@@ -305,7 +325,8 @@ class Soak {
         if (!hostile_.empty()) return;  // one attack at a time
         uint32_t node = static_cast<uint32_t>(fault.pick % kNodes);
         if (stopped_ && stopped_node_ == node) node = (node + 1) % kNodes;
-        attack_ = static_cast<HostileAttack>((fault.pick >> 32) % kHostileAttacks);
+        // The attacks take turns, so that a short run makes each of them.
+        attack_ = static_cast<HostileAttack>(attacks_ % kHostileAttacks);
         const std::string socket = cluster_.node(node).socket();
         const std::string out = dir_.file("hostile" + std::to_string(++attacks_));
         switch (attack_) {
@@ -335,6 +356,17 @@ class Soak {
                   out + "-" + std::to_string(g) + ".out", kHostileUser));
             }
             std::printf("chaos: uid %u posts large nonblocking calls to %s\n", kHostileUser,
+                        cluster_.name(node).c_str());
+            break;
+          case HostileAttack::kJoinFlood:
+            // Eight connections sending joins for a million ranks (1 MiB each) for 2 s: the
+            // control thread must refuse them from their length and serve the jobs' ranks in turn.
+            hostile_.push_back(std::make_unique<testing::Process>(
+                std::vector<std::string>{testing::ToolAnyoneCanRun(dir_, "tests/tools/control_join_flood"),
+                                         "--socket", socket, "--node", cluster_.name(node), "--connections", "8",
+                                         "--ranks", "1048576", "--duration-ms", "2000"},
+                out + ".out", kHostileUser));
+            std::printf("chaos: uid %u floods %s's control socket with oversized joins\n", kHostileUser,
                         cluster_.name(node).c_str());
             break;
         }
@@ -444,8 +476,8 @@ class Soak {
   uint32_t stopped_node_ = 0;
   Clock::time_point stop_began_, stop_until_;
   // The hostile uid's attack under way, if any: its processes, and which attack it is.
-  enum class HostileAttack { kControlFlood, kLargeNonblocking };
-  static constexpr uint64_t kHostileAttacks = 2;
+  enum class HostileAttack { kControlFlood, kLargeNonblocking, kJoinFlood };
+  static constexpr uint64_t kHostileAttacks = 3;
   std::vector<std::unique_ptr<testing::Process>> hostile_;
   HostileAttack attack_ = HostileAttack::kControlFlood;
   uint32_t attacks_ = 0;

@@ -20,7 +20,8 @@ std::string FormatFigures(const Figures& f) {
   o << "    (slowest run end after a rank kill: " << f.slowest_kill_to_end_ms << " ms)\n";
   o << "    (longest daemon stop: " << f.longest_stop_ms << " ms)\n";
   o << "    (hostile uid's connections: " << f.hostile.connections << ", cut off by the daemon: " << f.hostile.cut_off
-    << "; its 32 MiB nonblocking calls moved: " << f.hostile.large_calls << ")\n";
+    << "; its 32 MiB nonblocking calls moved: " << f.hostile.large_calls
+    << "; its oversized joins: " << f.hostile.joins << ")\n";
   o << "  MPI job (Open MPI, MPI_ERRORS_RETURN)\n";
   o << "    runs " << f.mpi.runs << ", calls ok " << f.mpi.calls_ok << ", failed (MPI_ERR_OTHER) " << f.mpi.calls_failed
     << ", wrong bytes " << f.mpi.wrong_bytes << ", the shim's reasons printed " << f.mpi.reasons << "\n";

@@ -32,6 +32,7 @@ struct HostileFigures {
   uint64_t connections = 0;   // opened by the floods
   uint64_t cut_off = 0;       // of them, closed by the daemon before their partial frame was sent
   uint64_t large_calls = 0;   // 32 MiB nonblocking calls moved for it
+  uint64_t joins = 0;         // oversized joins it sent (tests/tools/control_join_flood)
 };
 
 struct Figures {

@@ -112,6 +112,26 @@ TEST(SizedBuffers, AGroupAtItsUidsGroupLimitStillGrows) {
   GrowsThroughTheClasses({&cluster.node(0), &cluster.node(1)}, job);
 }
 
+// A raw join of a one-rank group `name` naming `replaces` (if any) as its outgrown predecessor,
+// as a client that never leaves its outgrown groups would send it; the descriptors are closed.
+Status JoinOneRankGroup(ControlConnection& connection, const std::string& name, const std::string& replaces,
+                        uint64_t hint) {
+  control::JoinGroup j;
+  j.set_key(KeyBytes(name));
+  j.set_size(1);
+  j.set_rank(0);
+  j.add_node_names(connection.node_name());
+  j.add_rank_node(0);
+  if (hint != 0) j.set_bytes_per_rank_hint(hint);
+  if (!replaces.empty()) j.set_replaces_key(KeyBytes(replaces));
+  auto joined = connection.Join(j);
+  if (joined.ok()) {
+    close(joined->segment_fd);
+    close(joined->doorbell_fd);
+  }
+  return joined.status();
+}
+
 // The exemption cannot be used to hold more groups: a group is left out of the limits for one
 // successor only, and not while its own predecessor is still held. Raw joins of one-rank
 // groups, as a client that never leaves its outgrown groups would send them.
@@ -123,20 +143,7 @@ TEST(SizedBuffers, AnOutgrownGroupIsExemptOnceAndOneGenerationDeep) {
   ASSERT_TRUE(connected.ok()) << connected.status().message();
   ControlConnection& connection = *connected.value();
   auto join = [&](const std::string& name, const std::string& replaces) {
-    control::JoinGroup j;
-    j.set_key(KeyBytes(name));
-    j.set_size(1);
-    j.set_rank(0);
-    j.add_node_names(connection.node_name());
-    j.add_rank_node(0);
-    j.set_bytes_per_rank_hint(64);
-    if (!replaces.empty()) j.set_replaces_key(KeyBytes(replaces));
-    auto joined = connection.Join(j);
-    if (joined.ok()) {
-      close(joined->segment_fd);
-      close(joined->doorbell_fd);
-    }
-    return joined.status();
+    return JoinOneRankGroup(connection, name, replaces, 64);
   };
   auto refused_at_the_limit = [](const Status& s, int held) {
     EXPECT_FALSE(s.ok());
@@ -165,19 +172,7 @@ TEST(SizedBuffers, AnOutgrownGroupsMemoryIsCounted) {
   ASSERT_TRUE(connected.ok()) << connected.status().message();
   ControlConnection& connection = *connected.value();
   auto join = [&](const std::string& name, const std::string& replaces) {
-    control::JoinGroup j;
-    j.set_key(KeyBytes(name));
-    j.set_size(1);
-    j.set_rank(0);
-    j.add_node_names(connection.node_name());
-    j.add_rank_node(0);
-    if (!replaces.empty()) j.set_replaces_key(KeyBytes(replaces));
-    auto joined = connection.Join(j);
-    if (joined.ok()) {
-      close(joined->segment_fd);
-      close(joined->doorbell_fd);
-    }
-    return joined.status();
+    return JoinOneRankGroup(connection, name, replaces, 0);
   };
   ASSERT_TRUE(join("big1", "").ok());
   const Status successor = join("big2", "big1");

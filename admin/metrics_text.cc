@@ -116,6 +116,8 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Counter("ohio_control_socket_uid_deferrals_total",
             "Passes of the control thread in which a uid had used its share and its other ready clients waited.",
             cs.control_uid_deferrals());
+  w.Gauge("ohio_control_pending_bytes", "Memory held in ohiod for clients' unfinished control messages.",
+          cs.pending_bytes());
   w.Counter("ohio_rounds_total", "Staging rounds completed.", c.rounds());
   w.Counter("ohio_bytes_local_total", "Bytes exchanged between ranks of this node.", c.bytes_local());
   w.Counter("ohio_bytes_sent_total", "Payload bytes put to other nodes.", c.bytes_sent());

@@ -292,6 +292,7 @@ admin::CountersReply AdminService::CountersSnapshot() {
   control_socket->set_refused_control_frame_timeouts(cs.refused_control_frame_timeouts.load());
   control_socket->set_refused_control_pending_bytes(cs.refused_control_pending_bytes.load());
   control_socket->set_control_uid_deferrals(cs.control_uid_deferrals.load());
+  control_socket->set_pending_bytes(cs.pending_bytes.load());
   const ConnectionRefusals::Counts data = p_.transport->stats().refusals;
   const ConnectionRefusals::Counts peer = p_.peer_gate->refusals();
   for (const auto& [port, counts] : {std::pair<const char*, const ConnectionRefusals::Counts&>{"data", data},

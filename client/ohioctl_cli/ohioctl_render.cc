@@ -424,7 +424,8 @@ json CountersJson(const admin::CountersReply& c) {
                                {"refused_hello_timeouts", cs.refused_control_hello_timeouts()},
                                {"refused_frame_timeouts", cs.refused_control_frame_timeouts()},
                                {"refused_pending_bytes", cs.refused_control_pending_bytes()},
-                               {"uid_deferrals", cs.control_uid_deferrals()}};
+                               {"uid_deferrals", cs.control_uid_deferrals()},
+                               {"pending_bytes", cs.pending_bytes()}};
   return {{"node", c.node_name()},
           {"version", c.version()},
           {"transport", c.transport()},
@@ -514,7 +515,8 @@ std::string CountersText(const admin::CountersReply& c) {
        {"ports", "refused: " + (ports.empty() ? "none" : ports) + "; " +
                      std::to_string(c.unauthenticated_peer_connections()) + " peer connection(s) not yet authenticated"},
        {"control", "refused: " + (control.empty() ? "none" : control) + "; " +
-                       std::to_string(cs.control_uid_deferrals()) + " uid deferral(s)"}});
+                       std::to_string(cs.control_uid_deferrals()) + " uid deferral(s); " + Bytes(cs.pending_bytes()) +
+                       " held for unfinished messages"}});
   std::vector<std::vector<std::string>> rows = {{"  BYTES PER RANK", "COUNT", "MEAN", "P50", "P99"}};
   for (const auto& l : c.latency()) {
     if (l.count() == 0) continue;

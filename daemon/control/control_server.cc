@@ -494,6 +494,7 @@ void ControlServer::SetHeld(Client& c, size_t held) {
   size_t& of_uid = pending_by_uid_[c.cred.uid];
   of_uid = of_uid - c.held + held;
   pending_total_ = pending_total_ - c.held + held;
+  counters_->pending_bytes.store(pending_total_, std::memory_order_relaxed);
   if (of_uid == 0) pending_by_uid_.erase(c.cred.uid);
   c.held = held;
 }

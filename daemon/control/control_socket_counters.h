@@ -1,4 +1,4 @@
-// What the control socket refused or held back, counted for ohioctl and the metrics file
+// What the control socket refused or held back, and holds now, counted for ohioctl and the metrics file
 // (admin Counters, control_socket): the log says a few of each kind (rate-limited), these
 // say how many there were. Written by the control thread, read by the admin service.
 #pragma once
@@ -22,6 +22,9 @@ struct ControlSocketCounters {
   // Passes of the control thread in which a uid had used its share and its other ready
   // clients waited for the next pass (daemon/control/control_server.h).
   std::atomic<uint64_t> control_uid_deferrals{0};
+  // Now: the memory clients' unfinished messages hold in ohiod (counted against
+  // user-max-pending-bytes per uid and max-pending-bytes in all).
+  std::atomic<uint64_t> pending_bytes{0};
 };
 
 }  // namespace ohio

@@ -252,6 +252,12 @@ TEST(ControlFairness, AMessageStartedAndNotFinishedIsCutOffByTheFrameDeadline) {
   partial.append(10, 'x');
   ASSERT_EQ(send(fd, partial.data(), partial.size(), MSG_NOSIGNAL), static_cast<ssize_t>(partial.size()));
   const auto start = Clock::now();
+  // What it holds in ohiod meanwhile is shown (ohioctl counters, the metrics).
+  uint64_t pending = 0;
+  while (pending == 0 && Clock::now() - start < milliseconds(800)) {
+    pending = QueryCounters(daemon.admin_socket()).control_socket().pending_bytes();
+  }
+  EXPECT_GE(pending, 10u) << "the unfinished message's bytes are not shown as held";
   std::string reply;
   std::vector<int> fds;
   ASSERT_TRUE(ReceiveFrame(fd, 1 << 20, &reply, &fds, start + seconds(30)).ok());
@@ -268,6 +274,7 @@ TEST(ControlFairness, AMessageStartedAndNotFinishedIsCutOffByTheFrameDeadline) {
   EXPECT_EQ(read(fd, &c, 1), 0);  // and closed
   close(fd);
   EXPECT_EQ(QueryCounters(daemon.admin_socket()).control_socket().refused_control_frame_timeouts(), 1u);
+  EXPECT_EQ(QueryCounters(daemon.admin_socket()).control_socket().pending_bytes(), 0u);
   EXPECT_TRUE(Contains(daemon.Log(), "was not finished within control-frame-timeout-ms = 1000; disconnecting"))
       << daemon.Log();
 

@@ -423,7 +423,9 @@ void TcpTransport::FrameLeftOpen(Conn* c) {
 void TcpTransport::FrameDone(Conn* c) {
   if (c->frame_since == Clock::time_point{}) return;
   c->frame_since = Clock::time_point{};
-  --frames_left_open_;
+  // The last frame left open is done: its deadline no longer wakes the engine (an idle daemon's
+  // would otherwise wake data-frame-timeout-ms after a large frame read in pieces).
+  if (--frames_left_open_ == 0 && timer_due_) ArmTimer();
 }
 
 void TcpTransport::Established(Conn* c, PeerId peer) {

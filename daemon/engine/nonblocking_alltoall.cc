@@ -154,7 +154,8 @@ Status NonblockingAlltoall::MoveSlice(uint64_t slice_bytes, bool* done) {
   if (Status s = RunPieces(false); !s.ok()) return s;
   if (Status s = RunPieces(true); !s.ok()) return s;
   moved_ += static_cast<uint64_t>(at - staging_.data());
-  *done = false;
+  // Known now, not at another pass: a call of one slice ends in the pass that moved it.
+  *done = batches_->Finished();
   return Status::Ok();
 }
 

@@ -13,18 +13,29 @@ void PairBatches::NextPair() {
   if (++b_ == ranks_) b_ = ++a_;
 }
 
+void PairBatches::SkipEmptyPairs(uint64_t* forward, uint64_t* backward) {
+  for (; a_ < ranks_; NextPair()) {
+    *forward = bytes_(a_, b_);
+    *backward = a_ == b_ ? 0 : bytes_(b_, a_);
+    if (offset_ < std::max(*forward, *backward)) return;  // else done with the pair, or nothing in it
+  }
+}
+
+bool PairBatches::Finished() {
+  uint64_t forward = 0, backward = 0;
+  SkipEmptyPairs(&forward, &backward);
+  return a_ >= ranks_;
+}
+
 bool PairBatches::Next(std::vector<PairChunk>* out, uint64_t most) {
   out->clear();
   const uint64_t capacity = std::max<uint64_t>(std::min(most, capacity_), 2);
   uint64_t room = capacity;
-  while (a_ < ranks_) {
-    const uint64_t forward = bytes_(a_, b_);
-    const uint64_t backward = a_ == b_ ? 0 : bytes_(b_, a_);
+  for (;;) {
+    uint64_t forward = 0, backward = 0;
+    SkipEmptyPairs(&forward, &backward);
+    if (a_ >= ranks_) break;
     const uint64_t longest = std::max(forward, backward);
-    if (offset_ >= longest) {  // done with the pair, or nothing to move in it
-      NextPair();
-      continue;
-    }
     const uint64_t rest = (forward > offset_ ? forward - offset_ : 0) + (backward > offset_ ? backward - offset_ : 0);
     if (rest <= room) {
       out->push_back({a_, b_, offset_, longest - offset_});

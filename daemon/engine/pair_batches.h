@@ -36,6 +36,8 @@ class PairBatches {
   // The next slice's chunks into *out (cleared first), at most `most` bytes of them (and at
   // most the capacity); false once the call is all sliced.
   bool Next(std::vector<PairChunk>* out, uint64_t most = ~uint64_t{0});
+  // Whether every byte has been sliced (Next would give nothing more).
+  bool Finished();
   // Bytes of the pieces a chunk covers, in each direction.
   uint64_t Forward(const PairChunk& c) const { return Part(bytes_(c.a, c.b), c); }
   uint64_t Backward(const PairChunk& c) const { return c.a == c.b ? 0 : Part(bytes_(c.b, c.a), c); }
@@ -46,6 +48,8 @@ class PairBatches {
     return piece - c.offset < c.length ? piece - c.offset : c.length;
   }
   void NextPair();
+  // Steps past the pairs with nothing left to move; the bytes of the pair it stops at.
+  void SkipEmptyPairs(uint64_t* forward, uint64_t* backward);
 
   uint32_t ranks_;
   std::function<uint64_t(uint32_t, uint32_t)> bytes_;

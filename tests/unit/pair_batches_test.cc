@@ -154,6 +154,23 @@ TEST(PairBatches, InPlaceVectorWithSymmetricCounts) {
   }
 }
 
+TEST(PairBatches, FinishedIsKnownRightAfterTheLastSlice) {
+  PairBatches batches(3, [](uint32_t s, uint32_t d) { return s == 2 || d == 2 ? 0 : 100; }, 1 << 20);
+  std::vector<PairChunk> chunks;
+  EXPECT_FALSE(batches.Finished());
+  ASSERT_TRUE(batches.Next(&chunks));
+  EXPECT_TRUE(batches.Finished()) << "the pairs left have nothing to move";
+  EXPECT_FALSE(batches.Next(&chunks));
+  PairBatches large(2, [](uint32_t, uint32_t) { return 1000; }, 1500);
+  uint64_t slices = 0;
+  while (!large.Finished()) {
+    ASSERT_TRUE(large.Next(&chunks));
+    ++slices;
+  }
+  EXPECT_FALSE(large.Next(&chunks));
+  EXPECT_GE(slices, 3u);
+}
+
 TEST(PairBatches, NothingToMoveIsNoSlice) {
   Call call(4, Uniform(4, 0), false, 3);
   uint64_t slices = 0;

@@ -1,4 +1,4 @@
-// ohiod killed in the middle of 20,000 MPI_Alltoall calls, 200 us apart, under
+// ohiod killed in the middle of a stream of MPI_Alltoall calls, 200 us apart, under
 // MPI_ERRORS_RETURN (tests/mpi/daemon_loss_check.c), 10 times under Open MPI across nodes and 3 times otherwise, at a
 // different call and size each time (64 B and 64 KiB per rank, every fifth call in place): no
 // call returns success with a wrong byte; on one node the job goes on through ohio; across nodes
@@ -24,7 +24,15 @@
 namespace ohio::testing {
 namespace {
 
-constexpr int kCalls = 20000;
+// Calls a job makes after the one at which the daemon is killed: the library takes over within
+// a few of them, and the rest leave the kill, which lands a few calls after the test sees the
+// mark, room on a loaded box. Once the library has them, MPICH's calls busy-poll, and four ranks
+// polling on two cores make each a matter of scheduling slices (about 30 ms): 300 of them are
+// seconds of room, where Open MPI's take 1,500 for a fraction of that. A run is then as long as
+// its kill point needs: with a fixed 20,000 calls, the library's part after an early kill took
+// minutes a run.
+int CallsAfterKill(const Mpi& mpi) { return std::string(mpi.name) == "mpich" ? 300 : 1500; }
+int CallsFor(const Mpi& mpi, int kill_at) { return kill_at + CallsAfterKill(mpi); }
 // 10 runs for Open MPI across nodes, where the ranks' agreement decides; 3 for the others.
 int Runs(const Mpi& mpi, bool across_nodes) { return across_nodes && std::string(mpi.name) == "openmpi" ? 10 : 3; }
 
@@ -41,7 +49,7 @@ Tally RunAndKill(const Mpi& mpi, const TempDir& dir, const std::vector<std::stri
                  Daemon& victim, int kill_at, const std::string& bytes, std::string* out,
                  Binding binding = Binding::kShim, bool nonblocking = false) {
   const std::string kill_file = dir.file("kill");
-  std::vector<std::string> args = {std::to_string(kCalls), bytes, std::to_string(kill_at)};
+  std::vector<std::string> args = {std::to_string(CallsFor(mpi, kill_at)), bytes, std::to_string(kill_at)};
   if (nonblocking) args.push_back("ialltoall");
   // Every call goes to ohio, whatever the selection table says: the daemon's loss is the test.
   Process job(MpiRun(mpi, 4, sockets, ppn,
@@ -80,12 +88,12 @@ Tally RunAndKill(const Mpi& mpi, const TempDir& dir, const std::vector<std::stri
 // others; where every rank was in it, it runs in the library (an in-place buffer put back
 // first). Before through ohio, after through the library, and the same outcome on every rank
 // for every call.
-void ExpectTheLibraryTookOver(const Tally& t, int kill_at, const std::string& out) {
-  EXPECT_EQ(t.calls, kCalls) << out;
+void ExpectTheLibraryTookOver(const Mpi& mpi, const Tally& t, int kill_at, const std::string& out) {
+  EXPECT_EQ(t.calls, CallsFor(mpi, kill_at)) << out;
   EXPECT_EQ(t.wrong_bytes, 0) << "success with wrong bytes\n" << out;
   EXPECT_EQ(t.failed, 0) << out;
   EXPECT_EQ(t.differing, 0) << out;
-  EXPECT_EQ(t.ok, kCalls) << out;
+  EXPECT_EQ(t.ok, CallsFor(mpi, kill_at)) << out;
   const auto [served, fell] = Stats(out);
   // Rank 0 had completed kill_at calls when it let the kill go, and every rank had entered
   // them; the last of them may have reached some ranks only as sent again (counted as fallen
@@ -111,9 +119,9 @@ Tally KillAcrossNodes(const Mpi& mpi, int kill_at, const std::string& bytes, Bin
                       std::string* out) {
   TempDir dir;
   // The timeout also bounds the group's setup across nodes (the first dial of the peer
-  // daemon), which on a loaded 2-core box has taken more than 3 s; the kill itself is seen at
+  // daemon), which on a loaded 2-core box has taken more than 10 s; the kill itself is seen at
   // once, as the peer's connection closes.
-  Cluster cluster(dir, 2, {"--timeout-ms", "10000"});
+  Cluster cluster(dir, 2, {"--timeout-ms", "30000"});
   if (!cluster.Start()) {
     ADD_FAILURE() << cluster.Logs();
     return {};
@@ -122,12 +130,8 @@ Tally KillAcrossNodes(const Mpi& mpi, int kill_at, const std::string& bytes, Bin
                     out, binding, nonblocking);
 }
 
-// Where the library takes over, MPICH's own calls busy-poll, and four ranks polling on two cores
-// make each a matter of scheduling slices: its runs kill late, leaving the library 1,000-1,200
-// calls (19,000 MPI_Ialltoall calls on one node took it 3 minutes a run).
-int KillAtForTheLibrary(const Mpi& mpi, int run) {
-  return std::string(mpi.name) == "mpich" ? kCalls - 1000 - run * 100 : 1000 + run * 1777;
-}
+// A different call for each run, and a different size in alternate runs.
+int KillAt(int run) { return 500 + run * 397; }
 
 // On one node the ranks meet in the segment alone: the daemon's death costs the job nothing.
 TEST_P(DaemonLoss, OnOneNodeEveryCallGoesOnThroughOhio) {
@@ -135,12 +139,13 @@ TEST_P(DaemonLoss, OnOneNodeEveryCallGoesOnThroughOhio) {
   for (int run = 0; run < Runs(mpi, false); ++run) {
     SCOPED_TRACE("run " + std::to_string(run));
     std::string out;
-    const Tally t = KillOnOneNode(mpi, 1000 + run * 1777, run % 2 == 0 ? "64" : "65536", false, &out);
-    EXPECT_EQ(t.calls, kCalls) << out;
+    const int kill_at = KillAt(run);
+    const Tally t = KillOnOneNode(mpi, kill_at, run % 2 == 0 ? "64" : "65536", false, &out);
+    EXPECT_EQ(t.calls, CallsFor(mpi, kill_at)) << out;
     EXPECT_EQ(t.wrong_bytes, 0) << out;
     EXPECT_EQ(t.differing, 0) << out;
-    EXPECT_EQ(t.ok, kCalls) << out;
-    EXPECT_EQ(Stats(out), std::make_pair(4L * kCalls, 0L)) << out;
+    EXPECT_EQ(t.ok, CallsFor(mpi, kill_at)) << out;
+    EXPECT_EQ(Stats(out), std::make_pair(4L * CallsFor(mpi, kill_at), 0L)) << out;
   }
 }
 
@@ -152,9 +157,9 @@ TEST_P(DaemonLoss, AcrossNodesTheLibraryTakesOverAtOneCallOnEveryRank) {
   for (int run = 0; run < Runs(mpi, true); ++run) {
     SCOPED_TRACE("run " + std::to_string(run));
     std::string out;
-    const int kill_at = KillAtForTheLibrary(mpi, run);
+    const int kill_at = KillAt(run);
     const Tally t = KillAcrossNodes(mpi, kill_at, run % 2 == 0 ? "64" : "65536", Binding::kShim, false, &out);
-    ExpectTheLibraryTookOver(t, kill_at, out);
+    ExpectTheLibraryTookOver(mpi, t, kill_at, out);
   }
 }
 
@@ -165,17 +170,17 @@ TEST(DaemonLossThroughTheComponent, AcrossNodesTheLibraryTakesOverAtOneCallOnEve
   for (int run = 0; run < 3; ++run) {
     SCOPED_TRACE("run " + std::to_string(run));
     std::string out;
-    const int kill_at = 1000 + run * 1777;
+    const int kill_at = KillAt(run);
     const Tally t = KillAcrossNodes(kOpenMpi, kill_at, run % 2 == 0 ? "64" : "65536", Binding::kComponent, false, &out);
     EXPECT_NE(out.find("ohio: served through Open MPI's collective component coll/ohio"), std::string::npos) << out;
-    ExpectTheLibraryTookOver(t, kill_at, out);
+    ExpectTheLibraryTookOver(kOpenMpi, t, kill_at, out);
     // The call sent again is an MPI_Alltoallv of the agreement duplicate's: never ohio's.
     EXPECT_EQ(Stats(out, "MPI_Alltoallv"), std::make_pair(0L, 0L)) << out;
   }
 }
 
 // MPI_Ialltoall, each completed by MPI_Wait at once (64 B per rank: the library runs the rest
-// of the 20,000 calls, which at 64 KiB on 4 ranks over 2 cores took more than 5 minutes).
+// of the calls, which at 64 KiB on 4 ranks over 2 cores took more than 5 minutes).
 // Only ohiod moves a nonblocking call: the one it was moving when it died, or the next one a
 // rank started before it saw the loss, cannot complete through ohio and fails, MPI_ERR_OTHER;
 // the calls after it go to the library. On one node every rank sees the same (the call was
@@ -185,30 +190,34 @@ TEST_P(DaemonLoss, IalltoallOnOneNodeOneCallFailsOnEveryRank) {
   for (int run = 0; run < Runs(mpi, false); ++run) {
     SCOPED_TRACE("run " + std::to_string(run));
     std::string out;
-    const Tally t = KillOnOneNode(mpi, KillAtForTheLibrary(mpi, run), "64", true, &out);
-    EXPECT_EQ(t.calls, kCalls) << out;
+    const int kill_at = KillAt(run);
+    const Tally t = KillOnOneNode(mpi, kill_at, "64", true, &out);
+    EXPECT_EQ(t.calls, CallsFor(mpi, kill_at)) << out;
     EXPECT_EQ(t.wrong_bytes, 0) << out;
     EXPECT_EQ(t.differing, 0) << out;
     EXPECT_EQ(t.failed, 1) << out;
-    EXPECT_EQ(t.ok, kCalls - 1) << out;
+    EXPECT_EQ(t.ok, CallsFor(mpi, kill_at) - 1) << out;
   }
 }
 
-// Across nodes one call fails on every rank. The call before it may have been completed by
-// node 0's daemon (node 1's had sent its blocks before it died) and not by node 1's: ranks 0-1
-// then get success and ranks 2-3 MPI_ERR_OTHER on it (README.md states the limit; measured in 2
-// of 20 Open MPI runs and 2 of 9 MPICH runs). No call returns a wrong byte.
+// Across nodes at most one call fails on every rank: the one the daemon was moving, or none
+// where the kill fell between two calls and every rank saw the loss before it started the next
+// (each call is waited for at once, then the ranks sleep 200 us). The call before it may have
+// been completed by node 0's daemon (node 1's had sent its blocks before it died) and not by
+// node 1's: ranks 0-1 then get success and ranks 2-3 MPI_ERR_OTHER on it (README.md states the
+// limit; measured in 2 of 20 Open MPI runs and 2 of 9 MPICH runs). No call returns a wrong byte.
 TEST_P(DaemonLoss, IalltoallAcrossNodesOneCallFailsOnEveryRank) {
   const Mpi mpi = GetParam();
   for (int run = 0; run < Runs(mpi, true); ++run) {
     SCOPED_TRACE("run " + std::to_string(run));
     std::string out;
-    const Tally t = KillAcrossNodes(mpi, KillAtForTheLibrary(mpi, run), "64", Binding::kShim, true, &out);
-    EXPECT_EQ(t.calls, kCalls) << out;
+    const int kill_at = KillAt(run);
+    const Tally t = KillAcrossNodes(mpi, kill_at, "64", Binding::kShim, true, &out);
+    EXPECT_EQ(t.calls, CallsFor(mpi, kill_at)) << out;
     EXPECT_EQ(t.wrong_bytes, 0) << out;
-    EXPECT_EQ(t.failed, 1) << out;
+    EXPECT_LE(t.failed, 1) << out;
     EXPECT_LE(t.differing, 1) << out;
-    EXPECT_EQ(t.ok, kCalls - 1 - t.differing) << out;
+    EXPECT_EQ(t.ok, CallsFor(mpi, kill_at) - t.failed - t.differing) << out;
   }
 }
 

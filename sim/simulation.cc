@@ -60,10 +60,12 @@ struct Node {
   s4u::Host* host = nullptr;
   s4u::Mailbox* mailbox = nullptr;
   s4u::MutexPtr mutex;
-  s4u::ConditionVariablePtr changed;
-  // Bumped at every change a waiting actor may care about: an actor that slept (a copy, a
-  // message's cost) notices what happened meanwhile without a lost wake-up.
+  // The daemon and the ranks wait apart, so that what only the daemon acts on (a message, a
+  // rank's progress) does not wake every rank. The daemon's generation is bumped at every
+  // change it may act on: having slept (a message's cost) it notices what happened meanwhile.
+  s4u::ConditionVariablePtr daemon_wake;
   uint64_t generation = 0;
+  s4u::ConditionVariablePtr ranks_wake;
   std::map<uint64_t, RoundProgress> progress;              // by round
   std::map<uint64_t, std::map<uint32_t, Heard>> heard;     // by round, then peer
   std::map<uint64_t, std::set<uint32_t>> landed;           // keys of puts landed, by round
@@ -81,15 +83,16 @@ class Simulation {
   Result<SimResult> Run(s4u::Engine& engine, const std::vector<s4u::Host*>& hosts);
 
  private:
-  void Notify(Node& n) {
+  void NotifyDaemon(Node& n) {
     ++n.generation;
-    n.changed->notify_all();
+    n.daemon_wake->notify_all();
   }
-  // Waits on node n until `ready` holds.
+  void NotifyRanks(Node& n) { n.ranks_wake->notify_all(); }
+  // Waits on `wake` of node n until `ready` holds.
   template <typename Pred>
-  void WaitFor(Node& n, Pred ready) {
+  void WaitFor(Node& n, const s4u::ConditionVariablePtr& wake, Pred ready) {
     std::unique_lock<s4u::Mutex> lock(*n.mutex);
-    while (!ready()) n.changed->wait(lock);
+    while (!ready()) wake->wait(lock);
   }
   RoundProgress& Progress(Node& n, uint64_t g) {
     RoundProgress& p = n.progress[g];
@@ -140,7 +143,7 @@ void Simulation::AdvanceFinished(Node& n) {
     ++n.finished;
     moved = true;
   }
-  if (moved) Notify(n);
+  if (moved) NotifyRanks(n);
 }
 
 void Simulation::RankActor(uint32_t node, uint32_t local) {
@@ -159,17 +162,19 @@ void Simulation::RankActor(uint32_t node, uint32_t local) {
     // An eager round stages into the SSB half of its parity: the round two back must be over.
     // An announced one uses the whole SSB: the round before must be.
     const uint64_t lag = r.kind == RoundKind::kAnnounced ? 1 : 2;
-    WaitFor(n, [&] { return n.finished + lag >= g + 1; });
+    WaitFor(n, n.ranks_wake, [&] { return n.finished + lag >= g + 1; });
     copy(r.copy_in[local]);
     RoundProgress& p = Progress(n, g);
-    ++p.arrived;
-    Notify(n);
+    if (++p.arrived == n.ppn) {
+      NotifyDaemon(n);
+      NotifyRanks(n);
+    }
     // The ranks meet on their node, then copy their own node's part out of the SSB.
-    WaitFor(n, [&] { return p.arrived == n.ppn; });
+    WaitFor(n, n.ranks_wake, [&] { return p.arrived == n.ppn; });
     copy(r.copy_local[local]);
     uint32_t consumed = 0;
     while (consumed < r.deliveries.size()) {
-      WaitFor(n, [&] { return p.delivered > consumed; });
+      WaitFor(n, n.ranks_wake, [&] { return p.delivered > consumed; });
       s4u::this_actor::sleep_for(req_.calibration.handoff_latency);  // the daemon's publication seen
       const uint32_t upto = p.delivered;
       uint64_t bytes = 0;
@@ -177,7 +182,7 @@ void Simulation::RankActor(uint32_t node, uint32_t local) {
       copy(bytes);
       consumed = upto;
       p.consumed[local] = consumed;
-      Notify(n);
+      if (r.kind == RoundKind::kAnnounced) NotifyDaemon(n);  // credits follow the ranks' copies
     }
     ++p.done;
     if (ref.last_of_call) {
@@ -185,7 +190,6 @@ void Simulation::RankActor(uint32_t node, uint32_t local) {
       end = std::max(end, s4u::Engine::get_clock());
     }
     AdvanceFinished(n);
-    Notify(n);
   }
 }
 
@@ -208,7 +212,7 @@ void Simulation::ReceiverActor(uint32_t node) {
         --from.in_flight;
         --Progress(from, m->round).in_flight;
         AdvanceFinished(from);
-        Notify(from);
+        NotifyDaemon(from);
         break;
       }
       case Message::Type::kReady:
@@ -222,7 +226,7 @@ void Simulation::ReceiverActor(uint32_t node) {
         break;
       }
     }
-    Notify(n);
+    NotifyDaemon(n);
   }
 }
 
@@ -231,7 +235,7 @@ void Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
   const NodeRound& r = ref.call->Round(n.index, ref.in_call);
   const uint32_t nodes = static_cast<uint32_t>(nodes_.size());
   RoundProgress& p = Progress(n, g);
-  WaitFor(n, [&] { return p.arrived == n.ppn; });
+  WaitFor(n, n.daemon_wake, [&] { return p.arrived == n.ppn; });
   // The last rank's arrival seen, and the round begun.
   s4u::this_actor::sleep_for(req_.calibration.handoff_latency + req_.calibration.daemon_round_cost);
   // Announced rounds announce themselves; an eager round after one does too, since the SRB held
@@ -308,20 +312,18 @@ void Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
       while (delivered < r.deliveries.size() && landed.count(r.deliveries[delivered].key) > 0) ++delivered;
       if (delivered != p.delivered) {
         p.delivered = delivered;
-        busy = true;
+        NotifyRanks(n);
       }
     }
     const bool delivered_all = p.delivered == r.deliveries.size();
     const bool done = posted_count == r.puts.size() && delivered_all &&
                       (r.kind == RoundKind::kEager || p.in_flight == 0) &&
                       (r.kind != RoundKind::kAnnounced || agreed());
-    if (busy) Notify(n);
     if (done) break;
-    WaitFor(n, [&] { return n.generation != seen; });
+    if (!busy) WaitFor(n, n.daemon_wake, [&] { return n.generation != seen; });
   }
   p.complete = true;
   AdvanceFinished(n);
-  Notify(n);
 }
 
 void Simulation::DaemonActor(uint32_t node) {
@@ -351,7 +353,8 @@ Result<SimResult> Simulation::Run(s4u::Engine& engine, const std::vector<s4u::Ho
     n->host = hosts[i];
     n->mailbox = s4u::Mailbox::by_name("ohiod-" + std::to_string(i));
     n->mutex = s4u::Mutex::create();
-    n->changed = s4u::ConditionVariable::create();
+    n->daemon_wake = s4u::ConditionVariable::create();
+    n->ranks_wake = s4u::ConditionVariable::create();
     n->last_heard.assign(nodes, -1);
     nodes_.push_back(std::move(n));
   }

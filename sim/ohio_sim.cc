@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "simulate alltoalls and print the predicted time per call");
   std::string platform, calibration_path, design = "v3", ppn_list, bytes_list = "4096", internode = "table",
                                           internode_table_path;
+  uint64_t max_slices = 0;
   uint32_t nodes = 0, ppn = 0, iterations = 5, direct_window = ohio::InterNodeTable().direct_window;
   uint64_t ssb = ohio::kDefaultSsbBytes, srb = ohio::kDefaultSrbBytes, min_slice = ohio::kDefaultMinSliceBytes;
   int64_t qp_entries = -1;
@@ -73,6 +74,10 @@ int main(int argc, char** argv) {
   run->add_option("--bytes", bytes_list, "M of each call series, bytes per rank pair, e.g. 1,4096,65536")
       ->capture_default_str();
   run->add_option("--iterations", iterations, "calls per size (time: their median)")->capture_default_str();
+  run->add_option("--max-slices", max_slices,
+                  "simulate at most this many slices (>= 2) of a call staged in more, predicting the rest from the "
+                  "last one; frames then count only what was simulated (0: every round)")
+      ->capture_default_str();
   run->add_option("--design", design, "node-level design: v1, v2 or v3")->capture_default_str();
   run->add_option("--ssb-bytes", ssb, "every node's SSB (ohiod's ssb-bytes)")->capture_default_str();
   run->add_option("--srb-bytes", srb, "every node's SRB (ohiod's srb-bytes)")->capture_default_str();
@@ -114,6 +119,7 @@ int main(int argc, char** argv) {
   req.platform = platform;
   req.cfg = cfg;
   req.iterations = iterations;
+  req.max_slices = max_slices;
   if (!ppn_list.empty()) {
     if (nodes || ppn) return Fail("give either --ppn-list or --nodes and --ppn");
     auto parsed = ohio::ParsePpnList(ppn_list);

@@ -51,14 +51,6 @@ Result<std::shared_ptr<CallSchedule>> CallSchedule::Make(const GroupShape& shape
   return c;
 }
 
-const NodeRound& CallSchedule::Round(uint32_t node, uint64_t round) const {
-  const uint64_t per_slice = uint64_t{staging_.step_groups} * staging_.row_parts;
-  auto key = std::make_tuple(node, round % per_slice, staging_.length(round));
-  auto it = plans_.find(key);
-  if (it == plans_.end()) it = plans_.emplace(key, std::make_unique<NodeRound>(Plan(node, round))).first;
-  return *it->second;
-}
-
 NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
   NodeRound r;
   const Algorithm algo = settings_.algo;

@@ -5,10 +5,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <string>
-#include <tuple>
 #include <vector>
 
 #include "common/status.h"
@@ -79,15 +76,17 @@ class CallSchedule {
   bool eager() const { return eager_; }
   InterNodeAlgorithm internode() const { return internode_; }
   uint64_t rounds() const { return staging_.rounds; }
+  // Rounds per slice of the messages: the rounds of every full slice are alike.
+  uint64_t rounds_per_slice() const { return uint64_t{staging_.step_groups} * staging_.row_parts; }
+  uint64_t slices() const { return (staging_.rounds + rounds_per_slice() - 1) / rounds_per_slice(); }
   const Staging& staging() const { return staging_; }
-  // Node `node`'s part of round `round` (< rounds()); planned on first use, then kept (rounds of
-  // a call that carry the same part of a slice are planned once).
-  const NodeRound& Round(uint32_t node, uint64_t round) const;
+  // Node `node`'s part of round `round` (< rounds()). Planned at each call: what a simulation
+  // keeps of it is its business (a large group's plans of every round would not fit memory).
+  NodeRound Plan(uint32_t node, uint64_t round) const;
 
  private:
   CallSchedule(const GroupShape& shape, const GroupSettings& settings, uint64_t m)
       : shape_(shape), settings_(settings), m_(m) {}
-  NodeRound Plan(uint32_t node, uint64_t round) const;
 
   GroupShape shape_;
   GroupSettings settings_;
@@ -97,8 +96,6 @@ class CallSchedule {
   bool eager_ = false;
   InterNodeAlgorithm internode_ = InterNodeAlgorithm::kPairwise;
   Staging staging_;
-  // (node, round within its slice, slice length) -> its plan.
-  mutable std::map<std::tuple<uint32_t, uint64_t, uint64_t>, std::unique_ptr<NodeRound>> plans_;
 };
 
 }  // namespace ohio::sim

@@ -51,7 +51,7 @@ struct RoundRef {
   const CallSchedule* call = nullptr;
   size_t call_index = 0;
   uint64_t in_call = 0;
-  bool last_of_call = false;
+  bool last_of_call = false;  // the call's last round simulated
 };
 
 struct Node {
@@ -67,6 +67,7 @@ struct Node {
   uint64_t generation = 0;
   s4u::ConditionVariablePtr ranks_wake;
   std::map<uint64_t, RoundProgress> progress;              // by round
+  std::map<uint64_t, std::shared_ptr<const NodeRound>> plans;  // rounds under way, by round
   std::map<uint64_t, std::map<uint32_t, Heard>> heard;     // by round, then peer
   std::map<uint64_t, std::set<uint32_t>> landed;           // keys of puts landed, by round
   std::vector<int64_t> last_heard;                         // per peer: the latest round heard of
@@ -99,8 +100,18 @@ class Simulation {
     if (p.consumed.size() != n.ppn) p.consumed.assign(n.ppn, 0);
     return p;
   }
-  double MessageCost(const Node& n, uint64_t g) const {
-    const NodeRound& r = rounds_[g].call->Round(n.index, rounds_[g].in_call);
+  // The node's plan of round g, made when its first actor needs it and dropped once the round
+  // is finished (AdvanceFinished): only the rounds under way are kept.
+  const NodeRound& RoundOf(Node& n, uint64_t g) {
+    auto it = n.plans.find(g);
+    if (it == n.plans.end()) {
+      it = n.plans.emplace(g, std::make_shared<const NodeRound>(rounds_[g].call->Plan(n.index, rounds_[g].in_call))).first;
+    }
+    return *it->second;
+  }
+  double MessageCost(Node& n, uint64_t g) {
+    // A message about a round this node has finished (none is expected) is charged as the next one's.
+    const NodeRound& r = RoundOf(n, std::min<uint64_t>(std::max(g, n.finished), rounds_.size() - 1));
     return req_.calibration.daemon_message_cost + req_.qp_cache.PenaltyPerMessage(r.active_peers);
   }
   void Send(Node& from, uint32_t to, Message* m, uint64_t wire_bytes);
@@ -110,7 +121,8 @@ class Simulation {
   void RankActor(uint32_t node, uint32_t local);
   void DaemonActor(uint32_t node);
   void ReceiverActor(uint32_t node);
-  void PlayRound(Node& n, uint64_t g, bool after_announced);
+  // Plays round g on node n; returns how it ran.
+  RoundKind PlayRound(Node& n, uint64_t g, bool after_announced);
 
   const SimRequest& req_;
   std::vector<std::shared_ptr<CallSchedule>> calls_;
@@ -118,6 +130,9 @@ class Simulation {
   std::vector<std::unique_ptr<Node>> nodes_;
   s4u::BarrierPtr call_barrier_;
   std::vector<double> call_start_, call_end_;
+  // By call: the simulated rounds, and when the last rank finished each simulated slice.
+  std::vector<uint64_t> simulated_rounds_;
+  std::vector<std::vector<double>> slice_end_;
 };
 
 void Simulation::Send(Node& from, uint32_t to, Message* m, uint64_t wire_bytes) {
@@ -138,6 +153,7 @@ void Simulation::AdvanceFinished(Node& n) {
     if (it == n.progress.end() || !it->second.complete || it->second.done < n.ppn || it->second.in_flight > 0) break;
     // Every rank and the daemon are through with the round: what it kept can go.
     n.progress.erase(it);
+    n.plans.erase(n.finished);
     n.heard.erase(n.finished);
     n.landed.erase(n.finished);
     ++n.finished;
@@ -158,7 +174,7 @@ void Simulation::RankActor(uint32_t node, uint32_t local) {
       call_barrier_->wait();
       if (node == 0 && local == 0) call_start_[ref.call_index] = s4u::Engine::get_clock();
     }
-    const NodeRound& r = ref.call->Round(node, ref.in_call);
+    const NodeRound& r = RoundOf(n, g);
     // An eager round stages into the SSB half of its parity: the round two back must be over.
     // An announced one uses the whole SSB: the round before must be.
     const uint64_t lag = r.kind == RoundKind::kAnnounced ? 1 : 2;
@@ -185,10 +201,13 @@ void Simulation::RankActor(uint32_t node, uint32_t local) {
       if (r.kind == RoundKind::kAnnounced) NotifyDaemon(n);  // credits follow the ranks' copies
     }
     ++p.done;
-    if (ref.last_of_call) {
-      double& end = call_end_[ref.call_index];
-      end = std::max(end, s4u::Engine::get_clock());
+    const double now = s4u::Engine::get_clock();
+    const uint64_t per_slice = ref.call->rounds_per_slice();
+    if ((ref.in_call + 1) % per_slice == 0 || ref.last_of_call) {
+      double& end = slice_end_[ref.call_index][ref.in_call / per_slice];
+      end = std::max(end, now);
     }
+    if (ref.last_of_call) call_end_[ref.call_index] = std::max(call_end_[ref.call_index], now);
     AdvanceFinished(n);
   }
 }
@@ -230,9 +249,9 @@ void Simulation::ReceiverActor(uint32_t node) {
   }
 }
 
-void Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
-  const RoundRef& ref = rounds_[g];
-  const NodeRound& r = ref.call->Round(n.index, ref.in_call);
+RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
+  const NodeRound& r = RoundOf(n, g);
+  const RoundKind kind = r.kind;
   const uint32_t nodes = static_cast<uint32_t>(nodes_.size());
   RoundProgress& p = Progress(n, g);
   WaitFor(n, n.daemon_wake, [&] { return p.arrived == n.ppn; });
@@ -323,23 +342,26 @@ void Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
     if (!busy) WaitFor(n, n.daemon_wake, [&] { return n.generation != seen; });
   }
   p.complete = true;
-  AdvanceFinished(n);
+  AdvanceFinished(n);  // may drop r
+  return kind;
 }
 
 void Simulation::DaemonActor(uint32_t node) {
   bool after_announced = false;
   for (uint64_t g = 0; g < rounds_.size(); ++g) {
-    PlayRound(*nodes_[node], g, after_announced);
-    after_announced = rounds_[g].call->Round(node, rounds_[g].in_call).kind == RoundKind::kAnnounced;
+    after_announced = PlayRound(*nodes_[node], g, after_announced) == RoundKind::kAnnounced;
   }
 }
 
 Result<SimResult> Simulation::Run(s4u::Engine& engine, const std::vector<s4u::Host*>& hosts) {
   const uint32_t nodes = static_cast<uint32_t>(req_.ppn.size());
   for (size_t c = 0; c < calls_.size(); ++c) {
-    for (uint64_t k = 0; k < calls_[c]->rounds(); ++k) {
-      rounds_.push_back({calls_[c].get(), c, k, k + 1 == calls_[c]->rounds()});
-    }
+    const CallSchedule& call = *calls_[c];
+    const bool cut = req_.max_slices > 0 && call.slices() > req_.max_slices;
+    const uint64_t rounds = cut ? req_.max_slices * call.rounds_per_slice() : call.rounds();
+    for (uint64_t k = 0; k < rounds; ++k) rounds_.push_back({&call, c, k, k + 1 == rounds});
+    simulated_rounds_.push_back(rounds);
+    slice_end_.emplace_back((rounds + call.rounds_per_slice() - 1) / call.rounds_per_slice(), 0.0);
   }
   call_start_.assign(calls_.size(), 0);
   call_end_.assign(calls_.size(), 0);
@@ -385,10 +407,19 @@ Result<SimResult> Simulation::Run(s4u::Engine& engine, const std::vector<s4u::Ho
     s.eager = calls_[c]->eager();
     s.internode = calls_[c]->internode();
     s.rounds = calls_[c]->rounds();
+    s.simulated_rounds = simulated_rounds_[c];
     std::vector<double> times;
     for (uint32_t it = 0; it < req_.iterations; ++it, ++c) {
-      times.push_back(call_end_[c] - call_start_[c]);
-      result.calls.push_back({m, it, times.back()});
+      double t = call_end_[c] - call_start_[c];
+      if (simulated_rounds_[c] < calls_[c]->rounds()) {
+        // The slices not simulated, each as long as the last one simulated (the last slice of
+        // the call may be shorter: at most one slice's time too much).
+        const std::vector<double>& ends = slice_end_[c];
+        const double per_slice = ends[ends.size() - 1] - ends[ends.size() - 2];
+        t += static_cast<double>(calls_[c]->slices() - ends.size()) * per_slice;
+      }
+      times.push_back(t);
+      result.calls.push_back({m, it, t});
     }
     std::sort(times.begin(), times.end());
     s.min = times.front();
@@ -426,6 +457,9 @@ bool NaturalLess(const std::string& a, const std::string& b) {
 Result<SimResult> RunSimulation(const SimRequest& req) {
   if (req.sizes.empty()) return Status(Code::kInvalidArgument, "no sizes to simulate");
   if (req.iterations == 0) return Status(Code::kInvalidArgument, "iterations must be at least 1");
+  if (req.max_slices == 1) {
+    return Status(Code::kInvalidArgument, "max slices must be 0 (every round) or at least 2 (a slice's time is the last two's difference)");
+  }
   std::vector<uint32_t> rank_node;
   for (uint32_t n = 0; n < req.ppn.size(); ++n) rank_node.insert(rank_node.end(), req.ppn[n], n);
   Result<GroupShape> shape = GroupShape::Make(static_cast<uint32_t>(req.ppn.size()), std::move(rank_node));

@@ -23,6 +23,10 @@ struct SimRequest {
   std::vector<uint32_t> ppn;      // ranks per node, placed consecutively on hosts in natural name order
   std::vector<uint64_t> sizes;    // M of each call series, in order
   uint32_t iterations = 1;        // calls per size
+  // Calls of more slices than this (a slice: the rounds that carry one byte range of every
+  // message) are simulated for their first max_slices slices; the rest are predicted to take as
+  // long as the last one simulated, and are not counted in the frames. 0: every round.
+  uint64_t max_slices = 0;
   GroupSettings settings;
   Calibration calibration;
   QpCacheModel qp_cache;
@@ -49,6 +53,7 @@ struct SizeSummary {
   bool eager = false;
   InterNodeAlgorithm internode = InterNodeAlgorithm::kPairwise;
   uint64_t rounds = 0;
+  uint64_t simulated_rounds = 0;  // fewer than rounds: the rest predicted (SimRequest::max_slices)
   double median = 0, min = 0, max = 0;  // seconds per call
 };
 

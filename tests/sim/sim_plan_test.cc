@@ -168,6 +168,34 @@ TEST(SimPlan, CallsStagedInManyRounds) {
   RunCase({"4x2 v1 staged", {2, 2, 2, 2}, {64, 16384}, std::nullopt, Design::kV1, 65536, 65536});
 }
 
+TEST(SimPlan, CallsCutToTheirFirstSlicesPredictTheRest) {
+  // 1 MiB at 4 x 2 with 64 KiB of SSB: 256 rounds, a slice each. Simulating 2 of them and
+  // predicting the rest from the second lands close to simulating all 256 (the slices are
+  // alike), and the frames count what was simulated.
+  const std::vector<std::string> common = {"--nodes", "4", "--ppn", "2", "--bytes", "1048576", "--iterations", "1",
+                                           "--ssb-bytes", "65536", "--srb-bytes", "32768"};
+  const SimRun all = RunOhioSim(common);
+  std::vector<std::string> cut_args = common;
+  cut_args.insert(cut_args.end(), {"--max-slices", "2"});
+  const SimRun cut = RunOhioSim(cut_args);
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  ASSERT_EQ(cut.exit_code, 0) << cut.output;
+  EXPECT_EQ(all.report["sizes"][0]["rounds"].get<uint64_t>(), 256u);
+  EXPECT_EQ(all.report["sizes"][0]["simulated_rounds"].get<uint64_t>(), 256u);
+  EXPECT_EQ(cut.report["sizes"][0]["rounds"].get<uint64_t>(), 256u);
+  EXPECT_EQ(cut.report["sizes"][0]["simulated_rounds"].get<uint64_t>(), 2u);
+  const double full = all.report["sizes"][0]["median_s"].get<double>();
+  const double predicted = cut.report["sizes"][0]["median_s"].get<double>();
+  EXPECT_NEAR(predicted, full, full * 0.01);
+  EXPECT_LT(cut.report["per_node"][0]["data_frames_sent"].get<uint64_t>(),
+            all.report["per_node"][0]["data_frames_sent"].get<uint64_t>() / 50);
+  // A slice's time is the difference of the last two simulated: one is not enough.
+  cut_args.back() = "1";
+  const SimRun one = RunOhioSim(cut_args);
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_NE(one.output.find("max slices must be 0 (every round) or at least 2"), std::string::npos) << one.output;
+}
+
 TEST(SimPlan, UnevenNodes) {
   RunCase({"3,1,2 table", {3, 1, 2}, {1, 4096, 65536}});
 }

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 PLATFORM=sim/platforms/this-box.xml CALIBRATION=sim/calibration/this-box.txt NODES=4 PPN=2
 SIZES=1,16,256,4096,65536 ITERATIONS=5 ALGORITHMS=ompi,mpich,pair,bruck MODEL=SMPI
-OHIO_SIM=bazel-bin/sim/ohio-sim OUT= MAX_RANKS=64 OHIO_FLAGS=
+OHIO_SIM=bazel-bin/sim/ohio-sim OUT='' MAX_RANKS=64 OHIO_FLAGS=''
 while [ $# -gt 0 ]; do
   case $1 in
     --platform) PLATFORM=$2; shift 2 ;;

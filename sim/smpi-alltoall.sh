@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PLATFORM= NODES= PPN= SIZES= ALGORITHM= ITERATIONS=5 MODEL=SMPI BUILD=/tmp/ohio-sim-smpi MAX_RANKS=64
+PLATFORM='' NODES='' PPN='' SIZES='' ALGORITHM='' ITERATIONS=5 MODEL=SMPI BUILD=/tmp/ohio-sim-smpi MAX_RANKS=64
 CFG=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -41,8 +41,10 @@ if [ "$RANKS" -gt "$MAX_RANKS" ]; then
   echo "smpi-alltoall.sh: $RANKS ranks is more than --max-ranks $MAX_RANKS (docs/SIMULATION.md: larger SMPI runs)" >&2
   exit 2
 fi
-command -v smpicc >/dev/null && command -v smpirun >/dev/null ||
-  { echo "smpi-alltoall.sh: smpicc/smpirun not found (deploy/install-deps.sh installs libsimgrid-dev)" >&2; exit 2; }
+if ! command -v smpicc >/dev/null || ! command -v smpirun >/dev/null; then
+  echo "smpi-alltoall.sh: smpicc/smpirun not found (deploy/install-deps.sh installs libsimgrid-dev)" >&2
+  exit 2
+fi
 
 mkdir -p "$BUILD"
 BENCH=$BUILD/smpi_alltoall_bench

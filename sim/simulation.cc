@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -70,7 +69,6 @@ struct Node {
   std::map<uint64_t, std::shared_ptr<const NodeRound>> plans;  // rounds under way, by round
   std::map<uint64_t, std::map<uint32_t, Heard>> heard;     // by round, then peer
   std::map<uint64_t, std::set<uint32_t>> landed;           // keys of puts landed, by round
-  std::vector<int64_t> last_heard;                         // per peer: the latest round heard of
   uint64_t finished = 0;   // rounds finished: complete, every rank done, every put landed
   uint32_t in_flight = 0;  // puts of any round not landed yet (direct's window)
   NodeCounters counters;
@@ -114,7 +112,7 @@ class Simulation {
     const NodeRound& r = RoundOf(n, std::min<uint64_t>(std::max(g, n.finished), rounds_.size() - 1));
     return req_.calibration.daemon_message_cost + req_.qp_cache.PenaltyPerMessage(r.active_peers);
   }
-  void Send(Node& from, uint32_t to, Message* m, uint64_t wire_bytes);
+  void Send(uint32_t to, Message* m, uint64_t wire_bytes);
   void SendControl(Node& from, uint32_t to, Message::Type type, uint64_t g, uint32_t delivery);
   void AdvanceFinished(Node& n);
 
@@ -135,7 +133,7 @@ class Simulation {
   std::vector<std::vector<double>> slice_end_;
 };
 
-void Simulation::Send(Node& from, uint32_t to, Message* m, uint64_t wire_bytes) {
+void Simulation::Send(uint32_t to, Message* m, uint64_t wire_bytes) {
   nodes_[to]->mailbox->put_init(m, wire_bytes)->detach();
 }
 
@@ -143,7 +141,7 @@ void Simulation::SendControl(Node& from, uint32_t to, Message::Type type, uint64
   s4u::this_actor::sleep_for(MessageCost(from, g));
   auto* m = new Message{type, from.index, g, 0, delivery, 0};
   ++from.counters.control_frames_sent;
-  Send(from, to, m, kControlBytes);
+  Send(to, m, kControlBytes);
 }
 
 void Simulation::AdvanceFinished(Node& n) {
@@ -220,7 +218,6 @@ void Simulation::ReceiverActor(uint32_t node) {
   while (true) {
     std::unique_ptr<Message> m(n.mailbox->get<Message>());
     s4u::this_actor::sleep_for(MessageCost(n, std::min<uint64_t>(m->round, rounds_.size() - 1)));
-    n.last_heard[m->from] = std::max<int64_t>(n.last_heard[m->from], static_cast<int64_t>(m->round));
     switch (m->type) {
       case Message::Type::kPut: {
         ++n.counters.data_frames_received;
@@ -312,7 +309,7 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
       ++p.in_flight;
       ++n.counters.data_frames_sent;
       n.counters.bytes_sent += put.payload;
-      Send(n, put.dest, new Message{Message::Type::kPut, n.index, g, put.key, 0, put.payload}, put.wire);
+      Send(put.dest, new Message{Message::Type::kPut, n.index, g, put.key, 0, put.payload}, put.wire);
       busy = true;
     }
     // v3: delivery d lands where d-2 did; granted once every rank copied d-2 out.
@@ -377,7 +374,6 @@ Result<SimResult> Simulation::Run(s4u::Engine& engine, const std::vector<s4u::Ho
     n->mutex = s4u::Mutex::create();
     n->daemon_wake = s4u::ConditionVariable::create();
     n->ranks_wake = s4u::ConditionVariable::create();
-    n->last_heard.assign(nodes, -1);
     nodes_.push_back(std::move(n));
   }
   for (uint32_t i = 0; i < nodes; ++i) {

@@ -488,6 +488,17 @@ Result<SimResult> RunSimulation(const SimRequest& req) {
     return Status(Code::kInvalidArgument, req.platform + " has " + std::to_string(hosts.size()) + " hosts, fewer than the " +
                                               std::to_string(req.ppn.size()) + " nodes asked for");
   }
+  // Each simulated round is a few dozen bytes of bookkeeping before the run starts, and seconds
+  // of CPU at scale: a run of more is a mistake, not a wait.
+  constexpr uint64_t kMostRounds = uint64_t{1} << 24;
+  uint64_t rounds = 0;
+  for (const auto& call : calls) {
+    rounds += req.max_slices > 0 ? std::min(call->rounds(), req.max_slices * call->rounds_per_slice()) : call->rounds();
+  }
+  if (rounds > kMostRounds) {
+    return Status(Code::kInvalidArgument, std::to_string(rounds) + " rounds to simulate, more than the " +
+                                              std::to_string(kMostRounds) + " ohio-sim plays; try --max-slices 2");
+  }
   Simulation sim(req, std::move(calls));
   return sim.Run(engine, hosts);
 }

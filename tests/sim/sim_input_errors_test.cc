@@ -54,6 +54,10 @@ TEST(SimInputErrors, PlatformErrorsNameFileAndLine) {
   // Readable, but too small for the group asked for.
   const SimRun big = RunOhioSim({"--nodes", "33", "--ppn", "1"});
   ExpectRefused(big, "has 32 hosts, fewer than the 33 nodes asked for");
+  // A call of 61 million rounds is refused before anything is simulated.
+  ExpectRefused(RunOhioSim({"--nodes", "2", "--ppn", "2", "--bytes", "100000000000", "--ssb-bytes", "65536",
+                            "--srb-bytes", "32768"}),
+                "61035160 rounds to simulate, more than the 16777216 ohio-sim plays; try --max-slices 2");
 }
 
 TEST(SimInputErrors, CalibrationErrorsNameFileAndLine) {

@@ -37,6 +37,9 @@ PACKAGES=(
   jq
   # deploy/local-cluster.sh and deploy/mpi-compare.sh plot latency against message size
   gnuplot-nox
+  # ohio-sim (sim/): SimGrid's S4U library to build it, smpicc and smpirun for the MPI side of
+  # sim/compare.sh
+  libsimgrid-dev
   # deploy/ohiod.service is checked with systemd-analyze verify
   systemd
   # deploy/build-debs.sh builds the Debian packages with dpkg-buildpackage and debhelper;

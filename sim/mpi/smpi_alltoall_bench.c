@@ -1,0 +1,97 @@
+/* MPI_Alltoall latency for SMPI (SimGrid's MPI): the MPI side of ohio-sim's comparison
+ * (sim/compare.sh), built with smpicc and run under smpirun on the platform ohio-sim uses, with
+ * the alltoall algorithm chosen by --cfg=smpi/alltoall:NAME. Plain MPI, so it also builds with
+ * mpicc for a check on real MPI.
+ *
+ * usage: smpi_alltoall_bench SIZES [ITERATIONS (5)] [WARMUP (1)]
+ *   SIZES: bytes per rank pair, comma-separated (e.g. 1,4096,65536)
+ * Per size, after WARMUP calls, ITERATIONS timed calls, each between barriers and timed with
+ * MPI_Wtime; a call's time is the slowest rank's. Rank 0 prints one line per size:
+ *   bytes median_us min_us max_us iterations
+ * Under SMPI the buffers are SMPI_SHARED_MALLOC'd (every rank shares one copy: the simulation
+ * needs their size, not their bytes), which is what lets thousands of ranks fit. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SMPI_SHARED_MALLOC
+#define BENCH_MALLOC(bytes) SMPI_SHARED_MALLOC(bytes)
+#define BENCH_FREE(p) SMPI_SHARED_FREE(p)
+#else
+#define BENCH_MALLOC(bytes) malloc(bytes)
+#define BENCH_FREE(p) free(p)
+#endif
+
+static int compare_doubles(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double* v, int n) {
+  qsort(v, (size_t)n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Times `iterations` calls of `bytes` per pair; rank 0 prints the line. 0, or 1 on a bad size. */
+static int run_size(long bytes, int iterations, int warmup, int rank, int size) {
+  char* send = BENCH_MALLOC((size_t)bytes * size);
+  char* recv = BENCH_MALLOC((size_t)bytes * size);
+  double* times = malloc(sizeof(double) * (size_t)iterations);
+  if (send == NULL || recv == NULL || times == NULL) {
+    if (rank == 0) fprintf(stderr, "smpi_alltoall_bench: cannot allocate %ld bytes x %d ranks\n", bytes, size);
+    return 1;
+  }
+  for (int i = 0; i < warmup + iterations; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    MPI_Alltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+    double mine = MPI_Wtime() - t0, slowest = 0;
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (i >= warmup) times[i - warmup] = slowest;
+  }
+  if (rank == 0) {
+    double lo = times[0], hi = times[0];
+    for (int i = 1; i < iterations; ++i) {
+      if (times[i] < lo) lo = times[i];
+      if (times[i] > hi) hi = times[i];
+    }
+    printf("%ld %.3f %.3f %.3f %d\n", bytes, median(times, iterations) * 1e6, lo * 1e6, hi * 1e6, iterations);
+    fflush(stdout);
+  }
+  free(times);
+  BENCH_FREE(send);
+  BENCH_FREE(recv);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int iterations = argc > 2 ? atoi(argv[2]) : 5;
+  const int warmup = argc > 3 ? atoi(argv[3]) : 1;
+  if (argc < 2 || iterations < 1 || warmup < 0) {
+    if (rank == 0) fprintf(stderr, "usage: smpi_alltoall_bench SIZES [ITERATIONS (5)] [WARMUP (1)]\n");
+    MPI_Finalize();
+    return 2;
+  }
+  int failed = 0;
+  char* sizes = strdup(argv[1]);
+  char* rest = NULL;
+  /* strtok_r: under SMPI the ranks are threads of one process, and strtok's state is libc's. */
+  for (char* item = strtok_r(sizes, ",", &rest); item != NULL && !failed; item = strtok_r(NULL, ",", &rest)) {
+    char* end = NULL;
+    const long bytes = strtol(item, &end, 10);
+    if (*end != '\0' || bytes < 0 || bytes > (1L << 30)) {
+      if (rank == 0) fprintf(stderr, "smpi_alltoall_bench: '%s' is not a size in bytes (0..2^30)\n", item);
+      failed = 1;
+      break;
+    }
+    failed = run_size(bytes, iterations, warmup, rank, size);
+  }
+  free(sizes);
+  MPI_Finalize();
+  return failed ? 2 : 0;
+}

@@ -235,6 +235,32 @@ TEST(Containers, AContainerPerRankServesAlltoallvStaged) {
   EXPECT_EQ(c.bytes_local(), uint64_t{kCalls} * kRanks * kRanks * kLarge);
 }
 
+// Across containers an alltoallv row larger than the rank's share of the SSB, which only
+// reading in place could serve, is refused alike on every rank, saying why; the calls around it
+// are served.
+TEST(Containers, AContainerPerRankRefusesAnAlltoallvOnlyReadingInPlaceCouldServe) {
+  TempDir dir;
+  Daemon daemon(dir, {"--ssb-bytes", "1MiB"});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  Layout layout = ContainerPerRank(dir, daemon.socket(), kRanks);
+  ASSERT_TRUE(AllReady(layout)) << Logs(layout);
+  ScopedEnv single_copy("OHIO_SINGLE_COPY_BYTES", "32768");
+  // Calls 0, 1 and 3 of up to 64 KiB per pair; call 2 of up to 1 MB per pair, rows far beyond
+  // a third of a 512 KiB SSB half.
+  ContainedJob job(dir, "tests/tools/alltoallv_rank", "too-large", kRanks, layout.in,
+                   {"--calls", "4", "--max-bytes", "65536", "--seed", "3", "--large-call", "2", "--large-bytes",
+                    "1000000", "--large-expect", "not supported"});
+  ExpectAllPass(job, daemon.Log());
+  for (uint32_t r = 0; r < kRanks; ++r) {
+    EXPECT_TRUE(Contains(job.rank(r).Output(), "call 2: code=11 (not supported) rank ")) << job.rank(r).Output();
+    EXPECT_TRUE(Contains(job.rank(r).Output(), "may not have its memory read (ptrace restrictions, or the node's ranks "
+                                               "in separate PID namespaces)"))
+        << job.rank(r).Output();
+  }
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(c.collectives_served(), 3u);
+}
+
 // ohiod moves nonblocking calls through /proc/<host pid>/mem of ranks in other PID namespaces.
 void RunNonblockingJob(const TempDir& dir, Daemon& daemon, Layout& layout) {
   ASSERT_TRUE(AllReady(layout)) << Logs(layout);

@@ -1,9 +1,9 @@
 // An unmodified MPI program (tests/mpi/alltoall_check.c) under Open MPI's mpirun through the
 // LD_PRELOAD shim, with its ranks in containers made with unshare (their own PID and mount
 // namespaces, /proc mounted for them, the host's ohiod socket bind-mounted at
-// /run/ohio/ohiod.sock) and ohiod on the host: the whole job in one container (mpirun inside
-// it, with a private /tmp and /dev/shm), and every rank in a container of its own
-// (tests/mpi/in_container.sh, run by mpirun before the program). Every byte is checked by the
+// /run/ohio/ohiod.sock) and ohiod on the host (tests/mpi/in_container.sh): the whole job in one
+// container (mpirun inside it, with a private /tmp and /dev/shm), and every rank in a container
+// of its own (mpirun runs in_container.sh before the program). Every byte is checked by the
 // program, the shim's statistics show the calls served by ohiod, and across containers the
 // ranks say once that they copy through shared memory.
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/process.h"
+#include "tests/harness/scoped_env.h"
 #include "tests/mpi/mpi_job.h"
 
 namespace ohio::testing {
@@ -37,18 +38,11 @@ TEST(ContainersMpi, TheWholeJobInOneContainer) {
   TempDir dir;
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
-  // mpirun, its daemons and the ranks in one PID namespace, with /tmp, /dev/shm and /run their own.
-  std::vector<std::string> argv = {"/usr/bin/unshare", "--pid", "--mount", "--fork", "--mount-proc", "--kill-child",
-                                   "/bin/sh", "-c", R"(set -e
-socket=$1
-shift
-mount -t tmpfs -o mode=0755 ohio-container-run /run
-mkdir -p /run/ohio
-: > /run/ohio/ohiod.sock
-mount --bind "$socket" /run/ohio/ohiod.sock
-mount -t tmpfs -o mode=1777 ohio-container-tmp /tmp
-mount -t tmpfs -o mode=1777 ohio-container-shm /dev/shm
-exec "$@")", "job-container", daemon.socket()};
+  // mpirun, its daemons and the ranks in one PID namespace, with /tmp, /dev/shm and /run their
+  // own: in_container.sh run before mpirun, finding the host's socket as rank 0's.
+  ScopedEnv sockets("OHIO_TEST_SOCKETS", daemon.socket());
+  ScopedEnv ppn("OHIO_TEST_PPN", std::to_string(kRanks));
+  std::vector<std::string> argv = {RunfilePath("tests/mpi/in_container.sh"), "--private-tmp"};
   const std::vector<std::string> mpirun = MpiRun(kOpenMpi, kRanks, {kSocketInside}, kRanks, kEnv, "alltoall_check", kCheckArgs);
   argv.insert(argv.end(), mpirun.begin(), mpirun.end());
   Process run(argv, dir.file("mpirun.out"));

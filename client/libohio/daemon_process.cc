@@ -3,8 +3,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <climits>
-
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -15,10 +13,10 @@ pid_t DaemonPid(int control_fd) {
   struct ucred cred = {};
   socklen_t len = sizeof(cred);
   if (getsockopt(control_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return 0;
-  return ProcIsOwnPidNamespaces() ? cred.pid : 0;
+  return ProcIsOfOwnPidNamespace() ? cred.pid : 0;
 }
 
-bool ProcIsOwnPidNamespaces() {
+bool ProcIsOfOwnPidNamespace() {
   char self[32];
   const ssize_t n = readlink("/proc/self", self, sizeof(self) - 1);
   if (n <= 0) return false;

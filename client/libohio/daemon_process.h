@@ -19,7 +19,7 @@ pid_t DaemonPid(int control_fd);
 
 // Whether the /proc mounted here is that of this process's own PID namespace (/proc/self is
 // getpid()): only then does /proc/<pid> show the process `pid` names.
-bool ProcIsOwnPidNamespaces();
+bool ProcIsOfOwnPidNamespace();
 
 // Whether process `pid` is stopped now (state T or t in /proc/PID/stat). False when pid is 0
 // or the process cannot be looked at.

@@ -5,14 +5,13 @@
 // namespace), and one container per rank (a namespace each, where every rank has the same pid,
 // so that a pid read from the segment would name the reader itself). Checked: the join (ohiod
 // sees the ranks' host pids), blocking calls (read in place in one container, through shared
-// memory across containers, alltoall and alltoallv), nonblocking calls (ohiod opens
+// memory across containers, alltoall and alltoallv, and there an alltoallv row only reading in
+// place could serve refused alike on every rank), nonblocking calls (ohiod opens
 // /proc/<pid>/mem of processes in another PID namespace), the segment cache's /proc scan
 // finding a holder in a container, the stopped-daemon check (which a container cannot make:
 // said so, and bounded), and a hostile user's process in the same or another container, which
 // reaches neither the job's memory nor its segment nor its group. Every byte is verified by
 // the rank tools.
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
 
 #include <fstream>

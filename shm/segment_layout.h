@@ -22,7 +22,7 @@
 namespace ohio {
 
 constexpr uint32_t kSegmentMagic = 0x4f48494f;  // "OHIO"
-constexpr uint32_t kSegmentVersion = 12;
+constexpr uint32_t kSegmentVersion = 13;
 constexpr size_t kCacheLine = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kErrorMessageBytes = 512;
@@ -120,8 +120,9 @@ struct alignas(kCacheLine) SegmentHeader {
   // Ranks -> daemon: set while the progress engine sleeps; a rank of a group spanning nodes
   // that finds it set after publishing writes the group's doorbell eventfd.
   alignas(kCacheLine) std::atomic<uint32_t> daemon_sleeping;
-  // Set for good by a rank whose kernel refused to read another rank's memory: from then on
-  // every rank of the group stages its rows in the SSB (two copies).
+  // Set for good by a rank whose kernel refused to read another rank's memory, or by every
+  // rank once they found themselves in different PID namespaces: from then on every rank of
+  // the group stages its rows in the SSB (two copies).
   std::atomic<uint32_t> single_copy_refused;
 
   // Calls of a group on one node, counted by its local rank 0 (the daemon folds them into its
@@ -222,6 +223,10 @@ struct alignas(kCacheLine) RankSlot {
   // for its next round's blocks would wake for nothing). Written before the rank looks, read by
   // the daemon after it publishes, both sequentially consistent: one of them sees the other.
   std::atomic<uint32_t> awaiting_finished;
+  // The PID namespace `pid` is a number in (client/libohio/single_copy.h PidNamespaceId; 0:
+  // unknown): a pid names the rank's process only to ranks of the same namespace, so ranks read
+  // each other in place only when all of the node's ranks publish the same one.
+  std::atomic<uint64_t> pid_namespace;
   RoundEntry rounds[2];                 // by round parity
   // The first fault of this rank's reads in alltoallv round fault_round, published before it is
   // done: once every rank is done, every rank reads the same faults and fails alike.

@@ -108,7 +108,7 @@ Result<control::DaemonMessage> ControlConnection::Call(const control::ClientMess
   if (sent.code() != Code::kTimeout) s = ReceiveFrame(fd_, kMaxReplyBytes, &payload, fds, deadline);
   if (s.code() == Code::kTimeout) {
     std::string message = std::string("ohiod did not answer ") + what + " within " + std::to_string(within.count()) + " ms";
-    if (ProcessStopped(daemon_pid_)) message += "; ohiod (pid " + std::to_string(daemon_pid_) + ") is stopped";
+    message += DaemonStateNote(daemon_pid_);
     const Status late(Code::kTimeout, message);
     GiveUp(late);
     return late;

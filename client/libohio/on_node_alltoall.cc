@@ -37,6 +37,7 @@ OnNodeAlltoall::OnNodeAlltoall(const Segment* segment, const GroupShape* shape, 
       vector_piece_slot_(VectorPieceSlotBytes(*shape, vector_region_)),
       vector_keys_(VectorPairKeysOf(*shape, shape->rank_at(0, local))) {
   segment->slot(local)->pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed);
+  segment->slot(local)->pid_namespace.store(PidNamespaceId(), std::memory_order_relaxed);
 }
 
 Status OnNodeAlltoall::Alltoall(const uint8_t* send, uint8_t* recv, uint64_t m, uint32_t* next_round) {
@@ -99,6 +100,22 @@ Status OnNodeAlltoall::Verdict(uint32_t k) const {
       [this](uint32_t l) { return shape_->rank_at(0, l); });
 }
 
+bool OnNodeAlltoall::OnePidNamespace() const {
+  const uint64_t mine = segment_->slot(local_)->pid_namespace.load(std::memory_order_relaxed);
+  if (mine == 0) return false;
+  for (uint32_t l = 0; l < ranks_; ++l) {
+    if (segment_->slot(l)->pid_namespace.load(std::memory_order_relaxed) != mine) return false;
+  }
+  return true;
+}
+
+void OnNodeAlltoall::NeverReadInPlace(uint32_t k) {
+  SaySeparatePidNamespacesOnce();
+  // Every rank stores it before its done of round k, so before the call's next meeting: no
+  // rank decides a later call before every rank has stopped offering its buffer.
+  header_->single_copy_refused.store(k, std::memory_order_seq_cst);
+}
+
 uint32_t OnNodeAlltoall::FirstWithoutOffer(uint32_t k) const {
   for (uint32_t l = 0; l < ranks_; ++l) {
     if (EntryFor(segment_->slot(l), k).send_address.load(std::memory_order_relaxed) == 0) return l;
@@ -135,6 +152,14 @@ Status OnNodeAlltoall::SingleCopyRound(const uint8_t* send, uint8_t* recv, uint6
   if (FirstWithoutOffer(k) < ranks_) {
     // Someone could not offer its buffer (in place, or its process may not be read): every
     // rank sees the same slots and goes through the SSB together.
+    Done(k, false);
+    *fall_back = true;
+    return Status::Ok();
+  }
+  if (!OnePidNamespace()) {
+    // Each rank's pid is a number in its own namespace, meaningless (or another process's) in
+    // the others'. Every rank sees the same slots, falls back and never offers again.
+    NeverReadInPlace(k);
     Done(k, false);
     *fall_back = true;
     return Status::Ok();

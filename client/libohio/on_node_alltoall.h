@@ -70,6 +70,12 @@ class OnNodeAlltoall {
   Status Verdict(uint32_t k) const;
   // The first local rank that published no send buffer address for round k, or ranks_.
   uint32_t FirstWithoutOffer(uint32_t k) const;
+  // Whether every rank of the node published the PID namespace this rank's pid is in (and it
+  // is known): only then does a pid in a slot name that rank's process here.
+  bool OnePidNamespace() const;
+  // Turns reading in place off for the group for good, having found the ranks in different PID
+  // namespaces in round k (every rank does it alike).
+  void NeverReadInPlace(uint32_t k);
   void Done(uint32_t k, bool someone_waits);
   // Local rank 0's tally of a call: latency class by `class_bytes`, `bytes_local` moved.
   void Record(uint64_t class_bytes, uint64_t bytes_local, const Status& result, std::chrono::nanoseconds took);

@@ -20,7 +20,9 @@
 //
 // A row too large for its region whose owner may not be read (ptrace restrictions, or a refusal
 // earlier in the group) gets kNotSupported on every rank, so that a caller like the MPI shim can
-// do the call another way.
+// do the call another way. Ranks that find themselves in different PID namespaces (separate
+// containers) at a call that reads in place go once more with every row staged, and never read
+// in place again.
 #include <cstring>
 
 #include "client/libohio/on_node_alltoall.h"
@@ -91,12 +93,23 @@ Status OnNodeAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
                                               std::to_string(e.row_bytes.load(std::memory_order_relaxed)) +
                                               " bytes in this alltoallv, more than its share of the group's shared "
                                               "buffers (" + std::to_string(vector_region_) +
-                                              " bytes), and may not have its memory read (ptrace restrictions), "
-                                              "which alltoallv on one node then needs");
+                                              " bytes), and may not have its memory read (ptrace restrictions, "
+                                              "or the node's ranks in separate PID namespaces), which alltoallv "
+                                              "on one node then needs");
   }
   if (!verdict.ok()) {
     Done(k, false);
     return verdict;
+  }
+  if (read_in_place != 0 && !OnePidNamespace()) {
+    // A pid in a slot names nothing, or another process, in another PID namespace. Every rank
+    // sees the same slots: all stop here alike and go once more with every row staged.
+    NeverReadInPlace(k);
+    Done(k, false);
+    const uint64_t rounds_before = rounds_this_call_;
+    Status again = Alltoallv(call, next_round);
+    rounds_this_call_ += rounds_before;
+    return again;
   }
   bool faulted = false;
   // Each rank starts with the next one, so that no send buffer has every reader at once (counted

@@ -27,15 +27,16 @@ Status RoundWaiter::Overdue(std::chrono::steady_clock::time_point since, const c
   // /proc is read only once the timeout has passed: the looks before cost nothing.
   const bool stopped = DaemonStopped();
   if (!stopped && waited < timeout_ + grace_) return Status::Ok();
-  return Outcome(WaitOutcome::kTimedOut, stopped ? timeout_ : timeout_ + grace_, who, what);
+  return Outcome(WaitOutcome::kTimedOut, stopped ? timeout_ : timeout_ + grace_, who, what, /*daemon_needed=*/true);
 }
 
 Status RoundWaiter::Outcome(WaitOutcome outcome, std::chrono::milliseconds waited, const char* who,
-                            const char* what) const {
+                            const char* what, bool daemon_needed) const {
   if (GroupFailed()) return GroupError();
   if (outcome == WaitOutcome::kStopped) return Status(Code::kDaemonLost, "the connection to ohiod closed");
   std::string message = std::string(who) + " did not " + what + " within " + std::to_string(waited.count()) + " ms";
-  if (DaemonStopped()) message += "; ohiod (pid " + std::to_string(daemon_pid_) + ") is stopped";
+  // A wait for the other ranks says nothing of a daemon it cannot look at: it did not need it.
+  if (daemon_needed || daemon_pid_ != 0) message += DaemonStateNote(daemon_pid_);
   return Status(Code::kTimeout, message);
 }
 

@@ -59,7 +59,8 @@ class RoundWaiter {
   }
 
   // Ok once ready() holds; else the group's error, kDaemonLost or kTimeout ("<who> did not
-  // <what> within N ms", and that ohiod is stopped if it is).
+  // <what> within N ms", and that ohiod is stopped if it is, or that this cannot be told from
+  // the rank's PID namespace: client/libohio/daemon_process.h DaemonStateNote).
   template <typename Ready>
   Status Wait(Ready ready, const char* who, const char* what) const {
     return WaitWithDaemon(ready, who, what, /*daemon_needed=*/true);
@@ -103,7 +104,8 @@ class RoundWaiter {
  private:
   template <typename Ready>
   Status WaitWithDaemon(Ready ready, const char* who, const char* what, bool daemon_needed) const;
-  Status Outcome(WaitOutcome outcome, std::chrono::milliseconds waited, const char* who, const char* what) const;
+  Status Outcome(WaitOutcome outcome, std::chrono::milliseconds waited, const char* who, const char* what,
+                 bool daemon_needed) const;
 
   SegmentHeader* header_ = nullptr;
   int control_fd_ = -1;
@@ -135,7 +137,7 @@ Status RoundWaiter::WaitWithDaemon(Ready ready, const char* who, const char* wha
     outcome = WaitForChange(header_, policy, ready, stop, after_sleep);
     waited = timeout_ + grace_;
   }
-  return outcome == WaitOutcome::kReady ? Status::Ok() : Outcome(outcome, waited, who, what);
+  return outcome == WaitOutcome::kReady ? Status::Ok() : Outcome(outcome, waited, who, what, daemon_needed);
 }
 
 template <typename Ready>

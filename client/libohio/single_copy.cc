@@ -1,6 +1,7 @@
 #include "client/libohio/single_copy.h"
 
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include <cerrno>
@@ -60,6 +61,32 @@ void SayRefusedOnce(pid_t pid, const std::string& why) {
                  "ohio: the kernel refused to let this process read rank memory of pid %d (%s); "
                  "the group copies through shared memory instead (two copies)\n",
                  static_cast<int>(pid), why.c_str());
+  });
+}
+
+uint64_t PidNamespaceIdOf(uint64_t device, uint64_t inode) {
+  // Namespace inodes are 32-bit numbers (proc_alloc_inum) on the one nsfs device.
+  return device << 32 | (inode & 0xffffffffu);
+}
+
+uint64_t PidNamespaceId() {
+  static const uint64_t id = [] {
+    struct stat st;
+    if (stat("/proc/self/ns/pid", &st) != 0) return uint64_t{0};
+    return PidNamespaceIdOf(st.st_dev, st.st_ino);
+  }();
+  return id;
+}
+
+void SaySeparatePidNamespacesOnce() {
+  static std::once_flag said;
+  std::call_once(said, [] {
+    std::fprintf(stderr,
+                 "ohio: the ranks of this group on this node are not all in one PID namespace (separate "
+                 "containers, or a container without /proc), so one cannot name another's process to read its "
+                 "buffer in place; the group copies through shared memory instead (two copies). Run a job's "
+                 "ranks of one node in one container (one PID namespace) to read in place, or set "
+                 "OHIO_SINGLE_COPY_BYTES=0 to not try\n");
   });
 }
 

@@ -41,4 +41,18 @@ ReadOutcome ReadFromRank(pid_t pid, uint64_t remote, void* local, uint64_t bytes
 // Prints, once per process, that a single copy was refused and the group falls back.
 void SayRefusedOnce(pid_t pid, const std::string& why);
 
+// The PID namespace this process's pid is a number in, as one comparable value (the device and
+// inode of /proc/self/ns/pid, which the kernel gives every namespace alone); 0 when /proc does
+// not say (no /proc in a container). Ranks in separate containers each have their own PID
+// namespace: there a pid a rank publishes names another process, or none, for a rank of
+// another container, so single copies are only for ranks that all publish the same value.
+// Read once per process.
+uint64_t PidNamespaceId();
+// The same from a stat of a namespace file (pure): (device << 32) | inode.
+uint64_t PidNamespaceIdOf(uint64_t device, uint64_t inode);
+
+// Prints, once per process, that the group's ranks on this node are in different PID
+// namespaces (or one of them cannot tell its own) and so copy through shared memory.
+void SaySeparatePidNamespacesOnce();
+
 }  // namespace ohio

@@ -6,27 +6,12 @@
  * the list of callbacks is being walked).
  *
  * Open MPI's MPI_Ialltoall and friends take the request a component returns for one of its own
- * nonblocking collective requests (ompi_coll_base_nbc_request_t), where they keep the
- * call's derived datatypes until it completes: ohio's requests are made of one. */
+ * nonblocking collective requests, where they keep the call's derived datatypes until it
+ * completes: ohio's requests are made of one (coll_ohio_nbc_request.h). */
 #include "client/openmpi_coll/coll_ohio.h"
 
+#include "client/openmpi_coll/coll_ohio_nbc_request.h"
 #include "opal/runtime/opal_progress.h"
-
-/* Open MPI 4.1's ompi_coll_base_nbc_request_t, field for field: its header
- * (ompi/mca/coll/base/coll_base_util.h) includes a Fortran header that the packaged headers leave
- * out. MPI_Ialltoall writes the call's derived datatypes and a completion callback here. */
-typedef struct ohio_nbc_request_t {
-  ompi_request_t super;
-  union {
-    ompi_request_complete_fn_t req_complete_cb;
-    ompi_request_free_fn_t req_free;
-  } cb;
-  void *req_complete_cb_data;
-  union {
-    opal_object_t *objs[2];
-  } data;
-} ohio_nbc_request_t;
-OMPI_DECLSPEC extern opal_class_t ompi_coll_base_nbc_request_t_class;
 
 typedef struct mca_coll_ohio_request_t {
   ohio_nbc_request_t super;

@@ -16,8 +16,9 @@
  * Prints "rank R: starts=N" and "rank R: ALL OK" on success; exits non-zero on the first
  * wrong byte. */
 #include <mpi.h>
-#if defined(OPEN_MPI)
-/* Open MPI 4.1 has MPI 4.0's persistent collectives as the extension MPIX_Alltoall_init. */
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+/* Open MPI 4.1 has MPI 4.0's persistent collectives as the extension MPIX_Alltoall_init; 5.0 has
+ * MPI_Alltoall_init itself. */
 #include <mpi-ext.h>
 #define MPI_Alltoall_init MPIX_Alltoall_init
 #endif

@@ -48,4 +48,6 @@ for b in "${binds[@]}"; do
   mount --bind "$b" "$root$b"
 done
 cd /
-exec chroot "$root" /usr/bin/env -u OHIO_IN_ROOT_NAMESPACE PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C "$@"
+# A home and a temporary directory that exist inside (a test runner points both elsewhere).
+exec chroot "$root" /usr/bin/env -u OHIO_IN_ROOT_NAMESPACE PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C HOME=/root \
+  TMPDIR=/tmp "$@"

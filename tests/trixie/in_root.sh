@@ -5,17 +5,20 @@
 # and each --bind directory at its own path, so that the paths of a test's files, and of the
 # control sockets of the ohiods this machine runs, are the same inside as outside.
 #
-#   tests/trixie/in_root.sh [--bind DIR]... [--overlay DIR] -- COMMAND [ARG]...
+#   tests/trixie/in_root.sh [--bind DIR]... [--cd DIR] [--overlay DIR] -- COMMAND [ARG]...
 #     --bind DIR     this machine's DIR, at DIR inside
+#     --cd DIR       the command's working directory inside (default /)
 #     --overlay DIR  the root as an overlay whose changes land in DIR/upper (DIR/work beside
 #                    it): dpkg may install into it and the cached root stays as it was
 set -euo pipefail
 root=/var/cache/ohio-test/trixie-root
 binds=()
 overlay=
+cwd=/
 while [ $# -gt 0 ]; do
   case $1 in
     --bind) binds+=("$(cd "$2" && pwd)"); shift 2 ;;
+    --cd) cwd=$2; shift 2 ;;
     --overlay) overlay=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "in_root.sh: unknown argument '$1' (see the top of $0)" >&2; exit 2 ;;
@@ -30,6 +33,7 @@ if [ "${OHIO_IN_ROOT_NAMESPACE:-}" != 1 ]; then
   args=()
   for b in "${binds[@]}"; do args+=(--bind "$b"); done
   [ -z "$overlay" ] || args+=(--overlay "$overlay")
+  args+=(--cd "$cwd")
   exec unshare --mount --propagation private bash "$0" "${args[@]}" -- "$@"
 fi
 
@@ -49,5 +53,5 @@ for b in "${binds[@]}"; do
 done
 cd /
 # A home and a temporary directory that exist inside (a test runner points both elsewhere).
-exec chroot "$root" /usr/bin/env -u OHIO_IN_ROOT_NAMESPACE PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C HOME=/root \
+exec chroot "$root" /usr/bin/env --chdir="$cwd" -u OHIO_IN_ROOT_NAMESPACE PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C HOME=/root \
   TMPDIR=/tmp "$@"

@@ -40,10 +40,10 @@ RootWork::RootWork(const TempDir& dir) : dir_(dir) {
 }
 
 std::vector<std::string> RootWork::InRoot(const std::vector<std::string>& command,
-                                          const std::vector<std::string>& binds) const {
+                                          const std::vector<std::string>& binds, const std::string& cwd) const {
   std::vector<std::string> argv = {"/bin/bash", RunfilePath("tests/trixie/in_root.sh"), "--bind", dir_.path()};
   for (const auto& b : binds) argv.insert(argv.end(), {"--bind", b});
-  argv.push_back("--");
+  argv.insert(argv.end(), {"--cd", cwd, "--"});
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
 }
@@ -64,7 +64,7 @@ bool RootWork::Build(const std::string& compiler, const std::string& source, con
 std::vector<std::string> RootWork::MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets,
                                           int ppn, const std::vector<std::pair<std::string, std::string>>& env,
                                           const std::string& program, const std::vector<std::string>& args,
-                                          Binding binding) const {
+                                          Binding binding, const std::string& cwd) const {
   std::string joined;
   for (const auto& s : sockets) joined += (joined.empty() ? "" : ":") + s;
   std::vector<std::pair<std::string, std::string>> all = {
@@ -89,7 +89,7 @@ std::vector<std::string> RootWork::MpiRun(const Mpi& mpi, int ranks, const std::
   argv.push_back(dir_.file("tests/mpi/on_node.sh"));
   argv.push_back(program);
   argv.insert(argv.end(), args.begin(), args.end());
-  return InRoot(argv);
+  return InRoot(argv, {}, cwd);
 }
 
 }  // namespace ohio::testing

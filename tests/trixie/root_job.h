@@ -25,9 +25,10 @@ class RootWork {
  public:
   explicit RootWork(const TempDir& dir);
 
-  // argv running `command` inside the root with the test's directory (and any of `binds`) bound.
+  // argv running `command` inside the root with the test's directory (and any of `binds`) bound,
+  // in the working directory `cwd` (inside).
   std::vector<std::string> InRoot(const std::vector<std::string>& command,
-                                  const std::vector<std::string>& binds = {}) const;
+                                  const std::vector<std::string>& binds = {}, const std::string& cwd = "/") const;
 
   // Compiles tests/mpi/<source> with `compiler` (e.g. mpicc.openmpi, mpifort.mpich) inside the
   // root into <dir>/<output>, with `flags`; true if it built (the compiler's output in the log
@@ -37,11 +38,12 @@ class RootWork {
 
   // mpirun of Debian 13's `mpi` running `ranks` ranks of `program` (a path inside the root),
   // `ppn` per node in the order of `sockets`, with `env` and OHIO_STATS on, reaching ohio through
-  // Open MPI 5's coll/ohio (Binding::kComponent) or the LD_PRELOAD shim (Binding::kShim).
+  // Open MPI 5's coll/ohio (Binding::kComponent) or the LD_PRELOAD shim (Binding::kShim), the
+  // ranks started in `cwd`.
   std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
                                   const std::vector<std::pair<std::string, std::string>>& env,
                                   const std::string& program, const std::vector<std::string>& args,
-                                  Binding binding) const;
+                                  Binding binding, const std::string& cwd = "/") const;
 
   // Where the component built for Open MPI 5 sits, alone: an Open MPI component path.
   std::string ComponentDir() const { return dir_.file("openmpi5"); }

@@ -1,7 +1,8 @@
 // C programs of Debian 13 (trixie), built there against its MPIs, under its mpirun inside the
 // Debian 13 root, served by this machine's ohiods on one node and across two: through Open MPI
 // 5.0's collective component coll/ohio (built against 5.0's headers) with nothing preloaded, and
-// through the LD_PRELOAD shim under MPICH 4.2 (the one shim built on Debian 12). MPI_Alltoall and
+// through the LD_PRELOAD shim under MPICH 4.2 (the one shim built on Debian 12; and the Open MPI
+// shim, built against 4.1, under 5.0 across two nodes). MPI_Alltoall and
 // MPI_Alltoallv (tests/mpi/alltoall_check.c), the persistent MPI_Alltoall_init (MPI 4.0, native
 // in both) and MPI_Ialltoall: every byte checked by the program, every call counted served by
 // the ranks (OHIO_STATS) and by every node's daemon.
@@ -94,6 +95,9 @@ TEST_P(TrixieC, AlltoallAndAlltoallvServed) {
 // MPI_Alltoall_init, MPI 4.0's own in Open MPI 5.0 and MPICH 4.2: every Start served, the
 // request surviving every Wait and Test as the persistent request it is.
 TEST_P(TrixieC, PersistentAlltoallInitServed) {
+  if (std::string(GetParam().mpi.name) == "openmpi" && GetParam().binding == Binding::kShim) {
+    GTEST_SKIP() << "the shim interposes MPI_Alltoall_init for MPICH only: Open MPI 5's is the component's";
+  }
   ASSERT_TRUE(Build("alltoall_init_check"));
   const int ranks = Ranks();
   constexpr int kStarts = 3 + 2 * 2 + 1 + 2 + 2;
@@ -125,6 +129,7 @@ std::vector<Case> Cases() {
     cases.push_back({kTrixieOpenMpi, Binding::kComponent, topo});
     cases.push_back({kTrixieMpich, Binding::kShim, topo});
   }
+  cases.push_back({kTrixieOpenMpi, Binding::kShim, {2, 2}});
   return cases;
 }
 

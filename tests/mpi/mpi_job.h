@@ -48,6 +48,16 @@ std::pair<long, long> Stats(const std::string& out, const std::string& function 
 // Every rank printed "rank R: ALL OK" and none "WRONG" (gtest expectations).
 void ExpectAllOk(const std::string& out, int ranks);
 
+// tests/mpi/alltoall_check.c run: its MPI_Alltoall calls served but the one with a pair type on
+// rank 0, fallen through on every rank with the reason; its 22 MPI_Alltoallv calls served (gtest
+// expectations). Returns the MPI_Alltoall calls served, over all ranks.
+long ExpectAlltoallCheckServed(const std::string& out, int ranks);
+
+// tests/mpi/fortran_check.F90 run with `iterations`: per rank and iteration two MPI_Alltoall
+// (one in place), two MPI_Ialltoall, one each of Alltoallv, Alltoallw and Ialltoallv, and, built
+// with -DWITH_ALLTOALL_INIT, two Starts of an MPI_Alltoall_init: all served (gtest expectations).
+void ExpectFortranCheckServed(const std::string& out, int ranks, int iterations, bool alltoall_init);
+
 // tests/mpi/alltoallw_check.c run with `iterations` and "mismatch": its typed calls (three per
 // iteration) and the one after the mismatch served; the darray call fallen through on every
 // rank, with its reason; the mismatch MPI_ERR_COUNT on every rank (gtest expectations).

@@ -35,8 +35,8 @@ PACKAGES=(
   # what libohio links besides libc and libstdc++: protobuf 3.21, as on Debian 12 (soname 32)
   libprotobuf32t64
   # deploy/build-debs.sh --release trixie runs dpkg-buildpackage here, so that the packages'
-  # dependencies are named as trixie names them (dpkg-shlibdeps)
-  dpkg-dev debhelper
+  # dependencies are named as trixie names them (dpkg-shlibdeps); it insists on build-essential
+  build-essential dpkg-dev debhelper
 )
 # Headers that Open MPI 5's own (opal_config.h, op.h) include but trixie's libopenmpi-dev leaves
 # out: without them no component compiles against the packaged headers. Taken from the source

@@ -20,12 +20,6 @@ namespace ohio::testing {
 namespace {
 
 constexpr auto kDeadline = std::chrono::seconds(180);
-const std::pair<std::string, std::string> kNonblockingAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
-
-struct Topology {
-  uint32_t nodes;
-  int ppn;
-};
 
 int Occurrences(const std::string& out, const std::string& text) {
   int n = 0;

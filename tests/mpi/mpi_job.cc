@@ -11,6 +11,7 @@ namespace ohio::testing {
 const Mpi kOpenMpi = {"openmpi", "/usr/bin/mpirun.openmpi"};
 const Mpi kMpich = {"mpich", "/usr/bin/mpirun.mpich"};
 const std::pair<std::string, std::string> kServeEveryCall = {"OHIO_SELECTION", "always"};
+const std::pair<std::string, std::string> kNonblockingAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
 
 std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
                                 const std::vector<std::pair<std::string, std::string>>& env,

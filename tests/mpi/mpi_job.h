@@ -3,6 +3,7 @@
 // OHIO_STATS lines read back from its output.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,16 @@ enum class Binding { kShim, kComponent, kShimAndComponent };
 // to the MPI library. For the jobs that test how ohio serves calls rather than which calls it
 // serves (tests/mpi/selection_test.cc tests those).
 extern const std::pair<std::string, std::string> kServeEveryCall;
+
+// OHIO_IALLTOALL_MIN_BYTES=0: ohiod moves every MPI_Ialltoall and MPI_Ialltoallv ohio can serve,
+// whatever the selection table's verdict (the tests about how those calls are served set it).
+extern const std::pair<std::string, std::string> kNonblockingAll;
+
+// Where a job's ranks are: `ppn` on each of `nodes` emulated nodes.
+struct Topology {
+  uint32_t nodes;
+  int ppn;
+};
 
 // argv for mpirun running `ranks` ranks of tests/mpi/<program>_<mpi> (a data dependency of the
 // test), `ppn` per node in the order of `sockets`, with `env` added and OHIO_STATS on.

@@ -15,12 +15,6 @@ namespace ohio::testing {
 namespace {
 
 constexpr auto kDeadline = std::chrono::seconds(240);
-const std::pair<std::string, std::string> kNonblockingAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
-
-struct Topology {
-  uint32_t nodes;
-  int ppn;
-};
 
 struct Case {
   Mpi mpi;

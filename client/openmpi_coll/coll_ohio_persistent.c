@@ -136,13 +136,6 @@ static int ohio_persistent_free(ompi_request_t **handle) {
   return OMPI_SUCCESS;
 }
 
-/* A collective cannot be cancelled: a started request completes as its call does. */
-static int ohio_persistent_cancel(ompi_request_t *request, int complete) {
-  (void)request;
-  (void)complete;
-  return OMPI_SUCCESS;
-}
-
 int mca_coll_ohio_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                                 struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                                 struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module) {
@@ -158,14 +151,8 @@ int mca_coll_ohio_alltoall_init(const void *sbuf, int scount, struct ompi_dataty
     ompi_request_free(&library);
     return OMPI_ERR_OUT_OF_RESOURCE;
   }
-  ompi_request_t *base = &p->super.super;
-  OMPI_REQUEST_INIT(base, true);
-  base->req_type = OMPI_REQUEST_COLL;
-  base->req_status = ompi_status_empty;
-  base->req_mpi_object.comm = comm;
+  ompi_request_t *base = ohio_nbc_request_init(&p->super, true, comm, ohio_persistent_free);
   base->req_start = ohio_persistent_start;
-  base->req_free = ohio_persistent_free;
-  base->req_cancel = ohio_persistent_cancel;
   OBJ_RETAIN(&m->super);
   p->module = m;
   p->sbuf = sbuf;

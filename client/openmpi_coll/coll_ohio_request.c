@@ -72,24 +72,10 @@ static int ohio_request_free(ompi_request_t **handle) {
   return OMPI_SUCCESS;
 }
 
-/* A collective cannot be cancelled: the request completes as the call does. */
-static int ohio_request_cancel(ompi_request_t *request, int complete) {
-  (void)request;
-  (void)complete;
-  return OMPI_SUCCESS;
-}
-
 int mca_coll_ohio_request_start(void *call, MPI_Comm comm, MPI_Request *handle) {
   mca_coll_ohio_request_t *request = OBJ_NEW(mca_coll_ohio_request_t);
   if (NULL == request) return MPI_ERR_NO_MEM;
-  ompi_request_t *base = &request->super.super;
-  OMPI_REQUEST_INIT(base, false);
-  base->req_type = OMPI_REQUEST_COLL;
-  base->req_state = OMPI_REQUEST_ACTIVE;
-  base->req_status = ompi_status_empty;
-  base->req_mpi_object.comm = comm;
-  base->req_free = ohio_request_free;
-  base->req_cancel = ohio_request_cancel;
+  ompi_request_t *base = ohio_nbc_request_init(&request->super, false, comm, ohio_request_free);
   request->call = call;
   request->freed = false;
   request->next = outstanding;

@@ -1,9 +1,10 @@
-/* Ohio's collective requests in Open MPI, and what makes one. MPI_Ialltoall, MPI_Alltoall_init
- * and friends write the call's derived datatypes and a completion or free callback into whatever
- * request a component returns (ompi_coll_base_retain_datatypes), taking it for one of Open MPI's
- * own nonblocking collective requests (ompi_coll_base_nbc_request_t): ohio's requests begin with
- * one. Its size and fields differ between Open MPI 4.1 and 5.0; its class,
- * ompi_coll_base_nbc_request_t_class, is the parent of ohio's request classes in both. */
+/* Ohio's collective requests in Open MPI, and what makes one. MPI_Ialltoall and friends write the
+ * call's derived datatypes and a completion callback into the request a component returns
+ * (ompi_coll_base_retain_datatypes), taking it for one of Open MPI's own nonblocking collective
+ * requests (ompi_coll_base_nbc_request_t): ohio's nonblocking requests begin with one. Its size
+ * and fields differ between Open MPI 4.1 and 5.0; its class, ompi_coll_base_nbc_request_t_class,
+ * is the parent of ohio's nonblocking request class in both. (MPI_Alltoall_init hands its request
+ * there too, but a new persistent request is complete, which that function leaves alone.) */
 #ifndef OHIO_CLIENT_OPENMPI_COLL_COLL_OHIO_NBC_REQUEST_H
 #define OHIO_CLIENT_OPENMPI_COLL_COLL_OHIO_NBC_REQUEST_H
 
@@ -35,26 +36,23 @@ OMPI_DECLSPEC extern opal_class_t ompi_coll_base_nbc_request_t_class;
 #endif
 
 /* A collective cannot be cancelled: a started request completes as its call does. */
-static inline int ohio_nbc_request_cancel(ompi_request_t *request, int complete) {
+static inline int ohio_collective_request_cancel(ompi_request_t *request, int complete) {
   (void)request;
   (void)complete;
   return OMPI_SUCCESS;
 }
 
 /* Makes `request` (just made with OBJ_NEW) one of ohio's collective requests on `comm`, freed by
- * `release`: persistent (MPI_Alltoall_init's) or not (started, active). */
-static inline ompi_request_t *ohio_nbc_request_init(ohio_nbc_request_t *request, bool persistent,
-                                                    struct ompi_communicator_t *comm,
-                                                    ompi_request_free_fn_t release) {
-  ompi_request_t *base = &request->super;
-  OMPI_REQUEST_INIT(base, persistent);
-  base->req_type = OMPI_REQUEST_COLL;
-  if (!persistent) base->req_state = OMPI_REQUEST_ACTIVE;
-  base->req_status = ompi_status_empty;
-  base->req_mpi_object.comm = comm;
-  base->req_free = release;
-  base->req_cancel = ohio_nbc_request_cancel;
-  return base;
+ * `release`: persistent (MPI_Alltoall_init's, inactive) or not (started, active). */
+static inline void ohio_collective_request_init(ompi_request_t *request, bool persistent,
+                                                struct ompi_communicator_t *comm, ompi_request_free_fn_t release) {
+  OMPI_REQUEST_INIT(request, persistent);
+  request->req_type = OMPI_REQUEST_COLL;
+  if (!persistent) request->req_state = OMPI_REQUEST_ACTIVE;
+  request->req_status = ompi_status_empty;
+  request->req_mpi_object.comm = comm;
+  request->req_free = release;
+  request->req_cancel = ohio_collective_request_cancel;
 }
 
 #endif

@@ -4,14 +4,8 @@
  * request for the same call. Each MPI_Start runs one of the two (ohio_coll_start_alltoall: ohio's
  * nonblocking call where ohio serves it, decided alike on every rank, else the library's
  * request), and a progress callback completes the program's request when what it runs completes,
- * leaving it inactive to be started again. A Start does not block: a rank may start, then receive
- * what another sends before it starts.
- *
- * Open MPI's MPI_Alltoall_init keeps the call's derived datatypes in the request a component
- * returns, as in a nonblocking collective's (coll_ohio_nbc_request.h), and releases them by
- * wrapping the request's free: after ohio's free returns it still reads the request. A request
- * the program frees is therefore retired, not destroyed, and destroyed at the next entry into
- * this file (or when the component closes). */
+ * leaving it inactive to be started again. A Start does not block: a rank may start, then
+ * receive what another sends before it starts. */
 #include "client/openmpi_coll/coll_ohio.h"
 
 #include "client/openmpi_coll/coll_ohio_nbc_request.h"
@@ -19,7 +13,7 @@
 #include "opal/runtime/opal_progress.h"
 
 typedef struct mca_coll_ohio_persistent_t {
-  ohio_nbc_request_t super;
+  ompi_request_t super;
   mca_coll_ohio_module_t *module; /* retained: the communicator's ohio state lives there */
   const void *sbuf;
   int scount;
@@ -30,14 +24,13 @@ typedef struct mca_coll_ohio_persistent_t {
   ompi_communicator_t *comm;
   ompi_request_t *library; /* the module below's persistent request for the same call */
   ompi_request_t *running; /* what the current Start runs (ohio's request or `library`), or NULL */
-  bool freed;              /* freed by the program (if running, destroyed when that completes) */
-  struct mca_coll_ohio_persistent_t *next; /* among the running ones, or the retired ones */
+  bool freed;              /* freed by the program while running: destroyed when it completes */
+  struct mca_coll_ohio_persistent_t *next; /* among the running ones */
 } mca_coll_ohio_persistent_t;
 
-OBJ_CLASS_INSTANCE(mca_coll_ohio_persistent_t, ompi_coll_base_nbc_request_t, NULL, NULL);
+OBJ_CLASS_INSTANCE(mca_coll_ohio_persistent_t, ompi_request_t, NULL, NULL);
 
 static mca_coll_ohio_persistent_t *running = NULL;
-static mca_coll_ohio_persistent_t *retired = NULL;
 static int live_persistents = 0;
 static bool progressing = false;
 
@@ -47,27 +40,12 @@ static void ohio_persistent_destroy(mca_coll_ohio_persistent_t *p) {
   OBJ_RELEASE(p->rdtype);
   mca_coll_base_module_t *module = &p->module->super;
   OBJ_RELEASE(module);
-  OMPI_REQUEST_FINI(&p->super.super);
+  --live_persistents;
+  OMPI_REQUEST_FINI(&p->super);
   OBJ_RELEASE(p);
 }
 
-/* Freed by the program: no longer live, destroyed by the next ohio_persistent_reap. */
-static void ohio_persistent_retire(mca_coll_ohio_persistent_t *p) {
-  --live_persistents;
-  p->next = retired;
-  retired = p;
-}
-
-static void ohio_persistent_reap(void) {
-  while (NULL != retired) {
-    mca_coll_ohio_persistent_t *p = retired;
-    retired = p->next;
-    ohio_persistent_destroy(p);
-  }
-}
-
 static int ohio_persistent_progress(void) {
-  ohio_persistent_reap();
   int completed = 0;
   mca_coll_ohio_persistent_t **link = &running;
   while (NULL != *link) {
@@ -78,7 +56,7 @@ static int ohio_persistent_progress(void) {
     }
     *link = p->next;
     ++completed;
-    p->super.super.req_status = p->running->req_status;
+    p->super.req_status = p->running->req_status;
     if (p->running == p->library) {
       /* Nobody waits on the library's request but this: it is made ready for the next Start
        * as a Wait would make it. */
@@ -88,24 +66,17 @@ static int ohio_persistent_progress(void) {
     }
     p->running = NULL;
     if (p->freed) {
-      /* Its free has long returned: nothing of Open MPI's reads it any more. */
-      --live_persistents;
       ohio_persistent_destroy(p);
     } else {
-      ompi_request_complete(&p->super.super, true);
+      ompi_request_complete(&p->super, true);
     }
   }
   return completed;
 }
 
-static void ohio_persistent_unregister(void) {
+void mca_coll_ohio_persistent_stop_progress(void) {
   if (progressing) opal_progress_unregister(ohio_persistent_progress);
   progressing = false;
-}
-
-void mca_coll_ohio_persistent_stop_progress(void) {
-  ohio_persistent_reap();
-  ohio_persistent_unregister();
 }
 
 static int ohio_persistent_start(size_t count, ompi_request_t **requests) {
@@ -116,9 +87,9 @@ static int ohio_persistent_start(size_t count, ompi_request_t **requests) {
                                             p->rdtype, p->comm, p->library, &started);
     if (MPI_SUCCESS != rc) return rc;
     p->running = started;
-    p->super.super.req_status = ompi_status_empty;
-    p->super.super.req_complete = REQUEST_PENDING;
-    p->super.super.req_state = OMPI_REQUEST_ACTIVE;
+    p->super.req_status = ompi_status_empty;
+    p->super.req_complete = REQUEST_PENDING;
+    p->super.req_state = OMPI_REQUEST_ACTIVE;
     p->next = running;
     running = p;
   }
@@ -128,18 +99,18 @@ static int ohio_persistent_start(size_t count, ompi_request_t **requests) {
 static int ohio_persistent_free(ompi_request_t **handle) {
   mca_coll_ohio_persistent_t *p = (mca_coll_ohio_persistent_t *)*handle;
   *handle = MPI_REQUEST_NULL;
-  p->freed = true;
-  /* Running, it stays live until the progress callback sees what it runs complete. */
-  if (NULL == p->running) ohio_persistent_retire(p);
-  /* Not reaped here: Open MPI may read the request just retired once this returns. */
-  if (0 == live_persistents) ohio_persistent_unregister();
+  if (NULL != p->running) {
+    p->freed = true;
+  } else {
+    ohio_persistent_destroy(p);
+  }
+  if (0 == live_persistents) mca_coll_ohio_persistent_stop_progress();
   return OMPI_SUCCESS;
 }
 
 int mca_coll_ohio_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                                 struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                                 struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module) {
-  ohio_persistent_reap();
   mca_coll_ohio_module_t *m = (mca_coll_ohio_module_t *)module;
   const ohio_coll_previous *below = &m->comm.previous;
   ompi_request_t *library = MPI_REQUEST_NULL;
@@ -151,8 +122,8 @@ int mca_coll_ohio_alltoall_init(const void *sbuf, int scount, struct ompi_dataty
     ompi_request_free(&library);
     return OMPI_ERR_OUT_OF_RESOURCE;
   }
-  ompi_request_t *base = ohio_nbc_request_init(&p->super, true, comm, ohio_persistent_free);
-  base->req_start = ohio_persistent_start;
+  ohio_collective_request_init(&p->super, true, comm, ohio_persistent_free);
+  p->super.req_start = ohio_persistent_start;
   OBJ_RETAIN(&m->super);
   p->module = m;
   p->sbuf = sbuf;
@@ -173,6 +144,6 @@ int mca_coll_ohio_alltoall_init(const void *sbuf, int scount, struct ompi_dataty
     opal_progress_register(ohio_persistent_progress);
     progressing = true;
   }
-  *request = base;
+  *request = &p->super;
   return OMPI_SUCCESS;
 }

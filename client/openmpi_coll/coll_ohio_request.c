@@ -75,7 +75,8 @@ static int ohio_request_free(ompi_request_t **handle) {
 int mca_coll_ohio_request_start(void *call, MPI_Comm comm, MPI_Request *handle) {
   mca_coll_ohio_request_t *request = OBJ_NEW(mca_coll_ohio_request_t);
   if (NULL == request) return MPI_ERR_NO_MEM;
-  ompi_request_t *base = ohio_nbc_request_init(&request->super, false, comm, ohio_request_free);
+  ompi_request_t *base = &request->super.super;
+  ohio_collective_request_init(base, false, comm, ohio_request_free);
   request->call = call;
   request->freed = false;
   request->next = outstanding;

@@ -4,31 +4,39 @@
 # libohio-dev (headers, pkg-config file) and ohio-tools (ohioctl, ohio-plan, benchmarks), with
 # their -dbgsym packages (the debug information Bazel keeps). Prints the paths of the .debs.
 #
-# usage: deploy/build-debs.sh [--from DIR] [--version V] [--out DIR]
+# usage: deploy/build-debs.sh [--release R] [--from DIR] [--version V] [--out DIR]
+#   --release R    the Debian release the packages are for: bookworm (12, the default) or
+#                  trixie (13: libohio and libohio-dev only, with coll/ohio built for trixie's
+#                  Open MPI 5.0, built in the Debian 13 root of tests/trixie/make-root.sh so
+#                  that their dependencies are named as trixie names them)
 #   --from DIR     take the built files from DIR, laid out as bazel-bin (daemon/ohiod,
 #                  client/ohioctl, client/libohio.so, ...), as install.sh's --from; default:
 #                  build them with Bazel in this tree
 #   --version V    the packages' version (default: ohio's, common/version.h)
 #   --out DIR      where the .debs go (default: the current directory)
 #
-# Needs dpkg-dev and debhelper (deploy/install-deps.sh). Then, on a node:
+# Needs dpkg-dev and debhelper (deploy/install-deps.sh); for trixie, root and the Debian 13 root
+# (tests/trixie/make-root.sh, which has them). Then, on a node:
 #   apt install ./ohiod_*.deb ./libohio_*.deb ./ohio-tools_*.deb   (+ ./libohio-dev_*.deb)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 PROG=build-debs.sh
 
+RELEASE=bookworm
 FROM=
 VERSION=
 OUT=.
 while [ $# -gt 0 ]; do
   case "$1" in
+    --release) RELEASE=$2; shift 2 ;;
+    --release=*) RELEASE=${1#*=}; shift ;;
     --from) FROM=$2; shift 2 ;;
     --from=*) FROM=${1#*=}; shift ;;
     --version) VERSION=$2; shift 2 ;;
     --version=*) VERSION=${1#*=}; shift ;;
     --out) OUT=$2; shift 2 ;;
     --out=*) OUT=${1#*=}; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "$PROG: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -42,10 +50,24 @@ case "$VERSION" in
   *-*|*[!0-9A-Za-z.+~]*) echo "$PROG: --version '$VERSION': only digits, letters and . + ~ (no -)" >&2; exit 2 ;;
 esac
 
-BUILT=(daemon/ohiod client/ohioctl client/ohio-plan client/libohio.so client/libohio_mpi_openmpi.so
-       client/libohio_mpi_mpich.so client/openmpi_coll/mca_coll_ohio.so tests/bench/alltoall_bench
-       tests/bench/mpi_alltoall_bench_openmpi tests/bench/mpi_alltoall_bench_mpich
-       tests/bench/mpi_ialltoall_bench_openmpi tests/bench/mpi_ialltoall_bench_mpich)
+# What each release's packages are made of, and where Bazel puts coll/ohio built for its Open MPI
+# (staged as client/openmpi_coll/mca_coll_ohio.so either way). Debian 13 gets the client side
+# only: ohiod and the tools are linked to Debian 12's gRPC, Abseil, spdlog and fmt, which
+# Debian 13 has in other versions.
+case "$RELEASE" in
+  bookworm)
+    PACKAGES=(ohiod libohio libohio-dev ohio-tools)
+    COMPONENT=client/openmpi_coll/mca_coll_ohio.so
+    BUILT=(daemon/ohiod client/ohioctl client/ohio-plan client/libohio.so client/libohio_mpi_openmpi.so
+           client/libohio_mpi_mpich.so "$COMPONENT" tests/bench/alltoall_bench
+           tests/bench/mpi_alltoall_bench_openmpi tests/bench/mpi_alltoall_bench_mpich
+           tests/bench/mpi_ialltoall_bench_openmpi tests/bench/mpi_ialltoall_bench_mpich) ;;
+  trixie)
+    PACKAGES=(libohio libohio-dev)
+    COMPONENT=client/openmpi_coll/openmpi5/mca_coll_ohio.so
+    BUILT=(client/libohio.so client/libohio_mpi_openmpi.so client/libohio_mpi_mpich.so "$COMPONENT") ;;
+  *) echo "$PROG: --release must be bookworm or trixie, got '$RELEASE'" >&2; exit 2 ;;
+esac
 if [ -z "$FROM" ]; then
   # shellcheck source=deploy/lib/bazel-build.sh
   source "$SRC/deploy/lib/bazel-build.sh"
@@ -72,8 +94,17 @@ STAGE=$WORK/ohio-$VERSION
 mkdir -p "$STAGE"
 cp -rL "$SRC/deploy/debian" "$STAGE/debian"
 for f in "${BUILT[@]}"; do
-  install -D -m 0755 "$FROM/$f" "$STAGE/prebuilt/$f"
+  [ "$f" = "$COMPONENT" ] || install -D -m 0755 "$FROM/$f" "$STAGE/prebuilt/$f"
 done
+install -D -m 0755 "$FROM/$COMPONENT" "$STAGE/prebuilt/client/openmpi_coll/mca_coll_ohio.so"
+# Only the release's packages: debian/rules installs the files of those dh_listpackages names.
+python3 - "$STAGE/debian/control" "${PACKAGES[@]}" <<'PY'
+import sys
+path, keep = sys.argv[1], set(sys.argv[2:])
+stanzas = open(path).read().split("\n\n")
+kept = [s for s in stanzas if not any(l.startswith("Package: ") and l[9:] not in keep for l in s.splitlines())]
+open(path, "w").write("\n\n".join(kept))
+PY
 for f in client/libohio/ohio.h client/libohio/ohio.hpp deploy/ohiod.conf deploy/ohiod.service \
          deploy/slurm-prolog.sh docs/OPERATIONS.md docs/SECURITY.md; do
   install -D -m 0644 "$SRC/$f" "$STAGE/$f"
@@ -90,7 +121,13 @@ ohio ($VERSION) unstable; urgency=medium
 EOF
 
 # -us -uc: nothing to sign with here; the packages are installed from files, not an archive.
-(cd "$STAGE" && dpkg-buildpackage -b -us -uc) > "$WORK/build.log" 2>&1 || {
+# Debian 13's are built inside its root: dpkg-shlibdeps names the libraries' packages there.
+if [ "$RELEASE" = trixie ]; then
+  build=(bash "$SRC/tests/trixie/in_root.sh" --bind "$WORK" --cd "$STAGE" -- dpkg-buildpackage -b -us -uc)
+else
+  build=(dpkg-buildpackage -b -us -uc)
+fi
+(cd "$STAGE" && "${build[@]}") > "$WORK/build.log" 2>&1 || {
   cat "$WORK/build.log" >&2
   echo "$PROG: dpkg-buildpackage failed" >&2
   exit 1

@@ -31,6 +31,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev python3 procps iproute2
   # tests/fuzz: libFuzzer targets built with clang (libFuzzer, ASan and UBSan runtimes), linked by lld
   clang-14 libclang-rt-14-dev lld-14
+  # tests/trixie: a Debian 13 root with its Open MPI 5.0 and MPICH 4.2 (tests/trixie/make-root.sh)
+  debootstrap
   # deploy/local-cluster.sh: ip and ss (iproute2 above), flock, timeout
   util-linux coreutils
   # tests/bench/verbs_vs_tcp.sh reads ohioctl's JSON with jq (python3 starts slowly in the guest)

@@ -2,13 +2,17 @@
 # Runs every test twice: a normal build, then an AddressSanitizer build (daemon, library and
 # tools included; targets tagged no-asan, which run uninstrumented programs or, like the soak,
 # are worth their minutes once, only in the first).
+# Then the Debian 13 group (//tests/trixie:trixie, tagged trixie): Debian 13's Open MPI 5.0 and
+# MPICH 4.2 in a Debian 13 root that tests/trixie/make-root.sh builds first (cached between runs
+# in /var/cache/ohio-test; OHIO_TRIXIE=0 leaves the group out).
 # Then fuzzes each libFuzzer target briefly (tests/fuzz/fuzz.sh: clang, an output base of its
 # own; OHIO_FUZZ_SECONDS per target, default 20, two at once; 0 leaves it out).
 # Prints last "N passed, N failed" over all runs; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-targets=$(bazel query 'tests(//...)' 2>/dev/null | sort)
+# The Debian 13 group is run on its own, below, once its root is there.
+targets=$(bazel query 'tests(//...) except attr(tags, "trixie", tests(//...))' 2>/dev/null | sort)
 if [ -z "$targets" ]; then
   echo "no test targets found (bazel query failed?)"
   echo "0 passed, 1 failed"
@@ -34,6 +38,16 @@ run() {  # run NAME TARGETS [bazel flags...]
 asan_targets=$(bazel query 'tests(//...) except attr(tags, "no-asan", tests(//...))' 2>/dev/null | sort)
 run default "$targets"
 run asan "$asan_targets" --config=asan
+
+if [ "${OHIO_TRIXIE:-1}" != 0 ]; then
+  echo "=== trixie: tests/trixie/make-root.sh, then bazel test //tests/trixie:trixie"
+  if bash tests/trixie/make-root.sh; then
+    run trixie "$(bazel query 'attr(tags, "trixie", tests(//tests/trixie:all))' 2>/dev/null | sort)"
+  else
+    echo "tests/trixie/make-root.sh failed: the Debian 13 group did not run"
+    summary+=("0 passed, 1 failed")
+  fi
+fi
 
 fuzz_seconds=${OHIO_FUZZ_SECONDS:-20}
 if [ "$fuzz_seconds" != 0 ]; then

@@ -12,35 +12,43 @@
 extern "C" {
 #endif
 
-struct mca_coll_base_module_2_3_0_t;
+/* Open MPI's collective module, whose struct is named for its version (coll.h): 2.3.0 in Open MPI
+ * 4.1, 2.4.0 in 5.0. The bridge only hands module pointers back to the functions they came with,
+ * so it may be compiled against one Open MPI's mpi.h and the glue against the other's. */
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
+#define OHIO_COLL_MODULE struct mca_coll_base_module_2_4_0_t
+#else
+#define OHIO_COLL_MODULE struct mca_coll_base_module_2_3_0_t
+#endif
+OHIO_COLL_MODULE;
 
 /* The functions (and their modules) that served the communicator before ohio's module was
  * enabled over them: where everything ohio does not serve goes. */
 typedef struct ohio_coll_previous {
   int (*alltoall)(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount, MPI_Datatype rdtype,
-                  MPI_Comm comm, struct mca_coll_base_module_2_3_0_t *module);
-  struct mca_coll_base_module_2_3_0_t *alltoall_module;
+                  MPI_Comm comm, OHIO_COLL_MODULE *module);
+  OHIO_COLL_MODULE *alltoall_module;
   int (*alltoallv)(const void *sbuf, const int *scounts, const int *sdisps, MPI_Datatype sdtype, void *rbuf,
                    const int *rcounts, const int *rdisps, MPI_Datatype rdtype, MPI_Comm comm,
-                   struct mca_coll_base_module_2_3_0_t *module);
-  struct mca_coll_base_module_2_3_0_t *alltoallv_module;
+                   OHIO_COLL_MODULE *module);
+  OHIO_COLL_MODULE *alltoallv_module;
   int (*alltoallw)(const void *sbuf, const int *scounts, const int *sdisps, MPI_Datatype const *sdtypes, void *rbuf,
                    const int *rcounts, const int *rdisps, MPI_Datatype const *rdtypes, MPI_Comm comm,
-                   struct mca_coll_base_module_2_3_0_t *module);
-  struct mca_coll_base_module_2_3_0_t *alltoallw_module;
+                   OHIO_COLL_MODULE *module);
+  OHIO_COLL_MODULE *alltoallw_module;
   int (*ialltoall)(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount, MPI_Datatype rdtype,
-                   MPI_Comm comm, MPI_Request *request, struct mca_coll_base_module_2_3_0_t *module);
-  struct mca_coll_base_module_2_3_0_t *ialltoall_module;
+                   MPI_Comm comm, MPI_Request *request, OHIO_COLL_MODULE *module);
+  OHIO_COLL_MODULE *ialltoall_module;
   int (*ialltoallv)(const void *sbuf, const int *scounts, const int *sdisps, MPI_Datatype sdtype, void *rbuf,
                     const int *rcounts, const int *rdisps, MPI_Datatype rdtype, MPI_Comm comm, MPI_Request *request,
-                    struct mca_coll_base_module_2_3_0_t *module);
-  struct mca_coll_base_module_2_3_0_t *ialltoallv_module;
-  /* MPIX_Alltoall_init (Open MPI 4.1's persistent collectives extension, MPI 4.0's
-   * MPI_Alltoall_init): its persistent request is what a Start ohio does not serve starts. */
+                    OHIO_COLL_MODULE *module);
+  OHIO_COLL_MODULE *ialltoallv_module;
+  /* MPI_Alltoall_init (MPI 4.0, Open MPI 5.0; Open MPI 4.1's persistent collectives extension
+   * MPIX_Alltoall_init): its persistent request is what a Start ohio does not serve starts. */
   int (*alltoall_init)(const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
                        MPI_Datatype rdtype, MPI_Comm comm, MPI_Info info, MPI_Request *request,
-                       struct mca_coll_base_module_2_3_0_t *module);
-  struct mca_coll_base_module_2_3_0_t *alltoall_init_module;
+                       OHIO_COLL_MODULE *module);
+  OHIO_COLL_MODULE *alltoall_init_module;
 } ohio_coll_previous;
 
 /* What ohio's module holds for its communicator. */

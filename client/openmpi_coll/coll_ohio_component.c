@@ -2,12 +2,21 @@
  * parameters, and what it does when Open MPI opens and closes it. */
 #include "client/openmpi_coll/coll_ohio.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opal/mca/base/mca_base_var.h"
 
-/* Above every collective component Open MPI 4.1 ships (tuned 30, hcoll 90): ohio's module takes
+/* The collective framework's version of the Open MPI the component is built for: Open MPI takes
+ * a collective component of its own version only, whatever else is in the component path. */
+#if OMPI_MAJOR_VERSION >= 5
+#define OHIO_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_4_0
+#else
+#define OHIO_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_0_0
+#endif
+
+/* Above every collective component Open MPI 4.1 and 5.0 ship (tuned 30, han 35, hcoll 90): ohio's module takes
  * only the all-to-all functions it serves, and every call of theirs it does not serve goes to
  * the module it went above, which is then the best that was there. */
 #define OHIO_DEFAULT_PRIORITY 95
@@ -51,10 +60,33 @@ static ohio_setting settings[] = {
 };
 #define OHIO_SETTING_COUNT (sizeof(settings) / sizeof(settings[0]))
 
+/* Whether the Open MPI that loaded the component is the release (major.minor) it was built
+ * against. A component built for 4.1 is refused by 5.0 (and the other way round) before this
+ * runs: the framework versions differ, and each is linked to its release's libopen-pal (.so.40,
+ * .so.80). This catches the releases that share both, whose internal structures still differ
+ * (4.0 and 4.1), and says what is wrong. */
+static bool ohio_built_for_this_open_mpi(void) {
+  char library[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  int major = -1;
+  int minor = -1;
+  if (MPI_SUCCESS != PMPI_Get_library_version(library, &length) ||
+      2 != sscanf(library, "Open MPI v%d.%d", &major, &minor)) {
+    major = minor = -1;
+  }
+  if (OMPI_MAJOR_VERSION == major && OMPI_MINOR_VERSION == minor) return true;
+  fprintf(stderr,
+          "coll/ohio: built for Open MPI %d.%d, but this is %.40s: not used (install the ohio package built for this "
+          "Open MPI)\n",
+          OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, major < 0 ? "an Open MPI whose version it cannot read" : library);
+  return false;
+}
+
 static int ohio_register(void) {
+  if (!ohio_built_for_this_open_mpi()) return OMPI_ERR_NOT_SUPPORTED;
   mca_coll_ohio_component.priority = OHIO_DEFAULT_PRIORITY;
   (void)mca_base_component_var_register(&mca_coll_ohio_component.super.collm_version, "priority",
-                                        "Priority of coll/ohio (negative: never chosen); above tuned (30) and hcoll "
+                                        "Priority of coll/ohio (negative: never chosen); above tuned (30), han (35) and hcoll "
                                         "(90) by default, which serve what ohio does not",
                                         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                         MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_ohio_component.priority);
@@ -101,7 +133,7 @@ mca_coll_ohio_component_t mca_coll_ohio_component = {
         {
             .collm_version =
                 {
-                    MCA_COLL_BASE_VERSION_2_0_0,
+                    OHIO_COLL_BASE_VERSION,
                     .mca_component_name = "ohio",
                     MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
                                           OMPI_RELEASE_VERSION),

@@ -1,12 +1,14 @@
-/* Persistent alltoalls (MPIX_Alltoall_init, Open MPI 4.1's persistent collectives extension) as
- * ohio's persistent requests. The request the program holds is ohio's; it keeps the call's
- * arguments and the module below's own persistent request for the same call. Each MPI_Start
- * runs one of the two (ohio_coll_start_alltoall: ohio's nonblocking call where ohio serves it,
- * decided alike on every rank, else the library's request), and a progress callback completes
- * the program's request when what it runs completes, leaving it inactive to be started again.
- * A Start does not block: a rank may start, then receive what another sends before it starts. */
+/* Persistent alltoalls (MPI_Alltoall_init: MPI 4.0, Open MPI 5.0; Open MPI 4.1's persistent
+ * collectives extension MPIX_Alltoall_init) as ohio's persistent requests. The request the
+ * program holds is ohio's; it keeps the call's arguments and the module below's own persistent
+ * request for the same call. Each MPI_Start runs one of the two (ohio_coll_start_alltoall: ohio's
+ * nonblocking call where ohio serves it, decided alike on every rank, else the library's
+ * request), and a progress callback completes the program's request when what it runs completes,
+ * leaving it inactive to be started again. A Start does not block: a rank may start, then
+ * receive what another sends before it starts. */
 #include "client/openmpi_coll/coll_ohio.h"
 
+#include "client/openmpi_coll/coll_ohio_nbc_request.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "opal/runtime/opal_progress.h"
 
@@ -106,13 +108,6 @@ static int ohio_persistent_free(ompi_request_t **handle) {
   return OMPI_SUCCESS;
 }
 
-/* A collective cannot be cancelled: a started request completes as its call does. */
-static int ohio_persistent_cancel(ompi_request_t *request, int complete) {
-  (void)request;
-  (void)complete;
-  return OMPI_SUCCESS;
-}
-
 int mca_coll_ohio_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                                 struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                                 struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module) {
@@ -127,13 +122,8 @@ int mca_coll_ohio_alltoall_init(const void *sbuf, int scount, struct ompi_dataty
     ompi_request_free(&library);
     return OMPI_ERR_OUT_OF_RESOURCE;
   }
-  OMPI_REQUEST_INIT(&p->super, true);
-  p->super.req_type = OMPI_REQUEST_COLL;
-  p->super.req_status = ompi_status_empty;
-  p->super.req_mpi_object.comm = comm;
+  ohio_collective_request_init(&p->super, true, comm, ohio_persistent_free);
   p->super.req_start = ohio_persistent_start;
-  p->super.req_free = ohio_persistent_free;
-  p->super.req_cancel = ohio_persistent_cancel;
   OBJ_RETAIN(&m->super);
   p->module = m;
   p->sbuf = sbuf;

@@ -6,27 +6,12 @@
  * the list of callbacks is being walked).
  *
  * Open MPI's MPI_Ialltoall and friends take the request a component returns for one of its own
- * nonblocking collective requests (ompi_coll_base_nbc_request_t), where they keep the
- * call's derived datatypes until it completes: ohio's requests are made of one. */
+ * nonblocking collective requests, where they keep the call's derived datatypes until it
+ * completes: ohio's requests are made of one (coll_ohio_nbc_request.h). */
 #include "client/openmpi_coll/coll_ohio.h"
 
+#include "client/openmpi_coll/coll_ohio_nbc_request.h"
 #include "opal/runtime/opal_progress.h"
-
-/* Open MPI 4.1's ompi_coll_base_nbc_request_t, field for field: its header
- * (ompi/mca/coll/base/coll_base_util.h) includes a Fortran header that the packaged headers leave
- * out. MPI_Ialltoall writes the call's derived datatypes and a completion callback here. */
-typedef struct ohio_nbc_request_t {
-  ompi_request_t super;
-  union {
-    ompi_request_complete_fn_t req_complete_cb;
-    ompi_request_free_fn_t req_free;
-  } cb;
-  void *req_complete_cb_data;
-  union {
-    opal_object_t *objs[2];
-  } data;
-} ohio_nbc_request_t;
-OMPI_DECLSPEC extern opal_class_t ompi_coll_base_nbc_request_t_class;
 
 typedef struct mca_coll_ohio_request_t {
   ohio_nbc_request_t super;
@@ -87,24 +72,11 @@ static int ohio_request_free(ompi_request_t **handle) {
   return OMPI_SUCCESS;
 }
 
-/* A collective cannot be cancelled: the request completes as the call does. */
-static int ohio_request_cancel(ompi_request_t *request, int complete) {
-  (void)request;
-  (void)complete;
-  return OMPI_SUCCESS;
-}
-
 int mca_coll_ohio_request_start(void *call, MPI_Comm comm, MPI_Request *handle) {
   mca_coll_ohio_request_t *request = OBJ_NEW(mca_coll_ohio_request_t);
   if (NULL == request) return MPI_ERR_NO_MEM;
   ompi_request_t *base = &request->super.super;
-  OMPI_REQUEST_INIT(base, false);
-  base->req_type = OMPI_REQUEST_COLL;
-  base->req_state = OMPI_REQUEST_ACTIVE;
-  base->req_status = ompi_status_empty;
-  base->req_mpi_object.comm = comm;
-  base->req_free = ohio_request_free;
-  base->req_cancel = ohio_request_cancel;
+  ohio_collective_request_init(base, false, comm, ohio_request_free);
   request->call = call;
   request->freed = false;
   request->next = outstanding;

@@ -16,8 +16,6 @@ namespace {
 
 constexpr auto kDeadline = std::chrono::seconds(120);
 constexpr int kIterations = 3;
-// Nonblocking calls are served only where OHIO_IALLTOALL_MIN_BYTES is set.
-const std::pair<std::string, std::string> kNonblockingAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
 
 struct Case {
   Mpi mpi;

@@ -27,10 +27,6 @@ constexpr const char* kCheck = "ialltoall_check";
 // Calls per rank of the check program: 4 iterations of part 1, then 1 + 3 + 2 + 2 + 1, and 1 strict.
 constexpr int kIterations = 4;
 constexpr int kCalls = kIterations + 9;
-// ohiod moves MPI_Ialltoall from this many bytes per rank, and every MPI_Ialltoallv, instead of
-// the selection table's verdict; the tests about how the calls are served set it, and
-// OHIO_SELECTION=always for the blocking calls beside them (kServeEveryCall).
-const std::pair<std::string, std::string> kNonblockingAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
 
 class MpiIalltoall : public ::testing::TestWithParam<Mpi> {};
 

@@ -11,6 +11,7 @@ namespace ohio::testing {
 const Mpi kOpenMpi = {"openmpi", "/usr/bin/mpirun.openmpi"};
 const Mpi kMpich = {"mpich", "/usr/bin/mpirun.mpich"};
 const std::pair<std::string, std::string> kServeEveryCall = {"OHIO_SELECTION", "always"};
+const std::pair<std::string, std::string> kNonblockingAll = {"OHIO_IALLTOALL_MIN_BYTES", "0"};
 
 std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
                                 const std::vector<std::pair<std::string, std::string>>& env,
@@ -64,6 +65,27 @@ std::pair<long, long> Stats(const std::string& out, const std::string& function)
 void ExpectAllOk(const std::string& out, int ranks) {
   for (int r = 0; r < ranks; ++r) EXPECT_NE(out.find("rank " + std::to_string(r) + ": ALL OK"), std::string::npos) << out;
   EXPECT_EQ(out.find("WRONG"), std::string::npos) << out;
+}
+
+long ExpectAlltoallCheckServed(const std::string& out, int ranks) {
+  const auto [served, fell] = Stats(out);
+  EXPECT_GT(served, 50) << out;
+  EXPECT_EQ(fell, ranks) << out;
+  EXPECT_NE(out.find("MPI_Alltoall: 1 fell through: a predefined datatype with holes (a pair type)"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(Stats(out, "MPI_Alltoallv"), std::make_pair(22L * ranks, 0L)) << out;
+  return served;
+}
+
+void ExpectFortranCheckServed(const std::string& out, int ranks, int iterations, bool alltoall_init) {
+  const long calls = static_cast<long>(iterations) * ranks;
+  EXPECT_EQ(Stats(out, "MPI_Alltoall"), std::make_pair(2 * calls, 0L)) << out;
+  EXPECT_EQ(Stats(out, "MPI_Alltoallv"), std::make_pair(calls, 0L)) << out;
+  EXPECT_EQ(Stats(out, "MPI_Alltoallw"), std::make_pair(calls, 0L)) << out;
+  EXPECT_EQ(Stats(out, "MPI_Ialltoall"), std::make_pair(2 * calls, 0L)) << out;
+  EXPECT_EQ(Stats(out, "MPI_Ialltoallv"), std::make_pair(calls, 0L)) << out;
+  EXPECT_EQ(Stats(out, "MPI_Alltoall_init"), std::make_pair(alltoall_init ? 2 * calls : 0L, 0L)) << out;
 }
 
 void ExpectAlltoallwCheckServed(const std::string& out, int ranks, int iterations) {

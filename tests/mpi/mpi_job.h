@@ -3,6 +3,7 @@
 // OHIO_STATS lines read back from its output.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,16 @@ enum class Binding { kShim, kComponent, kShimAndComponent };
 // serves (tests/mpi/selection_test.cc tests those).
 extern const std::pair<std::string, std::string> kServeEveryCall;
 
+// OHIO_IALLTOALL_MIN_BYTES=0: ohiod moves every MPI_Ialltoall and MPI_Ialltoallv ohio can serve,
+// whatever the selection table's verdict (the tests about how those calls are served set it).
+extern const std::pair<std::string, std::string> kNonblockingAll;
+
+// Where a job's ranks are: `ppn` on each of `nodes` emulated nodes.
+struct Topology {
+  uint32_t nodes;
+  int ppn;
+};
+
 // argv for mpirun running `ranks` ranks of tests/mpi/<program>_<mpi> (a data dependency of the
 // test), `ppn` per node in the order of `sockets`, with `env` added and OHIO_STATS on.
 std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
@@ -47,6 +58,16 @@ std::pair<long, long> Stats(const std::string& out, const std::string& function 
 
 // Every rank printed "rank R: ALL OK" and none "WRONG" (gtest expectations).
 void ExpectAllOk(const std::string& out, int ranks);
+
+// tests/mpi/alltoall_check.c run: its MPI_Alltoall calls served but the one with a pair type on
+// rank 0, fallen through on every rank with the reason; its 22 MPI_Alltoallv calls served (gtest
+// expectations). Returns the MPI_Alltoall calls served, over all ranks.
+long ExpectAlltoallCheckServed(const std::string& out, int ranks);
+
+// tests/mpi/fortran_check.F90 run with `iterations`: per rank and iteration two MPI_Alltoall
+// (one in place), two MPI_Ialltoall, one each of Alltoallv, Alltoallw and Ialltoallv, and, built
+// with -DWITH_ALLTOALL_INIT, two Starts of an MPI_Alltoall_init: all served (gtest expectations).
+void ExpectFortranCheckServed(const std::string& out, int ranks, int iterations, bool alltoall_init);
 
 // tests/mpi/alltoallw_check.c run with `iterations` and "mismatch": its typed calls (three per
 // iteration) and the one after the mismatch served; the darray call fallen through on every

@@ -22,11 +22,6 @@ constexpr const char* kCheck = "alltoall_check";
 // How ohio serves calls, and what happens when it cannot, whatever the selection table would
 // choose: every job here that reaches ohio runs with OHIO_SELECTION=always (kServeEveryCall).
 
-struct Topology {
-  uint32_t nodes;
-  int ppn;
-};
-
 class MpiShim : public ::testing::TestWithParam<std::tuple<Mpi, Topology>> {};
 
 TEST_P(MpiShim, ServedByOhioWithVerifiedData) {

@@ -8,12 +8,11 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <map>
-#include <regex>
 
 #include "tests/harness/cluster.h"
 #include "tests/harness/process.h"
 #include "tests/mpi/mpi_job.h"
+#include "tests/mpi/pw_run.h"
 
 namespace ohio::testing {
 namespace {
@@ -21,14 +20,6 @@ namespace {
 constexpr auto kDeadline = std::chrono::seconds(180);
 constexpr int kRanks = 4;
 const char* const kPw = "/usr/bin/pw.x";
-const char* const kServedFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw"};
-
-struct PwRun {
-  std::string out;                                     // mpirun's (pw.x prints to stdout)
-  std::string energy;                                  // the converged "!    total energy" line
-  int iterations = 0;                                  // "total energy" lines, one per SCF step
-  std::map<std::string, std::pair<long, long>> stats;  // OHIO_STATS per function
-};
 
 // Runs pw.x in a directory of its own, with the input and pseudopotential beside it.
 PwRun RunPw(const TempDir& dir, const std::string& name, const std::vector<std::string>& sockets, int ppn,
@@ -48,26 +39,8 @@ PwRun RunPw(const TempDir& dir, const std::string& name, const std::vector<std::
   Process run(MpiRunPath(kOpenMpi, kRanks, sockets, ppn, all, kPw, {"-in", "si.scf.in"}, binding), work + "/mpirun.out");
   EXPECT_EQ(chdir(here), 0);
   free(here);
-  PwRun r;
   EXPECT_EQ(run.Wait(kDeadline), 0) << name << "\n" << run.Output();
-  r.out = run.Output();
-  std::smatch m;
-  if (std::regex_search(r.out, m, std::regex("!    total energy += +-?[0-9.]+ Ry"))) r.energy = m[0];
-  const std::regex step("\n     total energy += ");
-  r.iterations = static_cast<int>(std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), step),
-                                                std::sregex_iterator()));
-  for (const char* f : kServedFunctions) r.stats[f] = Stats(r.out, f);
-  return r;
-}
-
-// The same energy, after as many SCF steps, and every call the run without ohio made was served.
-void ExpectSameAsWithout(const PwRun& without, const PwRun& with) {
-  EXPECT_EQ(with.energy, without.energy) << with.out;
-  EXPECT_EQ(with.iterations, without.iterations) << with.out;
-  for (const char* f : kServedFunctions) {
-    EXPECT_EQ(with.stats.at(f).first, without.stats.at(f).second) << f << "\n" << with.out;
-    EXPECT_EQ(with.stats.at(f).second, 0) << f << "\n" << with.out;
-  }
+  return ParsePwRun(run.Output());
 }
 
 TEST(QuantumEspresso, EveryFftTransposeServedAndTheSameTotalEnergy) {

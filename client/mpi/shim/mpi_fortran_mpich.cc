@@ -9,15 +9,21 @@
 // MPICH's mpi_f08 passes handles as the C ones (an INTEGER each) and statuses as the C
 // MPI_Status (its TYPE(MPI_Status) has the same layout); MPI_STATUS_IGNORE and
 // MPI_STATUSES_IGNORE are what C sees as MPI_F08_STATUS_IGNORE and MPI_F08_STATUSES_IGNORE.
+// Those two are libmpich's in MPICH 4.0 (Debian 12) but libmpichfort's in 4.2 (Debian 13), which
+// a C program does not load: referred to weakly, they are null there, where no mpi_f08 call
+// can come, and the one shim loads under both.
 #include <mpi.h>
+
+#pragma weak MPI_F08_STATUS_IGNORE
+#pragma weak MPI_F08_STATUSES_IGNORE
 
 #include "client/mpi/shim/mpi_fortran_requests.h"
 
 namespace ohio::shim {
 namespace {
 
-bool IsStatusIgnore(const void* p) { return p == MPI_F08_STATUS_IGNORE; }
-bool IsStatusesIgnore(const void* p) { return p == MPI_F08_STATUSES_IGNORE; }
+bool IsStatusIgnore(const void* p) { return &MPI_F08_STATUS_IGNORE != nullptr && p == MPI_F08_STATUS_IGNORE; }
+bool IsStatusesIgnore(const void* p) { return &MPI_F08_STATUSES_IGNORE != nullptr && p == MPI_F08_STATUSES_IGNORE; }
 
 }  // namespace
 

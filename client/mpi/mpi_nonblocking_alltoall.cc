@@ -37,6 +37,7 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
   } else if (HandedToLibraryByTable(st, function, SelectedFunction::kIalltoall, call_bytes)) {
     return library();
   }
+  const GroupInUse in_use(st);
   // A datatype without a layout is packed by the library (client/mpi/mpi_library_pack.h): a
   // rank cannot opt out of a nonblocking call alone.
   const MPI_Datatype send_type = in_place ? recvtype : sendtype;

@@ -37,6 +37,12 @@ int Settle(OhioRequest* r, int rc) {
 
 bool Finish(OhioRequest* r, unsigned within_us) {
   if (r->complete) return true;
+  // Another thread's call on the communicator has the group: this request is tested next time.
+  if (!GroupInUse::TryHold(r->st)) return false;
+  struct Held {
+    CommState* st;
+    ~Held() { GroupInUse::Release(st); }
+  } held{r->st};
   if (r->st->group == nullptr) {
     // A failure of another call closed the group under this one: its data never came.
     r->error = Reported(r->function, r->st->why, MPI_ERR_OTHER);

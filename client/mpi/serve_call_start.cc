@@ -14,6 +14,7 @@ CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, 
     return nullptr;
   }
   if (std::string why; ClosedBefore(st, &why)) {
+    const GroupInUse in_use(st);
     *rc = AfterFailure(st, comm, function, why, /*replayable=*/true, fall_through);
     return nullptr;
   }

@@ -39,6 +39,7 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
     const CallVerdict verdict = SelectNonblockingVector(*st, SelectedFunction::kIalltoallv);
     if (!verdict.serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, verdict.why);
   }
+  const GroupInUse in_use(st);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   int size = 0;

@@ -1,0 +1,84 @@
+// An unmodified MPI program at MPI_THREAD_MULTIPLE (tests/mpi/thread_multiple_check.c) whose
+// ranks each run two threads calling MPI_Alltoall and MPI_Ialltoall + MPI_Wait at the same time,
+// each on a communicator of its own, started in opposite orders on even and odd ranks (where a
+// client holding one lock over a call would deadlock): through the preloaded shim under Open MPI
+// and MPICH and through Open MPI's collective component, on one node and across 2 emulated
+// nodes, with no setting asking for it (a job at MPI_THREAD_MULTIPLE is served by default).
+// Every byte is checked by the program; every call is served, by OHIO_STATS's counts and by
+// every daemon's own; the job's deadline turns a deadlock into a failure.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/harness/cluster.h"
+#include "tests/harness/process.h"
+#include "tests/mpi/mpi_job.h"
+
+namespace ohio::testing {
+namespace {
+
+// The whole job: a deadlock ends here, as a failure.
+constexpr auto kDeadline = std::chrono::seconds(90);
+constexpr const char* kCheck = "thread_multiple_check";
+constexpr int kIterations = 5;
+// Calls of each function per thread: one per size of the check program (4) per iteration.
+constexpr int kCallsPerThread = kIterations * 4;
+constexpr int kThreads = 2;
+
+struct Case {
+  Mpi mpi;
+  Binding binding;
+  uint32_t nodes;
+};
+
+std::string NameOf(const Case& c) {
+  return std::string(c.mpi.name) + (c.binding == Binding::kShim ? "_shim_" : "_component_") +
+         std::to_string(c.nodes) + "nodes";
+}
+
+class ThreadMultiple : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ThreadMultiple, TwoThreadsOnTwoCommunicatorsServedWithVerifiedData) {
+  const Case c = GetParam();
+  constexpr int kRanks = 4;
+  TempDir dir;
+  Cluster cluster(dir, c.nodes);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  // Every call served whatever the selection table would choose: the test is about how ohio
+  // serves threads, not which calls it takes.
+  Process run(MpiRun(c.mpi, kRanks, ControlSockets(cluster), kRanks / static_cast<int>(c.nodes),
+                     {kServeEveryCall, {"OHIO_IALLTOALL_MIN_BYTES", "0"}}, kCheck, {std::to_string(kIterations)},
+                     c.binding),
+              dir.file("mpirun.out"));
+  ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
+  const std::string out = run.Output();
+  ExpectAllOk(out, kRanks);
+  for (int r = 0; r < kRanks; ++r) {
+    for (int comm = 0; comm < kThreads; ++comm) {
+      EXPECT_NE(out.find("rank " + std::to_string(r) + ": comm " + std::to_string(comm) +
+                         ": alltoalls=" + std::to_string(kCallsPerThread) +
+                         " ialltoalls=" + std::to_string(kCallsPerThread) + "\n"),
+                std::string::npos)
+          << out;
+    }
+  }
+  const long every_call = long{kThreads} * kCallsPerThread * kRanks;
+  EXPECT_EQ(Stats(out, "MPI_Alltoall"), std::make_pair(every_call, 0L)) << out;
+  EXPECT_EQ(Stats(out, "MPI_Ialltoall"), std::make_pair(every_call, 0L)) << out;
+  // Each daemon moved every call of both communicators: both functions, both threads.
+  for (uint32_t n = 0; n < c.nodes; ++n) {
+    EXPECT_EQ(QueryCounters(cluster.node(n).admin_socket()).collectives_served(),
+              uint64_t{2} * kThreads * kCallsPerThread)
+        << "node " << n << "\n" << cluster.Logs();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Bindings, ThreadMultiple,
+                         ::testing::Values(Case{kOpenMpi, Binding::kShim, 1}, Case{kOpenMpi, Binding::kShim, 2},
+                                           Case{kMpich, Binding::kShim, 1}, Case{kMpich, Binding::kShim, 2},
+                                           Case{kOpenMpi, Binding::kComponent, 1},
+                                           Case{kOpenMpi, Binding::kComponent, 2}),
+                         [](const auto& info) { return NameOf(info.param); });
+
+}  // namespace
+}  // namespace ohio::testing

@@ -54,6 +54,7 @@ bool Finish(OhioRequest* r, unsigned within_us) {
   }
   if (r->recv_library_type != MPI_DATATYPE_NULL) PMPI_Type_free(&r->recv_library_type);
   r->complete = true;
+  r->st->nonblocking_outstanding.fetch_sub(1, std::memory_order_relaxed);
   return true;
 }
 

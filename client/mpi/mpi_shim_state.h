@@ -67,6 +67,9 @@ struct CommState {
   // tries, and leaves the request for a later pass if the group is in use: it never waits, and
   // the communicator's own call never waits for a test longer than one test takes.
   std::atomic<bool> group_in_use{false};
+  // Nonblocking calls started through the group and not yet finished: while there are any, a
+  // test may run from another thread, and the start of a call holds the group to look at it.
+  std::atomic<int> nonblocking_outstanding{0};
   ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
   std::string why;
   // A duplicate of the communicator where the ranks agree after a failure (nothing else uses it).

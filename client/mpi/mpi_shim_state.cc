@@ -158,11 +158,11 @@ static void InitialiseOnce(Process& p) {
         "it, or set it to 1, to have ohio serve it)";
     return;
   }
-  const std::lock_guard<std::mutex> lock(p.mu);
+  const std::lock_guard<std::mutex> lock(p.connection_mu);
   Connect(p);
 }
 
-// Both under p.mu.
+// Both under p.connection_mu.
 static void Connect(Process& p) {
   const int rc = ohio_connect(nullptr, &p.client);
   if (rc == OHIO_OK) {
@@ -235,7 +235,7 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
   if (p.disabled) {
     mine = "disabled by OHIO_DISABLE";
   } else {
-    const std::lock_guard<std::mutex> lock(p.mu);
+    const std::lock_guard<std::mutex> lock(p.connection_mu);
     ConnectToTheDaemonNowListening(p);
     client = p.client;
     if (client == nullptr) mine = p.no_client;
@@ -446,6 +446,9 @@ void ReportAndLeave() {
     const std::lock_guard<std::mutex> lock(p.mu);
     if (p.stats && rank == 0) PrintStats(p, total);
     states = p.states;
+  }
+  {
+    const std::lock_guard<std::mutex> lock(p.connection_mu);
     clients = std::move(p.gone_clients);
     p.gone_clients.clear();
     if (p.client != nullptr) clients.push_back(p.client);

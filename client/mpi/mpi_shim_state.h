@@ -122,8 +122,8 @@ struct CommState {
 // What the process keeps for all its communicators. Under MPI_THREAD_MULTIPLE, threads call
 // collectives on different communicators at once (calls on one communicator are ordered by the
 // program, so a CommState is only ever used by one thread at a time): what is here is either
-// fixed once Initialise has run, atomic, or guarded by `mu`, which is held for bookkeeping only,
-// never across a call to another rank or a wait for one.
+// fixed once Initialise has run, atomic, or guarded by a mutex held for bookkeeping only, never
+// across a call to another rank or a wait for one.
 struct Process {
   Process();
   // Set once by Initialise (std::call_once), read-only after.
@@ -146,10 +146,9 @@ struct Process {
   // OHIO_SELECTION=always: serve every call ohio can, whatever the selection table says.
   bool selection_always = false;
 
-  // Guards everything below it: the connection and the communicators' states, the reasons'
-  // tallies, the one warning.
-  std::mutex mu;
-  bool warned = false;
+  // Guards the connection to ohiod (up to `states`): held while a set-up connects again, which
+  // waits for the node's daemon's hello (not for another rank), so apart from `mu`.
+  std::mutex connection_mu;
   ohio_client* client = nullptr;
   std::string no_client;  // why there is no connection to ohiod
   // Whether a communicator set up later tries to connect again: nothing listened on the socket
@@ -159,6 +158,11 @@ struct Process {
   // Connections to daemons that have gone, kept until finalize: the groups joined through
   // them are left first (and a thread still joining through one holds a valid pointer).
   std::vector<ohio_client*> gone_clients;
+
+  // Guards everything below it: the communicators' states, the reasons' tallies, the one
+  // warning. Held for bookkeeping only.
+  std::mutex mu;
+  bool warned = false;
   std::set<CommState*> states;
   // Per function, for OHIO_STATS: one entry for each of kFunctions, made by the constructor and
   // never added to, so that finding one takes no lock. fell_through counts every call the

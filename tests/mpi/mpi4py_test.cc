@@ -101,6 +101,8 @@ TEST(Mpi4py, FftRoundTripServedAcrossTwoNodes) {
       served += s;
     }
     EXPECT_GT(served, 0) << out;
+    RecordProperty(binding == Binding::kShim ? "shim_calls_served" : "component_calls_served",
+                   std::to_string(served));
     const std::vector<uint64_t> after = ServedByEachDaemon(cluster, 2);
     for (size_t n = 0; n < 2; ++n) EXPECT_GT(after[n], before[n]) << "node " << n << "\n" << out;
   }

@@ -21,8 +21,8 @@ PACKAGES=(
   # Debian's hpcc is linked to Open MPI); GNU time counts the benchmark's CPU time and switches
   hpcc time
   # real Fortran and Python programs through ohio: Quantum ESPRESSO's pw.x (linked to Open MPI;
-  # tests/mpi/qe_test.cc) and mpi4py
-  quantum-espresso python3-mpi4py
+  # tests/mpi/qe_test.cc), mpi4py and mpi4py-fft (tests/mpi/mpi4py_test.cc)
+  quantum-espresso python3-mpi4py python3-mpi4py-fft
   # a real Slurm for deploy/slurm-cluster.sh and tests/slurm: controller, node daemon, clients,
   # and slurmdbd on a MariaDB server (sacct in Slurm 22.05 reads only slurmdbd); each run starts
   # its own, on a datadir of its own

@@ -14,9 +14,11 @@ Status RoundWaiter::GroupError() const {
 }
 
 bool RoundWaiter::DaemonGone() const {
-  struct pollfd p = {control_fd_, POLLIN | POLLRDHUP, 0};
-  // The daemon never writes while a collective runs: readable means closed.
-  return poll(&p, 1, 0) > 0;
+  // Only a hang-up: the connection is the process's, shared by its groups, and while this
+  // group's call waits another thread's join or leave may have its answer waiting unread on it
+  // (MPI_THREAD_MULTIPLE). The daemon's close shows as a hang-up whatever it left unread.
+  struct pollfd p = {control_fd_, POLLRDHUP, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 bool RoundWaiter::DaemonStopped() const { return ProcessStopped(daemon_pid_); }

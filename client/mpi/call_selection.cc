@@ -1,5 +1,8 @@
 #include "client/mpi/call_selection.h"
 
+#include <atomic>
+#include <mutex>
+
 #include "shm/plan/selection_table_text.h"
 #include "shm/plan/table_words.h"
 
@@ -32,15 +35,20 @@ bool HandedToLibraryByTable(CommState* st, const char* function, SelectedFunctio
   CommState::KeptVerdict& kept = st->kept_verdicts[static_cast<size_t>(selected)];
   if (kept.function != function || kept.bytes != bytes_per_pair) {
     const CallVerdict verdict = SelectCall(*st, selected, bytes_per_pair);
-    Process::Tally& tally = P().tallies[function];  // map nodes stay put: the pointers below hold
+    Process::Tally& tally = TallyOf(function);  // map nodes stay put: the pointers below hold
+    std::atomic<long>* reason_count = nullptr;
+    if (!verdict.serve) {
+      const std::lock_guard<std::mutex> lock(P().mu);  // another thread may add a reason
+      reason_count = &tally.table_reasons[verdict.why];
+    }
     kept = CommState::KeptVerdict{function, bytes_per_pair, verdict.serve, OhioFunctionNumber(function),
-                                  &tally.fell_through, &tally.by_table,
-                                  verdict.serve ? nullptr : &tally.table_reasons[verdict.why]};
+                                  &tally.fell_through, &tally.by_table, reason_count};
   }
   if (kept.serve) return false;
-  ++*kept.fell_through;
-  ++*kept.by_table;
-  ++*kept.reason_count;
+  // No lock: the hand-back's counts are atomics, summed at finalize.
+  kept.fell_through->fetch_add(1, std::memory_order_relaxed);
+  kept.by_table->fetch_add(1, std::memory_order_relaxed);
+  kept.reason_count->fetch_add(1, std::memory_order_relaxed);
   if (st->group != nullptr && kept.ohio_function >= 0) {
     ohio_count_handed_back(st->group, kept.ohio_function, static_cast<int>(ohio::HandBackReason::kSelectionTable));
   }

@@ -37,6 +37,7 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
   } else if (HandedToLibraryByTable(st, function, SelectedFunction::kIalltoall, call_bytes)) {
     return library();
   }
+  const GroupInUse in_use(st);
   // A datatype without a layout is packed by the library (client/mpi/mpi_library_pack.h): a
   // rank cannot opt out of a nonblocking call alone.
   const MPI_Datatype send_type = in_place ? recvtype : sendtype;
@@ -100,6 +101,7 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
   const int rc = ohio_ialltoall(st->group, send, recv, bytes, &r->call);
   if (rc == OHIO_OK) {
     if (layouts.recv == nullptr) PMPI_Type_dup(recvtype, &r->recv_library_type);
+    st->nonblocking_outstanding.fetch_add(1, std::memory_order_relaxed);
     return start(std::move(r));
   }
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through.HandBack(st, ohio::HandBackReason::kNotSupported, ohio_last_error());

@@ -37,6 +37,12 @@ int Settle(OhioRequest* r, int rc) {
 
 bool Finish(OhioRequest* r, unsigned within_us) {
   if (r->complete) return true;
+  // Another thread's call on the communicator has the group: this request is tested next time.
+  if (!GroupInUse::TryHold(r->st)) return false;
+  struct Held {
+    CommState* st;
+    ~Held() { GroupInUse::Release(st); }
+  } held{r->st};
   if (r->st->group == nullptr) {
     // A failure of another call closed the group under this one: its data never came.
     r->error = Reported(r->function, r->st->why, MPI_ERR_OTHER);
@@ -48,6 +54,7 @@ bool Finish(OhioRequest* r, unsigned within_us) {
   }
   if (r->recv_library_type != MPI_DATATYPE_NULL) PMPI_Type_free(&r->recv_library_type);
   r->complete = true;
+  r->st->nonblocking_outstanding.fetch_sub(1, std::memory_order_relaxed);
   return true;
 }
 

@@ -1,5 +1,6 @@
 #include "client/mpi/mpi_shim_state.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <set>
 
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/selection_table_text.h"
@@ -17,34 +20,56 @@ const char* const kFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoall
                                   "MPI_Alltoall_init"};
 const int kFunctionCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
 
+Process::Process() {
+  for (int f = 0; f < kFunctionCount; ++f) tallies[kFunctions[f]];
+}
+
 Process& P() {
   static Process p;
   return p;
 }
+
+Process::Tally& TallyOf(const char* function) { return P().tallies.at(function); }
 
 static bool EnvFlag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
 }
 
-void Served(const char* function) { ++P().tallies[function].served; }
+bool ServeThreadMultiple() {
+  const char* v = std::getenv("OHIO_SERVE_THREAD_MULTIPLE");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+GroupInUse::GroupInUse(CommState* st) : st_(st) {
+  // A test holds it for at most its own wait (a slice of a millisecond at most): yield to it.
+  while (st->group_in_use.exchange(true, std::memory_order_acquire)) sched_yield();
+}
+
+void Served(const char* function) { TallyOf(function).served.fetch_add(1, std::memory_order_relaxed); }
 
 void FellThrough(const char* function, const std::string& why) {
   Process& p = P();
-  Process::Tally& t = p.tallies[function];
-  ++t.fell_through;
-  ++t.reasons[why];
-  if (!p.quiet && !p.warned) {
+  Process::Tally& t = TallyOf(function);
+  t.fell_through.fetch_add(1, std::memory_order_relaxed);
+  bool warn = false;
+  {
+    const std::lock_guard<std::mutex> lock(p.mu);
+    ++t.reasons[why];
+    warn = !p.quiet && !p.warned;
     p.warned = true;
+  }
+  if (warn) {
     std::fprintf(stderr, "ohio: %s falls through to the MPI library: %s (OHIO_QUIET=1 silences this)\n", function,
                  why.c_str());
   }
 }
 
 void HandedBackByTable(const char* function, const std::string& why) {
-  Process::Tally& t = P().tallies[function];
-  ++t.fell_through;
-  ++t.by_table;
+  Process::Tally& t = TallyOf(function);
+  t.fell_through.fetch_add(1, std::memory_order_relaxed);
+  t.by_table.fetch_add(1, std::memory_order_relaxed);
+  const std::lock_guard<std::mutex> lock(P().mu);
   ++t.table_reasons[why];
 }
 
@@ -68,19 +93,33 @@ void CountHandedBack(CommState* st, const char* function, ohio::HandBackReason r
 }
 
 void Release(CommState* st) {
+  { const GroupInUse in_use(st); }  // a test running from another thread ends first
   if (st->group != nullptr) ohio_leave(st->group);
   if (st->agreement != MPI_COMM_NULL) PMPI_Comm_free(&st->agreement);
-  P().states.erase(st);
+  {
+    const std::lock_guard<std::mutex> lock(P().mu);
+    P().states.erase(st);
+  }
   delete st;
 }
 
 // Connects this process to its node's ohiod, or records why it cannot.
 static void Connect(Process& p);
 
+// Initialise's work, once per process whichever thread calls first (the others wait for it:
+// it reads the environment and connects to the node's own daemon, which answers at once).
+static void InitialiseOnce(Process& p);
+
 void Initialise() {
   Process& p = P();
-  if (p.initialised) return;
-  p.initialised = true;
+  if (p.initialised.load(std::memory_order_acquire)) return;
+  std::call_once(p.initialise_once, [&p] {
+    InitialiseOnce(p);
+    p.initialised.store(true, std::memory_order_release);
+  });
+}
+
+static void InitialiseOnce(Process& p) {
   p.disabled = EnvFlag("OHIO_DISABLE");
   p.quiet = EnvFlag("OHIO_QUIET");
   p.stats = EnvFlag("OHIO_STATS");
@@ -108,21 +147,22 @@ void Initialise() {
     }
   }
   if (p.disabled) return;
-  // The core serves one thread at a time (its per-process state takes no lock): a job that may
-  // call collectives from several threads at once is left to the library, unless the program
-  // says it calls these functions from one thread at a time (mpi4py asks for
-  // MPI_THREAD_MULTIPLE whether or not it uses threads).
+  // A job at MPI_THREAD_MULTIPLE is served (threads on different communicators progress
+  // independently: client/mpi/mpi_shim_state.h Process), unless the job's user leaves it to the
+  // library with OHIO_SERVE_THREAD_MULTIPLE=0.
   int threads = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&threads);
-  if (threads == MPI_THREAD_MULTIPLE && !EnvFlag("OHIO_SERVE_THREAD_MULTIPLE")) {
+  if (threads == MPI_THREAD_MULTIPLE && !ServeThreadMultiple()) {
     p.no_client =
-        "the job runs with MPI_THREAD_MULTIPLE and ohio serves one thread at a time (OHIO_SERVE_THREAD_MULTIPLE=1 "
-        "if the program calls MPI's alltoall functions from one thread at a time)";
+        "the job runs with MPI_THREAD_MULTIPLE and OHIO_SERVE_THREAD_MULTIPLE=0 leaves it to the MPI library (unset "
+        "it, or set it to 1, to have ohio serve it)";
     return;
   }
+  const std::lock_guard<std::mutex> lock(p.connection_mu);
   Connect(p);
 }
 
+// Both under p.connection_mu.
 static void Connect(Process& p) {
   const int rc = ohio_connect(nullptr, &p.client);
   if (rc == OHIO_OK) {
@@ -176,7 +216,10 @@ static std::string ReadSelection(CommState* st, uint32_t ppn) {
 CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(CommState*)>& keep) {
   Process& p = P();
   auto* st = new CommState();
-  p.states.insert(st);
+  {
+    const std::lock_guard<std::mutex> lock(p.mu);
+    p.states.insert(st);
+  }
   keep(st);
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
@@ -184,12 +227,18 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
     st->why = "intercommunicators are not served";
     return st;
   }
+  // The connection this set-up joins through: a thread that finds the daemon gone replaces
+  // p.client while another may still join through the old one, which stays valid (gone_clients)
+  // until finalize.
   std::string mine;
-  if (!p.disabled) ConnectToTheDaemonNowListening(p);
+  ohio_client* client = nullptr;
   if (p.disabled) {
     mine = "disabled by OHIO_DISABLE";
-  } else if (p.client == nullptr) {
-    mine = p.no_client;
+  } else {
+    const std::lock_guard<std::mutex> lock(p.connection_mu);
+    ConnectToTheDaemonNowListening(p);
+    client = p.client;
+    if (client == nullptr) mine = p.no_client;
   }
   int can = mine.empty() ? 1 : 0, all = 0;
   PMPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, comm);
@@ -202,7 +251,7 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
   PMPI_Comm_rank(comm, &rank);
   constexpr int kName = 256;
   char name[kName] = {};
-  std::strncpy(name, ohio_node_name(p.client), kName - 1);
+  std::strncpy(name, ohio_node_name(client), kName - 1);
   std::vector<char> names(static_cast<size_t>(kName) * size);
   PMPI_Allgather(name, kName, MPI_CHAR, names.data(), kName, MPI_CHAR, comm);
   std::vector<std::string> nodes;
@@ -230,7 +279,9 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
   spec.rank_node = rank_node.data();
   spec.bytes_per_rank_hint = ohio::HintClassFor(first_bytes);
   ohio_group* group = nullptr;
-  const int rc = ohio_join(p.client, &spec, &group);
+  // One request and its answer on the shared connection (its own lock): ohiod answers a join at
+  // once, without waiting for the group's other ranks.
+  const int rc = ohio_join(client, &spec, &group);
   const std::string refusal = rc == OHIO_OK ? "" : std::string("ohiod refused the group (") + ohio_last_error() + ")";
   int joined = rc == OHIO_OK ? 1 : 0, all_joined = 0;
   PMPI_Allreduce(&joined, &all_joined, 1, MPI_INT, MPI_MIN, comm);
@@ -272,7 +323,7 @@ uint64_t FirstCallBytes(int count, MPI_Datatype type) {
   return count > 0 && type_size > 0 ? static_cast<uint64_t>(count) * static_cast<uint64_t>(type_size) : 0;
 }
 
-bool InternalCommunicator::creating_ = false;
+thread_local bool InternalCommunicator::creating_ = false;
 
 
 void Close(CommState* st, const std::string& why) {
@@ -352,47 +403,64 @@ int ProgramError(MPI_Comm comm, const char* function, int mpi_error) {
   return mpi_error;
 }
 
+// OHIO_STATS's report, on rank 0: `total` holds the ranks' sums, three per function (served,
+// fell through, handed back by the table); the reasons are rank 0's. Under p.mu.
+static void PrintStats(const Process& p, const std::vector<long>& total) {
+  std::fprintf(stderr, "ohio: served through %s\n", p.binding);
+  for (int f = 0; f < kFunctionCount; ++f) {
+    std::fprintf(stderr, "ohio: %ld %s calls served by ohiod, %ld fell through to the MPI library (all ranks)\n",
+                 total[3 * f], kFunctions[f], total[3 * f + 1]);
+    if (total[3 * f + 2] != 0) {
+      std::fprintf(stderr, "ohio:   of those, %ld %s calls handed to the MPI library by the selection table (all ranks)\n",
+                   total[3 * f + 2], kFunctions[f]);
+    }
+    for (const auto& [why, n] : TallyOf(kFunctions[f]).table_reasons) {
+      std::fprintf(stderr, "ohio:   rank 0: %s: %ld handed to the MPI library by the selection table: %s\n",
+                   kFunctions[f], n.load(), why.c_str());
+    }
+    for (const auto& [why, n] : TallyOf(kFunctions[f]).reasons) {
+      std::fprintf(stderr, "ohio:   rank 0: %s: %ld fell through: %s\n", kFunctions[f], n.load(), why.c_str());
+    }
+  }
+}
+
 void ReportAndLeave() {
   Process& p = P();
   if (!p.initialised) return;
   const int kCount = kFunctionCount;
   std::vector<long> local(3 * kCount), total(3 * kCount);
   for (int f = 0; f < kCount; ++f) {
-    local[3 * f] = p.tallies[kFunctions[f]].served;
-    local[3 * f + 1] = p.tallies[kFunctions[f]].fell_through;
-    local[3 * f + 2] = p.tallies[kFunctions[f]].by_table;
+    const Process::Tally& t = TallyOf(kFunctions[f]);
+    local[3 * f] = t.served.load();
+    local[3 * f + 1] = t.fell_through.load();
+    local[3 * f + 2] = t.by_table.load();
   }
   PMPI_Reduce(local.data(), total.data(), 3 * kCount, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (p.stats && rank == 0) {
-    std::fprintf(stderr, "ohio: served through %s\n", p.binding);
-    for (int f = 0; f < kCount; ++f) {
-      std::fprintf(stderr, "ohio: %ld %s calls served by ohiod, %ld fell through to the MPI library (all ranks)\n",
-                   total[3 * f], kFunctions[f], total[3 * f + 1]);
-      if (total[3 * f + 2] != 0) {
-        std::fprintf(stderr, "ohio:   of those, %ld %s calls handed to the MPI library by the selection table (all ranks)\n",
-                     total[3 * f + 2], kFunctions[f]);
-      }
-      for (const auto& [why, n] : p.tallies[kFunctions[f]].table_reasons) {
-        std::fprintf(stderr, "ohio:   rank 0: %s: %ld handed to the MPI library by the selection table: %s\n",
-                     kFunctions[f], n, why.c_str());
-      }
-      for (const auto& [why, n] : p.tallies[kFunctions[f]].reasons) {
-        std::fprintf(stderr, "ohio:   rank 0: %s: %ld fell through: %s\n", kFunctions[f], n, why.c_str());
-      }
-    }
+  // MPI_Finalize is called by one thread once the program's others are done with MPI: the lock
+  // only keeps the rule that what it guards is read under it, and is not held across MPI calls.
+  std::set<CommState*> states;
+  std::vector<ohio_client*> clients;
+  {
+    const std::lock_guard<std::mutex> lock(p.mu);
+    if (p.stats && rank == 0) PrintStats(p, total);
+    states = p.states;
+  }
+  {
+    const std::lock_guard<std::mutex> lock(p.connection_mu);
+    clients = std::move(p.gone_clients);
+    p.gone_clients.clear();
+    if (p.client != nullptr) clients.push_back(p.client);
+    p.client = nullptr;
   }
   // Attributes of MPI_COMM_WORLD are not deleted by every MPI at finalize: leave explicitly.
-  for (CommState* st : p.states) {
+  for (CommState* st : states) {
     if (st->group != nullptr) ohio_leave(st->group);
     st->group = nullptr;
     if (st->agreement != MPI_COMM_NULL) PMPI_Comm_free(&st->agreement);
   }
-  if (p.client != nullptr) ohio_disconnect(p.client);
-  p.client = nullptr;
-  for (ohio_client* gone : p.gone_clients) ohio_disconnect(gone);
-  p.gone_clients.clear();
+  for (ohio_client* c : clients) ohio_disconnect(c);
 }
 
 }  // namespace ohio::shim

@@ -41,10 +41,12 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -58,6 +60,16 @@
 namespace ohio::shim {
 
 struct CommState {
+  // libohio serves a group from one thread at a time. Calls on one communicator come from one
+  // thread at a time (MPI's rule), but under MPI_THREAD_MULTIPLE another thread may test one of
+  // its nonblocking calls meanwhile (Open MPI's progress runs every outstanding request's test
+  // from whichever thread waits). Whoever uses the group holds this (GroupInUse); a test only
+  // tries, and leaves the request for a later pass if the group is in use: it never waits, and
+  // the communicator's own call never waits for a test longer than one test takes.
+  std::atomic<bool> group_in_use{false};
+  // Nonblocking calls started through the group and not yet finished: while there are any, a
+  // test may run from another thread, and the start of a call holds the group to look at it.
+  std::atomic<int> nonblocking_outstanding{0};
   ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
   std::string why;
   // A duplicate of the communicator where the ranks agree after a failure (nothing else uses it).
@@ -83,9 +95,11 @@ struct CommState {
     uint64_t bytes = 0;
     bool serve = true;
     int ohio_function = 0;           // OHIO_FUNCTION_*
-    long* fell_through = nullptr;    // OHIO_STATS's counts the hand-back adds to
-    long* by_table = nullptr;
-    long* reason_count = nullptr;
+    // OHIO_STATS's counts the hand-back adds to: atomics shared with the communicators of
+    // other threads, so that a hand-back takes no lock.
+    std::atomic<long>* fell_through = nullptr;
+    std::atomic<long>* by_table = nullptr;
+    std::atomic<long>* reason_count = nullptr;
   };
   KeptVerdict kept_verdicts[ohio::kSelectedFunctionCount];
   // Set on some rank, OHIO_IALLTOALL_MIN_BYTES alone decides MPI_Ialltoall (calls of fewer bytes
@@ -105,14 +119,22 @@ struct CommState {
   RetainedSend retained[2];
 };
 
+// What the process keeps for all its communicators. Under MPI_THREAD_MULTIPLE, threads call
+// collectives on different communicators at once (calls on one communicator are ordered by the
+// program, so a CommState is only ever used by one thread at a time): what is here is either
+// fixed once Initialise has run, atomic, or guarded by a mutex held for bookkeeping only, never
+// across a call to another rank or a wait for one.
 struct Process {
-  bool initialised = false;
+  Process();
+  // Set once by Initialise (std::call_once), read-only after.
+  std::once_flag initialise_once;
+  std::atomic<bool> initialised{false};
   bool disabled = false;
   bool quiet = false;
   bool stats = false;
-  bool warned = false;
   // Whether a failed call goes through the communicator's error handler here. The shim's calls
-  // do; the Open MPI component's return their error to the MPI function, which does it.
+  // do; the Open MPI component's return their error to the MPI function, which does it. Set
+  // before any call (the component's init_query).
   bool call_errhandler = true;
   // Which binding serves the process, named in OHIO_STATS's report.
   const char* binding = "the LD_PRELOAD shim (libohio_mpi)";
@@ -123,6 +145,10 @@ struct Process {
   uint64_t ialltoall_min_bytes = 0;
   // OHIO_SELECTION=always: serve every call ohio can, whatever the selection table says.
   bool selection_always = false;
+
+  // Guards the connection to ohiod (up to `states`): held while a set-up connects again, which
+  // waits for the node's daemon's hello (not for another rank), so apart from `mu`.
+  std::mutex connection_mu;
   ohio_client* client = nullptr;
   std::string no_client;  // why there is no connection to ohiod
   // Whether a communicator set up later tries to connect again: nothing listened on the socket
@@ -130,20 +156,45 @@ struct Process {
   // connection (it exited or was restarted). Not after a daemon that did not answer in time.
   bool connect_again = false;
   // Connections to daemons that have gone, kept until finalize: the groups joined through
-  // them are left first.
+  // them are left first (and a thread still joining through one holds a valid pointer).
   std::vector<ohio_client*> gone_clients;
+
+  // Guards everything below it: the communicators' states, the reasons' tallies, the one
+  // warning. Held for bookkeeping only.
+  std::mutex mu;
+  bool warned = false;
   std::set<CommState*> states;
-  // Per function, for OHIO_STATS.
-  // fell_through counts every call the library ran, by_table those of them the selection table
-  // handed it (their reasons in table_reasons, the others' in reasons).
+  // Per function, for OHIO_STATS: one entry for each of kFunctions, made by the constructor and
+  // never added to, so that finding one takes no lock. fell_through counts every call the
+  // library ran, by_table those of them the selection table handed it (their reasons in
+  // table_reasons, the others' in reasons: both under `mu`).
   struct Tally {
-    long served = 0;
-    long fell_through = 0;
-    long by_table = 0;
-    std::map<std::string, long> reasons;
-    std::map<std::string, long> table_reasons;
+    std::atomic<long> served{0};
+    std::atomic<long> fell_through{0};
+    std::atomic<long> by_table{0};
+    std::map<std::string, std::atomic<long>> reasons;
+    std::map<std::string, std::atomic<long>> table_reasons;
   };
   std::map<std::string, Tally> tallies;
+};
+
+// The communicator's own call holds its group for its whole length (a wait for other ranks
+// included: only tests contend, and they only try). Not on the path of a call the selection
+// table hands back, which takes nothing.
+class GroupInUse {
+ public:
+  explicit GroupInUse(CommState* st);
+  ~GroupInUse() { st_->group_in_use.store(false, std::memory_order_release); }
+  GroupInUse(const GroupInUse&) = delete;
+  GroupInUse& operator=(const GroupInUse&) = delete;
+  // For a test: holds the group if nobody does (then Release it), else false at once. False too
+  // if this very thread holds it (a test run from inside the communicator's own call, by Open
+  // MPI's progress in a library call of the agreement).
+  static bool TryHold(CommState* st) { return !st->group_in_use.exchange(true, std::memory_order_acquire); }
+  static void Release(CommState* st) { st->group_in_use.store(false, std::memory_order_release); }
+
+ private:
+  CommState* st_;
 };
 
 // The functions the shim serves, in the order OHIO_STATS reports them.
@@ -151,6 +202,9 @@ extern const char* const kFunctions[];
 extern const int kFunctionCount;
 
 Process& P();
+
+// The tally of one of kFunctions (any other name is a bug: it aborts).
+Process::Tally& TallyOf(const char* function);
 
 void Served(const char* function);
 void FellThrough(const char* function, const std::string& why);
@@ -163,8 +217,12 @@ void CountHandedBack(CommState* st, const char* function, ohio::HandBackReason r
 // calls in ohiod's counters), -1 for none.
 int OhioFunctionNumber(const char* function);
 
-// Reads the OHIO_* environment and connects to ohiod, once per process.
+// Reads the OHIO_* environment and connects to ohiod, once per process (the first thread to
+// call it does; any other waits until it has).
 void Initialise();
+
+// Whether a job at MPI_THREAD_MULTIPLE is served: unless OHIO_SERVE_THREAD_MULTIPLE=0.
+bool ServeThreadMultiple();
 
 // Collective over comm, in its first served call: joins a group for it, or records why every
 // rank falls through. `first_bytes`: that call's bytes per rank, which size the group's buffers
@@ -187,7 +245,10 @@ class InternalCommunicator {
   static bool Creating() { return creating_; }
 
  private:
-  static bool creating_;
+  // Per thread: the communicator a binding is asked about is created by the thread that asks
+  // (MPI_Comm_dup runs the component's comm_query in the caller), and another thread's user
+  // communicator created meanwhile is the program's, to be served.
+  static thread_local bool creating_;
 };
 
 // Leaves the group: this communicator falls through from now on, for `why`.

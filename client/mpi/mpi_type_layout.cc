@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <mutex>
 
 namespace ohio {
 namespace {
@@ -209,6 +210,12 @@ const TypeLayout* LayoutOf(MPI_Datatype type, const char** why) {
   int ni, na, nd, combiner;
   PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
   Cached* c = nullptr;
+  // Threads (MPI_THREAD_MULTIPLE) may ask for one type's layout at once: the look-up and the
+  // store of a computed layout are one step under this lock (two threads setting the attribute
+  // would have the second delete the layout the first returned). It guards no wait: the
+  // computation asks the library about the type, locally.
+  static std::mutex mu;
+  const std::lock_guard<std::mutex> lock(mu);
   if (combiner == MPI_COMBINER_NAMED) {
     // Predefined types carry no attributes everywhere: a table of their own, never freed.
     static std::map<MPI_Datatype, Cached*> named;
@@ -216,8 +223,11 @@ const TypeLayout* LayoutOf(MPI_Datatype type, const char** why) {
     if (slot == nullptr) slot = Compute(type);
     c = slot;
   } else {
-    static int keyval = MPI_KEYVAL_INVALID;
-    if (keyval == MPI_KEYVAL_INVALID) PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, DeleteCached, &keyval, nullptr);
+    static const int keyval = [] {
+      int k = MPI_KEYVAL_INVALID;
+      PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, DeleteCached, &k, nullptr);
+      return k;
+    }();
     void* attribute = nullptr;
     int found = 0;
     PMPI_Type_get_attr(type, keyval, &attribute, &found);

@@ -24,6 +24,7 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                              PairBytes(in_place, sendcount, sendtype, recvcount, recvtype))) {
     return library();
   }
+  const GroupInUse in_use(st);
   const CallLayouts layouts = ServableLayouts(in_place, sendcount, sendtype, recvcount, recvtype);
   if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Alltoall", layouts.why, fall_through);
 

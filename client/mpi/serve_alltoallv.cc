@@ -25,6 +25,7 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
 
   const std::optional<CallVerdict> alike = SelectWhateverTheBytes(*st, SelectedFunction::kAlltoallv);
   if (alike && !alike->serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, alike->why);
+  const GroupInUse in_use(st);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   int size = 0;

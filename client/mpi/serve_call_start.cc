@@ -1,3 +1,4 @@
+#include <optional>
 #include <string>
 
 #include "client/mpi/served_calls.h"
@@ -13,7 +14,13 @@ CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, 
     *rc = fall_through(st->why);
     return nullptr;
   }
+  // Looking at the group races with a test of one of its nonblocking calls from another thread
+  // (which records a failure it finds): held while any is outstanding. None outstanding, a call
+  // the selection table then hands back takes nothing.
+  std::optional<GroupInUse> in_use;
+  if (st->nonblocking_outstanding.load(std::memory_order_relaxed) > 0) in_use.emplace(st);
   if (std::string why; ClosedBefore(st, &why)) {
+    if (!in_use) in_use.emplace(st);
     *rc = AfterFailure(st, comm, function, why, /*replayable=*/true, fall_through);
     return nullptr;
   }

@@ -39,6 +39,7 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
     const CallVerdict verdict = SelectNonblockingVector(*st, SelectedFunction::kIalltoallv);
     if (!verdict.serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, verdict.why);
   }
+  const GroupInUse in_use(st);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
   int size = 0;
@@ -109,6 +110,7 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
                                  r->recv_at.data(), &r->call);
   if (rc == OHIO_OK) {
     if (layouts.recv == nullptr) PMPI_Type_dup(recvtype, &r->recv_library_type);
+    st->nonblocking_outstanding.fetch_add(1, std::memory_order_relaxed);
     return start(std::move(r));
   }
   if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through.HandBack(st, ohio::HandBackReason::kNotSupported, ohio_last_error());

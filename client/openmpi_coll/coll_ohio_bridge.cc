@@ -3,6 +3,7 @@
 #include "client/openmpi_coll/coll_ohio_bridge.h"
 
 #include <memory>
+#include <mutex>
 
 #include "client/mpi/component_mark.h"
 #include "client/mpi/mpi_nonblocking_request.h"
@@ -21,12 +22,12 @@ int AtFinalize(MPI_Comm, int, void*, void*) {
 }
 
 void WatchFinalize() {
-  static bool watching = false;
-  if (watching) return;
-  watching = true;
-  int keyval = MPI_KEYVAL_INVALID;
-  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, AtFinalize, &keyval, nullptr);
-  PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr);
+  static std::once_flag watching;  // the first communicator set up, from whichever thread
+  std::call_once(watching, [] {
+    int keyval = MPI_KEYVAL_INVALID;
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, AtFinalize, &keyval, nullptr);
+    PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr);
+  });
 }
 
 StateFor StateIn(ohio_coll_comm* c, MPI_Comm comm) {

@@ -55,8 +55,9 @@ static ohio_setting settings[] = {
      "from how many bytes per rank ranks on one node copy from each other's memory (OHIO_SINGLE_COPY_BYTES)", NULL},
     {"stage_times", "OHIO_STAGE_TIMES", "1: print each call's stage times (OHIO_STAGE_TIMES)", NULL},
     {"serve_thread_multiple", "OHIO_SERVE_THREAD_MULTIPLE",
-     "1: serve a job initialised with MPI_THREAD_MULTIPLE, whose program calls MPI's alltoall functions from one "
-     "thread at a time, as mpi4py programs that use no threads do (OHIO_SERVE_THREAD_MULTIPLE)", NULL},
+     "1 (default): serve a job initialised with MPI_THREAD_MULTIPLE (threads calling alltoalls on different "
+     "communicators at once progress independently); 0: leave such a job to the next component "
+     "(OHIO_SERVE_THREAD_MULTIPLE)", NULL},
 };
 #define OHIO_SETTING_COUNT (sizeof(settings) / sizeof(settings[0]))
 
@@ -114,15 +115,14 @@ static int ohio_close(void) {
   return OMPI_SUCCESS;
 }
 
-/* The core, like the shim, takes no lock: its per-process state and its progress callback
- * assume one thread in it at a time. A job initialised with MPI_THREAD_MULTIPLE leaves every
- * collective to the other components (a preloaded shim, unmarked, leaves them to the library
- * for the same reason), unless serve_thread_multiple says the program calls them from one
- * thread at a time. Otherwise the component will serve this process. */
+/* The core serves threads on different communicators at once (docs/ARCHITECTURE.md, the client's
+ * threading model), so a job initialised with MPI_THREAD_MULTIPLE is served, unless
+ * serve_thread_multiple is 0: then every collective goes to the other components (a preloaded
+ * shim, unmarked, leaves them to the library likewise, and says so in OHIO_STATS). */
 static int ohio_init_query(bool enable_progress_threads, bool enable_mpi_threads) {
   (void)enable_progress_threads;
-  const char *one_at_a_time = getenv("OHIO_SERVE_THREAD_MULTIPLE");
-  const bool serve_threads = NULL != one_at_a_time && '\0' != one_at_a_time[0] && 0 != strcmp(one_at_a_time, "0");
+  const char *serve = getenv("OHIO_SERVE_THREAD_MULTIPLE");
+  const bool serve_threads = NULL == serve || 0 != strcmp(serve, "0");
   if ((enable_mpi_threads && !serve_threads) || mca_coll_ohio_component.priority < 0) return OMPI_ERR_NOT_SUPPORTED;
   ohio_coll_opened();
   return OMPI_SUCCESS;

@@ -5,8 +5,15 @@
  * nonblocking call where ohio serves it, decided alike on every rank, else the library's
  * request), and a progress callback completes the program's request when what it runs completes,
  * leaving it inactive to be started again. A Start does not block: a rank may start, then
- * receive what another sends before it starts. */
+ * receive what another sends before it starts.
+ *
+ * Under MPI_THREAD_MULTIPLE threads start, progress and free these at once: the list of running
+ * ones is guarded by `lock`, held to look and to link or unlink only; what completes is finished
+ * outside it (`completing` keeps a free meanwhile from destroying it). The callback, registered
+ * with the first request, stays until the component closes; with none running it costs a load. */
 #include "client/openmpi_coll/coll_ohio.h"
+
+#include <pthread.h>
 
 #include "client/openmpi_coll/coll_ohio_nbc_request.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -25,13 +32,15 @@ typedef struct mca_coll_ohio_persistent_t {
   ompi_request_t *library; /* the module below's persistent request for the same call */
   ompi_request_t *running; /* what the current Start runs (ohio's request or `library`), or NULL */
   bool freed;              /* freed by the program while running: destroyed when it completes */
+  bool completing;         /* a progress call is finishing it, outside the lock */
   struct mca_coll_ohio_persistent_t *next; /* among the running ones */
 } mca_coll_ohio_persistent_t;
 
 OBJ_CLASS_INSTANCE(mca_coll_ohio_persistent_t, ompi_request_t, NULL, NULL);
 
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static mca_coll_ohio_persistent_t *running = NULL;
-static int live_persistents = 0;
+static int running_count = 0; /* also read without the lock */
 static bool progressing = false;
 
 static void ohio_persistent_destroy(mca_coll_ohio_persistent_t *p) {
@@ -40,13 +49,14 @@ static void ohio_persistent_destroy(mca_coll_ohio_persistent_t *p) {
   OBJ_RELEASE(p->rdtype);
   mca_coll_base_module_t *module = &p->module->super;
   OBJ_RELEASE(module);
-  --live_persistents;
   OMPI_REQUEST_FINI(&p->super);
   OBJ_RELEASE(p);
 }
 
 static int ohio_persistent_progress(void) {
-  int completed = 0;
+  if (0 == __atomic_load_n(&running_count, __ATOMIC_ACQUIRE)) return 0;
+  mca_coll_ohio_persistent_t *done = NULL;
+  pthread_mutex_lock(&lock);
   mca_coll_ohio_persistent_t **link = &running;
   while (NULL != *link) {
     mca_coll_ohio_persistent_t *p = *link;
@@ -55,6 +65,16 @@ static int ohio_persistent_progress(void) {
       continue;
     }
     *link = p->next;
+    __atomic_store_n(&running_count, running_count - 1, __ATOMIC_RELEASE);
+    p->completing = true;
+    p->next = done;
+    done = p;
+  }
+  pthread_mutex_unlock(&lock);
+  int completed = 0;
+  while (NULL != done) {
+    mca_coll_ohio_persistent_t *p = done;
+    done = p->next;
     ++completed;
     p->super.req_status = p->running->req_status;
     if (p->running == p->library) {
@@ -64,8 +84,12 @@ static int ohio_persistent_progress(void) {
     } else {
       ompi_request_free(&p->running);
     }
+    pthread_mutex_lock(&lock);
     p->running = NULL;
-    if (p->freed) {
+    p->completing = false;
+    const bool freed = p->freed;
+    pthread_mutex_unlock(&lock);
+    if (freed) {
       ohio_persistent_destroy(p);
     } else {
       ompi_request_complete(&p->super, true);
@@ -75,8 +99,11 @@ static int ohio_persistent_progress(void) {
 }
 
 void mca_coll_ohio_persistent_stop_progress(void) {
-  if (progressing) opal_progress_unregister(ohio_persistent_progress);
+  pthread_mutex_lock(&lock);
+  const bool registered = progressing;
   progressing = false;
+  pthread_mutex_unlock(&lock);
+  if (registered) opal_progress_unregister(ohio_persistent_progress);
 }
 
 static int ohio_persistent_start(size_t count, ompi_request_t **requests) {
@@ -86,12 +113,15 @@ static int ohio_persistent_start(size_t count, ompi_request_t **requests) {
     const int rc = ohio_coll_start_alltoall(&p->module->comm, p->sbuf, p->scount, p->sdtype, p->rbuf, p->rcount,
                                             p->rdtype, p->comm, p->library, &started);
     if (MPI_SUCCESS != rc) return rc;
-    p->running = started;
     p->super.req_status = ompi_status_empty;
     p->super.req_complete = REQUEST_PENDING;
     p->super.req_state = OMPI_REQUEST_ACTIVE;
+    pthread_mutex_lock(&lock);
+    p->running = started;
     p->next = running;
     running = p;
+    __atomic_store_n(&running_count, running_count + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&lock);
   }
   return OMPI_SUCCESS;
 }
@@ -99,12 +129,11 @@ static int ohio_persistent_start(size_t count, ompi_request_t **requests) {
 static int ohio_persistent_free(ompi_request_t **handle) {
   mca_coll_ohio_persistent_t *p = (mca_coll_ohio_persistent_t *)*handle;
   *handle = MPI_REQUEST_NULL;
-  if (NULL != p->running) {
-    p->freed = true;
-  } else {
-    ohio_persistent_destroy(p);
-  }
-  if (0 == live_persistents) mca_coll_ohio_persistent_stop_progress();
+  pthread_mutex_lock(&lock);
+  const bool now = NULL == p->running && !p->completing;
+  if (!now) p->freed = true;
+  pthread_mutex_unlock(&lock);
+  if (now) ohio_persistent_destroy(p);
   return OMPI_SUCCESS;
 }
 
@@ -138,12 +167,14 @@ int mca_coll_ohio_alltoall_init(const void *sbuf, int scount, struct ompi_dataty
   p->library = library;
   p->running = NULL;
   p->freed = false;
+  p->completing = false;
   p->next = NULL;
-  ++live_persistents;
-  if (!progressing) {
-    opal_progress_register(ohio_persistent_progress);
-    progressing = true;
-  }
+  pthread_mutex_lock(&lock);
+  const bool registering = !progressing;
+  progressing = true;
+  pthread_mutex_unlock(&lock);
+  /* Outside the lock: Open MPI's own progress lock is taken in there. */
+  if (registering) opal_progress_register(ohio_persistent_progress);
   *request = &p->super;
   return OMPI_SUCCESS;
 }

@@ -28,14 +28,14 @@ int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
   const int rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
   if (rc != MPI_SUCCESS || comm == MPI_COMM_NULL) return rc;
-  Persistents()[*request] = PersistentAlltoall{sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+  RememberPersistent(*request, PersistentAlltoall{sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm});
   return rc;
 }
 
 int MPI_Start(MPI_Request* request) {
-  auto it = Persistents().find(*request);
-  if (it == Persistents().end() || !ShimServes(it->second.comm)) return PMPI_Start(request);
-  const PersistentAlltoall& c = it->second;
+  const std::optional<PersistentAlltoall> found = FindPersistent(*request);
+  if (!found || !ShimServes(found->comm)) return PMPI_Start(request);
+  const PersistentAlltoall& c = *found;
   const MPI_Request persistent = *request;
   MPI_Request started = MPI_REQUEST_NULL;
   const int rc = StartNonblockingAlltoall(c.sendbuf, c.sendcount, c.sendtype, c.recvbuf, c.recvcount, c.recvtype, c.comm,

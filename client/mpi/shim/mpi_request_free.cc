@@ -31,7 +31,7 @@ int MPI_Request_free(MPI_Request* request) {
   // An inactive persistent request of MPI_Alltoall_init's: the library's own, forgotten here too.
   const MPI_Request handle = *request;
   const int rc = PMPI_Request_free(request);
-  if (rc == MPI_SUCCESS) Persistents().erase(handle);
+  if (rc == MPI_SUCCESS) ForgetPersistent(handle);
   return rc;
 }
 

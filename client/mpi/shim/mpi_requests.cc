@@ -1,15 +1,36 @@
 #include "client/mpi/shim/mpi_requests.h"
 
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 
 namespace ohio::shim {
 namespace {
 
-// Requests of ohio's that the MPI library has not freed yet, by handle.
-std::map<MPI_Request, OhioRequest*>& Requests() {
-  static std::map<MPI_Request, OhioRequest*> requests;
-  return requests;
+// Requests of ohio's that the MPI library has not freed yet, by handle, from every thread:
+// the map under its lock (held for a lookup or an update only), its size also as an atomic, so
+// that a Wait with none of ohio's outstanding takes no lock.
+struct RequestTable {
+  std::mutex mu;
+  std::map<MPI_Request, OhioRequest*> requests;
+  std::atomic<size_t> outstanding{0};
+};
+RequestTable& Requests() {
+  static RequestTable table;
+  return table;
+}
+
+// MPI_Alltoall_init's persistent requests, likewise.
+struct PersistentTable {
+  std::mutex mu;
+  std::map<MPI_Request, PersistentAlltoall> persistents;
+  std::atomic<size_t> count{0};
+};
+PersistentTable& Persistents() {
+  static PersistentTable table;
+  return table;
 }
 
 int Query(void* extra_state, MPI_Status* status) {
@@ -24,7 +45,12 @@ int Query(void* extra_state, MPI_Status* status) {
 
 int Free(void* extra_state) {
   auto* r = static_cast<OhioRequest*>(extra_state);
-  Requests().erase(r->handle);
+  RequestTable& t = Requests();
+  {
+    const std::lock_guard<std::mutex> lock(t.mu);
+    t.requests.erase(r->handle);
+    t.outstanding.store(t.requests.size(), std::memory_order_release);
+  }
   delete r;
   return MPI_SUCCESS;
 }
@@ -34,26 +60,50 @@ int Cancel(void*, int) { return MPI_SUCCESS; }
 
 }  // namespace
 
-std::map<MPI_Request, PersistentAlltoall>& Persistents() {
-  static std::map<MPI_Request, PersistentAlltoall> persistents;
-  return persistents;
+void RememberPersistent(MPI_Request request, const PersistentAlltoall& call) {
+  PersistentTable& t = Persistents();
+  const std::lock_guard<std::mutex> lock(t.mu);
+  t.persistents[request] = call;
+  t.count.store(t.persistents.size(), std::memory_order_release);
+}
+
+std::optional<PersistentAlltoall> FindPersistent(MPI_Request request) {
+  PersistentTable& t = Persistents();
+  if (t.count.load(std::memory_order_acquire) == 0) return std::nullopt;
+  const std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.persistents.find(request);
+  if (it == t.persistents.end()) return std::nullopt;
+  return it->second;
+}
+
+void ForgetPersistent(MPI_Request request) {
+  PersistentTable& t = Persistents();
+  if (t.count.load(std::memory_order_acquire) == 0) return;
+  const std::lock_guard<std::mutex> lock(t.mu);
+  t.persistents.erase(request);
+  t.count.store(t.persistents.size(), std::memory_order_release);
 }
 
 int StartRequest(std::unique_ptr<OhioRequest> r, MPI_Request* request) {
   const int rc = PMPI_Grequest_start(Query, Free, Cancel, r.get(), request);
   if (rc != MPI_SUCCESS) return rc;
   r->handle = *request;
-  Requests()[*request] = r.release();
+  RequestTable& t = Requests();
+  const std::lock_guard<std::mutex> lock(t.mu);
+  t.requests[*request] = r.release();
+  t.outstanding.store(t.requests.size(), std::memory_order_release);
   return MPI_SUCCESS;
 }
 
 OhioRequest* Find(MPI_Request request) {
-  if (request == MPI_REQUEST_NULL) return nullptr;
-  auto it = Requests().find(request);
-  return it == Requests().end() ? nullptr : it->second;
+  if (request == MPI_REQUEST_NULL || !AnyOutstanding()) return nullptr;
+  RequestTable& t = Requests();
+  const std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.requests.find(request);
+  return it == t.requests.end() ? nullptr : it->second;
 }
 
-bool AnyOutstanding() { return !Requests().empty(); }
+bool AnyOutstanding() { return Requests().outstanding.load(std::memory_order_acquire) != 0; }
 
 bool TryComplete(OhioRequest* r, unsigned within_us) {
   if (r->complete) return true;

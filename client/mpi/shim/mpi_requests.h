@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -39,9 +40,15 @@ struct PersistentAlltoall {
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
   MPI_Comm comm = MPI_COMM_NULL;
 };
-std::map<MPI_Request, PersistentAlltoall>& Persistents();
+// The persistent requests of ohio's by handle, from any thread (the table takes its own lock,
+// and none while it is empty).
+void RememberPersistent(MPI_Request request, const PersistentAlltoall& call);
+std::optional<PersistentAlltoall> FindPersistent(MPI_Request request);
+void ForgetPersistent(MPI_Request request);
 
-// Hands a started call to the MPI program as a generalized request.
+// Hands a started call to the MPI program as a generalized request. The requests of ohio's are
+// found from any thread (a request itself is completed by the one thread that waits on it, as
+// MPI requires).
 int StartRequest(std::unique_ptr<OhioRequest> r, MPI_Request* request);
 // The request of ohio's behind `request`, or null (also for MPI_REQUEST_NULL).
 OhioRequest* Find(MPI_Request request);

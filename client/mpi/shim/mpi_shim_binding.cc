@@ -1,22 +1,28 @@
 #include "client/mpi/shim/mpi_shim_binding.h"
 
+#include <atomic>
+#include <cstdint>
+
 #include "client/mpi/component_mark.h"
 
 namespace ohio::shim {
 namespace {
 
-// The communicator of the last served call and its state: programs call one communicator's
-// collectives in a row, and finding the state in its attribute costs the library a hash lookup
-// per call. Forgotten when that state is released, so a communicator freed and another made at
-// the same handle never finds a stale state.
+// The communicator of this thread's last served call and its state: programs call one
+// communicator's collectives in a row, and finding the state in its attribute costs the
+// library a hash lookup per call. Forgotten when any state is released (by whichever thread
+// frees its communicator: `releases` counts them), so a communicator freed and another made at
+// the same handle never finds a stale state, in this thread or another.
 struct LastState {
   MPI_Comm comm = MPI_COMM_NULL;
   CommState* st = nullptr;
+  uint64_t releases = 0;  // `releases` when it was kept
 };
 thread_local LastState last_state;
+std::atomic<uint64_t> releases{0};
 
 int DeleteState(MPI_Comm, int, void* attribute, void*) {
-  if (last_state.st == attribute) last_state = LastState{};
+  releases.fetch_add(1, std::memory_order_acq_rel);
   Release(static_cast<CommState*>(attribute));
   return MPI_SUCCESS;
 }
@@ -36,12 +42,12 @@ int Keyval() {
 bool ShimServes(MPI_Comm comm) {
   // Once MPI is initialised it stays so for every call a program may make (none after
   // MPI_Finalize): asked of the library until then only.
-  static bool initialised = false;
-  if (!initialised) {
+  static std::atomic<bool> initialised{false};
+  if (!initialised.load(std::memory_order_relaxed)) {
     int ready = 0;
     PMPI_Initialized(&ready);
     if (!ready) return false;
-    initialised = true;
+    initialised.store(true, std::memory_order_relaxed);
   }
   if (comm == MPI_COMM_NULL) return false;
   // Whether Open MPI's component serves the process is settled inside MPI_Init (its init_query
@@ -52,13 +58,14 @@ bool ShimServes(MPI_Comm comm) {
 
 StateFor StateOf(MPI_Comm comm) {
   return [comm](uint64_t first_bytes) {
-    if (last_state.comm == comm && last_state.st != nullptr) return last_state.st;
+    const uint64_t released = releases.load(std::memory_order_acquire);
+    if (last_state.comm == comm && last_state.st != nullptr && last_state.releases == released) return last_state.st;
     void* attribute = nullptr;
     int found = 0;
     PMPI_Comm_get_attr(comm, Keyval(), &attribute, &found);
     CommState* st = found ? static_cast<CommState*>(attribute)
                           : SetUp(comm, first_bytes, [comm](CommState* s) { PMPI_Comm_set_attr(comm, Keyval(), s); });
-    last_state = LastState{comm, st};
+    last_state = LastState{comm, st, released};
     return st;
   };
 }

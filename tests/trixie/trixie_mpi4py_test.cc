@@ -4,8 +4,7 @@
 // across two, through Open MPI 5's coll/ohio: every call served, none falls through. (Debian 13
 // builds mpi4py for Open MPI only: MPICH's jobs are the C and Fortran ones.)
 //
-// mpi4py initialises MPI_THREAD_MULTIPLE; the program calls from one thread, which
-// OHIO_SERVE_THREAD_MULTIPLE=1 tells ohio.
+// mpi4py initialises MPI_THREAD_MULTIPLE, which ohio serves by default: nothing is set for it.
 #include <gtest/gtest.h>
 
 #include "tests/harness/cluster.h"
@@ -30,7 +29,7 @@ TEST(TrixieMpi4py, EveryCallServedOnOneNodeAndAcrossTwo) {
       SCOPED_TRACE(bytes + " bytes per rank on " + std::to_string(sockets.size()) + " nodes");
       const int ppn = kRanks / static_cast<int>(sockets.size());
       Process run(work.MpiRun(kTrixieOpenMpi, kRanks, sockets, ppn,
-                              {{"OHIO_IALLTOALL_MIN_BYTES", "1"}, {"OHIO_SERVE_THREAD_MULTIPLE", "1"}, kServeEveryCall},
+                              {{"OHIO_IALLTOALL_MIN_BYTES", "1"}, kServeEveryCall},
                               "/usr/bin/python3",
                               {dir.file("tests/mpi/mpi4py_check.py"), bytes, std::to_string(kIterations)},
                               Binding::kComponent),

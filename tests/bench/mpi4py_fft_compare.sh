@@ -11,7 +11,7 @@
 #
 # usage: tests/bench/mpi4py_fft_compare.sh [--nodes 1|2 (1)] [--n N (64)] [--iterations I (30)]
 #          [--runs R (5)]
-# As root, after: bazel build //daemon:ohiod //client/openmpi_coll:mca_coll_ohio.so
+# As root, after: bazel build //daemon:ohiod //client/openmpi_coll:component
 # Needs python3-mpi4py-fft (deploy/install-deps.sh installs it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$NODES" in 1|2) ;; *) echo "mpi4py_fft_compare.sh: --nodes is 1 or 2" >&2; exit 2 ;; esac
-for f in bazel-bin/daemon/ohiod bazel-bin/client/openmpi_coll/mca_coll_ohio.so; do
+for f in bazel-bin/daemon/ohiod bazel-bin/client/openmpi_coll/component/mca_coll_ohio.so; do
   [ -e "$f" ] || { echo "mpi4py_fft_compare.sh: $f is missing: bazel build it first" >&2; exit 2; }
 done
 # Debian's python3 with its numpy and mpi4py-fft, whatever python3 comes first on PATH.
@@ -42,7 +42,7 @@ PYTHON=/usr/bin/python3
 
 NETNS_PROG=mpi4py_fft_compare.sh
 DIR=$(mktemp -d /tmp/mpi4py-fft-compare.XXXXXX)
-COMPONENT_PATH="$PWD/bazel-bin/client/openmpi_coll:$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')"
+COMPONENT_PATH="$PWD/bazel-bin/client/openmpi_coll/component:$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')"
 DAEMON_PIDS=()
 cp tests/bench/mpi4py_fft_bench.py "$DIR/"
 if [ "$NODES" = 2 ]; then

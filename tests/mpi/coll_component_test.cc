@@ -28,7 +28,14 @@ int Occurrences(const std::string& out, const std::string& text) {
 }
 
 // One OHIO_STATS report, from the component.
+// Open MPI opens every mca_ file of the component's directory: nothing there may fail to open
+// ("mca_base_component_repository_open: unable to open ...", once per rank).
+void ExpectNoComponentOpenWarning(const std::string& out) {
+  EXPECT_EQ(out.find("mca_base_component_repository_open"), std::string::npos) << out;
+}
+
 void ExpectReportOfTheComponent(const std::string& out) {
+  ExpectNoComponentOpenWarning(out);
   EXPECT_EQ(Occurrences(out, "ohio: served through"), 1) << out;
   EXPECT_NE(out.find("ohio: served through Open MPI's collective component coll/ohio"), std::string::npos) << out;
 }
@@ -252,6 +259,7 @@ TEST(CollComponentInfo, OmpiInfoListsTheComponentAndItsParameters) {
                dir.file("ompi_info.out"));
   ASSERT_EQ(info.Wait(std::chrono::seconds(60)), 0) << info.Output();
   const std::string out = info.Output();
+  ExpectNoComponentOpenWarning(out);
   EXPECT_NE(out.find("MCA coll: ohio"), std::string::npos) << out;
   EXPECT_NE(out.find("parameter \"coll_ohio_priority\" (current value: \"95\""), std::string::npos) << out;
   for (const char* setting : {"disable", "stats", "quiet", "socket", "timeout_ms", "selection", "ialltoall_min_bytes", "algorithm",

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <regex>
 
 #include "tests/harness/process.h"
@@ -22,8 +23,11 @@ std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std
 }
 
 std::string ComponentPath() {
-  const std::string component = RunfilePath("client/openmpi_coll/mca_coll_ohio.so");
-  return component.substr(0, component.rfind('/')) + ":/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3";
+  // The directory Bazel built it in (the runfile is a link to it), which README.md tells a user
+  // to name: whatever else lies there, Open MPI sees too.
+  const std::filesystem::path component =
+      std::filesystem::canonical(RunfilePath("client/openmpi_coll/component/mca_coll_ohio.so"));
+  return component.parent_path().string() + ":/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3";
 }
 
 std::vector<std::string> MpiRunPath(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,

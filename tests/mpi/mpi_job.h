@@ -50,7 +50,8 @@ std::vector<std::string> MpiRunPath(const Mpi& mpi, int ranks, const std::vector
                                     const std::string& program_path, const std::vector<std::string>& program_args,
                                     Binding binding = Binding::kShim);
 
-// Open MPI's component path with the built coll/ohio first, then Open MPI's own components.
+// Open MPI's component path with the directory coll/ohio was built in first (the one README.md
+// names, //client/openmpi_coll:component), then Open MPI's own components.
 std::string ComponentPath();
 
 // "ohio: S <function> calls served by ohiod, F fell through ..." -> (S, F); (-1, -1) if absent.

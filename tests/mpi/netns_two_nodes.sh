@@ -38,7 +38,7 @@ echo "$(node_ip 1) slots=2" >> "$DIR/hostfile"
 run_two_node_job() {
   local binding=(-x "LD_PRELOAD=$R/client/libohio_mpi_openmpi.so")
   [ "$1" = shim ] ||
-    binding=(--mca mca_base_component_path "$R/client/openmpi_coll:$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')")
+    binding=(--mca mca_base_component_path "$R/client/openmpi_coll/component:$(ompi_info --path pkglibdir | sed -n 's/^ *Pkglibdir: *//p')")
   mkdir -p "$2"
   local workdir=$2
   shift 2

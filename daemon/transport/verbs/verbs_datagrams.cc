@@ -16,7 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/transport/verbs/gather_list.h"
+#include "daemon/transport/verbs/rc/gather_list.h"
 #include "daemon/transport/verbs/verbs_transport.h"
 
 namespace ohio {

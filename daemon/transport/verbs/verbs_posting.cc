@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "daemon/transport/verbs/gather_list.h"
+#include "daemon/transport/verbs/rc/gather_list.h"
 
 namespace ohio {
 namespace {

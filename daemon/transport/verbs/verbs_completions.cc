@@ -61,7 +61,7 @@ void VerbsTransport::Poll(std::vector<TransportEvent>* out) {
     last_keepalive_ = now;
     for (PeerId id = 0; id < peers_.size(); ++id) {
       const PeerState& p = peers_[id];
-      if (p.state != PeerState::State::kConnected || !p.pending.empty() || p.Moving()) continue;
+      if (p.state != PeerState::State::kConnected || !p.pending.empty() || p.move.moving()) continue;
       for (size_t r = 0; r < p.conns.size() && !p.ud_service; ++r) {
         EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
       }
@@ -117,7 +117,7 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc) {
     PeerState& p = Peer(peer);
     // The first arrival on the queue pairs of a move to RC this node answered: the peer that
     // started it has connected its end, and our line goes on RC from now on.
-    if (p.move.phase == PeerState::Move::Phase::kAwaitingFirst && p.move.to_rc && wc.status == IBV_WC_SUCCESS) {
+    if (p.move.FirstOnNewService(/*rc=*/true) && wc.status == IBV_WC_SUCCESS) {
       FinishMoveToRc(peer, p, nullptr);
     }
     if (rail >= p.conns.size()) return;

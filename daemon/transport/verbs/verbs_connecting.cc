@@ -287,7 +287,7 @@ void VerbsTransport::PeerDown(PeerId peer, const std::string& reason, bool never
   p.dropping = false;
   p.state = PeerState::State::kIdle;
   p.ud_service = false;
-  p.move = PeerState::Move{};
+  p.move.Reset();
   p.traffic_bytes = 0;
   p.traffic_puts = 0;
   ++p.generation;

@@ -209,7 +209,7 @@ void VerbsTransport::OnDatagramCompletion(const ibv_wc& wc) {
     PeerState& p = Peer(peer);
     // The first datagram of a peer that started a move to UD, which this node answered: its
     // end is ready, and our line goes on UD from now on.
-    if (p.move.phase == PeerState::Move::Phase::kAwaitingFirst && !p.move.to_rc) FinishMoveToUd(peer, p, nullptr);
+    if (p.move.FirstOnNewService(/*rc=*/false)) FinishMoveToUd(peer, p, nullptr);
     if (p.ud) OnDatagram(peer, p, *h, q.received(slot) + UdWireHeader::kBytes, bytes - static_cast<uint32_t>(UdWireHeader::kBytes));
   }
   q.RepostReceive(slot);

@@ -28,8 +28,6 @@
 
 namespace ohio {
 
-
-
 void VerbsTransport::PlanPool(std::chrono::steady_clock::time_point now) {
   last_plan_ = now;
   if (!pool_plan_) return;
@@ -47,15 +45,12 @@ void VerbsTransport::PlanPool(std::chrono::steady_clock::time_point now) {
   }
   for (const RcPoolMove& m : pool_plan_->EndInterval(traffic)) {
     PeerState& p = peers_[m.peer];
-    if (p.state != PeerState::State::kConnected || p.Moving() || p.ud_service != m.to_rc) continue;
+    if (p.state != PeerState::State::kConnected || p.move.moving() || p.ud_service != m.to_rc) continue;
     // Strictly within the pool: a member being demoted holds its place until it has left, so a
     // promotion that displaces it waits for the next interval.
     if (m.to_rc && RcPeersHeld() >= options_.rc_pool) continue;
     if (m.to_rc) p.rc_held = true;
-    p.move = PeerState::Move{};
-    p.move.phase = PeerState::Move::Phase::kDraining;
-    p.move.to_rc = m.to_rc;
-    p.move.since = now;
+    p.move.Start(m.to_rc, now);
     spdlog::info("verbs: moving node {} to {} ({} datagrams' worth an interval)", directory_.Name(m.peer),
                  m.to_rc ? "RC" : "UD", pool_plan_->Cost(m.peer));
   }
@@ -71,17 +66,16 @@ void VerbsTransport::TendMoves(std::chrono::steady_clock::time_point now) {
   if (pool_plan_ && now - last_plan_ >= options_.rc_pool_interval) PlanPool(now);
   for (PeerId id = 0; id < peers_.size(); ++id) {
     PeerState& p = peers_[id];
-    if (p.state != PeerState::State::kConnected || !p.Moving()) continue;
-    if ((p.move.phase == PeerState::Move::Phase::kAwaitingReply || p.move.phase == PeerState::Move::Phase::kAwaitingFirst) &&
-        now - p.move.since > options_.datagrams.give_up_after) {
-      PeerDown(id, "node " + directory_.Name(id) + " did not complete a move to " + (p.move.to_rc ? "RC" : "UD") +
+    if (p.state != PeerState::State::kConnected || !p.move.moving()) continue;
+    if (p.move.TimedOut(now, options_.datagrams.give_up_after)) {
+      PeerDown(id, "node " + directory_.Name(id) + " did not complete a move to " + (p.move.to_rc() ? "RC" : "UD") +
                        " within " + std::to_string(options_.datagrams.give_up_after.count()) + " ms");
       continue;
     }
-    if (p.move.phase != PeerState::Move::Phase::kDraining || !Drained(id, p)) continue;
+    if (!p.move.ReadyToNotify(Drained(id, p))) continue;
     MoveNotice notice;
-    notice.to_rc = p.move.to_rc;
-    if (p.move.to_rc) {
+    notice.to_rc = p.move.to_rc();
+    if (p.move.to_rc()) {
       // New queue pairs, one per rail, waiting in INIT for the answer's endpoints.
       std::vector<std::unique_ptr<Connection>> conns;
       for (size_t r = 0; r < rails_.size(); ++r) {
@@ -95,12 +89,12 @@ void VerbsTransport::TendMoves(std::chrono::steady_clock::time_point now) {
         notice.endpoints.push_back(c.value()->qp->local());
         conns.push_back(std::move(c.value()));
       }
-      if (!p.Moving()) continue;
+      if (!p.move.moving()) continue;
       for (size_t r = 0; r < conns.size(); ++r) receivers_[conns[r]->serial] = {id, r};
       p.conns = std::move(conns);
     } else {
       notice.endpoints = {DatagramEndpoints()[0]};
-      p.move.first_sent = notice.endpoints[0].psn;
+      p.move.set_first_sent(notice.endpoints[0].psn);
     }
     SendMoveNotices(id, p, notice, /*front=*/true);
   }
@@ -129,60 +123,53 @@ void VerbsTransport::SendMoveNotices(PeerId peer, PeerState& p, const MoveNotice
   Flush(peer);
 }
 
-void VerbsTransport::OnMoveNoticePosted(PeerState& p) {
-  p.move.since = std::chrono::steady_clock::now();
-  if (p.move.phase == PeerState::Move::Phase::kDraining) p.move.phase = PeerState::Move::Phase::kAwaitingReply;
-  if (p.move.phase == PeerState::Move::Phase::kReplying) p.move.phase = PeerState::Move::Phase::kAwaitingFirst;
-}
+void VerbsTransport::OnMoveNoticePosted(PeerState& p) { p.move.NoticePosted(std::chrono::steady_clock::now()); }
 
 void VerbsTransport::AbandonMove(PeerState& p) {
   for (auto it = p.pending.begin(); it != p.pending.end();) {
     it = it->move_notice ? p.pending.erase(it) : std::next(it);
   }
-  if (p.move.to_rc && p.ud_service) {
+  if (p.move.to_rc() && p.ud_service) {
     for (auto& c : p.conns) receivers_.erase(c->serial);
     p.conns.clear();  // made for the move and never used: nothing of ours is in flight on them
     p.rc_held = false;
   }
-  p.move = PeerState::Move{};
+  p.move.Reset();
 }
 
 void VerbsTransport::OnMoveNotice(PeerId peer, PeerState& p, const MoveNotice& notice) {
   const std::string name = directory_.Name(peer);
-  if (notice.to_rc != p.ud_service) {
-    PeerDown(peer, "node " + name + " sent a move notice that does not fit the service it came on");
-    return;
-  }
-  // Over RC, the notice of every rail, so that whatever each rail carried before it is in.
   const size_t expected = p.ud_service ? 1 : p.conns.size();
-  if (notice.reply) {
-    if (p.move.phase != PeerState::Move::Phase::kAwaitingReply || ++p.move.replies_in < expected) return;
-    if (notice.refused) {
+  bool abandon_ours = false;
+  switch (p.move.OnNotice({notice.to_rc, notice.reply, notice.refused}, p.ud_service, expected,
+                          /*we_go_first=*/self_ < name, &abandon_ours)) {
+    case MoveStep::kWait:
+    case MoveStep::kKeepOurs:  // both started it: ours goes on, and the peer answers ours
+      return;
+    case MoveStep::kWrongService:
+      PeerDown(peer, "node " + name + " sent a move notice that does not fit the service it came on");
+      return;
+    case MoveStep::kConflict:
+      PeerDown(peer, "node " + name + " started a move while this node was answering one of its");
+      return;
+    case MoveStep::kRefused:
       spdlog::info("verbs: node {} has no room in its pool of RC queue pairs: it stays on UD", name);
       ++stats_.rc_moves_refused;
       AbandonMove(p);
       Flush(peer);
       return;
-    }
-    if (notice.to_rc) {
-      FinishMoveToRc(peer, p, &notice.endpoints);
-    } else {
-      FinishMoveToUd(peer, p, &notice.endpoints[0]);
-    }
-    return;
+    case MoveStep::kFinish:
+      if (notice.to_rc) {
+        FinishMoveToRc(peer, p, &notice.endpoints);
+      } else {
+        FinishMoveToUd(peer, p, &notice.endpoints[0]);
+      }
+      return;
+    case MoveStep::kAnswer:
+      if (abandon_ours) AbandonMove(p);
+      AnswerMove(peer, p, notice);
+      return;
   }
-  if (++p.move.notices_in < expected) return;
-  p.move.notices_in = 0;
-  if (p.move.phase == PeerState::Move::Phase::kAwaitingReply) {
-    if (self_ < name) return;  // both started it: ours goes on, and the peer answers ours
-    AbandonMove(p);
-  } else if (p.move.phase == PeerState::Move::Phase::kDraining) {
-    AbandonMove(p);
-  } else if (p.Moving()) {
-    PeerDown(peer, "node " + name + " started a move while this node was answering one of its");
-    return;
-  }
-  AnswerMove(peer, p, notice);
 }
 
 void VerbsTransport::AnswerMove(PeerId peer, PeerState& p, const MoveNotice& notice) {
@@ -227,10 +214,7 @@ void VerbsTransport::AnswerMove(PeerId peer, PeerState& p, const MoveNotice& not
     MakeDatagramLink(p, peer, ah.value(), notice.endpoints[0], answer.endpoints[0].psn);
     ForgetPeerInClosing(peer);  // its notice was the last it wrote over RC
   }
-  p.move = PeerState::Move{};
-  p.move.phase = PeerState::Move::Phase::kReplying;
-  p.move.to_rc = notice.to_rc;
-  p.move.since = std::chrono::steady_clock::now();
+  p.move.Answer(notice.to_rc, std::chrono::steady_clock::now());
   SendMoveNotices(peer, p, answer, /*front=*/false);
 }
 
@@ -251,7 +235,7 @@ void VerbsTransport::FinishMoveToRc(PeerId peer, PeerState& p, const std::vector
     Emit(std::move(e));
   }
   DropDatagramLink(peer, p);
-  p.move = PeerState::Move{};
+  p.move.Reset();
   ++stats_.rc_promotions;
   spdlog::info("verbs: node {} moved to RC", directory_.Name(peer));
   std::vector<std::unique_ptr<Connection>> conns = std::move(p.conns);
@@ -266,11 +250,11 @@ void VerbsTransport::FinishMoveToUd(PeerId peer, PeerState& p, const QpEndpoint*
       return;
     }
     ForgetPeerInClosing(peer);  // its answer was the last it wrote over RC
-    MakeDatagramLink(p, peer, ah.value(), *remote, p.move.first_sent);
+    MakeDatagramLink(p, peer, ah.value(), *remote, p.move.first_sent());
   }
   DropRcConnections(peer, p);
   p.ud_service = true;
-  p.move = PeerState::Move{};
+  p.move.Reset();
   ++stats_.rc_demotions;
   spdlog::info("verbs: node {} moved to UD: {} of this node's {} RC queue pairs are taken", directory_.Name(peer),
                RcPeersHeld(), options_.rc_pool);

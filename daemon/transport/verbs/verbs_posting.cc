@@ -36,7 +36,7 @@ Status VerbsTransport::Put(PeerId peer, const LocalPiece* pieces, size_t count, 
   p.traffic_bytes += op.total;
   ++p.traffic_puts;
   // Posted from the caller's list at once when nothing waits before it; copied only to wait.
-  if (p.state == PeerState::State::kConnected && p.pending.empty() && !p.Moving()) {
+  if (p.state == PeerState::State::kConnected && p.pending.empty() && !p.move.moving()) {
     if (PostPut(peer, p, op, pieces, count)) return Status::Ok();
     if (p.state != PeerState::State::kConnected) return Status::Ok();  // lost with the peer, reported by kPeerDown
   }
@@ -49,7 +49,7 @@ Status VerbsTransport::Send(PeerId peer, const void* message, size_t bytes) {
   if (bytes > kMaxTransportMessage) return Status(Code::kInvalidArgument, "transport message too large");
   std::lock_guard<std::mutex> lock(mu_);
   PeerState& p = Peer(peer);
-  if (p.state == PeerState::State::kConnected && p.pending.empty() && !p.Moving()) {
+  if (p.state == PeerState::State::kConnected && p.pending.empty() && !p.move.moving()) {
     if (PostControl(peer, p, VerbsWireHeader::kMessage, 0, message, bytes, 0)) return Status::Ok();
     if (p.state != PeerState::State::kConnected) return Status::Ok();
   }
@@ -76,7 +76,7 @@ void VerbsTransport::Flush(PeerId peer) {
   // still carry goes: an op begun on it, and the move's notices; the rest waits for the new one.
   while (!p.pending.empty()) {
     Op& op = p.pending.front();
-    const bool held = p.Moving() && p.move.phase != PeerState::Move::Phase::kReplying;
+    const bool held = p.move.HoldsLine();
     if (held && !op.started && !op.move_notice) return;
     if (!PostOp(peer, p, op)) return;
     if (p.state != PeerState::State::kConnected) return;  // posting failed and dropped the peer

@@ -107,7 +107,7 @@ void VerbsTransport::Close(std::map<uint64_t, LocalRegion>::iterator it, bool ke
   // that nothing more is on its way.
   for (PeerId id = 0; id < peers_.size(); ++id) {
     const PeerState& p = peers_[id];
-    if (p.state != PeerState::State::kConnected || !p.MayWriteOverRc()) continue;
+    if (p.state != PeerState::State::kConnected || !p.move.MayWriteOverRc(p.ud_service)) continue;
     for (size_t rail = 0; rail < p.conns.size(); ++rail) r.acks_waiting.insert({id, rail});
     EnqueueControl(id, VerbsWireHeader::kRegionGone, key, "", 0);
   }

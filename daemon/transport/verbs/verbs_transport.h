@@ -57,6 +57,7 @@
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs/move_notice.h"
 #include "daemon/transport/verbs/pending_op.h"
+#include "daemon/transport/verbs/pool/peer_move.h"
 #include "daemon/transport/verbs/pool/rc_pool_plan.h"
 #include "daemon/transport/verbs/rc/in_flight_table.h"
 #include "daemon/transport/verbs/rc/queue_pair.h"
@@ -187,31 +188,8 @@ class VerbsTransport : public Transport {
     // The service puts and messages go on: UD (ud) or RC (conns). While the pair moves between
     // them both may exist, the old one carrying its last notice and the new one being set up.
     bool ud_service = false;
-    // A move between the services (verbs_moving.cc). The node that starts it holds its line
-    // until nothing is in flight on the old service (kDraining), sends its notice there and
-    // waits for the answer (kAwaitingReply); the other end answers on the old service too
-    // (kReplying until its answer is posted), then holds its line until the first thing the
-    // starter sends on the new service arrives (kAwaitingFirst). Over RC a notice comes on
-    // every rail: `notices_in` and `replies_in` count them.
-    struct Move {
-      enum class Phase { kNone, kDraining, kAwaitingReply, kReplying, kAwaitingFirst };
-      Phase phase = Phase::kNone;
-      bool to_rc = false;
-      uint32_t first_sent = 0;  // to UD, as the starter: where our new stream starts
-      size_t notices_in = 0;
-      size_t replies_in = 0;
-      std::chrono::steady_clock::time_point since;
-    };
-    Move move;
-    bool Moving() const { return move.phase != Move::Phase::kNone; }
-    // Whether it may still RDMA-write into our regions: on RC, and not past its last RC op of a
-    // move to UD (its notice, which this node has answered). A region closing waits for the
-    // acknowledgements of these peers alone.
-    bool MayWriteOverRc() const {
-      const bool answered_to_ud =
-          !move.to_rc && (move.phase == Move::Phase::kReplying || move.phase == Move::Phase::kAwaitingFirst);
-      return !ud_service && !answered_to_ud;
-    }
+    // A move between the services (pool/peer_move.h; done in verbs_moving.cc).
+    PeerMove move;
     // Sent since the pool was last planned.
     uint64_t traffic_bytes = 0;
     uint64_t traffic_puts = 0;

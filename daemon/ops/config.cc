@@ -86,6 +86,12 @@ const CLI::Validator kRtrRetryBudget(
     },
     "0.." + std::to_string(kLongestRtrRetryBudget.count()));
 
+// Test hooks: taken on the command line, in the file and from the environment like any setting,
+// but no setting an operator should turn, so --help leaves them out. They are hidden only when
+// the help is printed: CLI11 hides the options of the empty group, but also drops their names
+// from its error messages.
+constexpr const char* kTestHooks = "Test hooks";
+
 void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--config", config_file,
                  std::string("Config file (key = value lines; default ") + kDefaultConfigFile + " if present)");
@@ -330,7 +336,8 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                  "Drop one datagram in this many, at random, as it arrives over UD (0: none), so that the reliability that "
                  "sends them again can be seen at work on a fabric that loses nothing (for tests)")
       ->check(CLI::Range(0u, 1000000u))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(kTestHooks);
   app.add_option("--rtr-retry-budget-ms", c.rtr_retry_budget_ms,
                  "verbs: how long the queue pairs of one connection to a peer, every rail together, may try the move "
                  "to ready-to-receive again while the peer's address is not resolved yet (RoCE: the kernel waits a "
@@ -495,6 +502,9 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
   try {
     app.parse(args);
   } catch (const CLI::CallForHelp&) {
+    for (CLI::Option* opt : app.get_options()) {
+      if (opt->get_group() == kTestHooks) opt->group("");  // CLI11 leaves the empty group out
+    }
     out.exit_now = true;
     out.output = app.help();
     return out;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/transport/verbs/transition_retry.h"
+#include "daemon/transport/verbs/rc/transition_retry.h"
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/internode_choice.h"
 #include "shm/plan/selection_table.h"
@@ -119,7 +119,7 @@ struct DaemonConfig {
   uint32_t rc_pool_interval_ms = 1000;  // how often the pool is planned by traffic (0: never)
   uint32_t drop_one_datagram_in = 0;  // loss made on arrival over UD (testing the reliability)
   // How long one dial's queue pairs may try RTR again while the peer's address is not resolved
-  // (daemon/transport/verbs/transition_retry.h): 0 (one attempt) to the longest, the default.
+  // (daemon/transport/verbs/rc/transition_retry.h): 0 (one attempt) to the longest, the default.
   uint32_t rtr_retry_budget_ms = static_cast<uint32_t>(kLongestRtrRetryBudget.count());
   // Plan NUMA placement for the machine this hwloc XML file describes instead of this one
   // (testing and debugging: binding still happens here, and says so when the kernel refuses).

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "common/status.h"
-#include "daemon/transport/verbs/queue_pair.h"
+#include "daemon/transport/verbs/qp_endpoint.h"
 #include "proto/peer.pb.h"
 
 namespace ohio {

@@ -428,5 +428,32 @@ TEST_F(ConfigTest, HelpListsEverySettingAndItsEnvironmentName) {
   }
 }
 
+// Test hooks are no settings: --help leaves them out, yet the tests that set them on the command line
+// or in a config file still get them.
+TEST_F(ConfigTest, TestHooksAreHiddenFromHelpButStillTaken) {
+  auto help = Load({"--help"});
+  EXPECT_TRUE(help.exit_now);
+  EXPECT_THAT(help.output, HasSubstr("--rc-pool-interval-ms"));
+  EXPECT_THAT(help.output, ::testing::Not(HasSubstr("drop-one-datagram-in"))) << help.output;
+  EXPECT_THAT(help.output, ::testing::Not(HasSubstr("Test hooks"))) << help.output;
+
+  auto flag = Load({"--config=", "--drop-one-datagram-in", "7"});
+  ASSERT_FALSE(flag.exit_now) << flag.output;
+  EXPECT_EQ(flag.config.drop_one_datagram_in, 7u);
+
+  auto in_file = Load({"--config", WriteFile("drop_one_datagram_in = 9\n")});
+  ASSERT_FALSE(in_file.exit_now) << in_file.output;
+  EXPECT_EQ(in_file.config.drop_one_datagram_in, 9u);
+
+  setenv("OHIOD_DROP_ONE_DATAGRAM_IN", "11", 1);
+  auto from_env = Load({"--config="});
+  unsetenv("OHIOD_DROP_ONE_DATAGRAM_IN");
+  ASSERT_FALSE(from_env.exit_now) << from_env.output;
+  EXPECT_EQ(from_env.config.drop_one_datagram_in, 11u);
+
+  // Its errors still name it.
+  ExpectRefused("--drop-one-datagram-in", "1000001", "not in range 0 to 1000000");
+}
+
 }  // namespace
 }  // namespace ohio

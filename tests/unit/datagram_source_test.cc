@@ -1,7 +1,7 @@
-// Which peer sent a datagram (daemon/transport/verbs/datagram_source.h): by the route header's
+// Which peer sent a datagram (daemon/transport/verbs/ud/datagram_source.h): by the route header's
 // source address only when the completion says there is one (IBV_WC_GRH), else by the sending
 // queue pair's number and LID, and refused, with a reason, when neither tells a peer of ours.
-#include "daemon/transport/verbs/datagram_source.h"
+#include "daemon/transport/verbs/ud/datagram_source.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

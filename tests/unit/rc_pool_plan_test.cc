@@ -1,11 +1,11 @@
-// Which peers hold the node's RC queue pairs (daemon/transport/verbs/rc_pool_plan.h): an
+// Which peers hold the node's RC queue pairs (daemon/transport/verbs/pool/rc_pool_plan.h): an
 // unlimited pool is today's transport (every peer on RC, nothing moves), an empty one puts
 // every peer on UD; the pool fills with the costliest peers; traffic moving from one peer to
 // another promotes the busy one and demotes the idle one, counted, but only past the hysteresis
 // (a ratio, and intervals to settle); an idle member leaves; moves per interval are bounded.
 #include <gtest/gtest.h>
 
-#include "daemon/transport/verbs/rc_pool_plan.h"
+#include "daemon/transport/verbs/pool/rc_pool_plan.h"
 
 namespace ohio {
 namespace {

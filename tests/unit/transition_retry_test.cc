@@ -1,7 +1,7 @@
-// When a queue pair's move to RTR is tried again (daemon/transport/verbs/transition_retry.h): only on
+// When a queue pair's move to RTR is tried again (daemon/transport/verbs/rc/transition_retry.h): only on
 // errors that waiting can cure, with pauses that double up to a cap, and never so that an attempt
 // would end after the deadline; planned on made-up times, as the kernel would take them.
-#include "daemon/transport/verbs/transition_retry.h"
+#include "daemon/transport/verbs/rc/transition_retry.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <random>
 
-#include "daemon/transport/verbs/ud_put_fragments.h"
+#include "daemon/transport/verbs/ud/ud_put_fragments.h"
 
 namespace ohio {
 namespace {

@@ -1,4 +1,4 @@
-// The reliability of the UD path, without a device (daemon/transport/verbs/ud_reliability.h):
+// The reliability of the UD path, without a device (daemon/transport/verbs/ud/ud_reliability.h):
 // the window bounds what is in flight, what stays unacknowledged is sent again and counted,
 // duplicates and datagrams from beyond the window are dropped, datagrams arriving out of order
 // are each accepted once, acknowledgements (cumulative and selective, themselves reordered)
@@ -12,7 +12,7 @@
 #include <random>
 #include <set>
 
-#include "daemon/transport/verbs/ud_reliability.h"
+#include "daemon/transport/verbs/ud/ud_reliability.h"
 
 namespace ohio {
 namespace {

@@ -5,7 +5,7 @@
 //
 // Every wait is bounded (poll() on the completion channel's fd): under emulation things are
 // slow, but never forever. RTR resolves the peer's address (the kernel waits a second for its
-// neighbour entry) and is tried again as the daemon does (daemon/transport/verbs/modify_qp_retrying.h):
+// neighbour entry) and is tried again as the daemon does (daemon/transport/verbs/rc/modify_qp_retrying.h):
 // the first connection after the guest's boot once failed there.
 
 #include <arpa/inet.h>
@@ -22,7 +22,7 @@
 #include <string>
 #include <utility>
 
-#include "daemon/transport/verbs/modify_qp_retrying.h"
+#include "daemon/transport/verbs/rc/modify_qp_retrying.h"
 #include "gtest/gtest.h"
 
 namespace {

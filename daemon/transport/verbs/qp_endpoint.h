@@ -21,4 +21,7 @@ struct QpEndpoint {
   std::string rail;             // e.g. "rxe0:1", for logs and Status
 };
 
+// A GID as people read it: "::ffff:10.77.0.1" (RoCE over IPv4), "fe80::..." (InfiniBand).
+std::string GidText(const std::array<uint8_t, 16>& gid);
+
 }  // namespace ohio

@@ -5,8 +5,8 @@
 //   type | seq | ack | imm | sack | key | start | total | put | at
 // kData  payload bytes `at` to `at` + payload of put `put`, which writes `total` bytes (less
 //        than 4 GiB) at offset `start` of region `key` and raises `imm` at the receiver once
-//        every byte has landed (daemon/transport/verbs/ud_put_fragments.h); numbered `seq` in
-//        the sender's stream to this peer (daemon/transport/verbs/ud_reliability.h)
+//        every byte has landed (daemon/transport/verbs/ud/ud_put_fragments.h); numbered `seq` in
+//        the sender's stream to this peer (daemon/transport/verbs/ud/ud_reliability.h)
 // kAck   no payload, no seq: the sender of the ack holds every datagram of the other's stream
 //        before `ack`, and those at ack + 1 + i for each bit i set in `sack`
 // kMessage   a small exchange message (the payload), numbered `seq` in the stream like kData

@@ -61,11 +61,11 @@ void VerbsTransport::Poll(std::vector<TransportEvent>* out) {
     last_keepalive_ = now;
     for (PeerId id = 0; id < peers_.size(); ++id) {
       const PeerState& p = peers_[id];
-      if (p.state != PeerState::State::kConnected || !p.pending.empty() || p.Moving()) continue;
-      for (size_t r = 0; r < p.conns.size() && !p.ud_service; ++r) {
+      if (p.state != PeerState::State::kConnected || !p.pending.empty() || p.move.moving()) continue;
+      for (size_t r = 0; r < p.rc.conns.size() && !p.pool.ud_service; ++r) {
         EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
       }
-      if (p.ud_service) EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", 0);
+      if (p.pool.ud_service) EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", 0);
     }
   }
   for (PeerId id = 0; id < peers_.size(); ++id) {
@@ -117,11 +117,11 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc) {
     PeerState& p = Peer(peer);
     // The first arrival on the queue pairs of a move to RC this node answered: the peer that
     // started it has connected its end, and our line goes on RC from now on.
-    if (p.move.phase == PeerState::Move::Phase::kAwaitingFirst && p.move.to_rc && wc.status == IBV_WC_SUCCESS) {
+    if (p.move.FirstOnNewService(/*rc=*/true) && wc.status == IBV_WC_SUCCESS) {
       FinishMoveToRc(peer, p, nullptr);
     }
-    if (rail >= p.conns.size()) return;
-    Connection* c = p.conns[rail].get();
+    if (rail >= p.rc.conns.size()) return;
+    Connection* c = p.rc.conns[rail].get();
     if (wc.status != IBV_WC_SUCCESS) {
       PeerDown(peer, std::string("receive on ") + c->qp->local().rail + ": " + ibv_wc_status_str(wc.status));
       return;
@@ -135,7 +135,7 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc) {
     } else {
       OnReceive(peer, p, rail, c->received(slot), wc.byte_len);
     }
-    if (p.state == PeerState::State::kConnected && p.conns.size() > rail && p.conns[rail].get() == c) {
+    if (p.state == PeerState::State::kConnected && p.rc.conns.size() > rail && p.rc.conns[rail].get() == c) {
       c->RepostReceive(slot);
     }
     return;
@@ -146,14 +146,14 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc) {
   if (f.slot >= 0) pools_[f.rail]->Return(static_cast<uint32_t>(f.slot));
   PeerState& p = Peer(f.peer);
   if (p.generation != f.generation) return;
-  if (p.conns.size() > f.rail) ++p.conns[f.rail]->send_free;
+  if (p.rc.conns.size() > f.rail) ++p.rc.conns[f.rail]->send_free;
   if (wc.status != IBV_WC_SUCCESS) {
     // A rail none of whose sends ever completed never came up: the rail check at connect.
-    const bool never_up = p.conns.size() <= f.rail || !p.conns[f.rail]->reached;
+    const bool never_up = p.rc.conns.size() <= f.rail || !p.rc.conns[f.rail]->reached;
     PeerDown(f.peer, SendFailure(p, directory_.Name(f.peer), f.rail, wc.status), never_up);
     return;
   }
-  if (p.conns.size() > f.rail) p.conns[f.rail]->reached = true;
+  if (p.rc.conns.size() > f.rail) p.rc.conns[f.rail]->reached = true;
   if (f.stripe && !p.pending.empty() && p.pending.front().stripes_left > 0) {
     if (--p.pending.front().stripes_left == 0) Flush(f.peer);  // the closing write
     return;
@@ -194,35 +194,35 @@ void VerbsTransport::OnReceive(PeerId peer, PeerState& p, size_t rail, const uin
           n <= it->second.bytes - h->offset) {
         std::memcpy(it->second.base + h->offset, payload, n);
       } else {
-        p.dropping = true;  // its group closed here, or the peer is confused: drop the put
+        p.rc.dropping = true;  // its group closed here, or the peer is confused: drop the put
       }
       if (h->last) {
-        if (!p.dropping) {
+        if (!p.rc.dropping) {
           ++stats_.data_frames_received;
           TransportEvent e = Event(TransportEvent::Kind::kArrived, peer);
           e.imm = h->imm;
           e.bytes = h->total;
           Emit(std::move(e));
         }
-        p.dropping = false;
+        p.rc.dropping = false;
       }
       break;
     }
     case VerbsWireHeader::kRegion: {
       auto a = RegionAnnouncement::Decode(payload, n);
-      if (!a || a->rkeys.size() < p.conns.size()) break;
+      if (!a || a->rkeys.size() < p.rc.conns.size()) break;
       RemoteRegion r;
       r.addr = a->addr;
       r.bytes = a->bytes;
       r.rkeys = std::move(a->rkeys);
-      p.regions[h->key] = std::move(r);
+      p.rc.regions[h->key] = std::move(r);
       break;
     }
     case VerbsWireHeader::kRegionGone:
-      p.regions.erase(h->key);
-      p.put_rails.erase(h->key);
+      p.rc.regions.erase(h->key);
+      p.rc.put_rails.erase(h->key);
       // An acknowledgement on every rail, each behind whatever we already posted on it.
-      for (size_t r = 0; r < p.conns.size(); ++r) {
+      for (size_t r = 0; r < p.rc.conns.size(); ++r) {
         EnqueueControl(peer, VerbsWireHeader::kRegionGoneAck, h->key, "", static_cast<int>(r));
       }
       break;

@@ -20,24 +20,24 @@ VerbsTransport::PeerState& VerbsTransport::Peer(PeerId peer) {
 
 void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>> conns, PeerId peer,
                            uint64_t incarnation, uint64_t dial_floor) {
-  p.conns = std::move(conns);
-  p.rc_held = true;
-  p.ud_service = false;
-  p.put_rails.clear();  // chosen among the rails of the connections replaced
+  p.rc.conns = std::move(conns);
+  p.pool.rc_held = true;
+  p.pool.ud_service = false;
+  p.rc.put_rails.clear();  // chosen among the rails of the connections replaced
   p.incarnation = incarnation;
   p.dial_floor = dial_floor;
   p.state = PeerState::State::kConnected;
-  for (size_t r = 0; r < p.conns.size(); ++r) receivers_[p.conns[r]->serial] = {peer, r};
+  for (size_t r = 0; r < p.rc.conns.size(); ++r) receivers_[p.rc.conns[r]->serial] = {peer, r};
   std::string rails;
-  for (const auto& c : p.conns) rails += (rails.empty() ? "" : ", ") + c->qp->local().rail;
-  spdlog::info("verbs: connected to node {} ({} queue pair(s): {})", directory_.Name(peer), p.conns.size(), rails);
-  if (p.conns.size() < rails_.size()) {
+  for (const auto& c : p.rc.conns) rails += (rails.empty() ? "" : ", ") + c->qp->local().rail;
+  spdlog::info("verbs: connected to node {} ({} queue pair(s): {})", directory_.Name(peer), p.rc.conns.size(), rails);
+  if (p.rc.conns.size() < rails_.size()) {
     spdlog::warn("verbs: node {} has fewer rails than this node's {}: only the first {} are used with it",
-                 directory_.Name(peer), rails_.size(), p.conns.size());
+                 directory_.Name(peer), rails_.size(), p.rc.conns.size());
   }
   // A first send on every rail at once, so that a rail that does not reach the peer's rail of
   // the same index shows now, by name, and not when a collective first uses it.
-  for (size_t r = 0; r < p.conns.size(); ++r) {
+  for (size_t r = 0; r < p.rc.conns.size(); ++r) {
     EnqueueControl(peer, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
   }
   for (const auto& [key, r] : regions_) {
@@ -63,8 +63,8 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
     dialer = dialer_;
     // An RC queue pair while the pool has room (the peer may still answer with datagrams, when
     // its own pool is full); datagrams only once it is full.
-    p.rc_held = RcPeersHeld() < options_.rc_pool;
-    offer.datagram_only = !p.rc_held;
+    p.pool.rc_held = RcPeersHeld() < options_.rc_pool;
+    offer.datagram_only = !p.pool.rc_held;
   }
   offer.datagram_endpoints = DatagramEndpoints();
   // Queue pairs are made and the peer called without the lock: the peer may be dialling us
@@ -114,7 +114,7 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
   }
   if (!theirs.ok()) {
     p.state = PeerState::State::kIdle;
-    p.rc_held = false;
+    p.pool.rc_held = false;
     spdlog::warn("verbs: cannot connect to node {}: {}", peer, theirs.status().message());
     // Not a dial that crossed the peer's own (refused): the queue pairs cannot be made or
     // connected, here or there, and waiting will not change that (RTR was already tried again
@@ -177,9 +177,9 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
     answer.dials_started = dials_started_;
     // RC when the dialler offers it and our pool has room (a dial of our own that this one
     // replaces held a place, given back first).
-    p.rc_held = false;
+    p.pool.rc_held = false;
     use_rc = !offer.datagram_only && !remote.empty() && RcPeersHeld() < options_.rc_pool;
-    p.rc_held = use_rc;
+    p.pool.rc_held = use_rc;
   }
   // Made and connected without the lock, as in Connect: registering the receive rings and RTR,
   // which may wait for the peer's address, must not hold up every group's puts.
@@ -212,7 +212,7 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
   }
   if (!made.ok()) {
     p.state = PeerState::State::kIdle;
-    p.rc_held = false;
+    p.pool.rc_held = false;
     spdlog::warn("verbs: cannot accept node {}: {}", peer, made.message());
     TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);  // as in Connect
     e.reason = made.message();
@@ -262,14 +262,14 @@ std::string VerbsTransport::SendFailure(const PeerState& p, const std::string& p
                                         ibv_wc_status status) const {
   const std::string what = ibv_wc_status_str(status);
   std::string answering;
-  for (const auto& c : p.conns) {
+  for (const auto& c : p.rc.conns) {
     if (c->reached && c->rail != rail) answering += (answering.empty() ? "" : ", ") + c->qp->local().rail;
   }
-  if (answering.empty() || p.conns.size() <= rail) {
+  if (answering.empty() || p.rc.conns.size() <= rail) {
     return "send on " + rails_[rail]->name() + ": " + what + " (peer gone or unreachable)";
   }
   // The peer answers on other rails, so it is alive: this rail is what does not reach.
-  const QueuePair& qp = *p.conns[rail]->qp;
+  const QueuePair& qp = *p.rc.conns[rail]->qp;
   return RailUnreachable(rail, qp.local(), qp.remote(), peer_name, what + " while " + answering + " reach it");
 }
 
@@ -277,19 +277,13 @@ void VerbsTransport::PeerDown(PeerId peer, const std::string& reason, bool never
   PeerState& p = Peer(peer);
   if (p.state != PeerState::State::kConnected) return;
   spdlog::warn("verbs: lost node {}: {}", directory_.Name(peer), reason);
-  for (auto& c : p.conns) receivers_.erase(c->serial);
-  p.conns.clear();
-  p.rc_held = false;
+  for (auto& c : p.rc.conns) receivers_.erase(c->serial);
+  p.rc = RcPeer{};
+  p.pool = PoolSeat{};
   DropDatagramLink(peer, p);
-  p.regions.clear();
-  p.put_rails.clear();
   p.pending.clear();  // puts among them are given up on by the exchange at kPeerDown
-  p.dropping = false;
   p.state = PeerState::State::kIdle;
-  p.ud_service = false;
-  p.move = PeerState::Move{};
-  p.traffic_bytes = 0;
-  p.traffic_puts = 0;
+  p.move.Reset();
   ++p.generation;
   in_flight_.ReleasePeer(peer, [&](const InFlight& f) {
     if (f.slot >= 0) pools_[f.rail]->Return(static_cast<uint32_t>(f.slot));

@@ -16,13 +16,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/transport/verbs/gather_list.h"
+#include "daemon/transport/verbs/rc/gather_list.h"
 #include "daemon/transport/verbs/verbs_transport.h"
 
 namespace ohio {
 uint32_t VerbsTransport::RcPeersHeld() const {
   uint32_t n = 0;
-  for (const PeerState& p : peers_) n += p.rc_held;
+  for (const PeerState& p : peers_) n += p.pool.rc_held;
   return n;
 }
 
@@ -56,11 +56,11 @@ Result<ibv_ah*> VerbsTransport::DatagramAddress(const std::vector<QpEndpoint>& r
 
 void VerbsTransport::AdoptDatagram(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote,
                                    uint64_t incarnation, uint64_t dial_floor, uint32_t first_seq) {
-  p.conns.clear();
-  p.put_rails.clear();
-  p.rc_held = false;
+  p.rc.conns.clear();
+  p.rc.put_rails.clear();
+  p.pool.rc_held = false;
   MakeDatagramLink(p, peer, ah, remote, first_seq);
-  p.ud_service = true;
+  p.pool.ud_service = true;
   p.incarnation = incarnation;
   p.dial_floor = dial_floor;
   p.state = PeerState::State::kConnected;
@@ -209,7 +209,7 @@ void VerbsTransport::OnDatagramCompletion(const ibv_wc& wc) {
     PeerState& p = Peer(peer);
     // The first datagram of a peer that started a move to UD, which this node answered: its
     // end is ready, and our line goes on UD from now on.
-    if (p.move.phase == PeerState::Move::Phase::kAwaitingFirst && !p.move.to_rc) FinishMoveToUd(peer, p, nullptr);
+    if (p.move.FirstOnNewService(/*rc=*/false)) FinishMoveToUd(peer, p, nullptr);
     if (p.ud) OnDatagram(peer, p, *h, q.received(slot) + UdWireHeader::kBytes, bytes - static_cast<uint32_t>(UdWireHeader::kBytes));
   }
   q.RepostReceive(slot);

@@ -28,8 +28,6 @@
 
 namespace ohio {
 
-
-
 void VerbsTransport::PlanPool(std::chrono::steady_clock::time_point now) {
   last_plan_ = now;
   if (!pool_plan_) return;
@@ -40,22 +38,18 @@ void VerbsTransport::PlanPool(std::chrono::steady_clock::time_point now) {
       pool_plan_->RemovePeer(id);
       continue;
     }
-    pool_plan_->Place(id, !p.ud_service);
-    traffic.push_back({id, p.traffic_bytes, p.traffic_puts});
-    p.traffic_bytes = 0;
-    p.traffic_puts = 0;
+    pool_plan_->Place(id, !p.pool.ud_service);
+    traffic.push_back({id, p.pool.traffic_bytes, p.pool.traffic_puts});
+    p.pool.ForgetTraffic();
   }
   for (const RcPoolMove& m : pool_plan_->EndInterval(traffic)) {
     PeerState& p = peers_[m.peer];
-    if (p.state != PeerState::State::kConnected || p.Moving() || p.ud_service != m.to_rc) continue;
+    if (p.state != PeerState::State::kConnected || p.move.moving() || p.pool.ud_service != m.to_rc) continue;
     // Strictly within the pool: a member being demoted holds its place until it has left, so a
     // promotion that displaces it waits for the next interval.
     if (m.to_rc && RcPeersHeld() >= options_.rc_pool) continue;
-    if (m.to_rc) p.rc_held = true;
-    p.move = PeerState::Move{};
-    p.move.phase = PeerState::Move::Phase::kDraining;
-    p.move.to_rc = m.to_rc;
-    p.move.since = now;
+    if (m.to_rc) p.pool.rc_held = true;
+    p.move.Start(m.to_rc, now);
     spdlog::info("verbs: moving node {} to {} ({} datagrams' worth an interval)", directory_.Name(m.peer),
                  m.to_rc ? "RC" : "UD", pool_plan_->Cost(m.peer));
   }
@@ -63,7 +57,7 @@ void VerbsTransport::PlanPool(std::chrono::steady_clock::time_point now) {
 
 bool VerbsTransport::Drained(PeerId peer, const PeerState& p) const {
   if (!p.pending.empty() && p.pending.front().started) return false;
-  if (p.ud_service) return p.ud != nullptr && p.ud->send.in_flight() == 0;
+  if (p.pool.ud_service) return p.ud != nullptr && p.ud->send.in_flight() == 0;
   return !in_flight_.AnyFor(peer);
 }
 
@@ -71,17 +65,16 @@ void VerbsTransport::TendMoves(std::chrono::steady_clock::time_point now) {
   if (pool_plan_ && now - last_plan_ >= options_.rc_pool_interval) PlanPool(now);
   for (PeerId id = 0; id < peers_.size(); ++id) {
     PeerState& p = peers_[id];
-    if (p.state != PeerState::State::kConnected || !p.Moving()) continue;
-    if ((p.move.phase == PeerState::Move::Phase::kAwaitingReply || p.move.phase == PeerState::Move::Phase::kAwaitingFirst) &&
-        now - p.move.since > options_.datagrams.give_up_after) {
-      PeerDown(id, "node " + directory_.Name(id) + " did not complete a move to " + (p.move.to_rc ? "RC" : "UD") +
+    if (p.state != PeerState::State::kConnected || !p.move.moving()) continue;
+    if (p.move.TimedOut(now, options_.datagrams.give_up_after)) {
+      PeerDown(id, "node " + directory_.Name(id) + " did not complete a move to " + (p.move.to_rc() ? "RC" : "UD") +
                        " within " + std::to_string(options_.datagrams.give_up_after.count()) + " ms");
       continue;
     }
-    if (p.move.phase != PeerState::Move::Phase::kDraining || !Drained(id, p)) continue;
+    if (!p.move.ReadyToNotify(Drained(id, p))) continue;
     MoveNotice notice;
-    notice.to_rc = p.move.to_rc;
-    if (p.move.to_rc) {
+    notice.to_rc = p.move.to_rc();
+    if (p.move.to_rc()) {
       // New queue pairs, one per rail, waiting in INIT for the answer's endpoints.
       std::vector<std::unique_ptr<Connection>> conns;
       for (size_t r = 0; r < rails_.size(); ++r) {
@@ -95,12 +88,12 @@ void VerbsTransport::TendMoves(std::chrono::steady_clock::time_point now) {
         notice.endpoints.push_back(c.value()->qp->local());
         conns.push_back(std::move(c.value()));
       }
-      if (!p.Moving()) continue;
+      if (!p.move.moving()) continue;
       for (size_t r = 0; r < conns.size(); ++r) receivers_[conns[r]->serial] = {id, r};
-      p.conns = std::move(conns);
+      p.rc.conns = std::move(conns);
     } else {
       notice.endpoints = {DatagramEndpoints()[0]};
-      p.move.first_sent = notice.endpoints[0].psn;
+      p.move.set_first_sent(notice.endpoints[0].psn);
     }
     SendMoveNotices(id, p, notice, /*front=*/true);
   }
@@ -108,7 +101,7 @@ void VerbsTransport::TendMoves(std::chrono::steady_clock::time_point now) {
 
 void VerbsTransport::SendMoveNotices(PeerId peer, PeerState& p, const MoveNotice& notice, bool front) {
   // Over RC one on every rail, each behind what that rail carries; over UD one, in the stream.
-  const size_t count = p.ud_service ? 1 : p.conns.size();
+  const size_t count = p.pool.ud_service ? 1 : p.rc.conns.size();
   const std::string payload = notice.Encode();
   std::vector<Op> ops(count);
   for (size_t r = 0; r < count; ++r) {
@@ -129,60 +122,53 @@ void VerbsTransport::SendMoveNotices(PeerId peer, PeerState& p, const MoveNotice
   Flush(peer);
 }
 
-void VerbsTransport::OnMoveNoticePosted(PeerState& p) {
-  p.move.since = std::chrono::steady_clock::now();
-  if (p.move.phase == PeerState::Move::Phase::kDraining) p.move.phase = PeerState::Move::Phase::kAwaitingReply;
-  if (p.move.phase == PeerState::Move::Phase::kReplying) p.move.phase = PeerState::Move::Phase::kAwaitingFirst;
-}
+void VerbsTransport::OnMoveNoticePosted(PeerState& p) { p.move.NoticePosted(std::chrono::steady_clock::now()); }
 
 void VerbsTransport::AbandonMove(PeerState& p) {
   for (auto it = p.pending.begin(); it != p.pending.end();) {
     it = it->move_notice ? p.pending.erase(it) : std::next(it);
   }
-  if (p.move.to_rc && p.ud_service) {
-    for (auto& c : p.conns) receivers_.erase(c->serial);
-    p.conns.clear();  // made for the move and never used: nothing of ours is in flight on them
-    p.rc_held = false;
+  if (p.move.to_rc() && p.pool.ud_service) {
+    for (auto& c : p.rc.conns) receivers_.erase(c->serial);
+    p.rc.conns.clear();  // made for the move and never used: nothing of ours is in flight on them
+    p.pool.rc_held = false;
   }
-  p.move = PeerState::Move{};
+  p.move.Reset();
 }
 
 void VerbsTransport::OnMoveNotice(PeerId peer, PeerState& p, const MoveNotice& notice) {
   const std::string name = directory_.Name(peer);
-  if (notice.to_rc != p.ud_service) {
-    PeerDown(peer, "node " + name + " sent a move notice that does not fit the service it came on");
-    return;
-  }
-  // Over RC, the notice of every rail, so that whatever each rail carried before it is in.
-  const size_t expected = p.ud_service ? 1 : p.conns.size();
-  if (notice.reply) {
-    if (p.move.phase != PeerState::Move::Phase::kAwaitingReply || ++p.move.replies_in < expected) return;
-    if (notice.refused) {
+  const size_t expected = p.pool.ud_service ? 1 : p.rc.conns.size();
+  bool abandon_ours = false;
+  switch (p.move.OnNotice({notice.to_rc, notice.reply, notice.refused}, p.pool.ud_service, expected,
+                          /*we_go_first=*/self_ < name, &abandon_ours)) {
+    case MoveStep::kWait:
+    case MoveStep::kKeepOurs:  // both started it: ours goes on, and the peer answers ours
+      return;
+    case MoveStep::kWrongService:
+      PeerDown(peer, "node " + name + " sent a move notice that does not fit the service it came on");
+      return;
+    case MoveStep::kConflict:
+      PeerDown(peer, "node " + name + " started a move while this node was answering one of its");
+      return;
+    case MoveStep::kRefused:
       spdlog::info("verbs: node {} has no room in its pool of RC queue pairs: it stays on UD", name);
       ++stats_.rc_moves_refused;
       AbandonMove(p);
       Flush(peer);
       return;
-    }
-    if (notice.to_rc) {
-      FinishMoveToRc(peer, p, &notice.endpoints);
-    } else {
-      FinishMoveToUd(peer, p, &notice.endpoints[0]);
-    }
-    return;
+    case MoveStep::kFinish:
+      if (notice.to_rc) {
+        FinishMoveToRc(peer, p, &notice.endpoints);
+      } else {
+        FinishMoveToUd(peer, p, &notice.endpoints[0]);
+      }
+      return;
+    case MoveStep::kAnswer:
+      if (abandon_ours) AbandonMove(p);
+      AnswerMove(peer, p, notice);
+      return;
   }
-  if (++p.move.notices_in < expected) return;
-  p.move.notices_in = 0;
-  if (p.move.phase == PeerState::Move::Phase::kAwaitingReply) {
-    if (self_ < name) return;  // both started it: ours goes on, and the peer answers ours
-    AbandonMove(p);
-  } else if (p.move.phase == PeerState::Move::Phase::kDraining) {
-    AbandonMove(p);
-  } else if (p.Moving()) {
-    PeerDown(peer, "node " + name + " started a move while this node was answering one of its");
-    return;
-  }
-  AnswerMove(peer, p, notice);
 }
 
 void VerbsTransport::AnswerMove(PeerId peer, PeerState& p, const MoveNotice& notice) {
@@ -215,8 +201,8 @@ void VerbsTransport::AnswerMove(PeerId peer, PeerState& p, const MoveNotice& not
       answer.endpoints.push_back(conns[r]->qp->local());
       receivers_[conns[r]->serial] = {peer, r};
     }
-    p.conns = std::move(conns);
-    p.rc_held = true;
+    p.rc.conns = std::move(conns);
+    p.pool.rc_held = true;
   } else {
     auto ah = DatagramAddress(notice.endpoints, name);
     if (!ah.ok()) {
@@ -227,17 +213,14 @@ void VerbsTransport::AnswerMove(PeerId peer, PeerState& p, const MoveNotice& not
     MakeDatagramLink(p, peer, ah.value(), notice.endpoints[0], answer.endpoints[0].psn);
     ForgetPeerInClosing(peer);  // its notice was the last it wrote over RC
   }
-  p.move = PeerState::Move{};
-  p.move.phase = PeerState::Move::Phase::kReplying;
-  p.move.to_rc = notice.to_rc;
-  p.move.since = std::chrono::steady_clock::now();
+  p.move.Answer(notice.to_rc, std::chrono::steady_clock::now());
   SendMoveNotices(peer, p, answer, /*front=*/false);
 }
 
 void VerbsTransport::FinishMoveToRc(PeerId peer, PeerState& p, const std::vector<QpEndpoint>* remote) {
   if (remote != nullptr) {
-    p.conns.resize(std::min(p.conns.size(), remote->size()));
-    if (Status s = ConnectRails(p.conns, *remote, directory_.Name(peer)); !s.ok()) {
+    p.rc.conns.resize(std::min(p.rc.conns.size(), remote->size()));
+    if (Status s = ConnectRails(p.rc.conns, *remote, directory_.Name(peer)); !s.ok()) {
       PeerDown(peer, "moving node " + directory_.Name(peer) + " to RC: " + s.message());
       return;
     }
@@ -251,10 +234,10 @@ void VerbsTransport::FinishMoveToRc(PeerId peer, PeerState& p, const std::vector
     Emit(std::move(e));
   }
   DropDatagramLink(peer, p);
-  p.move = PeerState::Move{};
+  p.move.Reset();
   ++stats_.rc_promotions;
   spdlog::info("verbs: node {} moved to RC", directory_.Name(peer));
-  std::vector<std::unique_ptr<Connection>> conns = std::move(p.conns);
+  std::vector<std::unique_ptr<Connection>> conns = std::move(p.rc.conns);
   Adopt(p, std::move(conns), peer, p.incarnation, p.dial_floor);  // its regions announced, the line flushed
 }
 
@@ -266,11 +249,11 @@ void VerbsTransport::FinishMoveToUd(PeerId peer, PeerState& p, const QpEndpoint*
       return;
     }
     ForgetPeerInClosing(peer);  // its answer was the last it wrote over RC
-    MakeDatagramLink(p, peer, ah.value(), *remote, p.move.first_sent);
+    MakeDatagramLink(p, peer, ah.value(), *remote, p.move.first_sent());
   }
   DropRcConnections(peer, p);
-  p.ud_service = true;
-  p.move = PeerState::Move{};
+  p.pool.ud_service = true;
+  p.move.Reset();
   ++stats_.rc_demotions;
   spdlog::info("verbs: node {} moved to UD: {} of this node's {} RC queue pairs are taken", directory_.Name(peer),
                RcPeersHeld(), options_.rc_pool);
@@ -281,16 +264,16 @@ void VerbsTransport::FinishMoveToUd(PeerId peer, PeerState& p, const QpEndpoint*
 }
 
 void VerbsTransport::DropRcConnections(PeerId peer, PeerState& p) {
-  for (auto& c : p.conns) receivers_.erase(c->serial);
-  p.conns.clear();
+  for (auto& c : p.rc.conns) receivers_.erase(c->serial);
+  p.rc.conns.clear();
   in_flight_.ReleasePeer(peer, [&](const InFlight& f) {
     if (f.slot >= 0) pools_[f.rail]->Return(static_cast<uint32_t>(f.slot));
   });
   ++p.generation;  // completions of what was posted on them are stale
-  p.regions.clear();
-  p.put_rails.clear();
-  p.dropping = false;
-  p.rc_held = false;
+  p.rc.regions.clear();
+  p.rc.put_rails.clear();
+  p.rc.dropping = false;
+  p.pool.rc_held = false;
 }
 
 void VerbsTransport::ForgetPeerInClosing(PeerId peer) {

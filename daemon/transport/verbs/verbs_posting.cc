@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "daemon/transport/verbs/gather_list.h"
+#include "daemon/transport/verbs/rc/gather_list.h"
 
 namespace ohio {
 namespace {
@@ -33,10 +33,9 @@ Status VerbsTransport::Put(PeerId peer, const LocalPiece* pieces, size_t count, 
   op.cookie = cookie;
   std::lock_guard<std::mutex> lock(mu_);
   PeerState& p = Peer(peer);
-  p.traffic_bytes += op.total;
-  ++p.traffic_puts;
+  p.pool.CountPut(op.total);
   // Posted from the caller's list at once when nothing waits before it; copied only to wait.
-  if (p.state == PeerState::State::kConnected && p.pending.empty() && !p.Moving()) {
+  if (p.state == PeerState::State::kConnected && p.pending.empty() && !p.move.moving()) {
     if (PostPut(peer, p, op, pieces, count)) return Status::Ok();
     if (p.state != PeerState::State::kConnected) return Status::Ok();  // lost with the peer, reported by kPeerDown
   }
@@ -49,7 +48,7 @@ Status VerbsTransport::Send(PeerId peer, const void* message, size_t bytes) {
   if (bytes > kMaxTransportMessage) return Status(Code::kInvalidArgument, "transport message too large");
   std::lock_guard<std::mutex> lock(mu_);
   PeerState& p = Peer(peer);
-  if (p.state == PeerState::State::kConnected && p.pending.empty() && !p.Moving()) {
+  if (p.state == PeerState::State::kConnected && p.pending.empty() && !p.move.moving()) {
     if (PostControl(peer, p, VerbsWireHeader::kMessage, 0, message, bytes, 0)) return Status::Ok();
     if (p.state != PeerState::State::kConnected) return Status::Ok();
   }
@@ -76,7 +75,7 @@ void VerbsTransport::Flush(PeerId peer) {
   // still carry goes: an op begun on it, and the move's notices; the rest waits for the new one.
   while (!p.pending.empty()) {
     Op& op = p.pending.front();
-    const bool held = p.Moving() && p.move.phase != PeerState::Move::Phase::kReplying;
+    const bool held = p.move.HoldsLine();
     if (held && !op.started && !op.move_notice) return;
     if (!PostOp(peer, p, op)) return;
     if (p.state != PeerState::State::kConnected) return;  // posting failed and dropped the peer
@@ -88,7 +87,7 @@ void VerbsTransport::Flush(PeerId peer) {
 
 bool VerbsTransport::PostSend(PeerId peer, PeerState& p, size_t rail, const VerbsWireHeader& h,
                               const LocalPiece* pieces, size_t count, uint64_t from, uint64_t n, InFlight f) {
-  Connection& c = *p.conns[rail];
+  Connection& c = *p.rc.conns[rail];
   BouncePool& pool = *pools_[rail];
   if (c.send_free == 0 || pool.exhausted()) return false;
   const uint32_t slot = *pool.Take();
@@ -127,7 +126,7 @@ bool VerbsTransport::PostOp(PeerId peer, PeerState& p, Op& op) {
 
 bool VerbsTransport::PostControl(PeerId peer, PeerState& p, uint32_t type, uint64_t key, const void* payload,
                                  size_t bytes, int rail) {
-  if (p.ud_service) {
+  if (p.pool.ud_service) {
     // Over UD the receiver places a put by its own region's key: the peer needs no notice of our
     // regions, and nothing of its is written into ours that it must tell us has stopped.
     UdWireHeader h;
@@ -150,7 +149,7 @@ bool VerbsTransport::PostControl(PeerId peer, PeerState& p, uint32_t type, uint6
     if (type == VerbsWireHeader::kMessage) ++stats_.control_frames_sent;
     return true;
   }
-  const size_t on = rail >= 0 && static_cast<size_t>(rail) < p.conns.size() ? rail : 0;
+  const size_t on = rail >= 0 && static_cast<size_t>(rail) < p.rc.conns.size() ? rail : 0;
   VerbsWireHeader h;
   h.type = type;
   h.key = key;
@@ -162,21 +161,21 @@ bool VerbsTransport::PostControl(PeerId peer, PeerState& p, uint32_t type, uint6
 }
 
 bool VerbsTransport::PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count) {
-  if (p.ud_service) return PostDatagramPut(peer, p, op, pieces, count);
+  if (p.pool.ud_service) return PostDatagramPut(peer, p, op, pieces, count);
   const LocalRegion* local = nullptr;
   const RemoteRegion* remote = nullptr;
   if (!op.started) {
     op.rail = static_cast<int>(PutRail(p, op.key, pieces, count));
     local = FindRegistered(pieces, count);
-    auto it = p.regions.find(op.key);
-    if (it != p.regions.end() && op.offset + op.total <= it->second.bytes) remote = &it->second;
+    auto it = p.rc.regions.find(op.key);
+    if (it != p.rc.regions.end() && op.offset + op.total <= it->second.bytes) remote = &it->second;
     op.bounce = local == nullptr || remote == nullptr;
   }
-  if (!op.bounce && (op.striped || (p.conns.size() > 1 && op.total >= kStripeMinBytes))) {
+  if (!op.bounce && (op.striped || (p.rc.conns.size() > 1 && op.total >= kStripeMinBytes))) {
     return PostStriped(peer, p, op, local, remote, pieces, count);
   }
   const size_t rail = static_cast<size_t>(op.rail);
-  Connection& c = *p.conns[rail];
+  Connection& c = *p.rc.conns[rail];
   if (!op.bounce) {
     // Straight from our segment into theirs: one work request per max_sge pieces, the last
     // one carrying the immediate, so it lands after the rest (RC keeps them in order).
@@ -271,7 +270,7 @@ bool VerbsTransport::PostStriped(PeerId peer, PeerState& p, Op& op, const LocalR
     // Every stripe is acknowledged, so it has been placed in the peer's memory (RC): the
     // immediate may tell the peer, on the put's own rail, so that the group's puts to this
     // peer still raise their immediates in the order they were posted.
-    Connection& c = *p.conns[static_cast<size_t>(op.rail)];
+    Connection& c = *p.rc.conns[static_cast<size_t>(op.rail)];
     if (c.send_free == 0) return false;
     InFlight f;
     f.peer = peer;
@@ -296,14 +295,14 @@ bool VerbsTransport::PostStriped(PeerId peer, PeerState& p, Op& op, const LocalR
     return true;
   }
   // Rail r writes bytes [r * share, (r + 1) * share): the stripes go out together or not at all.
-  const size_t rails = p.conns.size();
+  const size_t rails = p.rc.conns.size();
   const uint64_t share = ((op.total + rails - 1) / rails + kStripeAlign - 1) / kStripeAlign * kStripeAlign;
   std::vector<size_t> wrs_per_rail(rails, 0);
   for (size_t r = 0; r < rails && r * share < op.total; ++r) {
     const uint64_t len = std::min(share, op.total - r * share);
     RangeSges(pieces, count, r * share, len, local->mrs[r]->lkey, &sges_);
-    wrs_per_rail[r] = WritesFor(*p.conns[r]);
-    if (p.conns[r]->send_free < wrs_per_rail[r]) {
+    wrs_per_rail[r] = WritesFor(*p.rc.conns[r]);
+    if (p.rc.conns[r]->send_free < wrs_per_rail[r]) {
       op.started = false;  // decide again when there is room
       return false;
     }
@@ -313,7 +312,7 @@ bool VerbsTransport::PostStriped(PeerId peer, PeerState& p, Op& op, const LocalR
   op.close_addr = remote->addr + op.offset;
   op.close_rkey = remote->rkeys[static_cast<size_t>(op.rail)];
   for (size_t r = 0; r < rails && r * share < op.total; ++r) {
-    Connection& c = *p.conns[r];
+    Connection& c = *p.rc.conns[r];
     const uint64_t len = std::min(share, op.total - r * share);
     RangeSges(pieces, count, r * share, len, local->mrs[r]->lkey, &sges_);
     InFlight f;

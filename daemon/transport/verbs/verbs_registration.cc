@@ -107,8 +107,8 @@ void VerbsTransport::Close(std::map<uint64_t, LocalRegion>::iterator it, bool ke
   // that nothing more is on its way.
   for (PeerId id = 0; id < peers_.size(); ++id) {
     const PeerState& p = peers_[id];
-    if (p.state != PeerState::State::kConnected || !p.MayWriteOverRc()) continue;
-    for (size_t rail = 0; rail < p.conns.size(); ++rail) r.acks_waiting.insert({id, rail});
+    if (p.state != PeerState::State::kConnected || !p.move.MayWriteOverRc(p.pool.ud_service)) continue;
+    for (size_t rail = 0; rail < p.rc.conns.size(); ++rail) r.acks_waiting.insert({id, rail});
     EnqueueControl(id, VerbsWireHeader::kRegionGone, key, "", 0);
   }
   if (r.acks_waiting.empty()) FinishClosing(key);
@@ -150,7 +150,7 @@ size_t VerbsTransport::PutRail(PeerState& p, uint64_t key, const LocalPiece* pie
   // joined (GroupRegistry), which its first put cannot precede (a round needs every local
   // rank's data). Groups with no tiers (no placement, or all rails equally near) spread over
   // the rails by key.
-  auto [it, first] = p.put_rails.try_emplace(key, 0);
+  auto [it, first] = p.rc.put_rails.try_emplace(key, 0);
   if (!first) return it->second;
   const LocalRegion* local = nullptr;
   if (count > 0) {
@@ -159,7 +159,7 @@ size_t VerbsTransport::PutRail(PeerState& p, uint64_t key, const LocalPiece* pie
       if (at >= r.base && at < r.base + r.bytes) local = &r;
     }
   }
-  it->second = ChooseRail(local != nullptr ? local->rail_tiers : RailTiers{}, p.conns.size(), key);
+  it->second = ChooseRail(local != nullptr ? local->rail_tiers : RailTiers{}, p.rc.conns.size(), key);
   return it->second;
 }
 

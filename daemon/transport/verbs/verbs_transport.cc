@@ -129,7 +129,7 @@ std::map<std::string, std::string> VerbsTransport::peer_links() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string, std::string> out;
   for (PeerId id = 0; id < peers_.size(); ++id) {
-    if (peers_[id].state == PeerState::State::kConnected) out[directory_.Name(id)] = peers_[id].ud_service ? "UD" : "RC";
+    if (peers_[id].state == PeerState::State::kConnected) out[directory_.Name(id)] = peers_[id].pool.ud_service ? "UD" : "RC";
   }
   return out;
 }
@@ -141,8 +141,8 @@ TransportStats VerbsTransport::stats() const {
   s.queue_pairs = 0;
   s.registrations_pending = 0;
   for (const PeerState& p : peers_) {
-    if (p.state == PeerState::State::kConnected) s.queue_pairs += static_cast<uint32_t>(p.conns.size());
-    if (p.state == PeerState::State::kConnected && p.ud_service) ++s.datagram_peers;
+    if (p.state == PeerState::State::kConnected) s.queue_pairs += static_cast<uint32_t>(p.rc.conns.size());
+    if (p.state == PeerState::State::kConnected && p.pool.ud_service) ++s.datagram_peers;
   }
   for (const auto& [key, r] : regions_) s.registrations_pending += r.state == LocalRegion::State::kPending;
   return s;

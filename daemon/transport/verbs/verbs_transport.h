@@ -28,11 +28,19 @@
 // One lock and one table of peers hold it together; its methods are split by job:
 // verbs_transport.cc (start, stop, statistics), verbs_connecting.cc (dials, queue pair state,
 // a peer lost), verbs_registration.cc (the group regions and the parked ones), verbs_posting.cc
-// (puts, sends and each peer's line) and verbs_completions.cc (polling the completion queues,
-// what arrived). The parts with no share in that state are apart: the bounce slots
-// (bounce_pool.h), a queue pair with its receive ring (verbs_connection.h), the work requests
-// in flight (in_flight_table.h), work waiting in a peer's line (pending_op.h) and gather lists
-// (gather_list.h).
+// (puts, sends and each peer's line), verbs_completions.cc (polling the completion queues,
+// what arrived), verbs_datagrams.cc (the UD service) and verbs_moving.cc (the pool and moves).
+// The parts are packages of their own: rc/ (queue pairs and their receive rings, the work
+// requests in flight, gather lists, a peer's RC state), ud/ (the datagram queue pair, a peer's
+// datagram link and its reliability), pool/ (the pool plan, a peer's seat in it and its move
+// between the services, both decided apart from doing) and registration/ (the registrar thread
+// and the bounce slots).
+//
+// Locks: mu_ guards the table of peers (every part of a PeerState), the regions and the state
+// below it; the registrar's own lock guards its queue of jobs only. The order is
+//   mu_  ->  MemoryRegistrar::mu_
+// (Register and Deregister are called under mu_; the registrar calls OnRegistered, which takes
+// mu_, with its own lock released), never the other way.
 #pragma once
 
 #include <sys/types.h>
@@ -55,19 +63,22 @@
 #include "common/log_rate_limiter.h"
 #include "daemon/transport/peer_directory.h"
 #include "daemon/transport/transport.h"
-#include "daemon/transport/verbs/bounce_pool.h"
-#include "daemon/transport/verbs/datagram_source.h"
-#include "daemon/transport/verbs/in_flight_table.h"
-#include "daemon/transport/verbs/memory_registrar.h"
 #include "daemon/transport/verbs/move_notice.h"
 #include "daemon/transport/verbs/pending_op.h"
-#include "daemon/transport/verbs/queue_pair.h"
-#include "daemon/transport/verbs/rc_pool_plan.h"
-#include "daemon/transport/verbs/transition_retry.h"
-#include "daemon/transport/verbs/ud_peer_link.h"
-#include "daemon/transport/verbs/ud_queue_pair.h"
+#include "daemon/transport/verbs/pool/peer_move.h"
+#include "daemon/transport/verbs/pool/pool_seat.h"
+#include "daemon/transport/verbs/pool/rc_pool_plan.h"
+#include "daemon/transport/verbs/rc/in_flight_table.h"
+#include "daemon/transport/verbs/rc/queue_pair.h"
+#include "daemon/transport/verbs/rc/rc_peer.h"
+#include "daemon/transport/verbs/rc/transition_retry.h"
+#include "daemon/transport/verbs/rc/verbs_connection.h"
+#include "daemon/transport/verbs/registration/bounce_pool.h"
+#include "daemon/transport/verbs/registration/memory_registrar.h"
+#include "daemon/transport/verbs/ud/datagram_source.h"
+#include "daemon/transport/verbs/ud/ud_peer_link.h"
+#include "daemon/transport/verbs/ud/ud_queue_pair.h"
 #include "daemon/transport/verbs/ud_wire.h"
-#include "daemon/transport/verbs/verbs_connection.h"
 #include "daemon/transport/verbs/verbs_rail.h"
 #include "daemon/transport/verbs/verbs_wire.h"
 
@@ -162,59 +173,21 @@ class VerbsTransport : public Transport {
  private:
   using Connection = VerbsConnection;
   using Op = PendingOp;
-  struct RemoteRegion {
-    uint64_t addr = 0;
-    uint64_t bytes = 0;
-    std::vector<uint32_t> rkeys;  // per rail
-  };
+  // One peer node, in parts each owned by the part of the transport that reads it; the whole
+  // guarded by mu_.
   struct PeerState {
-    // kAccepting: a dial of the peer's is being connected here (Accept, without the lock).
+    // Its dial (verbs_connecting.cc). kAccepting: a dial of the peer's is being connected here
+    // (Accept, without the lock).
     enum class State { kIdle, kDialing, kAccepting, kConnected };
     State state = State::kIdle;
-    uint64_t generation = 0;  // bumped whenever its connections are replaced or dropped
-    std::vector<std::unique_ptr<Connection>> conns;  // one per rail in use with this peer
-    std::map<uint64_t, RemoteRegion> regions;        // its registered regions, by its keys
-    // Its regions (by its keys) our puts have gone to, and the one rail each took: PutRail.
-    std::map<uint64_t, size_t> put_rails;
-    std::deque<Op> pending;                          // work waiting for a connection or resources
-    bool dropping = false;  // a fragment of the bounce put under way had nowhere to land
+    uint64_t generation = 0;   // bumped whenever its connections are replaced or dropped
     uint64_t incarnation = 0;  // of the peer daemon these connections go to
     uint64_t dial_floor = 0;   // its dials numbered up to this are stale
-    // Reached over UD (no conns): its datagram link. `rc_held`: it counts against the RC pool
-    // (connected over RC, or a dial or accept for RC under way).
-    std::unique_ptr<UdPeerLink> ud;
-    bool rc_held = false;
-    // The service puts and messages go on: UD (ud) or RC (conns). While the pair moves between
-    // them both may exist, the old one carrying its last notice and the new one being set up.
-    bool ud_service = false;
-    // A move between the services (verbs_moving.cc). The node that starts it holds its line
-    // until nothing is in flight on the old service (kDraining), sends its notice there and
-    // waits for the answer (kAwaitingReply); the other end answers on the old service too
-    // (kReplying until its answer is posted), then holds its line until the first thing the
-    // starter sends on the new service arrives (kAwaitingFirst). Over RC a notice comes on
-    // every rail: `notices_in` and `replies_in` count them.
-    struct Move {
-      enum class Phase { kNone, kDraining, kAwaitingReply, kReplying, kAwaitingFirst };
-      Phase phase = Phase::kNone;
-      bool to_rc = false;
-      uint32_t first_sent = 0;  // to UD, as the starter: where our new stream starts
-      size_t notices_in = 0;
-      size_t replies_in = 0;
-      std::chrono::steady_clock::time_point since;
-    };
-    Move move;
-    bool Moving() const { return move.phase != Move::Phase::kNone; }
-    // Whether it may still RDMA-write into our regions: on RC, and not past its last RC op of a
-    // move to UD (its notice, which this node has answered). A region closing waits for the
-    // acknowledgements of these peers alone.
-    bool MayWriteOverRc() const {
-      const bool answered_to_ud =
-          !move.to_rc && (move.phase == Move::Phase::kReplying || move.phase == Move::Phase::kAwaitingFirst);
-      return !ud_service && !answered_to_ud;
-    }
-    // Sent since the pool was last planned.
-    uint64_t traffic_bytes = 0;
-    uint64_t traffic_puts = 0;
+    std::deque<Op> pending;    // its line: work waiting for a connection or resources
+    RcPeer rc;                        // over RC: queue pairs, its regions (rc/rc_peer.h)
+    std::unique_ptr<UdPeerLink> ud;   // over UD: its datagram link (ud/ud_peer_link.h)
+    PoolSeat pool;                    // its place in the RC pool, its traffic (pool/pool_seat.h)
+    PeerMove move;                    // a move between the services (pool/peer_move.h)
   };
   struct LocalRegion {
     // kParked: its key is dead to every peer (all acknowledged), its registration kept.

@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/rc_pool_plan.h"
+#include "daemon/transport/verbs/pool/rc_pool_plan.h"
 
 #include <algorithm>
 

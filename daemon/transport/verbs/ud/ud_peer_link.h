@@ -19,8 +19,8 @@
 
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs/move_notice.h"
-#include "daemon/transport/verbs/ud_put_fragments.h"
-#include "daemon/transport/verbs/ud_reliability.h"
+#include "daemon/transport/verbs/ud/ud_put_fragments.h"
+#include "daemon/transport/verbs/ud/ud_reliability.h"
 
 namespace ohio {
 

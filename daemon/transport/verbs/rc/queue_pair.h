@@ -13,14 +13,11 @@
 #include <string>
 
 #include "common/status.h"
-#include "daemon/transport/verbs/modify_qp_retrying.h"
 #include "daemon/transport/verbs/qp_endpoint.h"
+#include "daemon/transport/verbs/rc/modify_qp_retrying.h"
 #include "daemon/transport/verbs/verbs_rail.h"
 
 namespace ohio {
-
-// A GID as people read it: "::ffff:10.77.0.1" (RoCE over IPv4), "fe80::..." (InfiniBand).
-std::string GidText(const std::array<uint8_t, 16>& gid);
 
 class QueuePair {
  public:

@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/verbs_connection.h"
+#include "daemon/transport/verbs/rc/verbs_connection.h"
 
 #include <sys/mman.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/transition_retry.h"
+#include "daemon/transport/verbs/rc/transition_retry.h"
 
 #include <algorithm>
 #include <cerrno>

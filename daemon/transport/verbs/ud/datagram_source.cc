@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/datagram_source.h"
+#include "daemon/transport/verbs/ud/datagram_source.h"
 
 #include <cstring>
 

@@ -1,6 +1,4 @@
-#include "daemon/transport/verbs/queue_pair.h"
-
-#include <arpa/inet.h>
+#include "daemon/transport/verbs/rc/queue_pair.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,12 +6,6 @@
 #include <random>
 
 namespace ohio {
-
-std::string GidText(const std::array<uint8_t, 16>& gid) {
-  char text[INET6_ADDRSTRLEN] = "";
-  inet_ntop(AF_INET6, gid.data(), text, sizeof(text));
-  return text;
-}
 
 namespace {
 

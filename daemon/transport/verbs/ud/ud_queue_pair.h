@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "daemon/transport/verbs/queue_pair.h"
+#include "daemon/transport/verbs/qp_endpoint.h"
 #include "daemon/transport/verbs/verbs_rail.h"
 
 namespace ohio {

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <functional>
 
-#include "daemon/transport/verbs/transition_retry.h"
+#include "daemon/transport/verbs/rc/transition_retry.h"
 
 namespace ohio {
 

@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/gather_list.h"
+#include "daemon/transport/verbs/rc/gather_list.h"
 
 #include <algorithm>
 #include <cstring>

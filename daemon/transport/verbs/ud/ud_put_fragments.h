@@ -4,7 +4,7 @@
 // each carrying where it lands (daemon/transport/verbs/ud_wire.h), and the receiver, placing
 // each piece where it says in whatever order they come, counts the bytes of each put until all
 // have landed, and only then raises the put's immediate as an RC write with immediate would.
-// The reliability below (daemon/transport/verbs/ud_reliability.h) delivers each datagram once,
+// The reliability below (daemon/transport/verbs/ud/ud_reliability.h) delivers each datagram once,
 // so a piece is never counted twice.
 #pragma once
 

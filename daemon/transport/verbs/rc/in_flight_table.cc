@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/in_flight_table.h"
+#include "daemon/transport/verbs/rc/in_flight_table.h"
 
 namespace ohio {
 namespace {

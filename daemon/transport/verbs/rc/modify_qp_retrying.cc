@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/modify_qp_retrying.h"
+#include "daemon/transport/verbs/rc/modify_qp_retrying.h"
 
 #include <thread>
 

@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/memory_registrar.h"
+#include "daemon/transport/verbs/registration/memory_registrar.h"
 
 #include <cerrno>
 

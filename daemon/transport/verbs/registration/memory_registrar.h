@@ -22,8 +22,9 @@ namespace ohio {
 
 class MemoryRegistrar {
  public:
-  // Called on the registration thread: one memory region per protection domain, in order,
-  // or the error (then no regions).
+  // Called on the registration thread, without mu_ (so that it may take the caller's lock, which
+  // the caller may hold around Register and Deregister): one memory region per protection
+  // domain, in order, or the error (then no regions).
   using Done = std::function<void(uint64_t key, std::vector<ibv_mr*> mrs, Status status)>;
 
   // `delay` holds every registration back that long: it stands in for HCAs where pinning large

@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/bounce_pool.h"
+#include "daemon/transport/verbs/registration/bounce_pool.h"
 
 #include <sys/mman.h>
 

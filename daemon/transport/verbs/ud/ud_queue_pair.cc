@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/ud_queue_pair.h"
+#include "daemon/transport/verbs/ud/ud_queue_pair.h"
 
 #include <sys/mman.h>
 

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "common/status.h"
-#include "daemon/transport/verbs/bounce_pool.h"
-#include "daemon/transport/verbs/queue_pair.h"
+#include "daemon/transport/verbs/rc/queue_pair.h"
+#include "daemon/transport/verbs/registration/bounce_pool.h"
 #include "daemon/transport/verbs/verbs_rail.h"
 #include "daemon/transport/verbs/verbs_sizes.h"
 

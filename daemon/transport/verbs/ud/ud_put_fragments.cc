@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/ud_put_fragments.h"
+#include "daemon/transport/verbs/ud/ud_put_fragments.h"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "daemon/transport/verbs/ud_reliability.h"
+#include "daemon/transport/verbs/ud/ud_reliability.h"
 
 #include <algorithm>
 

@@ -55,7 +55,7 @@ int Free(void* extra_state) {
   return MPI_SUCCESS;
 }
 
-// MPI_Cancel of a request of ohio's is refused before it reaches the library (mpi_cancel.cc).
+// MPI_Cancel of a request of ohio's is refused before it reaches the library (mpi_request_free.cc).
 int Cancel(void*, int) { return MPI_SUCCESS; }
 
 }  // namespace

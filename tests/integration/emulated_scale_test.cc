@@ -30,6 +30,7 @@
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/daemon_threads.h"
 #include "tests/harness/rank_job.h"
+#include "tests/harness/scoped_env.h"
 
 namespace ohio::testing {
 namespace {
@@ -87,10 +88,8 @@ std::unique_ptr<RankJob> RunJobAndCompareWithPlan(TempDir& dir, Cluster& cluster
   const uint32_t nodes = cluster.size();
   const InterNodeTable table = forced ? ForcedInterNodeTable(*forced) : DefaultInterNodeTable();
   SCOPED_TRACE(forced ? std::string("forced ") + InterNodeAlgorithmName(*forced) : std::string("built-in table"));
-  if (forced) setenv("OHIO_INTERNODE_ALGORITHM", InterNodeAlgorithmName(*forced), 1);
-  struct Unset {
-    ~Unset() { unsetenv("OHIO_INTERNODE_ALGORITHM"); }
-  } unset;
+  std::optional<ScopedEnv> internode;
+  if (forced) internode.emplace("OHIO_INTERNODE_ALGORITHM", InterNodeAlgorithmName(*forced));
   std::vector<admin::CountersReply> before;
   for (uint32_t n = 0; n < nodes; ++n) before.push_back(QueryCounters(cluster.node(n).admin_socket()));
 

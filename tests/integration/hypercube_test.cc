@@ -21,6 +21,7 @@
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"
+#include "tests/harness/scoped_env.h"
 
 namespace ohio::testing {
 namespace {
@@ -66,10 +67,8 @@ uint32_t RunAndCompareWithPlan(const std::vector<uint32_t>& ppn, const std::vect
                                const std::vector<std::string>& rank_args = {}) {
   const InterNodeTable table = forced ? ForcedInterNodeTable(*forced) : DefaultInterNodeTable();
   // The job's ranks force the algorithm: OHIO_INTERNODE_ALGORITHM travels in their joins.
-  if (forced) setenv("OHIO_INTERNODE_ALGORITHM", InterNodeAlgorithmName(*forced), 1);
-  struct Unset {
-    ~Unset() { unsetenv("OHIO_INTERNODE_ALGORITHM"); }
-  } unset;
+  std::optional<ScopedEnv> internode;
+  if (forced) internode.emplace("OHIO_INTERNODE_ALGORITHM", InterNodeAlgorithmName(*forced));
   uint32_t peak = 0;
   TempDir dir;
   const uint32_t nodes = static_cast<uint32_t>(ppn.size());

@@ -17,6 +17,7 @@
 #include "shm/plan/internode_choice.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/rank_job.h"
+#include "tests/harness/scoped_env.h"
 #include "tests/sim/sim_runner.h"
 
 namespace ohio::testing {
@@ -51,10 +52,8 @@ void CompareWithOhiod(uint32_t nodes, uint32_t ppn, const std::vector<uint64_t>&
   TempDir dir;
   Cluster cluster(dir, nodes, {"--log-level", "info"});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  if (forced) setenv("OHIO_INTERNODE_ALGORITHM", InterNodeAlgorithmName(*forced), 1);
-  struct Unset {
-    ~Unset() { unsetenv("OHIO_INTERNODE_ALGORITHM"); }
-  } unset;
+  std::optional<ScopedEnv> internode;
+  if (forced) internode.emplace("OHIO_INTERNODE_ALGORITHM", InterNodeAlgorithmName(*forced));
   std::vector<admin::CountersReply> before;
   for (uint32_t n = 0; n < nodes; ++n) before.push_back(QueryCounters(cluster.node(n).admin_socket()));
   std::vector<std::string> args = {"--iterations", std::to_string(kCalls), "--bytes"};

@@ -159,18 +159,13 @@ start_ohiod() {
 }
 
 # wait_ohiod_up I DIR PID: waits up to 30 s until node I's socket accepts; exits if it does not.
-# (A socket file appears before it accepts; connecting is the real test.)
 wait_ohiod_up() {
-  local i=$1 dir=$2 pid=$3 deadline=$(( SECONDS + 30 ))
-  until python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[1])' \
-        "$dir/node$i.sock" 2>/dev/null; do
-    if ! kill -0 "$pid" 2>/dev/null || [ $SECONDS -ge $deadline ]; then
-      echo "$NETNS_PROG: ohiod node$i did not come up:" >&2
-      cat "$dir/node$i.log" >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
+  local i=$1 dir=$2 pid=$3
+  if ! wait_socket_accepts "$dir/node$i.sock" "$pid" 30; then
+    echo "$NETNS_PROG: ohiod node$i did not come up:" >&2
+    cat "$dir/node$i.log" >&2
+    exit 1
+  fi
 }
 
 # start_netns_cluster K DIR [ohiod flag...]: the whole emulated cluster: K nodes (setup_network),

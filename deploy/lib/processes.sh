@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Stopping the processes a script started, without waiting for ever: shared by
-# deploy/lib/netns-cluster.sh (local-cluster.sh, mpi-compare.sh) and tests/bench/verbs_vs_tcp.sh.
+# Waiting for the processes a script started, and stopping them, without waiting for ever: shared
+# by deploy/lib/netns-cluster.sh (local-cluster.sh, mpi-compare.sh) and scripts of tests/bench.
 # Messages are prefixed with the script's name.
 
 # Waits up to $2 seconds for pid $1 to exit; true if it did.
@@ -23,4 +23,16 @@ stop_pid() {
   fi
   wait "$pid" 2>/dev/null || true
   return 0
+}
+
+# wait_socket_accepts SOCKET PID SECONDS: waits until the Unix socket SOCKET accepts a connection
+# (its file appears before it accepts: connecting is the real test); false if process PID exits
+# or SECONDS pass first.
+wait_socket_accepts() {
+  local socket=$1 pid=$2 deadline=$(( SECONDS + $3 ))
+  until python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[1])' \
+        "$socket" 2>/dev/null; do
+    if ! kill -0 "$pid" 2>/dev/null || [ $SECONDS -ge $deadline ]; then return 1; fi
+    sleep 0.1
+  done
 }

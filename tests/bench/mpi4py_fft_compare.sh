@@ -63,11 +63,8 @@ else
     --listen 127.0.0.1 --advertise 127.0.0.1 --auth none 2> "$DIR/ohiod.log" &
   DAEMON_PIDS+=($!)
   trap 'for p in "${DAEMON_PIDS[@]}"; do stop_pid "$p"; done; rm -rf "$DIR"' EXIT
-  deadline=$((SECONDS + 30))
-  until python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$DIR/ohiod.sock" 2>/dev/null; do
-    [ $SECONDS -lt $deadline ] || { echo "mpi4py_fft_compare.sh: ohiod did not come up" >&2; cat "$DIR/ohiod.log" >&2; exit 1; }
-    sleep 0.1
-  done
+  wait_socket_accepts "$DIR/ohiod.sock" "${DAEMON_PIDS[0]}" 30 ||
+    { echo "mpi4py_fft_compare.sh: ohiod did not come up" >&2; cat "$DIR/ohiod.log" >&2; exit 1; }
   where=(--mca btl vader,self)
   launch=(env OHIO_SOCKET="$DIR/ohiod.sock")
 fi

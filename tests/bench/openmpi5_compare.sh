@@ -46,11 +46,8 @@ DAEMON=$!
 trap 'stop_pid "$DAEMON"; [ -n "${OHIO_BENCH_KEEP:-}" ] || rm -rf "$DIR"' EXIT
 in_root() { bash tests/trixie/in_root.sh --bind "$DIR" --cd "$DIR" -- "$@"; }
 in_root mpicc.openmpi -O2 -I "$DIR" -o "$DIR/mpi_alltoall_bench" "$DIR/tests/bench/mpi_alltoall_bench.c"
-deadline=$((SECONDS + 30))
-until python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$DIR/ohiod.sock" 2>/dev/null; do
-  [ $SECONDS -lt $deadline ] || { echo "openmpi5_compare.sh: ohiod did not come up" >&2; cat "$DIR/ohiod.log" >&2; exit 1; }
-  sleep 0.1
-done
+wait_socket_accepts "$DIR/ohiod.sock" "$DAEMON" 30 ||
+  { echo "openmpi5_compare.sh: ohiod did not come up" >&2; cat "$DIR/ohiod.log" >&2; exit 1; }
 
 # run VARIANT R: one job (its output in DIR/VARIANT.R.out); its lines "bytes avg_us cpu ctx ..."
 # go to DIR/VARIANT.R.rows.

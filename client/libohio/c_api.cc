@@ -169,15 +169,21 @@ static_assert(OHIO_HANDED_BACK_NOT_SUPPORTED + 1 == ohio::kHandBackReasons, "ohi
 static_assert(OHIO_HANDED_BACK_RANK_OPTED_OUT == static_cast<int>(ohio::HandBackReason::kRankOptedOut), "same order");
 
 int ohio_count_handed_back(ohio_group* group, int function, int reason) {
+  return ohio_count_handed_back_calls(group, function, reason, 1);
+}
+
+int ohio_count_handed_back_calls(ohio_group* group, int function, int reason, uint64_t calls) {
   if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_count_handed_back: group is NULL");
   if (function < 0 || static_cast<size_t>(function) >= ohio::kHandedBackFunctions || reason < 0 ||
       static_cast<size_t>(reason) >= ohio::kHandBackReasons) {
     return Fail(ohio::Code::kInvalidArgument, "ohio_count_handed_back: function " + std::to_string(function) +
                                                   " or reason " + std::to_string(reason) + " is out of range");
   }
-  group->handle->CountHandedBack(static_cast<size_t>(function), static_cast<ohio::HandBackReason>(reason));
+  group->handle->CountHandedBack(static_cast<size_t>(function), static_cast<ohio::HandBackReason>(reason), calls);
   return OHIO_OK;
 }
+
+int ohio_group_usable(ohio_group* group) { return group != nullptr && group->handle->Usable() ? 1 : 0; }
 
 int ohio_group_check(ohio_group* group) {
   if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_group_check: group is NULL");

@@ -133,6 +133,12 @@ Status GroupHandle::Check() const {
   return Status::Ok();
 }
 
+bool GroupHandle::Usable() const {
+  // Check()'s order and rules, answered as a bool.
+  return broken_.ok() && !waiter_.GroupFailed() &&
+         (on_node_ != nullptr || waiter_.DaemonSeenLately() || !waiter_.DaemonGone());
+}
+
 Status GroupHandle::Selection(const std::string** table, const std::string** transport) {
   if (!broken_.ok()) return broken_;
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
@@ -141,11 +147,11 @@ Status GroupHandle::Selection(const std::string** table, const std::string** tra
   return Status::Ok();
 }
 
-void GroupHandle::CountHandedBack(size_t function, HandBackReason reason) {
+void GroupHandle::CountHandedBack(size_t function, HandBackReason reason, uint64_t calls) {
   if (local_ != 0) return;
   // Single writer (this rank): a relaxed load and store, as the segment's other call counts.
   std::atomic<uint64_t>& n = segment_.header()->stats.handed_back[function][static_cast<size_t>(reason)];
-  n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  n.store(n.load(std::memory_order_relaxed) + calls, std::memory_order_relaxed);
 }
 
 Status GroupHandle::Skip() {

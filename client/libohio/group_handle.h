@@ -59,6 +59,9 @@ class GroupHandle {
   Status Skip();
   // The group's standing: ok, or why no call can succeed any more (nothing is waited for).
   Status Check() const;
+  // Whether Check() would be ok, without building its Status: on the path of every call an MPI
+  // binding hands back to the library.
+  bool Usable() const;
   // The selection table (shm/plan/selection_table_text.h) and transport ohiod handed over at
   // join, once every node's daemon has met the others: the daemons compare the table's digest
   // then, so what is returned is the table of every node of the group. A group whose nodes
@@ -66,7 +69,7 @@ class GroupHandle {
   Status Selection(const std::string** table, const std::string** transport);
   // A call of `function` every rank handed to the MPI library for `reason`, counted in the
   // segment by the node's local rank 0 (shm/handed_back.h).
-  void CountHandedBack(size_t function, HandBackReason reason);
+  void CountHandedBack(size_t function, HandBackReason reason, uint64_t calls);
   Status Leave();
 
  private:

@@ -39,12 +39,15 @@ class GrowingGroup {
   Status Test(uint64_t request, bool* done, std::chrono::microseconds within);
   Status Wait(uint64_t request);
   Status Check() const;
+  bool Usable() const { return broken_.ok() && current_->Usable(); }
   // The current generation's selection table and transport (GroupHandle::Selection): a growth
   // joins again, and a table ohiod reloaded meanwhile comes with the new generation, alike for
   // every rank.
   Status Selection(const std::string** table, const std::string** transport);
   // In the current generation's segment (GroupHandle::CountHandedBack).
-  void CountHandedBack(size_t function, HandBackReason reason) { current_->CountHandedBack(function, reason); }
+  void CountHandedBack(size_t function, HandBackReason reason, uint64_t calls) {
+    current_->CountHandedBack(function, reason, calls);
+  }
   // Leaves the group (and an outgrown one still held).
   Status Leave();
 

@@ -166,8 +166,14 @@ enum {
   OHIO_HANDED_BACK_NOT_SUPPORTED = 3        /* ohio cannot serve the call (OHIO_ERR_NOT_SUPPORTED) */
 };
 int ohio_count_handed_back(ohio_group* group, int function, int reason);
+/* The same for `calls` such calls at once: a binding that counts its hand-backs itself (so that
+ * a handed-back call costs no call into libohio) adds them up now and then. */
+int ohio_count_handed_back_calls(ohio_group* group, int function, int reason, uint64_t calls);
 /* OHIO_OK while the group can still serve calls, else the error that closed it; never waits. */
 int ohio_group_check(ohio_group* group);
+/* 1 where ohio_group_check would return OHIO_OK, else 0 (then it says why): the same test without
+ * recording an error, for a binding's every call. */
+int ohio_group_usable(ohio_group* group);
 /* Leaves the group and frees it, whatever state it is in. Waits for ohiod's answer at most the
  * group's timeout (its timeout-ms); a collective that found ohiod stopped at that timeout has
  * given it up already, and leaving then returns OHIO_ERR_DAEMON_LOST at once. */

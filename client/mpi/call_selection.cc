@@ -1,5 +1,7 @@
 #include "client/mpi/call_selection.h"
 
+#include "client/mpi/hand_back_at_once.h"
+
 #include <atomic>
 #include <mutex>
 
@@ -34,6 +36,7 @@ CallVerdict SelectCall(const CommState& st, SelectedFunction function, uint64_t 
 bool HandedToLibraryByTable(CommState* st, const char* function, SelectedFunction selected, uint64_t bytes_per_pair) {
   CommState::KeptVerdict& kept = st->kept_verdicts[static_cast<size_t>(selected)];
   if (kept.function != function || kept.bytes != bytes_per_pair) {
+    FlushKeptVerdict(st, kept);
     const CallVerdict verdict = SelectCall(*st, selected, bytes_per_pair);
     Process::Tally& tally = TallyOf(function);  // map nodes stay put: the pointers below hold
     std::atomic<long>* reason_count = nullptr;
@@ -41,17 +44,12 @@ bool HandedToLibraryByTable(CommState* st, const char* function, SelectedFunctio
       const std::lock_guard<std::mutex> lock(P().mu);  // another thread may add a reason
       reason_count = &tally.table_reasons[verdict.why];
     }
-    kept = CommState::KeptVerdict{function, bytes_per_pair, verdict.serve, OhioFunctionNumber(function),
-                                  &tally.fell_through, &tally.by_table, reason_count};
+    kept = CommState::KeptVerdict{function,          IndexOf(function), bytes_per_pair, verdict.serve,
+                                  OhioFunctionNumber(function), &tally.fell_through, &tally.by_table, reason_count};
   }
   if (kept.serve) return false;
-  // No lock: the hand-back's counts are atomics, summed at finalize.
-  kept.fell_through->fetch_add(1, std::memory_order_relaxed);
-  kept.by_table->fetch_add(1, std::memory_order_relaxed);
-  kept.reason_count->fetch_add(1, std::memory_order_relaxed);
-  if (st->group != nullptr && kept.ohio_function >= 0) {
-    ohio_count_handed_back(st->group, kept.ohio_function, static_cast<int>(ohio::HandBackReason::kSelectionTable));
-  }
+  // Counted as the calls handed back at once are (client/mpi/hand_back_at_once.h).
+  if (++kept.pending >= kFlushEvery) FlushKeptVerdict(st, kept);
   return true;
 }
 

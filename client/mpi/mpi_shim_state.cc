@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 
+#include "client/mpi/hand_back_at_once.h"
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/selection_table_text.h"
 
@@ -19,6 +20,7 @@ namespace ohio::shim {
 const char* const kFunctions[] = {"MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Ialltoall", "MPI_Ialltoallv",
                                   "MPI_Alltoall_init"};
 const int kFunctionCount = sizeof(kFunctions) / sizeof(kFunctions[0]);
+static_assert(sizeof(kFunctions) / sizeof(kFunctions[0]) <= CommState::kMaxFunctions, "CommState counts each");
 
 Process::Process() {
   for (int f = 0; f < kFunctionCount; ++f) tallies[kFunctions[f]];
@@ -30,6 +32,20 @@ Process& P() {
 }
 
 Process::Tally& TallyOf(const char* function) { return P().tallies.at(function); }
+
+OptOutRun* OptOutRunOf(CommState* st, const char* function) {
+  if (std::strcmp(function, "MPI_Alltoallv") == 0) return &st->opt_out_runs[0];
+  if (std::strcmp(function, "MPI_Alltoallw") == 0) return &st->opt_out_runs[1];
+  return nullptr;
+}
+
+int IndexOf(const char* function) {
+  for (int f = 0; f < kFunctionCount; ++f) {
+    if (std::strcmp(kFunctions[f], function) == 0) return f;
+  }
+  std::fprintf(stderr, "ohio: %s is not a function ohio serves\n", function);
+  std::abort();
+}
 
 static bool EnvFlag(const char* name) {
   const char* v = std::getenv(name);
@@ -94,6 +110,7 @@ void CountHandedBack(CommState* st, const char* function, ohio::HandBackReason r
 
 void Release(CommState* st) {
   { const GroupInUse in_use(st); }  // a test running from another thread ends first
+  FlushHandBacks(st);
   if (st->group != nullptr) ohio_leave(st->group);
   if (st->agreement != MPI_COMM_NULL) PMPI_Comm_free(&st->agreement);
   {
@@ -327,6 +344,7 @@ thread_local bool InternalCommunicator::creating_ = false;
 
 
 void Close(CommState* st, const std::string& why) {
+  FlushHandBacks(st);  // into the group's counters while it is there, and under the reason before
   if (st->group != nullptr) ohio_leave(st->group);
   st->group = nullptr;
   st->why = why;
@@ -427,6 +445,14 @@ static void PrintStats(const Process& p, const std::vector<long>& total) {
 void ReportAndLeave() {
   Process& p = P();
   if (!p.initialised) return;
+  // MPI_Finalize is called by one thread once the program's others are done with MPI: the lock
+  // only keeps the rule that what it guards is read under it, and is not held across MPI calls.
+  std::set<CommState*> states;
+  {
+    const std::lock_guard<std::mutex> lock(p.mu);
+    states = p.states;
+  }
+  for (CommState* st : states) FlushHandBacks(st);
   const int kCount = kFunctionCount;
   std::vector<long> local(3 * kCount), total(3 * kCount);
   for (int f = 0; f < kCount; ++f) {
@@ -438,14 +464,10 @@ void ReportAndLeave() {
   PMPI_Reduce(local.data(), total.data(), 3 * kCount, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  // MPI_Finalize is called by one thread once the program's others are done with MPI: the lock
-  // only keeps the rule that what it guards is read under it, and is not held across MPI calls.
-  std::set<CommState*> states;
   std::vector<ohio_client*> clients;
   {
     const std::lock_guard<std::mutex> lock(p.mu);
     if (p.stats && rank == 0) PrintStats(p, total);
-    states = p.states;
   }
   {
     const std::lock_guard<std::mutex> lock(p.connection_mu);

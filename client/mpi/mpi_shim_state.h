@@ -53,6 +53,7 @@
 
 #include "client/mpi/mpi_call_replay.h"
 #include "client/mpi/mpi_type_layout.h"
+#include "client/mpi/opt_out_run.h"
 #include "client/libohio/ohio.h"
 #include "shm/handed_back.h"
 #include "shm/plan/selection_table.h"
@@ -92,6 +93,7 @@ struct CommState {
   // formatting and two map lookups by name, which cost as much as a small call on one node.
   struct KeptVerdict {
     const char* function = nullptr;  // OHIO_STATS's name of the function; null: nothing kept
+    int function_index = -1;         // its place in kFunctions
     uint64_t bytes = 0;
     bool serve = true;
     int ohio_function = 0;           // OHIO_FUNCTION_*
@@ -100,8 +102,19 @@ struct CommState {
     std::atomic<long>* fell_through = nullptr;
     std::atomic<long>* by_table = nullptr;
     std::atomic<long>* reason_count = nullptr;
+    // Hand-backs of this verdict not yet added to the counts above and to ohiod's
+    // (client/mpi/hand_back_at_once.h): a plain count, this communicator's calls being one
+    // thread's at a time.
+    uint64_t pending = 0;
   };
   KeptVerdict kept_verdicts[ohio::kSelectedFunctionCount];
+  // Calls of each of kFunctions (by index) that went to the library because the communicator
+  // has no group (for `why`), not yet added to OHIO_STATS's counts (hand_back_at_once.h).
+  static constexpr int kMaxFunctions = 8;
+  uint64_t fell_through_pending[kMaxFunctions] = {};
+  // The blocking vector calls' runs of calls a rank opted out of (client/mpi/opt_out_run.h), by
+  // OptOutRunOf.
+  OptOutRun opt_out_runs[2];
   // Set on some rank, OHIO_IALLTOALL_MIN_BYTES alone decides MPI_Ialltoall (calls of fewer bytes
   // per rank go to the library; agreed at set-up: the largest any rank asked for) and
   // MPI_Ialltoallv (served), instead of the table.
@@ -200,6 +213,17 @@ class GroupInUse {
 // The functions the shim serves, in the order OHIO_STATS reports them.
 extern const char* const kFunctions[];
 extern const int kFunctionCount;
+// The place of `function` in kFunctions (any other name is a bug: it aborts).
+int IndexOf(const char* function);
+// Their places in kFunctions.
+enum FunctionIndex : int {
+  kIndexAlltoall = 0,
+  kIndexAlltoallv = 1,
+  kIndexAlltoallw = 2,
+  kIndexIalltoall = 3,
+  kIndexIalltoallv = 4,
+  kIndexAlltoallInit = 5,
+};
 
 Process& P();
 
@@ -342,12 +366,17 @@ int FailedInBlockingCall(CommState* st, MPI_Comm comm, const char* function, boo
                        &delivery);
 }
 
+// The run of opted-out calls of `function` if it is a blocking vector call (MPI_Alltoallv,
+// MPI_Alltoallw), else null.
+OptOutRun* OptOutRunOf(CommState* st, const char* function);
+
 // This rank cannot serve the call (`why`): it opts out (ohio_alltoall_skip), the call ends on
 // every rank of every node, and all of them fall through together (`fall_through`, which calls
 // the PMPI_ function); if the opt-out itself fails, the group failed with nothing moved.
 template <typename FallThrough>
 int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string& why, FallThrough fall_through) {
   if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) {
+    if (OptOutRun* run = OptOutRunOf(st, function)) NoteOptedOut(*run);
     CountHandedBack(st, function, ohio::HandBackReason::kRankOptedOut);
     return fall_through(why);
   }

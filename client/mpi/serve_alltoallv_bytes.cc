@@ -23,6 +23,7 @@ int ServeAlltoallvBytes(CommState* st, MPI_Comm comm, const char* function, int 
     return MPI_SUCCESS;
   }
   if (rc == OHIO_ERR_SKIPPED) {
+    if (OptOutRun* run = OptOutRunOf(st, function)) NoteOptedOut(*run);
     return fall_through.HandBack(st, ohio::HandBackReason::kRankOptedOut, "another rank could not use ohio for this call");
   }
   // Every rank reached it alike: on one node ranks may not read each other's memory, across

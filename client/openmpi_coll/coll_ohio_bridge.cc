@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "client/mpi/component_mark.h"
+#include "client/mpi/hand_back_at_once.h"
 #include "client/mpi/mpi_nonblocking_request.h"
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/served_calls.h"
@@ -38,6 +39,12 @@ StateFor StateIn(ohio_coll_comm* c, MPI_Comm comm) {
   };
 }
 
+// Whether the communicator, set up already without a group, falls through at once
+// (client/mpi/hand_back_at_once.h).
+bool FallsThroughAtOnce(ohio_coll_comm* c, FunctionIndex function) {
+  return c->state != nullptr && ohio::shim::FallsThroughAtOnce(static_cast<CommState*>(c->state), function);
+}
+
 Start StartIn(MPI_Comm comm, MPI_Request* request) {
   return [comm, request](std::unique_ptr<OhioRequest> r) {
     const int rc = mca_coll_ohio_request_start(r.get(), comm, request);
@@ -53,6 +60,10 @@ extern "C" {
 int ohio_coll_alltoall(ohio_coll_comm* c, const void* sbuf, int scount, MPI_Datatype sdtype, void* rbuf, int rcount,
                        MPI_Datatype rdtype, MPI_Comm comm) {
   const ohio_coll_previous& p = c->previous;
+  if (AlltoallGoesToLibraryAtOnce(static_cast<CommState*>(c->state), kIndexAlltoall, ohio::SelectedFunction::kAlltoall,
+                                  sbuf == MPI_IN_PLACE, scount, sdtype, rcount, rdtype)) {
+    return p.alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, p.alltoall_module);
+  }
   return ServeAlltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, StateIn(c, comm), [&] {
     return p.alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, p.alltoall_module);
   });
@@ -62,6 +73,9 @@ int ohio_coll_alltoallv(ohio_coll_comm* c, const void* sbuf, const int* scounts,
                         MPI_Datatype sdtype, void* rbuf, const int* rcounts, const int* rdisps, MPI_Datatype rdtype,
                         MPI_Comm comm) {
   const ohio_coll_previous& p = c->previous;
+  if (FallsThroughAtOnce(c, kIndexAlltoallv)) {
+    return p.alltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype, comm, p.alltoallv_module);
+  }
   return ServeAlltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype, comm, StateIn(c, comm), [&] {
     return p.alltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype, comm, p.alltoallv_module);
   });
@@ -71,6 +85,9 @@ int ohio_coll_alltoallw(ohio_coll_comm* c, const void* sbuf, const int* scounts,
                         MPI_Datatype const* sdtypes, void* rbuf, const int* rcounts, const int* rdisps,
                         MPI_Datatype const* rdtypes, MPI_Comm comm) {
   const ohio_coll_previous& p = c->previous;
+  if (FallsThroughAtOnce(c, kIndexAlltoallw)) {
+    return p.alltoallw(sbuf, scounts, sdisps, sdtypes, rbuf, rcounts, rdisps, rdtypes, comm, p.alltoallw_module);
+  }
   return ServeAlltoallw(sbuf, scounts, sdisps, sdtypes, rbuf, rcounts, rdisps, rdtypes, comm, StateIn(c, comm), [&] {
     return p.alltoallw(sbuf, scounts, sdisps, sdtypes, rbuf, rcounts, rdisps, rdtypes, comm, p.alltoallw_module);
   });
@@ -79,6 +96,11 @@ int ohio_coll_alltoallw(ohio_coll_comm* c, const void* sbuf, const int* scounts,
 int ohio_coll_ialltoall(ohio_coll_comm* c, const void* sbuf, int scount, MPI_Datatype sdtype, void* rbuf, int rcount,
                         MPI_Datatype rdtype, MPI_Comm comm, MPI_Request* request) {
   const ohio_coll_previous& p = c->previous;
+  if (AlltoallGoesToLibraryAtOnce(static_cast<CommState*>(c->state), kIndexIalltoall,
+                                  ohio::SelectedFunction::kIalltoall, sbuf == MPI_IN_PLACE, scount, sdtype, rcount,
+                                  rdtype)) {
+    return p.ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, p.ialltoall_module);
+  }
   return StartNonblockingAlltoall(
       sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, "MPI_Ialltoall", StateIn(c, comm),
       [&] { return p.ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, p.ialltoall_module); },
@@ -89,6 +111,10 @@ int ohio_coll_ialltoallv(ohio_coll_comm* c, const void* sbuf, const int* scounts
                          MPI_Datatype sdtype, void* rbuf, const int* rcounts, const int* rdisps, MPI_Datatype rdtype,
                          MPI_Comm comm, MPI_Request* request) {
   const ohio_coll_previous& p = c->previous;
+  if (FallsThroughAtOnce(c, kIndexIalltoallv)) {
+    return p.ialltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype, comm, request,
+                        p.ialltoallv_module);
+  }
   return ServeIalltoallv(
       sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype, comm, StateIn(c, comm),
       [&] {

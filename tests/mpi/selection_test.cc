@@ -113,6 +113,29 @@ TEST(Selection, AlltoallvFallsThroughTogetherWhenOneRanksBytesSayLibrary) {
   ExpectEveryDaemonCounted(cluster, 1, "alltoallv", "rank_opted_out", 1);
 }
 
+// The same straddling MPI_Alltoallv 100 times: the first 16 opt out through ohio's round, the
+// other 84 go to the library without it (client/mpi/opt_out_run.h), all with correct bytes, on
+// every rank alike; both daemons count every one as a rank's opt-out.
+TEST(Selection, RepeatedOptOutsGoToTheLibraryWithoutTheRound) {
+  TempDir dir;
+  Cluster cluster(dir, 2);
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  const std::vector<std::string> calls(100, "alltoallv:65536:1024");
+  const std::string out = RunAcrossNodes(cluster, dir, {}, calls, "repeated");
+  ExpectAllOk(out, 4);
+  EXPECT_EQ(Stats(out, "MPI_Alltoallv"), std::make_pair(0L, 400L)) << out;
+  EXPECT_NE(out.find("rank 0: MPI_Alltoallv: 16 fell through: the selection table hands this rank's part of "
+                     "alltoallv"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("rank 0: MPI_Alltoallv: 84 fell through: the last 16 calls of this communicator went to the "
+                     "MPI library because a rank opted out: the next 1008 go there without asking, then one asks "
+                     "again"),
+            std::string::npos)
+      << out;
+  ExpectEveryDaemonCounted(cluster, 0, "alltoallv", "rank_opted_out", 100);
+}
+
 // OHIO_SELECTION=always: ohio serves the 64 KiB call the table hands back; any other value
 // than always or table is said once and the table decides.
 TEST(Selection, AlwaysServesWhatTheTableHandsBack) {

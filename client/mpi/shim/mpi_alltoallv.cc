@@ -2,6 +2,7 @@
 // falling through to PMPI_Alltoallv.
 #include <mpi.h>
 
+#include "client/mpi/hand_back_at_once.h"
 #include "client/mpi/shim/mpi_shim_binding.h"
 
 using namespace ohio::shim;
@@ -14,6 +15,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   };
   if (!ShimServes(comm)) return library();
+  if (CommState* st = KnownState(comm); st != nullptr && FallsThroughAtOnce(st, kIndexAlltoallv)) return library();
   return ServeAlltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                         StateOf(comm), library);
 }

@@ -2,6 +2,7 @@
 // falling through to PMPI_Alltoallw.
 #include <mpi.h>
 
+#include "client/mpi/hand_back_at_once.h"
 #include "client/mpi/shim/mpi_shim_binding.h"
 
 using namespace ohio::shim;
@@ -15,6 +16,7 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
     return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
   };
   if (!ShimServes(comm)) return library();
+  if (CommState* st = KnownState(comm); st != nullptr && FallsThroughAtOnce(st, kIndexAlltoallw)) return library();
   return ServeAlltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                         StateOf(comm), library);
 }

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "client/mpi/hand_back_at_once.h"
 #include "client/mpi/shim/mpi_requests.h"
 #include "client/mpi/shim/mpi_shim_binding.h"
 
@@ -19,7 +20,11 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   auto library = [&] {
     return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
   };
-  if (!ShimServes(comm)) return library();
+  if (!ShimServes(comm) ||
+      AlltoallGoesToLibraryAtOnce(KnownState(comm), kIndexIalltoall, ohio::SelectedFunction::kIalltoall,
+                                  sendbuf == MPI_IN_PLACE, sendcount, sendtype, recvcount, recvtype)) {
+    return library();
+  }
   return StartNonblockingAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, "MPI_Ialltoall",
                       StateOf(comm), library,
                       [&](std::unique_ptr<OhioRequest> r) { return StartRequest(std::move(r), request); });

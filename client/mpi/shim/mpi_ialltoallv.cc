@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "client/mpi/hand_back_at_once.h"
 #include "client/mpi/shim/mpi_requests.h"
 #include "client/mpi/shim/mpi_shim_binding.h"
 
@@ -19,6 +20,7 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                            request);
   };
   if (!ShimServes(comm)) return library();
+  if (CommState* st = KnownState(comm); st != nullptr && FallsThroughAtOnce(st, kIndexIalltoallv)) return library();
   return ServeIalltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                          StateOf(comm), library,
                          [&](std::unique_ptr<OhioRequest> r) { return StartRequest(std::move(r), request); });

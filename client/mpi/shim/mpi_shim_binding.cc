@@ -18,7 +18,9 @@ struct LastState {
   CommState* st = nullptr;
   uint64_t releases = 0;  // `releases` when it was kept
 };
-thread_local LastState last_state;
+// Initial-exec: the shim is preloaded, never loaded later, so its thread-local variables are in
+// the static TLS block and read without a call to __tls_get_addr on every MPI call.
+__attribute__((tls_model("initial-exec"))) thread_local LastState last_state;
 std::atomic<uint64_t> releases{0};
 
 int DeleteState(MPI_Comm, int, void* attribute, void*) {
@@ -56,15 +58,23 @@ bool ShimServes(MPI_Comm comm) {
   return !component_serves;
 }
 
+CommState* KnownState(MPI_Comm comm) {
+  const uint64_t released = releases.load(std::memory_order_acquire);
+  if (last_state.comm == comm && last_state.st != nullptr && last_state.releases == released) return last_state.st;
+  void* attribute = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, Keyval(), &attribute, &found);
+  if (!found) return nullptr;
+  CommState* st = static_cast<CommState*>(attribute);
+  last_state = LastState{comm, st, released};
+  return st;
+}
+
 StateFor StateOf(MPI_Comm comm) {
   return [comm](uint64_t first_bytes) {
+    if (CommState* st = KnownState(comm)) return st;
     const uint64_t released = releases.load(std::memory_order_acquire);
-    if (last_state.comm == comm && last_state.st != nullptr && last_state.releases == released) return last_state.st;
-    void* attribute = nullptr;
-    int found = 0;
-    PMPI_Comm_get_attr(comm, Keyval(), &attribute, &found);
-    CommState* st = found ? static_cast<CommState*>(attribute)
-                          : SetUp(comm, first_bytes, [comm](CommState* s) { PMPI_Comm_set_attr(comm, Keyval(), s); });
+    CommState* st = SetUp(comm, first_bytes, [comm](CommState* s) { PMPI_Comm_set_attr(comm, Keyval(), s); });
     last_state = LastState{comm, st, released};
     return st;
   };

@@ -16,4 +16,7 @@ bool ShimServes(MPI_Comm comm);
 // The state of `comm`, found in its attribute or set up (collectively) by this first call.
 StateFor StateOf(MPI_Comm comm);
 
+// The state of `comm` if a call set it up already, else null (nothing is set up).
+CommState* KnownState(MPI_Comm comm);
+
 }  // namespace ohio::shim

@@ -12,11 +12,13 @@
 # By default a short job, sized to finish within five minutes on a fresh 2-core machine, build
 # included (README.md has the measured times): 8 sizes from 1 B to 1 MiB per rank, one per
 # power of two from 2 KiB to 16 KiB, where the built-in selection table stops serving alltoall
-# across nodes and ohio's lead over flat ends (docs/PERFORMANCE.md); 3 runs of 3 interleaved
-# rounds; 200 timed calls per method up to 4 KiB, 50 up to 64 KiB, 10 above.
-# --full: the whole sweep, every power of two from 1 B to 1 MiB (21 sizes), 3 runs of 5 rounds,
-# the benchmark's own calls (500 up to 4 KiB, 100 up to 64 KiB, 50 above); several times longer.
-# --sizes or --min-bytes/--max-bytes choose the sizes and time them as --full does.
+# across nodes and ohio's lead over flat ends (docs/PERFORMANCE.md); 3 runs; 200 timed calls per
+# method up to 4 KiB, 50 up to 64 KiB, 10 above; no daemon frames column (each of its samples is
+# an ohioctl process, which cost more than a small size's calls), so ohioctl is not built.
+# --full: the whole sweep, every power of two from 1 B to 1 MiB (21 sizes), 3 runs, the
+# benchmark's own calls (500 up to 4 KiB, 100 up to 64 KiB, 50 above), the daemon frames column;
+# several times longer. --sizes or --min-bytes/--max-bytes choose the sizes and time them as
+# --full does.
 #
 # --netns (default as root): every node is a network namespace ohio-nodeI with a veth pair into
 #   the bridge ohio-br0 (10.77.0.254) and the address 10.77.0.(I+1)/24; daemons and rank
@@ -73,7 +75,7 @@ while [ $# -gt 0 ]; do
     --algorithms) ALGORITHMS=$2; shift 2 ;;
     --stages) STAGES=1; shift ;;
     --daemon-flags) read -r -a DAEMON_FLAGS <<< "$2"; shift 2 ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     *) echo "local-cluster.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -101,10 +103,15 @@ else
   SIZES="1 512 2048 4096 8192 16384 65536 1048576"
   SHORT=1
 fi
-# Fewer interleaved rounds in the short job: every round samples each daemon's counters twice per
-# method, which costs more than the calls of a small size.
-ROUNDS=5
-if [ "$SHORT" = 1 ]; then ROUNDS=3; fi
+# The daemon frames column samples every daemon's counters with ohioctl before and after every
+# window of an ohio method: a process start and a call into the daemon each time, which the short
+# job leaves out.
+DAEMON_FRAMES=1
+TARGETS=(//daemon:ohiod //tests/bench:alltoall_bench //client:ohioctl)
+if [ "$SHORT" = 1 ]; then
+  DAEMON_FRAMES=0
+  TARGETS=(//daemon:ohiod //tests/bench:alltoall_bench)
+fi
 calls_for() {  # calls_for BYTES: --iterations for one size, or nothing for the benchmark's default
   if [ -n "$ITERATIONS" ]; then echo "$ITERATIONS"
   elif [ "$SHORT" = 0 ]; then echo
@@ -127,7 +134,7 @@ if [ "$MODE" = netns ] && [ "$(id -u)" != 0 ]; then
 fi
 
 bash deploy/install-deps.sh --main-job
-bazel build --curses=no //daemon:ohiod //tests/bench:alltoall_bench //client:ohioctl
+bazel build --curses=no "${TARGETS[@]}"
 # Not the bazel-bin symlink: a concurrent build with another configuration (--config=asan)
 # repoints it.
 BAZEL_BIN=$(bazel info --curses=no bazel-bin 2>/dev/null)
@@ -137,7 +144,8 @@ netns_lock 30
 
 DIR=$(mktemp -d /tmp/ohio-cluster.XXXXXX)
 # Private copies, so that a rebuild while this runs cannot swap the binaries under it.
-cp "$BAZEL_BIN/daemon/ohiod" "$BAZEL_BIN/tests/bench/alltoall_bench" "$BAZEL_BIN/client/ohioctl" "$DIR/"
+cp "$BAZEL_BIN/daemon/ohiod" "$BAZEL_BIN/tests/bench/alltoall_bench" "$DIR/"
+if [ "$DAEMON_FRAMES" = 1 ]; then cp "$BAZEL_BIN/client/ohioctl" "$DIR/"; fi
 # Results stay after the run; only what an earlier run of this script wrote there is replaced.
 mkdir -p "$OUT/runs"
 OUT=$(cd "$OUT" && pwd)
@@ -309,10 +317,11 @@ for ((i = 0; i < NODES; i++)); do
 done
 BENCH=("$DIR/alltoall_bench" --sockets "$(commas "${SOCKETS[@]}")" --ppn "$PPN" --algorithms "$ALGORITHMS"
        --rank-hosts "$(commas "${HOSTS[@]}")" --flat-port-base "$FLAT_BASE" --timeout-s 30
-       --daemon-pids "$(commas "${DAEMON_PIDS[@]}")" --ohioctl "$DIR/ohioctl" --admin-sockets "$(commas "${ADMIN[@]}")")
+       --daemon-pids "$(commas "${DAEMON_PIDS[@]}")")
+if [ "$DAEMON_FRAMES" = 1 ]; then BENCH+=(--ohioctl "$DIR/ohioctl" --admin-sockets "$(commas "${ADMIN[@]}")"); fi
 if [ "$MODE" = netns ]; then BENCH+=(--rank-netns "$(commas "${NAMESPACES[@]}")"); fi
 echo
-echo "\$ ${BENCH[*]} --min-bytes M --max-bytes M --rounds $ROUNDS [--iterations N] --csv $OUT/runs/runR-M.csv"
+echo "\$ ${BENCH[*]} --min-bytes M --max-bytes M [--iterations N] --csv $OUT/runs/runR-M.csv"
 echo "#   for M in: $SIZES; R = 1 .. $RUNS"
 sample_connections &
 SAMPLER_PID=$!
@@ -323,7 +332,7 @@ if [ "$STAGES" = 1 ]; then export OHIO_STAGE_TIMES=1; fi
 bench_size() {
   local m=$1 run=$2 calls i
   local base=$OUT/runs/run$run-$m
-  local args=(--min-bytes "$m" --max-bytes "$m" --rounds "$ROUNDS")
+  local args=(--min-bytes "$m" --max-bytes "$m")
   calls=$(calls_for "$m")
   if [ -n "$calls" ]; then args+=(--iterations "$calls"); fi
   # The benchmark stops itself when a rank stalls; this is the last resort.

@@ -8,12 +8,11 @@
 //   taken at once and nobody else wanted the core.
 // - more processes than CPUs, up to kMostWantingPerCpu per CPU: spin, yielding between passes.
 //   A yield hands the core to one of a few others, often the very rank or daemon the waiter
-//   waits for (docs/investigations/spinning-on-oversubscribed-nodes.md; 4 nodes x 2 ranks on
-//   2 cores, 6 per CPU: 0.44-0.59 of flat's time at most small sizes, against about 1.0 asleep).
+//   waits for, and small calls took well under flat's time where sleeping matched it
+//   (docs/investigations/spinning-on-oversubscribed-nodes.md has the figures).
 // - more than that (many nodes emulated on one host, a tight cgroup quota): sleep at once. A yield
-//   then hands the core to any of dozens of processes, mostly other spinners: 16 nodes x 1 rank
-//   on 2 cores, 16 per CPU, took 2.5-7x flat's time spinning with yields and 1.5-2.9x asleep
-//   (the same investigation).
+//   then hands the core to any of dozens of processes, mostly other spinners, and spinning with
+//   yields was slower than sleeping (the same investigation).
 #pragma once
 
 #include <algorithm>
@@ -44,9 +43,9 @@ struct EnginePoll {
 // it: with nonblocking calls alone, a rank's post rings the doorbell and a landing block wakes
 // epoll only when the engine sleeps, and an engine that yielded is runnable, not asleep: nothing
 // wakes it, and it runs again only once the computing rank it yielded to has used its whole
-// time slice (on 2 cores, 2 ranks: calls were still unmoved after 2 ms of computation). Asleep,
-// the wake-up preempts the rank and the call moves at once (measured: MPI_Wait after 2 ms of
-// computation fell from 10-150 us to 0.2-1.2 us; docs/investigations/ialltoall-overlap.md).
+// time slice, so a call could sit unmoved through the whole computation. Asleep, the wake-up
+// preempts the rank and the call moves at once, and MPI_Wait after the computation finds it
+// done (docs/investigations/ialltoall-overlap.md has the figures).
 inline EnginePoll ChooseEnginePoll(SpinMode mode, bool mid_round, bool ranks_may_wait, int64_t spin_us,
                                    int64_t round_spin_us) {
   EnginePoll p;
@@ -68,14 +67,12 @@ inline EnginePoll ChooseEnginePoll(SpinMode mode, bool mid_round, bool ranks_may
 // (`oversubscribed_across_nodes`), whose calls take longer than half of max_us does not spin at
 // all. Its waits are for the network and the daemons, long, a wake-up is a small share of them,
 // and every microsecond it spins (yielding between checks) is CPU the node's other ranks and
-// its daemon need for the call's copies and network: measured with 4 emulated nodes x 2 ranks on
-// 2 cores, sleeping at once instead of spinning up to max_us cut the CPU per call by 3-35% and
-// the context switches to about a tenth from 32 KiB to 1 MiB per rank, the latency the same
-// within the noise (docs/investigations/medium-messages-across-nodes.md). Short calls keep their spin: at 2
-// nodes x 2 ranks, calls up to 8 KiB took 0.6-0.9 of a flat alltoall's time spinning and 0.9-1.4
-// asleep. A group on one node keeps its spin whatever its calls' length: its ranks wait for
-// each other, not for a network, and at 1 MiB per rank (4 ranks on 2 cores) sleeping at once
-// made calls 10-50% slower.
+// its daemon need for the call's copies and network: sleeping at once cut the CPU and the
+// context switches per call of medium and large calls with the latency unchanged. Short calls
+// keep their spin, which beat flat where sleeping did not. A group on one node keeps its spin
+// whatever its calls' length: its ranks wait for each other, not for a network, and sleeping
+// at once made its large calls slower (docs/investigations/medium-messages-across-nodes.md
+// has the figures of all three).
 inline int64_t RankSpinUs(int64_t typical_call_ns, int64_t min_us, int64_t max_us, bool oversubscribed_across_nodes) {
   if (min_us <= 0) return 0;
   const int64_t twice_typical_us = typical_call_ns / 500;

@@ -1,18 +1,33 @@
 #!/bin/bash
-# Installs, from Debian 12's archive, everything ohio needs to build, test and run its demo.
+# Installs, from Debian 12's archive, what ohio needs.
+#
+#   deploy/install-deps.sh              everything: build all targets, run every test (tests/run.sh,
+#                                       .ci/run), the benchmarks, Slurm, the QEMU guest
+#   deploy/install-deps.sh --main-job   only what deploy/local-cluster.sh needs: build ohiod,
+#                                       ohioctl and alltoall_bench, and run them on emulated nodes
+#
 # Idempotent: packages already present are left alone, and apt is not even asked then.
 set -euo pipefail
 
-PACKAGES=(
-  # build
+MAIN_JOB=(
+  # build ohiod, ohioctl and alltoall_bench
   bazel-bootstrap g++ protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
-  libspdlog-dev libfmt-dev libhwloc-dev libibverbs-dev librdmacm-dev libsystemd-dev libcli11-dev
+  libspdlog-dev libfmt-dev libhwloc-dev libibverbs-dev libsystemd-dev libcli11-dev
   nlohmann-json3-dev
-  # Abseil (headers only: absl::FunctionRef in the MPI core); libgrpc++-dev pulls it in too
-  libabsl-dev
   # peer authentication: libmunge to build; munged for ohiod to run with auth = munge (tests and
   # deploy/local-cluster.sh start their own, with a key of their own)
   libmunge-dev munge
+  # deploy/local-cluster.sh: ip and ss, ps, flock, timeout
+  iproute2 procps util-linux coreutils
+  # deploy/local-cluster.sh and deploy/mpi-compare.sh plot latency against message size
+  gnuplot-nox
+)
+
+EVERYTHING_ELSE=(
+  # the RDMA connection manager (third_party/system.BUILD offers it as @system//:rdmacm)
+  librdmacm-dev
+  # Abseil (headers only: absl::FunctionRef in the MPI core); libgrpc++-dev pulls it in too
+  libabsl-dev
   # the MPI interposition library is built for both MPIs; their launchers run its tests
   openmpi-bin libopenmpi-dev mpich libmpich-dev
   # tests/mpi/fortran_check.F90 is built with mpifort.openmpi and mpifort.mpich, which run gfortran
@@ -28,17 +43,13 @@ PACKAGES=(
   # its own, on a datadir of its own
   slurmctld slurmd slurm-client slurmdbd mariadb-server
   # tests
-  libgtest-dev libgmock-dev python3 procps iproute2
+  libgtest-dev libgmock-dev python3
   # tests/fuzz: libFuzzer targets built with clang (libFuzzer, ASan and UBSan runtimes), linked by lld
   clang-14 libclang-rt-14-dev lld-14
   # tests/trixie: a Debian 13 root with its Open MPI 5.0 and MPICH 4.2 (tests/trixie/make-root.sh)
   debootstrap
-  # deploy/local-cluster.sh: ip and ss (iproute2 above), flock, timeout
-  util-linux coreutils
   # tests/bench/verbs_vs_tcp.sh reads ohioctl's JSON with jq (python3 starts slowly in the guest)
   jq
-  # deploy/local-cluster.sh and deploy/mpi-compare.sh plot latency against message size
-  gnuplot-nox
   # ohio-sim (sim/): SimGrid's S4U library to build it, smpicc and smpirun for the MPI side of
   # sim/compare.sh
   libsimgrid-dev
@@ -54,6 +65,14 @@ PACKAGES=(
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
   ibverbs-providers rdma-core ibverbs-utils rdmacm-utils perftest
 )
+
+case "${1:-}" in
+  '') PACKAGES=("${MAIN_JOB[@]}" "${EVERYTHING_ELSE[@]}") ;;
+  --main-job) PACKAGES=("${MAIN_JOB[@]}") ;;
+  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "install-deps.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+esac
+[ $# -le 1 ] || { echo "install-deps.sh: one argument at most (see --help)" >&2; exit 2; }
 
 missing=()
 for p in "${PACKAGES[@]}"; do

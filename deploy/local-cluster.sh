@@ -5,17 +5,30 @@
 # does), all measured in the same run, and that run repeated --runs times against the same
 # daemons: per method and size the median latency over the runs, the ratio to flat, and what a
 # call cost (CPU time and context switches of every rank process and every ohiod, packets each
-# node's veth sent). Writes them as CSV and plots latency against size (PNG) in --out. Then
-# stops the daemons and removes everything it made (not --out).
+# node's veth sent). Each size's rows are printed as soon as its runs are done (sizes in the
+# outer loop, runs in the inner one). Writes them as CSV and plots latency against size (PNG) in
+# --out. Then stops the daemons and removes everything it made (not --out).
+#
+# By default a short job, sized to finish within five minutes on a fresh 2-core machine, build
+# included (README.md has the measured times): 8 sizes from 1 B to 1 MiB per rank, one per
+# power of two from 2 KiB to 16 KiB, where the built-in selection table stops serving alltoall
+# across nodes and ohio's lead over flat ends (docs/PERFORMANCE.md); 3 runs; 200 timed calls per
+# method up to 4 KiB, 50 up to 64 KiB, 10 above; no daemon frames column (each of its samples is
+# an ohioctl process, which cost more than a small size's calls), so ohioctl is not built.
+# --full: the whole sweep, every power of two from 1 B to 1 MiB (21 sizes), 3 runs, the
+# benchmark's own calls (500 up to 4 KiB, 100 up to 64 KiB, 50 above), the daemon frames column;
+# several times longer. --sizes or --min-bytes/--max-bytes choose the sizes and time them as
+# --full does.
 #
 # --netns (default as root): every node is a network namespace ohio-nodeI with a veth pair into
 #   the bridge ohio-br0 (10.77.0.254) and the address 10.77.0.(I+1)/24; daemons and rank
 #   processes run inside their node's namespace, so inter-node bytes cross the veths.
 # --loopback: every node on 127.0.0.1 with its own ports.
 #
-# usage: deploy/local-cluster.sh [--nodes K (4)] [--ppn P (2)] [--netns|--loopback] [--min-bytes B (1)]
-#                                [--max-bytes B (1048576)] [--iterations N (per size and method;
-#                                default 500 up to 4 KiB, 100 up to 64 KiB, 50 above)]
+# usage: deploy/local-cluster.sh [--full] [--nodes K (4)] [--ppn P (2)] [--netns|--loopback]
+#                                [--sizes B,B,... | --min-bytes B (1) --max-bytes B (1048576):
+#                                every power of two between]
+#                                [--iterations N (timed calls per size and method; default above)]
 #                                [--runs R (3)] [--out DIR (/tmp/ohio-bench/local-cluster)]
 #                                [--algorithms LIST (v1,v2,v3; alltoallv: ohio_alltoallv of the same
 #                                bytes)] [--stages] [--daemon-flags "FLAGS"]
@@ -38,7 +51,11 @@ PPN=2
 MODE=
 RUNS=3
 OUT=/tmp/ohio-bench/local-cluster
-BENCH_ARGS=()
+FULL=0
+SIZES=
+MIN_BYTES=
+MAX_BYTES=
+ITERATIONS=
 ALGORITHMS=v1,v2,v3
 STAGES=0
 DAEMON_FLAGS=()
@@ -48,13 +65,17 @@ while [ $# -gt 0 ]; do
     --ppn) PPN=$2; shift 2 ;;
     --netns) MODE=netns; shift ;;
     --loopback) MODE=loopback; shift ;;
-    --min-bytes|--max-bytes|--iterations) BENCH_ARGS+=("$1" "$2"); shift 2 ;;
+    --full) FULL=1; shift ;;
+    --sizes) SIZES=${2//,/ }; shift 2 ;;
+    --min-bytes) MIN_BYTES=$2; shift 2 ;;
+    --max-bytes) MAX_BYTES=$2; shift 2 ;;
+    --iterations) ITERATIONS=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --algorithms) ALGORITHMS=$2; shift 2 ;;
     --stages) STAGES=1; shift ;;
     --daemon-flags) read -r -a DAEMON_FLAGS <<< "$2"; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     *) echo "local-cluster.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -62,6 +83,43 @@ case "$NODES" in ''|*[!0-9]*) echo "--nodes needs a number" >&2; exit 2 ;; esac
 case "$PPN" in ''|*[!0-9]*) echo "--ppn needs a number" >&2; exit 2 ;; esac
 case "$RUNS" in ''|*[!0-9]*|0) echo "--runs needs a number >= 1" >&2; exit 2 ;; esac
 [ -n "$OUT" ] || { echo "--out needs a directory" >&2; exit 2; }
+for n in $SIZES $MIN_BYTES $MAX_BYTES $ITERATIONS; do
+  case "$n" in *[!0-9]*|0*) echo "local-cluster.sh: sizes and --iterations need numbers >= 1, not '$n'" >&2; exit 2 ;; esac
+done
+if [ -n "$SIZES" ] && [ -n "$MIN_BYTES$MAX_BYTES" ]; then
+  echo "local-cluster.sh: --sizes or --min-bytes/--max-bytes, not both" >&2
+  exit 2
+fi
+# The sizes, and per size the timed calls per method ("" leaves it to alltoall_bench).
+SHORT=0
+if [ -n "$SIZES" ]; then
+  :
+elif [ "$FULL" = 1 ] || [ -n "$MIN_BYTES$MAX_BYTES" ]; then
+  SIZES=$(awk -v lo="${MIN_BYTES:-1}" -v hi="${MAX_BYTES:-1048576}" 'BEGIN { for (m = lo; m <= hi; m *= 2) print m }')
+  [ -n "$SIZES" ] || { echo "local-cluster.sh: no sizes between --min-bytes and --max-bytes" >&2; exit 2; }
+else
+  # Dense where the answer changes (above), sparse where it does not: every size costs a
+  # benchmark start and its daemon counter samples whatever its calls.
+  SIZES="1 512 2048 4096 8192 16384 65536 1048576"
+  SHORT=1
+fi
+# The daemon frames column samples every daemon's counters with ohioctl before and after every
+# window of an ohio method: a process start and a call into the daemon each time, which the short
+# job leaves out.
+DAEMON_FRAMES=1
+TARGETS=(//daemon:ohiod //tests/bench:alltoall_bench //client:ohioctl)
+if [ "$SHORT" = 1 ]; then
+  DAEMON_FRAMES=0
+  TARGETS=(//daemon:ohiod //tests/bench:alltoall_bench)
+fi
+calls_for() {  # calls_for BYTES: --iterations for one size, or nothing for the benchmark's default
+  if [ -n "$ITERATIONS" ]; then echo "$ITERATIONS"
+  elif [ "$SHORT" = 0 ]; then echo
+  elif [ "$1" -le 4096 ]; then echo 200
+  elif [ "$1" -le 65536 ]; then echo 50
+  else echo 10
+  fi
+}
 # 10.77.0.254 is the bridge, so node addresses stop at .253.
 if [ "$NODES" -lt 2 ] || [ "$NODES" -gt 64 ] || [ "$PPN" -lt 1 ] || [ "$PPN" -gt 64 ]; then
   echo "local-cluster.sh: --nodes must be 2..64 and --ppn 1..64" >&2
@@ -75,8 +133,8 @@ if [ "$MODE" = netns ] && [ "$(id -u)" != 0 ]; then
   exit 2
 fi
 
-bash deploy/install-deps.sh
-bazel build --curses=no //daemon:ohiod //tests/bench:alltoall_bench //client:ohioctl
+bash deploy/install-deps.sh --main-job
+bazel build --curses=no "${TARGETS[@]}"
 # Not the bazel-bin symlink: a concurrent build with another configuration (--config=asan)
 # repoints it.
 BAZEL_BIN=$(bazel info --curses=no bazel-bin 2>/dev/null)
@@ -86,11 +144,12 @@ netns_lock 30
 
 DIR=$(mktemp -d /tmp/ohio-cluster.XXXXXX)
 # Private copies, so that a rebuild while this runs cannot swap the binaries under it.
-cp "$BAZEL_BIN/daemon/ohiod" "$BAZEL_BIN/tests/bench/alltoall_bench" "$BAZEL_BIN/client/ohioctl" "$DIR/"
+cp "$BAZEL_BIN/daemon/ohiod" "$BAZEL_BIN/tests/bench/alltoall_bench" "$DIR/"
+if [ "$DAEMON_FRAMES" = 1 ]; then cp "$BAZEL_BIN/client/ohioctl" "$DIR/"; fi
 # Results stay after the run; only what an earlier run of this script wrote there is replaced.
 mkdir -p "$OUT/runs"
 OUT=$(cd "$OUT" && pwd)
-rm -f "$OUT"/runs/run*.csv "$OUT"/runs/run*.txt "$OUT"/runs/run*.err "$OUT/alltoall.csv" "$OUT/alltoall.png"
+rm -f "$OUT"/runs/run*.csv "$OUT"/runs/run*.txt "$OUT"/runs/run*.err "$OUT/alltoall.csv" "$OUT/alltoall.png" "$OUT/size.csv"
 DAEMON_PIDS=()
 MUNGED_PID=
 SAMPLER_PID=
@@ -258,57 +317,82 @@ for ((i = 0; i < NODES; i++)); do
 done
 BENCH=("$DIR/alltoall_bench" --sockets "$(commas "${SOCKETS[@]}")" --ppn "$PPN" --algorithms "$ALGORITHMS"
        --rank-hosts "$(commas "${HOSTS[@]}")" --flat-port-base "$FLAT_BASE" --timeout-s 30
-       --daemon-pids "$(commas "${DAEMON_PIDS[@]}")" --ohioctl "$DIR/ohioctl" --admin-sockets "$(commas "${ADMIN[@]}")"
-       "${BENCH_ARGS[@]}")
+       --daemon-pids "$(commas "${DAEMON_PIDS[@]}")")
+if [ "$DAEMON_FRAMES" = 1 ]; then BENCH+=(--ohioctl "$DIR/ohioctl" --admin-sockets "$(commas "${ADMIN[@]}")"); fi
 if [ "$MODE" = netns ]; then BENCH+=(--rank-netns "$(commas "${NAMESPACES[@]}")"); fi
 echo
-echo "\$ ${BENCH[*]} --csv $OUT/runs/runR.csv     # R = 1 .. $RUNS"
+echo "\$ ${BENCH[*]} --min-bytes M --max-bytes M [--iterations N] --csv $OUT/runs/runR-M.csv"
+echo "#   for M in: $SIZES; R = 1 .. $RUNS"
 sample_connections &
 SAMPLER_PID=$!
 START=$SECONDS
 if [ "$STAGES" = 1 ]; then export OHIO_STAGE_TIMES=1; fi
-for ((run = 1; run <= RUNS; run++)); do
-  t0=$SECONDS
+# bench_size M R: one run of the benchmark at M bytes per rank; its table, CSV and stderr in
+# $OUT/runs/runR-M.*
+bench_size() {
+  local m=$1 run=$2 calls i
+  local base=$OUT/runs/run$run-$m
+  local args=(--min-bytes "$m" --max-bytes "$m")
+  calls=$(calls_for "$m")
+  if [ -n "$calls" ]; then args+=(--iterations "$calls"); fi
   # The benchmark stops itself when a rank stalls; this is the last resort.
-  timeout --kill-after=10 900 "${BENCH[@]}" --csv "$OUT/runs/run$run.csv" > "$OUT/runs/run$run.txt" \
-    2> "$OUT/runs/run$run.err" &
+  timeout --kill-after=10 900 "${BENCH[@]}" "${args[@]}" --csv "$base.csv" > "$base.txt" 2> "$base.err" &
   BENCH_PID=$!
   if wait "$BENCH_PID"; then BENCH_RC=0; else BENCH_RC=$?; fi
   BENCH_PID=
   if [ "$BENCH_RC" != 0 ]; then
-    cat "$OUT/runs/run$run.txt" "$OUT/runs/run$run.err" >&2
-    echo "local-cluster.sh: alltoall_bench run $run failed (exit $BENCH_RC); daemon logs:" >&2
+    cat "$base.txt" "$base.err" >&2
+    echo "local-cluster.sh: alltoall_bench run $run at $m bytes failed (exit $BENCH_RC); daemon logs:" >&2
     for ((i = 0; i < NODES; i++)); do echo "--- node$i" >&2; tail -20 "$DIR/node$i.log" >&2; done
     exit 1
   fi
-  echo "  run $run/$RUNS: $(( SECONDS - t0 )) s, every method and size verified"
+}
+FIRST=
+for m in $SIZES; do
+  for ((run = 1; run <= RUNS; run++)); do bench_size "$m" "$run"; done
+  if [ -z "$FIRST" ]; then
+    FIRST=$OUT/runs/run1-$m
+    echo
+    grep '^#' "$FIRST.txt" | grep -v '^# payload\|^# verified' || true
+    # The daemon frame column is there only where ohioctl's counters have data_frames_sent.
+    grep -h '^# .*data_frames_sent' "$FIRST.err" || true
+    echo
+    echo "### $NODES nodes x $PPN ranks, $MODE: median of $RUNS runs (each run interleaves every method per size);"
+    echo "### every method and size verified; each size's rows as soon as its runs are done"
+    echo
+    bench_median "$OUT/size.csv" "v1=flat v2=flat v3=flat" "$OUT"/runs/run*-"$m".csv
+    bench_print "$OUT/size.csv"
+  else
+    bench_median "$OUT/size.csv" "v1=flat v2=flat v3=flat" "$OUT"/runs/run*-"$m".csv
+    bench_print "$OUT/size.csv" | tail -n +3
+  fi
 done
+rm -f "$OUT/size.csv"
 stop_pid "$SAMPLER_PID"
 SAMPLER_PID=
-echo
-grep '^#' "$OUT/runs/run1.txt" | grep -v '^# payload\|^# verified' || true
-# The daemon frame column is there only where ohioctl's counters have data_frames_sent.
-grep -h '^# .*data_frames_sent' "$OUT/runs/run1.err" || true
-echo
-echo "### $NODES nodes x $PPN ranks, $MODE: median of $RUNS runs (each run interleaves every method per size)"
-echo
-bench_median "$OUT/alltoall.csv" "v1=flat v2=flat v3=flat" "$OUT"/runs/run*.csv
-bench_print "$OUT/alltoall.csv"
+# Each run's CSV, all sizes: what the medians below are taken over.
+for ((run = 1; run <= RUNS; run++)); do
+  awk 'FNR > 1 || NR == 1' $(for m in $SIZES; do echo "$OUT/runs/run$run-$m.csv"; done) > "$OUT/runs/run$run.csv"
+done
+bench_median "$OUT/alltoall.csv" "v1=flat v2=flat v3=flat" $(for ((run = 1; run <= RUNS; run++)); do echo "$OUT/runs/run$run.csv"; done)
 PLOT=
 if bench_plot "$OUT/alltoall.csv" "$OUT/alltoall.png" \
      "alltoall latency, $NODES nodes x $PPN ranks ($MODE), median of $RUNS runs"; then
   PLOT=$OUT/alltoall.png
 fi
 echo
-grep -h '^# payload' -A1 "$OUT/runs/run1.txt" | sed 's/in this run/in each run/' || true
-echo "# $RUNS runs in $(( SECONDS - START )) s"
+# Every size's invocation reports its own payload; a run's is their sum.
+awk '/^# verified calls\): / { mib += $(NF - 1) }
+     END { printf "# payload each node sent to the others in each run (ohio and flat; timed, warm-up and\n# verified calls): %.1f MiB\n", mib }' \
+  $(for m in $SIZES; do echo "$OUT/runs/run1-$m.txt"; done)
+echo "# $RUNS runs x $(wc -w <<<"$SIZES") sizes in $(( SECONDS - START )) s"
 if [ "$STAGES" = 1 ]; then
   echo
   echo "### where a call's time goes (OHIO_STAGE_TIMES=1): us per call, averaged over ranks and runs"
   echo "# daemon_* and peers_begun: when this node's daemon (and the latest peer) took that step, after the rank arrived;"
   echo "# trip: landed here minus begun on the sending node (one host, one clock)"
   echo
-  bash deploy/lib/stage-table.sh "$OUT"/runs/run*.err
+  bash deploy/lib/stage-table.sh "$OUT"/runs/run*-*.err
 fi
 
 echo
@@ -360,4 +444,4 @@ echo "# ohio_data, ohio_peer: after the benchmark (daemons still up); *_during: 
 echo
 echo "results: $OUT/alltoall.csv (medians, one row per method and size)"
 if [ -n "$PLOT" ]; then echo "plot:    $PLOT (latency against bytes per rank, log-log)"; fi
-echo "runs:    $OUT/runs/run1..$RUNS.csv and .txt (each run's own table)"
+echo "runs:    $OUT/runs/run1..$RUNS.csv (each run, all sizes); runR-M.txt, .csv and .err (run R at M bytes per rank)"

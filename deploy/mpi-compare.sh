@@ -89,10 +89,10 @@ if [ "$SINGLE" = 1 ]; then
 fi
 NODES=${NODES:-2}
 case "$SELECTION" in table|always) ;; *) echo "mpi-compare.sh: --selection is table or always, not '$SELECTION'" >&2; exit 2 ;; esac
-# From 16 emulated nodes, 40 calls per size measure neither library's steady state: at 32 x 1,
-# runs of 20 calls per size put Open MPI's small calls at 2-6x, and ohio's at 1.3-2x, their time
-# in runs of 200 (docs/investigations/hypercube-at-32-nodes.md). More calls take longer: so does the
-# timeout.
+# From 16 emulated nodes, 40 calls per size measure neither library's steady state: short runs
+# are mostly the slow first calls, Open MPI's far more than ohio's
+# (docs/investigations/hypercube-at-32-nodes.md has the figures). More calls take longer: so does
+# the timeout.
 if [ "$NODES" -ge 16 ] 2>/dev/null; then  # (a non-number is refused just below)
   ITERATIONS=${ITERATIONS:-200}
   RUN_TIMEOUT=${RUN_TIMEOUT:-300}

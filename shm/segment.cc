@@ -103,8 +103,8 @@ Result<Segment> Segment::Attach(int fd) {
   }
   // Populated at once: every page of the segment is faulted in here, at the join, instead of
   // one fault per page inside the group's first calls of each size. HPC Challenge's MPIFFT
-  // times a single transform of three alltoalls, and those faults made its Gflop/s 0.66-0.74x
-  // Open MPI's; populated, and with growth, 1.00x and later 1.93x (docs/investigations/hpcc-mpifft.md). The
+  // times a single transform of three alltoalls, and those faults put its Gflop/s well below
+  // Open MPI's, where populated it is not (docs/investigations/hpcc-mpifft.md has the figures). The
   // segment is sized for the calls the group was joined for (shm/plan/buffer_sizing.h): this commits
   // what they will use, charged to the job whose rank touched it first.
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);

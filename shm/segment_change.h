@@ -27,9 +27,8 @@ enum class WaitOutcome { kReady, kStopped, kTimedOut };
 struct WaitPolicy {
   std::chrono::microseconds spin{20};       // before the first sleep
   // More runnable ranks than cores: the one waited for is likely not running, so the core is
-  // handed over after a few checks instead of a long burst (measured: 4 ranks on 2 cores, median
-  // 13.6 -> 5.5 us per 8-byte call with bursts of 8 checks instead of 64, Open MPI 5.3-5.7;
-  // docs/investigations/fast-path.md).
+  // handed over after a few checks instead of a long burst, which brought small calls down to
+  // Open MPI's time (docs/investigations/fast-path.md has the figures).
   bool oversubscribed = false;
   std::chrono::milliseconds slice{100};     // sleeps are cut into slices to check `stop`
   std::chrono::steady_clock::time_point deadline;

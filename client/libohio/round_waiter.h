@@ -31,9 +31,9 @@ class RoundWaiter {
   // A wait spins at least `min_spin` (0: never spins) and at most `max_spin` before it sleeps:
   // within that range, twice the rank's typical call time (NoteCall). A wait inside a call
   // seldom lasts longer than a call, and a sleep costs the sleeper a wake-up delay and its
-  // waker a system call, which for calls of 20 us to 1 ms was most of what made them slower
-  // than Open MPI's (measured on one node, 4 ranks on 2 cores: small calls 0.8-1.6x Open MPI's
-  // time with a 20 us floor, 0.82-0.90x with 200 us; docs/investigations/fast-path.md).
+  // waker a system call, which for calls shorter than a millisecond was most of what made them
+  // slower than Open MPI's; a higher floor turned that around (docs/investigations/fast-path.md
+  // has the figures).
   // `across_nodes`: the group spans nodes, so its waits are for the network and the daemons; on
   // an oversubscribed node a rank whose calls are long then sleeps at once (common/spin_mode.h
   // RankSpinUs).

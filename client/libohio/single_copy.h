@@ -24,8 +24,9 @@ bool SingleCopyPossible();
 // (`oversubscribed`, from the CPUs the daemon tells every rank alike: the ranks of a node must
 // decide alike). Reading in place costs a second meeting (a rank may return only once the others
 // are done reading its buffer): a spin where ranks have cores, a sleep and a wake-up where they
-// share them. 4 ranks on 2 cores: in place took 1.5-2.2x two copies' time at 32-128 KiB, 0.65x
-// at 256-512 KiB (docs/investigations/reading-in-place-on-shared-cores.md).
+// share them, which on shared cores made reading in place slower than two copies below the
+// higher threshold and faster above it (docs/ARCHITECTURE.md and
+// docs/investigations/reading-in-place-on-shared-cores.md have the figures).
 uint64_t SingleCopyThreshold(bool oversubscribed);
 // The same from $OHIO_SINGLE_COPY_BYTES's value (nullptr: unset), pure.
 uint64_t SingleCopyThresholdFor(const char* env, bool oversubscribed);

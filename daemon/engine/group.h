@@ -74,9 +74,9 @@ class Group {
   // while the next steps run), or only once the round's last block is in. The engine sets it
   // from the node's CPUs: where the ranks share them with the daemon they sleep as soon as they
   // wait, and each wake-up for a part of a round is a context switch that gains nothing, the
-  // copy-out competing with the daemon's next steps for the same cores (measured at 32 emulated
-  // nodes x 1 rank on 2 cores: 257 -> 204 context switches and 4.33 -> 3.99 ms of CPU per call;
-  // docs/investigations/hypercube-at-32-nodes.md). Announced rounds wake them for each delivery whatever
+  // copy-out competing with the daemon's next steps for the same cores (waking them once cut
+  // both the context switches and the CPU per call: docs/investigations/hypercube-at-32-nodes.md
+  // has the figures). Announced rounds wake them for each delivery whatever
   // this says: the daemon needs their copy-out to grant the next delivery its room.
   void set_wake_for_each_eager_block(bool wake) { wake_for_each_eager_block_ = wake; }
   // Where the wake-ups of this group's sleeping ranks are counted (DaemonCounters::ranks_woken).

@@ -39,13 +39,14 @@ namespace ohio {
 
 class NonblockingAlltoall {
  public:
-  // The most of a call ohiod holds at once, and so the most one slice copies (about 0.15 ms
-  // through /proc/<pid>/mem here): the longest this group holds the engine while no other
-  // uid's calls wait.
+  // The most of a call ohiod holds at once, and so the most one slice copies (through
+  // /proc/<pid>/mem; its time is in docs/PERFORMANCE.md): the longest this group holds the
+  // engine while no other uid's calls wait.
   static constexpr uint64_t kSliceBytes = uint64_t{256} << 10;
-  // A slice while other uids' calls wait: what another uid's small call waits for. 16 KiB took
-  // a 4 KiB call beside a uid's eight 256 MiB calls from 3.2-4x its time alone (64 KiB slices)
-  // to 2.3x, for 18% of the large calls' pace.
+  // A slice while other uids' calls wait: what another uid's small call waits for. Smaller
+  // slices bring a small call's time beside another uid's large calls closer to its time alone
+  // and slow the large calls; 16 KiB is where that was weighed (docs/PERFORMANCE.md, "Figures
+  // behind constants in the code").
   static constexpr uint64_t kSharedSliceBytes = uint64_t{16} << 10;
   // The least a call is given when its uid's memory share is taken (StagingLedger::Take).
   static constexpr uint64_t kStagingFloorBytes = uint64_t{64} << 10;

@@ -28,8 +28,9 @@ constexpr std::chrono::milliseconds kLongestRetryPause{320};
 // A node whose side of a group is open tells the others (SideOpened) and hears of theirs the
 // same way; only a node it has not heard from after this long is asked (OpenGroup) whether its
 // side is open, in case that node's word was lost (a deadline passed). Asking every 100 ms
-// instead was 3,000 calls per node and group at 32 emulated nodes, and kept the nodes still
-// setting up from answering: groups took 28 s to open, and some failed at their 30 s.
+// instead made thousands of calls per node and group at 32 emulated nodes and kept the nodes
+// still setting up from answering: groups took nearly their timeout to open, and some failed
+// (docs/PERFORMANCE.md, "Figures behind constants in the code").
 constexpr std::chrono::milliseconds kOpenedPoll{2000};
 // A calling thread with no call to make this long ends (one is started again when needed).
 constexpr std::chrono::milliseconds kCallerIdle{500};

@@ -26,9 +26,9 @@
 // group, never has every thread, so another's group is set up while a user's groups name
 // nodes that are down. Few threads, not one per node, because 32 daemons on two cores and
 // one munged, each calling its 31 peers side by side, could not answer each other in time
-// (measured at 32 emulated nodes on 2 cores: with 4 calls at once per daemon one job of two
-// failed to open its group within 30 s, with one at a time none; docs/investigations/
-// hypercube-at-32-nodes.md), and a daemon of a 1,000-node cluster keeps a handful of threads here.
+// (with several calls at once per daemon jobs failed to open their groups, with one at a time
+// none did; docs/investigations/hypercube-at-32-nodes.md), and a daemon of a 1,000-node
+// cluster keeps a handful of threads here.
 // A slow start costs no round: round 1 waits for every side. The same threads tell the
 // group's other nodes (GroupFailed) when it failed here for a reason they cannot see, so
 // their ranks fail at once rather than at their own timeout; a tell is best effort (a short

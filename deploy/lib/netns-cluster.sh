@@ -87,10 +87,9 @@ setup_network() {
 # bounded by the root namespace's net.ipv4.neigh.default.gc_thresh3 (1024 by default): at 32
 # nodes the nodes' 32 x 31 learned entries and the bridge's overflowed it ("neighbour table
 # overflow" in dmesg), and a SYN to a peer whose entry could not be made waited in its namespace
-# for TCP's retries, 20-30 s (910 overflow lines in one day's dmesg; groups then took 22-28 s to
-# open, with these entries 1.2-2.4 s: docs/investigations/group-setup-at-32-namespaces.md).
-# Permanent entries do not
-# count towards that bound, and a real cluster's hosts do not share one table.
+# for TCP's retries, so that groups took many times longer to open than with these entries
+# (docs/investigations/group-setup-at-32-namespaces.md has the figures). Permanent entries do
+# not count towards that bound, and a real cluster's hosts do not share one table.
 static_neighbours() {
   local i j bridge_mac
   bridge_mac=$(cat "/sys/class/net/$BRIDGE/address")

@@ -33,7 +33,7 @@ PREAMBLE = """\
 # matches goes to the MPI library."""
 COLUMNS = "# function   nodes  ppn  transport  bytes        path"
 # What ohio won at every shape docs/PERFORMANCE.md measured (one node x 4; 4 x 2, 12 x 2, 16 x 2
-# and 32 x 1 nodes): MPI_Alltoall of 512 B-4 KiB per rank pair, 0.22-0.73x Open MPI's latency.
+# and 32 x 1 nodes): MPI_Alltoall of 512 B-4 KiB per rank pair (the ratios are there).
 # Written after the row that gives the measured shape's other sizes to the library, so it
 # reaches only shapes this measurement says nothing about.
 FALLBACK_ROWS = (("alltoall", "any", "any", "any", "512-4KiB", "ohio"),)

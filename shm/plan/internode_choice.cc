@@ -16,10 +16,10 @@ const char* InterNodeAlgorithmName(InterNodeAlgorithm l) {
 
 InterNodeTable DefaultInterNodeTable() {
   // Measured beside Open MPI with 100-200 timed calls per size
-  // (docs/investigations/internode-table.md): at 32 emulated nodes x 1 rank the hypercube beat
-  // pairwise and direct at every block up to 16 KiB (0.54-1.04x Open MPI against 1.25-1.60x);
-  // at 16 x 2 it led up to blocks of 8 KiB (M = 2 KiB), tied at 16-32 KiB and lost at 64 KiB.
-  // From 4 nodes up, where log2 N messages undercut N-1.
+  // (docs/investigations/internode-table.md has the figures): at 32 emulated nodes x 1 rank the
+  // hypercube beat pairwise and direct at every block up to 16 KiB; at 16 x 2 it led up to
+  // blocks of 8 KiB (M = 2 KiB), tied at 16-32 KiB and lost at 64 KiB. From 4 nodes up, where
+  // log2 N messages undercut N-1.
   return InterNodeTable{{InterNodeRule{32, 16384, InterNodeAlgorithm::kHypercube}, InterNodeRule{4, 8192, InterNodeAlgorithm::kHypercube}}};
 }
 

@@ -46,15 +46,14 @@ std::optional<SelectedTransport> ParseSelectedTransport(const std::string& name)
 
 SelectionTable DefaultSelectionTable() {
   // Measured with deploy/measure-selection.sh on a 2-core host, Open MPI 4.1 beneath, median of 7
-  // interleaved runs (docs/PERFORMANCE.md, "What a user gets: the selection table"). Across 4
-  // emulated nodes x 2 ranks ohio's MPI_Alltoall took 0.55-0.78 of the library's time up to 4 KiB
-  // per rank pair and 1.4-2.7 from 8 KiB; on one node x 4, 0.52-0.88 from 512 B to 16 KiB, 1.1-1.3
-  // below and 1.1-1.9 from 32 KiB (0.89-0.96 from 256 KiB, too close to call). MPI_Ialltoall,
-  // weighed by what MPI_Ialltoall and MPI_Wait cost a program computing 2 ms between them away
-  // from its core: across nodes 0.26-0.64 of the library's up to 32 KiB, where ohiod finishes
-  // within the computation, 1.0-9 from 64 KiB, where it does not; on one node 0.08-0.61 from 32
-  // KiB to 256 KiB, 3-16 above, scattered below (the library's shared memory moves small calls
-  // within the post).
+  // interleaved runs (docs/PERFORMANCE.md, "What a user gets: the selection table", has the
+  // ratios). Each row serves the range where ohio took less of the library's time: across 4
+  // emulated nodes x 2 ranks MPI_Alltoall up to 4 KiB per rank pair; on one node x 4 from 512 B
+  // to 16 KiB (from 256 KiB too close to call, so the library's). MPI_Ialltoall is weighed by
+  // what MPI_Ialltoall and MPI_Wait cost a program computing between them away from its core:
+  // across nodes up to 32 KiB, where ohiod finishes within the computation, and not above, where
+  // it does not; on one node from 32 KiB to 256 KiB (below, the library's shared memory moves
+  // small calls within the post).
   using F = SelectedFunction;
   constexpr uint64_t KiB = 1024;
   const TableRange across_nodes{2, UINT64_MAX}, one_node{1, 1};

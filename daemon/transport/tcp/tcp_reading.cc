@@ -72,8 +72,9 @@ int64_t TcpTransport::Take(Conn* c, uint8_t* dst, uint64_t n, uint64_t* budget) 
     const uint64_t want = std::min<uint64_t>(direct ? n : kReadAheadBytes, *budget);
     // Let this read's acknowledgement wait for data going back. A small frame on a connection
     // that carries nothing back in the same moment (a Bruck step sends one way) is otherwise
-    // acknowledged by a packet of its own as soon as the read empties the socket: at 32 x 1 that
-    // was 2 of every 9 packets a node sent and a tenth of the daemons' CPU. Delayed, the
+    // acknowledged by a packet of its own as soon as the read empties the socket: at 32 x 1 those
+    // were a good share of the packets a node sent and of the daemons' CPU (docs/PERFORMANCE.md,
+    // "Figures behind constants in the code"). Delayed, the
     // acknowledgement rides on the next frame back, or on every second small frame (TCP's own
     // rule), or on the delayed-ack timer (40 ms, well under the 200 ms retransmit timeout); bulk
     // data is acknowledged every two full segments either way. The kernel leaves this mode on

@@ -85,8 +85,8 @@ for ((r = 0; r < RUNS; r++)); do
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "ohiod's counters: $("$BIN"/client/ohioctl --admin-socket "$DIR/admin.sock" counters 2>/dev/null |
-  grep -E 'collectives_served|handed' | tr -s ' \n' ' ' || true)"
+echo "ohiod's counters: $("$BIN"/client/ohioctl --socket "$DIR/admin.sock" counters 2>/dev/null |
+  grep -E "^(collectives|handed back)" | tr -s " \n" " " || true)"
 
 for v in "${VARIANTS[@]}"; do
   cat "$DIR"/"$v".*.rows | awk -v v="$v" '{ print v, $1, $2, $3, $4 }'

@@ -91,12 +91,7 @@ echo "ohiod's counters: $("$BIN"/client/ohioctl --socket "$DIR/admin.sock" count
 for v in "${VARIANTS[@]}"; do
   cat "$DIR"/"$v".*.rows | awk -v v="$v" '{ print v, $1, $2, $3, $4 }'
 done > "$DIR/all"
-awk '
-  function median(list,   a, n, i, j, t) {
-    n = split(list, a, " ")
-    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
+awk -f deploy/lib/median.awk -e '
   { key = $1 SUBSEP $2; lat[key] = lat[key] " " $3; cpu[key] = cpu[key] " " $4; ctx[key] = ctx[key] " " $5; sizes[$2] = 1 }
   END {
     split("shim component shim_no_ohiod component_no_ohiod", vs, " ")
@@ -120,12 +115,7 @@ echo
 echo "A new communicator (MPI_Comm_dup of MPI_COMM_WORLD), median over $REPEATS a run, then over the runs, µs:"
 for v in "${VARIANTS[@]}"; do
   cat "$DIR"/"$v".*.first | awk -v v="$v" '{ print v, $0 }'
-done | awk '
-  function median(list,   a, n, i, j, t) {
-    n = split(list, a, " ")
-    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
+done | awk -f deploy/lib/median.awk -e '
   { key = $1 SUBSEP $2; d[key] = d[key] " " $3; f[key] = f[key] " " $4; s[key] = s[key] " " $5; seen[$1] = 1; order[++n] = $1 }
   END {
     printf "%20s %6s %10s %10s %10s\n", "variant", "bytes", "dup", "first", "second"

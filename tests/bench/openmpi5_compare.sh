@@ -79,12 +79,7 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 # Per size the median over the runs of each column, both variants side by side.
 cat "$DIR"/library.*.rows | awk '{ print "library", $0 }' > "$DIR/all"
 cat "$DIR"/component.*.rows | awk '{ print "component", $0 }' >> "$DIR/all"
-awk '
-  function median(list,   a, n, i, j, t) {
-    n = split(list, a, " ")
-    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
+awk -f deploy/lib/median.awk -e '
   { key = $1 SUBSEP $2; lat[key] = lat[key] " " $3; cpu[key] = cpu[key] " " $4; ctx[key] = ctx[key] " " $5; sizes[$2] = 1 }
   END {
     printf "%8s %12s %12s %8s %14s %14s %12s %12s\n", "bytes", "library_us", "component_us", "ratio",

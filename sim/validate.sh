@@ -42,7 +42,9 @@ done
 [ -x "$OHIO_SIM" ] || { echo "validate.sh: $OHIO_SIM not found: bazel build //sim:ohio-sim" >&2; exit 2; }
 for m in "${MEASURED[@]}"; do
   f=${m#*=}
-  [ "$f" != "$m" ] && [ -r "$f" ] || { echo "validate.sh: --measured '$m': not SHAPE=CSV of a readable file" >&2; exit 2; }
+  if [ "$f" = "$m" ] || [ ! -r "$f" ]; then
+    echo "validate.sh: --measured '$m': not SHAPE=CSV of a readable file" >&2; exit 2
+  fi
 done
 mkdir -p "$OUT"
 

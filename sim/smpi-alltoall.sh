@@ -5,7 +5,7 @@
 # smpirun --help-coll lists). Prints the program's lines: bytes median_us min_us max_us iterations.
 #
 # usage: sim/smpi-alltoall.sh --platform P --nodes K --ppn P --sizes LIST --algorithm NAME
-#          [--iterations N (5)] [--network-model M (SMPI)] [--build-dir DIR (/tmp/ohio-sim-smpi)]
+#          [--iterations N (5)] [--warmup N (1)] [--network-model M (SMPI)] [--build-dir DIR (/tmp/ohio-sim-smpi)]
 #          [--max-ranks R (64)] [--cfg name:value ...]
 # Ranks go K x P onto the platform's hosts node-0..node-(K-1), P each, as ohio-sim places them.
 # --max-ranks: a guard; SMPI at thousands of ranks needs the settings docs/SIMULATION.md lists
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PLATFORM='' NODES='' PPN='' SIZES='' ALGORITHM='' ITERATIONS=5 MODEL=SMPI BUILD=/tmp/ohio-sim-smpi MAX_RANKS=64
+PLATFORM='' NODES='' PPN='' SIZES='' ALGORITHM='' ITERATIONS=5 MODEL=SMPI BUILD=/tmp/ohio-sim-smpi MAX_RANKS=64 WARMUP=1
 CFG=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -23,6 +23,7 @@ while [ $# -gt 0 ]; do
     --sizes) SIZES=$2; shift 2 ;;
     --algorithm) ALGORITHM=$2; shift 2 ;;
     --iterations) ITERATIONS=$2; shift 2 ;;
+    --warmup) WARMUP=$2; shift 2 ;;
     --network-model) MODEL=$2; shift 2 ;;
     --build-dir) BUILD=$2; shift 2 ;;
     --max-ranks) MAX_RANKS=$2; shift 2 ;;
@@ -36,6 +37,7 @@ done
 for v in NODES PPN ITERATIONS MAX_RANKS; do
   if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then echo "smpi-alltoall.sh: --${v,,} '${!v}' is not a positive number" >&2; exit 2; fi
 done
+if ! [[ $WARMUP =~ ^[0-9]+$ ]]; then echo "smpi-alltoall.sh: --warmup '$WARMUP' is not a number of calls" >&2; exit 2; fi
 RANKS=$(( NODES * PPN ))
 if [ "$RANKS" -gt "$MAX_RANKS" ]; then
   echo "smpi-alltoall.sh: $RANKS ranks is more than --max-ranks $MAX_RANKS (docs/SIMULATION.md: larger SMPI runs)" >&2
@@ -60,5 +62,5 @@ smpirun -np "$RANKS" -platform "$PLATFORM" -hostfile "$HOSTFILE" \
   --cfg=network/model:"$MODEL" --cfg=smpi/alltoall:"$ALGORITHM" \
   --cfg=smpi/simulate-computation:no --cfg=smpi/host-speed:1Gf \
   --log=root.thresh:warning "${CFG[@]}" \
-  "$BENCH" "$SIZES" "$ITERATIONS" 1 2>"$BUILD/smpirun-$ALGORITHM.log" | grep -E '^[0-9]+ ' ||
+  "$BENCH" "$SIZES" "$ITERATIONS" "$WARMUP" 2>"$BUILD/smpirun-$ALGORITHM.log" | grep -E '^[0-9]+ ' ||
   { echo "smpi-alltoall.sh: smpirun failed for $ALGORITHM; its log: $BUILD/smpirun-$ALGORITHM.log" >&2; tail -5 "$BUILD/smpirun-$ALGORITHM.log" >&2; exit 1; }

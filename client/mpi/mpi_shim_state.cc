@@ -1,9 +1,11 @@
 #include "client/mpi/mpi_shim_state.h"
 
 #include <sched.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -205,11 +207,26 @@ static void ConnectToTheDaemonNowListening(Process& p) {
   Connect(p);
 }
 
-static std::string RandomKey() {
-  std::string key(OHIO_KEY_BYTES, '\0');
-  std::ifstream urandom("/dev/urandom", std::ios::binary);
-  urandom.read(&key[0], OHIO_KEY_BYTES);
-  return key;
+// What each rank tells the others as a set-up begins.
+struct Greeting {
+  int32_t can;                          // whether this rank can use ohio (its node's daemon answers)
+  char node[256];                       // its node's name, as its daemon calls it
+  unsigned char key[OHIO_KEY_BYTES];    // rank 0's: the group's key
+};
+
+static void RandomKey(unsigned char* key) {
+  // getrandom(2) blocks only until the kernel's pool is first seeded, long before any job.
+  size_t got = 0;
+  while (got < OHIO_KEY_BYTES) {
+    const ssize_t n = getrandom(key + got, OHIO_KEY_BYTES - got, 0);
+    if (n > 0) {
+      got += static_cast<size_t>(n);
+    } else if (n < 0 && errno != EINTR) {
+      std::ifstream urandom("/dev/urandom", std::ios::binary);  // a kernel without getrandom
+      urandom.read(reinterpret_cast<char*>(key), OHIO_KEY_BYTES);
+      return;
+    }
+  }
 }
 
 // The group's selection table, parsed, and the communicator's shape as the table sees it
@@ -257,25 +274,28 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
     client = p.client;
     if (client == nullptr) mine = p.no_client;
   }
-  int can = mine.empty() ? 1 : 0, all = 0;
-  PMPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, comm);
-  if (!all) {
-    st->why = can ? "another rank of the communicator cannot use ohio" : mine;
-    return st;
-  }
+  // One collective tells every rank whether all can use ohio, each rank's node and the group's
+  // key (rank 0's): a communicator's first call pays for each collective of its set-up.
   int size = 0, rank = 0;
   PMPI_Comm_size(comm, &size);
   PMPI_Comm_rank(comm, &rank);
-  constexpr int kName = 256;
-  char name[kName] = {};
-  std::strncpy(name, ohio_node_name(client), kName - 1);
-  std::vector<char> names(static_cast<size_t>(kName) * size);
-  PMPI_Allgather(name, kName, MPI_CHAR, names.data(), kName, MPI_CHAR, comm);
+  Greeting greeting = {};
+  greeting.can = mine.empty() ? 1 : 0;
+  if (greeting.can) std::strncpy(greeting.node, ohio_node_name(client), sizeof(greeting.node) - 1);
+  if (rank == 0) RandomKey(greeting.key);
+  std::vector<Greeting> greetings(static_cast<size_t>(size));
+  PMPI_Allgather(&greeting, sizeof(Greeting), MPI_BYTE, greetings.data(), sizeof(Greeting), MPI_BYTE, comm);
+  bool all = true;
+  for (const Greeting& g : greetings) all = all && g.can != 0;
+  if (!all) {
+    st->why = greeting.can ? "another rank of the communicator cannot use ohio" : mine;
+    return st;
+  }
   std::vector<std::string> nodes;
   std::vector<uint32_t> rank_node(size);
   std::map<std::string, uint32_t> index;
   for (int r = 0; r < size; ++r) {
-    std::string n(&names[static_cast<size_t>(r) * kName]);
+    std::string n(greetings[static_cast<size_t>(r)].node);
     auto it = index.find(n);
     if (it == index.end()) {
       it = index.emplace(n, static_cast<uint32_t>(nodes.size())).first;
@@ -283,12 +303,11 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
     }
     rank_node[r] = it->second;
   }
-  std::string key = rank == 0 ? RandomKey() : std::string(OHIO_KEY_BYTES, '\0');
-  PMPI_Bcast(&key[0], OHIO_KEY_BYTES, MPI_BYTE, 0, comm);
+  const unsigned char* key = greetings[0].key;
   std::vector<const char*> node_ptrs;
   for (const auto& n : nodes) node_ptrs.push_back(n.c_str());
   ohio_group_spec spec = {};
-  std::memcpy(spec.key, key.data(), OHIO_KEY_BYTES);
+  std::memcpy(spec.key, key, OHIO_KEY_BYTES);
   spec.size = static_cast<uint32_t>(size);
   spec.rank = static_cast<uint32_t>(rank);
   spec.num_nodes = static_cast<uint32_t>(nodes.size());

@@ -7,8 +7,8 @@
 // Consistency is the whole difficulty: the ranks of a communicator must all take ohio or all
 // take PMPI in a given call, or they wait for each other forever.
 //  - Setting up a communicator is collective (it happens inside its first served call): the
-//    ranks agree with PMPI_Allreduce that every one of them can use ohio, exchange node names
-//    with PMPI_Allgather and the group key with PMPI_Bcast.
+//    ranks learn in one PMPI_Allgather whether every one of them can use ohio, each rank's node
+//    name and the group key (rank 0's).
 //  - Which calls ohio serves is decided per call from the selection table the group received
 //    at set-up (client/mpi/call_selection.h), alike on every rank: every rank holds the same
 //    table and shape, and the call's bytes where they are the same everywhere. A vector call

@@ -3,24 +3,13 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
 #include "shm/round_verdict.h"
-#include "shm/segment_change.h"
 
 namespace ohio {
-namespace {
-
-void CopyMessage(char* dst, const std::string& message) {
-  const size_t n = std::min(message.size(), kErrorMessageBytes - 1);
-  std::memcpy(dst, message.data(), n);
-  dst[n] = '\0';
-}
-
-}  // namespace
 
 std::string KeyHex(const GroupKey& key) {
   static const char kHex[] = "0123456789abcdef";
@@ -73,9 +62,8 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   h->plan_srb_bytes = srb_bytes;
   h->plan_min_slice_bytes = min_slice_bytes;
   g->min_slice_bytes_ = min_slice_bytes;
-  g->plan_min_slice_bytes_ = min_slice_bytes;
-  g->nonblocking_ = std::make_unique<NonblockingAlltoall>(&g->segment_, &g->shape_, g->spec_.node);
   if (g->shape_.nodes() == 1) {
+    g->rounds_ = std::make_unique<RoundDriver>(*g, &g->segment_, ssb_bytes, srb_bytes, min_slice_bytes, nullptr);
     // Alive now: the ranks' first calls need not ask the kernel before the first watch tick.
     h->daemon_seen_ns.store(MonotonicNs(), std::memory_order_relaxed);
     h->started.store(1, std::memory_order_release);
@@ -83,7 +71,6 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   }
   g->tag_ = *tag;
   g->tags_ = std::move(tags);
-  g->transport_ = transport;
   if (!reused) {
     // The whole segment, once: peers write into its SRB, and the transport reads puts from its
     // SSB (v1: the ranks' send buffers inside it) without copying them first.
@@ -93,34 +80,15 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
     g->cache_ = std::move(cache);
     g->cache_->Registered(g->segment_.bytes());
   }
-  g->exchange_ = std::make_unique<Exchange>(g->shape_, g->spec_.node, g->spec_.algorithm, g->spec_.node_names,
-                                            g->spec_.key, ssb_bytes, srb_bytes, transport, &g->segment_, g->tag_,
-                                            g->internode_table());
-  g->across_nodes_nonblocking_ = std::make_unique<NonblockingAcrossNodesAlltoall>(
-      &g->segment_, &g->shape_, g->spec_.algorithm, g->spec_.node, g->nonblocking_.get());
+  g->rounds_ = std::make_unique<RoundDriver>(*g, &g->segment_, ssb_bytes, srb_bytes, min_slice_bytes, transport);
   return g;
 }
 
 Group::~Group() {
-  exchange_.reset();  // it points into the segment
+  rounds_.reset();  // it points into the segment
   if (srb_key_ != 0) cache_->Return(cache_key_, RegisteredSegment{std::move(segment_), srb_key_});
   if (tags_) tags_->Release(tag_);
   if (doorbell_fd_ >= 0) close(doorbell_fd_);
-}
-
-void Group::SetPeer(uint32_t node, const PeerGroupInfo& info) {
-  if (!exchange_ || exchange_->bootstrapped()) return;
-  exchange_->SetPeer(node, info);  // also when failed: a rank gone is told to the node met now
-  // Like the buffer sizes, the smallest of every node's: each node hears all the others', so
-  // all arrive at the same. A daemon that predates the minimum sends 0 and plans without one.
-  plan_min_slice_bytes_ = std::min(plan_min_slice_bytes_, info.min_slice_bytes);
-  if (!exchange_->bootstrapped()) return;
-  SegmentHeader* h = segment_.header();
-  h->plan_min_slice_bytes = plan_min_slice_bytes_;
-  h->plan_ssb_bytes = exchange_->plan_ssb_bytes();
-  h->plan_srb_bytes = exchange_->plan_srb_bytes();
-  h->started.store(1, std::memory_order_release);
-  Notify();
 }
 
 uint64_t Group::rounds_completed() const {
@@ -148,433 +116,8 @@ std::string Group::failure() const {
   return why;
 }
 
-void Group::Notify() {
-  if (SignalChange(segment_.header()) && ranks_woken_ != nullptr) ranks_woken_->fetch_add(1, std::memory_order_relaxed);
-}
-
-std::string Group::DescribeLocals(const std::vector<uint32_t>& locals) const {
-  std::vector<uint32_t> ranks;
-  ranks.reserve(locals.size());
-  for (uint32_t l : locals) ranks.push_back(group_rank(l));
-  return DescribeRanks(ranks);
-}
-
-void Group::PublishRoundError(Code code, const std::string& message) {
-  SegmentHeader* h = segment_.header();
-  CopyMessage(h->round_error, message);
-  h->round_error_code.store(static_cast<uint32_t>(code), std::memory_order_relaxed);
-  h->failed_round.store(round_, std::memory_order_relaxed);
-  h->released_round.store(round_, std::memory_order_release);
-  round_failed_ = true;
-  Notify();
-}
-
-void Group::Fail(Code code, const std::string& message, DaemonCounters* counters) {
-  if (failed()) return;
-  counters->CountError(code);
-  counters->groups_failed.fetch_add(1, std::memory_order_relaxed);
-  Close(code, message);
-}
-
-void Group::Close(Code code, const std::string& message) {
-  SegmentHeader* h = segment_.header();
-  if (failed()) return;
-  CopyMessage(h->group_error, message);
-  h->group_error_code.store(static_cast<uint32_t>(code), std::memory_order_relaxed);
-  h->state.store(static_cast<uint32_t>(GroupState::kFailed), std::memory_order_release);
-  Notify();
-}
-
-std::optional<std::string> Group::Depart(uint32_t l, const std::string& why, bool clean, DaemonCounters* counters) {
-  if (failed()) return std::nullopt;
-  departed_.resize(local_ranks());
-  departed_clean_.resize(local_ranks());
-  departed_[l] = why;
-  departed_clean_[l] = clean;
-  // Nothing more is moved into it, whatever its process does next.
-  nonblocking_->Detach(l);
-  if (!spans_nodes()) {
-    // Its ranks settle rounds among themselves, so nothing here knows whether the others are
-    // about to wait for it; and every later round would. Past its last arrival nobody needs
-    // it: a round whose ranks have all arrived completes without the daemon. A rank that
-    // leaves between calls is how a job ends: that closes the group without counting a failure.
-    const bool idle = RankIdle(l);
-    if (idle && clean) {
-      Close(Code::kGroupFailed, why + "; the group is closed");
-      return std::nullopt;
-    }
-    Fail(Code::kGroupFailed, why + (idle ? "" : " during an alltoall") + "; the group is closed", counters);
-    if (!idle) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-    return why + "; the group is closed";
-  }
-  const bool idle = RankIdle(l);
-  // Leaving between calls is how a job ends; the others may still be finishing the last one.
-  if (idle && clean) return std::nullopt;
-  // A rank whose connection dropped will never call again: every node's next call would wait
-  // for it until the timeout and then blame the wrong thing. Fail now, here and on every
-  // other node of the group.
-  const std::string message = why + (idle ? "" : " during an alltoall") + "; the group is closed";
-  Fail(Code::kGroupFailed, message, counters);
-  if (!idle) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-  exchange_->TellRankGone(group_rank(l), clean);
-  return message;
-}
-
-void Group::FailedOnNode(const std::string& node, const Status& why, DaemonCounters* counters) {
-  if (failed()) return;
-  failure_told_ = true;
-  Fail(why.code(), "group " + key_hex_ + " has failed on node " + node + ": " + why.message() + "; the group is closed",
-       counters);
-}
-
 Code Group::failure_code() const {
   return static_cast<Code>(segment_.header()->group_error_code.load(std::memory_order_relaxed));
-}
-
-bool Group::TakeFailureToTell() {
-  if (failure_told_ || !spans_nodes() || !failed()) return false;
-  failure_told_ = true;
-  return !exchange_->told_rank_gone();
-}
-
-void Group::RankGoneOnNode(uint32_t node, uint32_t rank, bool left, DaemonCounters* counters) {
-  if (failed()) return;
-  failure_told_ = true;
-  Fail(Code::kGroupFailed,
-       "rank " + std::to_string(rank) + " on node " + exchange_->node_name(node) + " " +
-           (left ? "left the group" : "disconnected from ohiod without leaving the group") + "; the group is closed",
-       counters);
-}
-
-bool Group::RankIdle(uint32_t l) const {
-  const RankSlot* s = segment_.slot(l);
-  // A nonblocking call it posted that is not complete yet is a call under way.
-  const bool nonblocking_idle = RoundReached(segment_.header()->nonblocking_done.load(std::memory_order_acquire),
-                                         s->nonblocking_started.load(std::memory_order_acquire));
-  if (!nonblocking_idle) return false;
-  if (!spans_nodes()) {
-    return
-           s->arrived_round.load(std::memory_order_acquire) == s->done_round.load(std::memory_order_acquire);
-  }
-  if (phase_ == Phase::kFilling) return !ArrivedAt(l, round_);
-  return segment_.Done(l, round_);
-}
-
-bool Group::Watch(Clock::time_point now, DaemonCounters* counters) {
-  segment_.header()->daemon_seen_ns.store(MonotonicNs(), std::memory_order_relaxed);
-  FoldCallStats(counters);
-  if (failed()) return false;
-  if (auto stalled = nonblocking_->Stalled(now, timeout_)) {
-    Fail(Code::kTimeout, *stalled + "; the group is closed", counters);
-    return true;
-  }
-  const uint32_t n = local_ranks();
-  // The round the furthest rank has arrived at, and who has not arrived there yet.
-  uint32_t front = segment_.slot(0)->arrived_round.load(std::memory_order_acquire);
-  for (uint32_t l = 1; l < n; ++l) {
-    const uint32_t a = segment_.slot(l)->arrived_round.load(std::memory_order_acquire);
-    if (!RoundReached(front, a)) front = a;
-  }
-  std::vector<uint32_t> missing;
-  for (uint32_t l = 0; l < n; ++l) {
-    if (segment_.slot(l)->arrived_round.load(std::memory_order_acquire) != front) missing.push_back(l);
-  }
-  if (missing.empty() || front != watched_round_) {
-    watched_round_ = missing.empty() ? 0 : front;
-    watched_since_ = now;
-    return false;
-  }
-  if (now - watched_since_ < timeout_) return false;
-  FailNotEntered(missing, front, counters);
-  return true;
-}
-
-void Group::FoldCallStats(DaemonCounters* counters) {
-  const CallStats& st = segment_.header()->stats;
-  auto take = [](const std::atomic<uint64_t>& now, uint64_t* seen) {
-    const uint64_t v = now.load(std::memory_order_relaxed);
-    const uint64_t delta = v - *seen;
-    *seen = v;
-    return delta;
-  };
-  counters->collectives_served.fetch_add(take(st.calls, &folded_.calls), std::memory_order_relaxed);
-  counters->collectives_failed.fetch_add(take(st.failed, &folded_.failed), std::memory_order_relaxed);
-  for (size_t code = 0; code < 16; ++code) {
-    const uint64_t n = take(st.failed_by_code[code], &folded_.failed_by_code[code]);
-    if (n != 0) counters->errors[static_cast<size_t>(KindOf(static_cast<Code>(code)))].fetch_add(n, std::memory_order_relaxed);
-  }
-  counters->rounds.fetch_add(take(st.rounds, &folded_.rounds), std::memory_order_relaxed);
-  counters->bytes_local.fetch_add(take(st.bytes_local, &folded_.bytes_local), std::memory_order_relaxed);
-  for (size_t c = 0; c < kLatencySizeClasses; ++c) {
-    for (size_t b = 0; b < kLatencyBuckets; ++b) {
-      const uint64_t count = take(st.latency_count[c][b], &folded_.latency_count[c][b]);
-      if (count != 0) counters->latency.Add(c, b, count, 0);
-    }
-    const uint64_t sum = take(st.latency_sum_ns[c], &folded_.latency_sum_ns[c]);
-    if (sum != 0) counters->latency.Add(c, 0, 0, sum);
-  }
-  for (size_t f = 0; f < kHandedBackFunctions; ++f) {
-    for (size_t r = 0; r < kHandBackReasons; ++r) {
-      counters->handed_back[f][r].fetch_add(take(st.handed_back[f][r], &folded_.handed_back[f][r]),
-                                            std::memory_order_relaxed);
-    }
-  }
-}
-
-bool Group::Advance(Clock::time_point now, DaemonCounters* counters) {
-  if (failed()) return false;
-  if (!spans_nodes()) return false;
-  bool changed = DrainNonblocking(counters);
-  changed |= PublishFinished();
-  if (phase_ == Phase::kFilling) {
-    changed |= FillNonblocking(now, counters);
-    if (failed()) return true;
-    if (!Begin(now, counters)) return changed;
-    if (failed() || phase_ == Phase::kFilling) return true;
-    latest_round_nonblocking_ = across_nodes_nonblocking_->moving();
-    changed = true;  // and its puts go out in this same pass
-  }
-  changed |= AdvanceExchange(now, counters);
-  if (failed()) return true;
-  // What landed in this pass is copied out in it, as a rank waiting for it would.
-  return DrainNonblocking(counters) || changed;
-}
-
-bool Group::FillNonblocking(Clock::time_point now, DaemonCounters* counters) {
-  Result<bool> arrived = across_nodes_nonblocking_->Fill(round_);
-  if (!arrived.ok()) {
-    FailNonblocking(arrived.status(), counters);
-    return true;
-  }
-  if (arrived.value() || across_nodes_nonblocking_->moving()) return arrived.value();
-  // Some ranks posted a call and the others have not: the group's timeout applies as to a round.
-  if (auto stalled = nonblocking_->Stalled(now, timeout_)) {
-    Fail(Code::kTimeout, *stalled + "; the group is closed", counters);
-    counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  }
-  return false;
-}
-
-bool Group::DrainNonblocking(DaemonCounters* counters) {
-  Result<bool> changed = across_nodes_nonblocking_->Drain();
-  if (changed.ok()) return changed.value();
-  FailNonblocking(changed.status(), counters);
-  return true;
-}
-
-void Group::FailNonblocking(const Status& why, DaemonCounters* counters) {
-  Fail(why.code(), why.message() + "; the group is closed", counters);
-  counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-  // The other nodes' rounds would wait for this node's part until their timeout.
-  if (auto rank = across_nodes_nonblocking_->culprit()) exchange_->TellRankGone(*rank, false);
-}
-
-bool Group::ArrivedAt(uint32_t l, uint32_t round) const {
-  // A rank may be a round ahead: an eager round its node's ranks settled among themselves
-  // (they disagreed, or one opted out) ends for them before it ends here.
-  return segment_.Arrived(l, round);
-}
-
-void Group::FailNotEntered(const std::vector<uint32_t>& missing, uint32_t round, DaemonCounters* counters) {
-  Fail(Code::kTimeout,
-       DescribeLocals(missing) + " did not enter the alltoall within " + std::to_string(timeout_.count()) +
-           " ms of the first rank (round " + std::to_string(round) + "); the group is closed",
-       counters);
-  counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-}
-
-bool Group::Begin(Clock::time_point now, DaemonCounters* counters) {
-  const uint32_t n = local_ranks();
-  uint32_t arrived = 0;
-  for (uint32_t l = 0; l < n; ++l) arrived += ArrivedAt(l, round_);
-  if (arrived == 0) return false;
-  if (!call_started_) call_started_ = now;
-  if (arrived < n) {
-    std::vector<uint32_t> missing;
-    for (uint32_t l = 0; l < n; ++l) {
-      if (ArrivedAt(l, round_)) continue;
-      missing.push_back(l);
-      if (l < departed_.size() && !departed_[l].empty()) {
-        Fail(Code::kGroupFailed, departed_[l] + "; the group is closed", counters);
-        counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-        if (spans_nodes()) exchange_->TellRankGone(group_rank(l), departed_clean_[l]);
-        return true;
-      }
-    }
-    if (!waiting_since_) waiting_since_ = now;
-    if (now - *waiting_since_ < timeout_) return false;
-    FailNotEntered(missing, round_, counters);
-    return true;
-  }
-  // Every local rank is in: they must agree on the message size before anything moves.
-  const Status verdict = NodeVerdict(
-      n, [this](uint32_t l) { return EntryFor(segment_.slot(l), round_).bytes_per_rank.load(std::memory_order_relaxed); },
-      [this](uint32_t l) { return group_rank(l); });
-  const bool skip = verdict.code() == Code::kSkipped;
-  const bool disagree = verdict.code() == Code::kSizeMismatch;
-  segment_.header()->delivered.store(0, std::memory_order_relaxed);
-  published_delivered_ = 0;
-  const RoundEntry& e0 = EntryFor(segment_.slot(0), round_);
-  RoundStamps& st = segment_.header()->stamps[round_ & 1];
-  st.round.store(round_, std::memory_order_relaxed);
-  for (auto* t : {&st.posted_ns, &st.written_ns, &st.landed_ns, &st.peers_begun_ns, &st.trip_ns}) {
-    t->store(0, std::memory_order_relaxed);
-  }
-  st.begun_ns.store(MonotonicNs(), std::memory_order_release);
-  exchange_->BeginRound(round_, e0.bytes_per_rank.load(std::memory_order_relaxed), disagree, skip,
-                        e0.round_in_call.load(std::memory_order_relaxed));
-  if (!verdict.ok()) {
-    PublishRoundError(verdict.code(), verdict.message());
-    if (disagree) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-  } else if (!exchange_->eager()) {
-    // Ranks of an eager round meet by themselves and wait for blocks, not for a release.
-    segment_.header()->released_round.store(round_, std::memory_order_release);
-    Notify();
-  }
-  phase_ = Phase::kReleased;
-  released_at_ = now;
-  waiting_since_.reset();
-  return true;
-}
-
-bool Group::PublishFinished() {
-  SegmentHeader* h = segment_.header();
-  const uint32_t finished = h->finished_round.load(std::memory_order_relaxed);
-  const uint32_t next = finished + 1;
-  // Over here (or the round under way is past it), its puts left, its ranks through copying.
-  if (next == round_ || exchange_->in_flight(next) != 0) return false;
-  if (!segment_.AllDone(next)) return false;
-  h->finished_round.store(next, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // paired with AcrossNodesAlltoall::AwaitFinished's
-  // Only a rank that waits for this round (or an earlier one) to finish needs waking; one asleep
-  // for its next round's blocks would be woken for nothing.
-  for (uint32_t l = 0; l < local_ranks(); ++l) {
-    const uint32_t awaited = segment_.slot(l)->awaiting_finished.load(std::memory_order_seq_cst);
-    if (awaited != 0 && RoundReached(next, awaited)) {
-      Notify();
-      break;
-    }
-  }
-  return true;
-}
-
-bool Group::AdvanceExchange(Clock::time_point now, DaemonCounters* counters) {
-  bool changed = false;
-  const bool eager = exchange_->eager();
-  if (exchange_->error() && !round_failed_) {
-    PublishRoundError(exchange_->error_code(), *exchange_->error());
-    if (exchange_->error_code() != Code::kSkipped) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
-    changed = true;
-  }
-  const uint32_t n = local_ranks();
-  uint32_t consumed = UINT32_MAX;
-  bool all_done = true;
-  for (uint32_t l = 0; l < n; ++l) {
-    const RankSlot* s = segment_.slot(l);
-    consumed = std::min(consumed, s->consumed.load(std::memory_order_acquire));
-    all_done &= segment_.Done(l, round_);
-  }
-  changed |= exchange_->Progress(consumed);
-  const uint64_t in_flight = exchange_->puts_in_flight();
-  if (in_flight > counters->puts_in_flight_peak.load(std::memory_order_relaxed)) {
-    counters->puts_in_flight_peak.store(in_flight, std::memory_order_relaxed);  // the engine thread alone writes it
-  }
-  StampSends();
-  if (exchange_->delivered() != published_delivered_) {
-    published_delivered_ = exchange_->delivered();
-    SegmentHeader* h = segment_.header();
-    if (exchange_->all_delivered()) StampLanded();
-    if (eager) {
-      h->eager_landed[round_ & 1].store(uint64_t{round_} << 32 | published_delivered_, std::memory_order_release);
-    } else {
-      h->delivered.store(published_delivered_, std::memory_order_release);
-    }
-    // Ranks that spin see the store; sleeping ones are woken for it unless this is a part of an
-    // eager round on a node whose ranks share its cores (set_wake_for_each_eager_block).
-    if (!eager || wake_for_each_eager_block_ || exchange_->all_delivered()) Notify();
-    changed = true;
-  }
-  // An eager round is over once its blocks are out and in: its ranks copy out on their own,
-  // and the next round uses the other halves.
-  if ((eager || all_done) && exchange_->complete() && (!exchange_->error() || round_failed_)) {
-    return FinishRound(now, counters);
-  }
-  if (now - released_at_ >= timeout_) {
-    // Not told to the other nodes: every node of a stalled round reaches its own timeout about
-    // now, each naming what it waited for, and a tell could beat the node that knows better.
-    failure_told_ = true;
-    Fail(Code::kTimeout,
-         "round " + std::to_string(round_) + " did not complete within " + std::to_string(timeout_.count()) +
-             " ms: node " + exchange_->node_name(spec_.node) + " was waiting for " +
-             (!exchange_->complete() ? exchange_->Waiting() : "its own ranks to copy out") + "; the group is closed",
-         counters);
-    return true;
-  }
-  return changed;
-}
-
-void Group::StampSends() {
-  RoundStamps& st = segment_.header()->stamps[round_ & 1];
-  if (st.posted_ns.load(std::memory_order_relaxed) == 0 && exchange_->all_posted()) {
-    st.posted_ns.store(MonotonicNs(), std::memory_order_relaxed);
-  }
-}
-
-void Group::OnPutDone(uint64_t cookie) {
-  exchange_->OnPutDone(cookie);
-  // The round's puts may complete after it ended here (an eager round ends once its blocks are
-  // out and in): the stamps go by the cookie's parity.
-  const uint32_t parity = static_cast<uint32_t>(cookie >> 32) & 1;
-  RoundStamps& st = segment_.header()->stamps[parity];
-  if (exchange_->in_flight(parity) == 0 && st.posted_ns.load(std::memory_order_relaxed) != 0 &&
-      st.written_ns.load(std::memory_order_relaxed) == 0) {
-    st.written_ns.store(MonotonicNs(), std::memory_order_relaxed);
-  }
-}
-
-void Group::StampLanded() {
-  RoundStamps& st = segment_.header()->stamps[round_ & 1];
-  uint64_t latest_begun = 0, trip = 0;
-  exchange_->PeerTimes(&latest_begun, &trip);
-  st.peers_begun_ns.store(latest_begun, std::memory_order_relaxed);
-  st.trip_ns.store(trip, std::memory_order_relaxed);
-  // Published before the ranks learn of the last block (the release store that follows).
-  st.landed_ns.store(MonotonicNs(), std::memory_order_relaxed);
-}
-
-bool Group::FinishRound(Clock::time_point now, DaemonCounters* counters) {
-  const uint32_t n = local_ranks();
-  if (!round_failed_) {
-    const RoundEntry& e0 = EntryFor(segment_.slot(0), round_);
-    const uint64_t m = e0.bytes_per_rank.load(std::memory_order_relaxed);
-    const bool vector = m == kVectorBytes;
-    // An alltoallv's ranks learn how many rounds their call takes from its first round's
-    // verdict, which the exchange took.
-    const uint32_t rounds_in_call =
-        vector ? exchange_->vector_rounds_in_call() : e0.rounds_in_call.load(std::memory_order_relaxed);
-    if (e0.round_in_call.load(std::memory_order_relaxed) + 1 == rounds_in_call) {
-      counters->collectives_served.fetch_add(1, std::memory_order_relaxed);
-      counters->bytes_local.fetch_add(vector ? exchange_->vector_local_bytes() : uint64_t{n} * n * m,
-                                      std::memory_order_relaxed);
-      // Alltoallv: latency by the mean message this node sent.
-      const uint64_t message = vector ? exchange_->vector_sent_bytes() / (uint64_t{n} * shape_.size()) : m;
-      if (call_started_) counters->latency.Record(message, now - *call_started_);
-      call_started_.reset();
-    }
-    counters->rounds.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    // The call ends with the round's error.
-    const auto code = static_cast<Code>(segment_.header()->round_error_code.load(std::memory_order_relaxed));
-    if (code != Code::kSkipped) counters->CountError(code);
-    call_started_.reset();
-  }
-  round_failed_ = false;
-  exchange_->EndRound();
-  ++round_;
-  phase_ = Phase::kFilling;
-  PublishFinished();
-  return true;
 }
 
 }  // namespace ohio

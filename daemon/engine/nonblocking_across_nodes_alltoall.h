@@ -7,7 +7,7 @@
 //   1. copy-in: each rank's row of the round into the SSB, read from the rank's send buffer
 //      with process_vm_readv along the ranks' own copy plan (shm/plan/copy_plan.h);
 //   2. arrival: M, the round's place in the call and arrived_round in every local slot; the
-//      group then begins the round (Group::Begin) and the exchange runs, eager or announced;
+//      group then begins the round (RoundDriver::Begin) and the exchange runs, eager or announced;
 //   3. copy-out: the node's own part from the SSB and each delivery as it lands, written into
 //      each rank's receive buffer with process_vm_writev; consumed and done_round per slot, so
 //      that credits and finished_round move as for ranks copying out themselves;

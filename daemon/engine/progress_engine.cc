@@ -12,17 +12,11 @@
 
 #include "common/cpu_relax.h"
 #include "common/spin_mode.h"
+#include "daemon/exchange/put_decoding.h"
 #include "shm/segment_layout.h"
-#include "shm/plan/vector_cube.h"
 
 namespace ohio {
 namespace {
-
-// What a hypercube alltoallv message of `bytes` carries before its blocks: a header line alone
-// when it carries none (a void call's), else the line with the size table.
-uint64_t VectorCubeHeaderBytes(const Group& g, uint64_t bytes) {
-  return bytes <= kEagerHeaderBytes ? bytes : VectorCubeLineBytes(g.shape().nodes());
-}
 
 void DrainEventFd(int fd) {
   uint64_t v;
@@ -126,7 +120,7 @@ void ProgressEngine::FailedOnPeer(std::shared_ptr<Group> group, std::string node
 }
 
 void ProgressEngine::TellIfFailedHere(const std::shared_ptr<Group>& g) {
-  if (!g->TakeFailureToTell()) return;
+  if (!g->rounds().TakeFailureToTell()) return;
   std::function<void(std::shared_ptr<Group>)> tell;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -161,39 +155,40 @@ bool ProgressEngine::Drain() {
     switch (c.kind) {
       case Command::Kind::kAdd: {
         // As the group's ranks decide how they wait (client/libohio/group_handle.cc, MakeWaiter).
-        c.group->set_wake_for_each_eager_block(ChooseSpinMode(node_cpus_, c.group->local_ranks() + 1) ==
-                                               SpinMode::kOwnCore);
-        c.group->count_ranks_woken_in(&counters_->ranks_woken);
+        RoundDriver& rounds = c.group->rounds();
+        rounds.set_wake_for_each_eager_block(ChooseSpinMode(node_cpus_, c.group->local_ranks() + 1) ==
+                                             SpinMode::kOwnCore);
+        rounds.count_ranks_woken_in(&counters_->ranks_woken);
         struct epoll_event ev = {};
         ev.events = EPOLLIN;
         ev.data.ptr = c.group.get();
         if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c.group->doorbell_fd(), &ev) != 0) {
           spdlog::error("group {}: cannot watch its doorbell: errno {}", c.group->key_hex(), errno);
         }
-        if (c.group->spans_nodes()) by_tag_[c.group->tag()] = c.group.get();
+        if (c.group->spans_nodes()) by_tag_[c.group->tag()] = &rounds;
         groups_.push_back(std::move(c.group));
         break;
       }
       case Command::Kind::kPeerInfo:
-        c.group->SetPeer(c.local, c.info);
+        c.group->rounds().SetPeer(c.local, c.info);
         break;
       case Command::Kind::kFail:
         if (!c.group->failed()) {
           spdlog::warn("group {}: {}", c.group->key_hex(), c.why.message());
-          c.group->Fail(c.why.code(), c.why.message() + "; the group is closed", counters_);
+          c.group->rounds().Fail(c.why.code(), c.why.message() + "; the group is closed", counters_);
         }
         break;
       case Command::Kind::kFailedOnPeer:
         if (!c.group->failed()) {
           spdlog::warn("group {}: failed on node {}: {}", c.group->key_hex(), c.who, c.why.message());
-          c.group->FailedOnNode(c.who, c.why, counters_);
+          c.group->rounds().FailedOnNode(c.who, c.why, counters_);
         }
         break;
       case Command::Kind::kMemberGone: {
         Group& g = *c.group;
         const std::string why = "rank " + std::to_string(g.group_rank(c.local)) + " (" + c.who + ") " +
                                 (c.clean ? "left the group" : "disconnected from ohiod without leaving the group");
-        if (auto failure = g.Depart(c.local, why, c.clean, counters_)) {
+        if (auto failure = g.rounds().Depart(c.local, why, c.clean, counters_)) {
           spdlog::warn("group {}: {}", g.key_hex(), *failure);
         } else if (!c.clean) {
           spdlog::info("group {}: {}", g.key_hex(), why);
@@ -203,15 +198,15 @@ bool ProgressEngine::Drain() {
       case Command::Kind::kPing:
         // What ranks counted in their segments (a group on one node its calls, every group the
         // calls it handed to the MPI library) is in the counters once answered.
-        for (auto& g : groups_) g->FoldCallStats(counters_);
+        for (auto& g : groups_) g->rounds().FoldCallStats(counters_);
         c.pong->set_value();
         break;
       case Command::Kind::kRemove: {
         // Its ranks may have finished a round and left before this thread saw it: finish it
         // (so the call is counted) before the group goes.
-        if (!c.group->failed()) c.group->Advance(Group::Clock::now(), counters_);
+        if (!c.group->failed()) c.group->rounds().Advance(Group::Clock::now(), counters_);
         TellIfFailedHere(c.group);
-        c.group->FoldCallStats(counters_);
+        c.group->rounds().FoldCallStats(counters_);
         epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.group->doorbell_fd(), nullptr);
         groups_.erase(std::remove(groups_.begin(), groups_.end(), c.group), groups_.end());
         if (c.group->spans_nodes()) {
@@ -226,7 +221,7 @@ bool ProgressEngine::Drain() {
   return !commands.empty();
 }
 
-Group* ProgressEngine::ByTag(uint32_t tag) {
+RoundDriver* ProgressEngine::ByTag(uint32_t tag) {
   auto it = by_tag_.find(tag);
   return it == by_tag_.end() ? nullptr : it->second;
 }
@@ -237,15 +232,13 @@ bool ProgressEngine::ReleaseDrained() {
   for (auto& g : draining_) {
     // Its ranks are gone, done with their last round: only sends remain, and finishing the
     // round (which counts the call) once they are out.
-    if (!g->failed()) changed |= g->Advance(now, counters_);
+    if (!g->failed()) changed |= g->rounds().Advance(now, counters_);
   }
-  auto done = [](const std::shared_ptr<Group>& g) {
-    return g->failed() ? g->exchange()->puts_in_flight() == 0 : !g->exchange()->sends_pending();
-  };
+  auto done = [](const std::shared_ptr<Group>& g) { return g->rounds().drained(); };
   for (auto& g : draining_) {
     if (!done(g)) continue;
     auto t = by_tag_.find(g->tag());
-    if (t != by_tag_.end() && t->second == g.get()) by_tag_.erase(t);
+    if (t != by_tag_.end() && t->second == &g->rounds()) by_tag_.erase(t);
   }
   draining_.erase(std::remove_if(draining_.begin(), draining_.end(), done), draining_.end());
   return changed;
@@ -258,28 +251,22 @@ bool ProgressEngine::HandleTransport() {
   for (TransportEvent& e : events_) {
     switch (e.kind) {
       case TransportEvent::Kind::kArrived: {
-        const uint32_t delivery = ImmDelivery(e.imm);
-        Group* g = ByTag(ImmTag(e.imm));
+        const DecodedPut put = DecodeLandedPut(e.imm);
+        RoundDriver* g = ByTag(put.tag);
         // Payload only: an eager put's header is the exchange's, not the ranks', and count
         // tables (a failed alltoallv's) and block sizes (a hypercube alltoallv's) are no data
         // of theirs either.
-        const uint64_t header = IsVectorCubeImm(delivery) && g != nullptr ? VectorCubeHeaderBytes(*g, e.bytes)
-                                : IsEagerImm(delivery)                    ? kEagerHeaderBytes
-                                                                          : 0;
-        const uint64_t payload = IsVectorTablesImm(delivery) || e.bytes < header ? 0 : e.bytes - header;
-        counters_->bytes_received.fetch_add(payload, std::memory_order_relaxed);
-        if (g == nullptr) break;
-        if (auto from = g->exchange()->NodeIndex(e.peer)) g->exchange()->OnArrived(*from, delivery);
+        counters_->bytes_received.fetch_add(PayloadBytes(put, e.bytes, g != nullptr ? g->nodes() : 0),
+                                            std::memory_order_relaxed);
+        if (g != nullptr) g->OnLanded(e.peer, put);
         break;
       }
       case TransportEvent::Kind::kPutDone: {
-        Group* g = ByTag(Exchange::CookieTag(e.cookie));
-        const uint64_t header = Exchange::CookieIsVectorCube(e.cookie) && g != nullptr ? VectorCubeHeaderBytes(*g, e.bytes)
-                                : Exchange::CookieIsEager(e.cookie)                  ? kEagerHeaderBytes
-                                                                                     : 0;
-        const uint64_t payload = Exchange::CookieIsTables(e.cookie) || e.bytes < header ? 0 : e.bytes - header;
-        counters_->bytes_sent.fetch_add(payload, std::memory_order_relaxed);
-        if (g != nullptr) g->OnPutDone(e.cookie);
+        const DecodedPut put = DecodeCompletedPut(e.cookie);
+        RoundDriver* g = ByTag(put.tag);
+        counters_->bytes_sent.fetch_add(PayloadBytes(put, e.bytes, g != nullptr ? g->nodes() : 0),
+                                        std::memory_order_relaxed);
+        if (g != nullptr) g->OnPutDone(put);
         break;
       }
       case TransportEvent::Kind::kMessage: {
@@ -288,35 +275,18 @@ bool ProgressEngine::HandleTransport() {
           spdlog::warn("malformed exchange message from node {}", transport_->PeerName(e.peer));
           break;
         }
-        Group* g = ByTag(m->tag);
-        if (g == nullptr || g->spec().key != m->key) break;  // a group that has closed here
-        if (auto from = g->exchange()->NodeIndex(e.peer)) {
-          if (m->type == ExchangeMessage::Type::kRankGone) {
-            g->RankGoneOnNode(*from, m->delivery, m->left, counters_);
-          } else {
-            g->exchange()->OnMessage(*from, *m);
-          }
-        }
+        RoundDriver* g = ByTag(m->tag);
+        if (g != nullptr) g->OnMessage(e.peer, *m, counters_);
         break;
       }
       case TransportEvent::Kind::kPeerDown: {
         const std::string node = transport_->PeerName(e.peer);
+        const std::string message = PeerDownText(node, e) + " (" + e.reason + "); the group is closed";
         for (auto& g : groups_) {
-          if (!g->spans_nodes() || !g->exchange()->NodeIndex(e.peer)) continue;
-          // Its puts to that node will never complete either: forgotten now, or the group,
-          // once its ranks leave, would drain forever and keep its segment.
-          g->exchange()->ForgetPutsTo(e.peer);
-          if (g->failed()) continue;
-          const std::string message = PeerDownText(node, e) + " (" + e.reason + "); the group is closed";
-          spdlog::warn("group {}: {}", g->key_hex(), message);
-          g->Fail(Code::kGroupFailed, message, counters_);
+          if (g->rounds().OnPeerDown(e.peer, message, counters_)) spdlog::warn("group {}: {}", g->key_hex(), message);
         }
         // Their puts to it will never complete, and nothing may wait for them.
-        for (auto& d : draining_) {
-          if (!d->exchange()->NodeIndex(e.peer)) continue;
-          d->Fail(Code::kGroupFailed, PeerDownText(node, e), counters_);
-          d->exchange()->ForgetPutsTo(e.peer);
-        }
+        for (auto& d : draining_) d->rounds().OnPeerDown(e.peer, PeerDownText(node, e), counters_);
         break;
       }
     }
@@ -346,26 +316,26 @@ bool ProgressEngine::AdvanceAll() {
     if (std::find(waiting.begin(), waiting.end(), g->owner()) == waiting.end()) waiting.push_back(g->owner());
     const uid_t uid = g->owner();
     if (std::find(sliced_uids_.begin(), sliced_uids_.end(), uid) != sliced_uids_.end()) {
-      if (g->nonblocking_waiting()) progressed = true;  // its uid had its slice: the next pass comes at once
+      if (g->rounds().nonblocking_waiting()) progressed = true;  // its uid had its slice: the next pass comes at once
       return;
     }
-    if (g->AdvanceNonblocking(counters_, ledger_, slice_bytes)) {
+    if (g->rounds().AdvanceNonblocking(counters_, ledger_, slice_bytes)) {
       sliced_uids_.push_back(uid);
       progressed = true;
     }
   };
   for (size_t i = 0; i < n; ++i) {
     const std::shared_ptr<Group>& g = groups_[(first_group_ + i) % n];
-    if (!g->spans_nodes() && g->nonblocking_beginning()) slice(g);
+    if (!g->spans_nodes() && g->rounds().nonblocking_beginning()) slice(g);
   }
   for (size_t i = 0; i < n; ++i) {
     const std::shared_ptr<Group>& g = groups_[(first_group_ + i) % n];
     if (g->spans_nodes()) {
-      progressed |= g->Advance(now, counters_);
+      progressed |= g->rounds().Advance(now, counters_);
       TellIfFailedHere(g);
     } else {
-      if (g->nonblocking_moving()) slice(g);
-      if (watch) progressed |= g->Watch(now, counters_);
+      if (g->rounds().nonblocking_moving()) slice(g);
+      if (watch) progressed |= g->rounds().Watch(now, counters_);
     }
   }
   if (waiting.size() > 1) shared_at_ = now;
@@ -385,7 +355,7 @@ int ProgressEngine::NextWakeMs() const {
   for (const auto& g : groups_) {
     // A group on one node is watched at every tick while it is open: nothing tells the engine
     // when its ranks start waiting for each other.
-    if (g->busy() || g->posts_pending() || (!g->spans_nodes() && !g->failed())) {
+    if (g->rounds().busy() || g->rounds().posts_pending() || (!g->spans_nodes() && !g->failed())) {
       return static_cast<int>(kTimeoutTick.count());
     }
   }
@@ -409,8 +379,8 @@ EnginePoll ProgressEngine::PollNow() const {
   uint32_t ranks = 0;
   for (const auto& g : groups_) {
     if (g->failed()) continue;
-    mid_round |= g->busy();
-    ranks_may_wait |= g->ranks_may_wait_on_engine();
+    mid_round |= g->rounds().busy();
+    ranks_may_wait |= g->rounds().ranks_may_wait_on_engine();
     ranks += g->local_ranks();
   }
   return ChooseEnginePoll(ChooseSpinMode(node_cpus_, ranks + 1), mid_round, ranks_may_wait,
@@ -482,7 +452,7 @@ void ProgressEngine::Run() {
       ++left_to_ranks;
       continue;
     }
-    g->Fail(Code::kGroupFailed, stop_reason_, counters_);
+    g->rounds().Fail(Code::kGroupFailed, stop_reason_, counters_);
   }
   if (left_to_ranks != 0) {
     spdlog::info("{} group(s) on this node alone go on among their ranks without ohiod", left_to_ranks);

@@ -2,7 +2,7 @@
 // into group segments: the control thread hands it groups and membership changes through a
 // queue. It spins for a short while after work, then sleeps in epoll on the groups' doorbells,
 // waking at least every kTimeoutTick while a round is under way so that round timeouts fire.
-// Groups on one node run without it: it looks in on them at every tick (Group::Watch).
+// Groups on one node run without it: it looks in on them at every tick (RoundDriver::Watch).
 #pragma once
 
 #include <atomic>
@@ -51,7 +51,7 @@ class ProgressEngine {
   // Node `node` of the group said it failed there, with `why` (the peer service).
   void FailedOnPeer(std::shared_ptr<Group> group, std::string node, Status why);
   // Called on the engine thread with every group spanning nodes that fails here for a reason
-  // of this node's own (Group::TakeFailureToTell), to tell its other nodes. Set once, before
+  // of this node's own (RoundDriver::TakeFailureToTell), to tell its other nodes. Set once, before
   // the first such group exists.
   void set_on_failed_here(std::function<void(std::shared_ptr<Group>)> f) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -86,7 +86,8 @@ class ProgressEngine {
   bool HandleTransport();
   // Hands the group to on_failed_here_ if it has just failed for a reason of this node's own.
   void TellIfFailedHere(const std::shared_ptr<Group>& g);
-  Group* ByTag(uint32_t tag);
+  // The round driver of the open or draining group spanning nodes whose tag here is `tag`.
+  RoundDriver* ByTag(uint32_t tag);
   // Progresses removed groups' last sends; frees those that are done. True if anything moved.
   bool ReleaseDrained();
   void SetSleeping(uint32_t value);
@@ -124,7 +125,7 @@ class ProgressEngine {
   std::function<void(std::shared_ptr<Group>)> on_failed_here_;  // guarded by mu_
 
   std::vector<std::shared_ptr<Group>> groups_;  // engine thread only
-  std::map<uint32_t, Group*> by_tag_;            // multi-node groups, engine thread only
+  std::map<uint32_t, RoundDriver*> by_tag_;      // multi-node groups, engine thread only
   // Removed groups whose last round's sends are not all out: their SSB must outlive them.
   std::vector<std::shared_ptr<Group>> draining_;
   // The transport's events of one pass, reused so that a quiet pass allocates nothing.

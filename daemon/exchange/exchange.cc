@@ -182,8 +182,8 @@ void Exchange::OnHypercubeArrived(uint32_t from, uint32_t parity) {
   if (!s_.active || (s_.round & 1) != parity) s_.early_inboxes[parity] |= 1u << k;
 }
 
-void Exchange::OnPutDone(uint64_t cookie) {
-  uint32_t& n = s_.in_flight[put_cookie::RoundLow(cookie) & 1];
+void Exchange::OnPutDone(const DecodedPut& put) {
+  uint32_t& n = s_.in_flight[put.parity];
   if (n > 0) --n;
 }
 

@@ -2,8 +2,8 @@
 // The nodes of a group run each round by one of several protocols (eager_round.h, direct
 // included; announced_round.h; hypercube_round.h; vector_round.h; vector_cube_round.h), chosen
 // alike on every node from the call's M, the group's buffers and the inter-node table. The Exchange
-// is what the group and the progress engine see: it sorts what peers send into the round state
-// they share, takes the verdict, and hands the rest to the round's protocol. The bytes the
+// is what the group's round driver (daemon/engine/round_driver.h) sees: it sorts what peers send
+// into the round state they share, takes the verdict, and hands the rest to the round's protocol. The bytes the
 // daemons exchange are listed in wire.h.
 #pragma once
 
@@ -19,6 +19,7 @@
 #include "daemon/exchange/eager_round.h"
 #include "daemon/exchange/exchange_message.h"
 #include "daemon/exchange/hypercube_round.h"
+#include "daemon/exchange/put_decoding.h"
 #include "daemon/exchange/round_state.h"
 #include "daemon/exchange/vector_call.h"
 #include "daemon/exchange/vector_cube_round.h"
@@ -64,7 +65,8 @@ class Exchange {
   bool told_rank_gone() const { return rank_gone_.has_value(); }
   // A put from node `from` landed; `delivery` is its immediate's delivery field.
   void OnArrived(uint32_t from, uint32_t delivery);
-  void OnPutDone(uint64_t cookie);
+  // One of this group's puts completed (put_decoding.h).
+  void OnPutDone(const DecodedPut& put);
   // Posts what credits allow and sends credits for what the ranks consumed. True if anything
   // changed.
   bool Progress(uint32_t consumed_by_all);
@@ -107,12 +109,6 @@ class Exchange {
   void PeerTimes(uint64_t* latest_begun_ns, uint64_t* mean_trip_ns) const { s_.PeerTimes(latest_begun_ns, mean_trip_ns); }
   // Who this node still waits on, for timeout messages.
   std::string Waiting() const { return protocol_->Waiting(); }
-
-  // The put cookie's fields (wire.h), as the progress engine reads a completion's.
-  static uint32_t CookieTag(uint64_t cookie) { return put_cookie::Tag(cookie); }
-  static bool CookieIsEager(uint64_t cookie) { return put_cookie::IsEager(cookie); }
-  static bool CookieIsTables(uint64_t cookie) { return put_cookie::IsTables(cookie); }
-  static bool CookieIsVectorCube(uint64_t cookie) { return put_cookie::IsVectorCube(cookie); }
 
  private:
   // The protocol the round under way runs, from its M and inter-node algorithm.

@@ -16,7 +16,8 @@
 //   inboxes (BruckInboxStride, shm/plan/bruck_plan.h), announced rounds' PlanPuts
 //   (shm/plan/exchange_plan.h).
 // - The put cookie (below): never sent, but what a transport hands back with a put's
-//   completion, so the progress engine can tell whose put it was and how to count its bytes.
+//   completion, so the progress engine can tell whose put it was and how to count its bytes
+//   (decoded, with the immediate, in put_decoding.h).
 #pragma once
 
 #include <cstdint>

@@ -23,10 +23,11 @@
 #   apt install ./ohiod_*.deb ./libohio_*.deb ./ohio-tools_*.deb   (+ ./libohio-dev_*.deb)
 #
 # For trixie, measured as root on a loaded 2-core machine: the first run builds the Debian 13
-# root's build layer (about 3 minutes) and ohiod and the tools in it (about 23 minutes); these
-# are cached under /var/cache/ohio-test, the build by the source's content. A run whose source
-# was built before takes about 5 minutes (dpkg-buildpackage, most of it compressing the -dbgsym
-# packages); after a change to the daemon, Bazel's kept output base adds about 1.5 minutes.
+# root's build layer (about 3 minutes), ohiod and the tools in it (about 23 minutes) and the
+# packages (about 5 minutes, most of it compressing the -dbgsym packages). All three are cached
+# under /var/cache/ohio-test, the build and the packages by what they are made of: a run with
+# nothing changed takes about 1 minute; after a change to the daemon, Bazel's kept output base
+# rebuilds what changed (97 s for two files) and the packages are made again.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 PROG=build-debs.sh
@@ -82,6 +83,8 @@ esac
 if [ -z "$FROM" ]; then
   # shellcheck source=deploy/lib/bazel-build.sh
   source "$SRC/deploy/lib/bazel-build.sh"
+  # coll/ohio for Open MPI 5.0 is built against the Debian 13 root's headers (WORKSPACE's openmpi5).
+  [ "$RELEASE" != trixie ] || bash "$SRC/tests/trixie/make-root.sh" > /dev/null
   targets=()
   for f in "${BUILT[@]}"; do targets+=("//$(dirname "$f"):$(basename "$f")"); done
   mkdir -p "$OUT"
@@ -141,11 +144,36 @@ if [ "$RELEASE" = trixie ]; then
 else
   build=(dpkg-buildpackage -b -us -uc)
 fi
-(cd "$STAGE" && "${build[@]}") > "$WORK/build.log" 2>&1 || {
-  cat "$WORK/build.log" >&2
-  echo "$PROG: dpkg-buildpackage failed" >&2
-  exit 1
-}
+
+# Debian 13's packages take minutes to make (most of it compressing the -dbgsym packages), so
+# they are kept by what they are made of: the staged tree (but the changelog's date), the build
+# layer, DEB_BUILD_OPTIONS. A run with nothing changed (a test's, say) takes the kept ones.
+kept=
+if [ "$RELEASE" = trixie ]; then
+  key=$( (cd "$STAGE" && find . -type f ! -path ./debian/changelog -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+          echo "$VERSION ${DEB_BUILD_OPTIONS:-}"; cat "$layer.stamp") | sha256sum | cut -c1-16)
+  kept=/var/cache/ohio-test/trixie-debs/$key
+fi
+if [ -n "$kept" ] && [ -f "$kept/complete" ]; then
+  echo "$PROG: the packages of this tree were built before ($kept)" >&2
+  cp "$kept"/*.deb "$WORK/"
+else
+  (cd "$STAGE" && "${build[@]}") > "$WORK/build.log" 2>&1 || {
+    cat "$WORK/build.log" >&2
+    echo "$PROG: dpkg-buildpackage failed" >&2
+    exit 1
+  }
+  if [ -n "$kept" ]; then
+    rm -rf "$kept.new"
+    mkdir -p "$kept.new"
+    cp "$WORK"/*.deb "$kept.new/"
+    touch "$kept.new/complete"
+    rm -rf "$kept"
+    mv "$kept.new" "$kept"
+    # The latest few sets only: each is some 45 MB.
+    (cd "${kept%/*}" && ls -t | tail -n +4 | xargs -r rm -rf)
+  fi
+fi
 debs=("$WORK"/*.deb)
 mv "${debs[@]}" "$OUT/"
 for d in "${debs[@]}"; do echo "$OUT/$(basename "$d")"; done

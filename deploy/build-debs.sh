@@ -153,6 +153,10 @@ if [ "$RELEASE" = trixie ]; then
   key=$( (cd "$STAGE" && find . -type f ! -path ./debian/changelog -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
           echo "$VERSION ${DEB_BUILD_OPTIONS:-}"; cat "$layer.stamp") | sha256sum | cut -c1-16)
   kept=/var/cache/ohio-test/trixie-debs/$key
+  # One run at a time makes or takes them: two runs of one tree do not both make them.
+  mkdir -p "${kept%/*}"
+  exec 8>"${kept%/*}.lock"
+  flock 8
 fi
 if [ -n "$kept" ] && [ -f "$kept/complete" ]; then
   echo "$PROG: the packages of this tree were built before ($kept)" >&2

@@ -6,9 +6,12 @@
 #
 # usage: deploy/build-debs.sh [--release R] [--from DIR] [--version V] [--out DIR]
 #   --release R    the Debian release the packages are for: bookworm (12, the default) or
-#                  trixie (13: libohio and libohio-dev only, with coll/ohio built for trixie's
-#                  Open MPI 5.0, built in the Debian 13 root of tests/trixie/make-root.sh so
-#                  that their dependencies are named as trixie names them)
+#                  trixie (13). For trixie, ohiod, ohioctl, ohio-plan and the benchmarks are
+#                  built inside the Debian 13 root of tests/trixie/make-root.sh, with Debian 13's
+#                  gRPC, Abseil, spdlog and fmt (tests/trixie/build-in-root.sh, from the tree
+#                  this script is in, whatever --from says), coll/ohio is the one built for
+#                  Open MPI 5.0, and the packages are made in that root, so that their
+#                  dependencies are named as trixie names them
 #   --from DIR     take the built files from DIR, laid out as bazel-bin (daemon/ohiod,
 #                  client/ohioctl, client/libohio.so, ...), as install.sh's --from; default:
 #                  build them with Bazel in this tree
@@ -18,6 +21,13 @@
 # Needs dpkg-dev and debhelper (deploy/install-deps.sh); for trixie, root and the Debian 13 root
 # (tests/trixie/make-root.sh, which has them). Then, on a node:
 #   apt install ./ohiod_*.deb ./libohio_*.deb ./ohio-tools_*.deb   (+ ./libohio-dev_*.deb)
+#
+# For trixie, measured as root on a loaded 2-core machine: the first run builds the Debian 13
+# root's build layer (about 3 minutes), ohiod and the tools in it (about 23 minutes) and the
+# packages (about 5 minutes, most of it compressing the -dbgsym packages). All three are cached
+# under /var/cache/ohio-test, the build and the packages by what they are made of: a run with
+# nothing changed takes about 1 minute; after a change to the daemon, Bazel's kept output base
+# rebuilds what changed (97 s for two files) and the packages are made again.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 PROG=build-debs.sh
@@ -36,7 +46,7 @@ while [ $# -gt 0 ]; do
     --version=*) VERSION=${1#*=}; shift ;;
     --out) OUT=$2; shift 2 ;;
     --out=*) OUT=${1#*=}; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "$PROG: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -51,26 +61,30 @@ case "$VERSION" in
 esac
 
 # What each release's packages are made of, and where Bazel puts coll/ohio built for its Open MPI
-# (staged as client/openmpi_coll/mca_coll_ohio.so either way). Debian 13 gets the client side
-# only: ohiod and the tools are linked to Debian 12's gRPC, Abseil, spdlog and fmt, which
-# Debian 13 has in other versions.
+# (staged as client/openmpi_coll/mca_coll_ohio.so either way). The client libraries link only
+# libc, libstdc++ and protobuf 3.21, which both releases have: built here. The daemon and the
+# tools link gRPC, Abseil, spdlog and fmt, which Debian 13 has in other versions: for trixie
+# they are built inside its root (IN_ROOT).
+DAEMON_AND_TOOLS=(daemon/ohiod client/ohioctl client/ohio-plan tests/bench/alltoall_bench
+                  tests/bench/mpi_alltoall_bench_openmpi tests/bench/mpi_alltoall_bench_mpich
+                  tests/bench/mpi_ialltoall_bench_openmpi tests/bench/mpi_ialltoall_bench_mpich)
+CLIENT=(client/libohio.so client/libohio_mpi_openmpi.so client/libohio_mpi_mpich.so)
 case "$RELEASE" in
   bookworm)
-    PACKAGES=(ohiod libohio libohio-dev ohio-tools)
     COMPONENT=client/openmpi_coll/mca_coll_ohio.so
-    BUILT=(daemon/ohiod client/ohioctl client/ohio-plan client/libohio.so client/libohio_mpi_openmpi.so
-           client/libohio_mpi_mpich.so "$COMPONENT" tests/bench/alltoall_bench
-           tests/bench/mpi_alltoall_bench_openmpi tests/bench/mpi_alltoall_bench_mpich
-           tests/bench/mpi_ialltoall_bench_openmpi tests/bench/mpi_ialltoall_bench_mpich) ;;
+    BUILT=("${CLIENT[@]}" "$COMPONENT" "${DAEMON_AND_TOOLS[@]}")
+    IN_ROOT=() ;;
   trixie)
-    PACKAGES=(libohio libohio-dev)
     COMPONENT=client/openmpi_coll/openmpi5/mca_coll_ohio.so
-    BUILT=(client/libohio.so client/libohio_mpi_openmpi.so client/libohio_mpi_mpich.so "$COMPONENT") ;;
+    BUILT=("${CLIENT[@]}" "$COMPONENT")
+    IN_ROOT=("${DAEMON_AND_TOOLS[@]}") ;;
   *) echo "$PROG: --release must be bookworm or trixie, got '$RELEASE'" >&2; exit 2 ;;
 esac
 if [ -z "$FROM" ]; then
   # shellcheck source=deploy/lib/bazel-build.sh
   source "$SRC/deploy/lib/bazel-build.sh"
+  # coll/ohio for Open MPI 5.0 is built against the Debian 13 root's headers (WORKSPACE's openmpi5).
+  [ "$RELEASE" != trixie ] || bash "$SRC/tests/trixie/make-root.sh" > /dev/null
   targets=()
   for f in "${BUILT[@]}"; do targets+=("//$(dirname "$f"):$(basename "$f")"); done
   mkdir -p "$OUT"
@@ -84,6 +98,12 @@ for f in "${BUILT[@]}"; do
 done
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+# The tree this script's own file is in (a test runs it through a link to it), built from in the
+# Debian 13 root: the build there takes the whole source, not files Bazel staged.
+if [ ${#IN_ROOT[@]} -gt 0 ]; then
+  TREE=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+  ROOT_BUILT=$(bash "$TREE/tests/trixie/build-in-root.sh" "$TREE" "${IN_ROOT[@]}")
+fi
 
 # dpkg-buildpackage builds in a directory with debian/ at its top and writes the packages
 # beside it: a private one, with the tree's files in their places and the built ones in
@@ -96,15 +116,8 @@ cp -rL "$SRC/deploy/debian" "$STAGE/debian"
 for f in "${BUILT[@]}"; do
   [ "$f" = "$COMPONENT" ] || install -D -m 0755 "$FROM/$f" "$STAGE/prebuilt/$f"
 done
+for f in "${IN_ROOT[@]}"; do install -D -m 0755 "$ROOT_BUILT/$f" "$STAGE/prebuilt/$f"; done
 install -D -m 0755 "$FROM/$COMPONENT" "$STAGE/prebuilt/client/openmpi_coll/mca_coll_ohio.so"
-# Only the release's packages: debian/rules installs the files of those dh_listpackages names.
-python3 - "$STAGE/debian/control" "${PACKAGES[@]}" <<'PY'
-import sys
-path, keep = sys.argv[1], set(sys.argv[2:])
-stanzas = open(path).read().split("\n\n")
-kept = [s for s in stanzas if not any(l.startswith("Package: ") and l[9:] not in keep for l in s.splitlines())]
-open(path, "w").write("\n\n".join(kept))
-PY
 for f in client/libohio/ohio.h client/libohio/ohio.hpp deploy/ohiod.conf deploy/ohiod.service \
          deploy/slurm-prolog.sh docs/OPERATIONS.md docs/SECURITY.md; do
   install -D -m 0644 "$SRC/$f" "$STAGE/$f"
@@ -121,17 +134,50 @@ ohio ($VERSION) unstable; urgency=medium
 EOF
 
 # -us -uc: nothing to sign with here; the packages are installed from files, not an archive.
-# Debian 13's are built inside its root: dpkg-shlibdeps names the libraries' packages there.
+# Debian 13's are built inside its root, with the build layer whose libraries the daemon and the
+# tools link: dpkg-shlibdeps names their packages there (the overlay takes what the build writes,
+# and goes with WORK).
 if [ "$RELEASE" = trixie ]; then
-  build=(bash "$SRC/tests/trixie/in_root.sh" --bind "$WORK" --cd "$STAGE" -- dpkg-buildpackage -b -us -uc)
+  layer=$(bash "$TREE/tests/trixie/make-build-root.sh")
+  build=(bash "$TREE/tests/trixie/in_root.sh" --overlay "$WORK/root" --layer "$layer" --bind "$WORK"
+         --cd "$STAGE" -- dpkg-buildpackage -b -us -uc)
 else
   build=(dpkg-buildpackage -b -us -uc)
 fi
-(cd "$STAGE" && "${build[@]}") > "$WORK/build.log" 2>&1 || {
-  cat "$WORK/build.log" >&2
-  echo "$PROG: dpkg-buildpackage failed" >&2
-  exit 1
-}
+
+# Debian 13's packages take minutes to make (most of it compressing the -dbgsym packages), so
+# they are kept by what they are made of: the staged tree (but the changelog's date), the build
+# layer, DEB_BUILD_OPTIONS. A run with nothing changed (a test's, say) takes the kept ones.
+kept=
+if [ "$RELEASE" = trixie ]; then
+  key=$( (cd "$STAGE" && find . -type f ! -path ./debian/changelog -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+          echo "$VERSION ${DEB_BUILD_OPTIONS:-}"; cat "$layer.stamp") | sha256sum | cut -c1-16)
+  kept=/var/cache/ohio-test/trixie-debs/$key
+  # One run at a time makes or takes them: two runs of one tree do not both make them.
+  mkdir -p "${kept%/*}"
+  exec 8>"${kept%/*}.lock"
+  flock 8
+fi
+if [ -n "$kept" ] && [ -f "$kept/complete" ]; then
+  echo "$PROG: the packages of this tree were built before ($kept)" >&2
+  cp "$kept"/*.deb "$WORK/"
+else
+  (cd "$STAGE" && "${build[@]}") > "$WORK/build.log" 2>&1 || {
+    cat "$WORK/build.log" >&2
+    echo "$PROG: dpkg-buildpackage failed" >&2
+    exit 1
+  }
+  if [ -n "$kept" ]; then
+    rm -rf "$kept.new"
+    mkdir -p "$kept.new"
+    cp "$WORK"/*.deb "$kept.new/"
+    touch "$kept.new/complete"
+    rm -rf "$kept"
+    mv "$kept.new" "$kept"
+    # The latest few sets only: each is some 45 MB.
+    (cd "${kept%/*}" && ls -t | tail -n +4 | xargs -r rm -rf)
+  fi
+fi
 debs=("$WORK"/*.deb)
 mv "${debs[@]}" "$OUT/"
 for d in "${debs[@]}"; do echo "$OUT/$(basename "$d")"; done

@@ -4,7 +4,10 @@
 # are worth their minutes once, only in the first).
 # Then the Debian 13 group (//tests/trixie:trixie, tagged trixie): Debian 13's Open MPI 5.0 and
 # MPICH 4.2 in a Debian 13 root that tests/trixie/make-root.sh builds first (cached between runs
-# in /var/cache/ohio-test; OHIO_TRIXIE=0 leaves the group out).
+# in /var/cache/ohio-test; OHIO_TRIXIE=0 leaves the group out). Its packages test builds ohiod and
+# the tools inside that root and packages them, both cached by what they are made of: about 30
+# minutes the first time on a 2-core machine, about 1 with nothing changed, a few after a change
+# (deploy/build-debs.sh's header).
 # Then fuzzes each libFuzzer target briefly (tests/fuzz/fuzz.sh: clang, an output base of its
 # own; OHIO_FUZZ_SECONDS per target, default 20, two at once; 0 leaves it out).
 # Prints last "N passed, N failed" over all runs; exits non-zero on failure.

@@ -93,6 +93,8 @@ void Exchange::WriteEagerHeader() {
                    MonotonicNs(),
                    s_.count_digest,
                    first ? vector_call_.plan.stream_rounds : 0u,
+                   0,
+                   0,
                    {}};
 }
 

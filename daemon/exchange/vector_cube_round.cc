@@ -38,9 +38,9 @@ void VectorCubeRound::Gather(uint32_t k, const uint8_t* ssb, const uint8_t* srb)
   // A node's own part that does not fit, or any inbox's flag: headers only from now on.
   const bool is_void = inboxes_.VoidBefore(k, !call_.cube_fits);
   const auto* out = reinterpret_cast<const EagerHeader*>(s_.segment->header()->eager_out[parity]);
-  EagerHeader h{kEagerHeaderMagic, s_.round, kVectorBytes, is_void ? kEagerVectorCubeVoid : 0u, s_.node,
-                out->begun_ns, inboxes_.Partial(k, s_.count_digest), 0, {}};
-  h.count_digest_tail = inboxes_.Tail(k, s_.count_digest);
+  const EagerHeader h{kEagerHeaderMagic, s_.round, kVectorBytes, is_void ? kEagerVectorCubeVoid : 0u, s_.node,
+                      out->begun_ns, inboxes_.Partial(k, s_.count_digest), 0, 0,
+                      inboxes_.Tail(k, s_.count_digest), {}};
   std::memcpy(line, &h, sizeof(h));
   std::vector<LocalPiece>& pieces = s_.pieces;
   pieces.clear();

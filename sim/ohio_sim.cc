@@ -1,6 +1,8 @@
 // ohio-sim: predicts one alltoall's time through ohio on a SimGrid platform, for clusters this
 // machine cannot hold, with the schedule ohio's own planners make (docs/SIMULATION.md).
 //   ohio-sim run --platform P --nodes N --ppn K --bytes 1,4096 [...]   simulate, print the table
+//   ohio-sim run ... --counts FILE|uniform:MAX:SEED|skewed:MAX:SEED     alltoallv instead
+//   ohio-sim counts --ranks P --generate uniform:MAX:SEED --out FILE    write a count matrix
 //   ohio-sim calibrate --out FILE                                       measure this machine
 #include <cstdint>
 #include <fstream>
@@ -13,6 +15,7 @@
 #include "client/ohio_plan/plan_report.h"
 #include "shm/plan/internode_table_text.h"
 #include "sim/calibrate.h"
+#include "sim/count_matrix.h"
 #include "sim/sim_report.h"
 #include "sim/simulation.h"
 
@@ -73,6 +76,10 @@ int main(int argc, char** argv) {
   run->add_option("--ppn-list", ppn_list, "ranks per node, node by node, e.g. 3,1,2 (instead of --nodes/--ppn)");
   run->add_option("--bytes", bytes_list, "M of each call series, bytes per rank pair, e.g. 1,4096,65536")
       ->capture_default_str();
+  std::string counts_spec;
+  run->add_option("--counts", counts_spec,
+                  "simulate alltoallv with this count matrix instead of --bytes: a file (one row of bytes per rank, "
+                  "docs/SIMULATION.md) or a generator uniform:MAX:SEED or skewed:MAX:SEED");
   run->add_option("--iterations", iterations, "calls per size (time: their median)")->capture_default_str();
   run->add_option("--max-slices", max_slices,
                   "simulate at most this many slices (>= 2) of a call staged in more, predicting the rest from the "
@@ -95,6 +102,14 @@ int main(int argc, char** argv) {
   run->add_option("--cfg", cfg, "SimGrid setting name:value, repeatable (e.g. network/model:CM02)");
   run->add_flag("--json", json, "print JSON instead of the table");
 
+  CLI::App* counts_cmd = app.add_subcommand("counts", "write a generated alltoallv count matrix (for --counts, the "
+                                                      "SMPI bench program and test ranks)");
+  std::string generate, counts_out;
+  uint32_t counts_ranks = 0;
+  counts_cmd->add_option("--ranks", counts_ranks, "ranks of the group")->required();
+  counts_cmd->add_option("--generate", generate, "uniform:MAX:SEED or skewed:MAX:SEED")->required();
+  counts_cmd->add_option("--out", counts_out, "file to write")->required();
+
   CLI::App* calibrate = app.add_subcommand("calibrate", "measure this machine and write a calibration file");
   std::string out_path;
   ohio::sim::CalibrateOptions calibrate_options;
@@ -115,6 +130,16 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  if (*counts_cmd) {
+    if (counts_ranks == 0) return Fail("--ranks must be at least 1");
+    auto m = ohio::sim::GenerateCountMatrix(generate, counts_ranks);
+    if (!m.ok()) return Fail(m.status().message());
+    std::ofstream out(counts_out);
+    out << ohio::sim::RenderCountMatrix(m.value());
+    if (!out) return Fail(counts_out + ": cannot write");
+    return 0;
+  }
+
   ohio::sim::SimRequest req;
   req.platform = platform;
   req.cfg = cfg;
@@ -129,6 +154,13 @@ int main(int argc, char** argv) {
     auto uniform = ohio::UniformPpn(nodes, ppn);
     if (!uniform.ok()) return Fail(uniform.status().message());
     req.ppn = uniform.value();
+  }
+  if (!counts_spec.empty()) {
+    uint32_t ranks = 0;
+    for (uint32_t p : req.ppn) ranks += p;
+    auto m = ohio::sim::CountMatrixFrom(counts_spec, ranks);
+    if (!m.ok()) return Fail(m.status().message());
+    req.counts = std::make_shared<const ohio::sim::CountMatrix>(m.value());
   }
   auto sizes = ParseSizes(bytes_list);
   if (!sizes.ok()) return Fail(sizes.status().message());

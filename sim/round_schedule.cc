@@ -5,6 +5,8 @@
 #include "shm/plan/bruck_plan.h"
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/exchange_plan.h"
+#include "shm/segment_layout.h"
+#include "sim/vector_schedule.h"
 
 namespace ohio::sim {
 namespace {
@@ -51,7 +53,19 @@ Result<std::shared_ptr<CallSchedule>> CallSchedule::Make(const GroupShape& shape
   return c;
 }
 
+std::shared_ptr<CallSchedule> CallSchedule::Vector(std::shared_ptr<const VectorCallSchedule> vector) {
+  std::shared_ptr<CallSchedule> c(new CallSchedule(GroupShape(), GroupSettings(), kVectorBytes));
+  c->eager_ = true;  // every alltoallv round is an eager one (a part too large is refused)
+  c->vector_ = std::move(vector);
+  return c;
+}
+
+InterNodeAlgorithm CallSchedule::internode() const { return vector_ ? vector_->internode() : internode_; }
+
+uint64_t CallSchedule::rounds() const { return vector_ ? vector_->rounds() : staging_.rounds; }
+
 NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
+  if (vector_) return vector_->Plan(node, round);
   NodeRound r;
   const Algorithm algo = settings_.algo;
   r.internode = internode_;

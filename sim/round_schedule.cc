@@ -9,7 +9,6 @@
 #include "sim/vector_schedule.h"
 
 namespace ohio::sim {
-namespace {
 
 uint64_t SpanBytes(const std::vector<CopySpan>& spans) {
   uint64_t sum = 0;
@@ -17,7 +16,12 @@ uint64_t SpanBytes(const std::vector<CopySpan>& spans) {
   return sum;
 }
 
-}  // namespace
+uint32_t ActivePeers(const NodeRound& r) {
+  std::set<uint32_t> peers;
+  for (const SimPut& p : r.puts) peers.insert(p.dest);
+  for (const SimDelivery& d : r.deliveries) peers.insert(d.source);
+  return static_cast<uint32_t>(peers.size());
+}
 
 const char* RoundKindName(RoundKind k) {
   switch (k) {
@@ -103,10 +107,7 @@ NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
       break;
     }
   }
-  std::set<uint32_t> peers;
-  for (const SimPut& p : r.puts) peers.insert(p.dest);
-  for (const SimDelivery& d : r.deliveries) peers.insert(d.source);
-  r.active_peers = static_cast<uint32_t>(peers.size());
+  r.active_peers = ActivePeers(r);
 
   const uint32_t ppn = shape_.ppn(node);
   r.copy_in.resize(ppn);

@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "shm/plan/algorithm.h"
 #include "shm/plan/buffer_sizing.h"
+#include "shm/plan/copy_plan.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/group_shape.h"
 #include "shm/plan/internode_choice.h"
@@ -67,6 +68,11 @@ struct NodeRound {
   // checked over all of them first).
   bool publish_together = false;
 };
+
+// Bytes a copy plan moves.
+uint64_t SpanBytes(const std::vector<CopySpan>& spans);
+// The nodes a round's node sends to or receives from (NodeRound::active_peers).
+uint32_t ActivePeers(const NodeRound& r);
 
 class VectorCallSchedule;
 

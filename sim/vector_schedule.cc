@@ -1,7 +1,6 @@
 #include "sim/vector_schedule.h"
 
 #include <algorithm>
-#include <set>
 #include <string>
 
 #include "shm/plan/bruck_plan.h"
@@ -9,22 +8,6 @@
 #include "shm/plan/vector_staging.h"
 
 namespace ohio::sim {
-namespace {
-
-uint64_t SpanBytes(const std::vector<CopySpan>& spans) {
-  uint64_t sum = 0;
-  for (const CopySpan& s : spans) sum += s.len;
-  return sum;
-}
-
-uint32_t ActivePeers(const NodeRound& r) {
-  std::set<uint32_t> peers;
-  for (const SimPut& p : r.puts) peers.insert(p.dest);
-  for (const SimDelivery& d : r.deliveries) peers.insert(d.source);
-  return static_cast<uint32_t>(peers.size());
-}
-
-}  // namespace
 
 Result<std::shared_ptr<VectorCallSchedule>> VectorCallSchedule::Make(const GroupShape& shape,
                                                                      const GroupSettings& settings,

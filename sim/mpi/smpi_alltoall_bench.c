@@ -35,6 +35,17 @@ static double median(double* v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Rank 0's line: what was timed, then median, min and max in microseconds, and the calls. */
+static void print_times(const char* label, double* times, int iterations) {
+  double lo = times[0], hi = times[0];
+  for (int i = 1; i < iterations; ++i) {
+    if (times[i] < lo) lo = times[i];
+    if (times[i] > hi) hi = times[i];
+  }
+  printf("%s %.3f %.3f %.3f %d\n", label, median(times, iterations) * 1e6, lo * 1e6, hi * 1e6, iterations);
+  fflush(stdout);
+}
+
 /* Times `iterations` calls of `bytes` per pair; rank 0 prints the line. 0, or 1 on a bad size. */
 static int run_size(long bytes, int iterations, int warmup, int rank, int size) {
   char* send = BENCH_MALLOC((size_t)bytes * size);
@@ -53,13 +64,9 @@ static int run_size(long bytes, int iterations, int warmup, int rank, int size) 
     if (i >= warmup) times[i - warmup] = slowest;
   }
   if (rank == 0) {
-    double lo = times[0], hi = times[0];
-    for (int i = 1; i < iterations; ++i) {
-      if (times[i] < lo) lo = times[i];
-      if (times[i] > hi) hi = times[i];
-    }
-    printf("%ld %.3f %.3f %.3f %d\n", bytes, median(times, iterations) * 1e6, lo * 1e6, hi * 1e6, iterations);
-    fflush(stdout);
+    char label[32];
+    snprintf(label, sizeof label, "%ld", bytes);
+    print_times(label, times, iterations);
   }
   free(times);
   BENCH_FREE(send);
@@ -121,15 +128,7 @@ static int run_counts(const char* path, int iterations, int warmup, int rank, in
     MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (i >= warmup) times[i - warmup] = slowest;
   }
-  if (rank == 0) {
-    double lo = times[0], hi = times[0];
-    for (int i = 1; i < iterations; ++i) {
-      if (times[i] < lo) lo = times[i];
-      if (times[i] > hi) hi = times[i];
-    }
-    printf("alltoallv %.3f %.3f %.3f %d\n", median(times, iterations) * 1e6, lo * 1e6, hi * 1e6, iterations);
-    fflush(stdout);
-  }
+  if (rank == 0) print_times("alltoallv", times, iterations);
   BENCH_FREE(send);
   BENCH_FREE(recv);
   free(times);

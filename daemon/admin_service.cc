@@ -7,6 +7,7 @@
 
 #include "common/unix_socket.h"
 #include "common/version.h"
+#include "daemon/ops/internode_policy.h"
 
 namespace ohio {
 namespace {
@@ -164,6 +165,13 @@ grpc::Status AdminService::Status(grpc::ServerContext*, const admin::StatusReque
   const SelectionPolicy selection = p_.registry->selection_policy();
   reply->set_selection_table(selection.source);
   reply->set_selection_table_digest(selection.digest);
+  reply->set_selection_table_simulated_rows(static_cast<uint32_t>(std::count_if(
+      selection.table.rules.begin(), selection.table.rules.end(), [](const SelectionRule& r) { return r.simulated; })));
+  const InterNodePolicy internode = ChooseInterNodePolicy(current, std::nullopt);
+  reply->set_internode_table(internode.source);
+  reply->set_internode_table_digest(internode.digest);
+  reply->set_internode_table_simulated_rows(static_cast<uint32_t>(std::count_if(
+      internode.table.rules.begin(), internode.table.rules.end(), [](const InterNodeRule& r) { return r.simulated; })));
   reply->set_config_file(current.config_file);
   reply->set_last_reload(p_.live->last_reload());
   return grpc::Status::OK;

@@ -11,13 +11,16 @@
 #          [--algorithms LIST (ompi,mpich,pair,bruck)] [--network-model M (SMPI)]
 #          [--ohio-sim PATH (bazel-bin/sim/ohio-sim)] [--out DIR (/tmp/ohio-bench/sim-compare-KxP)]
 #          [--max-ranks R (64)] [--ohio-flags "FLAGS" (more ohio-sim run flags, e.g. --design v2)]
+#          [--counts FILE|uniform:MAX:SEED|skewed:MAX:SEED (alltoallv with this count matrix, not --sizes)]
+# With --counts, one row "alltoallv": ohio-sim's alltoallv against SMPI's MPI_Alltoallv algorithms
+# (smpi/alltoallv) on the same matrix, written to alltoallv.csv.
 # Build ohio-sim first: bazel build //sim:ohio-sim.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PLATFORM=sim/platforms/this-box.xml CALIBRATION=sim/calibration/this-box.txt NODES=4 PPN=2
 SIZES=1,16,256,4096,65536 ITERATIONS=5 ALGORITHMS=ompi,mpich,pair,bruck MODEL=SMPI
-OHIO_SIM=bazel-bin/sim/ohio-sim OUT='' MAX_RANKS=64 OHIO_FLAGS=''
+OHIO_SIM=bazel-bin/sim/ohio-sim OUT='' MAX_RANKS=64 OHIO_FLAGS='' COUNTS=''
 while [ $# -gt 0 ]; do
   case $1 in
     --platform) PLATFORM=$2; shift 2 ;;
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2 ;;
     --max-ranks) MAX_RANKS=$2; shift 2 ;;
     --ohio-flags) OHIO_FLAGS=$2; shift 2 ;;
+    --counts) COUNTS=$2; shift 2 ;;
     *) echo "compare.sh: unknown argument '$1' (see the usage at the top of $0)" >&2; exit 2 ;;
   esac
 done
@@ -39,27 +43,40 @@ OUT=${OUT:-/tmp/ohio-bench/sim-compare-${NODES}x${PPN}}
 [ -x "$OHIO_SIM" ] || { echo "compare.sh: $OHIO_SIM not found: bazel build //sim:ohio-sim" >&2; exit 2; }
 mkdir -p "$OUT"
 
-echo "ohio-sim: $NODES x $PPN on $PLATFORM, network model $MODEL" >&2
+# Both sides run the same matrix: a generator is written out once, as a file.
+CALLS=(--bytes "$SIZES") SMPI_CALLS=(--sizes "$SIZES") NAME=alltoall
+if [ -n "$COUNTS" ]; then
+  if [[ $COUNTS == uniform:* || $COUNTS == skewed:* ]]; then
+    "$OHIO_SIM" counts --ranks $(( NODES * PPN )) --generate "$COUNTS" --out "$OUT/counts.txt"
+    COUNTS=$OUT/counts.txt
+  fi
+  CALLS=(--counts "$COUNTS") SMPI_CALLS=(--counts "$COUNTS") NAME=alltoallv
+fi
+
+echo "ohio-sim: $NODES x $PPN on $PLATFORM, network model $MODEL, $NAME" >&2
 # shellcheck disable=SC2086  # --ohio-flags is a list of flags
 "$OHIO_SIM" run --platform "$PLATFORM" --calibration "$CALIBRATION" --nodes "$NODES" --ppn "$PPN" \
-  --bytes "$SIZES" --iterations "$ITERATIONS" --cfg network/model:"$MODEL" --json $OHIO_FLAGS \
+  "${CALLS[@]}" --iterations "$ITERATIONS" --cfg network/model:"$MODEL" --json $OHIO_FLAGS \
   > "$OUT/ohio-sim.json"
-# bytes median_us, one line per size, from ohio-sim's report.
+# bytes median_us, one line per size ("alltoallv" for the alltoallv), from ohio-sim's report.
 python3 -c '
 import json, sys
-for s in json.load(open(sys.argv[1]))["sizes"]:
+r = json.load(open(sys.argv[1]))
+if "alltoallv" in r:
+    print("alltoallv", "%.3f" % (r["alltoallv"]["median_s"] * 1e6))
+for s in r["sizes"]:
     print(s["bytes"], "%.3f" % (s["median_s"] * 1e6))' "$OUT/ohio-sim.json" > "$OUT/ohio.txt"
 
 IFS=, read -r -a ALGOS <<< "$ALGORITHMS"
 for a in "${ALGOS[@]}"; do
   echo "smpi $a: $NODES x $PPN" >&2
-  sim/smpi-alltoall.sh --platform "$PLATFORM" --nodes "$NODES" --ppn "$PPN" --sizes "$SIZES" --algorithm "$a" \
+  sim/smpi-alltoall.sh --platform "$PLATFORM" --nodes "$NODES" --ppn "$PPN" "${SMPI_CALLS[@]}" --algorithm "$a" \
     --iterations "$ITERATIONS" --network-model "$MODEL" --max-ranks "$MAX_RANKS" --build-dir "$OUT/smpi" \
     | awk '{ print $1, $2 }' > "$OUT/smpi-$a.txt"
 done
 
 # One row per size: ohio's time, then each algorithm's time and ohio / it.
-CSV=$OUT/alltoall.csv
+CSV=$OUT/$NAME.csv
 {
   printf 'bytes,ohio_sim_us'
   for a in "${ALGOS[@]}"; do printf ',smpi_%s_us,ohio_over_%s' "$a" "$a"; done
@@ -77,7 +94,7 @@ CSV=$OUT/alltoall.csv
 column -s, -t < "$CSV"
 echo "results: $CSV (ohio_over_X below 1: ohio predicted faster than SMPI's X)"
 
-if command -v gnuplot >/dev/null; then
+if [ "$NAME" = alltoall ] && command -v gnuplot >/dev/null; then
   {
     echo "set terminal png size 900,600; set output '$OUT/alltoall.png'"
     echo "set datafile separator ','; set logscale xy; set key top left"

@@ -5,9 +5,10 @@
 #include "shm/plan/bruck_plan.h"
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/exchange_plan.h"
+#include "shm/segment_layout.h"
+#include "sim/vector_schedule.h"
 
 namespace ohio::sim {
-namespace {
 
 uint64_t SpanBytes(const std::vector<CopySpan>& spans) {
   uint64_t sum = 0;
@@ -15,7 +16,12 @@ uint64_t SpanBytes(const std::vector<CopySpan>& spans) {
   return sum;
 }
 
-}  // namespace
+uint32_t ActivePeers(const NodeRound& r) {
+  std::set<uint32_t> peers;
+  for (const SimPut& p : r.puts) peers.insert(p.dest);
+  for (const SimDelivery& d : r.deliveries) peers.insert(d.source);
+  return static_cast<uint32_t>(peers.size());
+}
 
 const char* RoundKindName(RoundKind k) {
   switch (k) {
@@ -51,7 +57,19 @@ Result<std::shared_ptr<CallSchedule>> CallSchedule::Make(const GroupShape& shape
   return c;
 }
 
+std::shared_ptr<CallSchedule> CallSchedule::Vector(std::shared_ptr<const VectorCallSchedule> vector) {
+  std::shared_ptr<CallSchedule> c(new CallSchedule(GroupShape(), GroupSettings(), kVectorBytes));
+  c->eager_ = true;  // every alltoallv round is an eager one (a part too large is refused)
+  c->vector_ = std::move(vector);
+  return c;
+}
+
+InterNodeAlgorithm CallSchedule::internode() const { return vector_ ? vector_->internode() : internode_; }
+
+uint64_t CallSchedule::rounds() const { return vector_ ? vector_->rounds() : staging_.rounds; }
+
 NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
+  if (vector_) return vector_->Plan(node, round);
   NodeRound r;
   const Algorithm algo = settings_.algo;
   r.internode = internode_;
@@ -89,10 +107,7 @@ NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
       break;
     }
   }
-  std::set<uint32_t> peers;
-  for (const SimPut& p : r.puts) peers.insert(p.dest);
-  for (const SimDelivery& d : r.deliveries) peers.insert(d.source);
-  r.active_peers = static_cast<uint32_t>(peers.size());
+  r.active_peers = ActivePeers(r);
 
   const uint32_t ppn = shape_.ppn(node);
   r.copy_in.resize(ppn);

@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "shm/plan/algorithm.h"
 #include "shm/plan/buffer_sizing.h"
+#include "shm/plan/copy_plan.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/group_shape.h"
 #include "shm/plan/internode_choice.h"
@@ -63,7 +64,17 @@ struct NodeRound {
   std::vector<uint64_t> copy_local;             // ... out of the SSB, from its own node
   std::vector<std::vector<uint64_t>> copy_out;  // [delivery][local rank]: out of the SRB
   uint32_t active_peers = 0;  // nodes it sends to or receives from: queue pairs in use
+  // Alltoallv: blocks are published only once every one has landed (the count digest is
+  // checked over all of them first).
+  bool publish_together = false;
 };
+
+// Bytes a copy plan moves.
+uint64_t SpanBytes(const std::vector<CopySpan>& spans);
+// The nodes a round's node sends to or receives from (NodeRound::active_peers).
+uint32_t ActivePeers(const NodeRound& r);
+
+class VectorCallSchedule;
 
 // One call of M bytes per rank pair on every node of the group.
 class CallSchedule {
@@ -71,14 +82,19 @@ class CallSchedule {
   // Errors: a group on one node (ohio serves it without daemons), buffers the planners refuse.
   static Result<std::shared_ptr<CallSchedule>> Make(const GroupShape& shape, const GroupSettings& settings,
                                                     uint64_t bytes_per_rank);
+  // One alltoallv call (sim/vector_schedule.h).
+  static std::shared_ptr<CallSchedule> Vector(std::shared_ptr<const VectorCallSchedule> vector);
+
+  // The alltoallv's schedule, null for an alltoall.
+  const VectorCallSchedule* vector() const { return vector_.get(); }
 
   uint64_t bytes_per_rank() const { return m_; }
   bool eager() const { return eager_; }
-  InterNodeAlgorithm internode() const { return internode_; }
-  uint64_t rounds() const { return staging_.rounds; }
+  InterNodeAlgorithm internode() const;
+  uint64_t rounds() const;
   // Rounds per slice of the messages: the rounds of every full slice are alike.
-  uint64_t rounds_per_slice() const { return uint64_t{staging_.step_groups} * staging_.row_parts; }
-  uint64_t slices() const { return (staging_.rounds + rounds_per_slice() - 1) / rounds_per_slice(); }
+  uint64_t rounds_per_slice() const { return vector_ ? 1 : uint64_t{staging_.step_groups} * staging_.row_parts; }
+  uint64_t slices() const { return (rounds() + rounds_per_slice() - 1) / rounds_per_slice(); }
   const Staging& staging() const { return staging_; }
   // Node `node`'s part of round `round` (< rounds()). Planned at each call: what a simulation
   // keeps of it is its business (a large group's plans of every round would not fit memory).
@@ -96,6 +112,7 @@ class CallSchedule {
   bool eager_ = false;
   InterNodeAlgorithm internode_ = InterNodeAlgorithm::kPairwise;
   Staging staging_;
+  std::shared_ptr<const VectorCallSchedule> vector_;
 };
 
 }  // namespace ohio::sim

@@ -34,6 +34,16 @@ std::string RenderSimText(const SimRequest& req, const SimResult& r) {
                 "rounds", "simulated", "median_us", "min_us", "max_us");
   out += line;
   for (const SizeSummary& s : r.sizes) {
+    if (s.vector) {
+      // One row for the alltoallv calls: its kind is the protocol's, its rounds the first call's.
+      std::snprintf(line, sizeof line, "%12s  %-9s  %-9s  %8llu  %9llu  %14.3f  %14.3f  %14.3f\n", "alltoallv",
+                    "eager", InterNodeAlgorithmName(s.internode), static_cast<unsigned long long>(s.rounds),
+                    static_cast<unsigned long long>(s.simulated_rounds), s.median * 1e6, s.min * 1e6, s.max * 1e6);
+      out += line;
+      out += "alltoallv: " + std::to_string(s.stream_rounds) + " stream rounds after the first; " +
+             std::to_string(s.cube_went_again) + " calls whose hypercube round went again pairwise\n";
+      continue;
+    }
     std::snprintf(line, sizeof line, "%12llu  %-9s  %-9s  %8llu  %9llu  %14.3f  %14.3f  %14.3f\n",
                   static_cast<unsigned long long>(s.bytes_per_rank), s.eager ? "eager" : "announced",
                   InterNodeAlgorithmName(s.internode), static_cast<unsigned long long>(s.rounds),
@@ -73,6 +83,16 @@ std::string RenderSimJson(const SimRequest& req, const SimResult& r) {
   j["qp_cache_entries"] = req.qp_cache.entries;
   j["sizes"] = nlohmann::ordered_json::array();
   for (const SizeSummary& s : r.sizes) {
+    if (s.vector) {
+      j["alltoallv"] = {{"internode", InterNodeAlgorithmName(s.internode)},
+                        {"rounds", s.rounds},
+                        {"stream_rounds", s.stream_rounds},
+                        {"cube_went_again", s.cube_went_again},
+                        {"median_s", s.median},
+                        {"min_s", s.min},
+                        {"max_s", s.max}};
+      continue;
+    }
     j["sizes"].push_back({{"bytes", s.bytes_per_rank},
                           {"eager", s.eager},
                           {"internode", InterNodeAlgorithmName(s.internode)},

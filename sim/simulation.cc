@@ -11,6 +11,7 @@
 #include <set>
 
 #include "daemon/exchange/exchange_message.h"
+#include "sim/vector_schedule.h"
 
 namespace ohio::sim {
 namespace {
@@ -321,11 +322,13 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
         busy = true;
       }
     }
-    // Publish, in order, what landed (an announced round's only once every node agreed).
+    // Publish, in order, what landed (an announced round's only once every node agreed; an
+    // alltoallv's all at once).
     if (r.kind != RoundKind::kAnnounced || agreed()) {
       uint32_t delivered = p.delivered;
       const std::set<uint32_t>& landed = n.landed[g];
       while (delivered < r.deliveries.size() && landed.count(r.deliveries[delivered].key) > 0) ++delivered;
+      if (r.publish_together && delivered < r.deliveries.size()) delivered = p.delivered;
       if (delivered != p.delivered) {
         p.delivered = delivered;
         NotifyRanks(n);
@@ -354,7 +357,7 @@ Result<SimResult> Simulation::Run(s4u::Engine& engine, const std::vector<s4u::Ho
   const uint32_t nodes = static_cast<uint32_t>(req_.ppn.size());
   for (size_t c = 0; c < calls_.size(); ++c) {
     const CallSchedule& call = *calls_[c];
-    const bool cut = req_.max_slices > 0 && call.slices() > req_.max_slices;
+    const bool cut = req_.max_slices > 0 && call.slices() > req_.max_slices && call.vector() == nullptr;
     const uint64_t rounds = cut ? req_.max_slices * call.rounds_per_slice() : call.rounds();
     for (uint64_t k = 0; k < rounds; ++k) rounds_.push_back({&call, c, k, k + 1 == rounds});
     simulated_rounds_.push_back(rounds);
@@ -397,9 +400,10 @@ Result<SimResult> Simulation::Run(s4u::Engine& engine, const std::vector<s4u::Ho
   }
   result.simulated_seconds = s4u::Engine::get_clock();
   size_t c = 0;
-  for (uint64_t m : req_.sizes) {
+  for (uint64_t m : req_.counts ? std::vector<uint64_t>{0} : req_.sizes) {
     SizeSummary s;
     s.bytes_per_rank = m;
+    s.vector = req_.counts != nullptr;
     s.eager = calls_[c]->eager();
     s.internode = calls_[c]->internode();
     s.rounds = calls_[c]->rounds();
@@ -416,6 +420,10 @@ Result<SimResult> Simulation::Run(s4u::Engine& engine, const std::vector<s4u::Ho
       }
       times.push_back(t);
       result.calls.push_back({m, it, t});
+      if (const VectorCallSchedule* v = calls_[c]->vector()) {
+        s.stream_rounds = std::max<uint64_t>(s.stream_rounds, v->stream_rounds());
+        s.cube_went_again += v->cube_went_again() ? 1 : 0;
+      }
     }
     std::sort(times.begin(), times.end());
     s.min = times.front();
@@ -451,7 +459,7 @@ bool NaturalLess(const std::string& a, const std::string& b) {
 }  // namespace
 
 Result<SimResult> RunSimulation(const SimRequest& req) {
-  if (req.sizes.empty()) return Status(Code::kInvalidArgument, "no sizes to simulate");
+  if (req.sizes.empty() && !req.counts) return Status(Code::kInvalidArgument, "no sizes to simulate");
   if (req.iterations == 0) return Status(Code::kInvalidArgument, "iterations must be at least 1");
   if (req.max_slices == 1) {
     return Status(Code::kInvalidArgument, "max slices must be 0 (every round) or at least 2 (a slice's time is the last two's difference)");
@@ -461,7 +469,16 @@ Result<SimResult> RunSimulation(const SimRequest& req) {
   Result<GroupShape> shape = GroupShape::Make(static_cast<uint32_t>(req.ppn.size()), std::move(rank_node));
   if (!shape.ok()) return shape.status();
   std::vector<std::shared_ptr<CallSchedule>> calls;
-  for (uint64_t m : req.sizes) {
+  // Alltoallv: each call's first round depends on what the one before found (whether every
+  // node's part fitted a hypercube).
+  bool tries_cube = true;
+  for (uint32_t i = 0; req.counts && i < req.iterations; ++i) {
+    auto vector = VectorCallSchedule::Make(shape.value(), req.settings, *req.counts, tries_cube);
+    if (!vector.ok()) return Status(vector.status().code(), "alltoallv: " + vector.status().message());
+    tries_cube = vector.value()->next_tries_cube();
+    calls.push_back(CallSchedule::Vector(vector.value()));
+  }
+  for (uint64_t m : req.counts ? std::vector<uint64_t>{} : req.sizes) {
     Result<std::shared_ptr<CallSchedule>> call = CallSchedule::Make(shape.value(), req.settings, m);
     if (!call.ok()) return Status(call.status().code(), "M = " + std::to_string(m) + ": " + call.status().message());
     for (uint32_t i = 0; i < req.iterations; ++i) calls.push_back(call.value());

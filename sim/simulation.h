@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "sim/calibration.h"
+#include "sim/count_matrix.h"
 #include "sim/qp_cache.h"
 #include "sim/round_schedule.h"
 
@@ -22,6 +24,8 @@ struct SimRequest {
   std::vector<std::string> cfg;   // SimGrid --cfg settings (name:value), e.g. network/model:CM02
   std::vector<uint32_t> ppn;      // ranks per node, placed consecutively on hosts in natural name order
   std::vector<uint64_t> sizes;    // M of each call series, in order
+  // Set: the run is `iterations` alltoallv calls with these counts instead (sizes unused).
+  std::shared_ptr<const CountMatrix> counts;
   uint32_t iterations = 1;        // calls per size
   // Calls of more slices than this (a slice: the rounds that carry one byte range of every
   // message) are simulated for their first max_slices slices; the rest are predicted to take as
@@ -49,7 +53,10 @@ struct CallTiming {
 };
 
 struct SizeSummary {
-  uint64_t bytes_per_rank = 0;
+  uint64_t bytes_per_rank = 0;  // 0 for an alltoallv
+  bool vector = false;          // alltoallv calls (SimRequest::counts)
+  uint64_t stream_rounds = 0;   // alltoallv: stream rounds after the first pairwise round
+  uint32_t cube_went_again = 0;  // alltoallv: calls whose hypercube round went again
   bool eager = false;
   InterNodeAlgorithm internode = InterNodeAlgorithm::kPairwise;
   uint64_t rounds = 0;

@@ -3,8 +3,10 @@
 # with smpicc (once per --build-dir) and runs it under smpirun with one alltoall algorithm of
 # SMPI's (ompi and mpich: those libraries' own selection logic; pair: pairwise; bruck; any name
 # smpirun --help-coll lists). Prints the program's lines: bytes median_us min_us max_us iterations.
+# With --counts FILE (ohio-sim's count matrix) it runs MPI_Alltoallv instead, the algorithm set
+# as smpi/alltoallv, and prints one line: alltoallv median_us min_us max_us iterations.
 #
-# usage: sim/smpi-alltoall.sh --platform P --nodes K --ppn P --sizes LIST --algorithm NAME
+# usage: sim/smpi-alltoall.sh --platform P --nodes K --ppn P (--sizes LIST | --counts FILE) --algorithm NAME
 #          [--iterations N (5)] [--warmup N (1)] [--network-model M (SMPI)] [--build-dir DIR (/tmp/ohio-sim-smpi)]
 #          [--max-ranks R (64)] [--cfg name:value ...]
 # Ranks go K x P onto the platform's hosts node-0..node-(K-1), P each, as ohio-sim places them.
@@ -13,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PLATFORM='' NODES='' PPN='' SIZES='' ALGORITHM='' ITERATIONS=5 MODEL=SMPI BUILD=/tmp/ohio-sim-smpi MAX_RANKS=64 WARMUP=1
+PLATFORM='' NODES='' PPN='' SIZES='' COUNTS='' ALGORITHM='' ITERATIONS=5 MODEL=SMPI BUILD=/tmp/ohio-sim-smpi MAX_RANKS=64 WARMUP=1
 CFG=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -21,6 +23,7 @@ while [ $# -gt 0 ]; do
     --nodes) NODES=$2; shift 2 ;;
     --ppn) PPN=$2; shift 2 ;;
     --sizes) SIZES=$2; shift 2 ;;
+    --counts) COUNTS=$2; shift 2 ;;
     --algorithm) ALGORITHM=$2; shift 2 ;;
     --iterations) ITERATIONS=$2; shift 2 ;;
     --warmup) WARMUP=$2; shift 2 ;;
@@ -31,6 +34,12 @@ while [ $# -gt 0 ]; do
     *) echo "smpi-alltoall.sh: unknown argument '$1' (see the usage at the top of $0)" >&2; exit 2 ;;
   esac
 done
+if [ -n "$COUNTS" ]; then
+  [ -r "$COUNTS" ] || { echo "smpi-alltoall.sh: --counts $COUNTS cannot be read" >&2; exit 2; }
+  SIZES=counts=$(realpath "$COUNTS") COLLECTIVE=alltoallv
+else
+  COLLECTIVE=alltoall
+fi
 for v in PLATFORM NODES PPN SIZES ALGORITHM; do
   if [ -z "${!v}" ]; then echo "smpi-alltoall.sh: --${v,,} is required" >&2; exit 2; fi
 done
@@ -59,8 +68,8 @@ for (( n = 0; n < NODES; n++ )); do for (( p = 0; p < PPN; p++ )); do echo "node
 # simulate-computation:no: the program's own CPU time between MPI calls is not injected (on a
 # loaded machine it would be noise); host-speed only silences SMPI's warning then.
 smpirun -np "$RANKS" -platform "$PLATFORM" -hostfile "$HOSTFILE" \
-  --cfg=network/model:"$MODEL" --cfg=smpi/alltoall:"$ALGORITHM" \
+  --cfg=network/model:"$MODEL" --cfg=smpi/"$COLLECTIVE":"$ALGORITHM" \
   --cfg=smpi/simulate-computation:no --cfg=smpi/host-speed:1Gf \
   --log=root.thresh:warning "${CFG[@]}" \
-  "$BENCH" "$SIZES" "$ITERATIONS" "$WARMUP" 2>"$BUILD/smpirun-$ALGORITHM.log" | grep -E '^[0-9]+ ' ||
+  "$BENCH" "$SIZES" "$ITERATIONS" "$WARMUP" 2>"$BUILD/smpirun-$ALGORITHM.log" | grep -E '^([0-9]+|alltoallv) ' ||
   { echo "smpi-alltoall.sh: smpirun failed for $ALGORITHM; its log: $BUILD/smpirun-$ALGORITHM.log" >&2; tail -5 "$BUILD/smpirun-$ALGORITHM.log" >&2; exit 1; }

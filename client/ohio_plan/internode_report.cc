@@ -28,7 +28,8 @@ uint64_t DirectBytes(const std::vector<uint32_t>& ppn, uint64_t m, uint32_t node
 
 std::string RuleText(const InterNodeTable& table, int row) {
   if (row < 0) return "no row matches: pairwise";
-  return "row " + std::to_string(row + 1) + ": " + FormatInterNodeRule(table.rules[row]);
+  return "row " + std::to_string(row + 1) + ": " + FormatInterNodeRule(table.rules[row]) +
+         (table.rules[row].simulated ? "; a row ohio-sim simulated, not measured" : "");
 }
 
 // What the daemons run for a call of m, decided as the exchange decides it (daemon/exchange/exchange.cc).
@@ -133,6 +134,7 @@ std::string RenderInterNodeExplanation(const InterNodeTable& table, const std::s
     const RoundInterNodeChoice c = RoundChoice(shape, e.buffers, table, m);
     out += "  " + Pad(std::to_string(m), 12) + Pad(std::to_string(block), 14) + Pad(InterNodeAlgorithmName(c.runs), 11) +
            (row < 0 ? std::string("no row") : "row " + std::to_string(row + 1)) +
+           (row >= 0 && table.rules[row].simulated ? " (simulated)" : "") +
            (c.miss == HypercubeMiss::kNone ? "" : std::string(", ") + InterNodeAlgorithmName(c.table) + " does not fit") + "\n";
   }
   return out;

@@ -8,7 +8,8 @@ namespace {
 std::string Verdict(const SelectionTable& table, const Selection& s) {
   const std::string path = s.serve ? "ohio" : "the MPI library";
   if (s.rule < 0) return path + " (no row matches)";
-  return path + " (row " + std::to_string(s.rule + 1) + ": " + FormatSelectionRule(table.rules[s.rule]) + ")";
+  return path + " (row " + std::to_string(s.rule + 1) + ": " + FormatSelectionRule(table.rules[s.rule]) +
+         (table.rules[s.rule].simulated ? "; a row ohio-sim simulated, not measured" : "") + ")";
 }
 
 // "1B", "512B", "4KiB": a sweep's sizes, each with its unit.

@@ -255,6 +255,10 @@ json StatusJson(const admin::StatusReply& s) {
           {"transport_choice", s.transport_choice()},
           {"selection_table", s.selection_table()},
           {"selection_table_digest", s.selection_table_digest()},
+          {"selection_table_simulated_rows", s.selection_table_simulated_rows()},
+          {"internode_table", s.internode_table()},
+          {"internode_table_digest", s.internode_table_digest()},
+          {"internode_table_simulated_rows", s.internode_table_simulated_rows()},
           {"transport_counters", TransportCountersJson(s.transport_counters())},
           {"segment_cache", SegmentCacheJson(s.segment_cache())},
           {"data_address", s.data_address()},
@@ -304,7 +308,14 @@ std::string StatusText(const admin::StatusReply& s) {
                                            (ports.empty() ? "" : "; " + ports)});
   }
   if (s.hcas_size() > 0 && !s.hca_note().empty()) rows.push_back({"", s.hca_note()});
-  rows.push_back({"selection", s.selection_table() + " (digest " + s.selection_table_digest() + "), for new groups"});
+  // Rows ohio-sim proposed decide as measured ones do: say how many there are.
+  auto simulated = [](uint32_t rows) {
+    return rows == 0 ? std::string() : "; " + std::to_string(rows) + (rows == 1 ? " row" : " rows") + " simulated";
+  };
+  rows.push_back({"selection", s.selection_table() + " (digest " + s.selection_table_digest() + "), for new groups" +
+                                   simulated(s.selection_table_simulated_rows())});
+  rows.push_back({"inter-node", s.internode_table() + " (digest " + s.internode_table_digest() + "), for new groups" +
+                                    simulated(s.internode_table_simulated_rows())});
   rows.push_back({"topology", s.topology()});
   rows.push_back({"sockets", "control " + s.control_socket() + ", admin " + s.admin_socket()});
   rows.push_back({"groups", Plural(s.groups(), "open", "open") + ", " + Bytes(s.segment_bytes_in_use()) + " of " +

@@ -28,6 +28,7 @@ struct InterNodeRule {
   uint64_t max_block_bytes = 0;
   InterNodeAlgorithm internode = InterNodeAlgorithm::kPairwise;
   uint32_t max_nodes = UINT32_MAX;
+  bool simulated = false;  // proposed by ohio-sim, not measured (shm/plan/table_words.h)
 };
 
 struct InterNodeTable {

@@ -35,16 +35,17 @@ std::optional<InterNodeAlgorithm> ParseInterNodeAlgorithmName(const std::string&
 
 Result<InterNodeTable> ParseInterNodeTable(const std::string& text, const std::string& source) {
   InterNodeTable table;
-  for (const TableLine& line : TableLines(text)) {
+  for (TableLine& line : TableLines(text)) {
     const std::vector<std::string>& w = line.words;
     auto bad = [&](const std::string& why) {
       return Status(Code::kInvalidArgument, "inter-node table " + source + ":" + std::to_string(line.number) + ": " + why);
     };
-    if (w.size() != 3) {
-      return bad("expected 'nodes max-block algorithm' (e.g. '4+ 1KiB hypercube'), got " + std::to_string(w.size()) +
-                 " words");
-    }
     InterNodeRule rule;
+    if (std::string why =
+            TakeSimulatedMarker(&line.words, 3, "'nodes max-block algorithm' (e.g. '4+ 1KiB hypercube')", &rule.simulated);
+        !why.empty()) {
+      return bad(why);
+    }
     if (std::string why = ParseNodes(w[0], &rule); !why.empty()) return bad(why);
     auto block = ParseTableBytes(w[1]);
     if (!block) return bad("expected max-block as bytes (e.g. 4096 or 4KiB) or 'any', got '" + w[1] + "'");
@@ -58,7 +59,8 @@ Result<InterNodeTable> ParseInterNodeTable(const std::string& text, const std::s
 }
 
 std::string FormatInterNodeRule(const InterNodeRule& r) {
-  return FormatNodes(r) + " " + FormatTableBytes(r.max_block_bytes) + " " + InterNodeAlgorithmName(r.internode);
+  return FormatNodes(r) + " " + FormatTableBytes(r.max_block_bytes) + " " + InterNodeAlgorithmName(r.internode) +
+         (r.simulated ? std::string(" ") + kSimulatedRowMarker : "");
 }
 
 std::string FormatInterNodeTable(const InterNodeTable& table) {

@@ -47,6 +47,7 @@ struct SelectionRule {
   std::optional<SelectedTransport> transport;  // none: any
   TableRange bytes{0, UINT64_MAX};
   bool serve = true;
+  bool simulated = false;  // proposed by ohio-sim, not measured (shm/plan/table_words.h)
 };
 
 // The first row matching a call wins; a call no row matches goes to the library.

@@ -42,16 +42,18 @@ std::string ParseFunctions(const std::string& s, uint32_t* functions) {
 
 Result<SelectionTable> ParseSelectionTable(const std::string& text, const std::string& source) {
   SelectionTable table;
-  for (const TableLine& line : TableLines(text)) {
+  for (TableLine& line : TableLines(text)) {
     const std::vector<std::string>& w = line.words;
     auto bad = [&](const std::string& why) {
       return Status(Code::kInvalidArgument, "selection table " + source + ":" + std::to_string(line.number) + ": " + why);
     };
-    if (w.size() != 6) {
-      return bad("expected 'function nodes ppn transport bytes path' (e.g. 'alltoall 2+ any tcp 1-4KiB ohio'), got " +
-                 std::to_string(w.size()) + " words");
-    }
     SelectionRule rule;
+    if (std::string why = TakeSimulatedMarker(
+            &line.words, 6, "'function nodes ppn transport bytes path' (e.g. 'alltoall 2+ any tcp 1-4KiB ohio')",
+            &rule.simulated);
+        !why.empty()) {
+      return bad(why);
+    }
     if (std::string why = ParseFunctions(w[0], &rule.functions); !why.empty()) return bad(why);
     if (std::string why = ParseTableRange(w[1], "nodes", 1, /*bytes=*/false, &rule.nodes); !why.empty()) return bad(why);
     if (std::string why = ParseTableRange(w[2], "ppn", 1, /*bytes=*/false, &rule.ppn); !why.empty()) return bad(why);
@@ -75,7 +77,8 @@ Result<SelectionTable> ParseSelectionTable(const std::string& text, const std::s
 std::string FormatSelectionRule(const SelectionRule& r) {
   return FormatFunctions(r.functions) + " " + FormatTableRange(r.nodes, false, 1) + " " +
          FormatTableRange(r.ppn, false, 1) + " " + (r.transport ? SelectedTransportName(*r.transport) : "any") + " " +
-         FormatTableRange(r.bytes, true, 0) + " " + (r.serve ? "ohio" : "mpi");
+         FormatTableRange(r.bytes, true, 0) + " " + (r.serve ? "ohio" : "mpi") +
+         (r.simulated ? std::string(" ") + kSimulatedRowMarker : "");
 }
 
 std::string FormatSelectionTable(const SelectionTable& table) {

@@ -31,6 +31,22 @@ std::vector<TableLine> TableLines(const std::string& text) {
   return lines;
 }
 
+std::string TakeSimulatedMarker(std::vector<std::string>* words, size_t columns, const std::string& example,
+                                bool* simulated) {
+  *simulated = false;
+  if (words->size() == columns + 1) {
+    if (words->back() != kSimulatedRowMarker) {
+      return "expected '" + std::string(kSimulatedRowMarker) + "' after the " + std::to_string(columns) +
+             " columns (the marker of a row ohio-sim proposed), got '" + words->back() + "'";
+    }
+    words->pop_back();
+    *simulated = true;
+    return "";
+  }
+  if (words->size() == columns) return "";
+  return "expected " + example + ", got " + std::to_string(words->size()) + " words";
+}
+
 std::optional<uint64_t> ParseTableCount(const std::string& s) {
   if (s.empty() || s.size() > 19) return std::nullopt;
   uint64_t v = 0;

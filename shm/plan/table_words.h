@@ -49,6 +49,17 @@ std::string ParseTableRange(const std::string& s, const char* what, uint64_t lea
 // every value from `least`.
 std::string FormatTableRange(const TableRange& range, bool bytes, uint64_t least);
 
+// The word that ends a row ohio-sim proposed rather than one measured (docs/SIMULATION.md): the
+// row decides as any other, and the tools that show which row decided a call say it was
+// simulated.
+constexpr const char* kSimulatedRowMarker = "simulated";
+
+// A row of `columns` words, or of one more that is the marker: takes the marker off `words` and
+// sets *simulated. "" when the row has either, else why not (`example`: the columns, quoted, and
+// a row).
+std::string TakeSimulatedMarker(std::vector<std::string>* words, size_t columns, const std::string& example,
+                                bool* simulated);
+
 // 16 hex digits of an FNV-1a hash of `canonical`: stable across builds and hosts, which is all a
 // comparison between nodes needs.
 std::string TableDigest(const std::string& canonical);

@@ -1,5 +1,5 @@
-// ohio-sim on malformed input: a platform SimGrid cannot read or a calibration file that is
-// wrong gets an error naming the file and the line, and exit code 2, never a crash or a
+// ohio-sim on malformed input: a platform SimGrid cannot read, or a calibration file or count
+// matrix that is wrong, gets an error naming the file and the line, and exit code 2, never a crash or a
 // prediction made from half a file.
 #include <gtest/gtest.h>
 
@@ -85,6 +85,25 @@ TEST(SimInputErrors, CalibrationErrorsNameFileAndLine) {
     ExpectRefused(RunWith(ThisBoxPlatform(), path), path + ":" + bads[i].says);
   }
   ExpectRefused(RunWith(ThisBoxPlatform(), dir.file("none.txt")), dir.file("none.txt") + ": cannot read");
+}
+
+// An alltoallv's count matrix (--counts): rows of the group's size, decimal counts; a generator
+// spelled wrong is refused, not read as a file name that happens to be missing.
+TEST(SimInputErrors, CountMatrixErrorsNameFileAndLine) {
+  TempDir dir;
+  auto run = [&](const std::string& counts) {
+    return RunOhioSim({"--nodes", "2", "--ppn", "2", "--counts", counts});
+  };
+  const std::string short_row = Write(dir, "short.txt", "# counts\n1 2 3 4\n1 2 3\n1 2 3 4\n1 2 3 4\n");
+  ExpectRefused(run(short_row), short_row + ":3: row of rank 1 has 3 counts; the group has 4 ranks");
+  const std::string word = Write(dir, "word.txt", "1 2 3 4\n1 2 3 4\n1 2 x 4\n1 2 3 4\n");
+  ExpectRefused(run(word), word + ":3: 'x' is not a byte count (decimal, at most 2^50)");
+  const std::string extra = Write(dir, "extra.txt", "1 2 3 4\n1 2 3 4\n1 2 3 4\n1 2 3 4\n1 2 3 4\n");
+  ExpectRefused(run(extra), extra + ":5: more than 4 rows: the group has 4 ranks");
+  const std::string missing = Write(dir, "missing.txt", "1 2 3 4\n1,2,3,4\n");
+  ExpectRefused(run(missing), missing + ": 2 rows; the group has 4 ranks");
+  ExpectRefused(run("uniform:4096"), "counts 'uniform:4096': expected uniform:MAX:SEED or skewed:MAX:SEED");
+  ExpectRefused(run(dir.file("none.txt")), dir.file("none.txt") + ": cannot read the count matrix");
 }
 
 TEST(SimInputErrors, ShippedFilesAreAccepted) {

@@ -2,7 +2,9 @@
 // (powers of two and not, uneven), pairwise, hypercube and direct, eager and announced rounds and
 // calls staged in many rounds, each node's data frames and payload bytes equal ohio-plan's
 // (client/ohio_plan/plan_report.h) times the calls, and its control frames equal the ROUND_READYs
-// and CREDITs the round protocol sends for the planned rounds and deliveries. Exact; no timing.
+// and CREDITs the round protocol sends for the planned rounds and deliveries; alltoallv moves each
+// node's row parts for other nodes once, in as many rounds as the vector planners stage it.
+// Exact; no timing.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -14,6 +16,8 @@
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/exchange_plan.h"
 #include "shm/plan/internode_table_text.h"
+#include "shm/plan/vector_staging.h"
+#include "sim/count_matrix.h"
 #include "tests/sim/sim_runner.h"
 
 namespace ohio::testing {
@@ -198,6 +202,61 @@ TEST(SimPlan, CallsCutToTheirFirstSlicesPredictTheRest) {
 
 TEST(SimPlan, UnevenNodes) {
   RunCase({"3,1,2 table", {3, 1, 2}, {1, 4096, 65536}});
+}
+
+// Alltoallv run pairwise (forced): every call puts one frame to each other node per round, and
+// over its rounds each node sends exactly what its ranks' rows hold for other nodes' ranks (MPI's
+// counts, not the planners'), header-only frames carrying none; the rounds are one, or as many
+// as the node whose part needs the most stream rounds (VectorStreamRounds); no control frames.
+TEST(SimPlan, AlltoallvPairwiseMovesEveryRowPartOnce) {
+  for (const std::vector<uint32_t>& ppn : {std::vector<uint32_t>{2, 2}, std::vector<uint32_t>{3, 1, 2}}) {
+    for (const std::string& counts : {"uniform:4096:11", "skewed:12582912:2"}) {
+      std::string ppn_list;
+      for (uint32_t p : ppn) ppn_list += (ppn_list.empty() ? "" : ",") + std::to_string(p);
+      SCOPED_TRACE(ppn_list + " " + counts);
+      const GroupShape shape = ShapeOf(ppn);
+      const sim::CountMatrix m = sim::GenerateCountMatrix(counts, shape.size()).value();
+      const SimRun run = RunOhioSim({"--ppn-list", ppn_list, "--counts", counts, "--iterations",
+                                     std::to_string(kIterations), "--internode", "pairwise"});
+      ASSERT_EQ(run.exit_code, 0) << run.output;
+      // The stream rounds the planners stage, from each node's count tables as in the segment.
+      const EagerLayout layout = PlanEagerLayout(shape, kDefaultSsbBytes, kDefaultSrbBytes);
+      uint64_t rounds = 1;
+      for (uint32_t n = 0; n < shape.nodes(); ++n) {
+        std::vector<CountEntry> tables;
+        for (uint32_t l = 0; l < shape.ppn(n); ++l) {
+          const uint32_t r = shape.rank_at(n, l);
+          for (uint32_t j = 0; j < shape.size(); ++j) tables.push_back(CountEntry{m.at(r, j), 0, m.at(j, r)});
+        }
+        const NodeCounts node_counts{tables.data(), shape.size()};
+        if (VectorFits(shape, layout, n, node_counts)) continue;
+        uint64_t stream_rounds = 0;
+        ASSERT_TRUE(VectorStreamRounds(shape, layout, n, node_counts, &stream_rounds));
+        rounds = std::max(rounds, stream_rounds);
+      }
+      EXPECT_EQ(run.report["alltoallv"]["rounds"].get<uint64_t>(), rounds);
+      EXPECT_EQ(run.report["alltoallv"]["stream_rounds"].get<uint64_t>(), rounds - 1);
+      if (counts.rfind("skewed", 0) == 0) EXPECT_GT(rounds, 1u);
+      for (uint32_t n = 0; n < shape.nodes(); ++n) {
+        SCOPED_TRACE("node " + std::to_string(n));
+        uint64_t sent = 0, received = 0;
+        for (uint32_t a = 0; a < shape.size(); ++a) {
+          for (uint32_t b = 0; b < shape.size(); ++b) {
+            if (shape.node_of(a) == shape.node_of(b)) continue;
+            if (shape.node_of(a) == n) sent += m.at(a, b);
+            if (shape.node_of(b) == n) received += m.at(a, b);
+          }
+        }
+        const auto& node = run.report["per_node"][n];
+        const uint64_t frames = kIterations * rounds * (shape.nodes() - 1);
+        EXPECT_EQ(node["data_frames_sent"].get<uint64_t>(), frames);
+        EXPECT_EQ(node["data_frames_received"].get<uint64_t>(), frames);
+        EXPECT_EQ(node["bytes_sent"].get<uint64_t>(), kIterations * sent);
+        EXPECT_EQ(node["bytes_received"].get<uint64_t>(), kIterations * received);
+        EXPECT_EQ(node["control_frames_sent"].get<uint64_t>(), 0u);
+      }
+    }
+  }
 }
 
 }  // namespace

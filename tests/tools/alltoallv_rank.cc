@@ -1,6 +1,8 @@
 // One rank of a test job calling ohio_alltoallv: counts drawn per pair and call, or per pair
 // once for every call (a quarter of them zero, the same on every rank from the seed), maybe one
-// pair skewed to a fixed large count, blocks laid out of order with gaps on both
+// pair skewed to a fixed large count, or every call with the counts of a count matrix file (as
+// ohio-sim reads it, so that a simulation and real ranks run the same call), blocks laid out of
+// order with gaps on both
 // sides, every received byte checked and every gap checked untouched. Exits 0 only if
 // everything matched what the test expected (including an expected error). Prints the bytes it
 // verified and, of its successful calls, the bytes it sent to and received from other nodes (for
@@ -11,8 +13,11 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "client/libohio/ohio.hpp"
 #include "common/mix64.h"
+#include "sim/count_matrix.h"
 #include "tests/tools/key_hex.h"
 
 namespace {
@@ -91,7 +96,21 @@ int main(int argc, char** argv) {
   app.add_option("--skew-from", skew_from, "in every call this rank sends --skew-to --skew-bytes bytes");
   app.add_option("--skew-to", skew_to);
   app.add_option("--skew-bytes", skew_bytes);
+  std::string counts_file;
+  app.add_option("--counts-file", counts_file,
+                 "every call with the counts of this matrix (ohio-sim's count matrix file: row i is what rank i sends)");
+  bool stall_after = false;
+  app.add_flag("--stall-after", stall_after, "after the calls, say 'stalling' and keep the group until killed");
   CLI11_PARSE(app, argc, argv);
+  ohio::sim::CountMatrix matrix;
+  if (!counts_file.empty()) {
+    auto m = ohio::sim::CountMatrixFrom(counts_file, size);
+    if (!m.ok()) {
+      std::printf("rank %u: %s\n", rank, m.status().message().c_str());
+      return 2;
+    }
+    matrix = m.value();
+  }
 
   unsigned char key[OHIO_KEY_BYTES];
   if (!ParseKey(key_hex, key)) return 2;
@@ -140,8 +159,12 @@ int main(int argc, char** argv) {
     const uint32_t drawn = same_counts && !large ? 0 : call;
     const auto most_of = [&](uint32_t sender) { return static_cast<int>(sender) == large_sender ? large_bytes : most; };
     for (uint32_t j = 0; j < size; ++j) {
-      send_counts[j] = every_bytes != 0 ? every_bytes : Count(seed, rank, j, drawn, most_of(rank));
-      recv_counts[j] = every_bytes != 0 ? every_bytes : Count(seed, j, rank, drawn, most_of(j));
+      send_counts[j] = !counts_file.empty() ? matrix.at(rank, j)
+                       : every_bytes != 0   ? every_bytes
+                                            : Count(seed, rank, j, drawn, most_of(rank));
+      recv_counts[j] = !counts_file.empty() ? matrix.at(j, rank)
+                       : every_bytes != 0   ? every_bytes
+                                            : Count(seed, j, rank, drawn, most_of(j));
       send_order[j] = size - 1 - j;            // last destination first
       recv_order[j] = (rank + 1 + j) % size;  // starting after this rank
     }
@@ -205,5 +228,10 @@ int main(int argc, char** argv) {
       rank, calls, static_cast<unsigned long long>(verified), static_cast<unsigned long long>(remote_sent),
       static_cast<unsigned long long>(remote_received), static_cast<unsigned long long>(failed_remote_sent),
       static_cast<unsigned long long>(failed_remote_received));
+  if (stall_after) {
+    std::printf("rank %u: stalling\n", rank);
+    std::fflush(stdout);
+    for (;;) pause();
+  }
   return 0;
 }

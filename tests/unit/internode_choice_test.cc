@@ -74,6 +74,26 @@ TEST(InterNodeTableText, ErrorsNameTheLineAndWhatIsWrong) {
             "'16777216TiB'");
 }
 
+// A row ohio-sim proposed ends with the marker: it decides as any row, keeps the marker through
+// the canonical form (and so the digest), and a fourth word that is not the marker is refused.
+TEST(InterNodeTableText, SimulatedRowsCarryTheirMarker) {
+  const InterNodeTable t = Parse("# measured\n4-16 1KiB hypercube\n64+ 4KiB hypercube simulated\n");
+  ASSERT_EQ(t.rules.size(), 2u);
+  EXPECT_FALSE(t.rules[0].simulated);
+  EXPECT_TRUE(t.rules[1].simulated);
+  EXPECT_EQ(t.rules[1].min_nodes, 64u);
+  EXPECT_EQ(t.rules[1].max_block_bytes, 4096u);
+  EXPECT_EQ(FormatInterNodeTable(t), "4-16 1KiB hypercube\n64+ 4KiB hypercube simulated\n");
+  EXPECT_EQ(FormatInterNodeTable(Parse(FormatInterNodeTable(t))), FormatInterNodeTable(t));
+  EXPECT_NE(InterNodeTableDigest(t), InterNodeTableDigest(Parse("4-16 1KiB hypercube\n64+ 4KiB hypercube\n")));
+  EXPECT_EQ(Error("4+ 1KiB hypercube\n64+ 4KiB hypercube simulate\n"),
+            "inter-node table /etc/ohio/internode.table:2: expected 'simulated' after the 3 columns (the marker of a "
+            "row ohio-sim proposed), got 'simulate'");
+  EXPECT_EQ(Error("64+ 4KiB hypercube simulated simulated\n"),
+            "inter-node table /etc/ohio/internode.table:1: expected 'nodes max-block algorithm' (e.g. '4+ 1KiB "
+            "hypercube'), got 5 words");
+}
+
 TEST(InterNodeChoice, FollowsTheFirstMatchingRowAtItsBoundaries) {
   const InterNodeTable t = Parse("4-16 1KiB hypercube\n2+ 64KiB pairwise\n2+ any direct\n");
   // ppn 2: the block is 4 x M.

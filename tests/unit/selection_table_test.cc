@@ -73,6 +73,20 @@ TEST(SelectionTableText, ErrorsNameTheFileTheLineAndWhatWasExpected) {
             "handed to the MPI library)");
 }
 
+// A row ohio-sim proposed ends with the marker: it decides as any row and keeps the marker
+// through the canonical form ohiod hands the ranks; a seventh word that is not it is refused.
+TEST(SelectionTableText, SimulatedRowsCarryTheirMarker) {
+  const SelectionTable t = Parse("alltoall 64-4096 32 any 1-4KiB ohio simulated\nalltoall any any any any mpi\n");
+  ASSERT_EQ(t.rules.size(), 2u);
+  EXPECT_TRUE(t.rules[0].simulated);
+  EXPECT_FALSE(t.rules[1].simulated);
+  EXPECT_EQ(FormatSelectionTable(t), "alltoall 64-4096 32 any 1-4KiB ohio simulated\nalltoall any any any any mpi\n");
+  EXPECT_EQ(FormatSelectionTable(Parse(FormatSelectionTable(t))), FormatSelectionTable(t));
+  EXPECT_EQ(Error("alltoall 64+ 32 any 1-4KiB ohio measured\n"),
+            "selection table /etc/ohio/selection.table:1: expected 'simulated' after the 6 columns (the marker of a "
+            "row ohio-sim proposed), got 'measured'");
+}
+
 TEST(SelectionTable, FirstMatchingRowWinsAndNoneMeansTheLibrary) {
   const SelectionTable t = Parse(
       "alltoall 2+ any tcp 0-4KiB ohio\n"

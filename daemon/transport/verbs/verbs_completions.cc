@@ -34,13 +34,14 @@ void VerbsTransport::Emit(TransportEvent e) {
 
 int VerbsTransport::PollCompletions() {
   int handled = 0;
-  poll_now_ = UdClock::now();
+  // What a datagram's acknowledgement is timed by: one clock reading a poll, not one a datagram.
+  const UdClock::time_point polled = UdClock::now();
   for (const auto& r : rails_) {
     ibv_wc wc[32];
     int n;
     do {
       n = ibv_poll_cq(r->cq(), 32, wc);
-      for (int i = 0; i < n; ++i) OnCompletion(wc[i]);
+      for (int i = 0; i < n; ++i) OnCompletion(wc[i], polled);
       handled += std::max(n, 0);
     } while (n == 32);
   }
@@ -71,8 +72,8 @@ void VerbsTransport::Poll(std::vector<TransportEvent>* out) {
   for (PeerId id = 0; id < peers_.size(); ++id) {
     if (!peers_[id].pending.empty()) Flush(id);
   }
-  TendDatagrams(now);
-  TendMoves(now);
+  datagrams_->Tend(now);
+  moves_->Tend(now);
   polling_ = false;
   if (!events_.empty()) {
     out->insert(out->end(), std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
@@ -97,28 +98,27 @@ bool VerbsTransport::PrepareToSleep() {
   }
   // What completed before the queues were armed raised no event: take it now, not after a sleep.
   const bool arrived = PollCompletions() > 0;
-  const bool can_sleep = ArmDatagramTimer();
+  const bool can_sleep = datagrams_->ArmTimer();
   polling_ = false;
   return can_sleep && !arrived && events_.empty();
 }
 
-void VerbsTransport::OnCompletion(const ibv_wc& wc) {
+void VerbsTransport::OnCompletion(const ibv_wc& wc, UdClock::time_point polled) {
   if (UdQueuePair::Owns(wc.wr_id)) {
-    OnDatagramCompletion(wc);
+    datagrams_->OnCompletion(wc, polled);
     return;
   }
   if (VerbsConnection::IsReceive(wc.wr_id)) {
     const uint32_t serial = VerbsConnection::ReceiveSerial(wc.wr_id);
     const uint32_t slot = VerbsConnection::ReceiveSlot(wc.wr_id);
-    auto who = receivers_.find(serial);
-    if (who == receivers_.end()) return;  // a connection dropped since
-    const PeerId peer = who->second.first;
-    const size_t rail = who->second.second;
+    const auto who = connector_->ReceiverOf(serial);
+    if (!who) return;  // a connection dropped since
+    const auto [peer, rail] = *who;
     PeerState& p = Peer(peer);
     // The first arrival on the queue pairs of a move to RC this node answered: the peer that
     // started it has connected its end, and our line goes on RC from now on.
     if (p.move.FirstOnNewService(/*rc=*/true) && wc.status == IBV_WC_SUCCESS) {
-      FinishMoveToRc(peer, p, nullptr);
+      moves_->FinishToRc(peer, nullptr);
     }
     if (rail >= p.rc.conns.size()) return;
     Connection* c = p.rc.conns[rail].get();
@@ -140,17 +140,16 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc) {
     }
     return;
   }
-  const std::optional<InFlight> done = in_flight_.Complete(wc.wr_id);
+  const std::optional<InFlight> done = rc_->Complete(wc.wr_id);
   if (!done) return;  // its peer went down since
   const InFlight& f = *done;
-  if (f.slot >= 0) pools_[f.rail]->Return(static_cast<uint32_t>(f.slot));
   PeerState& p = Peer(f.peer);
   if (p.generation != f.generation) return;
   if (p.rc.conns.size() > f.rail) ++p.rc.conns[f.rail]->send_free;
   if (wc.status != IBV_WC_SUCCESS) {
     // A rail none of whose sends ever completed never came up: the rail check at connect.
     const bool never_up = p.rc.conns.size() <= f.rail || !p.rc.conns[f.rail]->reached;
-    PeerDown(f.peer, SendFailure(p, directory_.Name(f.peer), f.rail, wc.status), never_up);
+    PeerDown(f.peer, connector_->SendFailure(p.rc, directory_.Name(f.peer), f.rail, wc.status), never_up);
     return;
   }
   if (p.rc.conns.size() > f.rail) p.rc.conns[f.rail]->reached = true;
@@ -188,11 +187,9 @@ void VerbsTransport::OnReceive(PeerId peer, PeerState& p, size_t rail, const uin
       break;
     }
     case VerbsWireHeader::kBouncePut: {
-      auto it = regions_.find(h->key);
-      const bool open = it != regions_.end() && it->second.Writable();
-      if (open && h->offset <= it->second.bytes &&
-          n <= it->second.bytes - h->offset) {
-        std::memcpy(it->second.base + h->offset, payload, n);
+      const LocalRegion* region = regions_->FindWritable(h->key);
+      if (region != nullptr && h->offset <= region->bytes && n <= region->bytes - h->offset) {
+        std::memcpy(region->base + h->offset, payload, n);
       } else {
         p.rc.dropping = true;  // its group closed here, or the peer is confused: drop the put
       }
@@ -235,16 +232,12 @@ void VerbsTransport::OnReceive(PeerId peer, PeerState& p, size_t rail, const uin
         PeerDown(peer, "node " + directory_.Name(peer) + " sent a malformed move notice");
         break;
       }
-      OnMoveNotice(peer, p, *notice);
+      moves_->OnNotice(peer, *notice);
       break;
     }
-    case VerbsWireHeader::kRegionGoneAck: {
-      auto it = regions_.find(h->key);
-      if (it == regions_.end() || it->second.state != LocalRegion::State::kClosing) break;
-      it->second.acks_waiting.erase({peer, rail});
-      if (it->second.acks_waiting.empty()) FinishClosing(h->key);
+    case VerbsWireHeader::kRegionGoneAck:
+      regions_->Acknowledged(h->key, peer, rail);
       break;
-    }
   }
 }
 

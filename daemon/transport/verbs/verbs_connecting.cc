@@ -9,10 +9,6 @@
 
 namespace ohio {
 
-Result<std::unique_ptr<VerbsTransport::Connection>> VerbsTransport::MakeConnection(size_t rail) {
-  return VerbsConnection::Make(*rails_[rail], rail, next_serial_.fetch_add(1));
-}
-
 VerbsTransport::PeerState& VerbsTransport::Peer(PeerId peer) {
   if (peer >= peers_.size()) peers_.resize(size_t{peer} + 1);
   return peers_[peer];
@@ -27,7 +23,7 @@ void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>
   p.incarnation = incarnation;
   p.dial_floor = dial_floor;
   p.state = PeerState::State::kConnected;
-  for (size_t r = 0; r < p.rc.conns.size(); ++r) receivers_[p.rc.conns[r]->serial] = {peer, r};
+  connector_->Listen(peer, p.rc.conns);
   std::string rails;
   for (const auto& c : p.rc.conns) rails += (rails.empty() ? "" : ", ") + c->qp->local().rail;
   spdlog::info("verbs: connected to node {} ({} queue pair(s): {})", directory_.Name(peer), p.rc.conns.size(), rails);
@@ -40,10 +36,28 @@ void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>
   for (size_t r = 0; r < p.rc.conns.size(); ++r) {
     EnqueueControl(peer, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
   }
-  for (const auto& [key, r] : regions_) {
+  for (const auto& [key, r] : regions_->all()) {
     if (r.state == LocalRegion::State::kRegistered) Announce(peer, key, r);
   }
   Flush(peer);
+}
+
+void VerbsTransport::AdoptDatagram(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote,
+                                   uint64_t incarnation, uint64_t dial_floor, uint32_t first_seq) {
+  p.rc.conns.clear();
+  p.rc.put_rails.clear();
+  p.pool.rc_held = false;
+  datagrams_->Link(peer, ah, remote, first_seq);
+  p.pool.ud_service = true;
+  p.incarnation = incarnation;
+  p.dial_floor = dial_floor;
+  p.state = PeerState::State::kConnected;
+  spdlog::info("verbs: connected to node {} over UD ({} to queue pair {} at {}): {} of this node's {} RC queue "
+               "pairs are taken",
+               directory_.Name(peer), datagrams_->rail(), remote.qpn, GidText(remote.gid), moves_->RcPeersHeld(),
+               options_.rc_pool);
+  // A first datagram at once: a peer that does not answer shows now, not at a group's first call.
+  EnqueueControl(peer, VerbsWireHeader::kKeepalive, 0, "", 0);
 }
 
 Status VerbsTransport::Connect(PeerId id, const std::string&) {
@@ -63,16 +77,16 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
     dialer = dialer_;
     // An RC queue pair while the pool has room (the peer may still answer with datagrams, when
     // its own pool is full); datagrams only once it is full.
-    p.pool.rc_held = RcPeersHeld() < options_.rc_pool;
+    p.pool.rc_held = moves_->RcPeersHeld() < options_.rc_pool;
     offer.datagram_only = !p.pool.rc_held;
   }
-  offer.datagram_endpoints = DatagramEndpoints();
+  offer.datagram_endpoints = datagrams_->Endpoints();
   // Queue pairs are made and the peer called without the lock: the peer may be dialling us
   // at the same moment, and its call into Accept here must not wait for ours.
   std::vector<std::unique_ptr<Connection>> conns;
   Status made = Status::Ok();
   for (size_t r = 0; r < rails_.size() && made.ok() && !offer.datagram_only; ++r) {
-    auto c = MakeConnection(r);
+    auto c = connector_->Make(r);
     if (!c.ok()) {
       made = c.status();
       break;
@@ -91,7 +105,7 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
   ibv_ah* ah = nullptr;
   if (theirs.ok() && theirs->datagram) {
     conns.clear();  // the peer's pool is full, or ours
-    auto a = DatagramAddress(theirs->datagram_endpoints, peer);
+    auto a = datagrams_->AddressOf(theirs->datagram_endpoints, peer);
     if (a.ok()) {
       ah = a.value();
     } else {
@@ -103,7 +117,7 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
     // alone until Adopt; the generation, checked again below, tells whether the peer's own dial
     // was accepted meanwhile.
     conns.resize(std::min(conns.size(), theirs->endpoints.size()));  // rails both ends have
-    Status s = ConnectRails(conns, theirs->endpoints, peer);
+    Status s = connector_->ConnectRails(conns, theirs->endpoints, peer);
     if (!s.ok()) theirs = s;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -178,7 +192,7 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
     // RC when the dialler offers it and our pool has room (a dial of our own that this one
     // replaces held a place, given back first).
     p.pool.rc_held = false;
-    use_rc = !offer.datagram_only && !remote.empty() && RcPeersHeld() < options_.rc_pool;
+    use_rc = !offer.datagram_only && !remote.empty() && moves_->RcPeersHeld() < options_.rc_pool;
     p.pool.rc_held = use_rc;
   }
   // Made and connected without the lock, as in Connect: registering the receive rings and RTR,
@@ -188,16 +202,16 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
   ibv_ah* ah = nullptr;
   if (use_rc) {
     for (size_t r = 0; r < std::min(rails_.size(), remote.size()) && made.ok(); ++r) {
-      auto c = MakeConnection(r);
+      auto c = connector_->Make(r);
       if (!c.ok()) {
         made = c.status();
         break;
       }
       conns.push_back(std::move(c.value()));
     }
-    if (made.ok()) made = ConnectRails(conns, remote, peer);
+    if (made.ok()) made = connector_->ConnectRails(conns, remote, peer);
   } else {
-    auto a = DatagramAddress(offer.datagram_endpoints, peer);
+    auto a = datagrams_->AddressOf(offer.datagram_endpoints, peer);
     if (a.ok()) {
       ah = a.value();
     } else {
@@ -222,7 +236,7 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
   }
   if (!use_rc) {
     answer.datagram = true;
-    answer.datagram_endpoints = DatagramEndpoints();
+    answer.datagram_endpoints = datagrams_->Endpoints();
     AdoptDatagram(p, id, ah, offer.datagram_endpoints[0], offer.incarnation, offer.dial_seq,
                   answer.datagram_endpoints[0].psn);
     return answer;
@@ -238,57 +252,20 @@ bool VerbsTransport::StillCurrent(PeerId id, uint64_t generation, PeerState::Sta
   return p.generation == generation && p.state == state;
 }
 
-Status VerbsTransport::ConnectRails(const std::vector<std::unique_ptr<Connection>>& conns,
-                                    const std::vector<QpEndpoint>& remote, const std::string& peer) {
-  // One budget for every rail: the dialler waits for the answer (QueuePairDialer) and must hear
-  // it, success or not, within its own deadline.
-  const std::chrono::milliseconds budget(rtr_retry_budget_ms_.load(std::memory_order_relaxed));
-  const auto deadline = std::chrono::steady_clock::now() + budget;
-  for (size_t r = 0; r < conns.size() && r < remote.size(); ++r) {
-    QueuePair& qp = *conns[r]->qp;
-    Status s = qp.ConnectTo(remote[r], deadline, [&](int attempt, int err, std::chrono::milliseconds pause) {
-      rtr_retries_.fetch_add(1, std::memory_order_relaxed);
-      spdlog::warn("verbs: queue pair on {} to node {} ({}, GID {}) not ready to receive, attempt {}: {}; "
-                   "trying again in {} ms (the peer's address may not be resolved yet)",
-                   qp.local().rail, peer, remote[r].rail, GidText(remote[r].gid), attempt, std::strerror(err),
-                   pause.count());
-    });
-    if (!s.ok()) return Status(Code::kSystem, RailUnreachable(r, qp.local(), remote[r], peer, s.message()));
-  }
-  return Status::Ok();
-}
-
-std::string VerbsTransport::SendFailure(const PeerState& p, const std::string& peer_name, size_t rail,
-                                        ibv_wc_status status) const {
-  const std::string what = ibv_wc_status_str(status);
-  std::string answering;
-  for (const auto& c : p.rc.conns) {
-    if (c->reached && c->rail != rail) answering += (answering.empty() ? "" : ", ") + c->qp->local().rail;
-  }
-  if (answering.empty() || p.rc.conns.size() <= rail) {
-    return "send on " + rails_[rail]->name() + ": " + what + " (peer gone or unreachable)";
-  }
-  // The peer answers on other rails, so it is alive: this rail is what does not reach.
-  const QueuePair& qp = *p.rc.conns[rail]->qp;
-  return RailUnreachable(rail, qp.local(), qp.remote(), peer_name, what + " while " + answering + " reach it");
-}
-
 void VerbsTransport::PeerDown(PeerId peer, const std::string& reason, bool never_up) {
   PeerState& p = Peer(peer);
   if (p.state != PeerState::State::kConnected) return;
   spdlog::warn("verbs: lost node {}: {}", directory_.Name(peer), reason);
-  for (auto& c : p.rc.conns) receivers_.erase(c->serial);
+  connector_->Forget(p.rc.conns);
   p.rc = RcPeer{};
   p.pool = PoolSeat{};
-  DropDatagramLink(peer, p);
+  datagrams_->Unlink(peer);  // its puts on it are given up on by the exchange at kPeerDown
   p.pending.clear();  // puts among them are given up on by the exchange at kPeerDown
   p.state = PeerState::State::kIdle;
   p.move.Reset();
   ++p.generation;
-  in_flight_.ReleasePeer(peer, [&](const InFlight& f) {
-    if (f.slot >= 0) pools_[f.rail]->Return(static_cast<uint32_t>(f.slot));
-  });
-  ForgetPeerInClosing(peer);
+  rc_->ReleasePeer(peer);
+  regions_->ForgetPeer(peer);
   TransportEvent e = Event(TransportEvent::Kind::kPeerDown, peer);
   e.reason = reason;
   e.never_up = never_up;

@@ -4,7 +4,6 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +21,9 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
   t->options_ = options;
   t->incarnation_ = std::random_device{}() | uint64_t{std::random_device{}()} << 32 | 1;
   t->rails_ = std::move(rails);
+  std::vector<Rail*> rail_list;
+  for (const auto& r : t->rails_) rail_list.push_back(r.get());
+  t->connector_ = std::make_unique<RcConnector>(rail_list);
   t->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   t->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (t->epoll_fd_ < 0 || t->wake_fd_ < 0) return SystemError("epoll/eventfd", errno);
@@ -29,6 +31,7 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
   ev.events = EPOLLIN;
   if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->wake_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
   std::vector<ibv_pd*> pds;
+  std::vector<std::unique_ptr<BouncePool>> pools;
   for (const auto& r : t->rails_) {
     if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, r->channel()->fd, &ev) != 0) return SystemError("epoll_ctl", errno);
     pds.push_back(r->pd());
@@ -36,35 +39,72 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
     // for a registration.
     auto pool = BouncePool::Create(*r);
     if (!pool.ok()) return pool.status();
-    t->pools_.push_back(std::move(pool.value()));
+    pools.push_back(std::move(pool.value()));
   }
   // The UD service, unless every peer gets an RC queue pair: a datagram queue pair per rail, and
-  // a timer that wakes a sleeping engine when a datagram is due to be sent again.
-  if (options.rc_pool != kUnlimitedRcPool) {
-    for (size_t r = 0; r < t->rails_.size(); ++r) {
-      auto q = UdQueuePair::Create(*t->rails_[r], r, verbs_sizes::kUdRecvSlots, verbs_sizes::kUdSendDepth,
-                                   verbs_sizes::kUdSendDepth);
-      if (!q.ok()) return q.status();
-      t->datagram_qps_.push_back(std::move(q.value()));
+  // a timer that wakes a sleeping engine when a datagram is due to be sent again. It calls back
+  // under mu_, which every call into it holds.
+  VerbsTransport* raw = t.get();
+  t->rc_ = std::make_unique<RcPoster>(std::move(pools), &t->stats_, [raw](PeerId peer, const std::string& reason) {
+    raw->PeerDown(peer, reason);
+  });
+  DatagramService::Host host;
+  host.emit = [raw](TransportEvent e) { raw->Emit(std::move(e)); };
+  host.lose_peer = [raw](PeerId peer, const std::string& reason) { raw->PeerDown(peer, reason); };
+  host.name = [raw](PeerId peer) { return raw->directory_.Name(peer); };
+  host.arrived = [raw](PeerId peer) {
+    // The first datagram of a peer that started a move to UD, which this node answered: its
+    // end is ready, and our line goes on UD from now on.
+    if (raw->Peer(peer).move.FirstOnNewService(/*rc=*/false)) raw->moves_->FinishToUd(peer, nullptr);
+  };
+  host.move_notice = [raw](PeerId peer, const MoveNotice& n) {
+    raw->Peer(peer);
+    raw->moves_->OnNotice(peer, n);
+  };
+  host.open_region = [raw](uint64_t key) -> std::optional<DatagramService::OpenRegion> {
+    const LocalRegion* r = raw->regions_->FindWritable(key);
+    if (r == nullptr) return std::nullopt;
+    return DatagramService::OpenRegion{r->base, r->bytes};
+  };
+  auto datagrams = DatagramService::Create(options.rc_pool != kUnlimitedRcPool ? rail_list : std::vector<Rail*>{}, {options.datagrams, options.drop_one_datagram_in},
+                                           std::move(host), &t->stats_);
+  if (!datagrams.ok()) return datagrams.status();
+  t->datagrams_ = std::move(datagrams.value());
+  if (t->datagrams_->timer_fd() >= 0) {
+    ev.events = EPOLLIN;
+    if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->datagrams_->timer_fd(), &ev) != 0) {
+      return SystemError("epoll_ctl", errno);
     }
-    t->timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    if (t->timer_fd_ < 0) return SystemError("timerfd_create", errno);
-    if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->timer_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
   }
   t->stats_.rc_pool = options.rc_pool;
   // Planned by traffic when the pool bounds something and leaves something to choose; with an
   // interval of 0 the pool goes to the first peers connected, and stays theirs.
+  std::unique_ptr<RcPoolPlan> plan;
   if (options.rc_pool != kUnlimitedRcPool && options.rc_pool != 0 && options.rc_pool_interval.count() > 0) {
-    RcPoolOptions plan;
-    plan.capacity = options.rc_pool;
-    plan.mtu = t->datagram_qps_[0]->mtu_bytes() - static_cast<uint32_t>(UdWireHeader::kBytes);
-    t->pool_plan_ = std::make_unique<RcPoolPlan>(plan);
+    RcPoolOptions plan_options;
+    plan_options.capacity = options.rc_pool;
+    plan_options.mtu = t->datagrams_->payload_bytes();
+    plan = std::make_unique<RcPoolPlan>(plan_options);
   }
-  t->last_plan_ = std::chrono::steady_clock::now();
-  VerbsTransport* raw = t.get();
+  MoveDriver::Host movers;
+  movers.flush = [raw](PeerId peer) { raw->Flush(peer); };
+  movers.lose_peer = [raw](PeerId peer, const std::string& reason) { raw->PeerDown(peer, reason); };
+  movers.adopt = [raw](PeerId peer, MoveDriver::Connections conns) {
+    PeerState& p = raw->Peer(peer);
+    raw->Adopt(p, std::move(conns), peer, p.incarnation, p.dial_floor);
+  };
+  movers.forget_peer_in_closing = [raw](PeerId peer) { raw->regions_->ForgetPeer(peer); };
+  movers.release_in_flight = [raw](PeerId peer) { raw->rc_->ReleasePeer(peer); };
+  movers.any_in_flight = [raw](PeerId peer) { return raw->rc_->AnyFor(peer); };
+  movers.emit = [raw](TransportEvent e) { raw->Emit(std::move(e)); };
+  movers.name = [raw](PeerId peer) { return raw->directory_.Name(peer); };
+  t->moves_ = std::make_unique<MoveDriver>(
+      self, MoveDriver::Options{options.rc_pool, options.rc_pool_interval, options.datagrams.give_up_after},
+      std::move(plan), &t->peers_, t->connector_.get(), t->datagrams_.get(), &t->stats_, std::move(movers));
   t->registrar_ = std::make_unique<MemoryRegistrar>(
       std::move(pds), options.registration_delay,
       [raw](uint64_t key, std::vector<ibv_mr*> mrs, Status status) { raw->OnRegistered(key, std::move(mrs), status); });
+  t->regions_ = std::make_unique<RegionTable>(t->registrar_.get(), &t->stats_);
   for (const auto& r : t->rails_) t->stats_.rails.push_back(r->name());
   t->stats_.rail_put_bytes.assign(t->rails_.size(), 0);
   return t;
@@ -73,16 +113,13 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
 VerbsTransport::~VerbsTransport() {
   registrar_.reset();  // its thread calls back into this object
   std::lock_guard<std::mutex> lock(mu_);
-  receivers_.clear();
-  peers_.clear();  // their address handles before the datagram queue pairs
-  datagram_qps_.clear();
-  for (auto& [key, r] : regions_) {
-    for (ibv_mr* mr : r.mrs) ibv_dereg_mr(mr);
-  }
-  pools_.clear();
+  connector_->ForgetAll();
+  peers_.clear();
+  datagrams_.reset();
+  regions_.reset();  // deregisters what is still registered
+  rc_.reset();  // its bounce slots
   if (epoll_fd_ >= 0) close(epoll_fd_);
   if (wake_fd_ >= 0) close(wake_fd_);
-  if (timer_fd_ >= 0) close(timer_fd_);
 }
 
 void VerbsTransport::set_dialer(Dialer dialer) {
@@ -91,8 +128,7 @@ void VerbsTransport::set_dialer(Dialer dialer) {
 }
 
 void VerbsTransport::set_rtr_retry_budget(std::chrono::milliseconds budget) {
-  rtr_retry_budget_ms_.store(std::clamp(budget, std::chrono::milliseconds::zero(), kRtrRetryBudget).count(),
-                             std::memory_order_relaxed);
+  connector_->set_rtr_retry_budget(budget);
 }
 
 TransportEvent VerbsTransport::Event(TransportEvent::Kind kind, PeerId peer) {
@@ -137,14 +173,14 @@ std::map<std::string, std::string> VerbsTransport::peer_links() const {
 TransportStats VerbsTransport::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   TransportStats s = stats_;
-  s.rtr_retries = rtr_retries_.load(std::memory_order_relaxed);
+  s.rtr_retries = connector_->rtr_retries();
   s.queue_pairs = 0;
   s.registrations_pending = 0;
   for (const PeerState& p : peers_) {
     if (p.state == PeerState::State::kConnected) s.queue_pairs += static_cast<uint32_t>(p.rc.conns.size());
     if (p.state == PeerState::State::kConnected && p.pool.ud_service) ++s.datagram_peers;
   }
-  for (const auto& [key, r] : regions_) s.registrations_pending += r.state == LocalRegion::State::kPending;
+  s.registrations_pending = regions_->pending();
   return s;
 }
 

@@ -1,6 +1,6 @@
 // One peer's move between the verbs transport's two services (an RC queue pair of the pool, or
 // the rail's shared UD queue pair), as a state machine: where the handshake stands, and what a
-// notice that arrives asks for. Pure: it decides, and the transport does (verbs_moving.cc makes
+// notice that arrives asks for. Pure: it decides, and the transport does (move_driver.h makes
 // and drops queue pairs, posts the notices, loses the peer). Unit tested without a device.
 //
 // The node that starts a move (Start) holds its line until nothing of its is in flight on the

@@ -1,46 +1,65 @@
-// VerbsTransport's UD service: the peers outside the pool of RC queue pairs, reached through the
-// rail's one datagram queue pair. A put is cut into datagrams of the rail's MTU, each carrying
-// where its bytes land, sent from send slots (ud_queue_pair.h) and kept there until the peer
-// acknowledges it, then placed by the receiving daemon in its region, which makes the one copy
-// an RDMA write does not. Reliability (ud_reliability.h): numbered datagrams, cumulative and
-// selective acknowledgements riding on every datagram (or alone when nothing else goes back),
-// retransmission after a timeout, duplicates dropped, a bounded window, and a peer that
-// acknowledges nothing for give_up_after is lost as an RC peer whose sends fail is. What the
-// datagrams raise leaves in stream order (ud_peer_link.h). See verbs_transport.h.
+#include "daemon/transport/verbs/ud/datagram_service.h"
+
 #include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <random>
 
 #include <spdlog/spdlog.h>
 
 #include "daemon/transport/verbs/rc/gather_list.h"
-#include "daemon/transport/verbs/verbs_transport.h"
+#include "daemon/transport/verbs/verbs_sizes.h"
+#include "daemon/transport/verbs/verbs_wire.h"
 
 namespace ohio {
-uint32_t VerbsTransport::RcPeersHeld() const {
-  uint32_t n = 0;
-  for (const PeerState& p : peers_) n += p.pool.rc_held;
-  return n;
+
+Result<std::unique_ptr<DatagramService>> DatagramService::Create(const std::vector<Rail*>& rails, Options options,
+                                                                 Host host, TransportStats* stats) {
+  std::unique_ptr<DatagramService> s(new DatagramService(options, std::move(host), stats));
+  if (rails.empty()) return s;
+  for (size_t r = 0; r < rails.size(); ++r) {
+    auto q = UdQueuePair::Create(*rails[r], r, verbs_sizes::kUdRecvSlots, verbs_sizes::kUdSendDepth,
+                                 verbs_sizes::kUdSendDepth);
+    if (!q.ok()) return q.status();
+    s->qps_.push_back(std::move(q.value()));
+  }
+  s->timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (s->timer_fd_ < 0) return SystemError("timerfd_create", errno);
+  return s;
 }
 
-std::vector<QpEndpoint> VerbsTransport::DatagramEndpoints() const {
+DatagramService::DatagramService(Options options, Host host, TransportStats* stats)
+    : options_(options), host_(std::move(host)), stats_(stats) {}
+
+DatagramService::~DatagramService() {
+  links_.clear();  // their address handles before the queue pairs
+  qps_.clear();
+  if (timer_fd_ >= 0) close(timer_fd_);
+}
+
+uint32_t DatagramService::payload_bytes() const {
+  return qps_[0]->mtu_bytes() - static_cast<uint32_t>(UdWireHeader::kBytes);
+}
+
+std::string DatagramService::rail() const { return qps_.empty() ? std::string() : qps_[0]->local().rail; }
+
+std::vector<QpEndpoint> DatagramService::Endpoints() const {
   // The psn field says where this end's stream of datagrams starts: a new one at every dial, so
   // that a late datagram of a link replaced since falls outside the new one's window.
   static thread_local std::mt19937 gen(std::random_device{}());
   std::vector<QpEndpoint> out;
   const uint32_t first = gen() & 0xffffff;
-  for (const auto& q : datagram_qps_) {
+  for (const auto& q : qps_) {
     out.push_back(q->local());
     out.back().psn = first;
   }
   return out;
 }
 
-Result<ibv_ah*> VerbsTransport::DatagramAddress(const std::vector<QpEndpoint>& remote, const std::string& peer) {
-  if (datagram_qps_.empty()) {
+Result<ibv_ah*> DatagramService::AddressOf(const std::vector<QpEndpoint>& remote, const std::string& peer) {
+  if (qps_.empty()) {
     return Status(Code::kSystem, "node " + peer + " reaches this node only over UD, but this node keeps one RC queue "
                                  "pair per peer (rc-pool = unlimited) and has no datagram queue pair: give every "
                                  "node the same rc-pool");
@@ -49,57 +68,54 @@ Result<ibv_ah*> VerbsTransport::DatagramAddress(const std::vector<QpEndpoint>& r
     return Status(Code::kSystem, "node " + peer + " has no datagram queue pair, and this node's pool of RC queue "
                                  "pairs is full: give every node the same rc-pool");
   }
-  auto ah = datagram_qps_[0]->AddressOf(remote[0]);
+  auto ah = qps_[0]->AddressOf(remote[0]);
   if (!ah.ok()) return Status(Code::kSystem, ah.status().message());
   return ah;
 }
 
-void VerbsTransport::AdoptDatagram(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote,
-                                   uint64_t incarnation, uint64_t dial_floor, uint32_t first_seq) {
-  p.rc.conns.clear();
-  p.rc.put_rails.clear();
-  p.pool.rc_held = false;
-  MakeDatagramLink(p, peer, ah, remote, first_seq);
-  p.pool.ud_service = true;
-  p.incarnation = incarnation;
-  p.dial_floor = dial_floor;
-  p.state = PeerState::State::kConnected;
-  spdlog::info("verbs: connected to node {} over UD ({} to queue pair {} at {}): {} of this node's {} RC queue "
-               "pairs are taken",
-               directory_.Name(peer), datagram_qps_[0]->local().rail, remote.qpn, GidText(remote.gid),
-               RcPeersHeld(), options_.rc_pool);
-  // A first datagram at once: a peer that does not answer shows now, not at a group's first call.
-  EnqueueControl(peer, VerbsWireHeader::kKeepalive, 0, "", 0);
+UdPeerLink* DatagramService::link(PeerId peer) {
+  auto it = links_.find(peer);
+  return it == links_.end() ? nullptr : it->second.get();
 }
 
-void VerbsTransport::MakeDatagramLink(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote,
-                                      uint32_t first_sent) {
-  p.ud = std::make_unique<UdPeerLink>(options_.datagrams, ah, remote.qpn, first_sent, remote.psn);
-  datagram_senders_.emplace(remote.qpn, KnownDatagramSender{remote.gid, remote.lid, peer});
+void DatagramService::Link(PeerId peer, ibv_ah* ah, const QpEndpoint& remote, uint32_t first_sent) {
+  // A link replaced: its slots go back and its sender entry goes before the new one's.
+  Unlink(peer);
+  links_[peer] = std::make_unique<UdPeerLink>(options_.stream, ah, remote.qpn, first_sent, remote.psn);
+  senders_.emplace(remote.qpn, KnownDatagramSender{remote.gid, remote.lid, peer});
 }
 
-void VerbsTransport::DropDatagramLink(PeerId peer, PeerState& p) {
-  if (!p.ud) return;
-  UdQueuePair& q = *datagram_qps_[0];
-  for (const auto& [seq, sent] : p.ud->slot_of_seq) q.Release(sent.slot);
-  const auto [first, last] = datagram_senders_.equal_range(p.ud->qpn);
-  for (auto it = first; it != last;) it = it->second.peer == peer ? datagram_senders_.erase(it) : std::next(it);
-  datagram_peers_to_tend_.erase(peer);
-  p.ud.reset();
+std::deque<UdPeerLink::SentPut> DatagramService::Unlink(PeerId peer) {
+  auto found = links_.find(peer);
+  if (found == links_.end()) return {};
+  UdPeerLink& l = *found->second;
+  UdQueuePair& q = *qps_[0];
+  for (const auto& [seq, sent] : l.slot_of_seq) q.Release(sent.slot);
+  const auto [first, last] = senders_.equal_range(l.qpn);
+  for (auto it = first; it != last;) it = it->second.peer == peer ? senders_.erase(it) : std::next(it);
+  to_tend_.erase(peer);
+  std::deque<UdPeerLink::SentPut> unacknowledged = std::move(l.sent_puts);
+  links_.erase(found);
+  return unacknowledged;
 }
 
-bool VerbsTransport::PostDatagramPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count) {
-  UdPeerLink& l = *p.ud;
+bool DatagramService::Drained(PeerId peer) const {
+  auto it = links_.find(peer);
+  return it != links_.end() && it->second->send.in_flight() == 0;
+}
+
+bool DatagramService::PostPut(PeerId peer, PendingOp& op, const LocalPiece* pieces, size_t count) {
+  UdPeerLink& l = *link(peer);
   if (op.total > UINT32_MAX) {
-    PeerDown(peer, "a put of " + std::to_string(op.total) + " bytes is too large for UD (less than 4 GiB)");
+    host_.lose_peer(peer, "a put of " + std::to_string(op.total) + " bytes is too large for UD (less than 4 GiB)");
     return false;
   }
-  const uint32_t payload = datagram_qps_[0]->mtu_bytes() - static_cast<uint32_t>(UdWireHeader::kBytes);
+  const uint32_t payload = payload_bytes();
   if (!op.started) {
     op.started = true;
     op.datagram_put = l.next_put++;
-    ++stats_.data_frames_sent;
-    ++stats_.datagram_puts;
+    ++stats_->data_frames_sent;
+    ++stats_->datagram_puts;
   }
   // As many datagrams as the window and the send slots allow now, in one post; the rest on a
   // later pass. One clock reading for them all: on a guest without a clock the vDSO can read,
@@ -115,22 +131,44 @@ bool VerbsTransport::PostDatagramPut(PeerId peer, PeerState& p, Op& op, const Lo
     h.total = op.total;
     h.put = op.datagram_put;
     h.at = static_cast<uint32_t>(op.sent);
-    if (!PostDatagram(peer, p, h, pieces, count, op.sent, n, now)) {
-      datagram_qps_[0]->PostStaged();
+    if (!Post(peer, l, h, pieces, count, op.sent, n, now)) {
+      qps_[0]->PostStaged();
       return false;
     }
-    stats_.rail_put_bytes[0] += n;
+    stats_->rail_put_bytes[0] += n;
     op.sent += n;
   } while (op.sent < op.total);
-  datagram_qps_[0]->PostStaged();
+  qps_[0]->PostStaged();
   l.sent_puts.push_back({l.send.next_seq() - 1, op.cookie, op.total});
   return true;
 }
 
-bool VerbsTransport::PostDatagram(PeerId peer, PeerState& p, UdWireHeader h, const LocalPiece* pieces, size_t count,
-                                  uint64_t from, uint32_t n, UdClock::time_point now) {
-  UdQueuePair& q = *datagram_qps_[0];
-  UdPeerLink& l = *p.ud;
+bool DatagramService::PostSend(PeerId peer, uint32_t verbs_type, const void* payload, size_t bytes) {
+  // Over UD the receiver places a put by its own region's key: the peer needs no notice of our
+  // regions, and nothing of its is written into ours that it must tell us has stopped.
+  UdWireHeader h;
+  switch (verbs_type) {
+    case VerbsWireHeader::kMessage:
+      h.type = UdWireHeader::kMessage;
+      break;
+    case VerbsWireHeader::kKeepalive:
+      h.type = UdWireHeader::kKeepalive;
+      break;
+    case VerbsWireHeader::kMoving:
+      h.type = UdWireHeader::kMoving;
+      break;
+    default:
+      return true;
+  }
+  const LocalPiece piece{payload, bytes};
+  if (!Post(peer, *link(peer), h, &piece, 1, 0, static_cast<uint32_t>(bytes), UdClock::now())) return false;
+  qps_[0]->PostStaged();
+  return true;
+}
+
+bool DatagramService::Post(PeerId peer, UdPeerLink& l, UdWireHeader h, const LocalPiece* pieces, size_t count,
+                           uint64_t from, uint32_t n, UdClock::time_point now) {
+  UdQueuePair& q = *qps_[0];
   if (!l.send.HasRoom() || q.slots_exhausted() || q.send_free() == 0) return false;
   const uint32_t slot = *q.TakeSlot();
   h.seq = *l.send.Send(now);
@@ -144,14 +182,13 @@ bool VerbsTransport::PostDatagram(PeerId peer, PeerState& p, UdWireHeader h, con
   // retransmission, as if the network had lost it.
   q.Stage(slot, bytes, l.ah, l.qpn);
   l.ack_due = false;  // it carries our acknowledgement
-  datagram_peers_to_tend_.insert(peer);  // until it is acknowledged
-  ++stats_.datagrams_sent;
+  to_tend_.insert(peer);  // until it is acknowledged
+  ++stats_->datagrams_sent;
   return true;
 }
 
-void VerbsTransport::SendAck(PeerState& p) {
-  UdQueuePair& q = *datagram_qps_[0];
-  UdPeerLink& l = *p.ud;
+void DatagramService::SendAck(UdPeerLink& l) {
+  UdQueuePair& q = *qps_[0];
   if (q.slots_exhausted() || q.send_free() == 0) return;  // still due: the next pass
   const uint32_t slot = *q.TakeSlot();
   UdWireHeader h;
@@ -162,14 +199,14 @@ void VerbsTransport::SendAck(PeerState& p) {
   if (q.Stage(slot, static_cast<uint32_t>(UdWireHeader::kBytes), l.ah, l.qpn)) l.ack_due = false;
   q.Release(slot);  // acknowledgements are never sent again: the post's reference is the last
   q.PostStaged();
-  ++stats_.datagram_acks_sent;
+  ++stats_->datagram_acks_sent;
 }
 
-void VerbsTransport::OnDatagramCompletion(const ibv_wc& wc) {
+void DatagramService::OnCompletion(const ibv_wc& wc, UdClock::time_point now) {
   const size_t rail = UdQueuePair::RailOf(wc.wr_id);
   const uint32_t slot = UdQueuePair::SlotOf(wc.wr_id);
-  if (rail >= datagram_qps_.size()) return;
-  UdQueuePair& q = *datagram_qps_[rail];
+  if (rail >= qps_.size()) return;
+  UdQueuePair& q = *qps_[rail];
   if (!UdQueuePair::IsReceive(wc.wr_id)) {
     q.SendCompleted(slot);
     if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) {
@@ -185,44 +222,43 @@ void VerbsTransport::OnDatagramCompletion(const ibv_wc& wc) {
     return;
   }
   const DatagramSource source = IdentifyDatagramSource(
-      datagram_senders_, {wc.src_qp, static_cast<uint16_t>(wc.slid), (wc.wc_flags & IBV_WC_GRH) != 0,
-                          q.route_header(slot)});
+      senders_, {wc.src_qp, static_cast<uint16_t>(wc.slid), (wc.wc_flags & IBV_WC_GRH) != 0, q.route_header(slot)});
   const uint32_t bytes = wc.byte_len > UdQueuePair::kGrhBytes ? wc.byte_len - UdQueuePair::kGrhBytes : 0;
   const auto h = UdWireHeader::Decode(q.received(slot), bytes);
   if (!source.peer) {
     // From no peer of ours, a link replaced since, or a sender that cannot be told apart: a
     // stray or forged sender may send many, so the lines are rate-limited.
-    ++stats_.datagrams_refused;
+    ++stats_->datagrams_refused;
     uint64_t suppressed = 0;
-    if (unidentified_datagram_log_.Allow(&suppressed)) {
+    if (unidentified_log_.Allow(&suppressed)) {
       spdlog::warn("verbs: a datagram on {} from queue pair {} (LID {}, {}) refused: {}{}", q.local().rail, wc.src_qp,
                    wc.slid, (wc.wc_flags & IBV_WC_GRH) != 0 ? "with a route header" : "without a route header",
                    source.refused, SuppressedNote(suppressed));
     }
   } else if (!h) {
-    ++stats_.datagrams_refused;  // malformed
+    ++stats_->datagrams_refused;  // malformed
   } else if (options_.drop_one_datagram_in != 0 &&
              std::uniform_int_distribution<uint32_t>(1, options_.drop_one_datagram_in)(drop_chance_) == 1) {
-    ++stats_.datagrams_dropped;
+    ++stats_->datagrams_dropped;
   } else {
     const PeerId peer = *source.peer;
-    PeerState& p = Peer(peer);
-    // The first datagram of a peer that started a move to UD, which this node answered: its
-    // end is ready, and our line goes on UD from now on.
-    if (p.move.FirstOnNewService(/*rc=*/false)) FinishMoveToUd(peer, p, nullptr);
-    if (p.ud) OnDatagram(peer, p, *h, q.received(slot) + UdWireHeader::kBytes, bytes - static_cast<uint32_t>(UdWireHeader::kBytes));
+    host_.arrived(peer);
+    if (UdPeerLink* l = link(peer)) {
+      OnDatagram(peer, *l, *h, q.received(slot) + UdWireHeader::kBytes,
+                 bytes - static_cast<uint32_t>(UdWireHeader::kBytes), now);
+    }
   }
   q.RepostReceive(slot);
 }
 
-void VerbsTransport::OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h, const uint8_t* payload, uint32_t n) {
-  UdPeerLink& l = *p.ud;
-  ++stats_.datagrams_received;
+void DatagramService::OnDatagram(PeerId peer, UdPeerLink& l, const UdWireHeader& h, const uint8_t* payload,
+                                 uint32_t n, UdClock::time_point now) {
+  ++stats_->datagrams_received;
   // Every datagram carries what its sender holds of ours; one that says it holds datagrams
   // never sent is not about this stream.
   if (!SeqBefore(l.send.next_seq(), h.ack)) {
-    l.send.Acknowledge(h.ack, h.sack, poll_now_);
-    UdQueuePair& q = *datagram_qps_[0];
+    l.send.Acknowledge(h.ack, h.sack, now);
+    UdQueuePair& q = *qps_[0];
     for (auto it = l.slot_of_seq.begin(); it != l.slot_of_seq.end();) {
       if (l.send.Held(it->first)) {
         q.Release(it->second.slot);
@@ -232,24 +268,26 @@ void VerbsTransport::OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h
       }
     }
     while (!l.sent_puts.empty() && SeqBefore(l.sent_puts.front().last_seq, l.send.held_before())) {
-      TransportEvent e = Event(TransportEvent::Kind::kPutDone, peer);
+      TransportEvent e;
+      e.kind = TransportEvent::Kind::kPutDone;
+      e.peer = peer;
       e.cookie = l.sent_puts.front().cookie;
       e.bytes = l.sent_puts.front().bytes;
       l.sent_puts.pop_front();
-      Emit(std::move(e));
+      host_.emit(std::move(e));
     }
   }
   if (h.type == UdWireHeader::kAck) return;
   l.ack_due = true;  // whatever it is, its sender must hear that we hold it
-  datagram_peers_to_tend_.insert(peer);
+  to_tend_.insert(peer);
   const uint32_t before = l.receive.next_expected();
   const uint64_t position = l.in_order + (h.seq - before);
   switch (l.receive.Receive(h.seq)) {
     case UdReceiveWindow::Verdict::kDuplicate:
-      ++stats_.datagram_duplicates;
+      ++stats_->datagram_duplicates;
       return;
     case UdReceiveWindow::Verdict::kBeyondWindow:
-      ++stats_.datagrams_refused;
+      ++stats_->datagrams_refused;
       return;
     case UdReceiveWindow::Verdict::kNew:
       break;
@@ -258,54 +296,56 @@ void VerbsTransport::OnDatagram(PeerId peer, PeerState& p, const UdWireHeader& h
   if (h.type == UdWireHeader::kMoving) {
     auto notice = MoveNotice::Decode(payload, n);
     if (!notice) {
-      PeerDown(peer, "node " + directory_.Name(peer) + " sent a malformed move notice");
+      host_.lose_peer(peer, "node " + host_.name(peer) + " sent a malformed move notice");
       return;
     }
     l.held_notices.emplace(position, std::move(*notice));
   } else if (h.type == UdWireHeader::kMessage) {
     if (n > kMaxTransportMessage) {
-      spdlog::warn("verbs: a {}-byte message from node {} is over the limit", n, directory_.Name(peer));
+      spdlog::warn("verbs: a {}-byte message from node {} is over the limit", n, host_.name(peer));
     } else {
-      ++stats_.control_frames_received;
-      TransportEvent e = Event(TransportEvent::Kind::kMessage, peer);
+      ++stats_->control_frames_received;
+      TransportEvent e;
+      e.kind = TransportEvent::Kind::kMessage;
+      e.peer = peer;
       e.message_bytes = n;
       std::memcpy(e.message.data(), payload, n);
       l.held.emplace(position, std::move(e));
     }
   } else if (h.type == UdWireHeader::kData) {
-    auto it = regions_.find(h.key);
-    const bool open = it != regions_.end() && it->second.Writable();
+    const std::optional<OpenRegion> region = host_.open_region(h.key);
     const uint64_t at = h.start + h.at;
-    if (open && h.start <= it->second.bytes && at >= h.start && at <= it->second.bytes &&
-        n <= it->second.bytes - at && h.total <= it->second.bytes - h.start) {
-      std::memcpy(it->second.base + at, payload, n);
+    if (region && h.start <= region->bytes && at >= h.start && at <= region->bytes && n <= region->bytes - at &&
+        h.total <= region->bytes - h.start) {
+      std::memcpy(region->base + at, payload, n);
     } else {
       l.dropped_puts.insert(h.put);  // its group closed here, or the peer is confused
     }
     if (h.at + n == h.total) l.last_of_put[h.put] = position;
     auto landed = l.assembly.Landed(h.put, h.start, h.total, h.imm, h.at, n);
     if (!landed.ok()) {
-      PeerDown(peer, "datagrams from node " + directory_.Name(peer) + " contradict each other: " +
-                         landed.status().message());
+      host_.lose_peer(peer, "datagrams from node " + host_.name(peer) + " contradict each other: " +
+                                landed.status().message());
       return;
     }
     if (landed->has_value()) {
       const uint64_t last = l.last_of_put[h.put];
       l.last_of_put.erase(h.put);
       if (l.dropped_puts.erase(h.put) == 0) {
-        ++stats_.data_frames_received;
-        TransportEvent e = Event(TransportEvent::Kind::kArrived, peer);
+        ++stats_->data_frames_received;
+        TransportEvent e;
+        e.kind = TransportEvent::Kind::kArrived;
+        e.peer = peer;
         e.imm = *landed.value();
         e.bytes = h.total;
         l.held.emplace(last, std::move(e));
       }
     }
   }
-  ReleaseHeld(peer, p);
+  ReleaseHeld(peer, l);
 }
 
-void VerbsTransport::ReleaseHeld(PeerId peer, PeerState& p) {
-  UdPeerLink& l = *p.ud;
+void DatagramService::ReleaseHeld(PeerId peer, UdPeerLink& l) {
   // Events and move notices alike, in stream order; a notice may replace the link (the switch
   // to RC) or lose the peer, and then nothing of the old link is left to release.
   for (;;) {
@@ -316,10 +356,10 @@ void VerbsTransport::ReleaseHeld(PeerId peer, PeerState& p) {
     if (notice_ready && (!event_ready || notice->first < event->first)) {
       const MoveNotice n = std::move(notice->second);
       l.held_notices.erase(notice);
-      OnMoveNotice(peer, p, n);
-      if (p.ud.get() != &l) return;
+      host_.move_notice(peer, n);
+      if (link(peer) != &l) return;
     } else if (event_ready) {
-      Emit(std::move(event->second));
+      host_.emit(std::move(event->second));
       l.held.erase(event);
     } else {
       return;
@@ -327,28 +367,28 @@ void VerbsTransport::ReleaseHeld(PeerId peer, PeerState& p) {
   }
 }
 
-void VerbsTransport::TendDatagrams(UdClock::time_point now) {
-  if (datagram_qps_.empty()) return;
-  UdQueuePair& q = *datagram_qps_[0];
-  for (auto tended = datagram_peers_to_tend_.begin(); tended != datagram_peers_to_tend_.end();) {
+void DatagramService::Tend(UdClock::time_point now) {
+  if (qps_.empty()) return;
+  UdQueuePair& q = *qps_[0];
+  for (auto tended = to_tend_.begin(); tended != to_tend_.end();) {
     const PeerId id = *tended;
-    PeerState& p = peers_[id];
+    UdPeerLink* found = link(id);
     // A peer with nothing left to do leaves the set, and a datagram sent or received puts it
-    // back (a link dropped takes its peer out itself: DropDatagramLink).
-    if (!p.ud || (p.ud->send.in_flight() == 0 && !p.ud->ack_due)) {
-      tended = datagram_peers_to_tend_.erase(tended);
+    // back (a link dropped takes its peer out itself: Unlink).
+    if (found == nullptr || (found->send.in_flight() == 0 && !found->ack_due)) {
+      tended = to_tend_.erase(tended);
       continue;
     }
     ++tended;
-    UdPeerLink& l = *p.ud;
+    UdPeerLink& l = *found;
     if (l.send.PeerSilent(now)) {
       spdlog::warn("verbs: node {} over UD: {} datagrams unacknowledged from {} on (next {}), {} with a send slot; "
                    "it acknowledged up to {}; we hold its stream up to {}; {} send queue entries and {} send slots free",
-                   directory_.Name(id), l.send.in_flight(), l.send.next_seq() - l.send.in_flight(), l.send.next_seq(),
+                   host_.name(id), l.send.in_flight(), l.send.next_seq() - l.send.in_flight(), l.send.next_seq(),
                    l.slot_of_seq.size(), l.send.held_before(), l.receive.next_expected(), q.send_free(),
                    q.slots_free());
-      PeerDown(id, "node " + directory_.Name(id) + " acknowledged no datagram for " +
-                       std::to_string(options_.datagrams.give_up_after.count()) + " ms (over UD)");
+      host_.lose_peer(id, "node " + host_.name(id) + " acknowledged no datagram for " +
+                              std::to_string(options_.stream.give_up_after.count()) + " ms (over UD)");
       continue;
     }
     for (uint32_t seq : l.send.DueForRetransmission(now)) {
@@ -357,24 +397,25 @@ void VerbsTransport::TendDatagrams(UdClock::time_point now) {
       // The slot still holds the datagram as first sent (it is rewritten only once acknowledged
       // and every post of it completed); its acknowledgement fields are old, which a receiver
       // takes as news of nothing.
-      if (q.Stage(it->second.slot, it->second.bytes, l.ah, l.qpn)) ++stats_.datagram_retransmissions;
+      if (q.Stage(it->second.slot, it->second.bytes, l.ah, l.qpn)) ++stats_->datagram_retransmissions;
     }
     q.PostStaged();
-    if (l.ack_due) SendAck(p);
+    if (l.ack_due) SendAck(l);
   }
 }
 
-bool VerbsTransport::ArmDatagramTimer() {
+bool DatagramService::ArmTimer() {
   if (timer_fd_ < 0) return true;
   uint64_t expired;
   (void)!read(timer_fd_, &expired, sizeof(expired));
   itimerspec t{};
   std::optional<UdClock::time_point> next;
-  for (const PeerId id : datagram_peers_to_tend_) {
-    const PeerState& p = peers_[id];
-    if (!p.ud) continue;
-    if (p.ud->ack_due) return false;  // an acknowledgement to send first
-    const auto due = p.ud->send.NextRetransmission();
+  for (const PeerId id : to_tend_) {
+    auto it = links_.find(id);
+    if (it == links_.end()) continue;
+    const UdPeerLink& l = *it->second;
+    if (l.ack_due) return false;  // an acknowledgement to send first
+    const auto due = l.send.NextRetransmission();
     if (due && (!next || *due < *next)) next = due;
   }
   if (next) {

@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "client/ohio_plan/plan_report.h"
-#include "shm/plan/internode_table_text.h"
+#include "shm/tables/internode_table_text.h"
 #include "sim/calibrate.h"
 #include "sim/sim_report.h"
 #include "sim/simulation.h"

@@ -59,7 +59,7 @@ class GroupHandle {
   Status Skip();
   // The group's standing: ok, or why no call can succeed any more (nothing is waited for).
   Status Check() const;
-  // The selection table (shm/plan/selection_table_text.h) and transport ohiod handed over at
+  // The selection table (shm/tables/selection_table_text.h) and transport ohiod handed over at
   // join, once every node's daemon has met the others: the daemons compare the table's digest
   // then, so what is returned is the table of every node of the group. A group whose nodes
   // disagree fails here, naming both.

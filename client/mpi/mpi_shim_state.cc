@@ -12,7 +12,7 @@
 #include <set>
 
 #include "shm/plan/buffer_sizing.h"
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/selection_table_text.h"
 
 namespace ohio::shim {
 

@@ -55,7 +55,7 @@
 #include "client/mpi/mpi_type_layout.h"
 #include "client/libohio/ohio.h"
 #include "shm/handed_back.h"
-#include "shm/plan/selection_table.h"
+#include "shm/tables/selection_table.h"
 
 namespace ohio::shim {
 

@@ -1,5 +1,5 @@
 // Which calls ohio serves by default and which it hands to the MPI library (the selection table,
-// shm/plan/selection_table.h; the client's decision, client/mpi/call_selection.h), under real
+// shm/tables/selection_table.h; the client's decision, client/mpi/call_selection.h), under real
 // mpirun (Open MPI) with libohio_mpi preloaded, against real daemons on one node and on 2
 // emulated nodes: every byte checked by the program (tests/mpi/selection_check.c) whichever
 // side moved it, OHIO_STATS's counts and reasons, and each ohiod's handed-back counters by

@@ -13,7 +13,7 @@
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/exchange_plan.h"
-#include "shm/plan/internode_table_text.h"
+#include "shm/tables/internode_table_text.h"
 #include "tests/sim/sim_runner.h"
 
 namespace ohio::testing {

@@ -6,7 +6,7 @@
 
 #include "shm/plan/bruck_plan.h"
 #include "shm/plan/eager_plan.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 #include "shm/plan/exchange_plan.h"
 #include "shm/segment_layout.h"
 #include "shm/plan/staging.h"

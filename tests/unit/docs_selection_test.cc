@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "shm/plan/selection_table.h"
+#include "shm/tables/selection_table.h"
 #include "tests/harness/process.h"
 
 namespace ohio {

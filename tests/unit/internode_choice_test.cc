@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "shm/plan/group_shape.h"
-#include "shm/plan/internode_choice.h"
-#include "shm/plan/internode_table_text.h"
+#include "shm/tables/internode_choice.h"
+#include "shm/tables/internode_table_text.h"
 
 namespace ohio {
 namespace {

@@ -3,8 +3,8 @@
 // nodes of a group compare at setup.
 #include <gtest/gtest.h>
 
-#include "shm/plan/selection_table.h"
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/selection_table.h"
+#include "shm/tables/selection_table_text.h"
 
 namespace ohio {
 namespace {

@@ -1,4 +1,4 @@
-// The selection table (shm/plan/selection_table.h) as text: what `selection-table = PATH` names,
+// The selection table (shm/tables/selection_table.h) as text: what `selection-table = PATH` names,
 // what ohiod hands every rank at join, what deploy/measure-selection.sh writes, and what a
 // group's nodes compare at setup (its digest). One row a line, `#` starts a comment:
 //
@@ -18,7 +18,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "shm/plan/selection_table.h"
+#include "shm/tables/selection_table.h"
 
 namespace ohio {
 

@@ -1,4 +1,4 @@
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/selection_table_text.h"
 
 #include <sstream>
 #include <vector>

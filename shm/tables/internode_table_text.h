@@ -7,7 +7,7 @@
 //   2+       any        direct
 //
 // nodes: "N" (exactly N), "N-M" (N to M), "N+" (N or more) or "any", N >= 2; max-block: the largest
-// node-to-node block (M x max ppn x max ppn, shm/plan/internode_choice.h) in bytes, with an optional
+// node-to-node block (M x max ppn x max ppn, shm/tables/internode_choice.h) in bytes, with an optional
 // B, KiB, MiB, GiB or TiB suffix, or "any"; algorithm: pairwise, hypercube or direct. The first
 // row matching a call wins; none matching means pairwise.
 #pragma once
@@ -16,7 +16,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 
 namespace ohio {
 

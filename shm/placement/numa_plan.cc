@@ -1,4 +1,4 @@
-#include "shm/plan/numa_plan.h"
+#include "shm/placement/numa_plan.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // The words the tables ohiod reads are written in (the inter-node table,
-// shm/plan/internode_table_text.h, and the selection table, shm/plan/selection_table_text.h): byte
+// shm/tables/internode_table_text.h, and the selection table, shm/tables/selection_table_text.h): byte
 // sizes with units, counts, ranges of either, and the digest two nodes compare. One reading of
 // each, so "4KiB" or "2-8" means the same in every table.
 #pragma once

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "shm/plan/rail_choice.h"
+#include "shm/placement/rail_choice.h"
 
 namespace ohio {
 
@@ -34,7 +34,7 @@ struct NumaPlacement {
   std::string why;               // one line an admin can check the choice against
   std::vector<std::string> rail_order;
   // rail_order as indices of the rails planned for, cut where the distance to the node
-  // changes: what the verbs transport picks a group's rail from (shm/plan/rail_choice.h). Empty with
+  // changes: what the verbs transport picks a group's rail from (shm/placement/rail_choice.h). Empty with
   // no node, so that such a group spreads over the rails as if it had no placement.
   RailTiers rail_tiers;
 };

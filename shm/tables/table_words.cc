@@ -1,4 +1,4 @@
-#include "shm/plan/table_words.h"
+#include "shm/tables/table_words.h"
 
 #include <cstdio>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "shm/plan/rail_choice.h"
+#include "shm/placement/rail_choice.h"
 
 namespace ohio {
 

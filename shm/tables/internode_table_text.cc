@@ -1,8 +1,8 @@
-#include "shm/plan/internode_table_text.h"
+#include "shm/tables/internode_table_text.h"
 
 #include <vector>
 
-#include "shm/plan/table_words.h"
+#include "shm/tables/table_words.h"
 
 namespace ohio {
 namespace {

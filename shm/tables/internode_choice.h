@@ -22,7 +22,7 @@ const char* InterNodeAlgorithmName(InterNodeAlgorithm l);
 
 // One row: calls of groups of `min_nodes` to `max_nodes` nodes whose largest node-to-node block
 // (M x max ppn x max ppn) is at most `max_block_bytes` run `internode`. The first row that
-// matches wins; none matching means pairwise. Its text form: shm/plan/internode_table_text.h.
+// matches wins; none matching means pairwise. Its text form: shm/tables/internode_table_text.h.
 struct InterNodeRule {
   uint32_t min_nodes = 2;
   uint64_t max_block_bytes = 0;

@@ -1,4 +1,4 @@
-#include "shm/plan/selection_table.h"
+#include "shm/tables/selection_table.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // Which rail carries a group's puts to one peer node. A group prefers the rails
-// nearest its segment's NUMA node (shm/plan/numa_plan.h), in tiers of equally near rails; the peer
+// nearest its segment's NUMA node (shm/placement/numa_plan.h), in tiers of equally near rails; the peer
 // may be connected on fewer rails than this node has (rails pair by position: the first
 // `connected` of them). Pure: the verbs transport calls it once per group and peer, at the
 // group's first put there, and keeps the answer (daemon/transport/verbs/verbs_transport.cc).

@@ -7,7 +7,7 @@
 // Pure: every rank of a communicator holds the same table (its node's daemon hands it over at
 // join, and the daemons of a group compare the table's digest at setup), the same shape and,
 // for MPI_Alltoall and MPI_Ialltoall, the same bytes, so every rank reaches the same verdict
-// without a word. Its text form: shm/plan/selection_table_text.h.
+// without a word. Its text form: shm/tables/selection_table_text.h.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "shm/plan/table_words.h"
+#include "shm/tables/table_words.h"
 
 namespace ohio {
 
@@ -54,7 +54,7 @@ struct SelectionTable {
   std::vector<SelectionRule> rules;
 };
 
-// The table ohiod hands out when its configuration names none (shm/plan/selection_table.cc says
+// The table ohiod hands out when its configuration names none (shm/tables/selection_table.cc says
 // where its rows were measured).
 SelectionTable DefaultSelectionTable();
 

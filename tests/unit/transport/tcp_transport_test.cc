@@ -30,7 +30,7 @@
 
 #include "common/status.h"
 #include "daemon/transport/transport.h"
-#include "tests/unit/transport_driver.h"
+#include "tests/unit/transport/transport_driver.h"
 
 namespace ohio {
 namespace {

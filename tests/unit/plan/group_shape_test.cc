@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "tests/unit/rank_maps.h"
+#include "tests/unit/plan/rank_maps.h"
 
 namespace ohio {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "common/mix64.h"
 #include "shm/plan/vector_staging.h"
-#include "tests/unit/rank_maps.h"
+#include "tests/unit/plan/rank_maps.h"
 
 namespace ohio {
 namespace {

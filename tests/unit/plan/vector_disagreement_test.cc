@@ -11,7 +11,7 @@
 
 #include "common/mix64.h"
 #include "shm/plan/exchange_plan.h"
-#include "tests/unit/rank_maps.h"
+#include "tests/unit/plan/rank_maps.h"
 
 namespace ohio {
 namespace {

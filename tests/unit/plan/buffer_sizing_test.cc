@@ -10,7 +10,7 @@
 #include "shm/plan/exchange_plan.h"
 #include "shm/segment_layout.h"
 #include "shm/plan/staging.h"
-#include "tests/unit/rank_maps.h"
+#include "tests/unit/plan/rank_maps.h"
 
 namespace ohio {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "common/status.h"
 #include "shm/plan/group_shape.h"
-#include "tests/unit/rank_maps.h"
+#include "tests/unit/plan/rank_maps.h"
 
 namespace ohio {
 namespace {

@@ -12,7 +12,7 @@
 #include "shm/plan/algorithm.h"
 #include "shm/plan/group_shape.h"
 #include "shm/plan/staging.h"
-#include "tests/unit/rank_maps.h"
+#include "tests/unit/plan/rank_maps.h"
 
 namespace ohio {
 

@@ -14,7 +14,7 @@
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/group_shape.h"
 #include "shm/plan/staging.h"
-#include "tests/unit/rank_maps.h"
+#include "tests/unit/plan/rank_maps.h"
 
 namespace ohio {
 namespace {

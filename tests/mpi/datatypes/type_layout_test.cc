@@ -1,4 +1,4 @@
-// Runs tests/mpi/type_layout_check (client/mpi/mpi_type_layout against MPI_Pack and MPI_Unpack) as
+// Runs tests/mpi/datatypes/type_layout_check (client/mpi/mpi_type_layout against MPI_Pack and MPI_Unpack) as
 // one rank under each MPI's own mpirun: every served combiner packs and unpacks as the library
 // does, and the types the shim must not serve have no layout.
 #include <gtest/gtest.h>
@@ -22,7 +22,7 @@ TEST_P(TypeLayout, MatchesTheMpiLibrarysPackAndUnpack) {
   } else {
     argv = {"/usr/bin/mpirun.mpich", "-launcher", "fork", "-np", "1"};
   }
-  argv.push_back(RunfilePath("tests/mpi/type_layout_check_" + mpi));
+  argv.push_back(RunfilePath("tests/mpi/datatypes/type_layout_check_" + mpi));
   Process run(argv, dir.file("out"));
   ASSERT_EQ(run.Wait(std::chrono::seconds(120)), 0) << run.Output();
   const std::string out = run.Output();

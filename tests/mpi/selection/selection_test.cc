@@ -1,7 +1,7 @@
 // Which calls ohio serves by default and which it hands to the MPI library (the selection table,
 // shm/tables/selection_table.h; the client's decision, client/mpi/call_selection.h), under real
 // mpirun (Open MPI) with libohio_mpi preloaded, against real daemons on one node and on 2
-// emulated nodes: every byte checked by the program (tests/mpi/selection_check.c) whichever
+// emulated nodes: every byte checked by the program (tests/mpi/selection/selection_check.c) whichever
 // side moved it, OHIO_STATS's counts and reasons, and each ohiod's handed-back counters by
 // function and reason.
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@ namespace ohio::testing {
 namespace {
 
 constexpr auto kDeadline = std::chrono::seconds(120);
-constexpr const char* kCheck = "selection_check";
+constexpr const char* kCheck = "selection/selection_check";
 using Env = std::vector<std::pair<std::string, std::string>>;
 
 // ohiod's count of calls of `function` handed to the MPI library for `reason`; -1 if absent.

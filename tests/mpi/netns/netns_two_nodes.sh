@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by the tests that run MPI jobs over two "hosts" (tests/mpi/netns_mpi_test.sh,
+# Sourced by the tests that run MPI jobs over two "hosts" (tests/mpi/netns/netns_mpi_test.sh,
 # measure_selection_test.sh): R = the runfiles' top, fail(); DIR, a new directory under /tmp
 # (munged checks every directory above its socket: not the test runner's scratch tree) holding
 # netns-ssh.sh, ohiod and the nodes' sockets and logs; two namespace nodes with one ohiod each

@@ -1,4 +1,4 @@
-// An unmodified MPI program at MPI_THREAD_MULTIPLE (tests/mpi/thread_multiple_check.c) whose
+// An unmodified MPI program at MPI_THREAD_MULTIPLE (tests/mpi/threads/thread_multiple_check.c) whose
 // ranks each run two threads calling MPI_Alltoall, MPI_Ialltoall + MPI_Wait and MPI_Alltoallv at the
 // same time,
 // each on a communicator of its own, started in opposite orders on even and odd ranks (where a
@@ -21,7 +21,7 @@ namespace {
 
 // The whole job: a deadlock ends here, as a failure.
 constexpr auto kDeadline = std::chrono::seconds(90);
-constexpr const char* kCheck = "thread_multiple_check";
+constexpr const char* kCheck = "threads/thread_multiple_check";
 constexpr int kIterations = 5;
 // Calls of each function per thread: one per size of the check program (4) per iteration.
 constexpr int kCallsPerThread = kIterations * 4;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# MPI_Ialltoall + MPI_Wait (tests/mpi/stopped_daemon_check.c) under real mpirun (Open MPI) across
+# MPI_Ialltoall + MPI_Wait (tests/mpi/daemon/stopped_daemon_check.c) under real mpirun (Open MPI) across
 # two network namespaces, one ohiod in each with a group timeout of 3 s, node 1's ohiod stopped
 # (SIGSTOP) while the ranks hold between their first call and the MPI_Ialltoall: through the shim
 # and through Open MPI's component, every rank's MPI_Wait returns an error within the timeout
@@ -9,8 +9,8 @@ set -euo pipefail
 NETNS_PROG=netns_stopped_daemon_test
 TIMEOUT_MS=3000
 NETNS_OHIOD_FLAGS=(--timeout-ms "$TIMEOUT_MS")
-# shellcheck source=tests/mpi/netns_two_nodes.sh
-. "$TEST_SRCDIR/$TEST_WORKSPACE/tests/mpi/netns_two_nodes.sh"
+# shellcheck source=tests/mpi/netns/netns_two_nodes.sh
+. "$TEST_SRCDIR/$TEST_WORKSPACE/tests/mpi/netns/netns_two_nodes.sh"
 STOPPED=${DAEMON_PIDS[1]}
 trap 'kill -CONT "$STOPPED" 2>/dev/null || true; remove_two_nodes' EXIT
 
@@ -18,7 +18,7 @@ for binding in shim component; do
   go="$DIR/go-$binding" out="$DIR/$binding.out"
   : > "$out"
   run_two_node_job "$binding" "$DIR/$binding" -x "CHECK_GO_FILE=$go" -x OHIO_IALLTOALL_MIN_BYTES=0 \
-    "$R/tests/mpi/stopped_daemon_check_openmpi" 4096 > "$out" 2>&1 &
+    "$R/tests/mpi/daemon/stopped_daemon_check_openmpi" 4096 > "$out" 2>&1 &
   job=$!
   deadline=$(( SECONDS + 60 ))
   until [ "$(grep -c ': holding$' "$out")" = 4 ]; do

@@ -89,7 +89,7 @@ TEST(Mpi4py, FftRoundTripServedAcrossTwoNodes) {
     SCOPED_TRACE(binding == Binding::kShim ? "shim" : "component");
     const std::vector<uint64_t> before = ServedByEachDaemon(cluster, 2);
     Process run(MpiRunPath(kOpenMpi, kRanks, ControlSockets(cluster), kRanks / 2, {kServeEveryCall}, kPython,
-                           {RunfilePath("tests/mpi/mpi4py_fft_check.py"), "32", "3"}, binding),
+                           {RunfilePath("tests/mpi/apps/mpi4py_fft_check.py"), "32", "3"}, binding),
                 dir.file("mpirun-fft-" + std::to_string(static_cast<int>(binding)) + ".out"));
     ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
     const std::string out = run.Output();

@@ -1,8 +1,8 @@
 // MPI_Ialltoall completed by MPI_Wait while ohiod is stopped (SIGSTOP), under real mpirun
-// (tests/mpi/stopped_daemon_check.c): on one node, through the shim (Open MPI and MPICH) and
+// (tests/mpi/daemon/stopped_daemon_check.c): on one node, through the shim (Open MPI and MPICH) and
 // through Open MPI's component coll/ohio, the wait returns an error within the group's timeout
 // (plus 1 s of slack for a loaded machine) on every rank, naming the stopped daemon, where it
-// used to wait for as long as the daemon stayed stopped. Across hosts: tests/mpi/netns_stopped_daemon_test.sh.
+// used to wait for as long as the daemon stayed stopped. Across hosts: tests/mpi/netns/netns_stopped_daemon_test.sh.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -28,8 +28,8 @@ void ExpectWaitEndsAtTheTimeout(const Mpi& mpi, Binding binding) {
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const std::string go = dir.file("go");
   Process job(MpiRun(mpi, kRanks, {daemon.socket()}, kRanks,
-                     {{"CHECK_GO_FILE", go}, {"OHIO_IALLTOALL_MIN_BYTES", "0"}, kServeEveryCall}, "stopped_daemon_check",
-                     {"4096"}, binding),
+                     {{"CHECK_GO_FILE", go}, {"OHIO_IALLTOALL_MIN_BYTES", "0"}, kServeEveryCall},
+                     "daemon/stopped_daemon_check", {"4096"}, binding),
               dir.file("mpirun.out"));
   for (int r = 0; r < kRanks; ++r) {
     ASSERT_TRUE(job.WaitForOutput("rank " + std::to_string(r) + ": holding", kDeadline)) << job.Output();

@@ -1,7 +1,7 @@
 // An unmodified MPI program (tests/mpi/alltoall_check.c) under Open MPI's mpirun through the
 // LD_PRELOAD shim, with its ranks in containers made with unshare (their own PID and mount
 // namespaces, /proc mounted for them, the host's ohiod socket bind-mounted at
-// /run/ohio/ohiod.sock) and ohiod on the host (tests/mpi/in_container.sh): the whole job in one
+// /run/ohio/ohiod.sock) and ohiod on the host (tests/mpi/containers/in_container.sh): the whole job in one
 // container (mpirun inside it, with a private /tmp and /dev/shm), and every rank in a container
 // of its own (mpirun runs in_container.sh before the program). Every byte is checked by the
 // program, the shim's statistics show the calls served by ohiod, and across containers the
@@ -42,7 +42,7 @@ TEST(ContainersMpi, TheWholeJobInOneContainer) {
   // own: in_container.sh run before mpirun, finding the host's socket as rank 0's.
   ScopedEnv sockets("OHIO_TEST_SOCKETS", daemon.socket());
   ScopedEnv ppn("OHIO_TEST_PPN", std::to_string(kRanks));
-  std::vector<std::string> argv = {RunfilePath("tests/mpi/in_container.sh"), "--private-tmp"};
+  std::vector<std::string> argv = {RunfilePath("tests/mpi/containers/in_container.sh"), "--private-tmp"};
   const std::vector<std::string> mpirun = MpiRun(kOpenMpi, kRanks, {kSocketInside}, kRanks, kEnv, "alltoall_check", kCheckArgs);
   argv.insert(argv.end(), mpirun.begin(), mpirun.end());
   Process run(argv, dir.file("mpirun.out"));
@@ -58,7 +58,7 @@ TEST(ContainersMpi, EveryRankInAContainerOfItsOwn) {
   std::vector<std::string> argv =
       MpiRun(kOpenMpi, kRanks, {daemon.socket()}, kRanks, kEnv, "alltoall_check", kCheckArgs);
   for (std::string& a : argv) {
-    if (a == RunfilePath("tests/mpi/on_node.sh")) a = RunfilePath("tests/mpi/in_container.sh");
+    if (a == RunfilePath("tests/mpi/on_node.sh")) a = RunfilePath("tests/mpi/containers/in_container.sh");
     // Open MPI's own shared-memory transport between ranks in separate containers (each with
     // its own /dev/shm and PID namespace) crashed in its sends (SIGSEGV in
     // mca_btl_vader_sendi, with its single copy off and its segment in /tmp): its point-to-point

@@ -1,6 +1,6 @@
 // An upgrade under a running job: ohiod stopped (SIGTERM, as `systemctl stop` and a package's
 // upgrade do) and a new binary started in its place while an Open MPI job under
-// MPI_ERRORS_RETURN makes MPI_Alltoall calls (tests/mpi/daemon_upgrade_check.c: 6 phases, each
+// MPI_ERRORS_RETURN makes MPI_Alltoall calls (tests/mpi/daemon/daemon_upgrade_check.c: 6 phases, each
 // a new communicator of 400 calls; the daemon is replaced halfway through phase 2). Then:
 //  - no call returns success with a wrong byte, and every call has the same outcome on every
 //    rank;
@@ -84,7 +84,7 @@ int RunThroughReplacement(const TempDir& dir, const std::vector<std::string>& so
   std::vector<std::pair<std::string, std::string>> env = {
       {"CHECK_STOP_FILE", stop_file}, {"CHECK_RESUME_FILE", resume_file}, kServeEveryCall};
   if (fatal_errors) env.emplace_back("CHECK_FATAL_ERRORS", "1");
-  Process job(MpiRun(kOpenMpi, kRanks, sockets, ppn, env, "daemon_upgrade_check",
+  Process job(MpiRun(kOpenMpi, kRanks, sockets, ppn, env, "daemon/daemon_upgrade_check",
                      {std::to_string(kPhases), std::to_string(kCalls), bytes, std::to_string(kStopPhase)}, binding),
               dir.file("mpirun.out"));
   EXPECT_TRUE(WaitUntil([&] { return std::ifstream(stop_file).good() || !job.Running(); }, std::chrono::seconds(120)));

@@ -9,8 +9,8 @@
 # calls. Then a measurement that fails must leave an existing table as it was.
 set -euo pipefail
 NETNS_PROG=measure_selection_test
-# shellcheck source=tests/mpi/netns_two_nodes.sh
-. "$TEST_SRCDIR/$TEST_WORKSPACE/tests/mpi/netns_two_nodes.sh"
+# shellcheck source=tests/mpi/netns/netns_two_nodes.sh
+. "$TEST_SRCDIR/$TEST_WORKSPACE/tests/mpi/netns/netns_two_nodes.sh"
 mkdir "$DIR/bin" "$DIR/out"
 cp "$R/tests/bench/mpi_alltoall_bench_openmpi" "$R/tests/bench/mpi_ialltoall_bench_openmpi" \
    "$R/client/libohio_mpi_openmpi.so" "$R/client/ohioctl" "$DIR/bin/"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/mpi/thread_multiple_check.c under real mpirun (Open MPI) across two network namespaces, one
+# tests/mpi/threads/thread_multiple_check.c under real mpirun (Open MPI) across two network namespaces, one
 # ohiod in each, 2 ranks on each: each rank at MPI_THREAD_MULTIPLE runs two threads calling
 # MPI_Alltoall, MPI_Ialltoall + MPI_Wait and MPI_Alltoallv at the same time on a communicator of
 # its own, started in opposite orders on even and odd ranks, through the preloaded shim and
@@ -8,8 +8,8 @@
 # fallen through, and the job end within run_two_node_job's 120 s (a deadlock fails it).
 set -euo pipefail
 NETNS_PROG=netns_thread_multiple_test
-# shellcheck source=tests/mpi/netns_two_nodes.sh
-. "$TEST_SRCDIR/$TEST_WORKSPACE/tests/mpi/netns_two_nodes.sh"
+# shellcheck source=tests/mpi/netns/netns_two_nodes.sh
+. "$TEST_SRCDIR/$TEST_WORKSPACE/tests/mpi/netns/netns_two_nodes.sh"
 
 ITERATIONS=5
 CALLS=$(( ITERATIONS * 4 ))        # per thread and function: 4 sizes per iteration
@@ -19,7 +19,7 @@ for binding in shim component; do
   out="$DIR/$binding.out"
   rc=0
   run_two_node_job "$binding" "$DIR/$binding" -x OHIO_IALLTOALL_MIN_BYTES=0 \
-    "$R/tests/mpi/thread_multiple_check_openmpi" "$ITERATIONS" > "$out" 2>&1 || rc=$?
+    "$R/tests/mpi/threads/thread_multiple_check_openmpi" "$ITERATIONS" > "$out" 2>&1 || rc=$?
   [ $rc = 0 ] || { cat "$out" "$DIR"/node*.log >&2; fail "$binding: mpirun exited $rc$([ $rc != 124 ] || echo ' (timed out)')"; }
   for r in 0 1 2 3; do
     grep -q "^rank $r: ALL OK" "$out" || { cat "$out" >&2; fail "$binding: rank $r did not say ALL OK"; }

@@ -4,7 +4,7 @@
 
     netns_test(
         name = "netns_stopped_daemon_test",  # srcs: netns_stopped_daemon_test.sh
-        data = [":stopped_daemon_check_openmpi", "//client:libohio_mpi_openmpi.so"],
+        data = ["//tests/mpi/daemon:stopped_daemon_check_openmpi", "//client:libohio_mpi_openmpi.so"],
     )
 
 netns_two_nodes.sh, the deploy/lib scripts it sources and ohiod come along by themselves.

@@ -1,5 +1,5 @@
 // ohiod killed in the middle of a stream of MPI_Alltoall calls, 200 us apart, under
-// MPI_ERRORS_RETURN (tests/mpi/daemon_loss_check.c), 10 times under Open MPI across nodes and 3 times otherwise, at a
+// MPI_ERRORS_RETURN (tests/mpi/daemon/daemon_loss_check.c), 10 times under Open MPI across nodes and 3 times otherwise, at a
 // different call and size each time (64 B and 64 KiB per rank, every fifth call in place): no
 // call returns success with a wrong byte; on one node the job goes on through ohio; across nodes
 // the calls before the kill are served by ohiod and the job goes on to the end in the MPI
@@ -54,7 +54,7 @@ Tally RunAndKill(const Mpi& mpi, const TempDir& dir, const std::vector<std::stri
   // Every call goes to ohio, whatever the selection table says: the daemon's loss is the test.
   Process job(MpiRun(mpi, 4, sockets, ppn,
                      {{"CHECK_KILL_FILE", kill_file}, kServeEveryCall, {"OHIO_IALLTOALL_MIN_BYTES", "0"}},
-                     "daemon_loss_check", args, binding),
+                     "daemon/daemon_loss_check", args, binding),
               dir.file("mpirun.out"));
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < until && !std::ifstream(kill_file).good() && job.Running()) {

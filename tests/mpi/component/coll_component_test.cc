@@ -58,8 +58,11 @@ class CollComponent : public ::testing::TestWithParam<Topology> {
     if (std::none_of(env.begin(), env.end(), [](const auto& e) { return e.first == "OHIO_SELECTION"; })) {
       all.push_back(kServeEveryCall);
     }
+    // This package's own programs are named with it ("component/intercomm_check"): the output
+    // file takes the program's name alone.
+    const std::string output = program.substr(program.find_last_of('/') + 1) + ".out";
     Process run(MpiRun(kOpenMpi, Ranks(), ControlSockets(*cluster_), GetParam().ppn, all, program, args, binding),
-                dir_.file(program + ".out"));
+                dir_.file(output));
     EXPECT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster_->Logs();
     return run.Output();
   }
@@ -167,7 +170,7 @@ TEST_P(CollComponent, PersistentAlltoallStartedThroughOhioWhenAskedAndByTheCompo
 // An intercommunicator's calls go to the component below, correct, with the reason.
 TEST_P(CollComponent, IntercommunicatorGoesToTheComponentBelow) {
   const int ranks = Ranks();
-  const std::string out = Run("intercomm_check", {"4096", "3"});
+  const std::string out = Run("component/intercomm_check", {"4096", "3"});
   ExpectAllOk(out, ranks);
   ExpectReportOfTheComponent(out);
   EXPECT_EQ(Stats(out, "MPI_Alltoall"), std::make_pair(0L, 3L * ranks)) << out;
@@ -184,13 +187,13 @@ TEST_P(CollComponent, FortranServedByTheComponentOnceWithOrWithoutTheShim) {
   const int ranks = Ranks();
   constexpr long kIterations = 6;
   const std::vector<std::string> args = {"1000", std::to_string(kIterations)};
-  const std::string component = Run("coll_component_fortran_check", args);
+  const std::string component = Run("component/coll_component_fortran_check", args);
   ExpectAllOk(component, ranks);
   ExpectReportOfTheComponent(component);
   EXPECT_EQ(Stats(component), std::make_pair(kIterations * ranks, 0L)) << component;
   const uint64_t served = ServedByEveryDaemon();
   EXPECT_EQ(served, static_cast<uint64_t>(kIterations));
-  const std::string both = Run("coll_component_fortran_check", args, {}, Binding::kShimAndComponent);
+  const std::string both = Run("component/coll_component_fortran_check", args, {}, Binding::kShimAndComponent);
   ExpectAllOk(both, ranks);
   ExpectReportOfTheComponent(both);
   EXPECT_EQ(Stats(both), std::make_pair(kIterations * ranks, 0L)) << both;

@@ -17,8 +17,8 @@
 # that is not ohio's.
 set -euo pipefail
 NETNS_PROG=netns_mpi_test
-# shellcheck source=tests/mpi/netns_two_nodes.sh
-. "$TEST_SRCDIR/$TEST_WORKSPACE/tests/mpi/netns_two_nodes.sh"
+# shellcheck source=tests/mpi/netns/netns_two_nodes.sh
+. "$TEST_SRCDIR/$TEST_WORKSPACE/tests/mpi/netns/netns_two_nodes.sh"
 # Every node knows the others' addresses for good: the namespaces share the kernel's one ARP
 # table, which 32 nodes overflowed (deploy/lib/netns-cluster.sh, static_neighbours).
 for i in 0 1; do

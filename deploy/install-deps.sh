@@ -32,11 +32,11 @@ EVERYTHING_ELSE=(
   openmpi-bin libopenmpi-dev mpich libmpich-dev
   # tests/mpi/fortran_check.F90 is built with mpifort.openmpi and mpifort.mpich, which run gfortran
   gfortran
-  # a real application through the shim (tests/mpi/hpcc_test.cc, tests/bench/hpcc_compare.sh;
+  # a real application through the shim (tests/mpi/apps/hpcc_test.cc, tests/bench/hpcc_compare.sh;
   # Debian's hpcc is linked to Open MPI); GNU time counts the benchmark's CPU time and switches
   hpcc time
   # real Fortran and Python programs through ohio: Quantum ESPRESSO's pw.x (linked to Open MPI;
-  # tests/mpi/qe_test.cc), mpi4py and mpi4py-fft (tests/mpi/mpi4py_test.cc)
+  # tests/mpi/apps/qe_test.cc), mpi4py and mpi4py-fft (tests/mpi/apps/mpi4py_test.cc)
   quantum-espresso python3-mpi4py python3-mpi4py-fft
   # a real Slurm for deploy/slurm-cluster.sh and tests/slurm: controller, node daemon, clients,
   # and slurmdbd on a MariaDB server (sacct in Slurm 22.05 reads only slurmdbd); each run starts

@@ -10,7 +10,7 @@
 
 namespace ohio {
 
-// The served MPI functions, in the selection table's order (shm/plan/selection_table.h
+// The served MPI functions, in the selection table's order (shm/tables/selection_table.h
 // SelectedFunction): MPI_Alltoall_init's starts count as ialltoall.
 constexpr size_t kHandedBackFunctions = 5;
 // Why: the selection table's verdict, reached alike on every rank; a rank opted out of the call

@@ -100,7 +100,7 @@ struct alignas(kCacheLine) SegmentHeader {
   std::atomic<uint32_t> delivered;
   // Eager rounds (eager_plan.h), by parity: round << 32 | deliveries of it landed, in order.
   std::atomic<uint64_t> eager_landed[2];
-  // Eager rounds, by parity: round << 32 | the inter-node algorithm (shm/plan/internode_choice.h) the
+  // Eager rounds, by parity: round << 32 | the inter-node algorithm (shm/tables/internode_choice.h) the
   // round runs among nodes, which says where its blocks land. Written before the round's
   // first block is published.
   std::atomic<uint64_t> eager_internode[2];

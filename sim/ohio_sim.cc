@@ -14,8 +14,8 @@
 #include <CLI/CLI.hpp>
 
 #include "client/ohio_plan/plan_report.h"
-#include "shm/plan/internode_table_text.h"
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/internode_table_text.h"
+#include "shm/tables/selection_table_text.h"
 #include "sim/calibrate.h"
 #include "sim/count_matrix.h"
 #include "sim/propose_runs.h"

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shm/plan/internode_table_text.h"
+#include "shm/tables/internode_table_text.h"
 
 namespace ohio::sim {
 namespace {

@@ -14,7 +14,7 @@
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/group_shape.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 #include "shm/plan/staging.h"
 
 namespace ohio::sim {

@@ -1,7 +1,7 @@
 // Table rows from simulations, for node counts nobody can measure (docs/SIMULATION.md, "Proposing
 // table rows"): the inter-node table's rows from ohio-sim runs of each algorithm, the selection
 // table's from sim/compare.sh's ohio-against-SMPI times. Every row ends with the `simulated`
-// marker (shm/plan/table_words.h). Pure: the runs are the caller's.
+// marker (shm/tables/table_words.h). Pure: the runs are the caller's.
 #pragma once
 
 #include <cstdint>
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/plan/internode_choice.h"
-#include "shm/plan/selection_table.h"
+#include "shm/tables/internode_choice.h"
+#include "shm/tables/selection_table.h"
 
 namespace ohio::sim {
 

@@ -53,7 +53,7 @@ class AcrossNodesAlltoall {
     bool used = false;
     uint64_t last_use = 0;
     CallPlan call;  // copy-in and the node's own copy-out, one round
-    // By inter-node algorithm (shm/plan/internode_choice.h): the daemons say which one the round runs once its
+    // By inter-node algorithm (shm/tables/internode_choice.h): the daemons say which one the round runs once its
     // first block lands; each is planned when first needed.
     struct Arrivals {
       bool planned = false;

@@ -62,7 +62,7 @@ class GroupHandle {
   // Whether Check() would be ok, without building its Status: on the path of every call an MPI
   // binding hands back to the library.
   bool Usable() const;
-  // The selection table (shm/plan/selection_table_text.h) and transport ohiod handed over at
+  // The selection table (shm/tables/selection_table_text.h) and transport ohiod handed over at
   // join, once every node's daemon has met the others: the daemons compare the table's digest
   // then, so what is returned is the table of every node of the group. A group whose nodes
   // disagree fails here, naming both.

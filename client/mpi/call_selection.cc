@@ -5,8 +5,8 @@
 #include <atomic>
 #include <mutex>
 
-#include "shm/plan/selection_table_text.h"
-#include "shm/plan/table_words.h"
+#include "shm/tables/selection_table_text.h"
+#include "shm/tables/table_words.h"
 
 namespace ohio::shim {
 namespace {

@@ -1,5 +1,5 @@
 // Which calls ohio serves and which the MPI library does, decided per call from the selection
-// table (shm/plan/selection_table.h) that the communicator's group received at set-up, before
+// table (shm/tables/selection_table.h) that the communicator's group received at set-up, before
 // anything of the call goes to ohio. Every rank holds the same table and shape, so a verdict
 // from bytes every rank shares (MPI_Alltoall's, MPI_Ialltoall's) or from none (the vector
 // functions where the table does not depend on them) is reached alike without a word; a vector
@@ -17,7 +17,7 @@
 #include <string>
 
 #include "client/mpi/mpi_shim_state.h"
-#include "shm/plan/selection_table.h"
+#include "shm/tables/selection_table.h"
 
 namespace ohio::shim {
 

@@ -20,7 +20,7 @@
 
 #include "client/mpi/call_selection.h"
 #include "client/mpi/mpi_shim_state.h"
-#include "shm/plan/selection_table.h"
+#include "shm/tables/selection_table.h"
 
 namespace ohio::shim {
 

@@ -15,7 +15,7 @@
 
 #include "client/mpi/hand_back_at_once.h"
 #include "shm/plan/buffer_sizing.h"
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/selection_table_text.h"
 
 namespace ohio::shim {
 

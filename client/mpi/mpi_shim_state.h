@@ -56,7 +56,7 @@
 #include "client/mpi/opt_out_run.h"
 #include "client/libohio/ohio.h"
 #include "shm/handed_back.h"
-#include "shm/plan/selection_table.h"
+#include "shm/tables/selection_table.h"
 
 namespace ohio::shim {
 

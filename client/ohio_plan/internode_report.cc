@@ -5,7 +5,7 @@
 
 #include "shm/plan/bruck_plan.h"
 #include "shm/plan/group_shape.h"
-#include "shm/plan/internode_table_text.h"
+#include "shm/tables/internode_table_text.h"
 #include "shm/plan/vector_cube.h"
 
 namespace ohio {

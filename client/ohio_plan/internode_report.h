@@ -1,6 +1,6 @@
 // `ohio-plan --explain`: the inter-node table, which row it picks for a group and M and why, and
 // what each inter-node algorithm would cost a node per call (messages, the steps they take one
-// after another, bytes sent), computed with the planners ohiod runs (shm/plan/internode_choice.h,
+// after another, bytes sent), computed with the planners ohiod runs (shm/tables/internode_choice.h,
 // shm/plan/bruck_plan.h). Pure, like plan_report.h.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include "shm/plan/algorithm.h"
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/eager_plan.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 
 namespace ohio {
 

@@ -19,8 +19,8 @@
 #include "client/ohio_plan/selection_report.h"
 #include "daemon/transport/verbs/queue_pair_budget.h"
 #include "shm/plan/algorithm.h"
-#include "shm/plan/internode_table_text.h"
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/internode_table_text.h"
+#include "shm/tables/selection_table_text.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 #include "shm/plan/algorithm.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 #include "shm/plan/staging.h"
 
 namespace ohio {
@@ -40,7 +40,7 @@ struct PlanRequest {
   uint64_t min_slice_bytes = kDefaultMinSliceBytes;
   // Plan every node rather than one per distinct PPN (identical by construction; for tests).
   bool every_node = false;
-  // The daemons' inter-node table (shm/plan/internode_choice.h).
+  // The daemons' inter-node table (shm/tables/internode_choice.h).
   InterNodeTable internode_table = DefaultInterNodeTable();
 };
 

@@ -1,6 +1,6 @@
 #include "client/ohio_plan/selection_report.h"
 
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/selection_table_text.h"
 
 namespace ohio {
 namespace {

@@ -1,5 +1,5 @@
 // `ohio-plan --select`: which calls of one shape ohio serves and which it hands to the MPI
-// library, by the selection table (shm/plan/selection_table.h), and the row that decides each,
+// library, by the selection table (shm/tables/selection_table.h), and the row that decides each,
 // plus a sweep of the bytes per rank pair showing where the verdict changes. An admin reads a
 // measured table back through it before installing it. Pure, like plan_report.h.
 #pragma once
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "shm/plan/selection_table.h"
+#include "shm/tables/selection_table.h"
 
 namespace ohio {
 

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "common/version.h"
-#include "shm/plan/internode_table_text.h"
+#include "shm/tables/internode_table_text.h"
 
 namespace ohio {
 

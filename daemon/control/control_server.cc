@@ -19,7 +19,7 @@
 #include "common/unix_socket.h"
 #include "common/version.h"
 #include "daemon/control/control_request.h"
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/selection_table_text.h"
 
 namespace ohio {
 namespace {

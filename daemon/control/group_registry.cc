@@ -8,7 +8,7 @@
 #include "daemon/ops/table_disagreement.h"
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/exchange_plan.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 #include "shm/plan/staging.h"
 
 namespace ohio {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "daemon/ops/host_pattern.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 
 namespace ohio {
 namespace {

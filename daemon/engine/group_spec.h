@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "shm/plan/algorithm.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 
 namespace ohio {
 

@@ -9,7 +9,7 @@
 // From an announced round to an eager one, the SRB held the whole announced round: each node
 // sends ROUND_READY for the eager round too, and puts only once it holds the peer's.
 //
-// Direct rounds (the inter-node table chooses it for the call's M, shm/plan/internode_choice.h): eager or
+// Direct rounds (the inter-node table chooses it for the call's M, shm/tables/internode_choice.h): eager or
 // announced rounds whose puts go as pairwise ones do, but never more than the table's
 // direct_window (ohiod's direct-window) in flight from this node at once, which bounds what any
 // node receives at once (RoundState::DirectWindowFull).

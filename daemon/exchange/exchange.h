@@ -26,7 +26,7 @@
 #include "daemon/exchange/vector_round.h"
 #include "daemon/exchange/wire.h"
 #include "daemon/transport/transport.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 #include "shm/segment.h"
 
 namespace ohio {

@@ -15,7 +15,7 @@
 #include "daemon/transport/transport.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/exchange_plan.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 #include "shm/segment.h"
 
 namespace ohio {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "shm/plan/numa_plan.h"
+#include "shm/placement/numa_plan.h"
 
 namespace ohio {
 

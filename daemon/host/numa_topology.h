@@ -1,5 +1,5 @@
 // The NUMA nodes of this node and the locality of its rails, as hwloc sees them, read once at
-// start into plain lists for the placement planner (shm/plan/numa_plan.h). From the machine itself,
+// start into plain lists for the placement planner (shm/placement/numa_plan.h). From the machine itself,
 // or from an hwloc XML file (ohiod --topology-xml: for tests and debugging on machines that do
 // not have the topology to be checked; placement is then planned for the file's machine and
 // bound on this one, which may refuse it).
@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 #include "daemon/host/host_topology.h"
-#include "shm/plan/numa_plan.h"
+#include "shm/placement/numa_plan.h"
 
 namespace ohio {
 

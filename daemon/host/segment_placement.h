@@ -1,4 +1,4 @@
-// Doing what shm/plan/numa_plan.h plans for a group's segment: reads its ranks' CPU affinity and
+// Doing what shm/placement/numa_plan.h plans for a group's segment: reads its ranks' CPU affinity and
 // asks the kernel to place the segment's memory on the chosen NUMA node. Never fatal: a
 // segment the kernel would not bind still works, only further from its ranks.
 #pragma once
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/plan/numa_plan.h"
+#include "shm/placement/numa_plan.h"
 
 namespace ohio {
 

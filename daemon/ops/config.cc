@@ -14,8 +14,8 @@
 #include "daemon/ops/address_ranges.h"
 #include "daemon/ops/host_pattern.h"
 #include "shm/plan/algorithm.h"
-#include "shm/plan/internode_table_text.h"
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/internode_table_text.h"
+#include "shm/tables/selection_table_text.h"
 
 namespace ohio {
 namespace {
@@ -175,7 +175,7 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
   app.add_option("--selection-table", c.selection_table,
                  "File of the table by which ranks choose, per MPI function and call shape, whether ohio serves a "
                  "call or hands it to the MPI library (rows 'function nodes ppn transport bytes path', see "
-                 "shm/plan/selection_table_text.h); empty: the built-in table. Every node of a group must have the "
+                 "shm/tables/selection_table_text.h); empty: the built-in table. Every node of a group must have the "
                  "same rows: a node with others refuses the group at setup. SIGHUP reads it again for the groups "
                  "created afterwards; open groups keep theirs");
   app.add_option("--max-message-bytes", c.max_message_bytes, "Largest control message accepted from a client")

@@ -10,8 +10,8 @@
 #include "common/status.h"
 #include "daemon/transport/verbs/rc/transition_retry.h"
 #include "shm/plan/buffer_sizing.h"
-#include "shm/plan/internode_choice.h"
-#include "shm/plan/selection_table.h"
+#include "shm/tables/internode_choice.h"
+#include "shm/tables/selection_table.h"
 
 namespace ohio {
 
@@ -41,20 +41,20 @@ struct DaemonConfig {
   // Whether anything on the node spins is decided from it (common/spin_mode.h).
   std::string cpus = "auto";
   std::string algorithm = "v3";
-  // How the daemons of a group choose their inter-node algorithm per call (shm/plan/internode_choice.h):
+  // How the daemons of a group choose their inter-node algorithm per call (shm/tables/internode_choice.h):
   // "auto" by the table (internode_table's file, else the built-in one), or one forced for every
   // call. Every node of a group must choose alike: a node that does not refuses the group.
-  std::string internode_table;  // a table file (shm/plan/internode_table_text.h); "" the built-in table
+  std::string internode_table;  // a table file (shm/tables/internode_table_text.h); "" the built-in table
   std::string internode = "auto";
   // internode_table's file as read when the settings were loaded (the built-in table if none).
   InterNodeTable internode_rules = DefaultInterNodeTable();
   // The most puts the direct inter-node algorithm keeps in flight from this node at once, whatever
   // table or forced algorithm a group runs by. Sender-side only: the nodes of a group need not agree.
   uint32_t direct_window = InterNodeTable().direct_window;
-  // Which calls ohio serves and which it hands to the MPI library (shm/plan/selection_table.h),
+  // Which calls ohio serves and which it hands to the MPI library (shm/tables/selection_table.h),
   // handed to every rank at join. Every node of a group must hold the same rows: a node that
   // does not refuses the group. SIGHUP reads the file again, for the groups created afterwards.
-  std::string selection_table;  // a table file (shm/plan/selection_table_text.h); "" the built-in table
+  std::string selection_table;  // a table file (shm/tables/selection_table_text.h); "" the built-in table
   // selection_table's file as read when the settings were loaded (the built-in table if none).
   SelectionTable selection_rules = DefaultSelectionTable();
   uint64_t max_message_bytes = 4u << 20;

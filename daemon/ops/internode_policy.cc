@@ -1,6 +1,6 @@
 #include "daemon/ops/internode_policy.h"
 
-#include "shm/plan/internode_table_text.h"
+#include "shm/tables/internode_table_text.h"
 
 namespace ohio {
 

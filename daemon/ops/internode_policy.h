@@ -1,4 +1,4 @@
-// The inter-node table a group's daemons run (shm/plan/internode_choice.h) and where it comes from: the
+// The inter-node table a group's daemons run (shm/tables/internode_choice.h) and where it comes from: the
 // job's ranks forcing one algorithm (OHIO_INTERNODE_ALGORITHM, carried in their join), else this node's
 // `internode-algorithm` setting forcing one, else its `internode-table` file, else the built-in table. The
 // nodes of a group compare the digests at setup (daemon/peers/peer_bootstrap.h; the message when they
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "daemon/ops/config.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 
 namespace ohio {
 

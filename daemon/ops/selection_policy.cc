@@ -1,6 +1,6 @@
 #include "daemon/ops/selection_policy.h"
 
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/selection_table_text.h"
 
 namespace ohio {
 

@@ -1,4 +1,4 @@
-// The selection table a group's ranks decide by (shm/plan/selection_table.h): which calls ohio
+// The selection table a group's ranks decide by (shm/tables/selection_table.h): which calls ohio
 // serves and which it hands to the MPI library. It comes from this node's `selection-table`
 // file, else the built-in table. A group takes the table in force when it is created and keeps
 // it (a SIGHUP that reads a new file changes the table of later groups only), and its nodes
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "daemon/ops/config.h"
-#include "shm/plan/selection_table.h"
+#include "shm/tables/selection_table.h"
 
 namespace ohio {
 

@@ -20,7 +20,7 @@
 
 #include "common/connection_refusals.h"
 #include "common/status.h"
-#include "shm/plan/rail_choice.h"
+#include "shm/placement/rail_choice.h"
 
 namespace ohio {
 

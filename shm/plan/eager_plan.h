@@ -19,7 +19,7 @@
 #include "shm/plan/algorithm.h"
 #include "shm/plan/exchange_plan.h"
 #include "shm/plan/group_shape.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 
 namespace ohio {
 

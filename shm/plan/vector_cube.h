@@ -40,7 +40,7 @@
 #include "shm/plan/bruck_plan.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/group_shape.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 
 namespace ohio {
 

@@ -25,7 +25,7 @@
 
 #include "client/ohio_plan/plan_report.h"
 #include "daemon/ops/config.h"
-#include "shm/plan/internode_table_text.h"
+#include "shm/tables/internode_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/daemon_threads.h"

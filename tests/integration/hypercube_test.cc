@@ -17,7 +17,7 @@
 #include "daemon/ops/config.h"
 #include "proto/admin.pb.h"
 #include "shm/plan/bruck_plan.h"
-#include "shm/plan/internode_table_text.h"
+#include "shm/tables/internode_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"

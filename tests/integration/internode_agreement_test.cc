@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "shm/plan/internode_choice.h"
-#include "shm/plan/internode_table_text.h"
+#include "shm/tables/internode_choice.h"
+#include "shm/tables/internode_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/rank_job.h"
 

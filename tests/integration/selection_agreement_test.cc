@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "shm/plan/selection_table.h"
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/selection_table.h"
+#include "shm/tables/selection_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/rank_job.h"

@@ -24,7 +24,7 @@ enum class Binding { kShim, kComponent, kShimAndComponent };
 
 // OHIO_SELECTION=always: ohio serves every call it can, whatever the selection table would hand
 // to the MPI library. For the jobs that test how ohio serves calls rather than which calls it
-// serves (tests/mpi/selection_test.cc tests those).
+// serves (tests/mpi/selection/selection_test.cc tests those).
 extern const std::pair<std::string, std::string> kServeEveryCall;
 
 // OHIO_IALLTOALL_MIN_BYTES=0: ohiod moves every MPI_Ialltoall and MPI_Ialltoallv ohio can serve,
@@ -38,7 +38,8 @@ struct Topology {
 };
 
 // argv for mpirun running `ranks` ranks of tests/mpi/<program>_<mpi> (a data dependency of the
-// test), `ppn` per node in the order of `sockets`, with `env` added and OHIO_STATS on.
+// test), `ppn` per node in the order of `sockets`, with `env` added and OHIO_STATS on. A program
+// of a subpackage is named with it: "daemon/daemon_loss_check".
 std::vector<std::string> MpiRun(const Mpi& mpi, int ranks, const std::vector<std::string>& sockets, int ppn,
                                 const std::vector<std::pair<std::string, std::string>>& env,
                                 const std::string& program, const std::vector<std::string>& program_args,

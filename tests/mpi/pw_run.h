@@ -1,5 +1,5 @@
 // What a Quantum ESPRESSO pw.x run under mpirun printed, as the QE tests compare it
-// (tests/mpi/qe_test.cc on Debian 12, tests/trixie/trixie_qe_test.cc on Debian 13): the converged
+// (tests/mpi/apps/qe_test.cc on Debian 12, tests/trixie/trixie_qe_test.cc on Debian 13): the converged
 // total energy, the SCF steps, and the OHIO_STATS counts of the functions its FFTs call.
 #pragma once
 

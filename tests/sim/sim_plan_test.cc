@@ -15,8 +15,8 @@
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/exchange_plan.h"
-#include "shm/plan/internode_table_text.h"
 #include "shm/plan/vector_staging.h"
+#include "shm/tables/internode_table_text.h"
 #include "sim/count_matrix.h"
 #include "tests/sim/sim_runner.h"
 

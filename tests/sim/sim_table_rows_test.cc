@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "shm/plan/internode_table_text.h"
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/internode_table_text.h"
+#include "shm/tables/selection_table_text.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/process.h"
 #include "tests/sim/sim_runner.h"

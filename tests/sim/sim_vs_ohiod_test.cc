@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "daemon/ops/config.h"
-#include "shm/plan/internode_choice.h"
+#include "shm/tables/internode_choice.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/rank_job.h"
 #include "tests/harness/scoped_env.h"

@@ -1,5 +1,5 @@
 // One rank of a hostile user's job that keeps ohiod busy with large nonblocking calls
-// (tests/integration/nonblocking_fairness_test.cc): in a loop for --seconds, ohio_ialltoall of
+// (tests/integration/limits/nonblocking_fairness_test.cc): in a loop for --seconds, ohio_ialltoall of
 // --bytes per rank in place, then ohio_wait. Prints "posting" before the first call and, at the
 // end, "calls N" once every call succeeded and the buffer still holds its pattern (an alltoall
 // of a one-rank group in place leaves it as it was).

@@ -1,5 +1,5 @@
 // The two ranks of a hostile user's job that tries to make ohiod move bytes in a process the
-// user may not touch (tests/integration/rank_memory_test.cc).
+// user may not touch (tests/integration/limits/rank_memory_test.cc).
 //
 // --attack exec-after-join: rank 0 joins, forks a child that keeps the group (the control
 //   socket, the segment), and execs a setuid-root program (--helper: it keeps a secret and

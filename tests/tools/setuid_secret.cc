@@ -1,5 +1,5 @@
 // A stand-in for any setuid-root program holding a secret, for the tests that try to make ohiod
-// read or write it on a user's behalf (tests/integration/rank_memory_test.cc). Installed by the
+// read or write it on a user's behalf (tests/integration/limits/rank_memory_test.cc). Installed by the
 // test as root's, mode 4755, and run by an unprivileged user: it reads a secret only root may
 // read (a 0600 file of root's) into memory, writes where it keeps it (address and length) to
 // --ready, then waits for --go to exist (30 s at most) and says whether its copy of the secret

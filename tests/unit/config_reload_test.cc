@@ -15,8 +15,8 @@
 
 #include "daemon/ops/config.h"
 #include "daemon/ops/live_config.h"
-#include "shm/plan/internode_table_text.h"
-#include "shm/plan/selection_table_text.h"
+#include "shm/tables/internode_table_text.h"
+#include "shm/tables/selection_table_text.h"
 
 namespace ohio {
 namespace {

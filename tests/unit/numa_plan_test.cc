@@ -1,4 +1,4 @@
-// NUMA placement of a group's segment and the order of its rails (shm/plan/numa_plan.h), planned on
+// NUMA placement of a group's segment and the order of its rails (shm/placement/numa_plan.h), planned on
 // topologies hwloc loads from XML (daemon/host/numa_topology.h): testdata/two_numa_two_hcas.xml has
 // node 0 = PUs 0,2 with mlx5_0 and node 1 = PUs 1,3 with mlx5_1.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "daemon/host/numa_topology.h"
-#include "shm/plan/numa_plan.h"
+#include "shm/placement/numa_plan.h"
 
 namespace ohio {
 namespace {

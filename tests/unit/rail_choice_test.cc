@@ -1,7 +1,7 @@
-// The rail of a group's puts to one peer (shm/plan/rail_choice.h): the group's nearest rails that
+// The rail of a group's puts to one peer (shm/placement/rail_choice.h): the group's nearest rails that
 // the peer is connected on, spread by key among equally near ones; without a preference, the
 // key modulo the rails connected, as the verbs transport did before groups had rail orders.
-#include "shm/plan/rail_choice.h"
+#include "shm/placement/rail_choice.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // RankMemory (daemon/engine/rank_memory.h) against a real child process: pieces in any order, runs of
 // adjacent remote pieces, more pieces than one system call takes, a piece that is not mapped,
 // and an address space that is gone after an exec or an exit. The unprivileged and setuid
-// cases, which need another uid, are tests/integration/rank_memory_test.cc.
+// cases, which need another uid, are tests/integration/limits/rank_memory_test.cc.
 #include "daemon/engine/rank_memory.h"
 
 #include <sys/mman.h>

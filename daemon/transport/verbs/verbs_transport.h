@@ -10,7 +10,7 @@
 // Data: a put is an RDMA WRITE WITH IMMEDIATE straight from the registered segment into the
 // peer's registered segment, one work request with a gather list of the put's pieces (split
 // only past the device's SGE limit). A group's puts to a peer keep to one rail, chosen at the
-// first (shm/plan/rail_choice.h): the nearest of the group's rail order (PreferRails) that the peer
+// first (shm/placement/rail_choice.h): the nearest of the group's rail order (PreferRails) that the peer
 // is connected on, or by key. A put of 256 KiB or more to a peer reached on several
 // rails is striped: one RDMA WRITE per rail, all at once, then, once every stripe is
 // acknowledged, a zero-byte WRITE WITH IMMEDIATE on the put's own rail. Registration runs on a background thread

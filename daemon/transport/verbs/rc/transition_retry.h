@@ -5,7 +5,7 @@
 // address detection) fails RTR although a second try a moment later passes. This plans such
 // retries: which errors are worth another attempt, the pauses between attempts (growing), and
 // when to stop (a deadline). Pure: it is told the times and sleeps nowhere, so that the policy
-// is tested without a device (tests/unit/transition_retry_test.cc).
+// is tested without a device (tests/unit/transport/transition_retry_test.cc).
 #pragma once
 
 #include <chrono>

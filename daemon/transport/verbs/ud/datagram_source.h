@@ -4,7 +4,7 @@
 // (IBV_WC_GRH) the 40 bytes before it hold that header, whose source address is the sender's
 // GID. Without the flag those bytes are whatever the slot held before, so they are not read.
 // Pure: decided from what it is told, so that it is tested without a device
-// (tests/unit/datagram_source_test.cc).
+// (tests/unit/transport/datagram_source_test.cc).
 #pragma once
 
 #include <array>

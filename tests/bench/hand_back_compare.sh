@@ -16,6 +16,9 @@
 #
 # usage: tests/bench/hand_back_compare.sh [--min-bytes B (1)] [--max-bytes B (256)]
 #          [--iterations N (3000)] [--runs R (3)] [--repeats N (200: new communicators a run)]
+#          [--ranks N (4)]
+# --ranks 2: a rank per core, so that the ranks' scheduling does not swamp a fraction of a
+#   microsecond (with 4 ranks on 2 cores a run lands in one of two modes about 1.5 µs apart).
 # As root, after: bazel build //daemon:ohiod //client:libohio_mpi_openmpi.so \
 #   //client/openmpi_coll:component //tests/bench:mpi_alltoall_bench_openmpi \
 #   //tests/bench:first_call_bench_openmpi
@@ -26,6 +29,7 @@ MAX_BYTES=256
 ITERATIONS=3000
 RUNS=3
 REPEATS=200
+RANKS=4
 while [ $# -gt 0 ]; do
   case "$1" in
     --min-bytes) MIN_BYTES=$2; shift 2 ;;
@@ -33,7 +37,8 @@ while [ $# -gt 0 ]; do
     --iterations) ITERATIONS=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --repeats) REPEATS=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --ranks) RANKS=$2; shift 2 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "hand_back_compare.sh: unknown option $1 (--help)" >&2; exit 2 ;;
   esac
 done
@@ -63,7 +68,7 @@ run() {
     component|component_no_ohiod) select=(--mca mca_base_component_path "$COMPONENTS") ;;
   esac
   case "$variant" in *_no_ohiod) socket="$DIR/no-ohiod.sock" ;; esac
-  local mpirun=(timeout --kill-after=5 900 mpirun --allow-run-as-root --oversubscribe -np 4 --mca pml ob1
+  local mpirun=(timeout --kill-after=5 900 mpirun --allow-run-as-root --oversubscribe -np "$RANKS" --mca pml ob1
                 --mca btl self,vader "${select[@]}" -x OHIO_SOCKET="$socket" -x OHIO_QUIET=1)
   "${mpirun[@]}" "$BIN/tests/bench/mpi_alltoall_bench_openmpi" "$MIN_BYTES" "$MAX_BYTES" "$ITERATIONS" \
     > "$DIR/$variant.$2.out" 2>&1 || { echo "hand_back_compare.sh: $variant failed:" >&2; cat "$DIR/$variant.$2.out" >&2; exit 1; }
@@ -77,7 +82,7 @@ run() {
 }
 
 VARIANTS=(library shim component shim_no_ohiod component_no_ohiod)
-echo "Open MPI $(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v//p'), MPI_Alltoall, 1 host x 4 ranks," \
+echo "Open MPI $(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v//p'), MPI_Alltoall, 1 host x $RANKS ranks," \
      "$ITERATIONS calls a size, $RUNS runs; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 0; r < RUNS; r++)); do
   for ((i = 0; i < ${#VARIANTS[@]}; i++)); do

@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=$2; shift 2 ;;
     --repeats) REPEATS=$2; shift 2 ;;
     --ranks) RANKS=$2; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "hand_back_compare.sh: unknown option $1 (--help)" >&2; exit 2 ;;
   esac
 done

@@ -1,10 +1,9 @@
 #include "client/mpi/call_selection.h"
 
-#include "client/mpi/hand_back_at_once.h"
-
 #include <atomic>
 #include <mutex>
 
+#include "client/mpi/hand_back_at_once.h"
 #include "shm/tables/selection_table_text.h"
 #include "shm/tables/table_words.h"
 

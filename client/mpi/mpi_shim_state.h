@@ -112,8 +112,8 @@ struct CommState {
   // has no group (for `why`), not yet added to OHIO_STATS's counts (hand_back_at_once.h).
   static constexpr int kMaxFunctions = 8;
   uint64_t fell_through_pending[kMaxFunctions] = {};
-  // The blocking vector calls' runs of calls a rank opted out of (client/mpi/opt_out_run.h), by
-  // OptOutRunOf.
+  // The blocking vector calls' runs of calls a rank opted out of (client/mpi/opt_out_run.h),
+  // reached only through OptOutRunOf.
   OptOutRun opt_out_runs[2];
   // Set on some rank, OHIO_IALLTOALL_MIN_BYTES alone decides MPI_Ialltoall (calls of fewer bytes
   // per rank go to the library; agreed at set-up: the largest any rank asked for) and

@@ -25,7 +25,7 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
 
   const std::optional<CallVerdict> alike = SelectWhateverTheBytes(*st, SelectedFunction::kAlltoallv);
   if (alike && !alike->serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, alike->why);
-  if (GoesToLibraryByRun(st->opt_out_runs[0])) {
+  if (GoesToLibraryByRun(*OptOutRunOf(st, "MPI_Alltoallv"))) {
     return fall_through.HandBack(st, ohio::HandBackReason::kRankOptedOut, kLibraryByOptOutRun);
   }
   const GroupInUse in_use(st);

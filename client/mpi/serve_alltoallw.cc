@@ -92,7 +92,7 @@ int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
 
   const std::optional<CallVerdict> alike = SelectWhateverTheBytes(*st, SelectedFunction::kAlltoallw);
   if (alike && !alike->serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, alike->why);
-  if (GoesToLibraryByRun(st->opt_out_runs[1])) {
+  if (GoesToLibraryByRun(*OptOutRunOf(st, "MPI_Alltoallw"))) {
     return fall_through.HandBack(st, ohio::HandBackReason::kRankOptedOut, kLibraryByOptOutRun);
   }
   const GroupInUse in_use(st);

@@ -83,14 +83,21 @@ static bool ohio_built_for_this_open_mpi(void) {
   return false;
 }
 
+/* The priority's scope and flag let a program write it through MPI_T (MPI_T_cvar_write) between
+ * communicator creations: comm_query reads it for each new communicator, so a program can leave
+ * one communicator to the MPI library's own components, and a benchmark can time ohio's and the
+ * library's calls in one job. ALL_EQ: every rank must write the same value, or the ranks of one
+ * communicator would disagree about whether ohio serves it. */
 static int ohio_register(void) {
   if (!ohio_built_for_this_open_mpi()) return OMPI_ERR_NOT_SUPPORTED;
   mca_coll_ohio_component.priority = OHIO_DEFAULT_PRIORITY;
   (void)mca_base_component_var_register(&mca_coll_ohio_component.super.collm_version, "priority",
                                         "Priority of coll/ohio (negative: never chosen); above tuned (30), han (35) and hcoll "
-                                        "(90) by default, which serve what ohio does not",
-                                        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                        MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_ohio_component.priority);
+                                        "(90) by default, which serve what ohio does not. A program may write it "
+                                        "through MPI_T, alike on every rank: communicators created while it is "
+                                        "negative are left to the other components",
+                                        MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+                                        MCA_BASE_VAR_SCOPE_ALL_EQ, &mca_coll_ohio_component.priority);
   for (size_t i = 0; i < OHIO_SETTING_COUNT; ++i) {
     const char *from_environment = getenv(settings[i].variable);
     settings[i].value = (char *)(NULL != from_environment ? from_environment : "");

@@ -18,7 +18,7 @@ namespace ohio {
 struct SegmentPlacement {
   bool decided = false;  // false until every local rank has joined
   NumaPlacement plan;
-  bool bound = false;      // the kernel took the memory policy
+  bool bound = false;      // the kernel took the memory policy, or the host has one NUMA node
   std::string bind_error;  // why not, when a node was chosen and not bound
 };
 
@@ -30,8 +30,8 @@ CpuList AllowedCpus(pid_t pid);
 // too only with CAP_SYS_NICE).
 Status PreferNode(void* base, uint64_t bytes, uint32_t node);
 
-// Plans for the ranks `pids` on `topology`'s nodes and rails and binds the segment; logs the
-// outcome, a refused bind as a warning.
+// Plans for the ranks `pids` on `topology`'s nodes and rails and binds the segment, unless there
+// is one node to bind to; logs the outcome (at debug for one node), a refused bind as a warning.
 SegmentPlacement PlaceSegment(const std::string& group, const std::vector<NumaNodeCpus>& nodes,
                               const std::vector<RailLocality>& rails, const std::vector<pid_t>& pids, void* base,
                               uint64_t bytes);

@@ -88,11 +88,12 @@ TEST(NumaPlacement, ThisMachinesOneNodeIsChosenAndBound) {
     EXPECT_EQ(p.bind_error(), "");
     EXPECT_EQ(p.why(), "one NUMA node (the ranks' allowed CPUs: 2 on node 0)");
     EXPECT_EQ(p.rail_order_size(), 0);  // tcp: no rails
-    // The kernel holds the policy for the segment, for the daemon's mapping and the rank's
-    // (a memfd's policy is the file's), and the pages touched so far are on node 0.
+    // Bound without a policy: on a host with one node every page is on it, and ohiod spares the
+    // join the mbind (it moves pages, draining every CPU's lists). The pages touched so far, the
+    // daemon's and the rank's, are on node 0. (The XML test below sees the policy set.)
     for (pid_t pid : {daemon.pid(), rank0}) {
       const std::string line = SegmentNumaMap(pid, job);
-      EXPECT_NE(line.find(" prefer:0 "), std::string::npos) << pid << ": " << line;
+      EXPECT_NE(line.find(" default "), std::string::npos) << pid << ": " << line;
       EXPECT_NE(line.find(" N0="), std::string::npos) << pid << ": " << line;
     }
     const std::string text = GroupsText(dir, daemon, job);

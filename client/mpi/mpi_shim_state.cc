@@ -238,11 +238,21 @@ static std::string ReadSelection(CommState* st, uint32_t ppn) {
   if (ohio_group_selection(st->group, &text, &transport) != OHIO_OK) {
     return std::string("the ohio group could not give its selection table (") + ohio_last_error() + ")";
   }
-  auto table = ohio::ParseSelectionTable(text, "the group's selection table");
-  if (!table.ok()) return table.status().message();
   const std::optional<ohio::SelectedTransport> t = ohio::ParseSelectedTransport(transport);
   if (!t) return std::string("the group's transport '") + transport + "' is not one the selection table names";
-  st->table = std::move(table).value();
+  Process& p = P();
+  {
+    const std::lock_guard<std::mutex> lock(p.mu);
+    if (!p.parsed_table_text.empty() && p.parsed_table_text == text) st->table = p.parsed_table;
+  }
+  if (st->table.rules.empty()) {
+    auto table = ohio::ParseSelectionTable(text, "the group's selection table");
+    if (!table.ok()) return table.status().message();
+    st->table = std::move(table).value();
+    const std::lock_guard<std::mutex> lock(p.mu);
+    p.parsed_table_text = text;
+    p.parsed_table = st->table;
+  }
   st->shape = ohio::SelectionShape{st->nodes, ppn, *t};
   return "";
 }
@@ -318,38 +328,36 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
   // One request and its answer on the shared connection (its own lock): ohiod answers a join at
   // once, without waiting for the group's other ranks.
   const int rc = ohio_join(client, &spec, &group);
-  const std::string refusal = rc == OHIO_OK ? "" : std::string("ohiod refused the group (") + ohio_last_error() + ")";
-  int joined = rc == OHIO_OK ? 1 : 0, all_joined = 0;
-  PMPI_Allreduce(&joined, &all_joined, 1, MPI_INT, MPI_MIN, comm);
-  if (!all_joined) {
-    if (group != nullptr) ohio_leave(group);
-    st->why = joined ? "ohiod refused another rank of the communicator" : refusal;
-    return st;
+  std::string why_not = rc == OHIO_OK ? "" : std::string("ohiod refused the group (") + ohio_last_error() + ")";
+  if (why_not.empty()) {
+    st->group = group;
+    st->nodes = static_cast<uint32_t>(nodes.size());
+    std::vector<uint32_t> node_ranks(nodes.size());
+    for (uint32_t n : rank_node) ++node_ranks[n];
+    why_not = ReadSelection(st, *std::max_element(node_ranks.begin(), node_ranks.end()));
   }
-  st->group = group;
-  st->nodes = static_cast<uint32_t>(nodes.size());
-  {
-    const InternalCommunicator internal;
-    PMPI_Comm_dup(comm, &st->agreement);
-  }
-  std::vector<uint32_t> node_ranks(nodes.size());
-  for (uint32_t n : rank_node) ++node_ranks[n];
-  const std::string no_table = ReadSelection(st, *std::max_element(node_ranks.begin(), node_ranks.end()));
-  // Each call must take the same path on every rank: agree on whether every rank has the table,
-  // on OHIO_SELECTION=always and on OHIO_IALLTOALL_MIN_BYTES (the largest any rank set).
-  unsigned long long mine_agree[4] = {no_table.empty() ? 0ull : 1ull, p.selection_always ? 1ull : 0ull,
-                                      p.ialltoall_min_set ? 1ull : 0ull,
+  // One collective for the outcome: whether every rank joined and has the table, and, since each
+  // call must take the same path on every rank, OHIO_SELECTION=always and OHIO_IALLTOALL_MIN_BYTES
+  // (the largest any rank set). A first call pays for each collective of its set-up.
+  unsigned long long mine_agree[5] = {rc == OHIO_OK ? 0ull : 1ull, why_not.empty() ? 0ull : 1ull,
+                                      p.selection_always ? 1ull : 0ull, p.ialltoall_min_set ? 1ull : 0ull,
                                       p.ialltoall_min_set ? p.ialltoall_min_bytes : 0ull};
-  unsigned long long agreed[4] = {};
-  PMPI_Allreduce(mine_agree, agreed, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
-  if (agreed[0] != 0) {
-    Close(st, no_table.empty() ? "another rank of the communicator could not read the group's selection table"
-                               : no_table);
+  unsigned long long agreed[5] = {};
+  PMPI_Allreduce(mine_agree, agreed, 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+  if (agreed[0] != 0 || agreed[1] != 0) {
+    if (!why_not.empty()) {
+      st->why = why_not;
+    } else {
+      st->why = agreed[0] != 0 ? "ohiod refused another rank of the communicator"
+                               : "another rank of the communicator could not read the group's selection table";
+    }
+    st->group = nullptr;
+    if (group != nullptr) ohio_leave(group);
     return st;
   }
-  st->selection_always = agreed[1] != 0;
-  st->ialltoall_min_set = agreed[2] != 0;
-  st->ialltoall_min_bytes = agreed[3];
+  st->selection_always = agreed[2] != 0;
+  st->ialltoall_min_set = agreed[3] != 0;
+  st->ialltoall_min_bytes = agreed[4];
   return st;
 }
 
@@ -397,6 +405,12 @@ bool ClosedBefore(CommState* st, std::string* why) {
   if (ohio_group_check(st->group) == OHIO_OK) return false;
   *why = std::string("the ohio group closed (") + ohio_last_error() + ")";
   return true;
+}
+
+void EnsureAgreement(CommState* st, MPI_Comm comm) {
+  if (st->agreement != MPI_COMM_NULL) return;
+  const InternalCommunicator internal;
+  PMPI_Comm_dup(comm, &st->agreement);
 }
 
 Agreed AgreeAfterFailure(CommState* st, const std::string& why, bool replayable, const Delivery* delivery) {

@@ -73,7 +73,8 @@ struct CommState {
   std::atomic<int> nonblocking_outstanding{0};
   ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
   std::string why;
-  // A duplicate of the communicator where the ranks agree after a failure (nothing else uses it).
+  // A duplicate of the communicator where the ranks agree after a failure (nothing else uses it),
+  // made when the first failure is found (EnsureAgreement).
   MPI_Comm agreement = MPI_COMM_NULL;
   // Calls of the served functions on this communicator so far (the same on every rank, by MPI's
   // rule that collectives are called in the same order), and the one that must fail on every
@@ -177,6 +178,10 @@ struct Process {
   std::mutex mu;
   bool warned = false;
   std::set<CommState*> states;
+  // The selection table the last set-up parsed, and its text: a daemon hands every group the
+  // same table, and a program that makes a communicator per step would parse it each time.
+  std::string parsed_table_text;
+  ohio::SelectionTable parsed_table;
   // Per function, for OHIO_STATS: one entry for each of kFunctions, made by the constructor and
   // never added to, so that finding one takes no lock. fell_through counts every call the
   // library ran, by_table those of them the selection table handed it (their reasons in
@@ -324,11 +329,19 @@ int Reported(const char* function, const std::string& why, int mpi_error);
 // with the reason printed).
 int FailCall(MPI_Comm comm, const char* function, const std::string& why);
 
+// Makes st->agreement, the duplicate of `comm` the agreement runs on, unless there is one. Called
+// where a failure is found, inside a call every rank of `comm` makes (a call's start, never a
+// wait another thread may make beside a collective on `comm`), so that the duplicate is made at
+// the same point of `comm`'s collectives on every rank. A communicator whose group never fails
+// never pays for one: a dup was a fifth of a new communicator's first call.
+void EnsureAgreement(CommState* st, MPI_Comm comm);
+
 // The group closed or failed in this call: the agreement, then the library (`fall_through`),
 // the call's blocks received again, or the error.
 template <typename FallThrough>
 int AfterFailure(CommState* st, MPI_Comm comm, const char* function, const std::string& why, bool replayable,
                  FallThrough fall_through, const Delivery* delivery = nullptr) {
+  EnsureAgreement(st, comm);
   switch (AgreeAfterFailure(st, why, replayable, delivery)) {
     case Agreed::kRunInLibrary:
       return fall_through(why);

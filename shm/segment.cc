@@ -89,6 +89,21 @@ void Segment::InitHeader(const SegmentLayout& layout) {
   h->srb_bytes = layout.srb_bytes;
 }
 
+void Segment::Populate() {
+  // Every page faulted in at once, before the group's first call moves data, instead of one fault
+  // per page inside its first calls of each size: HPC Challenge's MPIFFT times a single
+  // transform of three alltoalls, and those faults put its Gflop/s well below Open MPI's, where
+  // populated it is not (docs/investigations/hpcc-mpifft.md has the figures). The segment is
+  // sized for the calls the group was joined for (shm/plan/buffer_sizing.h): this commits what
+  // they will use, charged to the job whose rank touched it first.
+  if (madvise(base_, bytes_, MADV_POPULATE_WRITE) == 0) return;
+  // A kernel before 5.14: reading each page faults it in too (shared memory maps no zero page).
+  const long page = sysconf(_SC_PAGESIZE);
+  for (uint64_t at = 0; at < bytes_; at += static_cast<uint64_t>(page)) {
+    (void)*static_cast<volatile uint8_t*>(base_ + at);
+  }
+}
+
 Result<Segment> Segment::Attach(int fd) {
   Segment s;
   s.fd_ = fd;
@@ -101,13 +116,10 @@ Result<Segment> Segment::Attach(int fd) {
   if (bytes < sizeof(SegmentHeader)) {
     return Status(Code::kProtocol, "the group segment received from ohiod is too small");
   }
-  // Populated at once: every page of the segment is faulted in here, at the join, instead of
-  // one fault per page inside the group's first calls of each size. HPC Challenge's MPIFFT
-  // times a single transform of three alltoalls, and those faults put its Gflop/s well below
-  // Open MPI's, where populated it is not (docs/investigations/hpcc-mpifft.md has the figures). The
-  // segment is sized for the calls the group was joined for (shm/plan/buffer_sizing.h): this commits
-  // what they will use, charged to the job whose rank touched it first.
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  // Not populated here: a communicator whose calls the MPI library runs never touches the SSB
+  // or SRB, and populating cost each rank 30-40 us of a new communicator's first call (2 ranks,
+  // 45 KiB). The group's first call that moves data populates it (Populate).
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return SystemError("mmap of the group segment", errno);
   s.base_ = static_cast<uint8_t*>(p);
   s.bytes_ = bytes;

@@ -30,6 +30,8 @@ class Segment {
   // Client side: maps a received memfd after checking it is a sealed segment of this version
   // whose header agrees with its size. Takes ownership of fd.
   static Result<Segment> Attach(int fd);
+  // Client side: faults every page of the mapping in now (see Attach's comment in segment.cc).
+  void Populate();
 
   int fd() const { return fd_; }
   uint64_t bytes() const { return bytes_; }

@@ -93,6 +93,16 @@ Status GroupHandle::AwaitGroupStart() {
   return Status::Ok();
 }
 
+Status GroupHandle::AwaitGroupStartToMoveData() {
+  if (Status s = AwaitGroupStart(); !s.ok()) return s;
+  // At the first call that moves data, not at the join: a communicator whose calls the MPI
+  // library runs (its set-up reads the table through AwaitGroupStart) never commits its SSB
+  // and SRB, and its first call does not wait for them.
+  if (!populated_) segment_.Populate();
+  populated_ = true;
+  return Status::Ok();
+}
+
 Status GroupHandle::SettleNonblocking() {
   const uint32_t last = nonblocking_->last_started();
   if (on_node_ || last == settled_call_) return Status::Ok();
@@ -176,7 +186,7 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
   if (bytes_per_rank == kSkipBytes) {
     return RefuseArguments(Status(Code::kInvalidArgument, "bytes_per_rank is too large"));
   }
-  if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  if (Status s = AwaitGroupStartToMoveData(); !s.ok()) return broken_ = s;
   if (Status s = SettleNonblocking(); !s.ok()) return Finish(s);
   const auto* src = static_cast<const uint8_t*>(send);
   auto* dst = static_cast<uint8_t*>(recv);
@@ -195,7 +205,7 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
       call.recv_displs == nullptr) {
     return RefuseArguments(Status(Code::kInvalidArgument, "the counts and displacements must not be NULL"));
   }
-  if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  if (Status s = AwaitGroupStartToMoveData(); !s.ok()) return broken_ = s;
   if (Status s = SettleNonblocking(); !s.ok()) return Finish(s);
   if (stages_.enabled()) {
     // Keyed by the mean count this rank sends: an alltoallv of every count M is in the row an
@@ -214,7 +224,7 @@ Status GroupHandle::Alltoallv(const VectorCall& call) {
 }
 
 Status GroupHandle::ReadyForNonblocking() {
-  if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
+  if (Status s = AwaitGroupStartToMoveData(); !s.ok()) return broken_ = s;
   return Check();
 }
 

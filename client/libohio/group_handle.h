@@ -84,6 +84,8 @@ class GroupHandle {
   Status SettleNonblocking();
   // Waits, before a group's first call, until every node's daemon has met the others.
   Status AwaitGroupStart();
+  // The same before a call that moves data: the segment's pages faulted in first, once.
+  Status AwaitGroupStartToMoveData();
   // A call's outcome: errors that leave the group usable are returned; the others also break
   // it for this rank.
   Status Finish(Status s);
@@ -111,6 +113,7 @@ class GroupHandle {
   std::unique_ptr<NonblockingAlltoalls> nonblocking_;       // nonblocking calls
   uint32_t settled_call_ = 0;                     // the last started call whose rounds are counted
   Status broken_;  // set once the group can no longer be used by this rank
+  bool populated_ = false;  // the segment's pages faulted in (AwaitGroupStartToMoveData)
 };
 
 }  // namespace ohio

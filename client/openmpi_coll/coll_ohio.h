@@ -42,6 +42,12 @@ OBJ_CLASS_DECLARATION(mca_coll_ohio_module_t);
 /* The component's comm_query: a module for every intracommunicator but ohio's own. */
 mca_coll_base_module_t *mca_coll_ohio_comm_query(struct ompi_communicator_t *comm, int *priority);
 
+/* coll_ohio_presence.c: when the component opens, this process posts through the modex whether
+ * its node's ohiod socket is there; comm_query then stands aside for a communicator of this job
+ * when no rank of the job has one (Open MPI 4.x; never on 5). */
+void mca_coll_ohio_announce_presence(void);
+bool mca_coll_ohio_stands_aside(struct ompi_communicator_t *comm);
+
 /* Unregisters the progress of ohio's requests if it is still registered (component close). */
 void mca_coll_ohio_request_stop_progress(void);
 

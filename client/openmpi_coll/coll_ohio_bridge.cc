@@ -2,9 +2,13 @@
 // module (coll_ohio_bridge.h ohio_coll_comm), what ohio does not serve goes to the module below.
 #include "client/openmpi_coll/coll_ohio_bridge.h"
 
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 
+#include "client/libohio/ohio.h"
 #include "client/mpi/component_mark.h"
 #include "client/mpi/hand_back_at_once.h"
 #include "client/mpi/mpi_nonblocking_request.h"
@@ -145,6 +149,12 @@ void ohio_coll_opened(void) {
   MarkComponentServes();
   P().call_errhandler = false;
   P().binding = "Open MPI's collective component coll/ohio";
+}
+
+bool ohio_coll_daemon_socket_here(void) {
+  const char* env = std::getenv("OHIO_SOCKET");
+  struct stat st;
+  return stat(env != nullptr && *env != '\0' ? env : OHIO_DEFAULT_SOCKET, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
 bool ohio_coll_creating_internal_communicator(void) { return InternalCommunicator::Creating(); }

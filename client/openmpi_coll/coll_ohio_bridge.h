@@ -87,6 +87,11 @@ void ohio_coll_release(ohio_coll_comm *c);
  * the MPI function, which puts them through the communicator's error handler itself. */
 void ohio_coll_opened(void);
 
+/* Whether this node's ohiod socket is there ($OHIO_SOCKET, else the default path): a stat, no
+ * connection (ohiod removes its socket when it stops). OHIO_DISABLE does not matter here: a
+ * disabled job keeps its modules, which count its calls as fallen through, disabled. */
+bool ohio_coll_daemon_socket_here(void);
+
 /* Whether the communicator being created is ohio's own (its agreement duplicate), which ohio
  * must not serve. */
 bool ohio_coll_creating_internal_communicator(void);

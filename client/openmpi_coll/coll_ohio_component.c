@@ -113,6 +113,8 @@ static int ohio_open(void) {
   for (size_t i = 0; i < OHIO_SETTING_COUNT; ++i) {
     if (NULL != settings[i].value && '\0' != settings[i].value[0]) setenv(settings[i].variable, settings[i].value, 1);
   }
+  /* Open MPI opens the collective components before its modex: the post reaches every rank. */
+  mca_coll_ohio_announce_presence();
   return OMPI_SUCCESS;
 }
 

@@ -95,7 +95,8 @@ mca_coll_base_module_t *mca_coll_ohio_comm_query(struct ompi_communicator_t *com
   /* The agreement duplicate is ohio's own, where its collectives must reach the library. An
    * intercommunicator gets a module too: the core sends its calls to the module below, counted
    * as fallen through with the reason (an all-to-all between two groups is not ohio's). */
-  if (ohio_coll_creating_internal_communicator() || mca_coll_ohio_component.priority < 0) {
+  if (ohio_coll_creating_internal_communicator() || mca_coll_ohio_component.priority < 0 ||
+      mca_coll_ohio_stands_aside(comm)) {
     return NULL;
   }
   mca_coll_ohio_module_t *module = OBJ_NEW(mca_coll_ohio_module_t);

@@ -11,15 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int by_value(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double* v, int n) {
-  qsort(v, (size_t)n, sizeof(double), by_value);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+#include "tests/bench/median.h"
 
 /* The slowest rank's time of what ran since `start`. */
 static double slowest_since(double start) {
@@ -60,7 +52,8 @@ int main(int argc, char** argv) {
     MPI_Comm_free(&c);
   }
   if (rank == 0) {
-    printf("%ld %.2f %.2f %.2f\n", bytes, median(dup, repeats), median(first, repeats), median(second, repeats));
+    printf("%ld %.2f %.2f %.2f\n", bytes, ohio_bench_median(dup, repeats), ohio_bench_median(first, repeats),
+           ohio_bench_median(second, repeats));
   }
   free(send);
   free(recv);

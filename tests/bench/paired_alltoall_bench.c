@@ -28,15 +28,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-static int by_value(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double* v, int n) {
-  qsort(v, (size_t)n, sizeof(double), by_value);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+#include "tests/bench/median.h"
 
 /* This process's CPU time in µs and context switches so far. getrusage, not /proc: a block is a
  * few hundred microseconds and /proc's stat counts in 10 ms ticks. */
@@ -146,9 +138,9 @@ int main(int argc, char** argv) {
         averaged[1][b] /= size;
         diff[b] = averaged[1][b] - averaged[0][b];
       }
-      const double d = median(diff, blocks);
+      const double d = ohio_bench_median(diff, blocks);
       const double calls = (double)blocks * block;
-      printf("%ld %.3f %.3f %+.3f %.2f %.2f %.3f %.3f\n", bytes, median(averaged[0], blocks), median(averaged[1], blocks),
+      printf("%ld %.3f %.3f %+.3f %.2f %.2f %.3f %.3f\n", bytes, ohio_bench_median(averaged[0], blocks), ohio_bench_median(averaged[1], blocks),
              d, total[0][0] / calls, total[1][0] / calls, total[0][1] / calls, total[1][1] / calls);
       fflush(stdout);
     }

@@ -27,12 +27,17 @@ served() {
   sed -nE 's/^ohio: ([0-9]+) MPI_Alltoall calls served by ohiod, ([0-9]+) fell through.*/\1 \2/p' "$DIR/$1.out" | head -1
 }
 
-kill -TERM "${DAEMON_PIDS[1]}"
-deadline=$(( SECONDS + 30 ))
-while [ -e "$DIR/node1.sock" ]; do
-  [ $SECONDS -lt $deadline ] || fail "node 1's ohiod did not remove its socket within 30 s"
-  sleep 0.1
-done
+# stop_daemon I: node I's ohiod stopped as systemd stops it (SIGTERM), its socket gone.
+stop_daemon() {
+  kill -TERM "${DAEMON_PIDS[$1]}"
+  local deadline=$(( SECONDS + 30 ))
+  while [ -e "$DIR/node$1.sock" ]; do
+    [ $SECONDS -lt $deadline ] || fail "node $1's ohiod did not remove its socket within 30 s"
+    sleep 0.1
+  done
+}
+
+stop_daemon 1
 
 for binding in component shim; do
   check "one-$binding" "$binding"
@@ -45,12 +50,7 @@ for binding in component shim; do
   echo "one-$binding: every rank ALL OK, none served, $f fell through"
 done
 
-kill -TERM "${DAEMON_PIDS[0]}"
-deadline=$(( SECONDS + 30 ))
-while [ -e "$DIR/node0.sock" ]; do
-  [ $SECONDS -lt $deadline ] || fail "node 0's ohiod did not remove its socket within 30 s"
-  sleep 0.1
-done
+stop_daemon 0
 
 check none-component component
 grep -q "^ohio: no node of this job has an ohiod: coll/ohio left every communicator to the other collective components" \

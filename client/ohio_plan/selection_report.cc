@@ -33,11 +33,20 @@ std::string RenderSelection(const SelectionTable& table, const std::string& sour
     const auto f = static_cast<SelectedFunction>(i);
     std::string line = std::string("  ") + SelectedFunctionName(f);
     line.resize(14, ' ');
-    line += Verdict(table, Select(table, f, shape, bytes_per_pair));
-    if (f == SelectedFunction::kAlltoallv || f == SelectedFunction::kAlltoallw || f == SelectedFunction::kIalltoallv) {
-      line += SelectionWhateverTheBytes(table, f, shape)
-                  ? "; whatever each rank's bytes"
-                  : "; each rank decides by its own bytes, and one whose bytes go to the library takes every rank there";
+    const bool vector = f == SelectedFunction::kAlltoallv || f == SelectedFunction::kAlltoallw ||
+                        f == SelectedFunction::kIalltoallv;
+    if (f == SelectedFunction::kIalltoallv && !SelectionWhateverTheBytes(table, f, shape)) {
+      // A rank cannot opt out of a nonblocking call alone (client/mpi/call_selection.h).
+      line += "the MPI library, every call: the table's verdict depends on the bytes, which may differ between "
+              "ranks";
+    } else {
+      line += Verdict(table, Select(table, f, shape, bytes_per_pair));
+      if (vector) {
+        line += SelectionWhateverTheBytes(table, f, shape)
+                    ? "; whatever each rank's bytes"
+                    : "; each rank decides by its own bytes, and one whose bytes go to the library takes every rank "
+                      "there";
+      }
     }
     out += line + "\n";
   }

@@ -321,6 +321,11 @@ void GroupRegistry::ForgetIfAllGone(const std::shared_ptr<Group>& group) {
   if (group->failed() && !group->AllJoined()) return;
   auto it = groups_.find(group->spec().key);
   if (it != groups_.end() && it->second == group) {
+    if (group->failed() && group->spans_nodes()) {
+      failed_.Remember(group->spec().key, group->owner(),
+                       "group " + group->key_hex() + " has failed on node " + config_.node_name + ": " + group->failure(),
+                       Group::Clock::now() + std::chrono::milliseconds(group->timeout_ms()));
+    }
     Forget(it);
     engine_->RemoveGroup(group);
     spdlog::info("group {}: closed, all local ranks gone", group->key_hex());
@@ -334,6 +339,8 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
   std::lock_guard<std::mutex> lock(mu_);
   auto it = groups_.find(key);
   if (it == groups_.end()) {
+    // Failed here and forgotten once its ranks here had left: the asking node's rank came late.
+    if (auto why = failed_.Told(key, req.owner_uid(), Group::Clock::now())) return Status(Code::kGroupFailed, *why);
     return Status(Code::kNoDaemon, "no rank of group " + KeyHex(key) + " has joined on node " + config_.node_name + " yet");
   }
   const Group& g = *it->second;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "daemon/control/failed_groups.h"
 #include "daemon/engine/group.h"
 #include "daemon/engine/progress_engine.h"
 #include "daemon/engine/segment_cache.h"
@@ -154,6 +155,8 @@ class GroupRegistry {
     uint32_t groups = 0;
   };
   std::map<GroupKey, std::shared_ptr<Group>> groups_;
+  // Failed groups spanning nodes, forgotten here, that a late node is still told of.
+  FailedGroups failed_{4096};
   std::map<uid_t, UserUse> users_;
   // Live groups a successor has been exempted for (OutgrownExempt).
   std::set<GroupKey> replaced_;

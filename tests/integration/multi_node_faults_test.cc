@@ -11,6 +11,7 @@
 
 #include "tests/harness/cluster.h"
 #include "tests/harness/rank_job.h"
+#include "tests/harness/wait_until.h"
 
 namespace ohio::testing {
 namespace {
@@ -242,6 +243,39 @@ TEST(MultiNodeCluster, NodeMeetingAGroupThatFailedElsewhereIsToldWhy) {
   EXPECT_TRUE(Contains(late->Output(), "has failed on node n1: rank 2 (pid ")) << late->Output();
   EXPECT_TRUE(Contains(late->Output(), "disconnected from ohiod without leaving the group; the group is closed"))
       << late->Output();
+}
+
+// The same when the group failed elsewhere and was forgotten there before this node's rank
+// came: n1's two ranks join, one dies, the other leaves, and n1 closes the group. n0's rank,
+// joining after that, is told why within seconds (n1 keeps a record of the failure for the
+// group's timeout), not left to wait that timeout for ranks that will never join on n1.
+TEST(MultiNodeCluster, NodeMeetingAGroupFailedAndClosedElsewhereIsToldWhy) {
+  TempDir dir;
+  Cluster cluster(dir, 2, {"--timeout-ms", "120000"});
+  ASSERT_TRUE(cluster.Start()) << cluster.Logs();
+  std::vector<std::string> placement = {"--nodes", "n0", "n1", "--rank-node", "0", "1", "1"};
+  auto rank = [&](uint32_t r, std::vector<std::string> more) {
+    std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket", cluster.node(r == 0 ? 0 : 1).socket(),
+                                     "--key", KeyHex("failed-and-closed"), "--size", "3", "--rank", std::to_string(r)};
+    argv.insert(argv.end(), placement.begin(), placement.end());
+    argv.insert(argv.end(), more.begin(), more.end());
+    return std::make_unique<Process>(argv, dir.file("closed-late" + std::to_string(r) + ".out"));
+  };
+  auto leaves = rank(1, {"--stall"});
+  auto dies = rank(2, {"--stall"});
+  ASSERT_TRUE(leaves->WaitForOutput("joined", kDeadline)) << leaves->Output();
+  ASSERT_TRUE(dies->WaitForOutput("joined", kDeadline)) << dies->Output();
+  dies->Signal(SIGKILL);
+  dies->Wait(kDeadline);
+  leaves->Signal(SIGKILL);
+  leaves->Wait(kDeadline);
+  ASSERT_TRUE(WaitUntil([&] { return Contains(cluster.node(1).Log(), "closed, all local ranks gone"); }, kDeadline))
+      << cluster.Logs();
+  const auto started = std::chrono::steady_clock::now();
+  auto late = rank(0, {"--expect", "group failed"});
+  EXPECT_EQ(late->Wait(seconds(20)), 0) << late->Output() << cluster.Logs();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(20)) << "n0 waited for its timeout";
+  EXPECT_TRUE(Contains(late->Output(), "has failed on node n1: rank 2 (pid ")) << late->Output();
 }
 
 // A peer daemon killed while large puts to it are under way: the groups fail, and once their

@@ -11,10 +11,14 @@
 #          [--sizes LIST (the measured CSVs' sizes; without any: 1,64,1024,4096,65536)]
 #          [--platform P (sim/platforms/this-box.xml)] [--iterations N (3)]
 #          [--ohio-sim PATH (bazel-bin/sim/ohio-sim)] [--out DIR (/tmp/ohio-bench/sim-validate)]
-#          [--strict]
+#          [--smpi-overheads FILE] [--strict]
 # --measured 4x2=/tmp/ohio-bench/local-cluster/alltoall.csv: a CSV and the shape it was measured
 #   at (deploy/local-cluster.sh --nodes 4 --ppn 2; deploy/mpi-compare.sh --nodes 4 --ppn 2
 #   --selection always, so that every call it times went through ohio, as the simulation's do).
+# --smpi-overheads FILE: per-message host overheads for the SMPI runs (smpi/os, smpi/ois, smpi/or;
+#   sim/smpi_overheads.py, e.g. sim/calibration/this-box-idle-smpi-cpu.txt). Without it SMPI charges
+#   a message only the platform's latency and bandwidth, while ohio-sim charges ohio's daemon
+#   daemon_message_cost per message from the calibration.
 # --strict: exit 1 when a check failed (otherwise the checks are reported, exit 0).
 # Writes simulated.csv (shape,source,bytes,time_us) and validation.csv (the printed rows) in --out.
 # Build ohio-sim first: bazel build //sim:ohio-sim.
@@ -22,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CALIBRATION='' SHAPES=4x2,16x1,32x1 SIZES='' PLATFORM=sim/platforms/this-box.xml ITERATIONS=3
-OHIO_SIM=bazel-bin/sim/ohio-sim OUT=/tmp/ohio-bench/sim-validate STRICT=()
+OHIO_SIM=bazel-bin/sim/ohio-sim OUT=/tmp/ohio-bench/sim-validate STRICT=() SMPI_OVERHEADS=''
 MEASURED=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -34,6 +38,7 @@ while [ $# -gt 0 ]; do
     --iterations) ITERATIONS=$2; shift 2 ;;
     --ohio-sim) OHIO_SIM=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
+    --smpi-overheads) SMPI_OVERHEADS=$2; shift 2 ;;
     --strict) STRICT=(--strict); shift ;;
     *) echo "validate.sh: unknown argument '$1' (see the usage at the top of $0)" >&2; exit 2 ;;
   esac
@@ -46,6 +51,11 @@ for m in "${MEASURED[@]}"; do
     echo "validate.sh: --measured '$m': not SHAPE=CSV of a readable file" >&2; exit 2
   fi
 done
+SMPI_CFG=()
+if [ -n "$SMPI_OVERHEADS" ]; then
+  settings=$(python3 sim/smpi_overheads.py "$SMPI_OVERHEADS") || exit 2
+  while read -r setting; do SMPI_CFG+=(--cfg "$setting"); done <<< "$settings"
+fi
 mkdir -p "$OUT"
 
 # The sizes of a shape: those its measured CSVs hold, else --sizes, else a spread.
@@ -81,7 +91,7 @@ for s in json.load(open(sys.argv[1]))["sizes"]:
     echo "smpi $algorithm: $shape" >&2
     sim/smpi-alltoall.sh --platform "$PLATFORM" --nodes "$nodes" --ppn "$ppn" --sizes "$sizes" \
       --algorithm "$algorithm" --iterations "$ITERATIONS" --network-model CM02 \
-      --build-dir "$OUT/smpi" | awk -v s="$shape" -v a="$algorithm" '{ printf "%s,smpi_%s,%s,%s\n", s, a, $1, $2 }' \
+      --build-dir "$OUT/smpi" "${SMPI_CFG[@]}" | awk -v s="$shape" -v a="$algorithm" '{ printf "%s,smpi_%s,%s,%s\n", s, a, $1, $2 }' \
       >> "$SIMULATED"
   done
 done

@@ -12,14 +12,6 @@
 #include <spdlog/spdlog.h>
 
 namespace ohio {
-namespace {
-
-// RDMA says nothing when a peer process dies; a send to it fails after the retries. While the
-// progress engine is polling (some group is busy) every rail to every peer carries at least
-// one send this often, so a group waiting on a dead peer learns of it in a few seconds.
-constexpr auto kKeepaliveInterval = std::chrono::milliseconds(500);
-
-}  // namespace
 
 void VerbsTransport::Wake() {
   uint64_t one = 1;
@@ -58,20 +50,7 @@ void VerbsTransport::Poll(std::vector<TransportEvent>* out) {
   polling_ = true;
   PollCompletions();
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_keepalive_ >= kKeepaliveInterval) {
-    last_keepalive_ = now;
-    for (PeerId id = 0; id < peers_.size(); ++id) {
-      const PeerState& p = peers_[id];
-      if (p.state != PeerState::State::kConnected || !p.pending.empty() || p.move.moving()) continue;
-      for (size_t r = 0; r < p.rc.conns.size() && !p.pool.ud_service; ++r) {
-        EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
-      }
-      if (p.pool.ud_service) EnqueueControl(id, VerbsWireHeader::kKeepalive, 0, "", 0);
-    }
-  }
-  for (PeerId id = 0; id < peers_.size(); ++id) {
-    if (!peers_[id].pending.empty()) Flush(id);
-  }
+  lines_->Tend(now);
   datagrams_->Tend(now);
   moves_->Tend(now);
   polling_ = false;
@@ -154,7 +133,7 @@ void VerbsTransport::OnCompletion(const ibv_wc& wc, UdClock::time_point polled) 
   }
   if (p.rc.conns.size() > f.rail) p.rc.conns[f.rail]->reached = true;
   if (f.stripe && !p.pending.empty() && p.pending.front().stripes_left > 0) {
-    if (--p.pending.front().stripes_left == 0) Flush(f.peer);  // the closing write
+    if (--p.pending.front().stripes_left == 0) lines_->Flush(f.peer);  // the closing write
     return;
   }
   if (f.put_last) {
@@ -220,7 +199,7 @@ void VerbsTransport::OnReceive(PeerId peer, PeerState& p, size_t rail, const uin
       p.rc.put_rails.erase(h->key);
       // An acknowledgement on every rail, each behind whatever we already posted on it.
       for (size_t r = 0; r < p.rc.conns.size(); ++r) {
-        EnqueueControl(peer, VerbsWireHeader::kRegionGoneAck, h->key, "", static_cast<int>(r));
+        lines_->Enqueue(peer, VerbsWireHeader::kRegionGoneAck, h->key, "", static_cast<int>(r));
       }
       break;
     case VerbsWireHeader::kKeepalive:

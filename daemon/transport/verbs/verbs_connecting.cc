@@ -34,12 +34,12 @@ void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>
   // A first send on every rail at once, so that a rail that does not reach the peer's rail of
   // the same index shows now, by name, and not when a collective first uses it.
   for (size_t r = 0; r < p.rc.conns.size(); ++r) {
-    EnqueueControl(peer, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
+    lines_->Enqueue(peer, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
   }
   for (const auto& [key, r] : regions_->all()) {
     if (r.state == LocalRegion::State::kRegistered) Announce(peer, key, r);
   }
-  Flush(peer);
+  lines_->Flush(peer);
 }
 
 void VerbsTransport::AdoptDatagram(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote,
@@ -57,7 +57,7 @@ void VerbsTransport::AdoptDatagram(PeerState& p, PeerId peer, ibv_ah* ah, const 
                directory_.Name(peer), datagrams_->rail(), remote.qpn, GidText(remote.gid), moves_->RcPeersHeld(),
                options_.rc_pool);
   // A first datagram at once: a peer that does not answer shows now, not at a group's first call.
-  EnqueueControl(peer, VerbsWireHeader::kKeepalive, 0, "", 0);
+  lines_->Enqueue(peer, VerbsWireHeader::kKeepalive, 0, "", 0);
 }
 
 Status VerbsTransport::Connect(PeerId id, const std::string&) {

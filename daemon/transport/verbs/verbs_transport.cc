@@ -1,5 +1,6 @@
-// The transport's life (start and stop) and what it reports; the rest of VerbsTransport is in
-// the files its header names.
+// The transport's life (start and stop), the puts and sends it hands to the peers' lines
+// (peer_lines.h), and what it reports; the rest of VerbsTransport is in the files its header
+// names.
 #include "daemon/transport/verbs/verbs_transport.h"
 
 #include <sys/epoll.h>
@@ -87,7 +88,7 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
     plan = std::make_unique<RcPoolPlan>(plan_options);
   }
   MoveDriver::Host movers;
-  movers.flush = [raw](PeerId peer) { raw->Flush(peer); };
+  movers.flush = [raw](PeerId peer) { raw->lines_->Flush(peer); };
   movers.lose_peer = [raw](PeerId peer, const std::string& reason) { raw->PeerDown(peer, reason); };
   movers.adopt = [raw](PeerId peer, MoveDriver::Connections conns) {
     PeerState& p = raw->Peer(peer);
@@ -105,6 +106,7 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
       std::move(pds), options.registration_delay,
       [raw](uint64_t key, std::vector<ibv_mr*> mrs, Status status) { raw->OnRegistered(key, std::move(mrs), status); });
   t->regions_ = std::make_unique<RegionTable>(t->registrar_.get(), &t->stats_);
+  t->lines_ = std::make_unique<PeerLines>(&t->peers_, t->rc_.get(), t->datagrams_.get(), t->regions_.get(), &t->stats_);
   for (const auto& r : t->rails_) t->stats_.rails.push_back(r->name());
   t->stats_.rail_put_bytes.assign(t->rails_.size(), 0);
   return t;
@@ -129,6 +131,29 @@ void VerbsTransport::set_dialer(Dialer dialer) {
 
 void VerbsTransport::set_rtr_retry_budget(std::chrono::milliseconds budget) {
   connector_->set_rtr_retry_budget(budget);
+}
+
+Status VerbsTransport::Put(PeerId peer, const LocalPiece* pieces, size_t count, uint64_t remote_key,
+                           uint64_t remote_offset, uint32_t imm, uint64_t cookie) {
+  Op op;
+  op.kind = Op::Kind::kPut;
+  op.key = remote_key;
+  op.offset = remote_offset;
+  for (size_t i = 0; i < count; ++i) op.total += pieces[i].bytes;
+  op.imm = imm;
+  op.cookie = cookie;
+  std::lock_guard<std::mutex> lock(mu_);
+  Peer(peer);
+  lines_->Put(peer, std::move(op), pieces, count);
+  return Status::Ok();
+}
+
+Status VerbsTransport::Send(PeerId peer, const void* message, size_t bytes) {
+  if (bytes > kMaxTransportMessage) return Status(Code::kInvalidArgument, "transport message too large");
+  std::lock_guard<std::mutex> lock(mu_);
+  Peer(peer);
+  lines_->Send(peer, message, bytes);
+  return Status::Ok();
 }
 
 TransportEvent VerbsTransport::Event(TransportEvent::Kind kind, PeerId peer) {

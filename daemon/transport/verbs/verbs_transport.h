@@ -25,13 +25,14 @@
 // connections; the next Connect makes new ones. Regions going away are announced to peers,
 // and deregistered only once every rail has acknowledged that nothing more is in flight.
 //
-// The transport keeps the table of peers (peer_state.h), each peer's dial and line, and the
-// lock; its methods are split by job: verbs_transport.cc (start, stop, statistics),
-// verbs_connecting.cc (dials and their adoption, a peer lost), verbs_registration.cc (regions
-// announced and closed with the peers), verbs_posting.cc (each peer's line, on the service that
-// carries it) and verbs_completions.cc (polling the completion queues, what arrived over RC).
+// The transport keeps the table of peers (peer_state.h), each peer's dial, and the lock; its
+// methods are split by job: verbs_transport.cc (start, stop, puts and sends handed to the
+// lines, statistics), verbs_connecting.cc (dials and their adoption, a peer lost),
+// verbs_registration.cc (regions announced and closed with the peers) and verbs_completions.cc
+// (polling the completion queues, what arrived over RC).
 // The rest is in parts that own their state, each a class behind a narrow interface in a
 // package of its own:
+//   peer_lines.h           every peer's line, posted in order on its service; put rails; keepalives
 //   rc/rc_connector.h      RC queue pairs made and connected, and which peer a receive is for
 //   rc/rc_poster.h         direct, striped and bounce puts and SENDs, the work requests in flight
 //   ud/datagram_service.h  the UD service: datagram queue pairs, every peer's link, reliability
@@ -68,6 +69,7 @@
 #include "daemon/transport/peer_directory.h"
 #include "daemon/transport/transport.h"
 #include "daemon/transport/verbs/pending_op.h"
+#include "daemon/transport/verbs/peer_lines.h"
 #include "daemon/transport/verbs/peer_state.h"
 #include "daemon/transport/verbs/pool/move_driver.h"
 #include "daemon/transport/verbs/rc/in_flight_table.h"
@@ -189,19 +191,9 @@ class VerbsTransport : public Transport {
   // Tells peers the key is gone; parked (keep) or deregistered once they all acknowledged.
   void Close(uint64_t key, bool keep);
   void Announce(PeerId peer, uint64_t key, const LocalRegion& r);
-  void EnqueueControl(PeerId peer, uint32_t type, uint64_t key, std::string payload, int rail);
-  void Flush(PeerId peer);
-  // Each false when out of resources for now (or the peer went down posting).
-  bool PostOp(PeerId peer, PeerState& p, Op& op);
-  bool PostControl(PeerId peer, PeerState& p, uint32_t type, uint64_t key, const void* payload, size_t bytes,
-                   int rail);
-  bool PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count);
   int PollCompletions();  // the completions handled
   void OnCompletion(const ibv_wc& wc, UdClock::time_point polled);
   void OnReceive(PeerId peer, PeerState& p, size_t rail, const uint8_t* data, uint32_t bytes);
-  // The rail of every put to the peer's region `key`, chosen at the first from the rail tiers
-  // of our region the put reads from (registered or not), then kept.
-  size_t PutRail(PeerState& p, uint64_t key, const LocalPiece* pieces, size_t count);
   void Emit(TransportEvent e);
 
   // The peer adopted on UD, through `ah` to its datagram queue pair at `remote`.
@@ -230,13 +222,14 @@ class VerbsTransport : public Transport {
   std::unique_ptr<RcPoster> rc_;
   std::vector<TransportEvent> events_;
   bool polling_ = false;  // inside Poll or PrepareToSleep: events go out with it, no wake-up needed
-  std::chrono::steady_clock::time_point last_keepalive_;
   TransportStats stats_;
   Options options_;
   // The UD service (ud/datagram_service.h): driven under mu_, and calling back under it.
   std::unique_ptr<DatagramService> datagrams_;
   // The pool and the moves between the services (pool/move_driver.h): driven under mu_.
   std::unique_ptr<MoveDriver> moves_;
+  // Every peer's line, posted on the service that carries it (peer_lines.h): driven under mu_.
+  std::unique_ptr<PeerLines> lines_;
 };
 
 }  // namespace ohio

@@ -135,10 +135,10 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
     // while the peer's address might only be unresolved yet). The groups that need this peer
     // fail now, with the reason, instead of at their timeout.
     if (theirs.status().code() == Code::kSystem) {
-      TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);
+      TransportEvent e = EventOutbox::Make(TransportEvent::Kind::kPeerDown, id);
       e.reason = theirs.status().message();
       e.never_up = true;
-      Emit(std::move(e));
+      outbox_->Emit(std::move(e));
     }
     return theirs.status();
   }
@@ -228,10 +228,10 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
     p.state = PeerState::State::kIdle;
     p.pool.rc_held = false;
     spdlog::warn("verbs: cannot accept node {}: {}", peer, made.message());
-    TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);  // as in Connect
+    TransportEvent e = EventOutbox::Make(TransportEvent::Kind::kPeerDown, id);  // as in Connect
     e.reason = made.message();
     e.never_up = true;
-    Emit(std::move(e));
+    outbox_->Emit(std::move(e));
     return Status(Code::kSystem, made.message());
   }
   if (!use_rc) {
@@ -266,10 +266,10 @@ void VerbsTransport::PeerDown(PeerId peer, const std::string& reason, bool never
   ++p.generation;
   rc_->ReleasePeer(peer);
   regions_->ForgetPeer(peer);
-  TransportEvent e = Event(TransportEvent::Kind::kPeerDown, peer);
+  TransportEvent e = EventOutbox::Make(TransportEvent::Kind::kPeerDown, peer);
   e.reason = reason;
   e.never_up = never_up;
-  Emit(std::move(e));
+  outbox_->Emit(std::move(e));
 }
 
 }  // namespace ohio

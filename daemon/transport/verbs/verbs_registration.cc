@@ -17,7 +17,7 @@ void VerbsTransport::OnRegistered(uint64_t key, std::vector<ibv_mr*> mrs, Status
   for (PeerId id = 0; id < peers_.size(); ++id) {
     if (peers_[id].state == PeerState::State::kConnected) Announce(id, key, *r);
   }
-  Wake();  // puts waiting for the region may go direct now
+  outbox_->Wake();  // puts waiting for the region may go direct now
 }
 
 void VerbsTransport::Announce(PeerId peer, uint64_t key, const LocalRegion& r) {
@@ -57,7 +57,7 @@ std::optional<uint64_t> VerbsTransport::ReuseRegion(uint64_t key) {
   for (PeerId id = 0; id < peers_.size(); ++id) {
     if (peers_[id].state == PeerState::State::kConnected) Announce(id, *fresh, r);
   }
-  Wake();  // puts waiting for the region may go direct now
+  outbox_->Wake();  // puts waiting for the region may go direct now
   return fresh;
 }
 

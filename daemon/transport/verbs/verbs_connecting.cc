@@ -34,12 +34,12 @@ void VerbsTransport::Adopt(PeerState& p, std::vector<std::unique_ptr<Connection>
   // A first send on every rail at once, so that a rail that does not reach the peer's rail of
   // the same index shows now, by name, and not when a collective first uses it.
   for (size_t r = 0; r < p.rc.conns.size(); ++r) {
-    EnqueueControl(peer, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
+    lines_->Enqueue(peer, VerbsWireHeader::kKeepalive, 0, "", static_cast<int>(r));
   }
   for (const auto& [key, r] : regions_->all()) {
     if (r.state == LocalRegion::State::kRegistered) Announce(peer, key, r);
   }
-  Flush(peer);
+  lines_->Flush(peer);
 }
 
 void VerbsTransport::AdoptDatagram(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote,
@@ -57,7 +57,7 @@ void VerbsTransport::AdoptDatagram(PeerState& p, PeerId peer, ibv_ah* ah, const 
                directory_.Name(peer), datagrams_->rail(), remote.qpn, GidText(remote.gid), moves_->RcPeersHeld(),
                options_.rc_pool);
   // A first datagram at once: a peer that does not answer shows now, not at a group's first call.
-  EnqueueControl(peer, VerbsWireHeader::kKeepalive, 0, "", 0);
+  lines_->Enqueue(peer, VerbsWireHeader::kKeepalive, 0, "", 0);
 }
 
 Status VerbsTransport::Connect(PeerId id, const std::string&) {
@@ -135,10 +135,10 @@ Status VerbsTransport::Connect(PeerId id, const std::string&) {
     // while the peer's address might only be unresolved yet). The groups that need this peer
     // fail now, with the reason, instead of at their timeout.
     if (theirs.status().code() == Code::kSystem) {
-      TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);
+      TransportEvent e = EventOutbox::Make(TransportEvent::Kind::kPeerDown, id);
       e.reason = theirs.status().message();
       e.never_up = true;
-      Emit(std::move(e));
+      outbox_->Emit(std::move(e));
     }
     return theirs.status();
   }
@@ -228,10 +228,10 @@ Result<DialAnswer> VerbsTransport::Accept(const std::string& peer, const DialOff
     p.state = PeerState::State::kIdle;
     p.pool.rc_held = false;
     spdlog::warn("verbs: cannot accept node {}: {}", peer, made.message());
-    TransportEvent e = Event(TransportEvent::Kind::kPeerDown, id);  // as in Connect
+    TransportEvent e = EventOutbox::Make(TransportEvent::Kind::kPeerDown, id);  // as in Connect
     e.reason = made.message();
     e.never_up = true;
-    Emit(std::move(e));
+    outbox_->Emit(std::move(e));
     return Status(Code::kSystem, made.message());
   }
   if (!use_rc) {
@@ -266,10 +266,10 @@ void VerbsTransport::PeerDown(PeerId peer, const std::string& reason, bool never
   ++p.generation;
   rc_->ReleasePeer(peer);
   regions_->ForgetPeer(peer);
-  TransportEvent e = Event(TransportEvent::Kind::kPeerDown, peer);
+  TransportEvent e = EventOutbox::Make(TransportEvent::Kind::kPeerDown, peer);
   e.reason = reason;
   e.never_up = never_up;
-  Emit(std::move(e));
+  outbox_->Emit(std::move(e));
 }
 
 }  // namespace ohio

@@ -1,6 +1,6 @@
 // VerbsTransport's registration: a group's region (registration/region_table.h) announced to
 // peers once registered, and, when it closes, announced gone to every peer that may still write
-// into it; which rail a group's puts take. See verbs_transport.h.
+// into it; the rail tiers a group's puts are chosen by. See verbs_transport.h.
 #include "daemon/transport/verbs/verbs_transport.h"
 
 namespace ohio {
@@ -17,7 +17,7 @@ void VerbsTransport::OnRegistered(uint64_t key, std::vector<ibv_mr*> mrs, Status
   for (PeerId id = 0; id < peers_.size(); ++id) {
     if (peers_[id].state == PeerState::State::kConnected) Announce(id, key, *r);
   }
-  Wake();  // puts waiting for the region may go direct now
+  outbox_->Wake();  // puts waiting for the region may go direct now
 }
 
 void VerbsTransport::Announce(PeerId peer, uint64_t key, const LocalRegion& r) {
@@ -25,7 +25,7 @@ void VerbsTransport::Announce(PeerId peer, uint64_t key, const LocalRegion& r) {
   a.addr = reinterpret_cast<uintptr_t>(r.base);
   a.bytes = r.bytes;
   for (const auto& mr : r.mrs) a.rkeys.push_back(mr->rkey);
-  EnqueueControl(peer, VerbsWireHeader::kRegion, key, a.Encode(), 0);
+  lines_->Enqueue(peer, VerbsWireHeader::kRegion, key, a.Encode(), 0);
 }
 
 void VerbsTransport::DeregisterRegion(uint64_t key) {
@@ -57,7 +57,7 @@ std::optional<uint64_t> VerbsTransport::ReuseRegion(uint64_t key) {
   for (PeerId id = 0; id < peers_.size(); ++id) {
     if (peers_[id].state == PeerState::State::kConnected) Announce(id, *fresh, r);
   }
-  Wake();  // puts waiting for the region may go direct now
+  outbox_->Wake();  // puts waiting for the region may go direct now
   return fresh;
 }
 
@@ -70,24 +70,9 @@ void VerbsTransport::Close(uint64_t key, bool keep) {
     const PeerState& p = peers_[id];
     if (p.state != PeerState::State::kConnected || !p.move.MayWriteOverRc(p.pool.ud_service)) continue;
     for (size_t rail = 0; rail < p.rc.conns.size(); ++rail) r->acks_waiting.insert({id, rail});
-    EnqueueControl(id, VerbsWireHeader::kRegionGone, key, "", 0);
+    lines_->Enqueue(id, VerbsWireHeader::kRegionGone, key, "", 0);
   }
   if (r->acks_waiting.empty()) regions_->FinishClosing(key);
-}
-
-size_t VerbsTransport::PutRail(PeerState& p, uint64_t key, const LocalPiece* pieces, size_t count) {
-  // One rail per remote region (a group's segment there): a group's puts to a peer land in the
-  // order they were posted, which eager rounds rely on (a slot's round k put must not overtake
-  // its round k-2 put), so the rail is chosen once and kept for the region's life. Chosen at
-  // the first put, not at registration: a group registers its segment when its first rank
-  // joins, but its rail tiers come with its segment placement, once every local rank has
-  // joined (GroupRegistry), which its first put cannot precede (a round needs every local
-  // rank's data). Groups with no tiers (no placement, or all rails equally near) spread over
-  // the rails by key.
-  auto [it, first] = p.rc.put_rails.try_emplace(key, 0);
-  if (!first) return it->second;
-  it->second = ChooseRail(count > 0 ? regions_->TiersAt(pieces[0].base) : RailTiers{}, p.rc.conns.size(), key);
-  return it->second;
 }
 
 void VerbsTransport::PreferRails(uint64_t key, RailTiers tiers) {

@@ -1,9 +1,9 @@
-// The transport's life (start and stop) and what it reports; the rest of VerbsTransport is in
-// the files its header names.
+// The transport's life (start and stop), the puts and sends it hands to the peers' lines
+// (peer_lines.h), and what it reports; the rest of VerbsTransport is in the files its header
+// names.
 #include "daemon/transport/verbs/verbs_transport.h"
 
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,11 +25,13 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
   for (const auto& r : t->rails_) rail_list.push_back(r.get());
   t->connector_ = std::make_unique<RcConnector>(rail_list);
   t->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-  t->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (t->epoll_fd_ < 0 || t->wake_fd_ < 0) return SystemError("epoll/eventfd", errno);
+  if (t->epoll_fd_ < 0) return SystemError("epoll", errno);
+  auto outbox = EventOutbox::Create();
+  if (!outbox.ok()) return outbox.status();
+  t->outbox_ = std::move(outbox.value());
   struct epoll_event ev {};
   ev.events = EPOLLIN;
-  if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->wake_fd_, &ev) != 0) return SystemError("epoll_ctl", errno);
+  if (epoll_ctl(t->epoll_fd_, EPOLL_CTL_ADD, t->outbox_->wake_fd(), &ev) != 0) return SystemError("epoll_ctl", errno);
   std::vector<ibv_pd*> pds;
   std::vector<std::unique_ptr<BouncePool>> pools;
   for (const auto& r : t->rails_) {
@@ -49,7 +51,7 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
     raw->PeerDown(peer, reason);
   });
   DatagramService::Host host;
-  host.emit = [raw](TransportEvent e) { raw->Emit(std::move(e)); };
+  host.emit = [raw](TransportEvent e) { raw->outbox_->Emit(std::move(e)); };
   host.lose_peer = [raw](PeerId peer, const std::string& reason) { raw->PeerDown(peer, reason); };
   host.name = [raw](PeerId peer) { return raw->directory_.Name(peer); };
   host.arrived = [raw](PeerId peer) {
@@ -87,7 +89,7 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
     plan = std::make_unique<RcPoolPlan>(plan_options);
   }
   MoveDriver::Host movers;
-  movers.flush = [raw](PeerId peer) { raw->Flush(peer); };
+  movers.flush = [raw](PeerId peer) { raw->lines_->Flush(peer); };
   movers.lose_peer = [raw](PeerId peer, const std::string& reason) { raw->PeerDown(peer, reason); };
   movers.adopt = [raw](PeerId peer, MoveDriver::Connections conns) {
     PeerState& p = raw->Peer(peer);
@@ -96,7 +98,7 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
   movers.forget_peer_in_closing = [raw](PeerId peer) { raw->regions_->ForgetPeer(peer); };
   movers.release_in_flight = [raw](PeerId peer) { raw->rc_->ReleasePeer(peer); };
   movers.any_in_flight = [raw](PeerId peer) { return raw->rc_->AnyFor(peer); };
-  movers.emit = [raw](TransportEvent e) { raw->Emit(std::move(e)); };
+  movers.emit = [raw](TransportEvent e) { raw->outbox_->Emit(std::move(e)); };
   movers.name = [raw](PeerId peer) { return raw->directory_.Name(peer); };
   t->moves_ = std::make_unique<MoveDriver>(
       self, MoveDriver::Options{options.rc_pool, options.rc_pool_interval, options.datagrams.give_up_after},
@@ -105,6 +107,22 @@ Result<std::unique_ptr<VerbsTransport>> VerbsTransport::Start(const std::string&
       std::move(pds), options.registration_delay,
       [raw](uint64_t key, std::vector<ibv_mr*> mrs, Status status) { raw->OnRegistered(key, std::move(mrs), status); });
   t->regions_ = std::make_unique<RegionTable>(t->registrar_.get(), &t->stats_);
+  t->lines_ = std::make_unique<PeerLines>(&t->peers_, t->rc_.get(), t->datagrams_.get(), t->regions_.get(), &t->stats_);
+  CompletionDispatcher::Parts parts;
+  parts.rails = rail_list;
+  parts.peers = &t->peers_;
+  parts.directory = &t->directory_;
+  parts.connector = t->connector_.get();
+  parts.rc = t->rc_.get();
+  parts.datagrams = t->datagrams_.get();
+  parts.moves = t->moves_.get();
+  parts.regions = t->regions_.get();
+  parts.lines = t->lines_.get();
+  parts.events = t->outbox_.get();
+  parts.stats = &t->stats_;
+  t->completions_ = std::make_unique<CompletionDispatcher>(
+      std::move(parts),
+      [raw](PeerId peer, const std::string& reason, bool never_up) { raw->PeerDown(peer, reason, never_up); });
   for (const auto& r : t->rails_) t->stats_.rails.push_back(r->name());
   t->stats_.rail_put_bytes.assign(t->rails_.size(), 0);
   return t;
@@ -119,7 +137,6 @@ VerbsTransport::~VerbsTransport() {
   regions_.reset();  // deregisters what is still registered
   rc_.reset();  // its bounce slots
   if (epoll_fd_ >= 0) close(epoll_fd_);
-  if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 void VerbsTransport::set_dialer(Dialer dialer) {
@@ -131,11 +148,27 @@ void VerbsTransport::set_rtr_retry_budget(std::chrono::milliseconds budget) {
   connector_->set_rtr_retry_budget(budget);
 }
 
-TransportEvent VerbsTransport::Event(TransportEvent::Kind kind, PeerId peer) {
-  TransportEvent e;
-  e.kind = kind;
-  e.peer = peer;
-  return e;
+Status VerbsTransport::Put(PeerId peer, const LocalPiece* pieces, size_t count, uint64_t remote_key,
+                           uint64_t remote_offset, uint32_t imm, uint64_t cookie) {
+  Op op;
+  op.kind = Op::Kind::kPut;
+  op.key = remote_key;
+  op.offset = remote_offset;
+  for (size_t i = 0; i < count; ++i) op.total += pieces[i].bytes;
+  op.imm = imm;
+  op.cookie = cookie;
+  std::lock_guard<std::mutex> lock(mu_);
+  Peer(peer);
+  lines_->Put(peer, std::move(op), pieces, count);
+  return Status::Ok();
+}
+
+Status VerbsTransport::Send(PeerId peer, const void* message, size_t bytes) {
+  if (bytes > kMaxTransportMessage) return Status(Code::kInvalidArgument, "transport message too large");
+  std::lock_guard<std::mutex> lock(mu_);
+  Peer(peer);
+  lines_->Send(peer, message, bytes);
+  return Status::Ok();
 }
 
 std::string VerbsTransport::address() const {

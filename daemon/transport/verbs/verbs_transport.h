@@ -25,25 +25,29 @@
 // connections; the next Connect makes new ones. Regions going away are announced to peers,
 // and deregistered only once every rail has acknowledged that nothing more is in flight.
 //
-// The transport keeps the table of peers (peer_state.h), each peer's dial and line, and the
-// lock; its methods are split by job: verbs_transport.cc (start, stop, statistics),
-// verbs_connecting.cc (dials and their adoption, a peer lost), verbs_registration.cc (regions
-// announced and closed with the peers), verbs_posting.cc (each peer's line, on the service that
-// carries it) and verbs_completions.cc (polling the completion queues, what arrived over RC).
-// The rest is in parts that own their state, each a class behind a narrow interface in a
-// package of its own:
+// VerbsTransport is the Transport interface and the wiring between its parts: it keeps the
+// table of peers (peer_state.h), each peer's dial, and the lock. Its methods are split by job:
+// verbs_transport.cc (start and the wiring, stop, puts and sends handed to the lines,
+// statistics), verbs_connecting.cc (dials and their adoption, a peer lost),
+// verbs_registration.cc (regions announced and closed with the peers) and verbs_progress.cc
+// (a pass of the engine, and the checks before it sleeps).
+// The rest is in parts that own their state, each a class behind a narrow interface:
+//   peer_lines.h           every peer's line, posted in order on its service; put rails; keepalives
+//   completion_dispatcher.h  every rail's completions polled, each settled by what it is
+//   event_outbox.h         events out to the engine, and the eventfd that wakes it
 //   rc/rc_connector.h      RC queue pairs made and connected, and which peer a receive is for
 //   rc/rc_poster.h         direct, striped and bounce puts and SENDs, the work requests in flight
 //   ud/datagram_service.h  the UD service: datagram queue pairs, every peer's link, reliability
 //   pool/move_driver.h     the pool planned from traffic, and moves between RC and UD
 //   registration/region_table.h  our group regions: registered, closing, parked
-// A part that needs the transport (an event out, a peer lost, a line to flush) calls it back
-// through the functions it was given at start.
+// A part that needs another (an event out, a line to flush) holds it or is given the functions
+// to call at start; one that must lose a peer calls the transport back (PeerDown).
 //
 // Locks: mu_ guards the table of peers, and every part's state: the parts have no lock of their
 // own and are called only under mu_ (and call back under it), except RcConnector's making and
-// connecting of queue pairs, which touch only atomics and run without it. The registrar's own
-// lock guards its queue of jobs only. The order is
+// connecting of queue pairs, which touch only atomics and run without it, and the outbox's
+// wake-up (an eventfd and an atomic), written from any thread. The registrar's own lock guards
+// its queue of jobs only. The order is
 //   mu_  ->  MemoryRegistrar::mu_
 // (Register and Deregister are called under mu_; the registrar calls OnRegistered, which takes
 // mu_, with its own lock released), never the other way.
@@ -51,7 +55,6 @@
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -67,7 +70,10 @@
 
 #include "daemon/transport/peer_directory.h"
 #include "daemon/transport/transport.h"
+#include "daemon/transport/verbs/completion_dispatcher.h"
+#include "daemon/transport/verbs/event_outbox.h"
 #include "daemon/transport/verbs/pending_op.h"
+#include "daemon/transport/verbs/peer_lines.h"
 #include "daemon/transport/verbs/peer_state.h"
 #include "daemon/transport/verbs/pool/move_driver.h"
 #include "daemon/transport/verbs/rc/in_flight_table.h"
@@ -178,7 +184,6 @@ class VerbsTransport : public Transport {
   using PeerState = VerbsPeerState;  // guarded by mu_
 
   VerbsTransport() = default;
-  static TransportEvent Event(TransportEvent::Kind kind, PeerId peer);
   PeerState& Peer(PeerId peer);  // under mu_
   // Whether the peer is still in `state` at `generation`, i.e. no other dial took it since.
   bool StillCurrent(PeerId id, uint64_t generation, PeerState::State state);
@@ -189,25 +194,10 @@ class VerbsTransport : public Transport {
   // Tells peers the key is gone; parked (keep) or deregistered once they all acknowledged.
   void Close(uint64_t key, bool keep);
   void Announce(PeerId peer, uint64_t key, const LocalRegion& r);
-  void EnqueueControl(PeerId peer, uint32_t type, uint64_t key, std::string payload, int rail);
-  void Flush(PeerId peer);
-  // Each false when out of resources for now (or the peer went down posting).
-  bool PostOp(PeerId peer, PeerState& p, Op& op);
-  bool PostControl(PeerId peer, PeerState& p, uint32_t type, uint64_t key, const void* payload, size_t bytes,
-                   int rail);
-  bool PostPut(PeerId peer, PeerState& p, Op& op, const LocalPiece* pieces, size_t count);
-  int PollCompletions();  // the completions handled
-  void OnCompletion(const ibv_wc& wc, UdClock::time_point polled);
-  void OnReceive(PeerId peer, PeerState& p, size_t rail, const uint8_t* data, uint32_t bytes);
-  // The rail of every put to the peer's region `key`, chosen at the first from the rail tiers
-  // of our region the put reads from (registered or not), then kept.
-  size_t PutRail(PeerState& p, uint64_t key, const LocalPiece* pieces, size_t count);
-  void Emit(TransportEvent e);
 
   // The peer adopted on UD, through `ah` to its datagram queue pair at `remote`.
   void AdoptDatagram(PeerState& p, PeerId peer, ibv_ah* ah, const QpEndpoint& remote, uint64_t incarnation,
                      uint64_t dial_floor, uint32_t first_seq);
-  void Wake();  // from threads other than the engine's, which may be asleep
 
   std::string self_;
   uint64_t incarnation_ = 0;
@@ -216,27 +206,27 @@ class VerbsTransport : public Transport {
   // Makes and connects RC queue pairs, without mu_; its table of receivers under mu_.
   std::unique_ptr<RcConnector> connector_;
   int epoll_fd_ = -1;
-  int wake_fd_ = -1;
   std::unique_ptr<MemoryRegistrar> registrar_;
   Dialer dialer_;
   PeerDirectory directory_;
-  // Set after wake_fd_ is written: Poll reads the eventfd only then, not on every pass.
-  std::atomic<bool> woken_{false};
+  // Its wake-up, written from any thread; its events under mu_ (event_outbox.h).
+  std::unique_ptr<EventOutbox> outbox_;
 
   mutable std::mutex mu_;  // everything below
   std::deque<PeerState> peers_;  // by PeerId; a deque, so that growing it moves no PeerState
   std::unique_ptr<RegionTable> regions_;  // our group regions (registration/region_table.h)
   // Posts on the peers' RC queue pairs, and their work requests in flight (rc/rc_poster.h).
   std::unique_ptr<RcPoster> rc_;
-  std::vector<TransportEvent> events_;
-  bool polling_ = false;  // inside Poll or PrepareToSleep: events go out with it, no wake-up needed
-  std::chrono::steady_clock::time_point last_keepalive_;
   TransportStats stats_;
   Options options_;
   // The UD service (ud/datagram_service.h): driven under mu_, and calling back under it.
   std::unique_ptr<DatagramService> datagrams_;
   // The pool and the moves between the services (pool/move_driver.h): driven under mu_.
   std::unique_ptr<MoveDriver> moves_;
+  // Every peer's line, posted on the service that carries it (peer_lines.h): driven under mu_.
+  std::unique_ptr<PeerLines> lines_;
+  // Every rail's completions, each settled by what it is (completion_dispatcher.h): under mu_.
+  std::unique_ptr<CompletionDispatcher> completions_;
 };
 
 }  // namespace ohio

@@ -111,11 +111,11 @@ NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
 
   const uint32_t ppn = shape_.ppn(node);
   r.copy_in.resize(ppn);
-  r.copy_local.resize(ppn);
+  r.copy_on_node.resize(ppn);
   r.copy_out.assign(deliveries.size(), std::vector<uint64_t>(ppn, 0));
   for (uint32_t l = 0; l < ppn; ++l) {
     r.copy_in[l] = SpanBytes(PlanCopyIn(shape_, algo, node, l, staging_, round));
-    r.copy_local[l] = SpanBytes(PlanCopyOutLocal(shape_, algo, node, l, staging_, round));
+    r.copy_on_node[l] = SpanBytes(PlanCopyOutOnNode(shape_, algo, node, l, staging_, round));
     for (size_t d = 0; d < deliveries.size(); ++d) {
       r.copy_out[d][l] = SpanBytes(PlanCopyOutDelivery(shape_, node, l, staging_, round, deliveries[d]));
     }

@@ -61,7 +61,7 @@ struct NodeRound {
   std::vector<SimPut> puts;  // in the order the daemon posts them
   std::vector<SimDelivery> deliveries;
   std::vector<uint64_t> copy_in;                // bytes each local rank copies into the SSB
-  std::vector<uint64_t> copy_local;             // ... out of the SSB, from its own node
+  std::vector<uint64_t> copy_on_node;           // ... out of the SSB, from its own node
   std::vector<std::vector<uint64_t>> copy_out;  // [delivery][local rank]: out of the SRB
   uint32_t active_peers = 0;  // nodes it sends to or receives from: queue pairs in use
   // Alltoallv: blocks are published only once every one has landed (the count digest is

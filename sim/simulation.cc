@@ -186,7 +186,7 @@ void Simulation::RankActor(uint32_t node, uint32_t local) {
     }
     // The ranks meet on their node, then copy their own node's part out of the SSB.
     WaitFor(n, n.ranks_wake, [&] { return p.arrived == n.ppn; });
-    copy(r.copy_local[local]);
+    copy(r.copy_on_node[local]);
     uint32_t consumed = 0;
     while (consumed < r.deliveries.size()) {
       WaitFor(n, n.ranks_wake, [&] { return p.delivered > consumed; });

@@ -23,7 +23,7 @@ struct CallPlan {
   Staging staging;
   // [0]: a full round, [1]: the last round; user-buffer offsets as for round offset 0.
   std::array<std::vector<CopySpan>, 2> copy_in;
-  std::array<std::vector<CopySpan>, 2> copy_out_local;
+  std::array<std::vector<CopySpan>, 2> copy_out_on_node;
 
   size_t Kind(uint64_t round) const {
     return round + 1 == staging.rounds && staging.length(round) != staging.slice ? 1 : 0;
@@ -33,7 +33,7 @@ struct CallPlan {
 // One rank's copy-in into `ssb` and local copy-out from it for round `round` of the plan.
 // user-side offsets shift by the round's offset.
 void CopyIn(const CallPlan& plan, uint64_t round, const uint8_t* send, uint8_t* ssb);
-void CopyOutLocal(const CallPlan& plan, uint64_t round, const uint8_t* ssb, uint8_t* recv);
+void CopyOutOnNode(const CallPlan& plan, uint64_t round, const uint8_t* ssb, uint8_t* recv);
 
 // The plan of local rank l of `node` for a call staged as `staging` says.
 CallPlan MakeCallPlan(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l, const Staging& staging);

@@ -136,8 +136,8 @@ Status OnNodeAlltoall::StagedRound(const CallPlan& plan, uint64_t round, const u
   Arrive(k, plan.staging.bytes_per_rank, round, plan.staging.rounds, nullptr);
   if (Status s = MeetEveryone(k); !s.ok()) return s;
   Status v = Verdict(k);
-  if (v.ok()) CopyOutLocal(plan, round, half, recv);
-  report_->Lap(Stage::kCopyOutLocal);
+  if (v.ok()) CopyOutOnNode(plan, round, half, recv);
+  report_->Lap(Stage::kCopyOutOnNode);
   Done(k, false);
   return v;
 }

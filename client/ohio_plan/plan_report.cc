@@ -105,7 +105,7 @@ std::vector<RoundKind> RoundKinds(const Staging& st) {
 uint64_t RankCopies(const GroupShape& shape, Algorithm algo, uint32_t n, uint32_t r, const Staging& st,
                     uint64_t round, const std::vector<Delivery>& deliveries) {
   uint64_t copies = PlanCopyIn(shape, algo, n, r, st, round).size();
-  copies += PlanCopyOutLocal(shape, algo, n, r, st, round).size();
+  copies += PlanCopyOutOnNode(shape, algo, n, r, st, round).size();
   for (const Delivery& d : deliveries) copies += PlanCopyOutDelivery(shape, n, r, st, round, d).size();
   return copies;
 }

@@ -155,7 +155,7 @@ Result<bool> NonblockingAcrossNodesAlltoall::Drain() {
     const bool eager_open = eager_;
     const bool released = !eager_ && header_->released_round.load(std::memory_order_acquire) == round_;
     if ((eager_open || released) && !local_copied_) {
-      if (Status s = CopyOutLocal(); !s.ok()) return s;
+      if (Status s = CopyOutOnNode(); !s.ok()) return s;
       local_copied_ = true;
       changed = true;
     }
@@ -203,10 +203,10 @@ void NonblockingAcrossNodesAlltoall::EndRound(bool failed) {
   }
 }
 
-Status NonblockingAcrossNodesAlltoall::CopyOutLocal() {
+Status NonblockingAcrossNodesAlltoall::CopyOutOnNode() {
   uint8_t* ssb = SsbHalf(round_);
   for (uint32_t l = 0; l < ranks_; ++l) {
-    const auto spans = PlanCopyOutLocal(*shape_, algo_, node_, l, staging_, round_in_call_);
+    const auto spans = PlanCopyOutOnNode(*shape_, algo_, node_, l, staging_, round_in_call_);
     if (Status s = Transfer(l, spans, ssb, RecvAddress(l), true); !s.ok()) return s;
   }
   return Status::Ok();

@@ -88,7 +88,7 @@ class NonblockingAcrossNodesAlltoall {
   Status CopyIn(uint32_t round);
   void Arrive(uint32_t round);
   // The node's own part of the round, from the SSB.
-  Status CopyOutLocal();
+  Status CopyOutOnNode();
   Status CopyOutDelivery(const Delivery& d);
   // Runs `spans` between the segment at `shared` and local rank l's memory at `base`: reading,
   // src is in the rank's memory and dst in the segment; writing, the other way round.

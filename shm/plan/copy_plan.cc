@@ -104,7 +104,7 @@ std::vector<CopySpan> PlanCopyIn(const GroupShape& shape, Algorithm algo, uint32
   return spans;
 }
 
-std::vector<CopySpan> PlanCopyOutLocal(const GroupShape& shape, Algorithm algo, uint32_t node,
+std::vector<CopySpan> PlanCopyOutOnNode(const GroupShape& shape, Algorithm algo, uint32_t node,
                                        uint32_t r, const Staging& staging, uint64_t round) {
   std::vector<CopySpan> spans;
   const RoundCover cover = staging.cover(round);

@@ -63,7 +63,7 @@ std::vector<CopySpan> PlanCopyIn(const GroupShape& shape, Algorithm algo, uint32
 // Copy-out, by local rank r of `node`, of what the node's own ranks sent it: src is an offset
 // into the SSB, dst an offset into the rank's receive buffer. Intra-node data never leaves
 // the SSB. Empty for a round that does not cover step 0.
-std::vector<CopySpan> PlanCopyOutLocal(const GroupShape& shape, Algorithm algo, uint32_t node,
+std::vector<CopySpan> PlanCopyOutOnNode(const GroupShape& shape, Algorithm algo, uint32_t node,
                                        uint32_t r, const Staging& staging, uint64_t round);
 
 }  // namespace ohio

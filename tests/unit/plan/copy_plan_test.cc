@@ -250,7 +250,7 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
       }
 
       for (uint32_t r = 0; r < s.ppn(n); ++r) {
-        const std::vector<CopySpan> spans = PlanCopyOutLocal(s, algo, n, r, st, round);
+        const std::vector<CopySpan> spans = PlanCopyOutOnNode(s, algo, n, r, st, round);
         CheckMerged(spans, "copy-out of r " + std::to_string(r));
         const uint32_t me = s.rank_at(n, r);
         for (const CopySpan& c : spans) {
@@ -359,7 +359,7 @@ TEST(CopyPlan, ZeroBytesCopiesNothing) {
       for (uint32_t n = 0; n < s.nodes(); ++n) {
         for (uint32_t l = 0; l < s.ppn(n); ++l) {
           EXPECT_TRUE(PlanCopyIn(s, algo, n, l, st.value(), 0).empty());
-          EXPECT_TRUE(PlanCopyOutLocal(s, algo, n, l, st.value(), 0).empty());
+          EXPECT_TRUE(PlanCopyOutOnNode(s, algo, n, l, st.value(), 0).empty());
         }
       }
     }
@@ -376,12 +376,12 @@ TEST(CopyPlan, HandCheckedInterleaved) {
   EXPECT_EQ(PlanCopyIn(s, Algorithm::kV2, 0, 1, st.value(), 0),
             (std::vector<CopySpan>{{0, 8, 4}, {8, 12, 4}, {4, 24, 4}, {12, 28, 4}}));
   // Rank 2 copies out what ranks 0 and 2 sent it: SSB [l][local index 1] of block 0.
-  EXPECT_EQ(PlanCopyOutLocal(s, Algorithm::kV2, 0, 1, st.value(), 0),
+  EXPECT_EQ(PlanCopyOutOnNode(s, Algorithm::kV2, 0, 1, st.value(), 0),
             (std::vector<CopySpan>{{4, 0, 4}, {12, 8, 4}}));
   // v1: rank 2's whole row, then [l][dest 2].
   EXPECT_EQ(PlanCopyIn(s, Algorithm::kV1, 0, 1, st.value(), 0),
             (std::vector<CopySpan>{{0, 16, 16}}));
-  EXPECT_EQ(PlanCopyOutLocal(s, Algorithm::kV1, 0, 1, st.value(), 0),
+  EXPECT_EQ(PlanCopyOutOnNode(s, Algorithm::kV1, 0, 1, st.value(), 0),
             (std::vector<CopySpan>{{8, 0, 4}, {24, 8, 4}}));
 }
 

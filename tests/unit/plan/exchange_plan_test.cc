@@ -366,7 +366,7 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
       }
       for (uint32_t r = 0; r < s.ppn(n); ++r) {
         const uint32_t me = s.rank_at(n, r);
-        for (const CopySpan& c : PlanCopyOutLocal(s, algo, n, r, st, round)) {
+        for (const CopySpan& c : PlanCopyOutOnNode(s, algo, n, r, st, round)) {
           ASSERT_LE(c.src + c.len, used);
           ASSERT_LE(c.dst + c.len, buf);
           std::memcpy(recv[me].data() + c.dst, nb[n].ssb.data() + c.src, c.len);

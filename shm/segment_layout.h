@@ -146,9 +146,9 @@ struct alignas(kCacheLine) SegmentHeader {
   char nonblocking_error[kNonblockingDepth][kErrorMessageBytes];
 };
 
-// bytes_per_rank of a rank that opts out of a call (ohio_alltoall_skip): the round then fails
-// with Code::kSkipped on every rank of every node, so that all of them can fall back together.
-constexpr uint64_t kSkipBytes = ~uint64_t{0};
+// bytes_per_rank of a rank that opts out of a call (ohio_alltoall_opt_out): the round then fails
+// with Code::kOptedOut on every rank of every node, so that all of them can fall back together.
+constexpr uint64_t kOptOutBytes = ~uint64_t{0};
 // bytes_per_rank of a rank in an alltoallv round: its counts are in its count table.
 constexpr uint64_t kVectorBytes = ~uint64_t{0} - 1;
 // SegmentHeader::vector_streamed: this node streams its part; some node does.
@@ -183,7 +183,7 @@ enum class VectorFault : uint32_t {
 // round k entry, so entries alternate by the round's parity: by the time a rank arrives at
 // k+2, every rank has finished round k.
 struct RoundEntry {
-  std::atomic<uint64_t> bytes_per_rank;  // M of the call the round belongs to (or kSkipBytes)
+  std::atomic<uint64_t> bytes_per_rank;  // M of the call the round belongs to (or kOptOutBytes)
   std::atomic<uint32_t> round_in_call;   // which of the call's rounds this is
   std::atomic<uint32_t> rounds_in_call;  // how many rounds the call has
   // One node: where the other ranks read this rank's messages straight from (its send buffer

@@ -162,11 +162,11 @@ Status AcrossNodesAlltoall::Rounds(const uint8_t* send, uint8_t* recv, uint64_t 
   return Status::Ok();
 }
 
-Status AcrossNodesAlltoall::Skip(uint32_t* next_round) {
+Status AcrossNodesAlltoall::OptOut(uint32_t* next_round) {
   const uint32_t k = (*next_round)++;
   if (Status s = AwaitFinished(k - 1); !s.ok()) return s;
   last_round_eager_ = false;
-  Arrive(k, kSkipBytes, 0, 1);
+  Arrive(k, kOptOutBytes, 0, 1);
   if (Status s = MeetNodeRanks(k); !s.ok()) return s;
   Status v = Verdict(k);
   Done(k);

@@ -41,7 +41,7 @@ class AcrossNodesAlltoall {
 
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
   Status Alltoallv(const VectorCall& call, uint32_t* next_round);
-  Status Skip(uint32_t* next_round);
+  Status OptOut(uint32_t* next_round);
   // Rounds the last alltoallv that passed its first round took.
   uint32_t last_vector_rounds() const { return last_vector_rounds_; }
   // The daemon played this rank's part of rounds for started calls since its last call: how the

@@ -54,9 +54,9 @@ class GroupHandle {
   // Before the group is left: waits for every nonblocking call still outstanding and returns
   // their outcomes by call.
   std::map<uint32_t, Status> SettleIalltoalls();
-  // Takes part in the group's next call without data, so that it fails with kSkipped on every
+  // Takes part in the group's next call without data, so that it fails with kOptedOut on every
   // rank of every node (who may then all do the exchange some other way, together).
-  Status Skip();
+  Status OptOut();
   // The group's standing: ok, or why no call can succeed any more (nothing is waited for).
   Status Check() const;
   // Whether Check() would be ok, without building its Status: on the path of every call an MPI
@@ -88,7 +88,7 @@ class GroupHandle {
   // it for this rank.
   Status Finish(Status s);
   // This rank's own arguments are wrong (`why`): it still takes part in the call, without
-  // data, so that every other rank fails at once with kSkipped naming it rather than waiting
+  // data, so that every other rank fails at once with kOptedOut naming it rather than waiting
   // for it until the group's timeout, and the group stays usable. Returns `why`.
   Status RefuseArguments(Status why);
 

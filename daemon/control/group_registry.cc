@@ -408,7 +408,7 @@ void GroupRegistry::FailedOnPeer(const peer::GroupFailedRequest& req) {
     return;
   }
   // A code this daemon does not know (or none) is told as the group's failure.
-  const bool known = req.code() > static_cast<uint32_t>(Code::kOk) && req.code() <= static_cast<uint32_t>(Code::kSkipped);
+  const bool known = req.code() > static_cast<uint32_t>(Code::kOk) && req.code() <= static_cast<uint32_t>(Code::kOptedOut);
   engine_->FailedOnPeer(it->second, req.from_node(),
                         Status(known ? static_cast<Code>(req.code()) : Code::kGroupFailed, req.reason()));
 }

@@ -360,7 +360,7 @@ bool RoundDriver::Begin(Clock::time_point now, DaemonCounters* counters) {
   const Status verdict = NodeVerdict(
       n, [this](uint32_t l) { return EntryFor(segment_->slot(l), round_).bytes_per_rank.load(std::memory_order_relaxed); },
       [this](uint32_t l) { return group_.group_rank(l); });
-  const bool skip = verdict.code() == Code::kSkipped;
+  const bool opt_out = verdict.code() == Code::kOptedOut;
   const bool disagree = verdict.code() == Code::kSizeMismatch;
   segment_->header()->delivered.store(0, std::memory_order_relaxed);
   published_delivered_ = 0;
@@ -371,7 +371,7 @@ bool RoundDriver::Begin(Clock::time_point now, DaemonCounters* counters) {
     t->store(0, std::memory_order_relaxed);
   }
   st.begun_ns.store(MonotonicNs(), std::memory_order_release);
-  exchange_->BeginRound(round_, e0.bytes_per_rank.load(std::memory_order_relaxed), disagree, skip,
+  exchange_->BeginRound(round_, e0.bytes_per_rank.load(std::memory_order_relaxed), disagree, opt_out,
                         e0.round_in_call.load(std::memory_order_relaxed));
   if (!verdict.ok()) {
     PublishRoundError(verdict.code(), verdict.message());
@@ -413,7 +413,7 @@ bool RoundDriver::AdvanceExchange(Clock::time_point now, DaemonCounters* counter
   const bool eager = exchange_->eager();
   if (exchange_->error() && !round_failed_) {
     PublishRoundError(exchange_->error_code(), *exchange_->error());
-    if (exchange_->error_code() != Code::kSkipped) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+    if (exchange_->error_code() != Code::kOptedOut) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
     changed = true;
   }
   const uint32_t n = local_ranks();
@@ -514,7 +514,7 @@ bool RoundDriver::FinishRound(Clock::time_point now, DaemonCounters* counters) {
   } else {
     // The call ends with the round's error.
     const auto code = static_cast<Code>(segment_->header()->round_error_code.load(std::memory_order_relaxed));
-    if (code != Code::kSkipped) counters->CountError(code);
+    if (code != Code::kOptedOut) counters->CountError(code);
     call_started_.reset();
   }
   round_failed_ = false;

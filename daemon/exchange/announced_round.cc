@@ -7,7 +7,7 @@ namespace ohio {
 void AnnouncedRound::Plan() {
   puts_.clear();
   deliveries_.clear();
-  if (!s_.local_disagree && !s_.local_skip && !s_.vector) {
+  if (!s_.local_disagree && !s_.local_opt_out && !s_.vector) {
     auto staging = PlanGroupStaging(s_.shape, s_.algo, s_.plan_ssb, s_.plan_srb, s_.bytes_per_rank,
                                     s_.segment->header()->plan_min_slice_bytes);
     if (!staging.ok()) {

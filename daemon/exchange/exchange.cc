@@ -53,10 +53,10 @@ RoundProtocol* Exchange::ChooseProtocol() {
   return &announced_round_;
 }
 
-void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_skip,
+void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_opt_out,
                           uint64_t round_in_call) {
-  s_.Begin(round, bytes_per_rank, local_disagree, local_skip);
-  const bool local_ok = !local_disagree && !local_skip;
+  s_.Begin(round, bytes_per_rank, local_disagree, local_opt_out);
+  const bool local_ok = !local_disagree && !local_opt_out;
   s_.vector = bytes_per_rank == kVectorBytes;
   vector_call_.BeginRound(s_.vector ? static_cast<uint32_t>(round_in_call) : 0);
   if (s_.vector && local_ok) vector_round_.PlanPart();
@@ -122,7 +122,7 @@ void Exchange::OnMessage(uint32_t from, const ExchangeMessage& m) {
     h.known = true;
     h.bytes_per_rank = m.bytes_per_rank;
     h.disagree = m.sizes_disagree;
-    h.skipped = m.skipped;
+    h.opted_out = m.opted_out;
     h.too_large = m.delivery == ExchangeMessage::kReadyTooLarge;
     h.mixed = m.delivery == ExchangeMessage::kReadyMixed;
     if (s_.active && m.round == s_.round) {

@@ -51,8 +51,8 @@ class Exchange {
 
   // --- rounds ---
   // This node's ranks are all in for `round` (the round after the last one ended): M agreed
-  // locally unless local_disagree or local_skip.
-  void BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_skip,
+  // locally unless local_disagree or local_opt_out.
+  void BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_opt_out,
                   uint64_t round_in_call);
   // The round is over here (complete()): the next one may begin.
   void EndRound();

@@ -32,7 +32,7 @@ struct alignas(64) EagerHeader {
   uint32_t magic;
   uint32_t round;
   uint64_t bytes_per_rank;
-  uint32_t flags;  // kEagerSkipped, kEagerVectorStaged, kEagerVectorTables; shm/plan/vector_cube.h's
+  uint32_t flags;  // kEagerOptedOut, kEagerVectorStaged, kEagerVectorTables; shm/plan/vector_cube.h's
   uint32_t source_node;
   // When the source node began the round (CLOCK_MONOTONIC there): only for the stage report's
   // trip time, which means something only where nodes share a clock.
@@ -49,7 +49,7 @@ struct alignas(64) EagerHeader {
   uint8_t unused[8];
 };
 static_assert(sizeof(EagerHeader) == kEagerHeaderBytes, "one cache line");
-constexpr uint32_t kEagerSkipped = 1;
+constexpr uint32_t kEagerOptedOut = 1;
 // Alltoallv: the source node's part of the call does not fit one round; the call goes in
 // stream rounds on every node.
 constexpr uint32_t kEagerVectorStaged = 2;

@@ -16,8 +16,8 @@
 //    own bytes say "library" opts out (below). Where the group cannot give the table, or the
 //    ranks disagree on OHIO_SELECTION, the set-up agrees on the answer with PMPI_Allreduce.
 //  - A reason to fall through that only one rank sees (a datatype without a layout) is resolved
-//    through ohio itself in a blocking call: that rank opts out of the call (ohio_alltoall_skip),
-//    every rank of every node gets OHIO_ERR_SKIPPED, and all of them call the PMPI_ function
+//    through ohio itself in a blocking call: that rank opts out of the call (ohio_alltoall_opt_out),
+//    every rank of every node gets OHIO_ERR_OPTED_OUT, and all of them call the PMPI_ function
 //    together. A nonblocking call cannot be resolved so (the others have started it and
 //    returned): its rank has the MPI library pack the datatype (client/mpi/mpi_library_pack.h).
 //  - A group already closed when a call starts (its daemon or a peer's died) is seen closed by
@@ -370,12 +370,12 @@ int FailedInBlockingCall(CommState* st, MPI_Comm comm, const char* function, boo
 // MPI_Alltoallw), else null.
 OptOutRun* OptOutRunOf(CommState* st, const char* function);
 
-// This rank cannot serve the call (`why`): it opts out (ohio_alltoall_skip), the call ends on
+// This rank cannot serve the call (`why`): it opts out (ohio_alltoall_opt_out), the call ends on
 // every rank of every node, and all of them fall through together (`fall_through`, which calls
 // the PMPI_ function); if the opt-out itself fails, the group failed with nothing moved.
 template <typename FallThrough>
 int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string& why, FallThrough fall_through) {
-  if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) {
+  if (ohio_alltoall_opt_out(st->group) == OHIO_ERR_OPTED_OUT) {
     if (OptOutRun* run = OptOutRunOf(st, function)) NoteOptedOut(*run);
     CountHandedBack(st, function, ohio::HandBackReason::kRankOptedOut);
     return fall_through(why);

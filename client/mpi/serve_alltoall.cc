@@ -55,7 +55,7 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     Served("MPI_Alltoall");
     return MPI_SUCCESS;
   }
-  if (rc == OHIO_ERR_SKIPPED) {
+  if (rc == OHIO_ERR_OPTED_OUT) {
     return fall_through.HandBack(st, ohio::HandBackReason::kRankOptedOut, "another rank could not use ohio for this call");
   }
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoall", MPI_ERR_COUNT);

@@ -22,7 +22,7 @@ int ServeAlltoallvBytes(CommState* st, MPI_Comm comm, const char* function, int 
     Served(function);
     return MPI_SUCCESS;
   }
-  if (rc == OHIO_ERR_SKIPPED) {
+  if (rc == OHIO_ERR_OPTED_OUT) {
     if (OptOutRun* run = OptOutRunOf(st, function)) NoteOptedOut(*run);
     return fall_through.HandBack(st, ohio::HandBackReason::kRankOptedOut, "another rank could not use ohio for this call");
   }

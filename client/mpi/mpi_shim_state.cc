@@ -66,10 +66,10 @@ GroupInUse::GroupInUse(CommState* st) : st_(st) {
 
 void Served(const char* function) { TallyOf(function).served.fetch_add(1, std::memory_order_relaxed); }
 
-void FellThrough(const char* function, const std::string& why) {
+void HandedBack(const char* function, const std::string& why) {
   Process& p = P();
   Process::Tally& t = TallyOf(function);
-  t.fell_through.fetch_add(1, std::memory_order_relaxed);
+  t.handed_back.fetch_add(1, std::memory_order_relaxed);
   bool warn = false;
   {
     const std::lock_guard<std::mutex> lock(p.mu);
@@ -85,7 +85,7 @@ void FellThrough(const char* function, const std::string& why) {
 
 void HandedBackByTable(const char* function, const std::string& why) {
   Process::Tally& t = TallyOf(function);
-  t.fell_through.fetch_add(1, std::memory_order_relaxed);
+  t.handed_back.fetch_add(1, std::memory_order_relaxed);
   t.by_table.fetch_add(1, std::memory_order_relaxed);
   const std::lock_guard<std::mutex> lock(P().mu);
   ++t.table_reasons[why];
@@ -477,7 +477,7 @@ void ReportAndLeave() {
   for (int f = 0; f < kCount; ++f) {
     const Process::Tally& t = TallyOf(kFunctions[f]);
     local[3 * f] = t.served.load();
-    local[3 * f + 1] = t.fell_through.load();
+    local[3 * f + 1] = t.handed_back.load();
     local[3 * f + 2] = t.by_table.load();
   }
   PMPI_Reduce(local.data(), total.data(), 3 * kCount, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

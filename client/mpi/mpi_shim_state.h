@@ -99,7 +99,7 @@ struct CommState {
     int ohio_function = 0;           // OHIO_FUNCTION_*
     // OHIO_STATS's counts the hand-back adds to: atomics shared with the communicators of
     // other threads, so that a hand-back takes no lock.
-    std::atomic<long>* fell_through = nullptr;
+    std::atomic<long>* handed_back = nullptr;
     std::atomic<long>* by_table = nullptr;
     std::atomic<long>* reason_count = nullptr;
     // Hand-backs of this verdict not yet added to the counts above and to ohiod's
@@ -111,7 +111,7 @@ struct CommState {
   // Calls of each of kFunctions (by index) that went to the library because the communicator
   // has no group (for `why`), not yet added to OHIO_STATS's counts (hand_back_at_once.h).
   static constexpr int kMaxFunctions = 8;
-  uint64_t fell_through_pending[kMaxFunctions] = {};
+  uint64_t handed_back_pending[kMaxFunctions] = {};
   // The blocking vector calls' runs of calls a rank opted out of (client/mpi/opt_out_run.h),
   // reached only through OptOutRunOf.
   OptOutRun opt_out_runs[2];
@@ -178,12 +178,12 @@ struct Process {
   bool warned = false;
   std::set<CommState*> states;
   // Per function, for OHIO_STATS: one entry for each of kFunctions, made by the constructor and
-  // never added to, so that finding one takes no lock. fell_through counts every call the
+  // never added to, so that finding one takes no lock. handed_back counts every call the
   // library ran, by_table those of them the selection table handed it (their reasons in
   // table_reasons, the others' in reasons: both under `mu`).
   struct Tally {
     std::atomic<long> served{0};
-    std::atomic<long> fell_through{0};
+    std::atomic<long> handed_back{0};
     std::atomic<long> by_table{0};
     std::map<std::string, std::atomic<long>> reasons;
     std::map<std::string, std::atomic<long>> table_reasons;
@@ -231,7 +231,7 @@ Process& P();
 Process::Tally& TallyOf(const char* function);
 
 void Served(const char* function);
-void FellThrough(const char* function, const std::string& why);
+void HandedBack(const char* function, const std::string& why);
 // A call the selection table handed to the library alike on every rank (`why` names its verdict).
 void HandedBackByTable(const char* function, const std::string& why);
 // A call every rank hands to the library for `reason`, counted in ohiod's counters (by the
@@ -324,16 +324,16 @@ int Reported(const char* function, const std::string& why, int mpi_error);
 // with the reason printed).
 int FailCall(MPI_Comm comm, const char* function, const std::string& why);
 
-// The group closed or failed in this call: the agreement, then the library (`fall_through`),
+// The group closed or failed in this call: the agreement, then the library (`hand_back`),
 // the call's blocks received again, or the error.
-template <typename FallThrough>
+template <typename HandBackToLibrary>
 int AfterFailure(CommState* st, MPI_Comm comm, const char* function, const std::string& why, bool replayable,
-                 FallThrough fall_through, const Delivery* delivery = nullptr) {
+                 HandBackToLibrary hand_back, const Delivery* delivery = nullptr) {
   switch (AgreeAfterFailure(st, why, replayable, delivery)) {
     case Agreed::kRunInLibrary:
-      return fall_through(why);
+      return hand_back(why);
     case Agreed::kRunAgain:
-      FellThrough(function, why + "; the others, who had completed it, sent this call again in the MPI library");
+      HandedBack(function, why + "; the others, who had completed it, sent this call again in the MPI library");
       return MPI_SUCCESS;
     case Agreed::kFail:
       break;
@@ -343,26 +343,26 @@ int AfterFailure(CommState* st, MPI_Comm comm, const char* function, const std::
 
 // The group failed while ohio had the call (its reason from ohio_last_error()). The reason is
 // printed once: by FailCall if the call fails, as the fall-through's reason if it is replayed.
-template <typename FallThrough>
-int FailedMidCall(CommState* st, MPI_Comm comm, const char* function, bool replayable, FallThrough fall_through,
+template <typename HandBackToLibrary>
+int FailedMidCall(CommState* st, MPI_Comm comm, const char* function, bool replayable, HandBackToLibrary hand_back,
                   const Delivery* delivery = nullptr) {
   const std::string why = std::string("the ohio group failed (") + ohio_last_error() + ")";
-  return AfterFailure(st, comm, function, why, replayable, fall_through, delivery);
+  return AfterFailure(st, comm, function, why, replayable, hand_back, delivery);
 }
 
 // FailedMidCall for a blocking call whose receive side is `delivery` (its blocks at
 // delivery.at). `written`: the call was in place and ohio wrote into the program's buffer
 // `recvbuf` itself; the call's kept send side (client/mpi/mpi_call_replay.h) is then put back there
 // before the library runs the call, and without it the call cannot run in the library.
-template <typename FallThrough>
+template <typename HandBackToLibrary>
 int FailedInBlockingCall(CommState* st, MPI_Comm comm, const char* function, bool written, void* recvbuf,
-                         const Delivery& delivery, FallThrough fall_through) {
+                         const Delivery& delivery, HandBackToLibrary hand_back) {
   const RetainedSend* kept = Kept(st, st->calls);
-  auto put_back_then_fall_through = [&](const std::string& why) {
+  auto put_back_then_hand_back = [&](const std::string& why) {
     if (written) PutBack(*kept, recvbuf, delivery.at);
-    return fall_through(why);
+    return hand_back(why);
   };
-  return FailedMidCall(st, comm, function, /*replayable=*/!written || kept != nullptr, put_back_then_fall_through,
+  return FailedMidCall(st, comm, function, /*replayable=*/!written || kept != nullptr, put_back_then_hand_back,
                        &delivery);
 }
 
@@ -371,16 +371,16 @@ int FailedInBlockingCall(CommState* st, MPI_Comm comm, const char* function, boo
 OptOutRun* OptOutRunOf(CommState* st, const char* function);
 
 // This rank cannot serve the call (`why`): it opts out (ohio_alltoall_opt_out), the call ends on
-// every rank of every node, and all of them fall through together (`fall_through`, which calls
+// every rank of every node, and all of them fall through together (`hand_back`, which calls
 // the PMPI_ function); if the opt-out itself fails, the group failed with nothing moved.
-template <typename FallThrough>
-int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string& why, FallThrough fall_through) {
+template <typename HandBackToLibrary>
+int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string& why, HandBackToLibrary hand_back) {
   if (ohio_alltoall_opt_out(st->group) == OHIO_ERR_OPTED_OUT) {
     if (OptOutRun* run = OptOutRunOf(st, function)) NoteOptedOut(*run);
     CountHandedBack(st, function, ohio::HandBackReason::kRankOptedOut);
-    return fall_through(why);
+    return hand_back(why);
   }
-  return FailedMidCall(st, comm, function, /*replayable=*/true, fall_through);
+  return FailedMidCall(st, comm, function, /*replayable=*/true, hand_back);
 }
 
 // A failure every rank reached alike and that is the program's (counts that disagree, a range

@@ -36,11 +36,11 @@ using Start = std::function<int(std::unique_ptr<OhioRequest>)>;
 uint64_t FirstCallBytes(int count, MPI_Datatype type);
 
 // A served call's turn to the library: counted as fallen through for its reason, then run there.
-class FallThroughTo {
+class HandBackTo {
  public:
-  FallThroughTo(const char* function, const Library& library) : function_(function), library_(library) {}
+  HandBackTo(const char* function, const Library& library) : function_(function), library_(library) {}
   int operator()(const std::string& why) const {
-    FellThrough(function_, why);
+    HandedBack(function_, why);
     return library_();
   }
   // Every rank hands the call to the library for `reason` (`why` names it): counted in ohiod's
@@ -62,7 +62,7 @@ class FallThroughTo {
 // turn where the group is gone or closed before the call (client/mpi/mpi_shim_state.h). The state,
 // or null when that already decided the call: *rc is then its result.
 CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, const StateFor& state_for,
-                     const FallThroughTo& fall_through, int* rc);
+                     const HandBackTo& hand_back, int* rc);
 
 // The last step of a blocking call served as ohio_alltoallv's bytes (MPI_Alltoallv, MPI_Alltoallw):
 // `send` and `recv` laid out as st's tables say (send_bytes, send_at, recv_bytes, recv_at), the
@@ -73,7 +73,7 @@ CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, 
 // ohio writes into the program's buffer `recvbuf` itself.
 int ServeAlltoallvBytes(CommState* st, MPI_Comm comm, const char* function, int size, const void* send, void* recv,
                         bool written, void* recvbuf, const std::function<void()>& unpack,
-                        const FallThroughTo& fall_through);
+                        const HandBackTo& hand_back);
 
 int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, const StateFor& state_for, const Library& library);

@@ -16,7 +16,7 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
     return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
   };
   if (!ShimServes(comm)) return library();
-  if (CommState* st = KnownState(comm); st != nullptr && FallsThroughAtOnce(st, kIndexAlltoallw)) return library();
+  if (CommState* st = KnownState(comm); st != nullptr && NoGroupHandsBackAtOnce(st, kIndexAlltoallw)) return library();
   return ServeAlltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                         StateOf(comm), library);
 }

@@ -147,7 +147,7 @@ struct alignas(kCacheLine) SegmentHeader {
 };
 
 // bytes_per_rank of a rank that opts out of a call (ohio_alltoall_opt_out): the round then fails
-// with Code::kOptedOut on every rank of every node, so that all of them can fall back together.
+// with Code::kOptedOut on every rank of every node, so that all of them can hand the call back together.
 constexpr uint64_t kOptOutBytes = ~uint64_t{0};
 // bytes_per_rank of a rank in an alltoallv round: its counts are in its count table.
 constexpr uint64_t kVectorBytes = ~uint64_t{0} - 1;

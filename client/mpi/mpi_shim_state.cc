@@ -78,7 +78,7 @@ void HandedBack(const char* function, const std::string& why) {
     p.warned = true;
   }
   if (warn) {
-    std::fprintf(stderr, "ohio: %s falls through to the MPI library: %s (OHIO_QUIET=1 silences this)\n", function,
+    std::fprintf(stderr, "ohio: %s is handed back to the MPI library: %s (OHIO_QUIET=1 silences this)\n", function,
                  why.c_str());
   }
 }
@@ -441,11 +441,11 @@ int ProgramError(MPI_Comm comm, const char* function, int mpi_error) {
 }
 
 // OHIO_STATS's report, on rank 0: `total` holds the ranks' sums, three per function (served,
-// fell through, handed back by the table); the reasons are rank 0's. Under p.mu.
+// handed back, handed back of those by the table); the reasons are rank 0's. Under p.mu.
 static void PrintStats(const Process& p, const std::vector<long>& total) {
   std::fprintf(stderr, "ohio: served through %s\n", p.binding);
   for (int f = 0; f < kFunctionCount; ++f) {
-    std::fprintf(stderr, "ohio: %ld %s calls served by ohiod, %ld fell through to the MPI library (all ranks)\n",
+    std::fprintf(stderr, "ohio: %ld %s calls served by ohiod, %ld handed back to the MPI library (all ranks)\n",
                  total[3 * f], kFunctions[f], total[3 * f + 1]);
     if (total[3 * f + 2] != 0) {
       std::fprintf(stderr, "ohio:   of those, %ld %s calls handed to the MPI library by the selection table (all ranks)\n",
@@ -456,7 +456,7 @@ static void PrintStats(const Process& p, const std::vector<long>& total) {
                    kFunctions[f], n.load(), why.c_str());
     }
     for (const auto& [why, n] : TallyOf(kFunctions[f]).reasons) {
-      std::fprintf(stderr, "ohio:   rank 0: %s: %ld fell through: %s\n", kFunctions[f], n.load(), why.c_str());
+      std::fprintf(stderr, "ohio:   rank 0: %s: %ld handed back: %s\n", kFunctions[f], n.load(), why.c_str());
     }
   }
 }

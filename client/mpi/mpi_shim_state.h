@@ -15,13 +15,13 @@
 //    whose verdict depends on bytes that differ between ranks is the one exception: a rank whose
 //    own bytes say "library" opts out (below). Where the group cannot give the table, or the
 //    ranks disagree on OHIO_SELECTION, the set-up agrees on the answer with PMPI_Allreduce.
-//  - A reason to fall through that only one rank sees (a datatype without a layout) is resolved
+//  - A reason to hand a call back that only one rank sees (a datatype without a layout) is resolved
 //    through ohio itself in a blocking call: that rank opts out of the call (ohio_alltoall_opt_out),
 //    every rank of every node gets OHIO_ERR_OPTED_OUT, and all of them call the PMPI_ function
 //    together. A nonblocking call cannot be resolved so (the others have started it and
 //    returned): its rank has the MPI library pack the datatype (client/mpi/mpi_library_pack.h).
 //  - A group already closed when a call starts (its daemon or a peer's died) is seen closed by
-//    every rank in that call: all fall through, with correct data, and so do all later calls.
+//    every rank in that call: all hand it back to the library, with correct data, and so do all later calls.
 //  - A failure (the group closed before a call, or failed in it) is seen by the ranks in the
 //    same call, or some of them one call later: a rank whose call failed does not reach ohio
 //    with the next, so the others cannot complete that one. So the ranks that see it meet on a
@@ -71,7 +71,7 @@ struct CommState {
   // Nonblocking calls started through the group and not yet finished: while there are any, a
   // test may run from another thread, and the start of a call holds the group to look at it.
   std::atomic<int> nonblocking_outstanding{0};
-  ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
+  ohio_group* group = nullptr;  // null: this communicator's calls are handed back, for `why`
   std::string why;
   // A duplicate of the communicator where the ranks agree after a failure (nothing else uses it).
   MPI_Comm agreement = MPI_COMM_NULL;
@@ -249,7 +249,7 @@ void Initialise();
 bool ServeThreadMultiple();
 
 // Collective over comm, in its first served call: joins a group for it, or records why every
-// rank falls through. `first_bytes`: that call's bytes per rank, which size the group's buffers
+// rank hands its calls back. `first_bytes`: that call's bytes per rank, which size the group's buffers
 // (they grow with later calls: ohio.h). `keep` hands the new state to the binding before any
 // collective call of the set-up, which finds it there if it comes back to ohio.
 CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(CommState*)>& keep);
@@ -275,7 +275,7 @@ class InternalCommunicator {
   static thread_local bool creating_;
 };
 
-// Leaves the group: this communicator falls through from now on, for `why`.
+// Leaves the group: this communicator's calls are handed back from now on, for `why`.
 void Close(CommState* st, const std::string& why);
 
 // What this rank decides for a call from its own arguments, before it acts on it: the layouts of
@@ -342,7 +342,7 @@ int AfterFailure(CommState* st, MPI_Comm comm, const char* function, const std::
 }
 
 // The group failed while ohio had the call (its reason from ohio_last_error()). The reason is
-// printed once: by FailCall if the call fails, as the fall-through's reason if it is replayed.
+// printed once: by FailCall if the call fails, as the hand-back's reason if it is replayed.
 template <typename HandBackToLibrary>
 int FailedMidCall(CommState* st, MPI_Comm comm, const char* function, bool replayable, HandBackToLibrary hand_back,
                   const Delivery* delivery = nullptr) {
@@ -371,7 +371,7 @@ int FailedInBlockingCall(CommState* st, MPI_Comm comm, const char* function, boo
 OptOutRun* OptOutRunOf(CommState* st, const char* function);
 
 // This rank cannot serve the call (`why`): it opts out (ohio_alltoall_opt_out), the call ends on
-// every rank of every node, and all of them fall through together (`hand_back`, which calls
+// every rank of every node, and all of them hand it back together (`hand_back`, which calls
 // the PMPI_ function); if the opt-out itself fails, the group failed with nothing moved.
 template <typename HandBackToLibrary>
 int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string& why, HandBackToLibrary hand_back) {

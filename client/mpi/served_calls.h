@@ -1,7 +1,7 @@
 // The MPI functions ohio serves, apart from how a program reaches them. Two bindings call these:
 // the LD_PRELOAD shim (client/mpi/shim/mpi_alltoall.cc, ...), which finds a communicator's state in an
-// attribute and falls through to the PMPI_ function, and the Open MPI collective component
-// (client/openmpi_coll/), which keeps the state in its module and falls back to the collective
+// attribute and hands the call back to the PMPI_ function, and the Open MPI collective component
+// (client/openmpi_coll/), which keeps the state in its module and hands the call back to the collective
 // module below it. Everything that decides and serves (the group per communicator, datatype
 // layouts, statistics, the ranks' agreement after a failure: client/mpi/mpi_shim_state.h) is here,
 // once, so the two bindings cannot drift apart.
@@ -23,7 +23,7 @@ namespace ohio::shim {
 // The communicator's state, set up (collectively, client/mpi/mpi_shim_state.h SetUp) on its first
 // served call; `first_bytes` is that call's bytes per rank, which size the group's buffers.
 using StateFor = std::function<CommState*(uint64_t first_bytes)>;
-// The call as the program made it, run by the MPI library (the binding's fall-through). A
+// The call as the program made it, run by the MPI library (the binding's hand-back). A
 // reference to the binding's lambda, not a copy: a std::function would allocate for the lambda's
 // captures (the call's arguments) on every call, a cost a call handed to the library pays on top
 // of the library's own.
@@ -35,7 +35,7 @@ using Start = std::function<int(std::unique_ptr<OhioRequest>)>;
 // `count` elements of `type`: a first call's bytes per rank (0 if unknown).
 uint64_t FirstCallBytes(int count, MPI_Datatype type);
 
-// A served call's turn to the library: counted as fallen through for its reason, then run there.
+// A served call's turn to the library: counted as handed back for its reason, then run there.
 class HandBackTo {
  public:
   HandBackTo(const char* function, const Library& library) : function_(function), library_(library) {}

@@ -39,7 +39,7 @@ StateFor StateIn(ohio_coll_comm* c, MPI_Comm comm) {
   };
 }
 
-// Whether the communicator, set up already without a group, falls through at once
+// Whether the communicator, set up already without a group, is handed back at once
 // (client/mpi/hand_back_at_once.h).
 bool NoGroupHandsBackAtOnce(ohio_coll_comm* c, FunctionIndex function) {
   return c->state != nullptr && ohio::shim::NoGroupHandsBackAtOnce(static_cast<CommState*>(c->state), function);

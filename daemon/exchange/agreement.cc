@@ -53,7 +53,7 @@ void Agreement::Check() {
   }
   s_.agreed = true;
   if (!opted_out_nodes.empty()) {
-    // Opting out wins over any size question: every rank falls back together.
+    // Opting out wins over any size question: every rank hands the call back together.
     std::string nodes;
     for (uint32_t n : opted_out_nodes) nodes += (nodes.empty() ? "" : ",") + s_.node_names[n];
     s_.error_code = Code::kOptedOut;

@@ -1,5 +1,5 @@
 // MPI_Alltoallv of the LD_PRELOAD shim: served by the shared core (client/mpi/serve_alltoallv.cc),
-// falling through to PMPI_Alltoallv.
+// handing the call back to PMPI_Alltoallv.
 #include <mpi.h>
 
 #include "client/mpi/hand_back_at_once.h"

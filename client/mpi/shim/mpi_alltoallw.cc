@@ -1,5 +1,5 @@
 // MPI_Alltoallw of the LD_PRELOAD shim: served by the shared core (client/mpi/serve_alltoallw.cc),
-// falling through to PMPI_Alltoallw.
+// handing the call back to PMPI_Alltoallw.
 #include <mpi.h>
 
 #include "client/mpi/hand_back_at_once.h"

@@ -1,5 +1,5 @@
 // MPI_Ialltoallv of the LD_PRELOAD shim: started by the shared core (client/mpi/serve_ialltoallv.cc)
-// as a generalized request (client/mpi/shim/mpi_requests.h), falling through to PMPI_Ialltoallv.
+// as a generalized request (client/mpi/shim/mpi_requests.h), handing the call back to PMPI_Ialltoallv.
 #include <mpi.h>
 
 #include <memory>

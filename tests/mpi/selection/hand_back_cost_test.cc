@@ -161,7 +161,7 @@ TEST(HandBackCost, TableHandBackThroughTheShimUnderMpich) { ExpectTableHandBack(
 
 TEST(HandBackCost, TableHandBackThroughTheComponent) { ExpectTableHandBack(kOpenMpi, Binding::kComponent); }
 
-// No ohiod listens: every communicator falls through, MPI_Alltoall and MPI_Alltoallv alike, and
+// No ohiod listens: every communicator's calls are handed back, MPI_Alltoall and MPI_Alltoallv alike, and
 // each call after the first costs no lock and no system call either (the first, which finds no
 // daemon, tries to connect).
 void ExpectNoDaemon(Binding binding, const std::string& call, const std::string& function) {
@@ -169,7 +169,7 @@ void ExpectNoDaemon(Binding binding, const std::string& call, const std::string&
   const auto [out, window] = RunTraced(dir, kOpenMpi, {dir.file("no-ohiod.sock")}, binding, call, "absent");
   ExpectNothingTakenByOhio(out, window);
   EXPECT_EQ(Stats(out, function), std::make_pair(0L, static_cast<long>(kRanks * (kCalls + kSettle)))) << out;
-  EXPECT_NE(out.find("rank 0: " + function + ": " + std::to_string(kCalls + kSettle) + " fell through: "),
+  EXPECT_NE(out.find("rank 0: " + function + ": " + std::to_string(kCalls + kSettle) + " handed back: "),
             std::string::npos)
       << out;
 }

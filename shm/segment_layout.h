@@ -7,7 +7,7 @@
 // Rounds of a group on one node are driven by its ranks alone (client/libohio/on_node_alltoall.h): they meet
 // in their slots and the daemon only watches. Rounds of a group spanning nodes go through the
 // daemon, which publishes in the header what it did. While a rank of such a group has
-// nonblocking calls posted, the daemon writes that rank's round fields in its slot on its behalf
+// nonblocking calls started, the daemon writes that rank's round fields in its slot on its behalf
 // (daemon/engine/nonblocking_across_nodes_alltoall.h); the rank touches them again only once they are complete.
 #pragma once
 

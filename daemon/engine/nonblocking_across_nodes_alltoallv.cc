@@ -31,7 +31,7 @@
 
 namespace ohio {
 
-// The plans take the ranks' tables as size_t, the rank posts them as uint64_t.
+// The plans take the ranks' tables as size_t, the rank gives them as uint64_t.
 static_assert(std::is_same_v<size_t, uint64_t>, "the ranks' tables are read as the plans' size_t");
 
 Status NonblockingAcrossNodesAlltoall::ReadVectorTables() {

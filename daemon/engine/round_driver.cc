@@ -84,7 +84,7 @@ bool RoundDriver::ranks_may_wait_on_engine() const {
   return !failed() && spans_nodes() && !latest_round_nonblocking_;
 }
 
-bool RoundDriver::posts_pending() const { return !failed() && spans_nodes() && nonblocking_->AnyPosted(); }
+bool RoundDriver::started_calls_pending() const { return !failed() && spans_nodes() && nonblocking_->AnyStarted(); }
 
 void RoundDriver::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   if (!exchange_ || exchange_->bootstrapped()) return;
@@ -197,7 +197,7 @@ void RoundDriver::RankGoneOnNode(uint32_t node, uint32_t rank, bool left, Daemon
 
 bool RoundDriver::RankIdle(uint32_t l) const {
   const RankSlot* s = segment_->slot(l);
-  // A nonblocking call it posted that is not complete yet is a call under way.
+  // A nonblocking call it started that is not complete yet is a call under way.
   const bool nonblocking_idle = RoundReached(segment_->header()->nonblocking_done.load(std::memory_order_acquire),
                                          s->nonblocking_started.load(std::memory_order_acquire));
   if (!nonblocking_idle) return false;
@@ -296,7 +296,7 @@ bool RoundDriver::FillNonblocking(Clock::time_point now, DaemonCounters* counter
     return true;
   }
   if (arrived.value() || across_nodes_nonblocking_->moving()) return arrived.value();
-  // Some ranks posted a call and the others have not: the group's timeout applies as to a round.
+  // Some ranks started a call and the others have not: the group's timeout applies as to a round.
   if (auto stalled = nonblocking_->Stalled(now, timeout_)) {
     Fail(Code::kTimeout, *stalled + "; the group is closed", counters);
     counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);

@@ -69,7 +69,7 @@ struct alignas(kCacheLine) SegmentHeader {
   uint64_t srb_offset;
   uint64_t srb_bytes;
   uint32_t timeout_ms;
-  uint32_t algorithm;  // ohio::Algorithm
+  uint32_t design;     // ohio::NodeLevelDesign
   // The buffer sizes every node of the group plans with (the smallest over its nodes): set
   // by the daemon before it publishes started = 1.
   uint64_t plan_ssb_bytes;

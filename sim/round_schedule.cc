@@ -71,7 +71,7 @@ uint64_t CallSchedule::rounds() const { return vector_ ? vector_->rounds() : sta
 NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
   if (vector_) return vector_->Plan(node, round);
   NodeRound r;
-  const Algorithm algo = settings_.algo;
+  const NodeLevelDesign algo = settings_.algo;
   r.internode = internode_;
   r.kind = !eager_ ? RoundKind::kAnnounced
            : internode_ == InterNodeAlgorithm::kHypercube ? RoundKind::kHypercube
@@ -86,7 +86,7 @@ NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
       }
       deliveries = PlanDeliveries(shape_, algo, node, cover, plan_srb_);
       for (uint32_t d = 0; d < deliveries.size(); ++d) r.deliveries.push_back({deliveries[d].source, d, deliveries[d].bytes});
-      r.granted = algo == Algorithm::kV3 ? std::min<uint32_t>(2, deliveries.size()) : deliveries.size();
+      r.granted = algo == NodeLevelDesign::kV3 ? std::min<uint32_t>(2, deliveries.size()) : deliveries.size();
       break;
     }
     case RoundKind::kEager: {

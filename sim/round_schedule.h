@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/eager_plan.h"
@@ -21,7 +21,7 @@ namespace ohio::sim {
 
 // What every daemon of the simulated group runs with (ohiod's settings of the same names).
 struct GroupSettings {
-  Algorithm algo = Algorithm::kV3;
+  NodeLevelDesign algo = NodeLevelDesign::kV3;
   uint64_t ssb_bytes = kDefaultSsbBytes;
   uint64_t srb_bytes = kDefaultSrbBytes;
   uint64_t min_slice_bytes = kDefaultMinSliceBytes;

@@ -26,7 +26,7 @@ Staging OneRound(uint64_t m) {
 
 }  // namespace
 
-AcrossNodesAlltoall::AcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
+AcrossNodesAlltoall::AcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, NodeLevelDesign algo, uint32_t node,
                                uint32_t local, const RoundWaiter* waiter, int doorbell_fd, StageReport* report)
     : segment_(segment),
       header_(segment->header()),

@@ -36,7 +36,7 @@ struct NodeCounts;
 
 class AcrossNodesAlltoall {
  public:
-  AcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node, uint32_t local,
+  AcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, NodeLevelDesign algo, uint32_t node, uint32_t local,
                  const RoundWaiter* waiter, int doorbell_fd, StageReport* report);
 
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
@@ -99,7 +99,7 @@ class AcrossNodesAlltoall {
   const Segment* segment_;
   SegmentHeader* header_;
   const GroupShape* shape_;
-  Algorithm algo_;
+  NodeLevelDesign algo_;
   uint32_t node_;
   uint32_t local_;
   const RoundWaiter* waiter_;

@@ -22,7 +22,7 @@ void CopyOutOnNode(const CallPlan& plan, uint64_t round, const uint8_t* ssb, uin
   for (const CopySpan& s : plan.copy_out_on_node[plan.Kind(round)]) std::memcpy(dst + s.dst, ssb + s.src, s.len);
 }
 
-CallPlan MakeCallPlan(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l, const Staging& staging) {
+CallPlan MakeCallPlan(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, uint32_t l, const Staging& staging) {
   CallPlan p;
   p.bytes_per_rank = staging.bytes_per_rank;
   p.staging = staging;

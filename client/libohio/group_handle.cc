@@ -62,9 +62,9 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
       g->local_ != g->shape_.local_index(join.rank())) {
     return Status(Code::kProtocol, "ohiod's view of the group's placement differs from this rank's");
   }
-  auto algo = ParseAlgorithm(joined->reply.algorithm());
+  auto algo = ParseNodeLevelDesign(joined->reply.algorithm());
   if (!algo) return Status(Code::kProtocol, "ohiod chose an unknown algorithm '" + joined->reply.algorithm() + "'");
-  g->algorithm_ = *algo;
+  g->design_ = *algo;
   g->selection_table_ = joined->reply.selection_table();
   g->transport_ = joined->reply.transport();
   g->waiter_ = MakeWaiter(g->segment_.header(), *connection, joined->reply.node_cpus(), g->spans_nodes());
@@ -84,9 +84,9 @@ Status GroupHandle::AwaitGroupStart() {
                           "bring the group's nodes together");
   if (!s.ok()) return s;
   if (shape_.nodes() == 1) {
-    on_node_ = std::make_unique<OnNodeAlltoall>(&segment_, &shape_, algorithm_, local_, &waiter_, &stages_);
+    on_node_ = std::make_unique<OnNodeAlltoall>(&segment_, &shape_, design_, local_, &waiter_, &stages_);
   } else {
-    across_nodes_ = std::make_unique<AcrossNodesAlltoall>(&segment_, &shape_, algorithm_, node_, local_, &waiter_, doorbell_fd_,
+    across_nodes_ = std::make_unique<AcrossNodesAlltoall>(&segment_, &shape_, design_, node_, local_, &waiter_, doorbell_fd_,
                                                     &stages_);
   }
   nonblocking_ = std::make_unique<NonblockingAlltoalls>(&segment_, local_, &waiter_, doorbell_fd_, spans_nodes());

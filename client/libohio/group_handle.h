@@ -15,7 +15,7 @@
 #include "client/libohio/round_waiter.h"
 #include "common/status.h"
 #include "shm/handed_back.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/group_shape.h"
 #include "shm/segment.h"
 
@@ -97,7 +97,7 @@ class GroupHandle {
   GroupShape shape_;
   uint32_t node_ = 0;
   uint32_t local_ = 0;
-  Algorithm algorithm_ = Algorithm::kV3;
+  NodeLevelDesign design_ = NodeLevelDesign::kV3;
   std::string selection_table_;
   std::string transport_;
   Segment segment_;

@@ -22,7 +22,7 @@ void Bump(std::atomic<uint64_t>& counter, uint64_t by) {
 
 }  // namespace
 
-OnNodeAlltoall::OnNodeAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t local,
+OnNodeAlltoall::OnNodeAlltoall(const Segment* segment, const GroupShape* shape, NodeLevelDesign algo, uint32_t local,
                              const RoundWaiter* waiter, StageReport* report)
     : segment_(segment),
       header_(segment->header()),

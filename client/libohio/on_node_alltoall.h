@@ -41,7 +41,7 @@ struct VectorCall {
 
 class OnNodeAlltoall {
  public:
-  OnNodeAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t local,
+  OnNodeAlltoall(const Segment* segment, const GroupShape* shape, NodeLevelDesign algo, uint32_t local,
                 const RoundWaiter* waiter, StageReport* report);
 
   // The next call; *next_round is the group's round counter, advanced by the rounds used.

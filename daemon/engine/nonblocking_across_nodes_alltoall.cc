@@ -9,7 +9,7 @@
 namespace ohio {
 
 NonblockingAcrossNodesAlltoall::NonblockingAcrossNodesAlltoall(const Segment* segment, const GroupShape* shape,
-                                                               Algorithm algo, uint32_t node, NonblockingAlltoall* calls)
+                                                               NodeLevelDesign algo, uint32_t node, NonblockingAlltoall* calls)
     : segment_(segment),
       header_(segment->header()),
       shape_(shape),

@@ -41,7 +41,7 @@
 
 #include "common/status.h"
 #include "daemon/engine/nonblocking_alltoall.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/exchange_plan.h"
@@ -54,7 +54,7 @@ namespace ohio {
 class NonblockingAcrossNodesAlltoall {
  public:
   // `calls` is the group's ring side (which calls the ranks started, the ranks' memory, publishing).
-  NonblockingAcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
+  NonblockingAcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, NodeLevelDesign algo, uint32_t node,
                                  NonblockingAlltoall* calls);
 
   // The group is filling `round` (no local rank has arrived at it yet). If the next nonblocking call
@@ -108,7 +108,7 @@ class NonblockingAcrossNodesAlltoall {
   const Segment* segment_;
   SegmentHeader* header_;
   const GroupShape* shape_;
-  Algorithm algo_;
+  NodeLevelDesign algo_;
   uint32_t node_;
   uint32_t ranks_;
   NonblockingAlltoall* calls_;

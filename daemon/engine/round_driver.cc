@@ -28,11 +28,11 @@ RoundDriver::RoundDriver(const Group& group, Segment* segment, uint64_t ssb_byte
       nonblocking_(std::make_unique<NonblockingAlltoall>(segment, &group.shape(), group.spec().node)) {
   if (transport == nullptr) return;
   const GroupSpec& spec = group.spec();
-  exchange_ = std::make_unique<Exchange>(group.shape(), spec.node, spec.algorithm, spec.node_names, spec.key,
+  exchange_ = std::make_unique<Exchange>(group.shape(), spec.node, spec.design, spec.node_names, spec.key,
                                          ssb_bytes, srb_bytes, transport, segment, group.tag(),
                                          group.internode_table());
   across_nodes_nonblocking_ = std::make_unique<NonblockingAcrossNodesAlltoall>(
-      segment, &group.shape(), spec.algorithm, spec.node, nonblocking_.get());
+      segment, &group.shape(), spec.design, spec.node, nonblocking_.get());
 }
 
 RoundDriver::~RoundDriver() = default;

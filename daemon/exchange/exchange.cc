@@ -9,7 +9,7 @@
 
 namespace ohio {
 
-Exchange::Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
+Exchange::Exchange(const GroupShape& shape, uint32_t node, NodeLevelDesign algo, std::vector<std::string> node_names,
                    std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
                    const Segment* segment, uint32_t tag, InterNodeTable internode_table)
     : s_(shape, node, algo, std::move(node_names), key, ssb_bytes, srb_bytes, transport, segment, tag,

@@ -36,7 +36,7 @@ class Exchange {
   // `segment` is the group's on this node: eager puts gather their header from it and land
   // their blocks in its SRB; `tag` is the group's tag here (what peers' messages carry);
   // `internode_table` chooses the inter-node algorithm per call (the same table on every node).
-  Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
+  Exchange(const GroupShape& shape, uint32_t node, NodeLevelDesign algo, std::vector<std::string> node_names,
            std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
            const Segment* segment, uint32_t tag, InterNodeTable internode_table);
 

@@ -12,7 +12,7 @@ namespace ohio {
 bool RoundAfter(uint32_t a, uint32_t b) { return !RoundReached(b, a); }
 bool RoundAtLeast(uint32_t a, uint32_t b) { return RoundReached(a, b); }
 
-RoundState::RoundState(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
+RoundState::RoundState(const GroupShape& shape, uint32_t node, NodeLevelDesign algo, std::vector<std::string> node_names,
                        std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
                        const Segment* segment, uint32_t tag, InterNodeTable internode_table)
     : shape(shape),

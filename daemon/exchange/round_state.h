@@ -53,14 +53,14 @@ struct Heard {
 
 class RoundState {
  public:
-  RoundState(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
+  RoundState(const GroupShape& shape, uint32_t node, NodeLevelDesign algo, std::vector<std::string> node_names,
              std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
              const Segment* segment, uint32_t tag, InterNodeTable internode_table);
 
   // --- the group, as its nodes set it up ---
   const GroupShape& shape;
   const uint32_t node;
-  const Algorithm algo;
+  const NodeLevelDesign algo;
   const std::vector<std::string> node_names;
   std::vector<PeerId> peer_ids;  // by node: the transport's id for its daemon
   const std::array<uint8_t, 16> key;

@@ -17,9 +17,9 @@ Exchange::Exchange(const GroupShape& shape, uint32_t node, NodeLevelDesign algo,
       eager_round_(&s_),
       announced_round_(&s_),
       vector_round_(&s_, &vector_call_),
-      agreement_(&s_, &vector_call_, &vector_round_),
-      hypercube_round_(&s_, &agreement_),
-      vector_cube_round_(&s_, &agreement_, &vector_call_) {}
+      verdict_(&s_, &vector_call_, &vector_round_),
+      hypercube_round_(&s_, &verdict_),
+      vector_cube_round_(&s_, &verdict_, &vector_call_) {}
 
 void Exchange::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   if (node == s_.node || node >= s_.peers.size()) return;
@@ -75,7 +75,7 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   s_.put_posted.assign(s_.puts->size(), false);
   protocol_->Start();
   protocol_->ReactToMixedSigns();
-  agreement_.Check();
+  verdict_.Check();
 }
 
 void Exchange::WriteEagerHeader() {
@@ -127,7 +127,7 @@ void Exchange::OnMessage(uint32_t from, const ExchangeMessage& m) {
     h.mixed = m.delivery == ExchangeMessage::kReadyMixed;
     if (s_.active && m.round == s_.round) {
       protocol_->ReactToMixedSigns();
-      agreement_.Check();
+      verdict_.Check();
     }
   } else {
     h.credit = std::max(h.credit, m.delivery + 1);
@@ -168,7 +168,7 @@ void Exchange::OnEagerHeader(uint32_t from, uint32_t parity) {
   heard.cube_fits = (h.flags & kEagerVectorCubeFits) != 0;
   heard.stream_rounds = h.stream_rounds;
   heard.tables = heard.tables || (h.flags & kEagerVectorTables) != 0;
-  if (s_.active && h.round == s_.round) agreement_.Check();
+  if (s_.active && h.round == s_.round) verdict_.Check();
   if (s_.active && h.round == s_.round) protocol_->OnPeerHeader();
 }
 

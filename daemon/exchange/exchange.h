@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/exchange/agreement.h"
+#include "daemon/exchange/across_nodes_verdict.h"
 #include "daemon/exchange/announced_round.h"
 #include "daemon/exchange/eager_round.h"
 #include "daemon/exchange/exchange_message.h"
@@ -125,7 +125,7 @@ class Exchange {
   EagerRound eager_round_;
   AnnouncedRound announced_round_;
   VectorRound vector_round_;
-  Agreement agreement_;
+  AcrossNodesVerdict verdict_;
   HypercubeRound hypercube_round_;
   VectorCubeRound vector_cube_round_;
   RoundProtocol* protocol_ = &announced_round_;  // the round under way's, or the last one's

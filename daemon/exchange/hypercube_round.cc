@@ -104,7 +104,7 @@ bool HypercubeRound::ReadInbox(uint32_t k) {
   if (h.bytes_per_rank != s_.bytes_per_rank || (h.flags & ~FlagsAllowed()) != 0) {
     // Its blocks are laid for another M: never published nor forwarded.
     ReactToMixedSigns();
-    agreement_.Check();
+    verdict_.Check();
     return false;
   }
   if (!Land(k, h, s_.segment->srb() + at)) return false;

@@ -1,4 +1,4 @@
-#include "daemon/exchange/agreement.h"
+#include "daemon/exchange/across_nodes_verdict.h"
 
 #include <algorithm>
 #include <map>
@@ -9,7 +9,7 @@
 
 namespace ohio {
 
-void Agreement::Check() {
+void AcrossNodesVerdict::Check() {
   if (s_.agreed || !s_.active) return;
   for (uint32_t n = 0; n < s_.shape.nodes(); ++n) {
     if (n != s_.node && !s_.HeardOf(n, s_.round).known) return;

@@ -40,7 +40,7 @@ struct EnginePoll {
 // waiting for the engine in a blocking call (not only nonblocking calls to move, while the ranks
 // compute). With a core to spare the engine polls without yielding, round_spin_us mid-round and
 // spin_us otherwise. Oversubscribed it polls spin_us, yielding, only while ranks may wait for
-// it: with nonblocking calls alone, a rank's post rings the doorbell and a landing block wakes
+// it: with nonblocking calls alone, a rank's start rings the doorbell and a landing block wakes
 // epoll only when the engine sleeps, and an engine that yielded is runnable, not asleep: nothing
 // wakes it, and it runs again only once the computing rank it yielded to has used its whole
 // time slice, so a call could sit unmoved through the whole computation. Asleep, the wake-up

@@ -18,7 +18,7 @@ const char* CodeName(Code code) {
     case Code::kDaemonLost: return "daemon connection lost";
     case Code::kSystem: return "system error";
     case Code::kNotSupported: return "not supported";
-    case Code::kSkipped: return "skipped";
+    case Code::kOptedOut: return "opted out";
   }
   return "unknown error";
 }

@@ -22,7 +22,7 @@ enum class Code : int {
   kDaemonLost = 9,       // the connection to ohiod broke
   kSystem = 10,          // a system call failed
   kNotSupported = 11,
-  kSkipped = 12,         // a rank opted out of this call; nothing moved; the group is fine
+  kOptedOut = 12,         // a rank opted out of this call; nothing moved; the group is fine
 };
 
 const char* CodeName(Code code);

@@ -256,11 +256,11 @@ run_one() {
     exit 1
   fi
   name=$(mpi_name "$function")
-  read -r served fell < <(sed -nE "s/^ohio: ([0-9]+) $name calls served by ohiod, ([0-9]+) fell through.*/\1 \2/p" \
+  read -r served fell < <(sed -nE "s/^ohio: ([0-9]+) $name calls served by ohiod, ([0-9]+) handed back.*/\1 \2/p" \
                            "$WORK/runs/$tag.err" | head -1) || true
   if [ "$variant" = ohio ] && { [ "${served:-0}" = 0 ] || [ "${fell:-1}" != 0 ]; }; then
     grep '^ohio' "$WORK/runs/$tag.err" | sed 's/^/    /' >&2 || true
-    echo "$PROG: $tag: ohio served ${served:-no} $name calls, ${fell:-?} fell through to the library: not a measurement of ohio; no table written" >&2
+    echo "$PROG: $tag: ohio served ${served:-no} $name calls, ${fell:-?} handed back to the library: not a measurement of ohio; no table written" >&2
     exit 1
   fi
   if [ "$variant" = mpi ] && [ "${served:-0}" != 0 ]; then

@@ -31,7 +31,7 @@
 #   ("ompi+hypercube" ...), each forced for its job with OHIO_INTERNODE_ALGORITHM; "ohio" is the table's choice.
 # --selection table: the ohio variants get what a user gets: the selection table the daemons
 #   hold (the built-in one here) decides which calls ohio serves and which it hands to the MPI
-#   library; every call must be one or the other, none falling through for another reason.
+#   library; every call must be one or the other, none handed back for another reason.
 #   always: every call through ohio (OHIO_SELECTION=always), to measure ohio's own path.
 # As root. Ratio columns: latency with ohio / without (above 1: ohio is slower).
 # MPICH 4.0.2 never yields its core while it waits, so with more ranks than cores (here: 2
@@ -433,7 +433,7 @@ for ((r = 0; r < REPEATS; r++)); do
       mv "$DIR/runs/$tag.out" "$DIR/runs/$tag.failed"
       tail -5 "$DIR/runs/$tag.err" | sed 's/^/    /' >&2
     elif [[ "$v" == *+* ]]; then
-      read -r served fell < <(sed -nE "s/^ohio: ([0-9]+) $FUNC calls served by ohiod, ([0-9]+) fell through.*/\1 \2/p" \
+      read -r served fell < <(sed -nE "s/^ohio: ([0-9]+) $FUNC calls served by ohiod, ([0-9]+) handed back.*/\1 \2/p" \
                                "$DIR/runs/$tag.err" | head -1) || true
       # Calls the selection table handed to the library are what --selection table asks for.
       by_table=$(sed -nE "s/^ohio:   of those, ([0-9]+) $FUNC calls handed to the MPI library by the selection table.*/\1/p" \
@@ -443,9 +443,9 @@ for ((r = 0; r < REPEATS; r++)); do
       fi
       groups_ok=1
       for ((i = 0; i < NODES; i++)); do [ "$(group_lines $i)" -gt "${g0[$i]}" ] || groups_ok=0; done
-      note="$note, ohio served ${served:-?} of $EXPECT_SERVED calls$([ "$SELECTION" = always ] || echo " (${by_table:-0} of them handed to the library by the selection table)"), ${fell:-?} fell through"
+      note="$note, ohio served ${served:-?} of $EXPECT_SERVED calls$([ "$SELECTION" = always ] || echo " (${by_table:-0} of them handed to the library by the selection table)"), ${fell:-?} handed back"
       if [ "${served:-0}" != "$EXPECT_SERVED" ] || [ "${fell:-1}" != 0 ] || [ $groups_ok = 0 ]; then
-        note="NOT SERVED BY OHIO as expected: ${served:-no} served, ${fell:-no} fell through (expected $EXPECT_SERVED and 0); every daemon saw the group: $groups_ok"
+        note="NOT SERVED BY OHIO as expected: ${served:-no} served, ${fell:-no} handed back (expected $EXPECT_SERVED and 0); every daemon saw the group: $groups_ok"
         FAILED=1
         mv "$DIR/runs/$tag.out" "$DIR/runs/$tag.failed"
         grep '^ohio' "$DIR/runs/$tag.err" | sed 's/^/    /' >&2 || true
@@ -498,7 +498,7 @@ runs_done() { ls "$DIR/runs/${1/+/_}".*.out 2>/dev/null | wc -l; }
 echo
 echo "Successful runs: $(for v in "${VARIANTS[@]}"; do printf '%s %s/%s  ' "$v" "$(runs_done "$v")" "$REPEATS"; done)"
 echo "ohio served (OHIO_STATS=1): $(for v in "${VARIANTS[@]}"; do [[ "$v" == *+* ]] || continue
-  printf '%s %s| ' "$v" "$(cat "$DIR"/runs/"${v/+/_}".*.served 2>/dev/null | tr '\n' ' ')"; done)calls per run (all $EXPECT_SERVED expected), 0 fell through"
+  printf '%s %s| ' "$v" "$(cat "$DIR"/runs/"${v/+/_}".*.served 2>/dev/null | tr '\n' ' ')"; done)calls per run (all $EXPECT_SERVED expected), 0 handed back"
 
 echo
 echo "### $TOPO: established TCP connections per host (before MPI_Finalize, largest over the runs)"

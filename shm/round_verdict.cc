@@ -20,9 +20,9 @@ std::string DescribeRanks(const std::vector<uint32_t>& group_ranks) {
 Status RoundVerdict(const std::vector<uint64_t>& bytes, const std::vector<uint32_t>& group_rank) {
   std::map<uint64_t, std::vector<uint32_t>> by_bytes;
   for (size_t l = 0; l < bytes.size(); ++l) by_bytes[bytes[l]].push_back(group_rank[l]);
-  const auto skipping = by_bytes.find(kSkipBytes);
-  if (skipping != by_bytes.end()) {
-    return Status(Code::kSkipped, DescribeRanks(skipping->second) + " opted out of this alltoall");
+  const auto opting_out = by_bytes.find(kOptOutBytes);
+  if (opting_out != by_bytes.end()) {
+    return Status(Code::kOptedOut, DescribeRanks(opting_out->second) + " opted out of this alltoall");
   }
   if (by_bytes.size() == 1) return Status::Ok();
   const auto vector = by_bytes.find(kVectorBytes);

@@ -16,15 +16,15 @@ namespace ohio {
 // "rank 3" / "ranks 0,1,2" (the first 16, then "and N more").
 std::string DescribeRanks(const std::vector<uint32_t>& group_ranks);
 
-// bytes[l] is local rank l's M (kSkipBytes: it opted out); group_rank[l] its rank in the group.
-// An opt-out wins over any disagreement (kSkipped), then disagreement (kSizeMismatch).
+// bytes[l] is local rank l's M (kOptOutBytes: it opted out); group_rank[l] its rank in the group.
+// An opt-out wins over any disagreement (kOptedOut), then disagreement (kSizeMismatch).
 Status RoundVerdict(const std::vector<uint64_t>& bytes, const std::vector<uint32_t>& group_rank);
 
 // The same without allocating when the ranks agree: bytes_of(l) gives local rank l's M.
 template <typename BytesOf>
 bool RanksAgree(uint32_t n, BytesOf bytes_of) {
   const uint64_t first = bytes_of(0);
-  if (first == kSkipBytes) return false;
+  if (first == kOptOutBytes) return false;
   for (uint32_t l = 1; l < n; ++l) {
     if (bytes_of(l) != first) return false;
   }

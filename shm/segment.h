@@ -70,8 +70,8 @@ class Segment {
     }
     return true;
   }
-  // Whether every local rank has posted nonblocking call `call` or beyond.
-  bool AllPosted(uint32_t call) const {
+  // Whether every local rank has started nonblocking call `call` or beyond.
+  bool AllStarted(uint32_t call) const {
     for (uint32_t l = 0; l < layout_.local_ranks; ++l) {
       if (!RoundReached(slot(l)->nonblocking_started.load(std::memory_order_acquire), call)) return false;
     }

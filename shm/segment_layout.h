@@ -7,7 +7,7 @@
 // Rounds of a group on one node are driven by its ranks alone (client/libohio/on_node_alltoall.h): they meet
 // in their slots and the daemon only watches. Rounds of a group spanning nodes go through the
 // daemon, which publishes in the header what it did. While a rank of such a group has
-// nonblocking calls posted, the daemon writes that rank's round fields in its slot on its behalf
+// nonblocking calls started, the daemon writes that rank's round fields in its slot on its behalf
 // (daemon/engine/nonblocking_across_nodes_alltoall.h); the rank touches them again only once they are complete.
 #pragma once
 
@@ -69,7 +69,7 @@ struct alignas(kCacheLine) SegmentHeader {
   uint64_t srb_offset;
   uint64_t srb_bytes;
   uint32_t timeout_ms;
-  uint32_t algorithm;  // ohio::Algorithm
+  uint32_t design;     // ohio::NodeLevelDesign
   // The buffer sizes every node of the group plans with (the smallest over its nodes): set
   // by the daemon before it publishes started = 1.
   uint64_t plan_ssb_bytes;
@@ -146,9 +146,9 @@ struct alignas(kCacheLine) SegmentHeader {
   char nonblocking_error[kNonblockingDepth][kErrorMessageBytes];
 };
 
-// bytes_per_rank of a rank that opts out of a call (ohio_alltoall_skip): the round then fails
-// with Code::kSkipped on every rank of every node, so that all of them can fall back together.
-constexpr uint64_t kSkipBytes = ~uint64_t{0};
+// bytes_per_rank of a rank that opts out of a call (ohio_alltoall_opt_out): the round then fails
+// with Code::kOptedOut on every rank of every node, so that all of them can hand the call back together.
+constexpr uint64_t kOptOutBytes = ~uint64_t{0};
 // bytes_per_rank of a rank in an alltoallv round: its counts are in its count table.
 constexpr uint64_t kVectorBytes = ~uint64_t{0} - 1;
 // SegmentHeader::vector_streamed: this node streams its part; some node does.
@@ -183,7 +183,7 @@ enum class VectorFault : uint32_t {
 // round k entry, so entries alternate by the round's parity: by the time a rank arrives at
 // k+2, every rank has finished round k.
 struct RoundEntry {
-  std::atomic<uint64_t> bytes_per_rank;  // M of the call the round belongs to (or kSkipBytes)
+  std::atomic<uint64_t> bytes_per_rank;  // M of the call the round belongs to (or kOptOutBytes)
   std::atomic<uint32_t> round_in_call;   // which of the call's rounds this is
   std::atomic<uint32_t> rounds_in_call;  // how many rounds the call has
   // One node: where the other ranks read this rank's messages straight from (its send buffer

@@ -123,8 +123,8 @@ double RoundCost(double seconds) {
   size_t sink = 0;
   const auto t0 = Clock::now();
   do {
-    sink += PlanPuts(shape, Algorithm::kV3, rounds % 16, 4096, 8 << 20).size();
-    sink += PlanDeliveries(shape, Algorithm::kV3, rounds % 16, 4096, 8 << 20).size();
+    sink += PlanPuts(shape, NodeLevelDesign::kV3, rounds % 16, 4096, 8 << 20).size();
+    sink += PlanDeliveries(shape, NodeLevelDesign::kV3, rounds % 16, 4096, 8 << 20).size();
     ++rounds;
   } while (Since(t0) < seconds);
   return sink ? Since(t0) / rounds : 0;

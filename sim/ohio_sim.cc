@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
   auto sizes = ParseSizes(bytes_list);
   if (!sizes.ok()) return Fail(sizes.status().message());
   req.sizes = sizes.value();
-  auto algo = ohio::ParseAlgorithm(design);
+  auto algo = ohio::ParseNodeLevelDesign(design);
   if (!algo) return Fail("--design '" + design + "': expected v1, v2 or v3");
   req.settings.algo = *algo;
   req.settings.ssb_bytes = ssb;

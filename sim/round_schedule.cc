@@ -71,7 +71,7 @@ uint64_t CallSchedule::rounds() const { return vector_ ? vector_->rounds() : sta
 NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
   if (vector_) return vector_->Plan(node, round);
   NodeRound r;
-  const Algorithm algo = settings_.algo;
+  const NodeLevelDesign algo = settings_.algo;
   r.internode = internode_;
   r.kind = !eager_ ? RoundKind::kAnnounced
            : internode_ == InterNodeAlgorithm::kHypercube ? RoundKind::kHypercube
@@ -86,7 +86,7 @@ NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
       }
       deliveries = PlanDeliveries(shape_, algo, node, cover, plan_srb_);
       for (uint32_t d = 0; d < deliveries.size(); ++d) r.deliveries.push_back({deliveries[d].source, d, deliveries[d].bytes});
-      r.granted = algo == Algorithm::kV3 ? std::min<uint32_t>(2, deliveries.size()) : deliveries.size();
+      r.granted = algo == NodeLevelDesign::kV3 ? std::min<uint32_t>(2, deliveries.size()) : deliveries.size();
       break;
     }
     case RoundKind::kEager: {
@@ -111,11 +111,11 @@ NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
 
   const uint32_t ppn = shape_.ppn(node);
   r.copy_in.resize(ppn);
-  r.copy_local.resize(ppn);
+  r.copy_on_node.resize(ppn);
   r.copy_out.assign(deliveries.size(), std::vector<uint64_t>(ppn, 0));
   for (uint32_t l = 0; l < ppn; ++l) {
     r.copy_in[l] = SpanBytes(PlanCopyIn(shape_, algo, node, l, staging_, round));
-    r.copy_local[l] = SpanBytes(PlanCopyOutLocal(shape_, algo, node, l, staging_, round));
+    r.copy_on_node[l] = SpanBytes(PlanCopyOutOnNode(shape_, algo, node, l, staging_, round));
     for (size_t d = 0; d < deliveries.size(); ++d) {
       r.copy_out[d][l] = SpanBytes(PlanCopyOutDelivery(shape_, node, l, staging_, round, deliveries[d]));
     }

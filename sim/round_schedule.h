@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/eager_plan.h"
@@ -21,7 +21,7 @@ namespace ohio::sim {
 
 // What every daemon of the simulated group runs with (ohiod's settings of the same names).
 struct GroupSettings {
-  Algorithm algo = Algorithm::kV3;
+  NodeLevelDesign algo = NodeLevelDesign::kV3;
   uint64_t ssb_bytes = kDefaultSsbBytes;
   uint64_t srb_bytes = kDefaultSrbBytes;
   uint64_t min_slice_bytes = kDefaultMinSliceBytes;
@@ -61,7 +61,7 @@ struct NodeRound {
   std::vector<SimPut> puts;  // in the order the daemon posts them
   std::vector<SimDelivery> deliveries;
   std::vector<uint64_t> copy_in;                // bytes each local rank copies into the SSB
-  std::vector<uint64_t> copy_local;             // ... out of the SSB, from its own node
+  std::vector<uint64_t> copy_on_node;           // ... out of the SSB, from its own node
   std::vector<std::vector<uint64_t>> copy_out;  // [delivery][local rank]: out of the SRB
   uint32_t active_peers = 0;  // nodes it sends to or receives from: queue pairs in use
   // Alltoallv: blocks are published only once every one has landed (the count digest is

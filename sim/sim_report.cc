@@ -23,7 +23,7 @@ uint64_t Ranks(const SimRequest& req) {
 
 std::string RenderSimText(const SimRequest& req, const SimResult& r) {
   std::string out = "ohio-sim: " + std::to_string(req.ppn.size()) + " nodes, " + std::to_string(Ranks(req)) +
-                    " ranks, " + AlgorithmName(req.settings.algo) + ", platform " + req.platform + ", " +
+                    " ranks, " + NodeLevelDesignName(req.settings.algo) + ", platform " + req.platform + ", " +
                     std::to_string(req.iterations) + " calls per size\n";
   out += "qp cache model: ";
   out += req.qp_cache.enabled() ? std::to_string(req.qp_cache.entries) + " entries, " +
@@ -76,7 +76,7 @@ std::string RenderSimJson(const SimRequest& req, const SimResult& r) {
   j["nodes"] = req.ppn.size();
   j["ranks"] = Ranks(req);
   j["ppn"] = req.ppn;
-  j["algo"] = AlgorithmName(req.settings.algo);
+  j["algo"] = NodeLevelDesignName(req.settings.algo);
   j["platform"] = req.platform;
   j["iterations"] = req.iterations;
   j["max_slices"] = req.max_slices;

@@ -186,7 +186,7 @@ void Simulation::RankActor(uint32_t node, uint32_t local) {
     }
     // The ranks meet on their node, then copy their own node's part out of the SSB.
     WaitFor(n, n.ranks_wake, [&] { return p.arrived == n.ppn; });
-    copy(r.copy_local[local]);
+    copy(r.copy_on_node[local]);
     uint32_t consumed = 0;
     while (consumed < r.deliveries.size()) {
       WaitFor(n, n.ranks_wake, [&] { return p.delivered > consumed; });
@@ -273,7 +273,7 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
   std::vector<bool> posted(r.puts.size(), false);
   size_t posted_count = 0;
   uint32_t credited = r.granted;
-  const Algorithm algo = req_.settings.algo;
+  const NodeLevelDesign algo = req_.settings.algo;
   while (true) {
     const uint64_t seen = n.generation;
     bool busy = false;
@@ -286,7 +286,7 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
       bool credit = true;
       switch (r.kind) {
         case RoundKind::kAnnounced:
-          credit = algo != Algorithm::kV3 || put.delivery < 2 || n.heard[g][put.dest].credit > put.delivery;
+          credit = algo != NodeLevelDesign::kV3 || put.delivery < 2 || n.heard[g][put.dest].credit > put.delivery;
           break;
         case RoundKind::kEager:
           // Receiving the peer's round before was the credit; after an announced round, its ROUND_READY.

@@ -133,7 +133,7 @@ NodeRound VectorCallSchedule::PlanCube(uint32_t node) const {
   }
   r.active_peers = ActivePeers(r);
   r.copy_in.resize(ppn);
-  r.copy_local.assign(ppn, 0);
+  r.copy_on_node.assign(ppn, 0);
   r.copy_out.assign(r.deliveries.size(), std::vector<uint64_t>(ppn, 0));
   std::vector<CopySpan> spans;
   for (uint32_t l = 0; l < ppn; ++l) {
@@ -141,8 +141,8 @@ NodeRound VectorCallSchedule::PlanCube(uint32_t node) const {
     // A call that goes again carried nothing a rank reads.
     if (cube_again_) continue;
     const size_t* recv_at = recv_displs_[shape_.rank_at(node, l)].data();
-    PlanVectorCopyOutLocal(shape_, node, l, layout_, CountsOf(node), recv_at, &spans);
-    r.copy_local[l] = SpanBytes(spans);
+    PlanVectorCopyOutOnNode(shape_, node, l, layout_, CountsOf(node), recv_at, &spans);
+    r.copy_on_node[l] = SpanBytes(spans);
     for (size_t d = 0; d < r.deliveries.size(); ++d) {
       PlanVectorCopyOutBlock(shape_, node, l, CountsOf(node), r.deliveries[d].source, recv_at, &spans);
       r.copy_out[d][l] = SpanBytes(spans);
@@ -178,7 +178,7 @@ NodeRound VectorCallSchedule::PlanPairwise(uint32_t node, uint32_t part) const {
   for (const Delivery& d : deliveries) r.deliveries.push_back({d.source, d.source, d.bytes});
   r.active_peers = ActivePeers(r);
   r.copy_in.assign(ppn, 0);
-  r.copy_local.assign(ppn, 0);
+  r.copy_on_node.assign(ppn, 0);
   r.copy_out.assign(deliveries.size(), std::vector<uint64_t>(ppn, 0));
   std::vector<CopySpan> spans;
   for (uint32_t l = 0; l < ppn; ++l) {
@@ -194,11 +194,11 @@ NodeRound VectorCallSchedule::PlanPairwise(uint32_t node, uint32_t part) const {
       r.copy_in[l] = SpanBytes(spans);
     }
     if (staged_[node]) {
-      PlanVectorStreamCopyOutLocal(shape_, node, l, layout_, counts, part, recv_at, &spans);
-      r.copy_local[l] = SpanBytes(spans);
+      PlanVectorStreamCopyOutOnNode(shape_, node, l, layout_, counts, part, recv_at, &spans);
+      r.copy_on_node[l] = SpanBytes(spans);
     } else if (part == 0) {
-      PlanVectorCopyOutLocal(shape_, node, l, layout_, counts, recv_at, &spans);
-      r.copy_local[l] = SpanBytes(spans);
+      PlanVectorCopyOutOnNode(shape_, node, l, layout_, counts, recv_at, &spans);
+      r.copy_on_node[l] = SpanBytes(spans);
     }
     for (size_t d = 0; d < deliveries.size(); ++d) {
       const uint32_t source = deliveries[d].source;

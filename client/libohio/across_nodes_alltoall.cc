@@ -26,7 +26,7 @@ Staging OneRound(uint64_t m) {
 
 }  // namespace
 
-AcrossNodesAlltoall::AcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
+AcrossNodesAlltoall::AcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, NodeLevelDesign algo, uint32_t node,
                                uint32_t local, const RoundWaiter* waiter, int doorbell_fd, StageReport* report)
     : segment_(segment),
       header_(segment->header()),
@@ -162,11 +162,11 @@ Status AcrossNodesAlltoall::Rounds(const uint8_t* send, uint8_t* recv, uint64_t 
   return Status::Ok();
 }
 
-Status AcrossNodesAlltoall::Skip(uint32_t* next_round) {
+Status AcrossNodesAlltoall::OptOut(uint32_t* next_round) {
   const uint32_t k = (*next_round)++;
   if (Status s = AwaitFinished(k - 1); !s.ok()) return s;
   last_round_eager_ = false;
-  Arrive(k, kSkipBytes, 0, 1);
+  Arrive(k, kOptOutBytes, 0, 1);
   if (Status s = MeetNodeRanks(k); !s.ok()) return s;
   Status v = Verdict(k);
   Done(k);
@@ -188,8 +188,8 @@ Status AcrossNodesAlltoall::EagerRound(EagerPlan& plan, const uint8_t* send, uin
     Done(k);
     return v;
   }
-  CopyOutLocal(plan.call, 0, ssb_half, recv);
-  report_->Lap(Stage::kCopyOutLocal);
+  CopyOutOnNode(plan.call, 0, ssb_half, recv);
+  report_->Lap(Stage::kCopyOutOnNode);
   const uint8_t* srb_half = segment_->srb() + parity * layout_.srb_half;
   const EagerPlan::Arrivals* arrivals = nullptr;  // known once the first block landed
   for (uint32_t d = 0; d < shape_->nodes() - 1; ++d) {
@@ -200,7 +200,7 @@ Status AcrossNodesAlltoall::EagerRound(EagerPlan& plan, const uint8_t* send, uin
       arrivals = &ArrivalsFor(plan, EagerInterNodeOf(header_->eager_internode[parity].load(std::memory_order_relaxed), k));
     }
     RunCopies(arrivals->copy_out[d], srb_half, recv);
-    report_->Lap(Stage::kCopyOutRemote);
+    report_->Lap(Stage::kCopyOutAcrossNodes);
   }
   report_->DaemonSteps(header_->stamps[parity], k);
   Done(k);
@@ -222,8 +222,8 @@ Status AcrossNodesAlltoall::AnnouncedRound(const Staging& staging, uint64_t roun
   report_->Lap(Stage::kMeet);
   if (!s.ok()) return s;
   if (!RoundFailed(k)) {
-    RunCopies(PlanCopyOutLocal(*shape_, algo_, node_, local_, staging, round), segment_->ssb(), recv);
-    report_->Lap(Stage::kCopyOutLocal);
+    RunCopies(PlanCopyOutOnNode(*shape_, algo_, node_, local_, staging, round), segment_->ssb(), recv);
+    report_->Lap(Stage::kCopyOutOnNode);
     s = CopyOutAnnounced(staging, round, k, recv);
     if (!s.ok()) return s;
     report_->DaemonSteps(header_->stamps[k & 1], k);
@@ -245,7 +245,7 @@ Status AcrossNodesAlltoall::CopyOutAnnounced(const Staging& staging, uint64_t ro
     if (!s.ok()) return s;
     if (RoundFailed(k)) return Status::Ok();
     RunCopies(PlanCopyOutDelivery(*shape_, node_, local_, staging, round, deliveries[d]), segment_->srb(), recv);
-    report_->Lap(Stage::kCopyOutRemote);
+    report_->Lap(Stage::kCopyOutAcrossNodes);
     slot->consumed.store(d + 1, std::memory_order_release);
     RingIfSleeping();
   }

@@ -36,12 +36,12 @@ struct NodeCounts;
 
 class AcrossNodesAlltoall {
  public:
-  AcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node, uint32_t local,
+  AcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, NodeLevelDesign algo, uint32_t node, uint32_t local,
                  const RoundWaiter* waiter, int doorbell_fd, StageReport* report);
 
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
   Status Alltoallv(const VectorCall& call, uint32_t* next_round);
-  Status Skip(uint32_t* next_round);
+  Status OptOut(uint32_t* next_round);
   // Rounds the last alltoallv that passed its first round took.
   uint32_t last_vector_rounds() const { return last_vector_rounds_; }
   // The daemon played this rank's part of rounds for started calls since its last call: how the
@@ -99,7 +99,7 @@ class AcrossNodesAlltoall {
   const Segment* segment_;
   SegmentHeader* header_;
   const GroupShape* shape_;
-  Algorithm algo_;
+  NodeLevelDesign algo_;
   uint32_t node_;
   uint32_t local_;
   const RoundWaiter* waiter_;

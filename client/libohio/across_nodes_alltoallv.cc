@@ -74,7 +74,7 @@ Status AcrossNodesAlltoall::AlltoallvOnce(const VectorCall& call, uint32_t* next
     if (streaming_nodes_[source]) {
       PlanStreamCopyOut(first_counts, source, 0, call.recv_displs);
     } else if (source == node_) {
-      PlanVectorCopyOutLocal(*shape_, node_, local_, layout_, first_counts, call.recv_displs, &vector_spans_);
+      PlanVectorCopyOutOnNode(*shape_, node_, local_, layout_, first_counts, call.recv_displs, &vector_spans_);
     } else {
       PlanVectorCopyOutBlock(*shape_, node_, local_, first_counts, source, call.recv_displs, &vector_spans_);
     }
@@ -142,7 +142,7 @@ void AcrossNodesAlltoall::CopyOut(const VectorCall& call, uint32_t k, PlanFrom p
   const uint32_t parity = k & 1;
   plan_from(node_);
   RunVectorCopies(segment_->ssb() + parity * layout_.ssb_half, call.recv);
-  report_->Lap(Stage::kCopyOutLocal);
+  report_->Lap(Stage::kCopyOutOnNode);
   const uint8_t* srb_half = segment_->srb() + parity * layout_.srb_half;
   // Written before the blocks were published: where they lie depends on it.
   const InterNodeAlgorithm internode = EagerInterNodeOf(header_->eager_internode[parity].load(std::memory_order_relaxed), k);
@@ -152,14 +152,14 @@ void AcrossNodesAlltoall::CopyOut(const VectorCall& call, uint32_t k, PlanFrom p
     plan_from(source);
     RunVectorCopies(srb_half + block_offsets_[source], call.recv);
   }
-  report_->Lap(Stage::kCopyOutRemote);
+  report_->Lap(Stage::kCopyOutAcrossNodes);
   report_->DaemonSteps(header_->stamps[parity], k);
 }
 
 void AcrossNodesAlltoall::PlanStreamCopyOut(const NodeCounts& counts, uint32_t source, uint64_t stream_round,
                                        const size_t* recv_displs) {
   if (source == node_) {
-    PlanVectorStreamCopyOutLocal(*shape_, node_, local_, layout_, counts, stream_round, recv_displs, &vector_spans_);
+    PlanVectorStreamCopyOutOnNode(*shape_, node_, local_, layout_, counts, stream_round, recv_displs, &vector_spans_);
   } else {
     PlanVectorStreamCopyOutBlock(*shape_, node_, local_, layout_, counts, source, stream_round, recv_displs,
                                  &vector_spans_);

@@ -146,10 +146,12 @@ int ohio_wait(ohio_group* group, ohio_request request) {
   return s.ok() ? OHIO_OK : Fail(s);
 }
 
-int ohio_alltoall_skip(ohio_group* group) {
-  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_alltoall_skip: group is NULL");
-  return Fail(group->handle->Skip());
+int ohio_alltoall_opt_out(ohio_group* group) {
+  if (group == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_alltoall_opt_out: group is NULL");
+  return Fail(group->handle->OptOut());
 }
+
+int ohio_alltoall_skip(ohio_group* group) { return ohio_alltoall_opt_out(group); }
 
 int ohio_group_selection(ohio_group* group, const char** table, const char** transport) {
   if (group == nullptr || table == nullptr || transport == nullptr) {

@@ -17,12 +17,12 @@ void CopyIn(const CallPlan& plan, uint64_t round, const uint8_t* send, uint8_t* 
   for (const CopySpan& s : plan.copy_in[plan.Kind(round)]) std::memcpy(ssb + s.dst, src + s.src, s.len);
 }
 
-void CopyOutLocal(const CallPlan& plan, uint64_t round, const uint8_t* ssb, uint8_t* recv) {
+void CopyOutOnNode(const CallPlan& plan, uint64_t round, const uint8_t* ssb, uint8_t* recv) {
   uint8_t* dst = recv + plan.staging.offset(round);
-  for (const CopySpan& s : plan.copy_out_local[plan.Kind(round)]) std::memcpy(dst + s.dst, ssb + s.src, s.len);
+  for (const CopySpan& s : plan.copy_out_on_node[plan.Kind(round)]) std::memcpy(dst + s.dst, ssb + s.src, s.len);
 }
 
-CallPlan MakeCallPlan(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l, const Staging& staging) {
+CallPlan MakeCallPlan(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, uint32_t l, const Staging& staging) {
   CallPlan p;
   p.bytes_per_rank = staging.bytes_per_rank;
   p.staging = staging;
@@ -31,8 +31,8 @@ CallPlan MakeCallPlan(const GroupShape& shape, Algorithm algo, uint32_t node, ui
     const uint64_t r = rounds[kind];
     p.copy_in[kind] = PlanCopyIn(shape, algo, node, l, staging, r);
     ShiftUserSide(&p.copy_in[kind], staging.offset(r), true);
-    p.copy_out_local[kind] = PlanCopyOutLocal(shape, algo, node, l, staging, r);
-    ShiftUserSide(&p.copy_out_local[kind], staging.offset(r), false);
+    p.copy_out_on_node[kind] = PlanCopyOutOnNode(shape, algo, node, l, staging, r);
+    ShiftUserSide(&p.copy_out_on_node[kind], staging.offset(r), false);
   }
   return p;
 }

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/group_shape.h"
 #include "shm/plan/staging.h"
@@ -23,7 +23,7 @@ struct CallPlan {
   Staging staging;
   // [0]: a full round, [1]: the last round; user-buffer offsets as for round offset 0.
   std::array<std::vector<CopySpan>, 2> copy_in;
-  std::array<std::vector<CopySpan>, 2> copy_out_local;
+  std::array<std::vector<CopySpan>, 2> copy_out_on_node;
 
   size_t Kind(uint64_t round) const {
     return round + 1 == staging.rounds && staging.length(round) != staging.slice ? 1 : 0;
@@ -33,15 +33,15 @@ struct CallPlan {
 // One rank's copy-in into `ssb` and local copy-out from it for round `round` of the plan.
 // user-side offsets shift by the round's offset.
 void CopyIn(const CallPlan& plan, uint64_t round, const uint8_t* send, uint8_t* ssb);
-void CopyOutLocal(const CallPlan& plan, uint64_t round, const uint8_t* ssb, uint8_t* recv);
+void CopyOutOnNode(const CallPlan& plan, uint64_t round, const uint8_t* ssb, uint8_t* recv);
 
 // The plan of local rank l of `node` for a call staged as `staging` says.
-CallPlan MakeCallPlan(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l, const Staging& staging);
+CallPlan MakeCallPlan(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, uint32_t l, const Staging& staging);
 
 class CallPlans {
  public:
   // Plans for local rank `l` of `node`, rounds cut to fit `ssb_bytes`.
-  CallPlans(const GroupShape* shape, Algorithm algo, uint32_t node, uint32_t l)
+  CallPlans(const GroupShape* shape, NodeLevelDesign algo, uint32_t node, uint32_t l)
       : shape_(shape), algo_(algo), node_(node), local_(l) {}
 
   // The plan for M, from the cache when it was planned before with the same SSB.
@@ -56,7 +56,7 @@ class CallPlans {
     CallPlan plan;
   };
   const GroupShape* shape_;
-  Algorithm algo_;
+  NodeLevelDesign algo_;
   uint32_t node_;
   uint32_t local_;
   std::array<Entry, kCached> entries_;

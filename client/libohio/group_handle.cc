@@ -62,9 +62,9 @@ Result<std::unique_ptr<GroupHandle>> GroupHandle::Join(ControlConnection* connec
       g->local_ != g->shape_.local_index(join.rank())) {
     return Status(Code::kProtocol, "ohiod's view of the group's placement differs from this rank's");
   }
-  auto algo = ParseAlgorithm(joined->reply.algorithm());
+  auto algo = ParseNodeLevelDesign(joined->reply.algorithm());
   if (!algo) return Status(Code::kProtocol, "ohiod chose an unknown algorithm '" + joined->reply.algorithm() + "'");
-  g->algorithm_ = *algo;
+  g->design_ = *algo;
   g->selection_table_ = joined->reply.selection_table();
   g->transport_ = joined->reply.transport();
   g->waiter_ = MakeWaiter(g->segment_.header(), *connection, joined->reply.node_cpus(), g->spans_nodes());
@@ -84,9 +84,9 @@ Status GroupHandle::AwaitGroupStart() {
                           "bring the group's nodes together");
   if (!s.ok()) return s;
   if (shape_.nodes() == 1) {
-    on_node_ = std::make_unique<OnNodeAlltoall>(&segment_, &shape_, algorithm_, local_, &waiter_, &stages_);
+    on_node_ = std::make_unique<OnNodeAlltoall>(&segment_, &shape_, design_, local_, &waiter_, &stages_);
   } else {
-    across_nodes_ = std::make_unique<AcrossNodesAlltoall>(&segment_, &shape_, algorithm_, node_, local_, &waiter_, doorbell_fd_,
+    across_nodes_ = std::make_unique<AcrossNodesAlltoall>(&segment_, &shape_, design_, node_, local_, &waiter_, doorbell_fd_,
                                                     &stages_);
   }
   nonblocking_ = std::make_unique<NonblockingAlltoalls>(&segment_, local_, &waiter_, doorbell_fd_, spans_nodes());
@@ -115,7 +115,7 @@ Status GroupHandle::SettleNonblocking() {
 
 Status GroupHandle::Finish(Status s) {
   // Errors every rank reached alike, about the call and not the group.
-  const bool call_only = s.code() == Code::kSizeMismatch || s.code() == Code::kSkipped ||
+  const bool call_only = s.code() == Code::kSizeMismatch || s.code() == Code::kOptedOut ||
                          s.code() == Code::kNoMemory || s.code() == Code::kNotSupported ||
                          s.code() == Code::kInvalidArgument;
   if (!s.ok() && !call_only) {
@@ -164,17 +164,17 @@ void GroupHandle::CountHandedBack(size_t function, HandBackReason reason, uint64
   n.store(n.load(std::memory_order_relaxed) + calls, std::memory_order_relaxed);
 }
 
-Status GroupHandle::Skip() {
+Status GroupHandle::OptOut() {
   if (!broken_.ok()) return broken_;
   if (Status s = AwaitGroupStart(); !s.ok()) return broken_ = s;
   if (Status s = SettleNonblocking(); !s.ok()) return Finish(s);
-  return Finish(on_node_ ? on_node_->Skip(&next_round_) : across_nodes_->Skip(&next_round_));
+  return Finish(on_node_ ? on_node_->OptOut(&next_round_) : across_nodes_->OptOut(&next_round_));
 }
 
 Status GroupHandle::RefuseArguments(Status why) {
-  // The skip's own outcome (kSkipped, or the group's failure, kept in broken_ by Finish for
+  // The opt-out's own outcome (kOptedOut, or the group's failure, kept in broken_ by Finish for
   // the next call) matters less to this caller than what was wrong with its call.
-  Skip();
+  OptOut();
   return why;
 }
 
@@ -183,7 +183,7 @@ Status GroupHandle::Alltoall(const void* send, void* recv, uint64_t bytes_per_ra
   if (bytes_per_rank > 0 && (send == nullptr || recv == nullptr)) {
     return RefuseArguments(Status(Code::kInvalidArgument, "send and recv must not be NULL"));
   }
-  if (bytes_per_rank == kSkipBytes) {
+  if (bytes_per_rank == kOptOutBytes) {
     return RefuseArguments(Status(Code::kInvalidArgument, "bytes_per_rank is too large"));
   }
   if (Status s = AwaitGroupStartToMoveData(); !s.ok()) return broken_ = s;

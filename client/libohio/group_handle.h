@@ -15,7 +15,7 @@
 #include "client/libohio/round_waiter.h"
 #include "common/status.h"
 #include "shm/handed_back.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/group_shape.h"
 #include "shm/segment.h"
 
@@ -54,9 +54,9 @@ class GroupHandle {
   // Before the group is left: waits for every nonblocking call still outstanding and returns
   // their outcomes by call.
   std::map<uint32_t, Status> SettleIalltoalls();
-  // Takes part in the group's next call without data, so that it fails with kSkipped on every
+  // Takes part in the group's next call without data, so that it fails with kOptedOut on every
   // rank of every node (who may then all do the exchange some other way, together).
-  Status Skip();
+  Status OptOut();
   // The group's standing: ok, or why no call can succeed any more (nothing is waited for).
   Status Check() const;
   // Whether Check() would be ok, without building its Status: on the path of every call an MPI
@@ -90,7 +90,7 @@ class GroupHandle {
   // it for this rank.
   Status Finish(Status s);
   // This rank's own arguments are wrong (`why`): it still takes part in the call, without
-  // data, so that every other rank fails at once with kSkipped naming it rather than waiting
+  // data, so that every other rank fails at once with kOptedOut naming it rather than waiting
   // for it until the group's timeout, and the group stays usable. Returns `why`.
   Status RefuseArguments(Status why);
 
@@ -99,7 +99,7 @@ class GroupHandle {
   GroupShape shape_;
   uint32_t node_ = 0;
   uint32_t local_ = 0;
-  Algorithm algorithm_ = Algorithm::kV3;
+  NodeLevelDesign design_ = NodeLevelDesign::kV3;
   std::string selection_table_;
   std::string transport_;
   Segment segment_;

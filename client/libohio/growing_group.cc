@@ -49,9 +49,9 @@ Status GrowingGroup::Alltoallv(const VectorCall& call) {
   return s;
 }
 
-Status GrowingGroup::Skip() {
+Status GrowingGroup::OptOut() {
   if (!broken_.ok()) return broken_;
-  Status s = current_->Skip();
+  Status s = current_->OptOut();
   AfterCall(s, 0);
   return s;
 }

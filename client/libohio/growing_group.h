@@ -31,7 +31,7 @@ class GrowingGroup {
 
   Status Alltoall(const void* send, void* recv, uint64_t bytes_per_rank);
   Status Alltoallv(const VectorCall& call);
-  Status Skip();
+  Status OptOut();
   // Nonblocking alltoalls (GroupHandle::Ialltoall). A request names the generation it was
   // started on and its call there: a call outlives a growth, and its outcome the group it ran on.
   Status Ialltoall(const void* send, void* recv, uint64_t bytes_per_rank, uint64_t* request);

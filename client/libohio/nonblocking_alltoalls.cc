@@ -45,7 +45,7 @@ Status NonblockingAlltoalls::Overdue(uint32_t call) {
   const auto since = std::max(started->second, progress_at_);
   // Which of the two it is, as far as this node can tell: across nodes ohiod may still be
   // waiting for other nodes' ranks, and a daemon that runs says so itself within the grace.
-  if (segment_->AllPosted(call)) return waiter_->Overdue(since, "ohiod", "complete the nonblocking alltoall");
+  if (segment_->AllStarted(call)) return waiter_->Overdue(since, "ohiod", "complete the nonblocking alltoall");
   return waiter_->Overdue(since, "the other ranks", "start the nonblocking alltoall (or ohiod did not move it)");
 }
 
@@ -120,7 +120,7 @@ Status NonblockingAlltoalls::StartEntry(const uint8_t* send, uint8_t* recv, uint
   // after their starts: of ranks starting at once, the last in the fences' order sees every start.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (header_->daemon_sleeping.load(std::memory_order_relaxed) != 0 &&
-      (ring_every_start_ || segment_->AllPosted(next))) {
+      (ring_every_start_ || segment_->AllStarted(next))) {
     uint64_t one = 1;
     (void)!write(doorbell_fd_, &one, sizeof(one));
   }

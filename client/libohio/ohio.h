@@ -31,7 +31,8 @@ enum {
   OHIO_ERR_DAEMON_LOST = 9,   /* the connection to ohiod broke; the group is closed */
   OHIO_ERR_SYSTEM = 10,
   OHIO_ERR_NOT_SUPPORTED = 11,
-  OHIO_ERR_SKIPPED = 12       /* a rank opted out of this call (ohio_alltoall_skip); nothing moved */
+  OHIO_ERR_OPTED_OUT = 12,    /* a rank opted out of this call (ohio_alltoall_opt_out); nothing moved */
+  OHIO_ERR_SKIPPED = OHIO_ERR_OPTED_OUT /* the old name, kept for programs built with it */
 };
 
 typedef struct ohio_client ohio_client;
@@ -75,7 +76,7 @@ int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out
 /* Every rank sends bytes_per_rank bytes to every rank: send holds size blocks in rank
  * order, recv receives them in rank order. send == recv is allowed (in place). A rank that
  * passes a NULL buffer (or NULL counts to ohio_alltoallv) gets OHIO_ERR_INVALID_ARGUMENT and
- * still takes part without data, so the call returns OHIO_ERR_SKIPPED on every other rank at
+ * still takes part without data, so the call returns OHIO_ERR_OPTED_OUT on every other rank at
  * once; nothing moved and the group stays usable. */
 int ohio_alltoall(ohio_group* group, const void* send, void* recv, size_t bytes_per_rank);
 /* Every rank sends sendcounts[j] bytes at send + sdispls[j] to rank j, and receives recvcounts[i]
@@ -135,10 +136,13 @@ int ohio_test_within(ohio_group* group, ohio_request request, unsigned timeout_u
 /* Waits until the call is complete, by ohio_test's deadline; returns its outcome and forgets the
  * request. */
 int ohio_wait(ohio_group* group, ohio_request request);
-/* Takes part in the group's next call without data: that call then returns OHIO_ERR_SKIPPED on
+/* Takes part in the group's next call without data: that call then returns OHIO_ERR_OPTED_OUT on
  * every rank of the group, on every node, and nothing moves. A rank that cannot take part in
  * a call (an MPI datatype libohio does not serve, say) uses this so that all ranks can do the
  * call some other way together instead of waiting for each other. */
+int ohio_alltoall_opt_out(ohio_group* group);
+/* The old name of ohio_alltoall_opt_out, kept for programs built with it (and for libohio_mpi
+ * libraries of an older release, which call it). */
 int ohio_alltoall_skip(ohio_group* group);
 /* Which calls the group serves: *table is the selection table's text (one row a line:
  * "function nodes ppn transport bytes path", the first matching row wins, a call no row matches
@@ -161,7 +165,7 @@ enum {
 };
 enum {
   OHIO_HANDED_BACK_SELECTION_TABLE = 0,     /* the selection table's verdict, alike on every rank */
-  OHIO_HANDED_BACK_RANK_OPTED_OUT = 1,      /* a rank opted out (ohio_alltoall_skip) */
+  OHIO_HANDED_BACK_RANK_OPTED_OUT = 1,      /* a rank opted out (ohio_alltoall_opt_out) */
   OHIO_HANDED_BACK_IALLTOALL_MIN_BYTES = 2, /* below the program's OHIO_IALLTOALL_MIN_BYTES */
   OHIO_HANDED_BACK_NOT_SUPPORTED = 3        /* ohio cannot serve the call (OHIO_ERR_NOT_SUPPORTED) */
 };

@@ -36,7 +36,7 @@ class Group {
                        const size_t* recvcounts, const size_t* rdispls) {
     return CallResult::From(ohio_alltoallv(g_, send, sendcounts, sdispls, recv, recvcounts, rdispls));
   }
-  CallResult Skip() { return CallResult::From(ohio_alltoall_skip(g_)); }
+  CallResult OptOut() { return CallResult::From(ohio_alltoall_opt_out(g_)); }
   CallResult Ialltoall(const void* send, void* recv, size_t bytes_per_rank, ohio_request* request) {
     return CallResult::From(ohio_ialltoall(g_, send, recv, bytes_per_rank, request));
   }
@@ -62,6 +62,8 @@ class Group {
     return CallResult::From(ohio_leave(std::exchange(g_, nullptr)));
   }
   explicit operator bool() const { return g_ != nullptr; }
+  // The C handle, for what this layer does not wrap; still owned here.
+  ohio_group* get() const { return g_; }
 
  private:
   ohio_group* g_ = nullptr;

@@ -22,7 +22,7 @@ void Bump(std::atomic<uint64_t>& counter, uint64_t by) {
 
 }  // namespace
 
-OnNodeAlltoall::OnNodeAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t local,
+OnNodeAlltoall::OnNodeAlltoall(const Segment* segment, const GroupShape* shape, NodeLevelDesign algo, uint32_t local,
                              const RoundWaiter* waiter, StageReport* report)
     : segment_(segment),
       header_(segment->header()),
@@ -64,9 +64,9 @@ Status OnNodeAlltoall::Run(const uint8_t* send, uint8_t* recv, uint64_t m, uint3
   return Status::Ok();
 }
 
-Status OnNodeAlltoall::Skip(uint32_t* next_round) {
+Status OnNodeAlltoall::OptOut(uint32_t* next_round) {
   const uint32_t k = (*next_round)++;
-  Arrive(k, kSkipBytes, 0, 1, nullptr);
+  Arrive(k, kOptOutBytes, 0, 1, nullptr);
   if (Status s = MeetEveryone(k); !s.ok()) return s;
   Status v = Verdict(k);
   Done(k, false);
@@ -136,8 +136,8 @@ Status OnNodeAlltoall::StagedRound(const CallPlan& plan, uint64_t round, const u
   Arrive(k, plan.staging.bytes_per_rank, round, plan.staging.rounds, nullptr);
   if (Status s = MeetEveryone(k); !s.ok()) return s;
   Status v = Verdict(k);
-  if (v.ok()) CopyOutLocal(plan, round, half, recv);
-  report_->Lap(Stage::kCopyOutLocal);
+  if (v.ok()) CopyOutOnNode(plan, round, half, recv);
+  report_->Lap(Stage::kCopyOutOnNode);
   Done(k, false);
   return v;
 }
@@ -215,7 +215,7 @@ void OnNodeAlltoall::Record(uint64_t class_bytes, uint64_t bytes_local, const St
   // An opt-out is no failure; a group closed under the call (a rank gone, a timeout, the
   // daemon lost) is counted by the daemon that closed it.
   const Code code = result.code();
-  if (code == Code::kSkipped || code == Code::kGroupFailed || code == Code::kTimeout || code == Code::kDaemonLost) return;
+  if (code == Code::kOptedOut || code == Code::kGroupFailed || code == Code::kTimeout || code == Code::kDaemonLost) return;
   if (!result.ok()) {
     Bump(st.failed, 1);
     Bump(st.failed_by_code[static_cast<size_t>(result.code()) % 16], 1);

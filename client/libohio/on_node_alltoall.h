@@ -41,13 +41,13 @@ struct VectorCall {
 
 class OnNodeAlltoall {
  public:
-  OnNodeAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t local,
+  OnNodeAlltoall(const Segment* segment, const GroupShape* shape, NodeLevelDesign algo, uint32_t local,
                 const RoundWaiter* waiter, StageReport* report);
 
   // The next call; *next_round is the group's round counter, advanced by the rounds used.
   Status Alltoall(const uint8_t* send, uint8_t* recv, uint64_t bytes_per_rank, uint32_t* next_round);
-  // A round without data that fails with kSkipped on every rank.
-  Status Skip(uint32_t* next_round);
+  // A round without data that fails with kOptedOut on every rank.
+  Status OptOut(uint32_t* next_round);
   // An alltoallv (client/libohio/on_node_alltoallv.cc): one round in which every rank copies what it
   // receives from the senders' regions of the SSB (small rows) or reads it straight from their
   // buffers (large ones), where the senders' count tables say.

@@ -163,7 +163,7 @@ Status OnNodeAlltoall::Alltoallv(const VectorCall& call, uint32_t* next_round) {
         break;
     }
   }
-  report_->Lap(read_in_place == 0 ? Stage::kCopyOutLocal : Stage::kReadPeers);
+  report_->Lap(read_in_place == 0 ? Stage::kCopyOutOnNode : Stage::kReadPeers);
   vector_bytes_ = call_bytes;
   if (read_in_place == 0) {
     Done(k, false);

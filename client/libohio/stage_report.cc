@@ -7,8 +7,8 @@
 namespace ohio {
 namespace {
 
-constexpr const char* kStageNames[] = {"await_ssb", "copy_in", "meet", "copy_out_local",
-                                       "read_peers", "await_readers", "await_blocks", "copy_out_remote"};
+constexpr const char* kStageNames[] = {"await_ssb", "copy_in", "meet", "copy_out_on_node",
+                                       "read_peers", "await_readers", "await_blocks", "copy_out_across_nodes"};
 static_assert(sizeof(kStageNames) / sizeof(kStageNames[0]) == static_cast<size_t>(Stage::kCount), "a name per stage");
 constexpr const char* kStepNames[] = {"daemon_begun", "daemon_posted", "daemon_written", "peers_begun",
                                       "daemon_landed"};

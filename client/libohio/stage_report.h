@@ -16,14 +16,14 @@
 namespace ohio {
 
 enum class Stage : uint32_t {
-  kAwaitSsb,       // across nodes: this node still sending or copying out the round that used the half
-  kCopyIn,         // send buffer -> SSB
-  kMeet,           // arrival -> every rank of the node arrived
-  kCopyOutLocal,   // the node's own blocks: SSB -> receive buffer
-  kReadPeers,      // one node, single copy: the other ranks' send buffers -> receive buffer
-  kAwaitReaders,   // one node, single copy: the others still reading this rank's send buffer
-  kAwaitBlocks,    // across nodes: waiting for peer blocks to land
-  kCopyOutRemote,  // across nodes: SRB -> receive buffer
+  kAwaitSsb,            // across nodes: this node still sending or copying out the round that used the half
+  kCopyIn,              // send buffer -> SSB
+  kMeet,                // arrival -> every rank of the node arrived
+  kCopyOutOnNode,       // the node's own blocks: SSB -> receive buffer
+  kReadPeers,           // one node, single copy: the other ranks' send buffers -> receive buffer
+  kAwaitReaders,        // one node, single copy: the others still reading this rank's send buffer
+  kAwaitBlocks,         // across nodes: waiting for peer blocks to land
+  kCopyOutAcrossNodes,  // across nodes: SRB -> receive buffer
   kCount,
 };
 

@@ -44,7 +44,7 @@ bool HandedToLibraryByTable(CommState* st, const char* function, SelectedFunctio
       reason_count = &tally.table_reasons[verdict.why];
     }
     kept = CommState::KeptVerdict{function,          IndexOf(function), bytes_per_pair, verdict.serve,
-                                  OhioFunctionNumber(function), &tally.fell_through, &tally.by_table, reason_count};
+                                  OhioFunctionNumber(function), &tally.handed_back, &tally.by_table, reason_count};
   }
   if (kept.serve) return false;
   // Counted as the calls handed back at once are (client/mpi/hand_back_at_once.h).

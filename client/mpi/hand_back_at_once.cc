@@ -14,7 +14,7 @@ void FlushKeptVerdict(CommState* st, CommState::KeptVerdict& kept) {
   if (n == 0) return;
   kept.pending = 0;
   const long calls = static_cast<long>(n);
-  kept.fell_through->fetch_add(calls, std::memory_order_relaxed);
+  kept.handed_back->fetch_add(calls, std::memory_order_relaxed);
   kept.by_table->fetch_add(calls, std::memory_order_relaxed);
   kept.reason_count->fetch_add(calls, std::memory_order_relaxed);
   if (st->group != nullptr && kept.ohio_function >= 0) {
@@ -26,11 +26,11 @@ void FlushKeptVerdict(CommState* st, CommState::KeptVerdict& kept) {
 void FlushHandBacks(CommState* st) {
   for (CommState::KeptVerdict& kept : st->kept_verdicts) FlushKeptVerdict(st, kept);
   for (int f = 0; f < kFunctionCount; ++f) {
-    const uint64_t n = st->fell_through_pending[f];
+    const uint64_t n = st->handed_back_pending[f];
     if (n == 0) continue;
-    st->fell_through_pending[f] = 0;
+    st->handed_back_pending[f] = 0;
     Process::Tally& tally = TallyOf(kFunctions[f]);
-    tally.fell_through.fetch_add(static_cast<long>(n), std::memory_order_relaxed);
+    tally.handed_back.fetch_add(static_cast<long>(n), std::memory_order_relaxed);
     const std::lock_guard<std::mutex> lock(P().mu);
     tally.reasons[st->why] += static_cast<long>(n);
   }

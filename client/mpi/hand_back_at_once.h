@@ -56,10 +56,10 @@ inline bool HandsBackAtOnce(CommState* st, FunctionIndex function, ohio::Selecte
 
 // True: the communicator has no group, so the call (of kFunctions[function]) is the library's,
 // counted; the caller runs the library. False: the full path decides.
-inline bool FallsThroughAtOnce(CommState* st, FunctionIndex function) {
+inline bool NoGroupHandsBackAtOnce(CommState* st, FunctionIndex function) {
   if (st->group != nullptr || st->calls + 1 == st->failing_call) return false;
   ++st->calls;
-  if (++st->fell_through_pending[function] >= kFlushEvery) FlushHandBacks(st);
+  if (++st->handed_back_pending[function] >= kFlushEvery) FlushHandBacks(st);
   return true;
 }
 
@@ -69,7 +69,7 @@ inline bool AlltoallGoesToLibraryAtOnce(CommState* st, FunctionIndex function, o
                                         bool in_place, int sendcount, MPI_Datatype sendtype, int recvcount,
                                         MPI_Datatype recvtype) {
   return st != nullptr &&
-         (FallsThroughAtOnce(st, function) ||
+         (NoGroupHandsBackAtOnce(st, function) ||
           HandsBackAtOnce(st, function, selected, PairBytes(in_place, sendcount, sendtype, recvcount, recvtype)));
 }
 

@@ -19,17 +19,17 @@ namespace ohio::shim {
 int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm, const char* function, const StateFor& state_for,
                  const Library& library, const Start& start) {
-  const FallThroughTo fall_through(function, library);
+  const HandBackTo hand_back(function, library);
   int decided = MPI_SUCCESS;
   CommState* st =
-      BeginCall(comm, function, FirstCallBytes(recvcount, recvtype), state_for, fall_through, &decided);
+      BeginCall(comm, function, FirstCallBytes(recvcount, recvtype), state_for, hand_back, &decided);
   if (st == nullptr) return decided;
   const bool in_place = sendbuf == MPI_IN_PLACE;
   // Bytes per rank pair are the same on every rank (MPI's matching rule), so is this choice.
   const uint64_t call_bytes = PairBytes(in_place, sendcount, sendtype, recvcount, recvtype);
   if (st->ialltoall_min_set) {
     if (call_bytes < st->ialltoall_min_bytes) {
-      return fall_through.HandBack(st, ohio::HandBackReason::kIalltoallMinBytes,
+      return hand_back.HandBack(st, ohio::HandBackReason::kIalltoallMinBytes,
                                    "the call's " + std::to_string(call_bytes) +
                                        " bytes per rank are below OHIO_IALLTOALL_MIN_BYTES = " +
                                        std::to_string(st->ialltoall_min_bytes));
@@ -52,7 +52,7 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
   // through ohio fail at their Wait when the group's timeout closes the group (MPI_ERR_OTHER).
   if (recvcount < 0 || send_count < 0 ||
       static_cast<long long>(send_count) * send_size != static_cast<long long>(recvcount) * recv_size) {
-    return OptOut(st, comm, function, "send and receive sizes differ", fall_through);
+    return OptOut(st, comm, function, "send and receive sizes differ", hand_back);
   }
 
   auto r = std::make_unique<OhioRequest>();
@@ -104,9 +104,9 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
     st->nonblocking_outstanding.fetch_add(1, std::memory_order_relaxed);
     return start(std::move(r));
   }
-  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through.HandBack(st, ohio::HandBackReason::kNotSupported, ohio_last_error());
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return hand_back.HandBack(st, ohio::HandBackReason::kNotSupported, ohio_last_error());
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, function, MPI_ERR_BUFFER);
-  return FailedMidCall(st, comm, function, /*replayable=*/true, fall_through);
+  return FailedMidCall(st, comm, function, /*replayable=*/true, hand_back);
 }
 
 }  // namespace ohio::shim

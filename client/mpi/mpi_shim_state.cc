@@ -66,10 +66,10 @@ GroupInUse::GroupInUse(CommState* st) : st_(st) {
 
 void Served(const char* function) { TallyOf(function).served.fetch_add(1, std::memory_order_relaxed); }
 
-void FellThrough(const char* function, const std::string& why) {
+void HandedBack(const char* function, const std::string& why) {
   Process& p = P();
   Process::Tally& t = TallyOf(function);
-  t.fell_through.fetch_add(1, std::memory_order_relaxed);
+  t.handed_back.fetch_add(1, std::memory_order_relaxed);
   bool warn = false;
   {
     const std::lock_guard<std::mutex> lock(p.mu);
@@ -78,14 +78,14 @@ void FellThrough(const char* function, const std::string& why) {
     p.warned = true;
   }
   if (warn) {
-    std::fprintf(stderr, "ohio: %s falls through to the MPI library: %s (OHIO_QUIET=1 silences this)\n", function,
+    std::fprintf(stderr, "ohio: %s is handed back to the MPI library: %s (OHIO_QUIET=1 silences this)\n", function,
                  why.c_str());
   }
 }
 
 void HandedBackByTable(const char* function, const std::string& why) {
   Process::Tally& t = TallyOf(function);
-  t.fell_through.fetch_add(1, std::memory_order_relaxed);
+  t.handed_back.fetch_add(1, std::memory_order_relaxed);
   t.by_table.fetch_add(1, std::memory_order_relaxed);
   const std::lock_guard<std::mutex> lock(P().mu);
   ++t.table_reasons[why];
@@ -455,11 +455,11 @@ int ProgramError(MPI_Comm comm, const char* function, int mpi_error) {
 }
 
 // OHIO_STATS's report, on rank 0: `total` holds the ranks' sums, three per function (served,
-// fell through, handed back by the table); the reasons are rank 0's. Under p.mu.
+// handed back, handed back of those by the table); the reasons are rank 0's. Under p.mu.
 static void PrintStats(const Process& p, const std::vector<long>& total) {
   std::fprintf(stderr, "ohio: served through %s\n", p.binding);
   for (int f = 0; f < kFunctionCount; ++f) {
-    std::fprintf(stderr, "ohio: %ld %s calls served by ohiod, %ld fell through to the MPI library (all ranks)\n",
+    std::fprintf(stderr, "ohio: %ld %s calls served by ohiod, %ld handed back to the MPI library (all ranks)\n",
                  total[3 * f], kFunctions[f], total[3 * f + 1]);
     if (total[3 * f + 2] != 0) {
       std::fprintf(stderr, "ohio:   of those, %ld %s calls handed to the MPI library by the selection table (all ranks)\n",
@@ -470,7 +470,7 @@ static void PrintStats(const Process& p, const std::vector<long>& total) {
                    kFunctions[f], n.load(), why.c_str());
     }
     for (const auto& [why, n] : TallyOf(kFunctions[f]).reasons) {
-      std::fprintf(stderr, "ohio:   rank 0: %s: %ld fell through: %s\n", kFunctions[f], n.load(), why.c_str());
+      std::fprintf(stderr, "ohio:   rank 0: %s: %ld handed back: %s\n", kFunctions[f], n.load(), why.c_str());
     }
   }
 }
@@ -491,7 +491,7 @@ void ReportAndLeave() {
   for (int f = 0; f < kCount; ++f) {
     const Process::Tally& t = TallyOf(kFunctions[f]);
     local[3 * f] = t.served.load();
-    local[3 * f + 1] = t.fell_through.load();
+    local[3 * f + 1] = t.handed_back.load();
     local[3 * f + 2] = t.by_table.load();
   }
   PMPI_Reduce(local.data(), total.data(), 3 * kCount, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -15,13 +15,13 @@
 //    whose verdict depends on bytes that differ between ranks is the one exception: a rank whose
 //    own bytes say "library" opts out (below). Where the group cannot give the table, or the
 //    ranks disagree on OHIO_SELECTION, the set-up agrees on the answer with PMPI_Allreduce.
-//  - A reason to fall through that only one rank sees (a datatype without a layout) is resolved
-//    through ohio itself in a blocking call: that rank opts out of the call (ohio_alltoall_skip),
-//    every rank of every node gets OHIO_ERR_SKIPPED, and all of them call the PMPI_ function
+//  - A reason to hand a call back that only one rank sees (a datatype without a layout) is resolved
+//    through ohio itself in a blocking call: that rank opts out of the call (ohio_alltoall_opt_out),
+//    every rank of every node gets OHIO_ERR_OPTED_OUT, and all of them call the PMPI_ function
 //    together. A nonblocking call cannot be resolved so (the others have started it and
 //    returned): its rank has the MPI library pack the datatype (client/mpi/mpi_library_pack.h).
 //  - A group already closed when a call starts (its daemon or a peer's died) is seen closed by
-//    every rank in that call: all fall through, with correct data, and so do all later calls.
+//    every rank in that call: all hand it back to the library, with correct data, and so do all later calls.
 //  - A failure (the group closed before a call, or failed in it) is seen by the ranks in the
 //    same call, or some of them one call later: a rank whose call failed does not reach ohio
 //    with the next, so the others cannot complete that one. So the ranks that see it meet on a
@@ -71,7 +71,7 @@ struct CommState {
   // Nonblocking calls started through the group and not yet finished: while there are any, a
   // test may run from another thread, and the start of a call holds the group to look at it.
   std::atomic<int> nonblocking_outstanding{0};
-  ohio_group* group = nullptr;  // null: this communicator falls through, for `why`
+  ohio_group* group = nullptr;  // null: this communicator's calls are handed back, for `why`
   std::string why;
   // A duplicate of the communicator where the ranks agree after a failure (nothing else uses it),
   // made when the first failure is found (EnsureAgreement).
@@ -100,7 +100,7 @@ struct CommState {
     int ohio_function = 0;           // OHIO_FUNCTION_*
     // OHIO_STATS's counts the hand-back adds to: atomics shared with the communicators of
     // other threads, so that a hand-back takes no lock.
-    std::atomic<long>* fell_through = nullptr;
+    std::atomic<long>* handed_back = nullptr;
     std::atomic<long>* by_table = nullptr;
     std::atomic<long>* reason_count = nullptr;
     // Hand-backs of this verdict not yet added to the counts above and to ohiod's
@@ -112,7 +112,7 @@ struct CommState {
   // Calls of each of kFunctions (by index) that went to the library because the communicator
   // has no group (for `why`), not yet added to OHIO_STATS's counts (hand_back_at_once.h).
   static constexpr int kMaxFunctions = 8;
-  uint64_t fell_through_pending[kMaxFunctions] = {};
+  uint64_t handed_back_pending[kMaxFunctions] = {};
   // The blocking vector calls' runs of calls a rank opted out of (client/mpi/opt_out_run.h),
   // reached only through OptOutRunOf.
   OptOutRun opt_out_runs[2];
@@ -183,12 +183,12 @@ struct Process {
   std::string parsed_table_text;
   ohio::SelectionTable parsed_table;
   // Per function, for OHIO_STATS: one entry for each of kFunctions, made by the constructor and
-  // never added to, so that finding one takes no lock. fell_through counts every call the
+  // never added to, so that finding one takes no lock. handed_back counts every call the
   // library ran, by_table those of them the selection table handed it (their reasons in
   // table_reasons, the others' in reasons: both under `mu`).
   struct Tally {
     std::atomic<long> served{0};
-    std::atomic<long> fell_through{0};
+    std::atomic<long> handed_back{0};
     std::atomic<long> by_table{0};
     std::map<std::string, std::atomic<long>> reasons;
     std::map<std::string, std::atomic<long>> table_reasons;
@@ -236,7 +236,7 @@ Process& P();
 Process::Tally& TallyOf(const char* function);
 
 void Served(const char* function);
-void FellThrough(const char* function, const std::string& why);
+void HandedBack(const char* function, const std::string& why);
 // A call the selection table handed to the library alike on every rank (`why` names its verdict).
 void HandedBackByTable(const char* function, const std::string& why);
 // A call every rank hands to the library for `reason`, counted in ohiod's counters (by the
@@ -254,7 +254,7 @@ void Initialise();
 bool ServeThreadMultiple();
 
 // Collective over comm, in its first served call: joins a group for it, or records why every
-// rank falls through. `first_bytes`: that call's bytes per rank, which size the group's buffers
+// rank hands its calls back. `first_bytes`: that call's bytes per rank, which size the group's buffers
 // (they grow with later calls: ohio.h). `keep` hands the new state to the binding before any
 // collective call of the set-up, which finds it there if it comes back to ohio.
 CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(CommState*)>& keep);
@@ -280,7 +280,7 @@ class InternalCommunicator {
   static thread_local bool creating_;
 };
 
-// Leaves the group: this communicator falls through from now on, for `why`.
+// Leaves the group: this communicator's calls are handed back from now on, for `why`.
 void Close(CommState* st, const std::string& why);
 
 // What this rank decides for a call from its own arguments, before it acts on it: the layouts of
@@ -336,17 +336,17 @@ int FailCall(MPI_Comm comm, const char* function, const std::string& why);
 // never pays for one: a dup was a fifth of a new communicator's first call.
 void EnsureAgreement(CommState* st, MPI_Comm comm);
 
-// The group closed or failed in this call: the agreement, then the library (`fall_through`),
+// The group closed or failed in this call: the agreement, then the library (`hand_back`),
 // the call's blocks received again, or the error.
-template <typename FallThrough>
+template <typename HandBackToLibrary>
 int AfterFailure(CommState* st, MPI_Comm comm, const char* function, const std::string& why, bool replayable,
-                 FallThrough fall_through, const Delivery* delivery = nullptr) {
+                 HandBackToLibrary hand_back, const Delivery* delivery = nullptr) {
   EnsureAgreement(st, comm);
   switch (AgreeAfterFailure(st, why, replayable, delivery)) {
     case Agreed::kRunInLibrary:
-      return fall_through(why);
+      return hand_back(why);
     case Agreed::kRunAgain:
-      FellThrough(function, why + "; the others, who had completed it, sent this call again in the MPI library");
+      HandedBack(function, why + "; the others, who had completed it, sent this call again in the MPI library");
       return MPI_SUCCESS;
     case Agreed::kFail:
       break;
@@ -355,27 +355,27 @@ int AfterFailure(CommState* st, MPI_Comm comm, const char* function, const std::
 }
 
 // The group failed while ohio had the call (its reason from ohio_last_error()). The reason is
-// printed once: by FailCall if the call fails, as the fall-through's reason if it is replayed.
-template <typename FallThrough>
-int FailedMidCall(CommState* st, MPI_Comm comm, const char* function, bool replayable, FallThrough fall_through,
+// printed once: by FailCall if the call fails, as the hand-back's reason if it is replayed.
+template <typename HandBackToLibrary>
+int FailedMidCall(CommState* st, MPI_Comm comm, const char* function, bool replayable, HandBackToLibrary hand_back,
                   const Delivery* delivery = nullptr) {
   const std::string why = std::string("the ohio group failed (") + ohio_last_error() + ")";
-  return AfterFailure(st, comm, function, why, replayable, fall_through, delivery);
+  return AfterFailure(st, comm, function, why, replayable, hand_back, delivery);
 }
 
 // FailedMidCall for a blocking call whose receive side is `delivery` (its blocks at
 // delivery.at). `written`: the call was in place and ohio wrote into the program's buffer
 // `recvbuf` itself; the call's kept send side (client/mpi/mpi_call_replay.h) is then put back there
 // before the library runs the call, and without it the call cannot run in the library.
-template <typename FallThrough>
+template <typename HandBackToLibrary>
 int FailedInBlockingCall(CommState* st, MPI_Comm comm, const char* function, bool written, void* recvbuf,
-                         const Delivery& delivery, FallThrough fall_through) {
+                         const Delivery& delivery, HandBackToLibrary hand_back) {
   const RetainedSend* kept = Kept(st, st->calls);
-  auto put_back_then_fall_through = [&](const std::string& why) {
+  auto put_back_then_hand_back = [&](const std::string& why) {
     if (written) PutBack(*kept, recvbuf, delivery.at);
-    return fall_through(why);
+    return hand_back(why);
   };
-  return FailedMidCall(st, comm, function, /*replayable=*/!written || kept != nullptr, put_back_then_fall_through,
+  return FailedMidCall(st, comm, function, /*replayable=*/!written || kept != nullptr, put_back_then_hand_back,
                        &delivery);
 }
 
@@ -383,17 +383,17 @@ int FailedInBlockingCall(CommState* st, MPI_Comm comm, const char* function, boo
 // MPI_Alltoallw), else null.
 OptOutRun* OptOutRunOf(CommState* st, const char* function);
 
-// This rank cannot serve the call (`why`): it opts out (ohio_alltoall_skip), the call ends on
-// every rank of every node, and all of them fall through together (`fall_through`, which calls
+// This rank cannot serve the call (`why`): it opts out (ohio_alltoall_opt_out), the call ends on
+// every rank of every node, and all of them hand it back together (`hand_back`, which calls
 // the PMPI_ function); if the opt-out itself fails, the group failed with nothing moved.
-template <typename FallThrough>
-int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string& why, FallThrough fall_through) {
-  if (ohio_alltoall_skip(st->group) == OHIO_ERR_SKIPPED) {
+template <typename HandBackToLibrary>
+int OptOut(CommState* st, MPI_Comm comm, const char* function, const std::string& why, HandBackToLibrary hand_back) {
+  if (ohio_alltoall_opt_out(st->group) == OHIO_ERR_OPTED_OUT) {
     if (OptOutRun* run = OptOutRunOf(st, function)) NoteOptedOut(*run);
     CountHandedBack(st, function, ohio::HandBackReason::kRankOptedOut);
-    return fall_through(why);
+    return hand_back(why);
   }
-  return FailedMidCall(st, comm, function, /*replayable=*/true, fall_through);
+  return FailedMidCall(st, comm, function, /*replayable=*/true, hand_back);
 }
 
 // A failure every rank reached alike and that is the program's (counts that disagree, a range

@@ -6,7 +6,7 @@
 // Served: predefined types whose data is contiguous, and dup, contiguous, vector, hvector,
 // indexed, hindexed, indexed_block, hindexed_block, struct, subarray and resized over them.
 // Anything else (darray, Fortran parameterised types, pair types with holes such as
-// MPI_SHORT_INT) has no layout: a blocking call falls through for it, a nonblocking one has the
+// MPI_SHORT_INT) has no layout: a blocking call is handed back for it, a nonblocking one has the
 // MPI library pack it (client/mpi/mpi_library_pack.h).
 //
 // Compiled once per MPI (it calls the MPI library through PMPI).

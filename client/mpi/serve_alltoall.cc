@@ -13,10 +13,10 @@ namespace ohio::shim {
 
 int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, const StateFor& state_for, const Library& library) {
-  const FallThroughTo fall_through("MPI_Alltoall", library);
+  const HandBackTo hand_back("MPI_Alltoall", library);
   int decided = MPI_SUCCESS;
   CommState* st =
-      BeginCall(comm, "MPI_Alltoall", FirstCallBytes(recvcount, recvtype), state_for, fall_through, &decided);
+      BeginCall(comm, "MPI_Alltoall", FirstCallBytes(recvcount, recvtype), state_for, hand_back, &decided);
   if (st == nullptr) return decided;
 
   const bool in_place = sendbuf == MPI_IN_PLACE;
@@ -26,7 +26,7 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   }
   const GroupInUse in_use(st);
   const CallLayouts layouts = ServableLayouts(in_place, sendcount, sendtype, recvcount, recvtype);
-  if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Alltoall", layouts.why, fall_through);
+  if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Alltoall", layouts.why, hand_back);
 
   const size_t bytes = static_cast<size_t>(recvcount) * static_cast<size_t>(layouts.recv->size);
   // Non-contiguous data goes through a packed copy, run by run; contiguous data as it is.
@@ -55,8 +55,8 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     Served("MPI_Alltoall");
     return MPI_SUCCESS;
   }
-  if (rc == OHIO_ERR_SKIPPED) {
-    return fall_through.HandBack(st, ohio::HandBackReason::kRankOptedOut, "another rank could not use ohio for this call");
+  if (rc == OHIO_ERR_OPTED_OUT) {
+    return hand_back.HandBack(st, ohio::HandBackReason::kRankOptedOut, "another rank could not use ohio for this call");
   }
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, "MPI_Alltoall", MPI_ERR_COUNT);
   // The group failed in the call: its blocks, rank after rank, are where a resend lands.
@@ -64,7 +64,7 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   st->recv_at.resize(size);
   for (int j = 0; j < size; ++j) st->recv_at[j] = static_cast<size_t>(j) * bytes;
   return FailedInBlockingCall(st, comm, "MPI_Alltoall", in_place && recv == recvbuf, recvbuf,
-                              Delivery{recv, st->recv_bytes.data(), st->recv_at.data(), unpack}, fall_through);
+                              Delivery{recv, st->recv_bytes.data(), st->recv_at.data(), unpack}, hand_back);
 }
 
 }  // namespace ohio::shim

@@ -18,15 +18,15 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    const StateFor& state_for, const Library& library) {
   // Counts differ between ranks: a communicator set up here is sized alike on every rank.
-  const FallThroughTo fall_through("MPI_Alltoallv", library);
+  const HandBackTo hand_back("MPI_Alltoallv", library);
   int decided = MPI_SUCCESS;
-  CommState* st = BeginCall(comm, "MPI_Alltoallv", 0, state_for, fall_through, &decided);
+  CommState* st = BeginCall(comm, "MPI_Alltoallv", 0, state_for, hand_back, &decided);
   if (st == nullptr) return decided;
 
   const std::optional<CallVerdict> alike = SelectWhateverTheBytes(*st, SelectedFunction::kAlltoallv);
-  if (alike && !alike->serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, alike->why);
+  if (alike && !alike->serve) return hand_back.HandBack(st, ohio::HandBackReason::kSelectionTable, alike->why);
   if (GoesToLibraryByRun(*OptOutRunOf(st, "MPI_Alltoallv"))) {
-    return fall_through.HandBack(st, ohio::HandBackReason::kRankOptedOut, kLibraryByOptOutRun);
+    return hand_back.HandBack(st, ohio::HandBackReason::kRankOptedOut, kLibraryByOptOutRun);
   }
   const GroupInUse in_use(st);
 
@@ -34,12 +34,12 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   int size = 0;
   PMPI_Comm_size(comm, &size);
   const CallLayouts layouts = ServableVectorLayouts(in_place, sendcounts, sendtype, recvcounts, recvtype, size);
-  if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Alltoallv", layouts.why, fall_through);
+  if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Alltoallv", layouts.why, hand_back);
   if (!alike) {
     const uint64_t largest = LargestPairBytes(*layouts.send, in_place ? recvcounts : sendcounts, *layouts.recv,
                                               recvcounts, size);
     const CallVerdict own = SelectOwnPart(*st, SelectedFunction::kAlltoallv, largest);
-    if (!own.serve) return OptOut(st, comm, "MPI_Alltoallv", own.why, fall_through);
+    if (!own.serve) return OptOut(st, comm, "MPI_Alltoallv", own.why, hand_back);
   }
   // In place, the others read this rank's data while it receives into the same buffer: send
   // from a packed copy instead.
@@ -55,7 +55,7 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
     if (pack_recv) UnpackVector(*layouts.recv, size, recvcounts, rdispls, st->recv_at, st->recv_packed.data(), recvbuf);
   };
   return ServeAlltoallvBytes(st, comm, "MPI_Alltoallv", size, send, recv, in_place && recv == recvbuf, recvbuf, unpack,
-                             fall_through);
+                             hand_back);
 }
 
 }  // namespace ohio::shim

@@ -13,7 +13,7 @@ namespace ohio::shim {
 
 int ServeAlltoallvBytes(CommState* st, MPI_Comm comm, const char* function, int size, const void* send, void* recv,
                         bool written, void* recvbuf, const std::function<void()>& unpack,
-                        const FallThroughTo& fall_through) {
+                        const HandBackTo& hand_back) {
   Retain(st, comm, size, send, st->send_bytes.data(), st->send_at.data());
   const int rc = ohio_alltoallv(st->group, send, st->send_bytes.data(), st->send_at.data(), recv,
                                 st->recv_bytes.data(), st->recv_at.data());
@@ -22,17 +22,17 @@ int ServeAlltoallvBytes(CommState* st, MPI_Comm comm, const char* function, int 
     Served(function);
     return MPI_SUCCESS;
   }
-  if (rc == OHIO_ERR_SKIPPED) {
+  if (rc == OHIO_ERR_OPTED_OUT) {
     if (OptOutRun* run = OptOutRunOf(st, function)) NoteOptedOut(*run);
-    return fall_through.HandBack(st, ohio::HandBackReason::kRankOptedOut, "another rank could not use ohio for this call");
+    return hand_back.HandBack(st, ohio::HandBackReason::kRankOptedOut, "another rank could not use ohio for this call");
   }
   // Every rank reached it alike: on one node ranks may not read each other's memory, across
   // nodes the call would take more rounds of the group's buffers than are served.
-  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through.HandBack(st, ohio::HandBackReason::kNotSupported, ohio_last_error());
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return hand_back.HandBack(st, ohio::HandBackReason::kNotSupported, ohio_last_error());
   if (rc == OHIO_ERR_SIZE_MISMATCH) return ProgramError(comm, function, MPI_ERR_COUNT);
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, function, MPI_ERR_ARG);
   return FailedInBlockingCall(st, comm, function, written, recvbuf,
-                              Delivery{recv, st->recv_bytes.data(), st->recv_at.data(), unpack}, fall_through);
+                              Delivery{recv, st->recv_bytes.data(), st->recv_at.data(), unpack}, hand_back);
 }
 
 }  // namespace ohio::shim

@@ -85,15 +85,15 @@ int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
                    void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                    MPI_Comm comm, const StateFor& state_for, const Library& library) {
   // Counts and types differ between ranks: a communicator set up here is sized alike on every rank.
-  const FallThroughTo fall_through("MPI_Alltoallw", library);
+  const HandBackTo hand_back("MPI_Alltoallw", library);
   int decided = MPI_SUCCESS;
-  CommState* st = BeginCall(comm, "MPI_Alltoallw", 0, state_for, fall_through, &decided);
+  CommState* st = BeginCall(comm, "MPI_Alltoallw", 0, state_for, hand_back, &decided);
   if (st == nullptr) return decided;
 
   const std::optional<CallVerdict> alike = SelectWhateverTheBytes(*st, SelectedFunction::kAlltoallw);
-  if (alike && !alike->serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, alike->why);
+  if (alike && !alike->serve) return hand_back.HandBack(st, ohio::HandBackReason::kSelectionTable, alike->why);
   if (GoesToLibraryByRun(*OptOutRunOf(st, "MPI_Alltoallw"))) {
-    return fall_through.HandBack(st, ohio::HandBackReason::kRankOptedOut, kLibraryByOptOutRun);
+    return hand_back.HandBack(st, ohio::HandBackReason::kRankOptedOut, kLibraryByOptOutRun);
   }
   const GroupInUse in_use(st);
 
@@ -105,13 +105,13 @@ int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
   PMPI_Comm_size(comm, &size);
   const char* no_layout = LayoutsOfBlocks(recv_side, size, &st->recv_layouts);
   if (no_layout == nullptr) no_layout = LayoutsOfBlocks(send_side, size, &st->send_layouts);
-  if (no_layout != nullptr) return OptOut(st, comm, "MPI_Alltoallw", no_layout, fall_through);
+  if (no_layout != nullptr) return OptOut(st, comm, "MPI_Alltoallw", no_layout, hand_back);
   if (!alike) {
     const CallVerdict own =
         SelectOwnPart(*st, SelectedFunction::kAlltoallw,
                       std::max(LargestBlockBytes(send_side, size, st->send_layouts),
                                LargestBlockBytes(recv_side, size, st->recv_layouts)));
-    if (!own.serve) return OptOut(st, comm, "MPI_Alltoallw", own.why, fall_through);
+    if (!own.serve) return OptOut(st, comm, "MPI_Alltoallw", own.why, hand_back);
   }
   // In place, the others read this rank's data while it receives into the same buffer: send
   // from a packed copy instead.
@@ -131,7 +131,7 @@ int ServeAlltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
     }
   };
   return ServeAlltoallvBytes(st, comm, "MPI_Alltoallw", size, send, recv, in_place && recv == recvbuf, recvbuf, unpack,
-                             fall_through);
+                             hand_back);
 }
 
 }  // namespace ohio::shim

@@ -6,12 +6,12 @@
 namespace ohio::shim {
 
 CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, const StateFor& state_for,
-                     const FallThroughTo& fall_through, int* rc) {
+                     const HandBackTo& hand_back, int* rc) {
   Initialise();
   CommState* st = state_for(first_bytes);
   if (CountCall(st, comm, function, rc)) return nullptr;
   if (st->group == nullptr) {
-    *rc = fall_through(st->why);
+    *rc = hand_back(st->why);
     return nullptr;
   }
   // Looking at the group races with a test of one of its nonblocking calls from another thread
@@ -21,7 +21,7 @@ CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, 
   if (st->nonblocking_outstanding.load(std::memory_order_relaxed) > 0) in_use.emplace(st);
   if (std::string why; ClosedBefore(st, &why)) {
     if (!in_use) in_use.emplace(st);
-    *rc = AfterFailure(st, comm, function, why, /*replayable=*/true, fall_through);
+    *rc = AfterFailure(st, comm, function, why, /*replayable=*/true, hand_back);
     return nullptr;
   }
   return st;

@@ -31,13 +31,13 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     const StateFor& state_for, const Library& library, const Start& start) {
   // Counts differ between ranks: a communicator set up here is sized alike on every rank.
-  const FallThroughTo fall_through("MPI_Ialltoallv", library);
+  const HandBackTo hand_back("MPI_Ialltoallv", library);
   int decided = MPI_SUCCESS;
-  CommState* st = BeginCall(comm, "MPI_Ialltoallv", 0, state_for, fall_through, &decided);
+  CommState* st = BeginCall(comm, "MPI_Ialltoallv", 0, state_for, hand_back, &decided);
   if (st == nullptr) return decided;
   if (!st->ialltoall_min_set) {
     const CallVerdict verdict = SelectNonblockingVector(*st, SelectedFunction::kIalltoallv);
-    if (!verdict.serve) return fall_through.HandBack(st, ohio::HandBackReason::kSelectionTable, verdict.why);
+    if (!verdict.serve) return hand_back.HandBack(st, ohio::HandBackReason::kSelectionTable, verdict.why);
   }
   const GroupInUse in_use(st);
 
@@ -52,7 +52,7 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
   // when the group's timeout closes the group (MPI_ERR_OTHER).
   for (int j = 0; j < size; ++j) {
     if (recvcounts[j] < 0 || (!in_place && sendcounts[j] < 0)) {
-      return OptOut(st, comm, "MPI_Ialltoallv", "a negative count", fall_through);
+      return OptOut(st, comm, "MPI_Ialltoallv", "a negative count", hand_back);
     }
   }
 
@@ -113,9 +113,9 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
     st->nonblocking_outstanding.fetch_add(1, std::memory_order_relaxed);
     return start(std::move(r));
   }
-  if (rc == OHIO_ERR_NOT_SUPPORTED) return fall_through.HandBack(st, ohio::HandBackReason::kNotSupported, ohio_last_error());
+  if (rc == OHIO_ERR_NOT_SUPPORTED) return hand_back.HandBack(st, ohio::HandBackReason::kNotSupported, ohio_last_error());
   if (rc == OHIO_ERR_INVALID_ARGUMENT) return ProgramError(comm, "MPI_Ialltoallv", MPI_ERR_BUFFER);
-  return FailedMidCall(st, comm, "MPI_Ialltoallv", /*replayable=*/true, fall_through);
+  return FailedMidCall(st, comm, "MPI_Ialltoallv", /*replayable=*/true, hand_back);
 }
 
 }  // namespace ohio::shim

@@ -1,7 +1,7 @@
 // The MPI functions ohio serves, apart from how a program reaches them. Two bindings call these:
 // the LD_PRELOAD shim (client/mpi/shim/mpi_alltoall.cc, ...), which finds a communicator's state in an
-// attribute and falls through to the PMPI_ function, and the Open MPI collective component
-// (client/openmpi_coll/), which keeps the state in its module and falls back to the collective
+// attribute and hands the call back to the PMPI_ function, and the Open MPI collective component
+// (client/openmpi_coll/), which keeps the state in its module and hands the call back to the collective
 // module below it. Everything that decides and serves (the group per communicator, datatype
 // layouts, statistics, the ranks' agreement after a failure: client/mpi/mpi_shim_state.h) is here,
 // once, so the two bindings cannot drift apart.
@@ -23,7 +23,7 @@ namespace ohio::shim {
 // The communicator's state, set up (collectively, client/mpi/mpi_shim_state.h SetUp) on its first
 // served call; `first_bytes` is that call's bytes per rank, which size the group's buffers.
 using StateFor = std::function<CommState*(uint64_t first_bytes)>;
-// The call as the program made it, run by the MPI library (the binding's fall-through). A
+// The call as the program made it, run by the MPI library (the binding's hand-back). A
 // reference to the binding's lambda, not a copy: a std::function would allocate for the lambda's
 // captures (the call's arguments) on every call, a cost a call handed to the library pays on top
 // of the library's own.
@@ -35,12 +35,12 @@ using Start = std::function<int(std::unique_ptr<OhioRequest>)>;
 // `count` elements of `type`: a first call's bytes per rank (0 if unknown).
 uint64_t FirstCallBytes(int count, MPI_Datatype type);
 
-// A served call's turn to the library: counted as fallen through for its reason, then run there.
-class FallThroughTo {
+// A served call's turn to the library: counted as handed back for its reason, then run there.
+class HandBackTo {
  public:
-  FallThroughTo(const char* function, const Library& library) : function_(function), library_(library) {}
+  HandBackTo(const char* function, const Library& library) : function_(function), library_(library) {}
   int operator()(const std::string& why) const {
-    FellThrough(function_, why);
+    HandedBack(function_, why);
     return library_();
   }
   // Every rank hands the call to the library for `reason` (`why` names it): counted in ohiod's
@@ -62,7 +62,7 @@ class FallThroughTo {
 // turn where the group is gone or closed before the call (client/mpi/mpi_shim_state.h). The state,
 // or null when that already decided the call: *rc is then its result.
 CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, const StateFor& state_for,
-                     const FallThroughTo& fall_through, int* rc);
+                     const HandBackTo& hand_back, int* rc);
 
 // The last step of a blocking call served as ohio_alltoallv's bytes (MPI_Alltoallv, MPI_Alltoallw):
 // `send` and `recv` laid out as st's tables say (send_bytes, send_at, recv_bytes, recv_at), the
@@ -73,7 +73,7 @@ CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, 
 // ohio writes into the program's buffer `recvbuf` itself.
 int ServeAlltoallvBytes(CommState* st, MPI_Comm comm, const char* function, int size, const void* send, void* recv,
                         bool written, void* recvbuf, const std::function<void()>& unpack,
-                        const FallThroughTo& fall_through);
+                        const HandBackTo& hand_back);
 
 int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, const StateFor& state_for, const Library& library);

@@ -106,7 +106,7 @@ std::string RenderInterNodeExplanation(const InterNodeTable& table, const std::s
   out += "group: " + std::to_string(shape.nodes()) + " nodes, at most " + ppn + " ranks per node, M = " +
          std::to_string(e.bytes_per_rank) + " B: block " + std::to_string(e.block_bytes) + " B (M x " + ppn + " x " +
          ppn + ")\n";
-  out += std::string("buffers: ") + AlgorithmName(e.buffers.algo) + ", SSB " + std::to_string(e.buffers.ssb_bytes) +
+  out += std::string("buffers: ") + NodeLevelDesignName(e.buffers.algo) + ", SSB " + std::to_string(e.buffers.ssb_bytes) +
          " B, SRB " + std::to_string(e.buffers.srb_bytes) + " B per group and node\n";
   out += std::string("chosen: ") + InterNodeAlgorithmName(e.choice.runs) + " (" + RuleText(table, e.row);
   if (e.choice.miss != HypercubeMiss::kNone) {

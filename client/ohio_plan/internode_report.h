@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/tables/internode_choice.h"
@@ -26,7 +26,7 @@ struct InterNodeCost {
 // The group's node-level algorithm and buffers (the smallest of its nodes'): whether a round is
 // eager and the hypercube fits it depends on them.
 struct InterNodeBuffers {
-  Algorithm algo = Algorithm::kV3;
+  NodeLevelDesign algo = NodeLevelDesign::kV3;
   uint64_t ssb_bytes = kDefaultSsbBytes;
   uint64_t srb_bytes = kDefaultSrbBytes;
 };

@@ -18,7 +18,7 @@
 #include "client/ohio_plan/queue_pair_report.h"
 #include "client/ohio_plan/selection_report.h"
 #include "daemon/transport/verbs/queue_pair_budget.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/tables/internode_table_text.h"
 #include "shm/tables/selection_table_text.h"
 
@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   if (explain) {
     ohio::InterNodeBuffers buffers;
     if (!algo.empty()) {
-      const std::optional<ohio::Algorithm> a = ohio::ParseAlgorithm(algo);
+      const std::optional<ohio::NodeLevelDesign> a = ohio::ParseNodeLevelDesign(algo);
       if (!a) return Fail("--explain plans the daemons' inter-node algorithm: --algo v1, v2 or v3, not " + algo);
       buffers.algo = *a;
     }

@@ -60,11 +60,11 @@ uint64_t LargestBlock(const std::vector<uint32_t>& ppn, uint64_t m) {
   return first * second * m;
 }
 
-Algorithm NodeLevel(Design d) {
+NodeLevelDesign NodeLevel(Design d) {
   switch (d) {
-    case Design::kV1: return Algorithm::kV1;
-    case Design::kV2: return Algorithm::kV2;
-    default: return Algorithm::kV3;
+    case Design::kV1: return NodeLevelDesign::kV1;
+    case Design::kV2: return NodeLevelDesign::kV2;
+    default: return NodeLevelDesign::kV3;
   }
 }
 
@@ -102,15 +102,15 @@ std::vector<RoundKind> RoundKinds(const Staging& st) {
 }
 
 // memcpys local rank r of node n makes in round `round`.
-uint64_t RankCopies(const GroupShape& shape, Algorithm algo, uint32_t n, uint32_t r, const Staging& st,
+uint64_t RankCopies(const GroupShape& shape, NodeLevelDesign algo, uint32_t n, uint32_t r, const Staging& st,
                     uint64_t round, const std::vector<Delivery>& deliveries) {
   uint64_t copies = PlanCopyIn(shape, algo, n, r, st, round).size();
-  copies += PlanCopyOutLocal(shape, algo, n, r, st, round).size();
+  copies += PlanCopyOutOnNode(shape, algo, n, r, st, round).size();
   for (const Delivery& d : deliveries) copies += PlanCopyOutDelivery(shape, n, r, st, round, d).size();
   return copies;
 }
 
-NodePlan NodeLevelNode(const GroupShape& shape, Algorithm algo, uint32_t n, const Staging& st, uint64_t srb_plan) {
+NodePlan NodeLevelNode(const GroupShape& shape, NodeLevelDesign algo, uint32_t n, const Staging& st, uint64_t srb_plan) {
   NodePlan p;
   p.node = n;
   p.ppn = shape.ppn(n);
@@ -138,7 +138,7 @@ NodePlan NodeLevelNode(const GroupShape& shape, Algorithm algo, uint32_t n, cons
     }
     // v1/v2 keep every block of a round from the other nodes; v3 needs two halves, each only as large as
     // the largest piece that lands in one.
-    const uint64_t srb = algo == Algorithm::kV3 ? 2 * std::min(SrbHalfBytes(srb_plan), largest) : all;
+    const uint64_t srb = algo == NodeLevelDesign::kV3 ? 2 * std::min(SrbHalfBytes(srb_plan), largest) : all;
     p.srb_bytes = std::max(p.srb_bytes, srb);
   }
   p.copies = *std::max_element(copies.begin(), copies.end());
@@ -300,7 +300,7 @@ Result<PlanReport> MakePlanReport(const PlanRequest& req) {
     // Ranks talk to each other directly: no daemon, no shared buffers, nothing to stage.
     for (uint32_t n = 0; n < shape.nodes(); ++n) r.nodes.push_back(FlatNode(shape, n, m));
   } else {
-    const Algorithm algo = NodeLevel(req.design);
+    const NodeLevelDesign algo = NodeLevel(req.design);
     r.ssb_limit = req.ssb_bytes;
     r.srb_limit = req.srb_bytes;
     // The planners refuse budgets below one byte per message even for M = 0.
@@ -311,7 +311,7 @@ Result<PlanReport> MakePlanReport(const PlanRequest& req) {
     uint64_t srb_plan = 0;
     if (req.srb_bytes) {
       srb_plan = *req.srb_bytes;
-    } else if (shape.nodes() > 1 && algo == Algorithm::kV3) {
+    } else if (shape.nodes() > 1 && algo == NodeLevelDesign::kV3) {
       // SrbHalfBytes rounds a half down to a cache line: round up so the largest block fits.
       const uint64_t half = std::max<uint64_t>(64, (LargestBlock(req.ppn, m) + 63) / 64 * 64);
       srb_plan = 2 * half;

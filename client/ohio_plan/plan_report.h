@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/tables/internode_choice.h"
 #include "shm/plan/staging.h"
 

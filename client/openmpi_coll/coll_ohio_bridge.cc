@@ -43,10 +43,10 @@ StateFor StateIn(ohio_coll_comm* c, MPI_Comm comm) {
   };
 }
 
-// Whether the communicator, set up already without a group, falls through at once
+// Whether the communicator, set up already without a group, is handed back at once
 // (client/mpi/hand_back_at_once.h).
-bool FallsThroughAtOnce(ohio_coll_comm* c, FunctionIndex function) {
-  return c->state != nullptr && ohio::shim::FallsThroughAtOnce(static_cast<CommState*>(c->state), function);
+bool NoGroupHandsBackAtOnce(ohio_coll_comm* c, FunctionIndex function) {
+  return c->state != nullptr && ohio::shim::NoGroupHandsBackAtOnce(static_cast<CommState*>(c->state), function);
 }
 
 Start StartIn(MPI_Comm comm, MPI_Request* request) {
@@ -77,7 +77,7 @@ int ohio_coll_alltoallv(ohio_coll_comm* c, const void* sbuf, const int* scounts,
                         MPI_Datatype sdtype, void* rbuf, const int* rcounts, const int* rdisps, MPI_Datatype rdtype,
                         MPI_Comm comm) {
   const ohio_coll_previous& p = c->previous;
-  if (FallsThroughAtOnce(c, kIndexAlltoallv)) {
+  if (NoGroupHandsBackAtOnce(c, kIndexAlltoallv)) {
     return p.alltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype, comm, p.alltoallv_module);
   }
   return ServeAlltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype, comm, StateIn(c, comm), [&] {
@@ -89,7 +89,7 @@ int ohio_coll_alltoallw(ohio_coll_comm* c, const void* sbuf, const int* scounts,
                         MPI_Datatype const* sdtypes, void* rbuf, const int* rcounts, const int* rdisps,
                         MPI_Datatype const* rdtypes, MPI_Comm comm) {
   const ohio_coll_previous& p = c->previous;
-  if (FallsThroughAtOnce(c, kIndexAlltoallw)) {
+  if (NoGroupHandsBackAtOnce(c, kIndexAlltoallw)) {
     return p.alltoallw(sbuf, scounts, sdisps, sdtypes, rbuf, rcounts, rdisps, rdtypes, comm, p.alltoallw_module);
   }
   return ServeAlltoallw(sbuf, scounts, sdisps, sdtypes, rbuf, rcounts, rdisps, rdtypes, comm, StateIn(c, comm), [&] {
@@ -115,7 +115,7 @@ int ohio_coll_ialltoallv(ohio_coll_comm* c, const void* sbuf, const int* scounts
                          MPI_Datatype sdtype, void* rbuf, const int* rcounts, const int* rdisps, MPI_Datatype rdtype,
                          MPI_Comm comm, MPI_Request* request) {
   const ohio_coll_previous& p = c->previous;
-  if (FallsThroughAtOnce(c, kIndexIalltoallv)) {
+  if (NoGroupHandsBackAtOnce(c, kIndexIalltoallv)) {
     return p.ialltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype, comm, request,
                         p.ialltoallv_module);
   }

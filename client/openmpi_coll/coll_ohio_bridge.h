@@ -89,7 +89,7 @@ void ohio_coll_opened(void);
 
 /* Whether this node's ohiod socket is there ($OHIO_SOCKET, else the default path): a stat, no
  * connection (ohiod removes its socket when it stops). OHIO_DISABLE does not matter here: a
- * disabled job keeps its modules, which count its calls as fallen through, disabled. */
+ * disabled job keeps its modules, which count its calls as handed back, disabled. */
 bool ohio_coll_daemon_socket_here(void);
 
 /* Whether the communicator being created is ohio's own (its agreement duplicate), which ohio

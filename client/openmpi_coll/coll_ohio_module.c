@@ -94,7 +94,7 @@ OBJ_CLASS_INSTANCE(mca_coll_ohio_module_t, mca_coll_base_module_t, ohio_module_c
 mca_coll_base_module_t *mca_coll_ohio_comm_query(struct ompi_communicator_t *comm, int *priority) {
   /* The agreement duplicate is ohio's own, where its collectives must reach the library. An
    * intercommunicator gets a module too: the core sends its calls to the module below, counted
-   * as fallen through with the reason (an all-to-all between two groups is not ohio's). */
+   * as handed back with the reason (an all-to-all between two groups is not ohio's). */
   if (ohio_coll_creating_internal_communicator() || mca_coll_ohio_component.priority < 0 ||
       mca_coll_ohio_stands_aside(comm)) {
     return NULL;

@@ -62,9 +62,9 @@ Result<GroupSpec> ValidateJoin(const control::JoinGroup& join, const DaemonConfi
                    "' but asked the daemon of node '" + config.node_name + "'");
   }
   const std::string algo = join.algorithm().empty() ? config.algorithm : join.algorithm();
-  auto parsed = ParseAlgorithm(algo);
+  auto parsed = ParseNodeLevelDesign(algo);
   if (!parsed) return invalid("unknown algorithm '" + algo + "' (v1, v2 or v3)");
-  spec.algorithm = *parsed;
+  spec.design = *parsed;
   if (!join.internode().empty() && join.internode() != "auto") {
     spec.internode = ParseInterNodeAlgorithmName(join.internode());
     if (!spec.internode) return invalid("unknown inter-node algorithm '" + join.internode() + "' (auto, pairwise, hypercube or direct)");

@@ -559,7 +559,7 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
     j->set_local_rank(m.local);
     j->set_local_ranks(m.group->local_ranks());
     j->set_timeout_ms(m.group->timeout_ms());
-    j->set_algorithm(AlgorithmName(m.group->spec().algorithm));
+    j->set_algorithm(NodeLevelDesignName(m.group->spec().design));
     j->set_node_cpus(node_cpus_);
     j->set_selection_table(FormatSelectionTable(m.group->selection_policy().table));
     j->set_transport(registry_->transport_name());

@@ -78,11 +78,11 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
                                         " describes group " + group->key_hex() +
                                         " differently (size or rank placement) from the ranks that joined before");
     }
-    if (have.algorithm != spec->algorithm) {
+    if (have.design != spec->design) {
       *refusal = control::Error::GROUP_MISMATCH;
       return Status(Code::kRefused, std::string("rank ") + std::to_string(join.rank()) + " asks for algorithm " +
-                                        AlgorithmName(spec->algorithm) + " but the group uses " +
-                                        AlgorithmName(have.algorithm));
+                                        NodeLevelDesignName(spec->design) + " but the group uses " +
+                                        NodeLevelDesignName(have.design));
     }
     if (have.internode != spec->internode) {
       *refusal = control::Error::GROUP_MISMATCH;
@@ -123,9 +123,9 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     auto shape = GroupShape::Make(static_cast<uint32_t>(spec->node_names.size()), spec->rank_node);
     if (!shape.ok()) return shape.status();
     *refusal = control::Error::NO_MEMORY;
-    const uint64_t min_srb = MinSrbBytes(shape.value(), spec->algorithm);
+    const uint64_t min_srb = MinSrbBytes(shape.value(), spec->design);
     if (multinode && config_.srb_bytes < min_srb) {
-      return Status(Code::kNoMemory, std::string("with ") + AlgorithmName(spec->algorithm) + " a group of " +
+      return Status(Code::kNoMemory, std::string("with ") + NodeLevelDesignName(spec->design) + " a group of " +
                                          std::to_string(join.size()) + " ranks needs an SRB of at least " +
                                          std::to_string(min_srb) + " bytes per node; ohiod is configured with srb_bytes = " +
                                          std::to_string(config_.srb_bytes));
@@ -146,7 +146,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     const Group* outgrown = OutgrownExempt(spec.value(), who.uid);
     InterNodePolicy internode = ChooseInterNodePolicy(config_, spec->internode);
     BufferSizes sizes =
-        SizeBuffers(shape.value(), spec->algorithm, spec->bytes_per_rank_hint, config_.ssb_bytes, config_.srb_bytes,
+        SizeBuffers(shape.value(), spec->design, spec->bytes_per_rank_hint, config_.ssb_bytes, config_.srb_bytes,
                     LargestHypercubeBytes(internode.table, shape.value(), spec->bytes_per_rank_hint));
     if (spec->bytes_per_rank_hint != 0) {
       // A hint asks for speed: give a hinted group smaller buffers rather than refuse it.
@@ -353,9 +353,9 @@ Result<PeerGroupInfo> GroupRegistry::DescribeForPeer(const peer::OpenGroupReques
     return Status(Code::kRefused, "node " + config_.node_name + "'s ranks describe group " + g.key_hex() +
                                       " differently (nodes or rank placement) from node " + req.from_node() + "'s");
   }
-  if (req.algorithm() != AlgorithmName(spec.algorithm)) {
+  if (req.algorithm() != NodeLevelDesignName(spec.design)) {
     return Status(Code::kRefused, "node " + config_.node_name + " runs group " + g.key_hex() + " with " +
-                                      AlgorithmName(spec.algorithm) + ", node " + req.from_node() + " with " +
+                                      NodeLevelDesignName(spec.design) + ", node " + req.from_node() + " with " +
                                       req.algorithm());
   }
   // Both tables every node of the group must share: a difference fails the group here too, at
@@ -415,7 +415,7 @@ void GroupRegistry::FailedOnPeer(const peer::GroupFailedRequest& req) {
     return;
   }
   // A code this daemon does not know (or none) is told as the group's failure.
-  const bool known = req.code() > static_cast<uint32_t>(Code::kOk) && req.code() <= static_cast<uint32_t>(Code::kSkipped);
+  const bool known = req.code() > static_cast<uint32_t>(Code::kOk) && req.code() <= static_cast<uint32_t>(Code::kOptedOut);
   engine_->FailedOnPeer(it->second, req.from_node(),
                         Status(known ? static_cast<Code>(req.code()) : Code::kGroupFailed, req.reason()));
 }
@@ -434,7 +434,7 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
     i.rounds = g->rounds_completed();
     i.segment_bytes = g->segment_bytes();
     i.failed = g->failed();
-    i.algorithm = AlgorithmName(g->spec().algorithm);
+    i.algorithm = NodeLevelDesignName(g->spec().design);
     i.internode = g->internode_policy().source;
     i.internode_digest = g->internode_policy().digest;
     i.selection = g->selection_policy().source;

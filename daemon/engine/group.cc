@@ -57,7 +57,7 @@ Result<std::unique_ptr<Group>> Group::Create(GroupSpec spec, GroupShape shape, u
   h->group_size = g->shape_.size();
   h->local_ranks = locals;
   h->timeout_ms = timeout_ms;
-  h->algorithm = static_cast<uint32_t>(g->spec_.algorithm);
+  h->design = static_cast<uint32_t>(g->spec_.design);
   h->plan_ssb_bytes = ssb_bytes;
   h->plan_srb_bytes = srb_bytes;
   h->plan_min_slice_bytes = min_slice_bytes;

@@ -31,7 +31,7 @@
 #include "daemon/ops/internode_policy.h"
 #include "daemon/ops/selection_policy.h"
 #include "daemon/transport/transport.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/group_shape.h"
 #include "shm/segment.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/tables/internode_choice.h"
 
 namespace ohio {
@@ -21,7 +21,7 @@ struct GroupSpec {
   std::vector<std::string> node_names;
   std::vector<uint32_t> rank_node;
   uint32_t node = 0;  // this daemon's index in node_names
-  Algorithm algorithm = Algorithm::kV3;
+  NodeLevelDesign design = NodeLevelDesign::kV3;
   std::optional<InterNodeAlgorithm> internode;  // forced by the job (OHIO_INTERNODE_ALGORITHM); none: the daemons' table
   uint64_t bytes_per_rank_hint = 0;  // what the buffers are sized for (0: configured)
   std::optional<GroupKey> replaces;  // the outgrown generation of a growing group, if this is one

@@ -9,7 +9,7 @@
 namespace ohio {
 
 NonblockingAcrossNodesAlltoall::NonblockingAcrossNodesAlltoall(const Segment* segment, const GroupShape* shape,
-                                                               Algorithm algo, uint32_t node, NonblockingAlltoall* calls)
+                                                               NodeLevelDesign algo, uint32_t node, NonblockingAlltoall* calls)
     : segment_(segment),
       header_(segment->header()),
       shape_(shape),
@@ -26,14 +26,14 @@ uint64_t NonblockingAcrossNodesAlltoall::RecvAddress(uint32_t l) const {
   return segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].recv_address.load(std::memory_order_relaxed);
 }
 
-uint64_t NonblockingAcrossNodesAlltoall::BytesPosted(uint32_t l) const {
+uint64_t NonblockingAcrossNodesAlltoall::BytesStarted(uint32_t l) const {
   return segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].bytes_per_rank.load(std::memory_order_relaxed);
 }
 
 uint64_t NonblockingAcrossNodesAlltoall::ArrivalBytes(uint32_t l) const {
   const bool vector =
       segment_->slot(l)->nonblocking[call_ % kNonblockingDepth].tables_address.load(std::memory_order_relaxed) != 0;
-  return vector ? kVectorBytes : BytesPosted(l);
+  return vector ? kVectorBytes : BytesStarted(l);
 }
 
 Result<bool> NonblockingAcrossNodesAlltoall::StartCall() {
@@ -41,12 +41,12 @@ Result<bool> NonblockingAcrossNodesAlltoall::StartCall() {
   // verdict on every node) lets the next nonblocking one start in the same pass.
   for (;;) {
     const uint32_t call = calls_->next_call();
-    if (!calls_->AllPosted(call)) return false;
+    if (!calls_->AllStarted(call)) return false;
     call_ = call;
     round_in_call_ = 0;
     layout_ = PlanEagerLayout(*shape_, header_->plan_ssb_bytes, header_->plan_srb_bytes);
     vector_ = false;
-    // Ranks that posted different kinds disagree as blocking calls of different kinds would.
+    // Ranks that started different kinds disagree as blocking calls of different kinds would.
     agreed_ = NodeVerdict(ranks_, [this](uint32_t l) { return ArrivalBytes(l); },
                           [this](uint32_t l) { return shape_->rank_at(node_, l); })
                   .ok();
@@ -64,7 +64,7 @@ Result<bool> NonblockingAcrossNodesAlltoall::StartCall() {
       staging_ = Staging{kVectorBytes, 0, 1};  // the stream rounds are known after the first
       return true;
     }
-    const uint64_t m = BytesPosted(0);
+    const uint64_t m = BytesStarted(0);
     eager_ = FitsEager(*shape_, layout_, m);
     if (eager_) {
       staging_ = Staging{m, m, 1};
@@ -98,7 +98,7 @@ Result<bool> NonblockingAcrossNodesAlltoall::Fill(uint32_t round) {
       return Status(Code::kInvalidArgument,
                     "rank " + std::to_string(shape_->rank_at(node_, l)) + " entered a blocking alltoall (round " +
                         std::to_string(arrived) + ") while every rank of node " + std::to_string(node_) +
-                        " had posted nonblocking alltoall " + std::to_string(call_) +
+                        " had started nonblocking alltoall " + std::to_string(call_) +
                         ": the ranks called the group's collectives in different orders");
     }
   }
@@ -155,7 +155,7 @@ Result<bool> NonblockingAcrossNodesAlltoall::Drain() {
     const bool eager_open = eager_;
     const bool released = !eager_ && header_->released_round.load(std::memory_order_acquire) == round_;
     if ((eager_open || released) && !local_copied_) {
-      if (Status s = CopyOutLocal(); !s.ok()) return s;
+      if (Status s = CopyOutOnNode(); !s.ok()) return s;
       local_copied_ = true;
       changed = true;
     }
@@ -203,10 +203,10 @@ void NonblockingAcrossNodesAlltoall::EndRound(bool failed) {
   }
 }
 
-Status NonblockingAcrossNodesAlltoall::CopyOutLocal() {
+Status NonblockingAcrossNodesAlltoall::CopyOutOnNode() {
   uint8_t* ssb = SsbHalf(round_);
   for (uint32_t l = 0; l < ranks_; ++l) {
-    const auto spans = PlanCopyOutLocal(*shape_, algo_, node_, l, staging_, round_in_call_);
+    const auto spans = PlanCopyOutOnNode(*shape_, algo_, node_, l, staging_, round_in_call_);
     if (Status s = Transfer(l, spans, ssb, RecvAddress(l), true); !s.ok()) return s;
   }
   return Status::Ok();

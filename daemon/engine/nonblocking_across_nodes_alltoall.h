@@ -1,6 +1,6 @@
 // Nonblocking alltoalls of a group spanning nodes, moved by the daemons with no help from the
-// ranks (ohio_ialltoall across nodes). A rank posts a call in its ring as on one node
-// (nonblocking_alltoall.h) and goes back to its work. Once every local rank has posted call s and
+// ranks (ohio_ialltoall across nodes). A rank starts a call in its ring as on one node
+// (nonblocking_alltoall.h) and goes back to its work. Once every local rank has started call s and
 // this node is through with the group's last round, the daemon plays every local rank's part of
 // the call's rounds, exactly as the ranks would (client/libohio/across_nodes_alltoall.h), so the exchange
 // with the peer daemons and every check of it stay the ones a blocking call has:
@@ -24,7 +24,7 @@
 // its next blocking call first waits until they are complete (client/libohio/group_handle.cc), and
 // takes the next round number from its slot. So a rank's nonblocking and blocking calls of one group
 // stay in the order it made them, and the daemon and the rank never write the slot at once.
-// Local ranks that disagree on M, or posted an alltoall where others posted an alltoallv, arrive
+// Local ranks that disagree on M, or started an alltoall where others started an alltoallv, arrive
 // with their own Ms (kVectorBytes for an alltoallv): the round fails on every node as a blocking
 // call's would. A rank whose memory cannot be read or written (gone, or a buffer not
 // mapped) fails the group on every node (culprit()).
@@ -41,7 +41,7 @@
 
 #include "common/status.h"
 #include "daemon/engine/nonblocking_alltoall.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/eager_plan.h"
 #include "shm/plan/exchange_plan.h"
@@ -54,7 +54,7 @@ namespace ohio {
 class NonblockingAcrossNodesAlltoall {
  public:
   // `calls` is the group's ring side (which calls the ranks started, the ranks' memory, publishing).
-  NonblockingAcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, Algorithm algo, uint32_t node,
+  NonblockingAcrossNodesAlltoall(const Segment* segment, const GroupShape* shape, NodeLevelDesign algo, uint32_t node,
                                  NonblockingAlltoall* calls);
 
   // The group is filling `round` (no local rank has arrived at it yet). If the next nonblocking call
@@ -88,7 +88,7 @@ class NonblockingAcrossNodesAlltoall {
   Status CopyIn(uint32_t round);
   void Arrive(uint32_t round);
   // The node's own part of the round, from the SSB.
-  Status CopyOutLocal();
+  Status CopyOutOnNode();
   Status CopyOutDelivery(const Delivery& d);
   // Runs `spans` between the segment at `shared` and local rank l's memory at `base`: reading,
   // src is in the rank's memory and dst in the segment; writing, the other way round.
@@ -101,14 +101,14 @@ class NonblockingAcrossNodesAlltoall {
   void EndCall(const Status& outcome);
   uint64_t SendAddress(uint32_t l) const;
   uint64_t RecvAddress(uint32_t l) const;
-  uint64_t BytesPosted(uint32_t l) const;
+  uint64_t BytesStarted(uint32_t l) const;
   // What local rank l arrives with for the call: its M, or kVectorBytes for an alltoallv.
   uint64_t ArrivalBytes(uint32_t l) const;
 
   const Segment* segment_;
   SegmentHeader* header_;
   const GroupShape* shape_;
-  Algorithm algo_;
+  NodeLevelDesign algo_;
   uint32_t node_;
   uint32_t ranks_;
   NonblockingAlltoall* calls_;
@@ -116,7 +116,7 @@ class NonblockingAcrossNodesAlltoall {
 
   // The call under way (0: none) and the round of it under way.
   uint32_t call_ = 0;
-  bool agreed_ = false;  // the local ranks posted the same M
+  bool agreed_ = false;  // the local ranks started the same M
   bool eager_ = false;
   EagerLayout layout_;
   Staging staging_;

@@ -31,7 +31,7 @@
 
 namespace ohio {
 
-// The plans take the ranks' tables as size_t, the rank posts them as uint64_t.
+// The plans take the ranks' tables as size_t, the rank gives them as uint64_t.
 static_assert(std::is_same_v<size_t, uint64_t>, "the ranks' tables are read as the plans' size_t");
 
 Status NonblockingAcrossNodesAlltoall::ReadVectorTables() {
@@ -124,9 +124,9 @@ Status NonblockingAcrossNodesAlltoall::CopyOutVector() {
       uint8_t* from = ssb_half;
       if (source == node_) {
         if (whole) {
-          PlanVectorCopyOutLocal(*shape_, node_, l, layout_, counts, recv_at, &vector_spans_);
+          PlanVectorCopyOutOnNode(*shape_, node_, l, layout_, counts, recv_at, &vector_spans_);
         } else {
-          PlanVectorStreamCopyOutLocal(*shape_, node_, l, layout_, counts, stream_round, recv_at, &vector_spans_);
+          PlanVectorStreamCopyOutOnNode(*shape_, node_, l, layout_, counts, stream_round, recv_at, &vector_spans_);
         }
       } else {
         from = srb_half + block_offsets_[source];

@@ -43,7 +43,7 @@ Result<std::shared_ptr<const RankMemory>> NonblockingAlltoall::Memory(uint32_t l
   return Status(Code::kGroupFailed, who + " has left the group");
 }
 
-bool NonblockingAlltoall::AnyPosted() const {
+bool NonblockingAlltoall::AnyStarted() const {
   const uint32_t done = segment_->header()->nonblocking_done.load(std::memory_order_acquire);
   for (uint32_t l = 0; l < ranks_; ++l) {
     if (segment_->slot(l)->nonblocking_started.load(std::memory_order_acquire) != done) return true;
@@ -57,7 +57,7 @@ bool NonblockingAlltoall::Advance(DaemonCounters* counters, StagingLedger* ledge
                                   uint64_t slice_bytes) {
   if (call_ == 0) {
     const uint32_t call = next_call();
-    if (!AllPosted(call)) return false;
+    if (!AllStarted(call)) return false;
     call_ = call;
     if (Status s = Begin(call); !s.ok()) {
       Finish(s, counters);
@@ -222,7 +222,7 @@ std::optional<std::string> NonblockingAlltoall::Stalled(std::chrono::steady_cloc
     return std::nullopt;
   }
   if (now - watched_since_ < timeout) return std::nullopt;
-  return DescribeRanks(missing) + " did not post nonblocking alltoall " + std::to_string(call) + " within " +
+  return DescribeRanks(missing) + " did not start nonblocking alltoall " + std::to_string(call) + " within " +
          std::to_string(timeout.count()) + " ms of the others";
 }
 
@@ -255,7 +255,7 @@ Status NonblockingAlltoall::SameKind(uint32_t call) const {
   if (alike == ranks_) return Status::Ok();  // without allocating, as every call of a correct program
   std::vector<uint32_t> vector, plain;
   for (uint32_t l = 0; l < ranks_; ++l) (is_vector(l) ? vector : plain).push_back(shape_->rank_at(node_, l));
-  return Status(Code::kInvalidArgument, "ranks posted different collectives as nonblocking call " +
+  return Status(Code::kInvalidArgument, "ranks started different collectives as nonblocking call " +
                                             std::to_string(call) + ": an alltoallv from " + DescribeRanks(vector) +
                                             ", an alltoall from " + DescribeRanks(plain));
 }

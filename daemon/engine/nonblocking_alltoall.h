@@ -1,7 +1,7 @@
 // Nonblocking alltoalls of a group on one node, moved by the daemon while the ranks compute
-// (ohio_ialltoall). A rank posts a call in its slot's ring (the addresses of its send and
+// (ohio_ialltoall). A rank starts a call in its slot's ring (the addresses of its send and
 // receive buffers in its own address space, and M) and goes back to its work; once every
-// local rank has posted call s, the daemon moves the call's pieces between the ranks' own
+// local rank has started call s, the daemon moves the call's pieces between the ranks' own
 // address spaces (rank_memory.h), publishes the outcome and nonblocking_done = s, and wakes the
 // ranks that sleep on it. A rank's wait is then only a look at nonblocking_done: no copy is
 // left for it to do.
@@ -51,8 +51,8 @@ class NonblockingAlltoall {
   // The least a call is given when its uid's memory share is taken (StagingLedger::Take).
   static constexpr uint64_t kStagingFloorBytes = uint64_t{64} << 10;
 
-  // `node`: the group's node this daemon is; a group spanning nodes only uses the posting side
-  // (AllPosted, Stalled, Publish, Refused, Memory): NonblockingAcrossNodesAlltoall moves its calls.
+  // `node`: the group's node this daemon is; a group spanning nodes only uses the starting side
+  // (AllStarted, Stalled, Publish, Refused, Memory): NonblockingAcrossNodesAlltoall moves its calls.
   NonblockingAlltoall(const Segment* segment, const GroupShape* shape, uint32_t node);
   ~NonblockingAlltoall();
 
@@ -63,22 +63,22 @@ class NonblockingAlltoall {
   // the rank left, or ohiod may not touch its memory.
   Result<std::shared_ptr<const RankMemory>> Memory(uint32_t l) const;
   // Moves one slice of the call under way, of at most `slice_bytes`, starting the next one that
-  // every local rank has posted if none is (progress engine thread); true if it did anything.
+  // every local rank has started if none is (progress engine thread); true if it did anything.
   // Staging is taken from `ledger` for `owner`, the group's uid, and given back when the call
   // is done.
   bool Advance(DaemonCounters* counters, StagingLedger* ledger, uid_t owner, uint64_t slice_bytes);
   // Whether a call is being moved (more slices of it are to come).
   bool moving() const { return call_ != 0; }
-  // At every watch tick: if some ranks have posted the next call and others have not for
+  // At every watch tick: if some ranks have started the next call and others have not for
   // `timeout`, why (naming the ranks missing); the group's timeout applies as to a round.
   std::optional<std::string> Stalled(std::chrono::steady_clock::time_point now, std::chrono::milliseconds timeout);
 
-  // The next call to complete, and whether every local rank has posted `call`.
+  // The next call to complete, and whether every local rank has started `call`.
   uint32_t next_call() const { return segment_->header()->nonblocking_done.load(std::memory_order_acquire) + 1; }
-  bool AllPosted(uint32_t call) const { return segment_->AllPosted(call); }
-  // Whether some local rank has posted a call not yet complete.
-  bool AnyPosted() const;
-  // Whether every rank posted the same kind of call (alltoall or alltoallv), naming who did not.
+  bool AllStarted(uint32_t call) const { return segment_->AllStarted(call); }
+  // Whether some local rank has started a call not yet complete.
+  bool AnyStarted() const;
+  // Whether every rank started the same kind of call (alltoall or alltoallv), naming who did not.
   Status SameKind(uint32_t call) const;
   // Publishes call's outcome and nonblocking_done = call, and wakes the ranks.
   void Publish(uint32_t call, const Status& outcome);
@@ -88,7 +88,7 @@ class NonblockingAlltoall {
                  uint64_t address) const;
 
  private:
-  // Checks call's posts (and an alltoallv's tables) and plans its slices; not OK fails it.
+  // Checks call's starts (and an alltoallv's tables) and plans its slices; not OK fails it.
   Status Begin(uint32_t call);
   // Reads and then writes the pieces of the next slice; *done once there is none left.
   Status MoveSlice(uint64_t slice_bytes, bool* done);
@@ -136,7 +136,7 @@ class NonblockingAlltoall {
   };
   std::vector<std::vector<Piece>> reads_, writes_;
   std::vector<iovec> local_, remote_;  // one transfer's, reused
-  uint32_t watched_call_ = 0;  // the call some rank posted and others not, at the last tick
+  uint32_t watched_call_ = 0;  // the call some rank started and others not, at the last tick
   std::chrono::steady_clock::time_point watched_since_;
 };
 

@@ -1,4 +1,4 @@
-// The alltoallv side of NonblockingAlltoall (nonblocking_alltoall.h). Each rank posted the address
+// The alltoallv side of NonblockingAlltoall (nonblocking_alltoall.h). Each rank gave the address
 // of its tables (bytes and byte offsets per group rank, in its own memory, kept by libohio until
 // the call is moved); the daemon reads them all and checks MPI's matching rule for every pair once
 // for every rank (so every rank gets the same verdict and text). The pieces then move slice by

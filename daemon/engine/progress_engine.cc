@@ -303,7 +303,7 @@ bool ProgressEngine::AdvanceAll() {
   sliced_uids_.clear();
   const size_t n = groups_.size();
   if (n != 0) first_group_ = (first_group_ + 1) % n;
-  // Nonblocking calls on one node are the engine's to move, as soon as every rank has posted
+  // Nonblocking calls on one node are the engine's to move, as soon as every rank has started
   // them: one slice per uid and pass (sliced_uids_). Calls that begin go before calls under
   // way, so a small call (one slice) waits for at most the slice being copied, not for every
   // other uid's next slice too.
@@ -355,7 +355,7 @@ int ProgressEngine::NextWakeMs() const {
   for (const auto& g : groups_) {
     // A group on one node is watched at every tick while it is open: nothing tells the engine
     // when its ranks start waiting for each other.
-    if (g->rounds().busy() || g->rounds().posts_pending() || (!g->spans_nodes() && !g->failed())) {
+    if (g->rounds().busy() || g->rounds().started_calls_pending() || (!g->spans_nodes() && !g->failed())) {
       return static_cast<int>(kTimeoutTick.count());
     }
   }

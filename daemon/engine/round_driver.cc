@@ -28,11 +28,11 @@ RoundDriver::RoundDriver(const Group& group, Segment* segment, uint64_t ssb_byte
       nonblocking_(std::make_unique<NonblockingAlltoall>(segment, &group.shape(), group.spec().node)) {
   if (transport == nullptr) return;
   const GroupSpec& spec = group.spec();
-  exchange_ = std::make_unique<Exchange>(group.shape(), spec.node, spec.algorithm, spec.node_names, spec.key,
+  exchange_ = std::make_unique<Exchange>(group.shape(), spec.node, spec.design, spec.node_names, spec.key,
                                          ssb_bytes, srb_bytes, transport, segment, group.tag(),
                                          group.internode_table());
   across_nodes_nonblocking_ = std::make_unique<NonblockingAcrossNodesAlltoall>(
-      segment, &group.shape(), spec.algorithm, spec.node, nonblocking_.get());
+      segment, &group.shape(), spec.design, spec.node, nonblocking_.get());
 }
 
 RoundDriver::~RoundDriver() = default;
@@ -84,7 +84,7 @@ bool RoundDriver::ranks_may_wait_on_engine() const {
   return !failed() && spans_nodes() && !latest_round_nonblocking_;
 }
 
-bool RoundDriver::posts_pending() const { return !failed() && spans_nodes() && nonblocking_->AnyPosted(); }
+bool RoundDriver::started_calls_pending() const { return !failed() && spans_nodes() && nonblocking_->AnyStarted(); }
 
 void RoundDriver::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   if (!exchange_ || exchange_->bootstrapped()) return;
@@ -197,7 +197,7 @@ void RoundDriver::RankGoneOnNode(uint32_t node, uint32_t rank, bool left, Daemon
 
 bool RoundDriver::RankIdle(uint32_t l) const {
   const RankSlot* s = segment_->slot(l);
-  // A nonblocking call it posted that is not complete yet is a call under way.
+  // A nonblocking call it started that is not complete yet is a call under way.
   const bool nonblocking_idle = RoundReached(segment_->header()->nonblocking_done.load(std::memory_order_acquire),
                                          s->nonblocking_started.load(std::memory_order_acquire));
   if (!nonblocking_idle) return false;
@@ -296,7 +296,7 @@ bool RoundDriver::FillNonblocking(Clock::time_point now, DaemonCounters* counter
     return true;
   }
   if (arrived.value() || across_nodes_nonblocking_->moving()) return arrived.value();
-  // Some ranks posted a call and the others have not: the group's timeout applies as to a round.
+  // Some ranks started a call and the others have not: the group's timeout applies as to a round.
   if (auto stalled = nonblocking_->Stalled(now, timeout_)) {
     Fail(Code::kTimeout, *stalled + "; the group is closed", counters);
     counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
@@ -360,7 +360,7 @@ bool RoundDriver::Begin(Clock::time_point now, DaemonCounters* counters) {
   const Status verdict = NodeVerdict(
       n, [this](uint32_t l) { return EntryFor(segment_->slot(l), round_).bytes_per_rank.load(std::memory_order_relaxed); },
       [this](uint32_t l) { return group_.group_rank(l); });
-  const bool skip = verdict.code() == Code::kSkipped;
+  const bool opt_out = verdict.code() == Code::kOptedOut;
   const bool disagree = verdict.code() == Code::kSizeMismatch;
   segment_->header()->delivered.store(0, std::memory_order_relaxed);
   published_delivered_ = 0;
@@ -371,7 +371,7 @@ bool RoundDriver::Begin(Clock::time_point now, DaemonCounters* counters) {
     t->store(0, std::memory_order_relaxed);
   }
   st.begun_ns.store(MonotonicNs(), std::memory_order_release);
-  exchange_->BeginRound(round_, e0.bytes_per_rank.load(std::memory_order_relaxed), disagree, skip,
+  exchange_->BeginRound(round_, e0.bytes_per_rank.load(std::memory_order_relaxed), disagree, opt_out,
                         e0.round_in_call.load(std::memory_order_relaxed));
   if (!verdict.ok()) {
     PublishRoundError(verdict.code(), verdict.message());
@@ -413,7 +413,7 @@ bool RoundDriver::AdvanceExchange(Clock::time_point now, DaemonCounters* counter
   const bool eager = exchange_->eager();
   if (exchange_->error() && !round_failed_) {
     PublishRoundError(exchange_->error_code(), *exchange_->error());
-    if (exchange_->error_code() != Code::kSkipped) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
+    if (exchange_->error_code() != Code::kOptedOut) counters->collectives_failed.fetch_add(1, std::memory_order_relaxed);
     changed = true;
   }
   const uint32_t n = local_ranks();
@@ -514,7 +514,7 @@ bool RoundDriver::FinishRound(Clock::time_point now, DaemonCounters* counters) {
   } else {
     // The call ends with the round's error.
     const auto code = static_cast<Code>(segment_->header()->round_error_code.load(std::memory_order_relaxed));
-    if (code != Code::kSkipped) counters->CountError(code);
+    if (code != Code::kOptedOut) counters->CountError(code);
     call_started_.reset();
   }
   round_failed_ = false;

@@ -91,15 +91,15 @@ class RoundDriver {
   // group if some rank has kept the others waiting for longer than the timeout. True if it
   // failed the group.
   bool Watch(Clock::time_point now, DaemonCounters* counters);
-  // A group on one node: moves one slice of the nonblocking calls every local rank has posted
+  // A group on one node: moves one slice of the nonblocking calls every local rank has started
   // (NonblockingAlltoall::Advance) of at most `slice_bytes`, with staging from `ledger`; true
   // if it did anything.
   bool AdvanceNonblocking(DaemonCounters* counters, StagingLedger* ledger, uint64_t slice_bytes);
-  // A group on one node with a nonblocking call being moved, or posted by every rank and not
+  // A group on one node with a nonblocking call being moved, or started by every rank and not
   // begun, or either.
   bool nonblocking_moving() const { return nonblocking_->moving(); }
   bool nonblocking_beginning() const {
-    return !nonblocking_->moving() && nonblocking_->AllPosted(nonblocking_->next_call());
+    return !nonblocking_->moving() && nonblocking_->AllStarted(nonblocking_->next_call());
   }
   bool nonblocking_waiting() const { return nonblocking_moving() || nonblocking_beginning(); }
   // Adds to `counters` what the group's ranks counted in the segment since the last time.
@@ -110,9 +110,9 @@ class RoundDriver {
   // spans nodes (on one node its blocking calls never wait for the engine) and its latest round
   // was not a nonblocking call's. While a nonblocking call moves, its ranks compute instead.
   bool ranks_may_wait_on_engine() const;
-  // A group spanning nodes some of whose ranks posted a nonblocking call the others have not:
+  // A group spanning nodes some of whose ranks started a nonblocking call the others have not:
   // its timeout must be watched although no round is under way.
-  bool posts_pending() const;
+  bool started_calls_pending() const;
 
   // --- failures (progress engine thread) ---
   // Closes the group for good: every waiting and every later call gets this error.
@@ -157,7 +157,7 @@ class RoundDriver {
   void StampSends();
   void StampLanded();
   bool FinishRound(Clock::time_point now, DaemonCounters* counters);
-  // Groups spanning nodes: the daemon's part in the nonblocking calls its ranks posted
+  // Groups spanning nodes: the daemon's part in the nonblocking calls its ranks started
   // (nonblocking_across_nodes_alltoall.h), failing the group if it could not play it. True if anything
   // changed.
   bool FillNonblocking(Clock::time_point now, DaemonCounters* counters);
@@ -174,7 +174,7 @@ class RoundDriver {
   std::atomic<uint64_t>* ranks_woken_ = nullptr;
   uint64_t plan_min_slice_bytes_ = 0;  // the group's: the smallest of every node's met so far
   std::unique_ptr<Exchange> exchange_;  // null for a group on one node
-  // Nonblocking calls the ranks posted: moved by nonblocking_ alone on one node, by
+  // Nonblocking calls the ranks started: moved by nonblocking_ alone on one node, by
   // across_nodes_nonblocking_ through the rounds across nodes.
   std::unique_ptr<NonblockingAlltoall> nonblocking_;
   std::unique_ptr<NonblockingAcrossNodesAlltoall> across_nodes_nonblocking_;

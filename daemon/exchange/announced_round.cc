@@ -7,7 +7,7 @@ namespace ohio {
 void AnnouncedRound::Plan() {
   puts_.clear();
   deliveries_.clear();
-  if (!s_.local_disagree && !s_.local_skip && !s_.vector) {
+  if (!s_.local_disagree && !s_.local_opt_out && !s_.vector) {
     auto staging = PlanGroupStaging(s_.shape, s_.algo, s_.plan_ssb, s_.plan_srb, s_.bytes_per_rank,
                                     s_.segment->header()->plan_min_slice_bytes);
     if (!staging.ok()) {
@@ -21,7 +21,7 @@ void AnnouncedRound::Plan() {
   }
   s_.puts = &puts_;
   s_.deliveries = &deliveries_;
-  credited_ = s_.algo == Algorithm::kV3 ? std::min<uint32_t>(2, deliveries_.size()) : deliveries_.size();
+  credited_ = s_.algo == NodeLevelDesign::kV3 ? std::min<uint32_t>(2, deliveries_.size()) : deliveries_.size();
   s_.SendOwnReady();
   arrived_.assign(deliveries_.size(), false);
 }
@@ -39,7 +39,7 @@ bool AnnouncedRound::PostAnnounced() {
     if (s_.put_posted[i]) continue;
     const Put& p = puts_[i];
     const bool credited =
-        s_.algo != Algorithm::kV3 || p.delivery < 2 || s_.HeardOf(p.dest, s_.round).credit > p.delivery;
+        s_.algo != NodeLevelDesign::kV3 || p.delivery < 2 || s_.HeardOf(p.dest, s_.round).credit > p.delivery;
     if (!credited) continue;
     s_.Post(p, i, false);
     changed = true;

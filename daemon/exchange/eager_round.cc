@@ -37,7 +37,7 @@ void EagerRound::PublishLanded() {
   // round's verdict turns out to be.
   while (s_.delivered < s_.deliveries->size()) {
     const Heard& h = s_.HeardOf((*s_.deliveries)[s_.delivered].source, s_.round);
-    if (!h.data || h.skipped || h.bytes_per_rank != s_.bytes_per_rank) break;
+    if (!h.data || h.opted_out || h.bytes_per_rank != s_.bytes_per_rank) break;
     ++s_.delivered;
   }
 }

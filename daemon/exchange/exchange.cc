@@ -9,7 +9,7 @@
 
 namespace ohio {
 
-Exchange::Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
+Exchange::Exchange(const GroupShape& shape, uint32_t node, NodeLevelDesign algo, std::vector<std::string> node_names,
                    std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
                    const Segment* segment, uint32_t tag, InterNodeTable internode_table)
     : s_(shape, node, algo, std::move(node_names), key, ssb_bytes, srb_bytes, transport, segment, tag,
@@ -17,9 +17,9 @@ Exchange::Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::
       eager_round_(&s_),
       announced_round_(&s_),
       vector_round_(&s_, &vector_call_),
-      agreement_(&s_, &vector_call_, &vector_round_),
-      hypercube_round_(&s_, &agreement_),
-      vector_cube_round_(&s_, &agreement_, &vector_call_) {}
+      verdict_(&s_, &vector_call_, &vector_round_),
+      hypercube_round_(&s_, &verdict_),
+      vector_cube_round_(&s_, &verdict_, &vector_call_) {}
 
 void Exchange::SetPeer(uint32_t node, const PeerGroupInfo& info) {
   if (node == s_.node || node >= s_.peers.size()) return;
@@ -53,10 +53,10 @@ RoundProtocol* Exchange::ChooseProtocol() {
   return &announced_round_;
 }
 
-void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_skip,
+void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_opt_out,
                           uint64_t round_in_call) {
-  s_.Begin(round, bytes_per_rank, local_disagree, local_skip);
-  const bool local_ok = !local_disagree && !local_skip;
+  s_.Begin(round, bytes_per_rank, local_disagree, local_opt_out);
+  const bool local_ok = !local_disagree && !local_opt_out;
   s_.vector = bytes_per_rank == kVectorBytes;
   vector_call_.BeginRound(s_.vector ? static_cast<uint32_t>(round_in_call) : 0);
   if (s_.vector && local_ok) vector_round_.PlanPart();
@@ -75,7 +75,7 @@ void Exchange::BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_di
   s_.put_posted.assign(s_.puts->size(), false);
   protocol_->Start();
   protocol_->ReactToMixedSigns();
-  agreement_.Check();
+  verdict_.Check();
 }
 
 void Exchange::WriteEagerHeader() {
@@ -122,12 +122,12 @@ void Exchange::OnMessage(uint32_t from, const ExchangeMessage& m) {
     h.known = true;
     h.bytes_per_rank = m.bytes_per_rank;
     h.disagree = m.sizes_disagree;
-    h.skipped = m.skipped;
+    h.opted_out = m.opted_out;
     h.too_large = m.delivery == ExchangeMessage::kReadyTooLarge;
     h.mixed = m.delivery == ExchangeMessage::kReadyMixed;
     if (s_.active && m.round == s_.round) {
       protocol_->ReactToMixedSigns();
-      agreement_.Check();
+      verdict_.Check();
     }
   } else {
     h.credit = std::max(h.credit, m.delivery + 1);
@@ -168,7 +168,7 @@ void Exchange::OnEagerHeader(uint32_t from, uint32_t parity) {
   heard.cube_fits = (h.flags & kEagerVectorCubeFits) != 0;
   heard.stream_rounds = h.stream_rounds;
   heard.tables = heard.tables || (h.flags & kEagerVectorTables) != 0;
-  if (s_.active && h.round == s_.round) agreement_.Check();
+  if (s_.active && h.round == s_.round) verdict_.Check();
   if (s_.active && h.round == s_.round) protocol_->OnPeerHeader();
 }
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/exchange/agreement.h"
+#include "daemon/exchange/across_nodes_verdict.h"
 #include "daemon/exchange/announced_round.h"
 #include "daemon/exchange/eager_round.h"
 #include "daemon/exchange/exchange_message.h"
@@ -36,7 +36,7 @@ class Exchange {
   // `segment` is the group's on this node: eager puts gather their header from it and land
   // their blocks in its SRB; `tag` is the group's tag here (what peers' messages carry);
   // `internode_table` chooses the inter-node algorithm per call (the same table on every node).
-  Exchange(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
+  Exchange(const GroupShape& shape, uint32_t node, NodeLevelDesign algo, std::vector<std::string> node_names,
            std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
            const Segment* segment, uint32_t tag, InterNodeTable internode_table);
 
@@ -51,8 +51,8 @@ class Exchange {
 
   // --- rounds ---
   // This node's ranks are all in for `round` (the round after the last one ended): M agreed
-  // locally unless local_disagree or local_skip.
-  void BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_skip,
+  // locally unless local_disagree or local_opt_out.
+  void BeginRound(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_opt_out,
                   uint64_t round_in_call);
   // The round is over here (complete()): the next one may begin.
   void EndRound();
@@ -125,7 +125,7 @@ class Exchange {
   EagerRound eager_round_;
   AnnouncedRound announced_round_;
   VectorRound vector_round_;
-  Agreement agreement_;
+  AcrossNodesVerdict verdict_;
   HypercubeRound hypercube_round_;
   VectorCubeRound vector_cube_round_;
   RoundProtocol* protocol_ = &announced_round_;  // the round under way's, or the last one's

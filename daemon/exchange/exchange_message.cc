@@ -17,7 +17,7 @@ uint64_t Get64(const uint8_t* at) { return GetLittleEndian<uint64_t>(reinterpret
 ExchangeMessage::Encoded ExchangeMessage::Encode() const {
   Encoded s{};
   s[0] = static_cast<uint8_t>(type);
-  s[1] = static_cast<uint8_t>((sizes_disagree ? 1 : 0) | (skipped ? 2 : 0) | (left ? 4 : 0));
+  s[1] = static_cast<uint8_t>((sizes_disagree ? 1 : 0) | (opted_out ? 2 : 0) | (left ? 4 : 0));
   Put32(&s[4], tag);
   Put32(&s[8], round);
   Put32(&s[12], delivery);
@@ -35,7 +35,7 @@ std::optional<ExchangeMessage> ExchangeMessage::Decode(const uint8_t* s, size_t 
   }
   m.type = static_cast<Type>(s[0]);
   m.sizes_disagree = (s[1] & 1) != 0;
-  m.skipped = (s[1] & 2) != 0;
+  m.opted_out = (s[1] & 2) != 0;
   m.left = (s[1] & 4) != 0;
   m.tag = Get32(&s[4]);
   m.round = Get32(&s[8]);

@@ -15,7 +15,7 @@ struct ExchangeMessage {
   enum class Type : uint8_t { kRoundReady = 1, kCredit = 2, kRankGone = 3 };
   Type type = Type::kRoundReady;
   bool sizes_disagree = false;  // ROUND_READY: the sender's own ranks already disagree on M
-  bool skipped = false;         // ROUND_READY: one of the sender's ranks opted out of the call
+  bool opted_out = false;         // ROUND_READY: one of the sender's ranks opted out of the call
   uint32_t tag = 0;             // the receiver's tag for the group
   uint32_t round = 0;
   uint32_t delivery = 0;        // CREDIT: the receiver may now put this delivery of the sender's;

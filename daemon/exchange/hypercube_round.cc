@@ -104,7 +104,7 @@ bool HypercubeRound::ReadInbox(uint32_t k) {
   if (h.bytes_per_rank != s_.bytes_per_rank || (h.flags & ~FlagsAllowed()) != 0) {
     // Its blocks are laid for another M: never published nor forwarded.
     ReactToMixedSigns();
-    agreement_.Check();
+    verdict_.Check();
     return false;
   }
   if (!Land(k, h, s_.segment->srb() + at)) return false;
@@ -118,7 +118,7 @@ bool HypercubeRound::ReadInbox(uint32_t k) {
 bool HypercubeRound::MixedSign(uint32_t node) const {
   const Heard& h = s_.heard[node][s_.round & 1];
   return h.round == s_.round && h.known &&
-         (h.bytes_per_rank != s_.bytes_per_rank || h.disagree || h.skipped || h.too_large);
+         (h.bytes_per_rank != s_.bytes_per_rank || h.disagree || h.opted_out || h.too_large);
 }
 
 void HypercubeRound::ReactToMixedSigns() {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/exchange/agreement.h"
+#include "daemon/exchange/across_nodes_verdict.h"
 #include "daemon/exchange/round_protocol.h"
 #include "shm/plan/bruck_plan.h"
 
@@ -22,7 +22,7 @@ namespace ohio {
 
 class HypercubeRound : public RoundProtocol {
  public:
-  HypercubeRound(RoundState* state, Agreement* agreement) : RoundProtocol(state), agreement_(*agreement) {}
+  HypercubeRound(RoundState* state, AcrossNodesVerdict* verdict) : RoundProtocol(state), verdict_(*verdict) {}
 
   void Plan() override;
   void Start() override;
@@ -51,7 +51,7 @@ class HypercubeRound : public RoundProtocol {
   virtual void AllLanded() {}
   virtual void Publish();
 
-  Agreement& agreement_;
+  AcrossNodesVerdict& verdict_;
   bool halted_ = false;  // a node runs another M: no more messages this round
   std::vector<bool> inbox_landed_;
   uint32_t inboxes_landed_ = 0;

@@ -12,7 +12,7 @@ namespace ohio {
 bool RoundAfter(uint32_t a, uint32_t b) { return !RoundReached(b, a); }
 bool RoundAtLeast(uint32_t a, uint32_t b) { return RoundReached(a, b); }
 
-RoundState::RoundState(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
+RoundState::RoundState(const GroupShape& shape, uint32_t node, NodeLevelDesign algo, std::vector<std::string> node_names,
                        std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
                        const Segment* segment, uint32_t tag, InterNodeTable internode_table)
     : shape(shape),
@@ -44,7 +44,7 @@ Heard& RoundState::HearHeader(uint32_t from, const EagerHeader& h) {
   said.known = true;
   said.data = true;
   said.bytes_per_rank = h.bytes_per_rank;
-  said.skipped = (h.flags & kEagerSkipped) != 0;
+  said.opted_out = (h.flags & kEagerOptedOut) != 0;
   said.begun_ns = h.begun_ns;
   said.landed_ns = MonotonicNs();
   return said;
@@ -56,12 +56,12 @@ bool RoundState::Accept(uint32_t n, uint32_t r) {
   return RoundAtLeast(r, round) && !RoundAfter(r, round + 1);
 }
 
-void RoundState::Begin(uint32_t r, uint64_t m, bool disagree, bool skip) {
+void RoundState::Begin(uint32_t r, uint64_t m, bool disagree, bool opt_out) {
   round = r;
   active = true;
   bytes_per_rank = m;
   local_disagree = disagree;
-  local_skip = skip;
+  local_opt_out = opt_out;
   agreed = false;
   announced_ok = false;
   ready_sent = false;
@@ -88,14 +88,14 @@ void RoundState::SendTo(uint32_t n, ExchangeMessage m) {
   transport->Send(peer_ids[n], bytes.data(), bytes.size());
 }
 
-void RoundState::SendReady(bool disagree, bool skipped, uint32_t reason) {
+void RoundState::SendReady(bool disagree, bool opted_out, uint32_t reason) {
   ready_sent = true;
   for (uint32_t n = 0; n < shape.nodes(); ++n) {
     if (n == node) continue;
     ExchangeMessage m;
     m.type = ExchangeMessage::Type::kRoundReady;
     m.sizes_disagree = disagree;
-    m.skipped = skipped;
+    m.opted_out = opted_out;
     m.round = round;
     m.bytes_per_rank = bytes_per_rank;
     m.delivery = reason;

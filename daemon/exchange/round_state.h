@@ -37,7 +37,7 @@ struct Heard {
   bool known = false;  // its M and flags, from ROUND_READY or an eager header
   uint64_t bytes_per_rank = 0;
   bool disagree = false;
-  bool skipped = false;
+  bool opted_out = false;
   bool data = false;       // its eager put for the round landed
   uint64_t begun_ns = 0;   // from its eager header: when it began the round (its clock)
   uint64_t landed_ns = 0;  // when its eager put was seen here
@@ -53,14 +53,14 @@ struct Heard {
 
 class RoundState {
  public:
-  RoundState(const GroupShape& shape, uint32_t node, Algorithm algo, std::vector<std::string> node_names,
+  RoundState(const GroupShape& shape, uint32_t node, NodeLevelDesign algo, std::vector<std::string> node_names,
              std::array<uint8_t, 16> key, uint64_t ssb_bytes, uint64_t srb_bytes, Transport* transport,
              const Segment* segment, uint32_t tag, InterNodeTable internode_table);
 
   // --- the group, as its nodes set it up ---
   const GroupShape& shape;
   const uint32_t node;
-  const Algorithm algo;
+  const NodeLevelDesign algo;
   const std::vector<std::string> node_names;
   std::vector<PeerId> peer_ids;  // by node: the transport's id for its daemon
   const std::array<uint8_t, 16> key;
@@ -101,7 +101,7 @@ class RoundState {
   bool announced_ok = false;     // this round, announced, has succeeded so far
   uint64_t bytes_per_rank = 0;
   bool local_disagree = false;
-  bool local_skip = false;
+  bool local_opt_out = false;
   bool too_large = false;      // alltoallv: this node's part would take too many rounds
   uint64_t count_digest = 0;   // alltoallv: this node's share
   bool ready_sent = false;     // this node told every node its M this round
@@ -122,13 +122,13 @@ class RoundState {
   size_t puts_in_flight() const { return in_flight[0] + in_flight[1]; }
 
   // Resets what the round before left, for `round`.
-  void Begin(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_skip);
+  void Begin(uint32_t round, uint64_t bytes_per_rank, bool local_disagree, bool local_opt_out);
   void End();
   void SendTo(uint32_t node, ExchangeMessage m);
   // ROUND_READY for the round under way to every other node.
-  void SendReady(bool disagree, bool skipped, uint32_t reason = 0);
+  void SendReady(bool disagree, bool opted_out, uint32_t reason = 0);
   // This node's ROUND_READY as its ranks' M and this node's own flags say.
-  void SendOwnReady() { SendReady(local_disagree, local_skip, too_large ? ExchangeMessage::kReadyTooLarge : 0); }
+  void SendOwnReady() { SendReady(local_disagree, local_opt_out, too_large ? ExchangeMessage::kReadyTooLarge : 0); }
   // Posts put `index` of the round: an eager one header first, from the SSB half and into the
   // SRB half of the round's parity.
   void Post(const Put& p, uint32_t index, bool eager);

@@ -19,8 +19,8 @@ namespace ohio {
 
 class VectorCubeRound : public HypercubeRound {
  public:
-  VectorCubeRound(RoundState* state, Agreement* agreement, VectorCall* call)
-      : HypercubeRound(state, agreement), call_(*call) {}
+  VectorCubeRound(RoundState* state, AcrossNodesVerdict* verdict, VectorCall* call)
+      : HypercubeRound(state, verdict), call_(*call) {}
 
   void Plan() override;
 

@@ -9,7 +9,7 @@
 //   low bits say which kind (EagerImmDelivery, BruckImmDelivery, VectorTablesImmDelivery,
 //   VectorCubeImmDelivery): shm/plan/eager_plan.h.
 // - The 64-byte header in front of every eager put's block and every hypercube message
-//   (EagerHeader, its magic and flags kEagerSkipped, kEagerVectorStaged, kEagerVectorTables):
+//   (EagerHeader, its magic and flags kEagerOptedOut, kEagerVectorStaged, kEagerVectorTables):
 //   shm/plan/eager_plan.h; the alltoallv hypercube's flags (kEagerVectorCubeVoid,
 //   kEagerVectorCubeFits) and the size table behind its header line: shm/plan/vector_cube.h.
 // - Where a put lands in the peer's SRB: EagerSlotOffset (shm/plan/eager_plan.h), the hypercube's

@@ -13,7 +13,7 @@
 #include "common/version.h"
 #include "daemon/ops/address_ranges.h"
 #include "daemon/ops/host_pattern.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/tables/internode_table_text.h"
 #include "shm/tables/selection_table_text.h"
 

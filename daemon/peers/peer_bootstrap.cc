@@ -350,7 +350,7 @@ bool PeerBootstrap::TryOpen(const Job& job, uint32_t node, Channel& channel, std
   req.set_key(std::string(spec.key.begin(), spec.key.end()));
   for (const auto& n : spec.node_names) req.add_node_names(n);
   for (uint32_t r : spec.rank_node) req.add_rank_node(r);
-  req.set_algorithm(AlgorithmName(spec.algorithm));
+  req.set_algorithm(NodeLevelDesignName(spec.design));
   req.set_owner_uid(job.group->owner());
   req.set_internode_digest(job.group->internode_policy().digest);
   req.set_internode_source(job.group->internode_policy().source);

@@ -26,7 +26,7 @@ uint64_t ProductUpTo(uint64_t count, uint64_t each, uint64_t cap) {
 
 }  // namespace
 
-BufferSizes SizeBuffers(const GroupShape& shape, Algorithm algo, uint64_t hint, uint64_t configured_ssb,
+BufferSizes SizeBuffers(const GroupShape& shape, NodeLevelDesign algo, uint64_t hint, uint64_t configured_ssb,
                         uint64_t configured_srb, uint64_t hypercube_bytes) {
   const bool spans_nodes = shape.nodes() > 1;
   BufferSizes configured{configured_ssb, spans_nodes ? configured_srb : 0};

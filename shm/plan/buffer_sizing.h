@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/group_shape.h"
 
 namespace ohio {
@@ -29,7 +29,7 @@ struct BufferSizes {
 // configuration is the caller's check. `hypercube_bytes` (at most the hint; 0: none): the
 // largest M the group's inter-node table runs as a hypercube, whose inboxes an SRB half must then
 // also hold (shm/plan/bruck_plan.h), or those calls would fall back to pairwise for want of room.
-BufferSizes SizeBuffers(const GroupShape& shape, Algorithm algo, uint64_t hint, uint64_t configured_ssb,
+BufferSizes SizeBuffers(const GroupShape& shape, NodeLevelDesign algo, uint64_t hint, uint64_t configured_ssb,
                         uint64_t configured_srb, uint64_t hypercube_bytes = 0);
 
 // Sizes between `floor` (the group's minimum) and `wanted`, halving from `wanted` until

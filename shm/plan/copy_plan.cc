@@ -64,11 +64,11 @@ uint64_t SsbRoundBytes(const GroupShape& shape, uint32_t node, const RoundCover&
   return cover.rows(shape.ppn(node)) * CoverColumns(shape, node, cover) * cover.length;
 }
 
-uint64_t SsbOffset(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l, uint32_t dest,
+uint64_t SsbOffset(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, uint32_t l, uint32_t dest,
                    const RoundCover& cover) {
   const uint64_t row = l - cover.first_row;
   const uint32_t j = shape.node_of(dest);
-  if (algo == Algorithm::kV1) {
+  if (algo == NodeLevelDesign::kV1) {
     if (cover.every_step(shape.nodes())) return (row * shape.size() + dest) * cover.length;
     return (row * CoverColumns(shape, node, cover) + ColumnBase(shape, node, cover, j) + shape.local_index(dest)) *
            cover.length;
@@ -76,7 +76,7 @@ uint64_t SsbOffset(const GroupShape& shape, Algorithm algo, uint32_t node, uint3
   return SsbBlockOffset(shape, node, j, cover) + (row * shape.ppn(j) + shape.local_index(dest)) * cover.length;
 }
 
-std::vector<CopySpan> PlanCopyIn(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l,
+std::vector<CopySpan> PlanCopyIn(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, uint32_t l,
                                  const Staging& staging, uint64_t round) {
   std::vector<CopySpan> spans;
   const RoundCover cover = staging.cover(round);
@@ -93,7 +93,7 @@ std::vector<CopySpan> PlanCopyIn(const GroupShape& shape, Algorithm algo, uint32
     }
     return spans;
   }
-  if (algo == Algorithm::kV1) {
+  if (algo == NodeLevelDesign::kV1) {
     for (uint32_t dest = 0; dest < shape.size(); ++dest) copy(dest);
     return spans;
   }
@@ -104,7 +104,7 @@ std::vector<CopySpan> PlanCopyIn(const GroupShape& shape, Algorithm algo, uint32
   return spans;
 }
 
-std::vector<CopySpan> PlanCopyOutLocal(const GroupShape& shape, Algorithm algo, uint32_t node,
+std::vector<CopySpan> PlanCopyOutOnNode(const GroupShape& shape, NodeLevelDesign algo, uint32_t node,
                                        uint32_t r, const Staging& staging, uint64_t round) {
   std::vector<CopySpan> spans;
   const RoundCover cover = staging.cover(round);

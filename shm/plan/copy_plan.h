@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/group_shape.h"
 #include "shm/plan/staging.h"
 
@@ -26,9 +26,9 @@ struct CopySpan {
 //   v2, v3: block per destination node j, rows inside: [j][l][local index of dest]
 // A round covering some steps lays the nodes it reaches in step order, each node's ranks by
 // local index: v1 [l][node][local index], v2/v3 [node][l][local index].
-uint64_t SsbOffset(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l, uint32_t dest,
+uint64_t SsbOffset(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, uint32_t l, uint32_t dest,
                    const RoundCover& cover);
-inline uint64_t SsbOffset(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l, uint32_t dest,
+inline uint64_t SsbOffset(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, uint32_t l, uint32_t dest,
                           uint64_t slice) {
   return SsbOffset(shape, algo, node, l, dest, WholeCover(slice));
 }
@@ -57,13 +57,13 @@ inline uint64_t SsbRoundBytes(const GroupShape& shape, uint32_t node, uint64_t s
 // Copy-in of round `round` by local rank l of `node`: src is an offset into the rank's send
 // buffer (P messages of M bytes), dst an offset into the SSB. Empty for a row the round does
 // not carry.
-std::vector<CopySpan> PlanCopyIn(const GroupShape& shape, Algorithm algo, uint32_t node, uint32_t l,
+std::vector<CopySpan> PlanCopyIn(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, uint32_t l,
                                  const Staging& staging, uint64_t round);
 
 // Copy-out, by local rank r of `node`, of what the node's own ranks sent it: src is an offset
 // into the SSB, dst an offset into the rank's receive buffer. Intra-node data never leaves
 // the SSB. Empty for a round that does not cover step 0.
-std::vector<CopySpan> PlanCopyOutLocal(const GroupShape& shape, Algorithm algo, uint32_t node,
+std::vector<CopySpan> PlanCopyOutOnNode(const GroupShape& shape, NodeLevelDesign algo, uint32_t node,
                                        uint32_t r, const Staging& staging, uint64_t round);
 
 }  // namespace ohio

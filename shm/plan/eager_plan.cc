@@ -32,11 +32,11 @@ uint64_t EagerSlotOffset(const EagerLayout& layout, uint32_t receiver, uint32_t 
   return (parity & 1) * layout.srb_half + uint64_t{index} * layout.slot;
 }
 
-std::vector<Put> PlanEagerPuts(const GroupShape& shape, Algorithm algo, uint32_t node, const EagerLayout& layout,
+std::vector<Put> PlanEagerPuts(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, const EagerLayout& layout,
                                uint64_t m) {
   // One round carrying all of M: the rendezvous planner's puts for a slice of M, re-aimed at
   // the slots.
-  std::vector<Put> puts = PlanPuts(shape, algo == Algorithm::kV1 ? algo : Algorithm::kV2, node, m, ~uint64_t{0});
+  std::vector<Put> puts = PlanPuts(shape, algo == NodeLevelDesign::kV1 ? algo : NodeLevelDesign::kV2, node, m, ~uint64_t{0});
   for (uint32_t i = 0; i < puts.size(); ++i) {
     puts[i].delivery = EagerImmDelivery(0);
     puts[i].srb_offset = EagerSlotOffset(layout, puts[i].dest, node, 0);
@@ -59,7 +59,7 @@ std::vector<Delivery> PlanEagerDeliveries(const GroupShape& shape, uint32_t node
   return out;
 }
 
-RoundInterNodeChoice ExplainRoundInterNodeAlgorithm(const GroupShape& shape, Algorithm algo, const EagerLayout& layout,
+RoundInterNodeChoice ExplainRoundInterNodeAlgorithm(const GroupShape& shape, NodeLevelDesign algo, const EagerLayout& layout,
                                      const InterNodeTable& table, uint64_t m, bool eager) {
   RoundInterNodeChoice c;
   c.table = c.runs = ChooseInterNodeAlgorithm(table, shape, m);
@@ -67,14 +67,14 @@ RoundInterNodeChoice ExplainRoundInterNodeAlgorithm(const GroupShape& shape, Alg
   // v1 keeps each rank's row as it is in the SSB: a node's block for another is not one range
   // there, which the hypercube's gather of own blocks assumes.
   c.miss = !eager                                              ? HypercubeMiss::kNotEager
-           : algo == Algorithm::kV1                            ? HypercubeMiss::kV1Layout
+           : algo == NodeLevelDesign::kV1                            ? HypercubeMiss::kV1Layout
            : !FitsBruck(shape, m, layout.srb_half, layout.ssb_half) ? HypercubeMiss::kInboxTooSmall
                                                                     : HypercubeMiss::kNone;
   if (c.miss != HypercubeMiss::kNone) c.runs = InterNodeAlgorithm::kPairwise;
   return c;
 }
 
-InterNodeAlgorithm RoundInterNodeAlgorithm(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const InterNodeTable& table,
+InterNodeAlgorithm RoundInterNodeAlgorithm(const GroupShape& shape, NodeLevelDesign algo, const EagerLayout& layout, const InterNodeTable& table,
                    uint64_t m, bool eager) {
   return ExplainRoundInterNodeAlgorithm(shape, algo, layout, table, m, eager).runs;
 }

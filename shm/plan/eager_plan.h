@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/exchange_plan.h"
 #include "shm/plan/group_shape.h"
 #include "shm/tables/internode_choice.h"
@@ -32,7 +32,7 @@ struct alignas(64) EagerHeader {
   uint32_t magic;
   uint32_t round;
   uint64_t bytes_per_rank;
-  uint32_t flags;  // kEagerSkipped, kEagerVectorStaged, kEagerVectorTables; shm/plan/vector_cube.h's
+  uint32_t flags;  // kEagerOptedOut, kEagerVectorStaged, kEagerVectorTables; shm/plan/vector_cube.h's
   uint32_t source_node;
   // When the source node began the round (CLOCK_MONOTONIC there): only for the stage report's
   // trip time, which means something only where nodes share a clock.
@@ -49,7 +49,7 @@ struct alignas(64) EagerHeader {
   uint8_t unused[8];
 };
 static_assert(sizeof(EagerHeader) == kEagerHeaderBytes, "one cache line");
-constexpr uint32_t kEagerSkipped = 1;
+constexpr uint32_t kEagerOptedOut = 1;
 // Alltoallv: the source node's part of the call does not fit one round; the call goes in
 // stream rounds on every node.
 constexpr uint32_t kEagerVectorStaged = 2;
@@ -75,7 +75,7 @@ uint64_t EagerSlotOffset(const EagerLayout& layout, uint32_t receiver, uint32_t 
 // of the SSB half (offsets from the half's start), srb_offset where the put (header first)
 // lands at the peer. For parity 1 add layout.ssb_half to the pieces and layout.srb_half to
 // srb_offset.
-std::vector<Put> PlanEagerPuts(const GroupShape& shape, Algorithm algo, uint32_t node, const EagerLayout& layout,
+std::vector<Put> PlanEagerPuts(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, const EagerLayout& layout,
                                uint64_t bytes_per_rank);
 
 // The deliveries an eager round of parity 0 brings to `node`, one per other node in schedule
@@ -106,7 +106,7 @@ inline bool IsVectorCubeImm(uint32_t delivery) { return IsBruckImm(delivery) && 
 // table's choice, except that the hypercube runs only as an eager round that fits it, with the
 // SSB laid per node (v2/v3), and pairwise otherwise. The same answer on every node of the
 // group for the same M.
-InterNodeAlgorithm RoundInterNodeAlgorithm(const GroupShape& shape, Algorithm algo, const EagerLayout& layout, const InterNodeTable& table,
+InterNodeAlgorithm RoundInterNodeAlgorithm(const GroupShape& shape, NodeLevelDesign algo, const EagerLayout& layout, const InterNodeTable& table,
                    uint64_t bytes_per_rank, bool eager);
 
 // Why a round runs pairwise where the table chose the hypercube (the only choice ever replaced).
@@ -122,7 +122,7 @@ struct RoundInterNodeChoice {
   HypercubeMiss miss = HypercubeMiss::kNone;
 };
 // RoundInterNodeAlgorithm with its reason: what `ohio-plan --explain` says runs, from the same decision.
-RoundInterNodeChoice ExplainRoundInterNodeAlgorithm(const GroupShape& shape, Algorithm algo, const EagerLayout& layout,
+RoundInterNodeChoice ExplainRoundInterNodeAlgorithm(const GroupShape& shape, NodeLevelDesign algo, const EagerLayout& layout,
                                      const InterNodeTable& table, uint64_t bytes_per_rank, bool eager);
 
 // SegmentHeader::eager_internode: the round and its inter-node algorithm in one word, so that a word left from

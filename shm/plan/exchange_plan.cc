@@ -52,18 +52,18 @@ uint64_t SrbHalfBytes(uint64_t srb_bytes) {
   return half >= 64 ? half - half % 64 : half;
 }
 
-uint64_t MinSrbBytes(const GroupShape& shape, Algorithm algo) {
+uint64_t MinSrbBytes(const GroupShape& shape, NodeLevelDesign algo) {
   if (shape.nodes() == 1) return 0;
-  if (algo == Algorithm::kV3) return 2 * 64;
+  if (algo == NodeLevelDesign::kV3) return 2 * 64;
   return MaxRemoteMessages(shape);
 }
 
 namespace {
 
 // The plan of old: every round carries the same slice of every message of the node.
-Result<Staging> PlanWholeRounds(const GroupShape& shape, Algorithm algo, uint64_t ssb_bytes, uint64_t srb_bytes,
+Result<Staging> PlanWholeRounds(const GroupShape& shape, NodeLevelDesign algo, uint64_t ssb_bytes, uint64_t srb_bytes,
                                 uint64_t bytes_per_rank) {
-  if (algo == Algorithm::kV3) {
+  if (algo == NodeLevelDesign::kV3) {
     if (srb_bytes < MinSrbBytes(shape, algo)) {
       return Status(Code::kNoMemory, "an SRB of " + std::to_string(srb_bytes) + " bytes cannot hold two halves of " +
                                          "a cache line each");
@@ -76,7 +76,7 @@ Result<Staging> PlanWholeRounds(const GroupShape& shape, Algorithm algo, uint64_
   if (srb_bytes < remote) {
     return Status(Code::kNoMemory, "an SRB of " + std::to_string(srb_bytes) + " bytes cannot hold one byte of each of the " +
                                        std::to_string(remote) + " remote messages a node receives with " +
-                                       AlgorithmName(algo) + "; use more srb_bytes or v3");
+                                       NodeLevelDesignName(algo) + "; use more srb_bytes or v3");
   }
   const uint64_t messages = MinSsbBytes(shape);
   const uint64_t srb_slice = srb_bytes / remote;
@@ -132,7 +132,7 @@ uint64_t V3SsbCap(const GroupShape& shape, uint64_t ssb_bytes, uint64_t srb_byte
   return std::min(ssb_bytes, std::max(cap, MinSsbBytes(shape)));
 }
 
-Result<Staging> PlanGroupStaging(const GroupShape& shape, Algorithm algo, uint64_t ssb_bytes, uint64_t srb_bytes,
+Result<Staging> PlanGroupStaging(const GroupShape& shape, NodeLevelDesign algo, uint64_t ssb_bytes, uint64_t srb_bytes,
                                  uint64_t bytes_per_rank, uint64_t min_slice) {
   if (shape.nodes() == 1) return PlanStaging(shape, LocalSsbHalfBytes(ssb_bytes), bytes_per_rank);
   Result<Staging> whole = PlanWholeRounds(shape, algo, ssb_bytes, srb_bytes, bytes_per_rank);
@@ -142,8 +142,8 @@ Result<Staging> PlanGroupStaging(const GroupShape& shape, Algorithm algo, uint64
   // Slices too short to copy efficiently: fewer rows or fewer nodes a round, longer slices.
   // Of the cuts whose slice is at least the minimum, the fewest rounds (then the longest
   // slice); when none is (an SSB below max PPN x the minimum), the longest slice.
-  const uint64_t ssb_cap = algo == Algorithm::kV3 ? V3SsbCap(shape, ssb_bytes, srb_bytes) : ssb_bytes;
-  const uint64_t srb_cap = algo == Algorithm::kV3 ? ~uint64_t{0} : srb_bytes;
+  const uint64_t ssb_cap = algo == NodeLevelDesign::kV3 ? V3SsbCap(shape, ssb_bytes, srb_bytes) : ssb_bytes;
+  const uint64_t srb_cap = algo == NodeLevelDesign::kV3 ? ~uint64_t{0} : srb_bytes;
   std::vector<Cut> cuts;
   for (uint32_t steps = shape.nodes() - 1; steps >= 1; --steps) {
     cuts.push_back(CutFor(shape, ssb_cap, srb_cap, bytes_per_rank, wanted, shape.max_ppn(), steps));
@@ -175,7 +175,7 @@ Result<Staging> PlanGroupStaging(const GroupShape& shape, Algorithm algo, uint64
   return s;
 }
 
-std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, uint32_t node, const RoundCover& cover,
+std::vector<Delivery> PlanDeliveries(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, const RoundCover& cover,
                                      uint64_t srb_bytes) {
   std::vector<Delivery> out;
   // At least a byte, so that the chunk loop ends even for an SRB no caller should pass.
@@ -183,7 +183,7 @@ std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, ui
   uint64_t srb_offset = 0;
   auto receive = [&](uint32_t p, uint32_t s) {
     const uint64_t block = BlockBytes(shape, p, node, cover);
-    if (algo == Algorithm::kV3) {
+    if (algo == NodeLevelDesign::kV3) {
       uint64_t at = 0;
       do {
         Delivery d;
@@ -216,7 +216,7 @@ std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, ui
   return out;
 }
 
-std::vector<Put> PlanPuts(const GroupShape& shape, Algorithm algo, uint32_t node, const RoundCover& cover,
+std::vector<Put> PlanPuts(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, const RoundCover& cover,
                           uint64_t srb_bytes) {
   std::vector<Put> out;
   const uint32_t rows_end = std::min(cover.end_row, shape.ppn(node));
@@ -234,7 +234,7 @@ std::vector<Put> PlanPuts(const GroupShape& shape, Algorithm algo, uint32_t node
       if (del.bytes == 0) {
         // M = 0, or no row of ours this round: the put carries nothing, only the news that
         // the delivery is complete.
-      } else if (algo != Algorithm::kV1) {
+      } else if (algo != NodeLevelDesign::kV1) {
         p.pieces.push_back({SsbBlockOffset(shape, node, q, cover) + del.block_offset, del.bytes});
       } else if (!cover.every_step(shape.nodes())) {
         // Each row holds q's ranks side by side.

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/group_shape.h"
 #include "shm/plan/staging.h"
@@ -30,7 +30,7 @@ uint64_t SrbHalfBytes(uint64_t srb_bytes);
 
 // Smallest SRB a group can work with: v1/v2 hold one byte of every remote message of the node
 // receiving the most; v3 needs two halves of at least a cache line.
-uint64_t MinSrbBytes(const GroupShape& shape, Algorithm algo);
+uint64_t MinSrbBytes(const GroupShape& shape, NodeLevelDesign algo);
 
 // Staging for a group of any number of nodes: the SSB bounds every algorithm's slice (a group on
 // one node: half of it); the SRB also bounds v1's and v2's, which keep every remote block of a
@@ -40,7 +40,7 @@ uint64_t MinSrbBytes(const GroupShape& shape, Algorithm algo);
 // min_slice: of the cuts that do, the fewest rounds. An SSB too small for max PPN slices of
 // min_slice gets the longest slice it fits. Every node and rank computes the same staging from
 // the same inputs: min_slice must be the group's (segment_layout.h: plan_min_slice_bytes).
-Result<Staging> PlanGroupStaging(const GroupShape& shape, Algorithm algo, uint64_t ssb_bytes, uint64_t srb_bytes,
+Result<Staging> PlanGroupStaging(const GroupShape& shape, NodeLevelDesign algo, uint64_t ssb_bytes, uint64_t srb_bytes,
                                  uint64_t bytes_per_rank, uint64_t min_slice);
 
 // The SSB v3 plans with: at most kMaxDeliveries/4 SRB halves, so that a round's delivery
@@ -60,9 +60,9 @@ struct Delivery {
 // The deliveries of a round covering `cover`: from every node it reaches n from, in
 // PairwiseSchedule's order when it covers every step, else in step order (step = t - 1).
 // The source's block for n is then [source row - first_row][n's local rank] x length.
-std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, uint32_t node, const RoundCover& cover,
+std::vector<Delivery> PlanDeliveries(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, const RoundCover& cover,
                                      uint64_t srb_bytes);
-inline std::vector<Delivery> PlanDeliveries(const GroupShape& shape, Algorithm algo, uint32_t node, uint64_t slice,
+inline std::vector<Delivery> PlanDeliveries(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, uint64_t slice,
                                             uint64_t srb_bytes) {
   return PlanDeliveries(shape, algo, node, WholeCover(slice), srb_bytes);
 }
@@ -85,9 +85,9 @@ struct Put {
   uint64_t bytes = 0;  // sum of the pieces
   uint64_t srb_offset = 0;
 };
-std::vector<Put> PlanPuts(const GroupShape& shape, Algorithm algo, uint32_t node, const RoundCover& cover,
+std::vector<Put> PlanPuts(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, const RoundCover& cover,
                           uint64_t srb_bytes);
-inline std::vector<Put> PlanPuts(const GroupShape& shape, Algorithm algo, uint32_t node, uint64_t slice,
+inline std::vector<Put> PlanPuts(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, uint64_t slice,
                                  uint64_t srb_bytes) {
   return PlanPuts(shape, algo, node, WholeCover(slice), srb_bytes);
 }

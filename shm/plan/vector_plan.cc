@@ -152,7 +152,7 @@ void PlanVectorCopyOutBlock(const GroupShape& shape, uint32_t node, uint32_t loc
   }
 }
 
-void PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t local, const EagerLayout& layout,
+void PlanVectorCopyOutOnNode(const GroupShape& shape, uint32_t node, uint32_t local, const EagerLayout& layout,
                             const NodeCounts& counts, const size_t* recv_displs, std::vector<CopySpan>* spans) {
   spans->clear();
   const uint64_t region = VectorRegionBytes(shape, layout, node);

@@ -136,7 +136,7 @@ void PlanVectorCopyOutBlock(const GroupShape& shape, uint32_t node, uint32_t loc
 // Copy-out by local rank `local` of what its own node's ranks send it: src from the start of the
 // SSB half, dst into its receive buffer. A pair whose counts disagree is left out (the round
 // fails on the digest).
-void PlanVectorCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t local, const EagerLayout& layout,
+void PlanVectorCopyOutOnNode(const GroupShape& shape, uint32_t node, uint32_t local, const EagerLayout& layout,
                             const NodeCounts& counts, const size_t* recv_displs, std::vector<CopySpan>* spans);
 
 // A node's plan of its part of a vector round, kept from round to round: applications call

@@ -129,7 +129,7 @@ void PlanVectorStreamCopyOutBlock(const GroupShape& shape, uint32_t node, uint32
   }
 }
 
-void PlanVectorStreamCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t local, const EagerLayout& layout,
+void PlanVectorStreamCopyOutOnNode(const GroupShape& shape, uint32_t node, uint32_t local, const EagerLayout& layout,
                                   const NodeCounts& counts, uint64_t s, const size_t* recv_displs,
                                   std::vector<CopySpan>* spans) {
   spans->clear();

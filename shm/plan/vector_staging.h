@@ -91,7 +91,7 @@ void PlanVectorStreamCopyOutBlock(const GroupShape& shape, uint32_t node, uint32
 // Copy-out by local rank `local` of stream round `s`'s chunks of its own node's ranks' streams
 // to their node: src from the start of the SSB half (round 0: from a rank's whole row where it
 // fits its region), dst into its receive buffer.
-void PlanVectorStreamCopyOutLocal(const GroupShape& shape, uint32_t node, uint32_t local, const EagerLayout& layout,
+void PlanVectorStreamCopyOutOnNode(const GroupShape& shape, uint32_t node, uint32_t local, const EagerLayout& layout,
                                   const NodeCounts& counts, uint64_t s, const size_t* recv_displs,
                                   std::vector<CopySpan>* spans);
 

@@ -6,7 +6,7 @@
 # MPIFFT Gflop/s, PTRANS GB/s, the CPU time (user + system) of the whole job and its context
 # switches (voluntary + involuntary, GNU time on mpirun, which waits for its ranks), and the
 # ratios with / without ohio of the medians. hpcc's own checks (Success, MPIFFT_maxErr) are
-# printed per run; a run whose checks fail, or whose ohio run let a call fall through, stops it.
+# printed per run; a run whose checks fail, or whose ohio run let a call be handed back, stops it.
 #
 # Nodes are ohiod daemons on this host with node names of their own (loopback TCP between them,
 # as the test harness does); ranks go to them in blocks of 4/K (tests/mpi/on_node.sh).
@@ -98,7 +98,7 @@ run() {
   printf "%-12s run %d: MPIFFT %8s Gflop/s  PTRANS %9s GB/s  CPU %6s s  switches %7d  Success=%s maxErr=%s  Alltoall served %s fell %s\n" \
     "$variant" "$i" "$gflops" "$gbs" "$cpu" "$switches" "$success" "$maxerr" "$served" "$fell"
   if [ "$success" != 1 ] || { [ "$variant" = ohio ] && [ "$fell" != 0 ]; }; then
-    echo "hpcc_compare: $variant run $i failed its checks or fell through; output in $work" >&2
+    echo "hpcc_compare: $variant run $i failed its checks or had calls handed back; output in $work" >&2
     KEEP=1
     exit 1
   fi

@@ -14,7 +14,7 @@
 # wall time (the fft and fftw lines of its timing report), the CPU time (user + system) and
 # context switches of the job's ranks (GNU time around each rank) plus the daemons' (their
 # threads' /proc counters before and after), and the ratios to openmpi. A run whose total energy
-# differs from the first run's, or whose ohio run let an MPI_Alltoall fall through, stops it.
+# differs from the first run's, or whose ohio run let an MPI_Alltoall be handed back, stops it.
 #
 # usage: tests/bench/qe_compare.sh [--nodes K (4)] [--ppn P (2)] [--runs R (3)] [--ecut RY (40)]
 #          [--component DIR] [--out DIR (/tmp/ohio-bench/qe)]
@@ -143,7 +143,7 @@ PY
   [ "$(grep -c . "$work/time" 2>/dev/null || echo 0)" = "$RANKS" ] || energy="(not every rank timed)"
   if [ -z "$energy" ] || [ -z "$wall" ] || [ "$energy" != "$REFERENCE" ] ||
      { [ "$variant" != openmpi ] && [ "$fell" != 0 ]; }; then
-    echo "qe_compare: $variant run $i failed (no energy, another energy, or calls fell through); output in $work" >&2
+    echo "qe_compare: $variant run $i failed (no energy, another energy, or calls handed back); output in $work" >&2
     KEEP=1
     exit 1
   fi

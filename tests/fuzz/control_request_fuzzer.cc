@@ -52,7 +52,7 @@ void CheckJoin(const ohio::control::JoinGroup& join, const ohio::DaemonConfig& c
   FUZZ_CHECK(spec->rank_node[join.rank()] == spec->node, "the joining rank is on this node");
   FUZZ_CHECK(std::set<std::string>(spec->node_names.begin(), spec->node_names.end()).size() == spec->node_names.size(),
              "node names are distinct");
-  FUZZ_CHECK(ohio::ParseAlgorithm(ohio::AlgorithmName(spec->algorithm)) == spec->algorithm,
+  FUZZ_CHECK(ohio::ParseNodeLevelDesign(ohio::NodeLevelDesignName(spec->design)) == spec->design,
              "the algorithm is one the daemon names");
 
   // What the registry does next with a new group.
@@ -76,7 +76,7 @@ void CheckJoin(const ohio::control::JoinGroup& join, const ohio::DaemonConfig& c
   FUZZ_CHECK(ranks == shape->size(), "every rank is on exactly one node");
   const uint64_t ssb = ohio::MinSsbBytes(shape.value());
   FUZZ_CHECK(ohio::MinLocalSsbBytes(shape.value()) >= ssb, "a local SSB holds at least one half");
-  (void)ohio::MinSrbBytes(shape.value(), spec->algorithm);
+  (void)ohio::MinSrbBytes(shape.value(), spec->design);
 }
 
 }  // namespace

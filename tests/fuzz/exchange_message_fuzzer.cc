@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(e[2] == 0 && e[3] == 0, "reserved bytes are written as zero");
   FUZZ_CHECK(std::memcmp(e.data() + 4, data + 4, ExchangeMessage::kBytes - 4) == 0, "the fields re-encode to their bytes");
   auto back = ExchangeMessage::Decode(e.data(), e.size());
-  FUZZ_CHECK(back && back->type == m->type && back->sizes_disagree == m->sizes_disagree && back->skipped == m->skipped && back->left == m->left &&
+  FUZZ_CHECK(back && back->type == m->type && back->sizes_disagree == m->sizes_disagree && back->opted_out == m->opted_out && back->left == m->left &&
                  back->tag == m->tag && back->round == m->round && back->delivery == m->delivery &&
                  back->bytes_per_rank == m->bytes_per_rank && back->key == m->key,
              "a message round-trips");

@@ -172,7 +172,7 @@ void ExchangeSeeds() {
   ready.tag = 7;
   ready.round = 3;
   ready.bytes_per_rank = 4096;
-  ready.skipped = true;
+  ready.opted_out = true;
   for (size_t i = 0; i < ready.key.size(); ++i) ready.key[i] = static_cast<uint8_t>(i);
   ohio::ExchangeMessage credit = ready;
   credit.type = ohio::ExchangeMessage::Type::kCredit;

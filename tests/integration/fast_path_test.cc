@@ -139,11 +139,11 @@ TEST(FastPath, OptOutOfAnEagerRoundAcrossNodes) {
   TempDir dir;
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  // Rank 3 (on n1) opts out of the 3rd of 6 calls: every rank of both nodes gets 'skipped'
+  // Rank 3 (on n1) opts out of the 3rd of 6 calls: every rank of both nodes gets 'opted out'
   // for it, and the calls before and after are verified byte for byte.
   RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "opt-out",
               {"--bytes", "1000", "--iterations", "6"}, [](uint32_t r) {
-                return std::vector<std::string>{r == 3 ? "--skip-at" : "--skipped-at", "2"};
+                return std::vector<std::string>{r == 3 ? "--opt-out-at" : "--opted-out-at", "2"};
               });
   auto codes = job.Wait(kDeadline);
   for (uint32_t r = 0; r < job.size(); ++r) {
@@ -158,21 +158,21 @@ TEST(FastPath, OptOutOfAnEagerRoundAcrossNodes) {
 }
 
 // The same across nodes for a NULL buffer: rank 2 (on n1) passes one; it gets 'invalid
-// argument', every other rank of both nodes 'skipped' at once, and the group goes on.
+// argument', every other rank of both nodes 'opted out' at once, and the group goes on.
 TEST(FastPath, NullBufferOnOneRankFailsThatCallOnEveryNode) {
   TempDir dir;
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), ConsecutivePlacement(2, 2), "null-send",
               {"--bytes", "1000", "--iterations", "4"}, [](uint32_t r) {
-                return std::vector<std::string>{r == 2 ? "--null-send-at" : "--skipped-at", "1"};
+                return std::vector<std::string>{r == 2 ? "--null-send-at" : "--opted-out-at", "1"};
               });
   auto codes = job.Wait(kDeadline);
   for (uint32_t r = 0; r < job.size(); ++r) {
     EXPECT_EQ(codes[r], 0) << job.Outputs() << cluster.Logs();
     const std::string out = job.rank(r).Output();
     EXPECT_TRUE(Contains(out, r == 2 ? "call 1: code=1 (invalid argument) send and recv must not be NULL"
-                                     : "call 1: code=12 (skipped)"))
+                                     : "call 1: code=12 (opted out)"))
         << out;
     EXPECT_TRUE(Contains(out, "ok bytes=1000 iterations=4")) << out;
   }

@@ -221,13 +221,13 @@ TEST(Hypercube, ANodesOwnRanksDisagree) {
 }
 
 TEST(Hypercube, ARankOptsOut) {
-  // Rank 1 (n0) opts out of the second call: 'skipped' on every rank, and the third call runs.
+  // Rank 1 (n0) opts out of the second call: 'opted out' on every rank, and the third call runs.
   TempDir dir;
   Cluster cluster(dir, 5);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), Placement({2, 2, 2, 2, 2}), "skip",
+  RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), Placement({2, 2, 2, 2, 2}), "opt-out",
               {"--bytes", "64", "--iterations", "3"}, [](uint32_t r) {
-                return r == 1 ? std::vector<std::string>{"--skip-at", "1"} : std::vector<std::string>{"--skipped-at", "1"};
+                return r == 1 ? std::vector<std::string>{"--opt-out-at", "1"} : std::vector<std::string>{"--opted-out-at", "1"};
               });
   auto codes = job.Wait(kDeadline);
   for (uint32_t r = 0; r < job.size(); ++r) {

@@ -1,11 +1,11 @@
 // ohio_ialltoall across nodes (daemon/engine/nonblocking_across_nodes_alltoall.h) with real daemons as 2 and 3
-// nodes on loopback and real rank processes: the ranks post several calls and then only watch
+// nodes on loopback and real rank processes: the ranks start several calls and then only watch
 // their receive buffers with plain loads (tests/tools/ialltoall_rank.cc) while the daemons copy
 // in, exchange and copy out; every byte is checked, and each daemon counts exactly the calls,
-// the frames to and from every other node and the bytes. A blocking alltoall between posting
+// the frames to and from every other node and the bytes. A blocking alltoall between starting
 // and completing finds the nonblocking calls complete (MPI's order); large calls go in staged rounds;
 // a size that differs across nodes fails that call on every rank of every node and the group
-// goes on; a rank that dies, or posts too late, fails every rank's wait instead of hanging it.
+// goes on; a rank that dies, or starts too late, fails every rank's wait instead of hanging it.
 //
 // ohio_ialltoallv across nodes likewise (its daemon side in nonblocking_across_nodes_alltoallv.cc), on
 // 2 and 3 nodes with uneven ranks per node: counts per pair and call, a third of them zero, send
@@ -13,7 +13,7 @@
 // checked; each daemon counts the calls, rounds, frames (one put per other node and round, no
 // control frame) and bytes (only the non-zero pairs' on the wire) exactly, as for a blocking
 // alltoallv. A skewed pair makes every call go in stream rounds; a pair whose counts disagree,
-// or a rank posting an alltoall where the others post an alltoallv, fails that call on every
+// or a rank starting an alltoall where the others start an alltoallv, fails that call on every
 // rank and the group goes on; a rank that dies fails the others' wait.
 #include <gtest/gtest.h>
 
@@ -93,7 +93,7 @@ void ExpectMovedUnaided(RankJob& job, uint32_t calls) {
   }
 }
 
-// Rank `dead` of `job` exited (code 3) after the line-up without posting; every other rank's
+// Rank `dead` of `job` exited (code 3) after the line-up without starting; every other rank's
 // call failed (exit 1) saying that rank disconnected: usually in the nonblocking call, but a rank on
 // the dead rank's peer node may still be copying the line-up out when the news arrives, and
 // then that call fails with the same reason.
@@ -173,14 +173,14 @@ TEST(IalltoallAcrossNodes, FiveNodesMoveTinyCallsAsAHypercube) {
   ExpectEveryNodeServed(cluster, 8, 8, 3u * 8);
 }
 
-TEST(IalltoallAcrossNodes, ThreeUnevenNodesWithABlockingCallBetweenPostingAndCompleting) {
+TEST(IalltoallAcrossNodes, ThreeUnevenNodesWithABlockingCallBetweenStartingAndCompleting) {
   TempDir dir;
   Cluster cluster(dir, 3);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   // 2 + 1 + 3 ranks, interleaved: rows break into runs and blocks gather ranks apart.
   const std::vector<uint32_t> placement = {0, 2, 1, 0, 2, 2};
   RankJob job = Job(dir, cluster, placement, "three",
-                    {"--batches", "2", "--outstanding", "4", "--bytes", "777", "--blocking-after-posting"});
+                    {"--batches", "2", "--outstanding", "4", "--bytes", "777", "--blocking-after-starting"});
   AllPass(job, cluster);
   for (uint32_t r = 0; r < job.size(); ++r) {
     EXPECT_NE(job.rank(r).Output().find("ok moved_unaided=8 verified_bytes=" + std::to_string(8 * 6 * 777)),
@@ -197,7 +197,7 @@ TEST(IalltoallAcrossNodes, LargeCallsGoInStagedRounds) {
   Cluster cluster(dir, 2, {"--ssb-bytes", "1MiB", "--srb-bytes", "256KiB"});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   RankJob job = Job(dir, cluster, ConsecutivePlacement(2, 2), "staged",
-                    {"--outstanding", "2", "--bytes", "1000000", "--blocking-after-posting"});
+                    {"--outstanding", "2", "--bytes", "1000000", "--blocking-after-starting"});
   AllPass(job, cluster);
   for (uint32_t r = 0; r < job.size(); ++r) {
     EXPECT_NE(job.rank(r).Output().find("ok moved_unaided=2 verified_bytes=8000000"), std::string::npos)
@@ -232,9 +232,9 @@ TEST(IalltoallAcrossNodes, ARankThatDiesFailsEveryOtherRanksWait) {
   TempDir dir;
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  // Rank 3 (node 1) exits after the line-up without posting; the others post and wait.
+  // Rank 3 (node 1) exits after the line-up without starting; the others start and wait.
   RankJob job = Job(dir, cluster, ConsecutivePlacement(2, 2), "dies", {"--outstanding", "1", "--bytes", "64", "--wait"},
-                    [](uint32_t r) { return r == 3 ? std::vector<std::string>{"--die-before-posting"} : std::vector<std::string>{}; });
+                    [](uint32_t r) { return r == 3 ? std::vector<std::string>{"--die-before-starting"} : std::vector<std::string>{}; });
   ExpectTheOthersFailOnceDead(job, cluster, 3);
 }
 
@@ -245,17 +245,17 @@ TEST(IalltoallAcrossNodes, ARankThatDoesNotPostInTimeFailsEveryRank) {
   // instead of the call under test.
   Cluster cluster(dir, 2, {"--timeout-ms", "2000"});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  // Rank 1 (node 0) posts 6 s after the others, long past the group's timeout.
+  // Rank 1 (node 0) starts 6 s after the others, long past the group's timeout.
   RankJob job = Job(dir, cluster, ConsecutivePlacement(2, 2), "late", {"--outstanding", "1", "--bytes", "64", "--wait"},
-                    [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--delay-posting-ms", "6000"} : std::vector<std::string>{}; });
+                    [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--delay-starting-ms", "6000"} : std::vector<std::string>{}; });
   const auto codes = job.Wait(kDeadline);
   for (uint32_t r = 0; r < job.size(); ++r) {
     EXPECT_EQ(codes[r], 1) << job.Outputs();
     EXPECT_TRUE(std::regex_search(job.rank(r).Output(), std::regex("code=8 \\(timeout\\) "))) << job.Outputs();
   }
-  // Node 0 names the rank that did not post.
+  // Node 0 names the rank that did not start.
   EXPECT_TRUE(std::regex_search(job.rank(0).Output(),
-                                std::regex("rank 1 did not post nonblocking alltoall 1 within 2000 ms of the others")))
+                                std::regex("rank 1 did not start nonblocking alltoall 1 within 2000 ms of the others")))
       << job.Outputs();
 }
 
@@ -319,11 +319,11 @@ TEST(IalltoallvAcrossNodes, ABlockOverTheHypercubesCapAmongFourNodesSendsTheCall
   ExpectEveryNodeServed(cluster, 8, 2 + 5 + 2, (2 + 3) + 5 * 3 + 2 * 2);
 }
 
-TEST(IalltoallvAcrossNodes, ANodePostingAnAlltoallWhereTheOthersRunAnAlltoallvAsAHypercubeFailsEveryRank) {
+TEST(IalltoallvAcrossNodes, ANodeStartingAnAlltoallWhereTheOthersRunAnAlltoallvAsAHypercubeFailsEveryRank) {
   TempDir dir;
   Cluster cluster(dir, 4);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  // One rank a node: node 3 posts its first call as an ohio_ialltoall (of 1 byte), a hypercube
+  // One rank a node: node 3 starts its first call as an ohio_ialltoall (of 1 byte), a hypercube
   // of its own, while the others run an alltoallv one. Each learns from the first header it
   // reads that another kind runs, every node tells every node its call, and the call fails alike.
   const auto placement = ConsecutivePlacement(4, 1);
@@ -337,14 +337,14 @@ TEST(IalltoallvAcrossNodes, ANodePostingAnAlltoallWhereTheOthersRunAnAlltoallvAs
                              3);
 }
 
-TEST(IalltoallvAcrossNodes, ThreeUnevenNodesWithABlockingCallBetweenPostingAndCompleting) {
+TEST(IalltoallvAcrossNodes, ThreeUnevenNodesWithABlockingCallBetweenStartingAndCompleting) {
   TempDir dir;
   Cluster cluster(dir, 3);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   // 2 + 2 + 3 ranks, interleaved, node 2 first in the group.
   const std::vector<uint32_t> placement = {2, 0, 1, 2, 0, 2, 1};
   RankJob job = VectorJob(dir, cluster, placement, "three",
-                          {"--batches", "3", "--outstanding", "2", "--bytes", "1500", "--blocking-after-posting"});
+                          {"--batches", "3", "--outstanding", "2", "--bytes", "1500", "--blocking-after-starting"});
   AllPass(job, cluster);
   ExpectMovedUnaided(job, 6);
   // Per batch 2 nonblocking calls, the line-up (1 byte) and the blocking alltoall (1500 bytes).
@@ -362,7 +362,7 @@ TEST(IalltoallvAcrossNodes, ASkewedPairMakesEveryCallGoInStreamRounds) {
   // call is 4 rounds: the counts' check, which carries the first slice, and 3 stream rounds.
   RankJob job = VectorJob(dir, cluster, placement, "skewed",
                           {"--outstanding", "3", "--bytes", "2000", "--skew-from", "0", "--skew-to", "4",
-                           "--skew-bytes", "100000", "--blocking-after-posting"});
+                           "--skew-bytes", "100000", "--blocking-after-starting"});
   AllPass(job, cluster);
   ExpectMovedUnaided(job, 3);
   // The line-up, 3 nonblocking calls of 4 rounds, and the blocking alltoall of 2000 bytes.
@@ -382,11 +382,11 @@ TEST(IalltoallvAcrossNodes, APairThatDisagreesFailsThatCallOnEveryRankAlikeAndTh
                              4);
 }
 
-TEST(IalltoallvAcrossNodes, ARankPostingAnAlltoallWhereTheOthersPostAnAlltoallvFailsThatCallOnEveryRank) {
+TEST(IalltoallvAcrossNodes, ARankStartingAnAlltoallWhereTheOthersStartAnAlltoallvFailsThatCallOnEveryRank) {
   TempDir dir;
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  // Rank 3 (node 0) posts the first call as an ohio_ialltoall: node 0's ranks arrive with
+  // Rank 3 (node 0) starts the first call as an ohio_ialltoall: node 0's ranks arrive with
   // different kinds, as blocking calls of the two kinds would, and the round fails everywhere.
   const std::vector<uint32_t> placement = {0, 1, 1, 0, 1};
   RankJob job =
@@ -408,10 +408,10 @@ TEST(IalltoallvAcrossNodes, ARankThatDiesFailsEveryOtherRanksWait) {
   TempDir dir;
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  // Rank 4 (node 1) exits after the line-up without posting; the others post and wait.
+  // Rank 4 (node 1) exits after the line-up without starting; the others start and wait.
   RankJob job = VectorJob(dir, cluster, {0, 1, 0, 0, 1}, "dies", {"--outstanding", "2", "--bytes", "500", "--wait"},
                           [](uint32_t r) {
-                            return r == 4 ? std::vector<std::string>{"--die-before-posting"} : std::vector<std::string>{};
+                            return r == 4 ? std::vector<std::string>{"--die-before-starting"} : std::vector<std::string>{};
                           });
   ExpectTheOthersFailOnceDead(job, cluster, 4);
 }

@@ -1,10 +1,10 @@
 // ohio_ialltoall (client/libohio/nonblocking_alltoalls.h, daemon/engine/nonblocking_alltoall.h) through a real daemon
-// and real rank processes: the ranks post several calls, then touch nothing of ohio while the
+// and real rank processes: the ranks start several calls, then touch nothing of ohio while the
 // daemon moves the data into their receive buffers (tests/tools/ialltoall_rank.cc watches them
 // fill with plain loads, then ohio_test must find every call complete); every byte is checked,
 // and the daemon counts exactly the calls and bytes. A size mismatch and an unmapped buffer fail
 // the call on every rank and the group goes on; a rank that dies with a call outstanding fails
-// the others' wait instead of hanging them, and so does one that posts past the group's
+// the others' wait instead of hanging them, and so does one that starts past the group's
 // timeout. ohio_ialltoallv the same way: counts per pair (a third of them zero), blocks out of
 // order with gaps that must stay unwritten, a pair whose counts differ reported alike on every
 // rank. Across nodes: ialltoall_across_nodes_test.cc.
@@ -57,18 +57,18 @@ TEST(Ialltoall, OnlyTheLastRankToPostWakesTheDaemon) {
   Daemon daemon(dir, {});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const admin::CountersReply before = QueryCounters(daemon.admin_socket());
-  // 4 batches of one call; rank r posts 30 ms x r after each line-up, so the daemon is asleep
-  // at every post. Nothing can move before the last post: the others must not ring (each ring
+  // 4 batches of one call; rank r starts 30 ms x r after each line-up, so the daemon is asleep
+  // at every start. Nothing can move before the last start: the others must not ring (each ring
   // wakes the daemon, which on a busy node preempts the rank that rang, for nothing).
   constexpr uint32_t kCalls = 4;
   RankJob job(
       dir, daemon.socket(), "rings", 3, {"--batches", std::to_string(kCalls), "--outstanding", "1", "--bytes", "5000"},
-      [](uint32_t r) { return std::vector<std::string>{"--delay-posting-ms", std::to_string(30 * r)}; }, kTool);
+      [](uint32_t r) { return std::vector<std::string>{"--delay-starting-ms", std::to_string(30 * r)}; }, kTool);
   AllPass(job);
   const admin::CountersReply after = QueryCounters(daemon.admin_socket());
   EXPECT_EQ(after.collectives_served() - before.collectives_served(), 2 * kCalls);  // and the line-ups
   // One wake-up per call at most (fewer only if a tick had woken the daemon just then), where
-  // a ring from every post made 3.
+  // a ring from every start made 3.
   EXPECT_GE(after.engine_wakeups() - before.engine_wakeups(), 1u);
   EXPECT_LE(after.engine_wakeups() - before.engine_wakeups(), kCalls);
 }
@@ -77,7 +77,7 @@ TEST(Ialltoall, MoreOutstandingThanTheRingHolds) {
   TempDir dir;
   Daemon daemon(dir, {});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
-  // 11 calls outstanding on a ring of 8: posting the ninth waits for the first to be moved.
+  // 11 calls outstanding on a ring of 8: starting the ninth waits for the first to be moved.
   RankJob job = OneNodeJob(dir, daemon, 2, "deep", {"--outstanding", "11", "--bytes", "300"});
   AllPass(job);
   for (uint32_t r = 0; r < 2; ++r) {
@@ -187,7 +187,7 @@ TEST(Ialltoallv, ARankThatPostsAnotherCollectiveFailsEveryRankAndTheGroupGoesOn)
                            {"--vector", "--outstanding", "4", "--bytes", "64", "--alltoall-rank", "1"});
   AllPass(job);
   SameErrorEverywhere(job, "1 \\(invalid argument\\)",
-                      std::regex("ranks posted different collectives as nonblocking call 1: an alltoallv from "
+                      std::regex("ranks started different collectives as nonblocking call 1: an alltoallv from "
                                  "ranks 0,2, an alltoall from rank 1"));
 }
 
@@ -195,11 +195,11 @@ TEST(Ialltoall, ARankThatDiesWithACallOutstandingFailsTheOthersWait) {
   TempDir dir;
   Daemon daemon(dir, {});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
-  // Rank 1 exits after the line-up without posting; rank 0 posts and waits for a call that can
-  // never be moved (or finds the group closed as it posts).
+  // Rank 1 exits after the line-up without starting; rank 0 starts and waits for a call that can
+  // never be moved (or finds the group closed as it starts).
   RankJob job(
       dir, daemon.socket(), "dies", 2, {"--outstanding", "1", "--bytes", "64", "--wait"},
-      [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--die-before-posting"} : std::vector<std::string>{}; },
+      [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--die-before-starting"} : std::vector<std::string>{}; },
       kTool);
   const auto codes = job.Wait(kDeadline);
   EXPECT_EQ(codes[1], 3);
@@ -213,13 +213,13 @@ TEST(Ialltoall, ARankThatDoesNotPostInTimeFailsTheGroupOnEveryRank) {
   TempDir dir;
   Daemon daemon(dir, {"--timeout-ms", "300"});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
-  // Rank 1 posts 2 s after rank 0, long past the group's timeout.
+  // Rank 1 starts 2 s after rank 0, long past the group's timeout.
   RankJob job(
       dir, daemon.socket(), "late", 2, {"--outstanding", "1", "--bytes", "64", "--wait"},
-      [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--delay-posting-ms", "2000"} : std::vector<std::string>{}; },
+      [](uint32_t r) { return r == 1 ? std::vector<std::string>{"--delay-starting-ms", "2000"} : std::vector<std::string>{}; },
       kTool);
   const auto codes = job.Wait(kDeadline);
-  const std::regex timed_out("code=8 \\(timeout\\) rank 1 did not post nonblocking alltoall 1 within 300 ms of the "
+  const std::regex timed_out("code=8 \\(timeout\\) rank 1 did not start nonblocking alltoall 1 within 300 ms of the "
                              "others; the group is closed");
   for (uint32_t r = 0; r < 2; ++r) {
     EXPECT_EQ(codes[r], 1) << job.Outputs();

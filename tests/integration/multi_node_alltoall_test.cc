@@ -29,7 +29,7 @@ using Shape = std::tuple<uint32_t, uint32_t>;  // nodes, ranks per node
 class MultiNodeAlltoall : public ::testing::TestWithParam<Shape> {};
 
 // Every algorithm on this shape, 1 B to 64 KiB, back to back.
-TEST_P(MultiNodeAlltoall, VerifiedForEveryAlgorithm) {
+TEST_P(MultiNodeAlltoall, VerifiedForEveryDesign) {
   const auto [nodes, ppn] = GetParam();
   TempDir dir;
   Cluster cluster(dir, nodes);
@@ -107,8 +107,8 @@ TEST(MultiNodeAlltoallShapes, StagedInSlicesOfAtLeastTheMinimum) {
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
   const std::vector<std::vector<uint32_t>> placements = {{0, 0, 1, 1, 2, 2}, {0, 2, 1, 0, 2, 0}};
   for (size_t p = 0; p < placements.size(); ++p) {
-    for (const Algorithm algo : {Algorithm::kV1, Algorithm::kV2, Algorithm::kV3}) {
-      const std::string name = "sliced" + std::to_string(p) + "-" + AlgorithmName(algo);
+    for (const NodeLevelDesign algo : {NodeLevelDesign::kV1, NodeLevelDesign::kV2, NodeLevelDesign::kV3}) {
+      const std::string name = "sliced" + std::to_string(p) + "-" + NodeLevelDesignName(algo);
       const Result<GroupShape> shape = GroupShape::Make(3, placements[p]);
       ASSERT_TRUE(shape.ok()) << shape.status().message();
       const Result<Staging> plan = PlanGroupStaging(shape.value(), algo, kSsb, kSrb, kBytes, kDefaultMinSliceBytes);
@@ -122,7 +122,7 @@ TEST(MultiNodeAlltoallShapes, StagedInSlicesOfAtLeastTheMinimum) {
       for (uint32_t n = 0; n < 3; ++n) before.push_back(QueryCounters(cluster.node(n).admin_socket()));
       RankJob job(dir, ControlSockets(cluster), NodeNames(cluster), placements[p], name,
                   {"--bytes", std::to_string(kBytes), "--iterations", std::to_string(kCalls), "--algorithm",
-                   AlgorithmName(algo)});
+                   NodeLevelDesignName(algo)});
       ExpectAllOk(job, name, cluster);
       for (uint32_t n = 0; n < 3; ++n) {
         const admin::CountersReply after = QueryCounters(cluster.node(n).admin_socket());
@@ -146,8 +146,8 @@ TEST(MultiNodeAlltoallShapes, GroupPlansWithTheSmallestMinimumSlice) {
   const std::vector<uint32_t> placement = {0, 0, 1, 1, 2, 2};
   const Result<GroupShape> shape = GroupShape::Make(3, placement);
   ASSERT_TRUE(shape.ok()) << shape.status().message();
-  const Result<Staging> plan = PlanGroupStaging(shape.value(), Algorithm::kV3, kSsb, kSrb, kBytes, 2048);
-  const Result<Staging> other = PlanGroupStaging(shape.value(), Algorithm::kV3, kSsb, kSrb, kBytes, 4096);
+  const Result<Staging> plan = PlanGroupStaging(shape.value(), NodeLevelDesign::kV3, kSsb, kSrb, kBytes, 2048);
+  const Result<Staging> other = PlanGroupStaging(shape.value(), NodeLevelDesign::kV3, kSsb, kSrb, kBytes, 4096);
   ASSERT_TRUE(plan.ok() && other.ok());
   ASSERT_NE(plan->rounds, other->rounds) << "the test no longer tells the minimums apart";
   std::vector<admin::CountersReply> before;

@@ -60,14 +60,14 @@ TEST(SingleNodeFaults, SizeMismatchErrorsEveryRankAndTheGroupStaysUsable) {
 }
 
 // A NULL buffer is the caller's mistake on one rank: that rank gets 'invalid argument' and the
-// others 'skipped' naming it at once (not the group's timeout), and the calls after it are
+// others 'opted out' naming it at once (not the group's timeout), and the calls after it are
 // verified byte for byte, so the group stays usable.
 TEST(SingleNodeFaults, NullBufferOnOneRankFailsThatCallOnEveryRankAtOnce) {
   TempDir dir;
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   RankJob job(dir, daemon.socket(), "null-send", 4, {"--bytes", "200", "--iterations", "5"}, [](uint32_t r) {
-    return std::vector<std::string>{r == 1 ? "--null-send-at" : "--skipped-at", "2"};
+    return std::vector<std::string>{r == 1 ? "--null-send-at" : "--opted-out-at", "2"};
   });
   auto codes = job.Wait(kDeadline);
   for (uint32_t r = 0; r < 4; ++r) {
@@ -76,8 +76,29 @@ TEST(SingleNodeFaults, NullBufferOnOneRankFailsThatCallOnEveryRankAtOnce) {
     if (r == 1) {
       EXPECT_TRUE(Contains(out, "call 2: code=1 (invalid argument) send and recv must not be NULL")) << out;
     } else {
-      EXPECT_TRUE(Contains(out, "call 2: code=12 (skipped) rank 1 opted out of this alltoall")) << out;
+      EXPECT_TRUE(Contains(out, "call 2: code=12 (opted out) rank 1 opted out of this alltoall")) << out;
     }
+    EXPECT_TRUE(Contains(out, "ok bytes=200 iterations=5")) << out;
+  }
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
+}
+
+// A program built against an older ohio.h opts out through ohio_alltoall_skip and checks for
+// OHIO_ERR_SKIPPED: both old names still work, the other ranks are told at once who opted out,
+// and the calls after it are verified byte for byte.
+TEST(SingleNodeFaults, OptOutThroughTheOldNamesStillWorks) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  RankJob job(dir, daemon.socket(), "old-opt-out", 4, {"--bytes", "200", "--iterations", "5"}, [](uint32_t r) {
+    return r == 1 ? std::vector<std::string>{"--opt-out-at", "2", "--old-opt-out-names"}
+                  : std::vector<std::string>{"--opted-out-at", "2"};
+  });
+  auto codes = job.Wait(kDeadline);
+  for (uint32_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(codes[r], 0) << job.Outputs();
+    const std::string out = job.rank(r).Output();
+    EXPECT_TRUE(Contains(out, "call 2: code=12 (opted out) rank 1 opted out of this alltoall")) << out;
     EXPECT_TRUE(Contains(out, "ok bytes=200 iterations=5")) << out;
   }
   EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();

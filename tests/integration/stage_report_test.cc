@@ -33,8 +33,8 @@ StageFields StageLine(const std::string& output, uint64_t bytes) {
 
 double SumOfStages(const StageFields& f) {
   double sum = 0;
-  for (const char* s : {"await_ssb_us", "copy_in_us", "meet_us", "copy_out_local_us", "read_peers_us",
-                        "await_readers_us", "await_blocks_us", "copy_out_remote_us"}) {
+  for (const char* s : {"await_ssb_us", "copy_in_us", "meet_us", "copy_out_on_node_us", "read_peers_us",
+                        "await_readers_us", "await_blocks_us", "copy_out_across_nodes_us"}) {
     sum += f.at(s);
   }
   return sum;
@@ -98,7 +98,7 @@ TEST(StageReport, AcrossNodesTheDaemonsStepsAreOnTheRanksTimeline) {
   ASSERT_EQ(lines.size(), job.size());
   for (const StageFields& f : lines) {
     EXPECT_GT(f.at("copy_in_us"), 0.0);
-    EXPECT_GT(f.at("copy_out_remote_us"), 0.0);
+    EXPECT_GT(f.at("copy_out_across_nodes_us"), 0.0);
     EXPECT_EQ(f.at("read_peers_us"), 0.0);
     // Every round's steps were stamped, in the order they happen: the daemon begins after
     // this rank arrived, posts its puts, and publishes the last peer block after posting.
@@ -112,8 +112,8 @@ TEST(StageReport, AcrossNodesTheDaemonsStepsAreOnTheRanksTimeline) {
     EXPECT_GT(f.at("trip_us"), 0.0);
     // The rank saw its last block after the daemon published it: the wait for blocks ends
     // after daemon_landed, counted from the arrival.
-    EXPECT_LE(f.at("daemon_landed_us"), f.at("meet_us") + f.at("copy_out_local_us") + f.at("await_blocks_us") +
-                                             f.at("copy_out_remote_us") + 0.05);
+    EXPECT_LE(f.at("daemon_landed_us"), f.at("meet_us") + f.at("copy_out_on_node_us") + f.at("await_blocks_us") +
+                                             f.at("copy_out_across_nodes_us") + 0.05);
   }
 }
 

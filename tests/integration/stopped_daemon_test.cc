@@ -163,7 +163,7 @@ long CompletionMs(const std::string& out) {
   return std::regex_search(out, m, std::regex(R"(completion done=1 .* after (\d+) ms)")) ? std::stol(m[1]) : -1;
 }
 
-// Ranks that post a nonblocking alltoall once their daemon is stopped and complete it by a loop
+// Ranks that start a nonblocking alltoall once their daemon is stopped and complete it by a loop
 // of ohio_test (each of which returns at once) or by ohio_wait: the call ends with a timeout at
 // the group's timeout, not never (the tests' deadline is not restarted by each test).
 // `completion`: "--wait" for ohio_wait, "" for the ohio_test loop.
@@ -172,7 +172,7 @@ void ExpectNonblockingEndsAtTheTimeout(const std::string& completion) {
   Daemon daemon(dir, {"--timeout-ms", std::to_string(kTimeoutMs)});
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   const std::string go = dir.file("go");
-  std::vector<std::string> args = {"--bytes", "4096", "--hold-before-posting", go, "--expect-completion", "timeout"};
+  std::vector<std::string> args = {"--bytes", "4096", "--hold-before-starting", go, "--expect-completion", "timeout"};
   if (!completion.empty()) args.push_back(completion);
   RankJob job(dir, daemon.socket(), "stopped-nonblocking", 3, args, nullptr, kIalltoallRank);
   for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("holding", kDeadline)) << job.Outputs();
@@ -204,7 +204,7 @@ TEST(StoppedDaemon, OhioWaitOnOneNodeEndsAtTheTimeout) { ExpectNonblockingEndsAt
 
 TEST(StoppedDaemon, AnOhioTestLoopAcrossNodesEndsAtTheTimeoutOnEveryNode) {
   ExpectTheTimeoutWithNode1Stopped(
-      kIalltoallRank, {"--bytes", "64", "--expect-completion", "timeout"}, "--hold-before-posting",
+      kIalltoallRank, {"--bytes", "64", "--expect-completion", "timeout"}, "--hold-before-starting",
       [](uint32_t r, const std::string& out, pid_t stopped_pid) {
         EXPECT_LE(CompletionMs(out), kTimeoutMs + 1000) << out;
         if (r / 2 == 1) {

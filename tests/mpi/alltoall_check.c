@@ -157,7 +157,7 @@ static int check_types(MPI_Comm comm) {
 
 /* Rank 0 sends MPI_SHORT_INT (a pair type with a hole after the short, which libohio does not
  * serve); the others send and everyone receives the same signature built as a struct, which it
- * does. Only rank 0 cannot take ohio: every rank must fall through together. */
+ * does. Only rank 0 cannot take ohio: every rank must hand the call back together. */
 static int check_pair_type_on_one_rank(MPI_Comm comm) {
   typedef struct { short s; int i; } short_int;
   int rank, size;

@@ -2,7 +2,7 @@
 // use mpi_f08) under real mpirun against real daemons, on one node and across two: under MPICH
 // with libohio_mpi preloaded, under Open MPI with it preloaded and, without it, through Open
 // MPI's collective component coll/ohio: every call of the Alltoall family is served by ohiod
-// (none falls through), the MPI_Ialltoall and MPI_Ialltoallv requests complete through MPI_Wait,
+// (none is handed back), the MPI_Ialltoall and MPI_Ialltoallv requests complete through MPI_Wait,
 // MPI_Test and MPI_Waitall, MPICH's MPI_Alltoall_init is started and completed through MPI_Start
 // and MPI_Wait, and the program checks every element it receives. The served calls are counted
 // twice: by the ranks (OHIO_STATS) and by every node's daemon (its admin counters).

@@ -60,7 +60,7 @@ std::vector<std::string> MpiRunPath(const Mpi& mpi, int ranks, const std::vector
 
 std::pair<long, long> Stats(const std::string& out, const std::string& function) {
   std::smatch m;
-  if (!std::regex_search(out, m, std::regex("ohio: (\\d+) " + function + " calls served by ohiod, (\\d+) fell through"))) {
+  if (!std::regex_search(out, m, std::regex("ohio: (\\d+) " + function + " calls served by ohiod, (\\d+) handed back"))) {
     return {-1, -1};
   }
   return {std::stol(m[1]), std::stol(m[2])};
@@ -75,7 +75,7 @@ long ExpectAlltoallCheckServed(const std::string& out, int ranks) {
   const auto [served, fell] = Stats(out);
   EXPECT_GT(served, 50) << out;
   EXPECT_EQ(fell, ranks) << out;
-  EXPECT_NE(out.find("MPI_Alltoall: 1 fell through: a predefined datatype with holes (a pair type)"),
+  EXPECT_NE(out.find("MPI_Alltoall: 1 handed back: a predefined datatype with holes (a pair type)"),
             std::string::npos)
       << out;
   EXPECT_EQ(Stats(out, "MPI_Alltoallv"), std::make_pair(22L * ranks, 0L)) << out;
@@ -95,7 +95,7 @@ void ExpectFortranCheckServed(const std::string& out, int ranks, int iterations,
 void ExpectAlltoallwCheckServed(const std::string& out, int ranks, int iterations) {
   EXPECT_EQ(Stats(out, "MPI_Alltoallw"), std::make_pair((3L * iterations + 1) * ranks, static_cast<long>(ranks)))
       << out;
-  EXPECT_NE(out.find("MPI_Alltoallw: 1 fell through: a datatype built in a way ohio does not serve (darray, "
+  EXPECT_NE(out.find("MPI_Alltoallw: 1 handed back: a datatype built in a way ohio does not serve (darray, "
                      "Fortran or deprecated)"),
             std::string::npos)
       << out;

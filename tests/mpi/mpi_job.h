@@ -55,14 +55,14 @@ std::vector<std::string> MpiRunPath(const Mpi& mpi, int ranks, const std::vector
 // names, //client/openmpi_coll:component), then Open MPI's own components.
 std::string ComponentPath();
 
-// "ohio: S <function> calls served by ohiod, F fell through ..." -> (S, F); (-1, -1) if absent.
+// "ohio: S <function> calls served by ohiod, F handed back ..." -> (S, F); (-1, -1) if absent.
 std::pair<long, long> Stats(const std::string& out, const std::string& function = "MPI_Alltoall");
 
 // Every rank printed "rank R: ALL OK" and none "WRONG" (gtest expectations).
 void ExpectAllOk(const std::string& out, int ranks);
 
 // tests/mpi/alltoall_check.c run: its MPI_Alltoall calls served but the one with a pair type on
-// rank 0, fallen through on every rank with the reason; its 22 MPI_Alltoallv calls served (gtest
+// rank 0, handed back on every rank with the reason; its 22 MPI_Alltoallv calls served (gtest
 // expectations). Returns the MPI_Alltoall calls served, over all ranks.
 long ExpectAlltoallCheckServed(const std::string& out, int ranks);
 
@@ -72,7 +72,7 @@ long ExpectAlltoallCheckServed(const std::string& out, int ranks);
 void ExpectFortranCheckServed(const std::string& out, int ranks, int iterations, bool alltoall_init);
 
 // tests/mpi/alltoallw_check.c run with `iterations` and "mismatch": its typed calls (three per
-// iteration) and the one after the mismatch served; the darray call fallen through on every
+// iteration) and the one after the mismatch served; the darray call handed back on every
 // rank, with its reason; the mismatch MPI_ERR_COUNT on every rank (gtest expectations).
 void ExpectAlltoallwCheckServed(const std::string& out, int ranks, int iterations);
 

@@ -40,12 +40,12 @@ TEST_P(MpiShim, ServedByOhioWithVerifiedData) {
   ExpectAllOk(out, ranks);
   const auto [served, fell] = Stats(out);
   EXPECT_GT(served, 100) << out;
-  EXPECT_EQ(fell, ranks) << "only the call with a pair type on rank 0 falls through, once per rank\n" << out;
-  EXPECT_NE(out.find("MPI_Alltoall: 1 fell through: a predefined datatype with holes (a pair type)"),
+  EXPECT_EQ(fell, ranks) << "only the call with a pair type on rank 0 is handed back, once per rank\n" << out;
+  EXPECT_NE(out.find("MPI_Alltoall: 1 handed back: a predefined datatype with holes (a pair type)"),
             std::string::npos)
       << out;
   // 22 MPI_Alltoallv per rank (10 on the world, 10 on a split, 2 large ones on the world that
-  // take several rounds across nodes), on one node and across nodes: none falls through.
+  // take several rounds across nodes), on one node and across nodes: none is handed back.
   const auto [v_served, v_fell] = Stats(out, "MPI_Alltoallv");
   EXPECT_EQ(v_served, 22 * ranks) << out;
   EXPECT_EQ(v_fell, 0) << out;
@@ -87,7 +87,7 @@ TEST_P(MpiFallback, DisabledByTheUser) {
   EXPECT_EQ(daemon.Log().find("created for"), std::string::npos) << "no group may reach the daemon\n" << daemon.Log();
 }
 
-// The daemon dies between two passes of the program: every later call falls through, on every
+// The daemon dies between two passes of the program: every later call is handed back, on every
 // rank, with correct data.
 TEST_P(MpiFallback, DaemonDiesBetweenCalls) {
   const Mpi mpi = GetParam();
@@ -113,12 +113,12 @@ TEST_P(MpiFallback, DaemonDiesBetweenCalls) {
   const auto [served, fell] = Stats(out);
   EXPECT_GT(served, 0) << out;
   EXPECT_GT(fell, 4) << out;
-  EXPECT_NE(out.find("fell through: the ohio group closed"), std::string::npos) << out;
+  EXPECT_NE(out.find("handed back: the ohio group closed"), std::string::npos) << out;
 }
 
 // The daemon dies while calls are in flight: the job ends (every call correct, or an MPI error
 // that aborts it), never hangs, never delivers a wrong byte. The program's work is bounded so
-// that, should every remaining call fall through, even MPICH (which never yields its core and
+// that, should every remaining call be handed back, even MPICH (which never yields its core and
 // takes milliseconds per collective here) finishes well within the deadline.
 TEST_P(MpiFallback, DaemonDiesMidCall) {
   const Mpi mpi = GetParam();
@@ -126,7 +126,7 @@ TEST_P(MpiFallback, DaemonDiesMidCall) {
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
   // Seconds of calls under either MPI: the kill lands mid-run, and the rest still finishes in
-  // time if every call falls through (MPICH: about 15 s then; Open MPI: under 10 s).
+  // time if every call is handed back (MPICH: about 15 s then; Open MPI: under 10 s).
   const std::string iterations = std::string(mpi.name) == "mpich" ? "30" : "10000";
   Process run(MpiRun(mpi, 4, {daemon.socket()}, 4, {kServeEveryCall}, kCheck, {"1024", iterations}), dir.file("mpirun.out"));
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);

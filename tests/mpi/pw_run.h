@@ -19,7 +19,7 @@ struct PwRun {
 PwRun ParsePwRun(const std::string& out);
 
 // The same energy, after as many SCF steps, and every call the run without ohio made was served
-// in the run with it (as many, none fell through) (gtest expectations).
+// in the run with it (as many, none handed back) (gtest expectations).
 void ExpectSameAsWithout(const PwRun& without, const PwRun& with);
 
 }  // namespace ohio::testing

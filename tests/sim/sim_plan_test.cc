@@ -47,7 +47,7 @@ GroupShape ShapeOf(const std::vector<uint32_t>& ppn) {
   return GroupShape::Make(static_cast<uint32_t>(ppn.size()), rank_node).value();
 }
 
-Algorithm AlgoOf(Design d) { return d == Design::kV1 ? Algorithm::kV1 : d == Design::kV2 ? Algorithm::kV2 : Algorithm::kV3; }
+NodeLevelDesign AlgoOf(Design d) { return d == Design::kV1 ? NodeLevelDesign::kV1 : d == Design::kV2 ? NodeLevelDesign::kV2 : NodeLevelDesign::kV3; }
 
 // Node `node`'s frames over the case's calls: data from ohio-plan; control as the round
 // protocol sends them: an announced round's ROUND_READY to every other node and (v3) a CREDIT
@@ -55,7 +55,7 @@ Algorithm AlgoOf(Design d) { return d == Design::kV1 ? Algorithm::kV1 : d == Des
 // announces itself too.
 Frames Planned(const Case& c, uint32_t node) {
   const GroupShape shape = ShapeOf(c.ppn);
-  const Algorithm algo = AlgoOf(c.design);
+  const NodeLevelDesign algo = AlgoOf(c.design);
   const uint32_t nodes = shape.nodes();
   Frames f;
   bool after_announced = false;
@@ -79,7 +79,7 @@ Frames Planned(const Case& c, uint32_t node) {
       for (uint64_t k = 0; k < st.rounds; ++k) {
         control += nodes - 1;
         const uint64_t d = PlanDeliveries(shape, algo, node, st.cover(k), c.srb).size();
-        if (algo == Algorithm::kV3 && d > 2) control += d - 2;
+        if (algo == NodeLevelDesign::kV3 && d > 2) control += d - 2;
       }
     }
     for (uint32_t i = 0; i < kIterations; ++i) {

@@ -8,7 +8,7 @@
 #    finding ohio's collective component: each node's tasks see their node's host name and run
 #    as nobody (uid 65534); every rank ALL OK, no byte WRONG; OHIO_STATS saying the component
 #    served it and every MPI_Alltoall and MPI_Alltoallv went through ohiod (only the call
-#    alltoall_check makes with a pair type on rank 0 falls through, on each of the 4 ranks);
+#    alltoall_check makes with a pair type on rank 0 is handed back, on each of the 4 ranks);
 #    both daemons held the job's 4-rank group, owned by uid 65534 (the ranks' peer credentials),
 #    and served collectives (their admin sockets); and sacct showing nobody's job COMPLETED 0:0.
 #    ohiod, Slurm's daemons and the prolog run as root.
@@ -77,15 +77,15 @@ grep -q "ohio: served through Open MPI's collective component coll/ohio" "$out" 
   { cat "$out" >&2; fail "the ranks were not served through the collective component"; }
 # served FUNCTION: "S F" from OHIO_STATS.
 served() {
-  sed -nE "s/^ohio: ([0-9]+) $1 calls served by ohiod, ([0-9]+) fell through.*/\1 \2/p" "$out" | head -1
+  sed -nE "s/^ohio: ([0-9]+) $1 calls served by ohiod, ([0-9]+) handed back.*/\1 \2/p" "$out" | head -1
 }
 read -r s f <<< "$(served MPI_Alltoall)"
 [ "${s:-0}" -gt 100 ] || { cat "$out" >&2; fail "only ${s:-no} MPI_Alltoall calls served"; }
-# alltoall_check's call with a pair type on rank 0 falls through, once per rank; nothing else.
-[ "$f" = 4 ] || { cat "$out" >&2; fail "$f MPI_Alltoall calls fell through, expected 4"; }
+# alltoall_check's call with a pair type on rank 0 is handed back, once per rank; nothing else.
+[ "$f" = 4 ] || { cat "$out" >&2; fail "$f MPI_Alltoall calls handed back, expected 4"; }
 [ "$(served MPI_Alltoallv)" = "88 0" ] ||
-  { cat "$out" >&2; fail "MPI_Alltoallv served/fell through $(served MPI_Alltoallv), expected 88 0"; }
-echo "alltoall: every rank ALL OK through the component; $s MPI_Alltoall calls served, $f fell through (the pair type), 88 MPI_Alltoallv served"
+  { cat "$out" >&2; fail "MPI_Alltoallv served/handed back $(served MPI_Alltoallv), expected 88 0"; }
+echo "alltoall: every rank ALL OK through the component; $s MPI_Alltoall calls served, $f handed back (the pair type), 88 MPI_Alltoallv served"
 
 for i in 0 1; do
   # ohiod tells the uid from each rank's peer credentials, not from anything the rank says.

@@ -53,9 +53,9 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> rank_node;
   std::vector<std::string> nodes;
   uint64_t my_bytes = 0, hint = 0;
-  bool stall = false, stall_after = false, in_place = false;
+  bool stall = false, stall_after = false, in_place = false, old_opt_out_names = false;
   uint32_t pause_after_first_ms = 0;
-  int skip_at = -1, skipped_at = -1, null_send_at = -1;
+  int opt_out_at = -1, opted_out_at = -1, null_send_at = -1;
   std::string hold_file, holder_file, selection_to;
   uint64_t random_bytes = 0, seed = 0;
   int cpu = -1;
@@ -82,11 +82,14 @@ int main(int argc, char** argv) {
   app.add_flag("--in-place", in_place, "send == recv");
   app.add_option("--pause-after-first-ms", pause_after_first_ms,
                  "after the first alltoall, say 'paused' and sleep this long before the rest");
-  app.add_option("--skip-at", skip_at, "opt out of this iteration's call (ohio_alltoall_skip); it must return 'skipped'");
+  app.add_option("--opt-out-at", opt_out_at, "opt out of this iteration's call (ohio_alltoall_opt_out); it must return 'opted out'");
+  app.add_flag("--old-opt-out-names", old_opt_out_names,
+               "--opt-out-at opts out through ohio_alltoall_skip and expects OHIO_ERR_SKIPPED, the names programs "
+               "built against an older ohio.h use");
   app.add_option("--null-send-at", null_send_at,
                  "pass a NULL send buffer to this iteration's call: it must return 'invalid argument' at once "
-                 "(and the other ranks 'skipped')");
-  app.add_option("--skipped-at", skipped_at, "this iteration's call must return 'skipped' (another rank opts out)");
+                 "(and the other ranks 'opted out')");
+  app.add_option("--opted-out-at", opted_out_at, "this iteration's call must return 'opted out' (another rank opts out)");
   app.add_option("--hold-after-first", hold_file,
                  "after the first alltoall, say 'holding' and wait (up to 10 minutes) until this file exists");
   app.add_option("--fork-holder", holder_file,
@@ -180,10 +183,17 @@ int main(int argc, char** argv) {
         if (r.code != OHIO_ERR_INVALID_ARGUMENT) return 1;
         continue;  // and the group goes on, verified
       }
-      if (static_cast<int>(it) == skip_at || static_cast<int>(it) == skipped_at) {
-        r = static_cast<int>(it) == skip_at ? group.Skip() : group.Alltoall(send.data(), out, m);
+      if (static_cast<int>(it) == opt_out_at || static_cast<int>(it) == opted_out_at) {
+        if (static_cast<int>(it) != opt_out_at) {
+          r = group.Alltoall(send.data(), out, m);
+        } else if (old_opt_out_names) {
+          r = ohio::CallResult::From(ohio_alltoall_skip(group.get()));
+          if (r.code != OHIO_ERR_SKIPPED) return 1;
+        } else {
+          r = group.OptOut();
+        }
         std::printf("rank %u: call %u: code=%d (%s) %s\n", rank, it, r.code, ohio_strerror(r.code), r.message.c_str());
-        if (r.code != OHIO_ERR_SKIPPED) return 1;
+        if (r.code != OHIO_ERR_OPTED_OUT) return 1;
         continue;  // and the group goes on, verified
       }
       r = group.Alltoall(send.data(), out, m);

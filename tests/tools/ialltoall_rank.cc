@@ -1,5 +1,5 @@
 // One rank of a test job calling ohio_ialltoall (or, with --vector, ohio_ialltoallv): after a blocking alltoall that lines the ranks
-// up, it posts --outstanding calls at once, each with its own buffers, then "computes": it
+// up, it starts --outstanding calls at once, each with its own buffers, then "computes": it
 // watches its receive buffers with plain loads, never calling into ohio, until each holds
 // exactly what it must (or 20 s pass). Only then does it ask ohio_test, which must find every
 // call complete without waiting. Every received byte is checked. An expected error (a size
@@ -8,10 +8,10 @@
 // reverse order and the receive blocks rotated, with gaps between them that must stay
 // unwritten; --skew-bytes gives one pair a count far above the rest (across nodes, a call that
 // goes in stream rounds), and the last line sums the bytes sent to and received from other
-// nodes' ranks, for the daemons' counters. With --blocking-after-posting, a blocking alltoall comes between posting and
+// nodes' ranks, for the daemons' counters. With --blocking-after-starting, a blocking alltoall comes between starting and
 // watching: it may only begin once this rank's nonblocking calls are complete (MPI's order), so right
 // after it every nonblocking call must already hold its bytes. With --expect-completion, the rank
-// says "holding" after the line-up, waits for a file (a test stops the daemon meanwhile), posts
+// says "holding" after the line-up, waits for a file (a test stops the daemon meanwhile), starts
 // one call and completes it by an ohio_test loop (or ohio_wait with --wait), which must end
 // with that error; it says how long it took. Exits 0 only if everything matched.
 #include <CLI/CLI.hpp>
@@ -98,37 +98,37 @@ int main(int argc, char** argv) {
   uint32_t batches = 1, outstanding = 1;
   size_t bytes = 1024;
   int mismatch_rank = -1, unmapped_rank = -1, alltoall_rank = -1;
-  uint32_t delay_posting_ms = 0;
-  bool die_before_posting = false, wait = false, vector = false, blocking_after_posting = false;
+  uint32_t delay_starting_ms = 0;
+  bool die_before_starting = false, wait = false, vector = false, blocking_after_starting = false;
   Skew skew;
   at.AddOptions(&app);
   app.add_option("--batches", batches);
-  app.add_option("--outstanding", outstanding, "calls posted at once in a batch");
+  app.add_option("--outstanding", outstanding, "calls started at once in a batch");
   app.add_option("--bytes", bytes, "bytes per rank");
   app.add_option("--mismatch-rank", mismatch_rank,
                  "this rank passes one byte more in the first call: every rank must get a size mismatch");
   app.add_option("--unmapped-rank", unmapped_rank,
                  "this rank passes an unmapped receive buffer in the first call: every rank must get an "
                  "invalid argument");
-  app.add_flag("--die-before-posting", die_before_posting, "exit without leaving after the line-up");
-  app.add_option("--delay-posting-ms", delay_posting_ms, "after the line-up, sleep this long before posting");
+  app.add_flag("--die-before-starting", die_before_starting, "exit without leaving after the line-up");
+  app.add_option("--delay-starting-ms", delay_starting_ms, "after the line-up, sleep this long before starting");
   app.add_flag("--vector", vector, "call ohio_ialltoallv with counts per pair");
   app.add_option("--skew-from", skew.from, "with --vector, the rank that sends --skew-bytes (+ the call's index)");
   app.add_option("--skew-to", skew.to, "the rank that receives them");
   app.add_option("--skew-bytes", skew.bytes);
   app.add_option("--alltoall-rank", alltoall_rank,
-                 "with --vector, this rank posts the first call as an ohio_ialltoall: every rank must get an "
-                 "invalid argument on one node (the daemon compares the kinds posted), a size mismatch across "
+                 "with --vector, this rank starts the first call as an ohio_ialltoall: every rank must get an "
+                 "invalid argument on one node (the daemon compares the kinds started), a size mismatch across "
                  "nodes (the ranks arrive at the round with different kinds, as blocking calls would)");
-  app.add_flag("--blocking-after-posting", blocking_after_posting,
-               "after posting, a verified blocking alltoall of --bytes; the nonblocking calls must be complete by then");
+  app.add_flag("--blocking-after-starting", blocking_after_starting,
+               "after starting, a verified blocking alltoall of --bytes; the nonblocking calls must be complete by then");
   app.add_flag("--wait", wait, "complete the calls with ohio_wait at once instead of computing first");
   app.add_option("--expect", expect, "every ohio_ialltoall must fail with this error (ohio_strerror's name)");
   std::string hold_file, expect_completion;
-  app.add_option("--hold-before-posting", hold_file,
+  app.add_option("--hold-before-starting", hold_file,
                  "after the line-up, say 'holding' and wait (up to 10 minutes) until this file exists");
   app.add_option("--expect-completion", expect_completion,
-                 "post one call and test it (ohio_test, 1 ms apart; ohio_wait with --wait) until it completes, "
+                 "start one call and test it (ohio_test, 1 ms apart; ohio_wait with --wait) until it completes, "
                  "which it must with this error (ohio_strerror's name); at most 10 minutes");
   CLI11_PARSE(app, argc, argv);
 
@@ -186,15 +186,15 @@ int main(int argc, char** argv) {
   uint64_t verified = 0, moved_unaided = 0, remote_sent = 0, remote_received = 0;
   const auto loop_began = std::chrono::steady_clock::now();
   for (uint32_t batch = 0; batch < batches; ++batch) {
-    // Lines the ranks up, so that every rank posts the batch within moments of the others.
+    // Lines the ranks up, so that every rank starts the batch within moments of the others.
     std::vector<uint8_t> token(size), tokens(size);
     r = group.Alltoall(token.data(), tokens.data(), 1);
     if (!r.ok()) {
       std::printf("rank %u: lining up failed: %s\n", rank, r.message.c_str());
       return 1;
     }
-    if (die_before_posting) _exit(3);
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_posting_ms));
+    if (die_before_starting) _exit(3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_starting_ms));
     std::vector<Call> calls(outstanding);
     for (uint32_t c = 0; c < outstanding; ++c) {
       Call& call = calls[c];
@@ -235,12 +235,12 @@ int main(int argc, char** argv) {
         r = group.Ialltoall(send, recv, m, &call.request);
       }
       if (!r.ok()) {
-        std::printf("rank %u: posting call %u failed: code=%d (%s) %s\n", rank, id, r.code, ohio_strerror(r.code),
+        std::printf("rank %u: starting call %u failed: code=%d (%s) %s\n", rank, id, r.code, ohio_strerror(r.code),
                     r.message.c_str());
         return 1;
       }
     }
-    if (blocking_after_posting) {
+    if (blocking_after_starting) {
       std::vector<uint8_t> send(size * bytes), recv(size * bytes, kUnwritten);
       for (uint32_t d = 0; d < size; ++d) {
         for (size_t i = 0; i < bytes; ++i) send[d * bytes + i] = Pattern(rank, d, i, 1000 + batch);
@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
         }
       }
       if (!r.ok()) {
-        std::printf("rank %u: the blocking alltoall after posting failed: code=%d (%s) %s\n", rank, r.code,
+        std::printf("rank %u: the blocking alltoall after starting failed: code=%d (%s) %s\n", rank, r.code,
                     ohio_strerror(r.code), r.message.c_str());
         return 1;
       }

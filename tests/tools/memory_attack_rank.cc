@@ -4,13 +4,13 @@
 // --attack exec-after-join: rank 0 joins, forks a child that keeps the group (the control
 //   socket, the segment), and execs a setuid-root program (--helper: it keeps a secret and
 //   writes where, tests/tools/setuid_secret.cc) under the pid ohiod saw join. The child waits
-//   for the program's --ready file, then posts ohio_ialltoall with both buffers at the secret's
+//   for the program's --ready file, then starts ohio_ialltoall with both buffers at the secret's
 //   address, so that ohiod would read the secret into rank 1 and write rank 1's bytes over it.
 // --attack exec-before-join: as above, but only the connection is made before the exec; the
 //   child joins afterwards, so the pid that joins is already the setuid program's.
 // --attack leave-a-child: rank 0 joins, forks the child and exits; the test then starts the
 //   setuid program under rank 0's pid, once it is free, and writes --ready.
-// --victim: rank 1, posting its own buffers (bytes 0x42) and printing what it received.
+// --victim: rank 1, starting a call on its own buffers (bytes 0x42) and printing what it received.
 // Every rank prints the outcome of its call as "rank R: code=C message", and the attacking
 // child touches --go once its call is over, which lets the setuid program check its secret.
 #include <CLI/CLI.hpp>
@@ -45,7 +45,7 @@ bool AwaitReady(const std::string& ready, uintptr_t* address, size_t* bytes) {
   return false;
 }
 
-// The attacking child: posts the call at the secret's address, waits for it, then lets the
+// The attacking child: starts the call at the secret's address, waits for it, then lets the
 // setuid program check its secret.
 int Attack(ohio::Group& group, const std::string& ready, const std::string& go, size_t bytes_per_rank) {
   uintptr_t address = 0;

@@ -1,7 +1,7 @@
 // A Python MPI program of Debian 13: trixie's mpi4py (linked to its Open MPI 5.0) running
 // tests/mpi/mpi4py_check.py inside the root, its Alltoall, Ialltoall, Alltoallv and Alltoallw on
 // byte buffers and Alltoall on doubles checked byte for byte by the program, on one node and
-// across two, through Open MPI 5's coll/ohio: every call served, none falls through. (Debian 13
+// across two, through Open MPI 5's coll/ohio: every call served, none is handed back. (Debian 13
 // builds mpi4py for Open MPI only: MPICH's jobs are the C and Fortran ones.)
 //
 // mpi4py initialises MPI_THREAD_MULTIPLE, which ohio serves by default: nothing is set for it.

@@ -509,13 +509,13 @@ TEST(InterNodeReport, ChosenIsWhatRunsWhenTheTablesHypercubeDoesNotFit) {
   };
   const std::vector<Case> cases = {
       {64, {}, InterNodeAlgorithm::kHypercube, HypercubeMiss::kNone},
-      {64, {Algorithm::kV1}, InterNodeAlgorithm::kPairwise, HypercubeMiss::kV1Layout},
-      {64, {Algorithm::kV3, 16u << 20, 4u << 10}, InterNodeAlgorithm::kPairwise, HypercubeMiss::kInboxTooSmall},
-      {1024, {Algorithm::kV3, 16u << 20, 16u << 10}, InterNodeAlgorithm::kPairwise, HypercubeMiss::kNotEager},
+      {64, {NodeLevelDesign::kV1}, InterNodeAlgorithm::kPairwise, HypercubeMiss::kV1Layout},
+      {64, {NodeLevelDesign::kV3, 16u << 20, 4u << 10}, InterNodeAlgorithm::kPairwise, HypercubeMiss::kInboxTooSmall},
+      {1024, {NodeLevelDesign::kV3, 16u << 20, 16u << 10}, InterNodeAlgorithm::kPairwise, HypercubeMiss::kNotEager},
   };
   const std::vector<uint32_t> ppn(8, 2);
   for (const Case& c : cases) {
-    SCOPED_TRACE(std::to_string(c.m) + " B, " + AlgorithmName(c.buffers.algo) + ", srb " +
+    SCOPED_TRACE(std::to_string(c.m) + " B, " + NodeLevelDesignName(c.buffers.algo) + ", srb " +
                  std::to_string(c.buffers.srb_bytes));
     auto e = ExplainInterNodeAlgorithm(DefaultInterNodeTable(), ppn, c.m, c.buffers);
     ASSERT_TRUE(e.ok()) << e.status().message();
@@ -526,7 +526,7 @@ TEST(InterNodeReport, ChosenIsWhatRunsWhenTheTablesHypercubeDoesNotFit) {
     PlanRequest req;
     req.ppn = ppn;
     req.bytes_per_rank = c.m;
-    req.design = c.buffers.algo == Algorithm::kV1 ? Design::kV1 : Design::kV3;
+    req.design = c.buffers.algo == NodeLevelDesign::kV1 ? Design::kV1 : Design::kV3;
     req.ssb_bytes = c.buffers.ssb_bytes;
     req.srb_bytes = c.buffers.srb_bytes;
     auto plan = MakePlanReport(req);

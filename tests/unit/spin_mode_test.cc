@@ -70,7 +70,7 @@ TEST(EnginePoll, OversubscribedItPollsOnlyWhileRanksMayWaitForIt) {
   EXPECT_EQ(poll(SpinMode::kOwnCore, true, true), std::make_pair(kRoundSpin, false));
   EXPECT_EQ(poll(SpinMode::kOwnCore, true, false), std::make_pair(kRoundSpin, false));
   // Oversubscribed: poll yielding while ranks may be waiting in a blocking call, mid-round or
-  // not; with only nonblocking calls to move, sleep at once so that a post or a landing block
+  // not; with only nonblocking calls to move, sleep at once so that a start or a landing block
   // wakes the engine (and preempts a computing rank) instead of finding it yielded.
   EXPECT_EQ(poll(SpinMode::kYield, false, true), std::make_pair(kSpin, true));
   EXPECT_EQ(poll(SpinMode::kYield, true, true), std::make_pair(kSpin, true));

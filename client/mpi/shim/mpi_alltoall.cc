@@ -1,5 +1,5 @@
 // MPI_Alltoall of the LD_PRELOAD shim: served by the shared core (client/mpi/serve_alltoall.cc),
-// falling through to PMPI_Alltoall.
+// handing the call back to PMPI_Alltoall.
 #include <mpi.h>
 
 #include "client/mpi/hand_back_at_once.h"

@@ -2,7 +2,7 @@
 // the shim only for an MPI library that has them (MPICH 4; Open MPI 4.1 does not).
 //
 // The handle the program holds is the library's own persistent request for the same call
-// (PMPI_Alltoall_init), which it starts itself when a Start falls through. A Start that ohio
+// (PMPI_Alltoall_init), which it starts itself when a Start is handed back. A Start that ohio
 // serves is started exactly like MPI_Ialltoall (client/mpi/mpi_nonblocking_alltoall.cc: same opt-in
 // threshold, decided alike on every rank from the bytes per rank, which are the same
 // everywhere) and puts that call's generalized request in the program's slot; the Wait and Test

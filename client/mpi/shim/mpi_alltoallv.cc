@@ -1,5 +1,5 @@
 // MPI_Alltoallv of the LD_PRELOAD shim: served by the shared core (client/mpi/serve_alltoallv.cc),
-// falling through to PMPI_Alltoallv.
+// handing the call back to PMPI_Alltoallv.
 #include <mpi.h>
 
 #include "client/mpi/hand_back_at_once.h"
@@ -15,7 +15,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   };
   if (!ShimServes(comm)) return library();
-  if (CommState* st = KnownState(comm); st != nullptr && FallsThroughAtOnce(st, kIndexAlltoallv)) return library();
+  if (CommState* st = KnownState(comm); st != nullptr && NoGroupHandsBackAtOnce(st, kIndexAlltoallv)) return library();
   return ServeAlltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                         StateOf(comm), library);
 }

@@ -1,5 +1,5 @@
 // MPI_Alltoallw of the LD_PRELOAD shim: served by the shared core (client/mpi/serve_alltoallw.cc),
-// falling through to PMPI_Alltoallw.
+// handing the call back to PMPI_Alltoallw.
 #include <mpi.h>
 
 #include "client/mpi/hand_back_at_once.h"
@@ -16,7 +16,7 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
     return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
   };
   if (!ShimServes(comm)) return library();
-  if (CommState* st = KnownState(comm); st != nullptr && FallsThroughAtOnce(st, kIndexAlltoallw)) return library();
+  if (CommState* st = KnownState(comm); st != nullptr && NoGroupHandsBackAtOnce(st, kIndexAlltoallw)) return library();
   return ServeAlltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
                         StateOf(comm), library);
 }

@@ -1,5 +1,5 @@
 // MPI_Ialltoallv of the LD_PRELOAD shim: started by the shared core (client/mpi/serve_ialltoallv.cc)
-// as a generalized request (client/mpi/shim/mpi_requests.h), falling through to PMPI_Ialltoallv.
+// as a generalized request (client/mpi/shim/mpi_requests.h), handing the call back to PMPI_Ialltoallv.
 #include <mpi.h>
 
 #include <memory>
@@ -20,7 +20,7 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                            request);
   };
   if (!ShimServes(comm)) return library();
-  if (CommState* st = KnownState(comm); st != nullptr && FallsThroughAtOnce(st, kIndexIalltoallv)) return library();
+  if (CommState* st = KnownState(comm); st != nullptr && NoGroupHandsBackAtOnce(st, kIndexIalltoallv)) return library();
   return ServeIalltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                          StateOf(comm), library,
                          [&](std::unique_ptr<OhioRequest> r) { return StartRequest(std::move(r), request); });

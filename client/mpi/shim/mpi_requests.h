@@ -30,7 +30,7 @@ namespace ohio::shim {
 
 // A persistent MPI_Alltoall_init of the program's (client/mpi/shim/mpi_alltoall_init.cc), by the handle
 // the program holds: the library's own persistent request for the same call, started by the
-// library when a Start falls through.
+// library when a Start is handed back.
 struct PersistentAlltoall {
   const void* sendbuf = nullptr;
   int sendcount = 0;

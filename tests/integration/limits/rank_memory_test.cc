@@ -4,7 +4,7 @@
 // secret only root may read (tests/tools/setuid_secret.cc, installed by the test as root's,
 // mode 4755):
 //  - a rank that joined, then exec'd the program under the same pid, a child of it keeping
-//    the group and posting the call;
+//    the group and starting the call;
 //  - a rank that connected, exec'd the program, and whose child joined afterwards;
 //  - a rank that joined and exited, a child keeping the group, its pid then given to the
 //    program (clone3 with set_tid, so the reuse is certain, not hoped for).

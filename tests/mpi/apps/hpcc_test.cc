@@ -3,7 +3,7 @@
 // one node and on two emulated nodes. Its own
 // checks (HPL, PTRANS, MPIFFT, RandomAccess: PASSED lines, residuals, errors) must come out as
 // in the same run with ohio disabled, and every MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw it
-// made must have been served (as many as the run without ohio made, none fell through).
+// made must have been served (as many as the run without ohio made, none handed back).
 // tests/mpi/hpccinf.txt keeps it to seconds: HPL N=200 on a 2x2 grid (PTRANS 100, MPIFFT 4096).
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -3,7 +3,7 @@
 // and Alltoall on doubles, every byte checked by the program, on one node and on two emulated
 // nodes, through the preloaded shim and through Open MPI's collective component. mpi4py
 // initialises MPI_THREAD_MULTIPLE, which ohio serves by default: every call is served by ohio,
-// none falls through, by OHIO_STATS and by each daemon's own count. mpi4py-fft's pencil
+// none is handed back, by OHIO_STATS and by each daemon's own count. mpi4py-fft's pencil
 // transform (its transposes are all-to-alls on subcommunicators), forward and back, gives its
 // input back and the right zero frequency, served likewise. OHIO_SERVE_THREAD_MULTIPLE=0 leaves
 // such a job to the library, saying why.
@@ -80,7 +80,7 @@ TEST(Mpi4py, EveryCallServedOnOneNodeAndAcrossTwo) {
 
 // mpi4py-fft's pencil transform of a 32^3 array on 2 x 2 ranks, forward and back 3 times: the
 // program checks the round trip and the zero frequency on every rank; its all-to-alls are
-// served (OHIO_STATS: some served, none fell through) and both daemons served them.
+// served (OHIO_STATS: some served, none handed back) and both daemons served them.
 TEST(Mpi4py, FftRoundTripServedAcrossTwoNodes) {
   TempDir dir;
   Cluster cluster(dir, 2);
@@ -109,7 +109,7 @@ TEST(Mpi4py, FftRoundTripServedAcrossTwoNodes) {
 }
 
 // OHIO_SERVE_THREAD_MULTIPLE=0 leaves a job at MPI_THREAD_MULTIPLE (mpi4py's default) to the
-// library, its data right: the shim counts every call as fallen through, with the reason and how
+// library, its data right: the shim counts every call as handed back, with the reason and how
 // to have it served; the component does not take the job, and no daemon sees a group.
 TEST(Mpi4py, ServeThreadMultipleZeroLeavesTheJobToTheLibrary) {
   TempDir dir;
@@ -127,7 +127,7 @@ TEST(Mpi4py, ServeThreadMultipleZeroLeavesTheJobToTheLibrary) {
     ExpectAllOk(out, kRanks);
     if (binding == Binding::kShim) {
       EXPECT_EQ(Stats(out, "MPI_Alltoall"), std::make_pair(0L, 2L * kRanks)) << out;
-      EXPECT_NE(out.find(": 2 fell through: the job runs with MPI_THREAD_MULTIPLE and "
+      EXPECT_NE(out.find(": 2 handed back: the job runs with MPI_THREAD_MULTIPLE and "
                          "OHIO_SERVE_THREAD_MULTIPLE=0 leaves it to the MPI library (unset it, or set it to 1, to have "
                          "ohio serve it)"),
                 std::string::npos)

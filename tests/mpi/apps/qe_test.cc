@@ -2,7 +2,7 @@
 // under real mpirun, a silicon SCF on 4 ranks (tests/mpi/qe/si.scf.in), on one node and on two
 // emulated nodes, through the preloaded shim and through Open MPI's collective component. Its FFT transposes are MPI_ALLTOALL calls from Fortran. The total energy must
 // come out as in the same run with ohio disabled, to the last printed digit, and every call the
-// run without ohio made must have been served (as many, none fell through).
+// run without ohio made must have been served (as many, none handed back).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -88,7 +88,7 @@ TEST_P(CollComponent, AlltoallAndAlltoallvServed) {
   ExpectAlltoallCheckServed(out, ranks);
 }
 
-// MPI_Alltoallw with per-pair datatypes; a darray type falls through; counts that disagree are
+// MPI_Alltoallw with per-pair datatypes; a darray type is handed back; counts that disagree are
 // MPI_ERR_COUNT on every rank, through the communicator's error handler by Open MPI.
 TEST_P(CollComponent, AlltoallwServed) {
   const int ranks = Ranks();
@@ -175,7 +175,7 @@ TEST_P(CollComponent, IntercommunicatorGoesToTheComponentBelow) {
   ExpectReportOfTheComponent(out);
   EXPECT_EQ(Stats(out, "MPI_Alltoall"), std::make_pair(0L, 3L * ranks)) << out;
   EXPECT_EQ(Stats(out, "MPI_Ialltoall"), std::make_pair(0L, 3L * ranks)) << out;
-  EXPECT_NE(out.find("MPI_Alltoall: 3 fell through: intercommunicators are not served"), std::string::npos) << out;
+  EXPECT_NE(out.find("MPI_Alltoall: 3 handed back: intercommunicators are not served"), std::string::npos) << out;
   EXPECT_EQ(ServedByEveryDaemon(), 0u);
 }
 
@@ -211,7 +211,7 @@ TEST_P(CollComponent, McaParametersAreTheSettings) {
   ExpectReportOfTheComponent(out);
   EXPECT_EQ(Stats(out).first, 0) << out;
   EXPECT_GT(Stats(out).second, 0) << out;
-  EXPECT_NE(out.find("fell through: disabled by OHIO_DISABLE"), std::string::npos) << out;
+  EXPECT_NE(out.find("handed back: disabled by OHIO_DISABLE"), std::string::npos) << out;
   EXPECT_EQ(ServedByEveryDaemon(), 0u);
 }
 

@@ -31,7 +31,7 @@ void ExpectServed(const std::string& out) {
   ExpectAllOk(out, kRanks);
   const auto [served, fell] = Stats(out);
   EXPECT_GT(served, 100) << out;
-  EXPECT_EQ(fell, kRanks) << "only the call with a pair type on rank 0 falls through, once per rank\n" << out;
+  EXPECT_EQ(fell, kRanks) << "only the call with a pair type on rank 0 is handed back, once per rank\n" << out;
 }
 
 TEST(ContainersMpi, TheWholeJobInOneContainer) {

@@ -74,7 +74,7 @@ Tally RunAndKill(const Mpi& mpi, const TempDir& dir, const std::vector<std::stri
   }
   t = {std::stol(m[1]), std::stol(m[2]), std::stol(m[3]), std::stol(m[4]), std::stol(m[5]), std::stol(m[6])};
   // The figures, in the log, with the ranks that had the call the others completed sent again
-  // (each rank's first fall-through is printed with its reason).
+  // (each rank's first hand-back is printed with its reason).
   const std::string again = "sent this call again";
   int sent_again = 0;
   for (size_t at = out->find(again); at != std::string::npos; at = out->find(again, at + 1)) ++sent_again;

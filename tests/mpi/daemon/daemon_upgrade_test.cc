@@ -122,7 +122,7 @@ void ExpectNothingLost(const Tally& t, const std::string& out) {
   const long before = kStopPhase * kCalls + kCalls / 2, after = (kPhases - kStopPhase - 1) * kCalls;
   EXPECT_GE(served, kRanks * (before + after - 1)) << out;
   EXPECT_LE(fell, kRanks * (kCalls / 2 + 1)) << out;
-  std::printf("served %ld, fell through %ld (the rest of the communicator the old daemon served)\n", served, fell);
+  std::printf("served %ld, handed back %ld (the rest of the communicator the old daemon served)\n", served, fell);
 }
 
 // Across two nodes, node 1's ohiod replaced: the new daemon serves every call of the
@@ -163,7 +163,7 @@ TEST(DaemonUpgrade, AcrossNodesThroughTheComponent) { UpgradeAcrossNodes(Binding
 // call, so the stopping daemon leaves the group to them rather than fail it under a round they
 // are in (where the rank arriving last would complete the call and a rank still waiting would
 // fail it). The communicator in use goes on through ohio, every call of the job is served, none
-// falls through, and the new daemon serves the communicators made after it.
+// is handed back, and the new daemon serves the communicators made after it.
 TEST(DaemonUpgrade, OnOneNode) {
   TempDir dir;
   Daemon daemon(dir, {"--timeout-ms", "10000"});
@@ -187,7 +187,7 @@ TEST(DaemonUpgrade, OnOneNode) {
 }
 
 // A job started while its node's ohiod is down (between an upgrade's stop and start, or before
-// the unit came up): its first communicators fall through, with every byte right, and those made
+// the unit came up): its first communicators' calls are handed back, with every byte right, and those made
 // once the daemon listens are served by it.
 TEST(DaemonUpgrade, AJobStartedWhileTheDaemonIsDownIsServedOnceItListens) {
   TempDir dir;
@@ -245,7 +245,7 @@ TEST(DaemonUpgrade, UnderTheDefaultHandlerASplitCallEndsTheJobWithTheReason) {
 }
 
 // `systemctl reload` in the middle of a job: SIGHUP re-reads the config, the new timeout is in
-// force, and no call of the job fails or falls through.
+// force, and no call of the job fails or is handed back.
 TEST(DaemonUpgrade, ReloadChangesSettingsWithNoCallFailing) {
   TempDir dir;
   std::vector<std::string> confs;

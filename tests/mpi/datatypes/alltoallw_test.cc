@@ -42,8 +42,8 @@ TEST_P(MpiAlltoallw, ServedWithVerifiedData) {
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << cluster.Logs();
   const std::string out = run.Output();
   ExpectAllOk(out, ranks);
-  // The typed calls and the one after the mismatch are served; the darray call falls through
-  // on every rank; the mismatch is an error on every rank, neither served nor fallen through.
+  // The typed calls and the one after the mismatch are served; the darray call is handed back
+  // on every rank; the mismatch is an error on every rank, neither served nor handed back.
   ExpectAlltoallwCheckServed(out, ranks, kIterations);
   EXPECT_NE(out.find(std::string("ohio: MPI_Alltoallw failed: ") + topo.mismatch), std::string::npos) << out;
   EXPECT_EQ(Stats(out, "MPI_Alltoall"), std::make_pair(0L, 0L)) << out;

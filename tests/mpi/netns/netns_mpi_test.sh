@@ -66,23 +66,23 @@ run_check() {
 
 # served NAME FUNCTION: "S F" from OHIO_STATS.
 served() {
-  sed -nE "s/^ohio: ([0-9]+) $2 calls served by ohiod, ([0-9]+) fell through.*/\1 \2/p" "$DIR/$1.out" | head -1
+  sed -nE "s/^ohio: ([0-9]+) $2 calls served by ohiod, ([0-9]+) handed back.*/\1 \2/p" "$DIR/$1.out" | head -1
 }
 
 run_check alltoall alltoall_check 65536 3
 read -r s f <<< "$(served alltoall MPI_Alltoall)"
 [ "${s:-0}" -gt 100 ] || fail "alltoall: only ${s:-no} MPI_Alltoall calls served"
-# Only the call with a pair type on rank 0 falls through, once per rank.
-[ "$f" = 4 ] || fail "alltoall: $f MPI_Alltoall calls fell through, expected 4"
+# Only the call with a pair type on rank 0 is handed back, once per rank.
+[ "$f" = 4 ] || fail "alltoall: $f MPI_Alltoall calls handed back, expected 4"
 [ "$(served alltoall MPI_Alltoallv)" = "88 0" ] ||
-  fail "alltoall: MPI_Alltoallv served/fell through $(served alltoall MPI_Alltoallv), expected 88 0"
+  fail "alltoall: MPI_Alltoallv served/handed back $(served alltoall MPI_Alltoallv), expected 88 0"
 # 64 KiB from each of 2 ranks to each of the other node's 2 ranks, 3 times, each way, at least.
 [ "$VETH_BYTES" -gt $(( 3 * 2 * 4 * 65536 )) ] || fail "alltoall: only $VETH_BYTES bytes crossed the veths"
 
 run_check alltoallw alltoallw_check 4
-# 3 typed calls per iteration, served; the darray call falls through on every rank.
+# 3 typed calls per iteration, served; the darray call is handed back on every rank.
 [ "$(served alltoallw MPI_Alltoallw)" = "48 4" ] ||
-  fail "alltoallw: MPI_Alltoallw served/fell through $(served alltoallw MPI_Alltoallw), expected 48 4"
+  fail "alltoallw: MPI_Alltoallw served/handed back $(served alltoallw MPI_Alltoallw), expected 48 4"
 
 # MPI_Ialltoall moved by the daemons while every rank sleeps, calling no MPI function
 # (tests/mpi/ialltoall_overlap_check.c: 300 ms sleeps, rank r posting r x 100 ms after rank 0):
@@ -96,19 +96,19 @@ for r in 0 1 2 3; do
   done
 done
 [ "$(served overlap MPI_Ialltoall)" = "8 0" ] ||
-  fail "overlap: MPI_Ialltoall served/fell through $(served overlap MPI_Ialltoall), expected 8 0"
+  fail "overlap: MPI_Ialltoall served/handed back $(served overlap MPI_Ialltoall), expected 8 0"
 echo "overlap: every rank's MPI_Ialltoall complete, every byte in place, while it slept"
 
 # HPC Challenge, unmodified (tests/mpi/hpccinf.txt: a 2x2 grid): its own checks pass and every
-# MPI_Alltoall it makes (MPIFFT's transposes) is served, none falls through.
+# MPI_Alltoall it makes (MPIFFT's transposes) is served, none is handed back.
 # It reads hpccinf.txt and writes hpccoutf.txt where it starts.
 mkdir "$DIR/hpcc" && cp "$R/tests/mpi/hpccinf.txt" "$DIR/hpcc/"
 run_job hpcc /usr/bin/hpcc
 grep -q "^Success=1" "$DIR/hpcc/hpccoutf.txt" || { cat "$DIR/hpcc.out" >&2; fail "hpcc: its checks did not succeed"; }
 grep -q "FAILED" "$DIR/hpcc/hpccoutf.txt" && fail "hpcc: $(grep FAILED "$DIR/hpcc/hpccoutf.txt" | head -3)"
 read -r s f <<< "$(served hpcc MPI_Alltoall)"
-[ "${s:-0}" -gt 0 ] && [ "$f" = 0 ] || { cat "$DIR/hpcc.out" >&2; fail "hpcc: MPI_Alltoall served/fell through ${s:-?} ${f:-?}"; }
-echo "hpcc: Success=1, no check failed, $s MPI_Alltoall calls served by ohio, none fell through"
+[ "${s:-0}" -gt 0 ] && [ "$f" = 0 ] || { cat "$DIR/hpcc.out" >&2; fail "hpcc: MPI_Alltoall served/handed back ${s:-?} ${f:-?}"; }
+echo "hpcc: Success=1, no check failed, $s MPI_Alltoall calls served by ohio, none handed back"
 
 # Quantum ESPRESSO's pw.x, unmodified Fortran (tests/mpi/qe/si.scf.in): its FFT transposes are
 # MPI_ALLTOALL calls. The same total energy, to the last printed digit, as the run without ohio
@@ -126,7 +126,7 @@ for binding in shim component; do
     fail "$run: total energy '$(energy "$run")' through ohio, '$(energy qe-without)' without"
   read -r s f <<< "$(served "$run" MPI_Alltoall)"
   [ "${made:-0}" -gt 100 ] && [ "$s" = "$made" ] && [ "$f" = 0 ] ||
-    { cat "$DIR/$run.out" >&2; fail "$run: MPI_Alltoall served/fell through ${s:-?} ${f:-?}, the run without ohio made ${made:-?}"; }
+    { cat "$DIR/$run.out" >&2; fail "$run: MPI_Alltoall served/handed back ${s:-?} ${f:-?}, the run without ohio made ${made:-?}"; }
   echo "$run: $(energy "$run" | tr -s ' '), as without ohio; all $s MPI_Alltoall calls served"
 done
 
@@ -138,7 +138,7 @@ for binding in shim component; do
     JOB_BINDING=$binding JOB_ENV=OHIO_IALLTOALL_MIN_BYTES=0 run_check "$name" "fortran_check_$fortran" 2
     for function in MPI_Alltoall:16 MPI_Alltoallv:8 MPI_Alltoallw:8 MPI_Ialltoall:16 MPI_Ialltoallv:8; do
       [ "$(served "$name" "${function%%:*}")" = "${function##*:} 0" ] ||
-        fail "$name: ${function%%:*} served/fell through $(served "$name" "${function%%:*}"), expected ${function##*:} 0"
+        fail "$name: ${function%%:*} served/handed back $(served "$name" "${function%%:*}"), expected ${function##*:} 0"
     done
   done
 done

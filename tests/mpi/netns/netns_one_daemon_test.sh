@@ -2,10 +2,10 @@
 # A job across two network namespaces where only node 0 runs ohiod (node 1's stopped with
 # SIGTERM before the job, its socket gone), and a job where neither does: through Open MPI's
 # component coll/ohio and through the preloaded shim, every rank says ALL OK (no rank waits in a
-# set-up the others skipped). With one daemon, every communicator falls through on every rank
+# set-up the others skipped). With one daemon, every communicator's calls are handed back on every rank
 # (OHIO_STATS: none served, the reason named); with none, the component gives no communicator a
 # module (the modex told every rank that no node has an ohiod) and says so, while the shim
-# falls through each communicator.
+# hands back each communicator's calls.
 set -euo pipefail
 NETNS_PROG=netns_one_daemon_test
 # shellcheck source=tests/mpi/netns/netns_two_nodes.sh
@@ -24,7 +24,7 @@ check() {
 
 # served NAME: "S F" of MPI_Alltoall from OHIO_STATS.
 served() {
-  sed -nE 's/^ohio: ([0-9]+) MPI_Alltoall calls served by ohiod, ([0-9]+) fell through.*/\1 \2/p' "$DIR/$1.out" | head -1
+  sed -nE 's/^ohio: ([0-9]+) MPI_Alltoall calls served by ohiod, ([0-9]+) handed back.*/\1 \2/p' "$DIR/$1.out" | head -1
 }
 
 # stop_daemon I: node I's ohiod stopped as systemd stops it (SIGTERM), its socket gone.
@@ -42,12 +42,12 @@ stop_daemon 1
 for binding in component shim; do
   check "one-$binding" "$binding"
   read -r s f <<< "$(served "one-$binding")"
-  [ "${s:-x}" = 0 ] && [ "${f:-0}" -gt 0 ] || { cat "$DIR/one-$binding.out" >&2; fail "one-$binding: served ${s:-?}, fell through ${f:-?}"; }
+  [ "${s:-x}" = 0 ] && [ "${f:-0}" -gt 0 ] || { cat "$DIR/one-$binding.out" >&2; fail "one-$binding: served ${s:-?}, handed back ${f:-?}"; }
   grep -q "another rank of the communicator cannot use ohio\|cannot connect\|no ohiod" "$DIR/one-$binding.out" ||
     { cat "$DIR/one-$binding.out" >&2; fail "one-$binding: no reason given for falling through"; }
   ! grep -q "no node of this job has an ohiod" "$DIR/one-$binding.out" ||
     { cat "$DIR/one-$binding.out" >&2; fail "one-$binding: stood aside although node 0 has an ohiod"; }
-  echo "one-$binding: every rank ALL OK, none served, $f fell through"
+  echo "one-$binding: every rank ALL OK, none served, $f handed back"
 done
 
 stop_daemon 0
@@ -59,5 +59,5 @@ grep -q "^ohio: no node of this job has an ohiod: coll/ohio left every communica
 echo "none-component: every rank ALL OK, coll/ohio stood aside"
 check none-shim shim
 read -r s f <<< "$(served none-shim)"
-[ "${s:-x}" = 0 ] && [ "${f:-0}" -gt 0 ] || { cat "$DIR/none-shim.out" >&2; fail "none-shim: served ${s:-?}, fell through ${f:-?}"; }
-echo "none-shim: every rank ALL OK, $f fell through"
+[ "${s:-x}" = 0 ] && [ "${f:-0}" -gt 0 ] || { cat "$DIR/none-shim.out" >&2; fail "none-shim: served ${s:-?}, handed back ${f:-?}"; }
+echo "none-shim: every rank ALL OK, $f handed back"

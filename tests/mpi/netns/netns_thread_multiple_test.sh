@@ -5,7 +5,7 @@
 # its own, started in opposite orders on even and odd ranks, through the preloaded shim and
 # through Open MPI's collective component, with no setting asking for it. Every rank must check
 # every byte (ALL OK), each thread make all its calls, OHIO_STATS count every call served and none
-# fallen through, and the job end within run_two_node_job's 120 s (a deadlock fails it).
+# handed back, and the job end within run_two_node_job's 120 s (a deadlock fails it).
 set -euo pipefail
 NETNS_PROG=netns_thread_multiple_test
 # shellcheck source=tests/mpi/netns/netns_two_nodes.sh
@@ -30,7 +30,7 @@ for binding in shim component; do
   done
   if grep -q WRONG "$out"; then cat "$out" >&2; fail "$binding: wrong bytes"; fi
   for f in MPI_Alltoall MPI_Ialltoall MPI_Alltoallv; do
-    grep -q "^ohio: $EVERY_CALL $f calls served by ohiod, 0 fell through" "$out" ||
+    grep -q "^ohio: $EVERY_CALL $f calls served by ohiod, 0 handed back" "$out" ||
       { cat "$out" >&2; fail "$binding: $f: not every one of $EVERY_CALL calls served"; }
   done
   echo "$binding: 2 threads x 4 ranks across two hosts, every byte right, all $EVERY_CALL MPI_Alltoall, MPI_Ialltoall and MPI_Alltoallv calls served"

@@ -108,7 +108,7 @@ TEST_P(MpiIalltoall, NonblockingDecidedByTheTableOrTheThresholdAskedFor) {
     }
     EXPECT_EQ(served, 0) << out;
     EXPECT_EQ(fell, (2 + 9) * ranks) << out;
-    EXPECT_NE(out.find("MPI_Ialltoall: 11 fell through: the call's 4096 bytes per rank are below "
+    EXPECT_NE(out.find("MPI_Ialltoall: 11 handed back: the call's 4096 bytes per rank are below "
                        "OHIO_IALLTOALL_MIN_BYTES = 8192"),
               std::string::npos)
         << out;

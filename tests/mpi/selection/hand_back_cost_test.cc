@@ -162,10 +162,10 @@ TEST(HandBackCost, TableHandBackThroughTheShimUnderMpich) { ExpectTableHandBack(
 
 TEST(HandBackCost, TableHandBackThroughTheComponent) { ExpectTableHandBack(kOpenMpi, Binding::kComponent); }
 
-// No ohiod listens: through the shim every communicator falls through, and each call after the
-// first costs no lock and no system call either (the first, which finds no daemon, tries to
-// connect). The component learns from Open MPI's modex that no node of the job has an ohiod and
-// gives no communicator a module: the calls are the library's alone.
+// No ohiod listens: through the shim every communicator's calls are handed back, and each call
+// after the first costs no lock and no system call either (the first, which finds no daemon,
+// tries to connect). The component learns from Open MPI's modex that no node of the job has an
+// ohiod and gives no communicator a module: the calls are the library's alone.
 void ExpectNoDaemon(Binding binding, const std::string& call, const std::string& function) {
   TempDir dir;
   const auto [out, window] = RunTraced(dir, kOpenMpi, {dir.file("no-ohiod.sock")}, binding, call, "absent");
@@ -175,11 +175,11 @@ void ExpectNoDaemon(Binding binding, const std::string& call, const std::string&
                        "collective components"),
               std::string::npos)
         << out;
-    EXPECT_EQ(out.find("fell through"), std::string::npos) << out;
+    EXPECT_EQ(out.find("handed back"), std::string::npos) << out;
     return;
   }
   EXPECT_EQ(Stats(out, function), std::make_pair(0L, static_cast<long>(kRanks * (kCalls + kSettle)))) << out;
-  EXPECT_NE(out.find("rank 0: " + function + ": " + std::to_string(kCalls + kSettle) + " fell through: "),
+  EXPECT_NE(out.find("rank 0: " + function + ": " + std::to_string(kCalls + kSettle) + " handed back: "),
             std::string::npos)
       << out;
 }

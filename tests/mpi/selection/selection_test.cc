@@ -105,7 +105,7 @@ TEST(Selection, AlltoallvFallsThroughTogetherWhenOneRanksBytesSayLibrary) {
       RunAcrossNodes(cluster, dir, {}, {"alltoallv:65536:1024", "alltoallv:1024:1024"}, "straddle");
   ExpectAllOk(out, 4);
   EXPECT_EQ(Stats(out, "MPI_Alltoallv"), std::make_pair(4L, 4L)) << out;
-  EXPECT_NE(out.find("rank 0: MPI_Alltoallv: 1 fell through: the selection table hands this rank's part of "
+  EXPECT_NE(out.find("rank 0: MPI_Alltoallv: 1 handed back: the selection table hands this rank's part of "
                      "alltoallv on 2 nodes x 2 ranks (tcp) to the MPI library by its largest block to or from one "
                      "rank (no row matches): this rank opted out of the call"),
             std::string::npos)
@@ -124,11 +124,11 @@ TEST(Selection, RepeatedOptOutsGoToTheLibraryWithoutTheRound) {
   const std::string out = RunAcrossNodes(cluster, dir, {}, calls, "repeated");
   ExpectAllOk(out, 4);
   EXPECT_EQ(Stats(out, "MPI_Alltoallv"), std::make_pair(0L, 400L)) << out;
-  EXPECT_NE(out.find("rank 0: MPI_Alltoallv: 16 fell through: the selection table hands this rank's part of "
+  EXPECT_NE(out.find("rank 0: MPI_Alltoallv: 16 handed back: the selection table hands this rank's part of "
                      "alltoallv"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("rank 0: MPI_Alltoallv: 84 fell through: the last 16 calls of this communicator went to the "
+  EXPECT_NE(out.find("rank 0: MPI_Alltoallv: 84 handed back: the last 16 calls of this communicator went to the "
                      "MPI library because a rank opted out: the next 1008 go there without asking, then one asks "
                      "again"),
             std::string::npos)

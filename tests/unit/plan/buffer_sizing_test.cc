@@ -28,21 +28,21 @@ GroupShape Shape(uint32_t nodes, std::vector<uint32_t> map) {
 }
 
 TEST(SizeBuffers, NoHintIsTheConfiguredSizes) {
-  BufferSizes one = SizeBuffers(Shape(1, {0, 0}), Algorithm::kV3, 0, kSsb, kSrb);
+  BufferSizes one = SizeBuffers(Shape(1, {0, 0}), NodeLevelDesign::kV3, 0, kSsb, kSrb);
   EXPECT_EQ(one.ssb, kSsb);
   EXPECT_EQ(one.srb, 0u);  // a group on one node has no SRB
-  BufferSizes two = SizeBuffers(Shape(2, {0, 1}), Algorithm::kV3, 0, kSsb, kSrb);
+  BufferSizes two = SizeBuffers(Shape(2, {0, 1}), NodeLevelDesign::kV3, 0, kSsb, kSrb);
   EXPECT_EQ(two.ssb, kSsb);
   EXPECT_EQ(two.srb, kSrb);
 }
 
 TEST(SizeBuffers, TwoRanksExchangingSixtyFourBytesMapKilobytes) {
   // The example: 2 ranks, 64 bytes per rank. One SSB half holds 2 x 2 x 64 bytes.
-  BufferSizes s = SizeBuffers(Shape(1, {0, 0}), Algorithm::kV3, 64, kSsb, kSrb);
+  BufferSizes s = SizeBuffers(Shape(1, {0, 0}), NodeLevelDesign::kV3, 64, kSsb, kSrb);
   EXPECT_EQ(s.ssb, 4096u);
   EXPECT_EQ(s.srb, 0u);
   EXPECT_LE(ComputeSegmentLayout(2, 2, s.ssb, s.srb).segment_bytes, 16u << 10);
-  BufferSizes across = SizeBuffers(Shape(2, {0, 1}), Algorithm::kV3, 64, kSsb, kSrb);
+  BufferSizes across = SizeBuffers(Shape(2, {0, 1}), NodeLevelDesign::kV3, 64, kSsb, kSrb);
   EXPECT_EQ(across.ssb, 4096u);
   EXPECT_EQ(across.srb, 4096u);  // two halves of one slot: 64-byte header + 64 bytes
 }
@@ -52,9 +52,9 @@ TEST(SizeBuffers, AHintedCallIsOneRoundAndTheSizesStayInBounds) {
     for (const auto& m : AllValidMaps(6, nodes)) {
       if (m.nodes != nodes) continue;
       const GroupShape shape = Shape(m.nodes, m.rank_node);
-      for (Algorithm algo : {Algorithm::kV1, Algorithm::kV2, Algorithm::kV3}) {
+      for (NodeLevelDesign algo : {NodeLevelDesign::kV1, NodeLevelDesign::kV2, NodeLevelDesign::kV3}) {
         for (uint64_t hint : {1ull, 7ull, 64ull, 1000ull, 4096ull, 65536ull}) {
-          SCOPED_TRACE(MapName(m.rank_node) + " hint " + std::to_string(hint) + " " + AlgorithmName(algo));
+          SCOPED_TRACE(MapName(m.rank_node) + " hint " + std::to_string(hint) + " " + NodeLevelDesignName(algo));
           const BufferSizes s = SizeBuffers(shape, algo, hint, kSsb, kSrb);
           EXPECT_EQ(s.ssb % 4096, 0u);
           EXPECT_LE(s.ssb, kSsb);
@@ -80,7 +80,7 @@ TEST(SizeBuffers, AHintedCallIsOneRoundAndTheSizesStayInBounds) {
 TEST(SizeBuffers, NeverAboveTheConfiguredSizesWhateverTheHint) {
   const GroupShape shape = Shape(2, {0, 0, 1, 1});
   for (uint64_t hint : {uint64_t{1} << 20, uint64_t{1} << 40, ~uint64_t{0} / 3, ~uint64_t{0}}) {
-    const BufferSizes s = SizeBuffers(shape, Algorithm::kV3, hint, kSsb, kSrb);
+    const BufferSizes s = SizeBuffers(shape, NodeLevelDesign::kV3, hint, kSsb, kSrb);
     EXPECT_EQ(s.ssb, kSsb) << hint;
     EXPECT_EQ(s.srb, kSrb) << hint;
   }
@@ -158,8 +158,8 @@ TEST(SizeBuffers, AHintedGroupHoldsTheHypercubesInboxes) {
     const GroupShape shape = Shape(c.nodes, map);
     SCOPED_TRACE(std::to_string(c.nodes) + " x " + std::to_string(c.ppn));
     ASSERT_EQ(LargestHypercubeBytes(table, shape, kSmallCallBytes), c.cube);
-    const BufferSizes sized = SizeBuffers(shape, Algorithm::kV3, kSmallCallBytes, kSsb, kSrb, c.cube);
-    const BufferSizes pairwise_only = SizeBuffers(shape, Algorithm::kV3, kSmallCallBytes, kSsb, kSrb);
+    const BufferSizes sized = SizeBuffers(shape, NodeLevelDesign::kV3, kSmallCallBytes, kSsb, kSrb, c.cube);
+    const BufferSizes pairwise_only = SizeBuffers(shape, NodeLevelDesign::kV3, kSmallCallBytes, kSsb, kSrb);
     for (uint64_t m = c.cube; m > 0; m /= 2) {
       const EagerLayout l = PlanEagerLayout(shape, sized.ssb, sized.srb);
       EXPECT_TRUE(FitsBruck(shape, m, l.srb_half, l.ssb_half)) << m;
@@ -172,13 +172,13 @@ TEST(SizeBuffers, AHintedGroupHoldsTheHypercubesInboxes) {
   std::vector<uint32_t> map;
   for (uint32_t n = 0; n < 32; ++n) map.push_back(n);
   const GroupShape shape = Shape(32, map);
-  const BufferSizes pairwise_only = SizeBuffers(shape, Algorithm::kV3, kSmallCallBytes, kSsb, kSrb);
+  const BufferSizes pairwise_only = SizeBuffers(shape, NodeLevelDesign::kV3, kSmallCallBytes, kSsb, kSrb);
   const EagerLayout l = PlanEagerLayout(shape, pairwise_only.ssb, pairwise_only.srb);
   EXPECT_FALSE(FitsBruck(shape, 2048, l.srb_half, l.ssb_half));
   // A table without the hypercube sizes as before; a hint too large for the configuration is
   // held to it.
-  EXPECT_EQ(SizeBuffers(shape, Algorithm::kV3, kSmallCallBytes, kSsb, kSrb, 0).srb, pairwise_only.srb);
-  EXPECT_EQ(SizeBuffers(shape, Algorithm::kV3, 1u << 30, kSsb, kSrb, 1u << 30).srb, kSrb);
+  EXPECT_EQ(SizeBuffers(shape, NodeLevelDesign::kV3, kSmallCallBytes, kSsb, kSrb, 0).srb, pairwise_only.srb);
+  EXPECT_EQ(SizeBuffers(shape, NodeLevelDesign::kV3, 1u << 30, kSsb, kSrb, 1u << 30).srb, kSrb);
 }
 
 // The area the inboxes take, against FitsBruck: it fits at the byte, not a line less.

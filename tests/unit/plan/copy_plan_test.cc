@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/group_shape.h"
 #include "shm/plan/staging.h"
 #include "tests/unit/plan/rank_maps.h"
@@ -25,7 +25,7 @@ namespace {
 using testing_util::AllValidMaps;
 using testing_util::MapName;
 
-constexpr Algorithm kAlgos[] = {Algorithm::kV1, Algorithm::kV2, Algorithm::kV3};
+constexpr NodeLevelDesign kAlgos[] = {NodeLevelDesign::kV1, NodeLevelDesign::kV2, NodeLevelDesign::kV3};
 constexpr uint64_t kSlices[] = {1, 3, 64, 100};
 constexpr uint64_t kSizes[] = {0, 1, 3, 64, 100};
 
@@ -35,8 +35,8 @@ GroupShape Shape(uint32_t nodes, const std::vector<uint32_t>& map) {
   return r.value();
 }
 
-std::string Describe(const testing_util::RankMap& rm, Algorithm algo) {
-  return std::string(AlgorithmName(algo)) + " " + MapName(rm.rank_node) + " over " +
+std::string Describe(const testing_util::RankMap& rm, NodeLevelDesign algo) {
+  return std::string(NodeLevelDesignName(algo)) + " " + MapName(rm.rank_node) + " over " +
          std::to_string(rm.nodes);
 }
 
@@ -45,7 +45,7 @@ TEST(SsbOffset, BijectionOntoRound) {
   for (const auto& rm : AllValidMaps(5, 3)) {
     const GroupShape s = Shape(rm.nodes, rm.rank_node);
     const uint32_t p = s.size();
-    for (Algorithm algo : kAlgos) {
+    for (NodeLevelDesign algo : kAlgos) {
       SCOPED_TRACE(Describe(rm, algo));
       for (uint32_t n = 0; n < s.nodes(); ++n) {
         for (uint64_t slice : kSlices) {
@@ -81,12 +81,12 @@ TEST(SsbOffset, DocumentedLayout) {
           uint64_t block = 0;
           for (uint32_t i = 0; i < j; ++i) block += uint64_t{s.ppn(n)} * s.ppn(i);
           for (uint64_t slice : kSlices) {
-            EXPECT_EQ(SsbOffset(s, Algorithm::kV1, n, l, dest, slice),
+            EXPECT_EQ(SsbOffset(s, NodeLevelDesign::kV1, n, l, dest, slice),
                       (uint64_t{l} * s.size() + dest) * slice);
             const uint64_t coalesced =
                 (block + uint64_t{l} * s.ppn(j) + s.local_index(dest)) * slice;
-            EXPECT_EQ(SsbOffset(s, Algorithm::kV2, n, l, dest, slice), coalesced);
-            EXPECT_EQ(SsbOffset(s, Algorithm::kV3, n, l, dest, slice), coalesced);
+            EXPECT_EQ(SsbOffset(s, NodeLevelDesign::kV2, n, l, dest, slice), coalesced);
+            EXPECT_EQ(SsbOffset(s, NodeLevelDesign::kV3, n, l, dest, slice), coalesced);
           }
         }
       }
@@ -99,7 +99,7 @@ TEST(SsbOffset, DocumentedLayout) {
 TEST(SsbOffset, CoalescedBlocks) {
   for (const auto& rm : AllValidMaps(5, 3)) {
     const GroupShape s = Shape(rm.nodes, rm.rank_node);
-    for (Algorithm algo : {Algorithm::kV2, Algorithm::kV3}) {
+    for (NodeLevelDesign algo : {NodeLevelDesign::kV2, NodeLevelDesign::kV3}) {
       SCOPED_TRACE(Describe(rm, algo));
       for (uint32_t n = 0; n < s.nodes(); ++n) {
         for (uint64_t slice : kSlices) {
@@ -170,7 +170,7 @@ struct Counts {
 };
 
 // (c) One alltoall simulated node by node and round by round, intra-node part only.
-void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t m, Counts* counts) {
+void Simulate(const GroupShape& s, NodeLevelDesign algo, uint64_t ssb_bytes, uint64_t m, Counts* counts) {
   Result<Staging> planned = PlanStaging(s, ssb_bytes, m);
   ASSERT_TRUE(planned.ok()) << planned.status().message();
   const Staging st = planned.value();
@@ -239,7 +239,7 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
           }
         }
       }
-      if (algo != Algorithm::kV1) {
+      if (algo != NodeLevelDesign::kV1) {
         for (uint32_t j = 0; j < s.nodes(); ++j) {
           const uint64_t start = SsbBlockOffset(s, n, j, len);
           for (uint64_t i = start; i < start + BlockBytes(s, n, j, len); ++i) {
@@ -250,7 +250,7 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
       }
 
       for (uint32_t r = 0; r < s.ppn(n); ++r) {
-        const std::vector<CopySpan> spans = PlanCopyOutLocal(s, algo, n, r, st, round);
+        const std::vector<CopySpan> spans = PlanCopyOutOnNode(s, algo, n, r, st, round);
         CheckMerged(spans, "copy-out of r " + std::to_string(r));
         const uint32_t me = s.rank_at(n, r);
         for (const CopySpan& c : spans) {
@@ -290,7 +290,7 @@ TEST(CopyPlan, SimulateIntraNodeAlltoall) {
   for (const auto& rm : AllValidMaps(5, 3)) {
     const GroupShape s = Shape(rm.nodes, rm.rank_node);
     const uint64_t min = MinSsbBytes(s);
-    for (Algorithm algo : kAlgos) {
+    for (NodeLevelDesign algo : kAlgos) {
       SCOPED_TRACE(Describe(rm, algo));
       for (uint64_t m : kSizes) {
         std::vector<uint64_t> ssbs;
@@ -333,12 +333,12 @@ TEST(CopyPlan, SingleRoundCopyInIsMerged) {
         for (uint32_t l = 0; l < s.ppn(n); ++l) {
           SCOPED_TRACE(MapName(rm.rank_node) + " M " + std::to_string(m) + " node " +
                        std::to_string(n) + " l " + std::to_string(l));
-          const std::vector<CopySpan> v1 = PlanCopyIn(s, Algorithm::kV1, n, l, st.value(), 0);
+          const std::vector<CopySpan> v1 = PlanCopyIn(s, NodeLevelDesign::kV1, n, l, st.value(), 0);
           ASSERT_EQ(v1.size(), 1u);
           EXPECT_EQ(v1[0], (CopySpan{0, uint64_t{l} * p * m, p * m}));
-          for (Algorithm algo : {Algorithm::kV2, Algorithm::kV3}) {
+          for (NodeLevelDesign algo : {NodeLevelDesign::kV2, NodeLevelDesign::kV3}) {
             const std::vector<CopySpan> v = PlanCopyIn(s, algo, n, l, st.value(), 0);
-            EXPECT_LE(v.size(), runs) << AlgorithmName(algo);
+            EXPECT_LE(v.size(), runs) << NodeLevelDesignName(algo);
             if (s.nodes() == 1) {
               ASSERT_EQ(v.size(), 1u);
               EXPECT_EQ(v[0], (CopySpan{0, uint64_t{l} * p * m, p * m}));
@@ -355,11 +355,11 @@ TEST(CopyPlan, ZeroBytesCopiesNothing) {
     const GroupShape s = Shape(rm.nodes, rm.rank_node);
     Result<Staging> st = PlanStaging(s, MinSsbBytes(s), 0);
     ASSERT_TRUE(st.ok());
-    for (Algorithm algo : kAlgos) {
+    for (NodeLevelDesign algo : kAlgos) {
       for (uint32_t n = 0; n < s.nodes(); ++n) {
         for (uint32_t l = 0; l < s.ppn(n); ++l) {
           EXPECT_TRUE(PlanCopyIn(s, algo, n, l, st.value(), 0).empty());
-          EXPECT_TRUE(PlanCopyOutLocal(s, algo, n, l, st.value(), 0).empty());
+          EXPECT_TRUE(PlanCopyOutOnNode(s, algo, n, l, st.value(), 0).empty());
         }
       }
     }
@@ -373,15 +373,15 @@ TEST(CopyPlan, HandCheckedInterleaved) {
   ASSERT_TRUE(st.ok());
   ASSERT_EQ(st.value().rounds, 1u);
   // Node 0, l = 1 (rank 2), v2: block 0 = [l][dest 0, 2], block 1 = [l][dest 1, 3].
-  EXPECT_EQ(PlanCopyIn(s, Algorithm::kV2, 0, 1, st.value(), 0),
+  EXPECT_EQ(PlanCopyIn(s, NodeLevelDesign::kV2, 0, 1, st.value(), 0),
             (std::vector<CopySpan>{{0, 8, 4}, {8, 12, 4}, {4, 24, 4}, {12, 28, 4}}));
   // Rank 2 copies out what ranks 0 and 2 sent it: SSB [l][local index 1] of block 0.
-  EXPECT_EQ(PlanCopyOutLocal(s, Algorithm::kV2, 0, 1, st.value(), 0),
+  EXPECT_EQ(PlanCopyOutOnNode(s, NodeLevelDesign::kV2, 0, 1, st.value(), 0),
             (std::vector<CopySpan>{{4, 0, 4}, {12, 8, 4}}));
   // v1: rank 2's whole row, then [l][dest 2].
-  EXPECT_EQ(PlanCopyIn(s, Algorithm::kV1, 0, 1, st.value(), 0),
+  EXPECT_EQ(PlanCopyIn(s, NodeLevelDesign::kV1, 0, 1, st.value(), 0),
             (std::vector<CopySpan>{{0, 16, 16}}));
-  EXPECT_EQ(PlanCopyOutLocal(s, Algorithm::kV1, 0, 1, st.value(), 0),
+  EXPECT_EQ(PlanCopyOutOnNode(s, NodeLevelDesign::kV1, 0, 1, st.value(), 0),
             (std::vector<CopySpan>{{8, 0, 4}, {24, 8, 4}}));
 }
 

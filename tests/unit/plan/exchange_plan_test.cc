@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shm/plan/algorithm.h"
+#include "shm/plan/node_level_design.h"
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/group_shape.h"
 #include "shm/plan/staging.h"
@@ -23,7 +23,7 @@ using testing_util::AllValidMaps;
 using testing_util::MapName;
 using testing_util::RankMap;
 
-constexpr Algorithm kAlgos[] = {Algorithm::kV1, Algorithm::kV2, Algorithm::kV3};
+constexpr NodeLevelDesign kAlgos[] = {NodeLevelDesign::kV1, NodeLevelDesign::kV2, NodeLevelDesign::kV3};
 constexpr uint64_t kSizes[] = {0, 1, 3, 64, 100};
 constexpr uint64_t kLine = 64;
 
@@ -33,8 +33,8 @@ GroupShape Shape(uint32_t nodes, const std::vector<uint32_t>& map) {
   return r.value();
 }
 
-std::string Describe(const RankMap& rm, Algorithm algo) {
-  return std::string(AlgorithmName(algo)) + " " + MapName(rm.rank_node) + " over " + std::to_string(rm.nodes);
+std::string Describe(const RankMap& rm, NodeLevelDesign algo) {
+  return std::string(NodeLevelDesignName(algo)) + " " + MapName(rm.rank_node) + " over " + std::to_string(rm.nodes);
 }
 
 // Every placement of up to 4 ranks on up to 4 nodes (every node holding a rank), every 7th of
@@ -142,12 +142,12 @@ TEST(MinSrbBytes, MatchesTheShape) {
     const GroupShape s = Shape(rm.nodes, rm.rank_node);
     SCOPED_TRACE(MapName(rm.rank_node) + " over " + std::to_string(rm.nodes));
     if (s.nodes() == 1) {
-      for (Algorithm algo : kAlgos) EXPECT_EQ(MinSrbBytes(s, algo), 0u);
+      for (NodeLevelDesign algo : kAlgos) EXPECT_EQ(MinSrbBytes(s, algo), 0u);
       continue;
     }
-    EXPECT_EQ(MinSrbBytes(s, Algorithm::kV1), MaxRemoteMessages(s));
-    EXPECT_EQ(MinSrbBytes(s, Algorithm::kV2), MaxRemoteMessages(s));
-    EXPECT_EQ(MinSrbBytes(s, Algorithm::kV3), 2 * kLine);
+    EXPECT_EQ(MinSrbBytes(s, NodeLevelDesign::kV1), MaxRemoteMessages(s));
+    EXPECT_EQ(MinSrbBytes(s, NodeLevelDesign::kV2), MaxRemoteMessages(s));
+    EXPECT_EQ(MinSrbBytes(s, NodeLevelDesign::kV3), 2 * kLine);
   }
 }
 
@@ -171,13 +171,13 @@ uint32_t StepIndex(const RoundCover& cover, uint32_t nodes, uint32_t i) {
   return cover.every_step(nodes) ? i : std::max(cover.first_step, 1u) - 1 + i;
 }
 
-void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, const RoundCover& cover, uint64_t srb_bytes,
+void CheckDeliveries(const GroupShape& s, NodeLevelDesign algo, uint32_t node, const RoundCover& cover, uint64_t srb_bytes,
                      const std::vector<Delivery>& dels) {
   const std::vector<Step> steps = ReceiveSteps(s, node, cover);
   for (uint32_t d = 0; d < dels.size(); ++d) {
     ASSERT_LE(dels[d].srb_offset + dels[d].bytes, srb_bytes) << "delivery " << d << " past the SRB";
   }
-  if (algo != Algorithm::kV3) {
+  if (algo != NodeLevelDesign::kV3) {
     ASSERT_EQ(dels.size(), steps.size());
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
     uint64_t total = 0;
@@ -227,7 +227,7 @@ void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, const R
   EXPECT_EQ(d, dels.size()) << "more deliveries than the blocks need";
 }
 
-void CheckDeliveries(const GroupShape& s, Algorithm algo, uint32_t node, uint64_t slice, uint64_t srb_bytes,
+void CheckDeliveries(const GroupShape& s, NodeLevelDesign algo, uint32_t node, uint64_t slice, uint64_t srb_bytes,
                      const std::vector<Delivery>& dels) {
   CheckDeliveries(s, algo, node, WholeCover(slice), srb_bytes, dels);
 }
@@ -238,11 +238,11 @@ TEST(PlanDeliveries, FitTheSrbAndTileTheBlocks) {
   for (const RankMap& rm : TestMaps()) {
     const GroupShape s = Shape(rm.nodes, rm.rank_node);
     if (s.nodes() == 1) continue;
-    for (Algorithm algo : kAlgos) {
+    for (NodeLevelDesign algo : kAlgos) {
       SCOPED_TRACE(Describe(rm, algo));
       for (uint64_t slice : {0ull, 1ull, 3ull, 63ull, 64ull, 100ull, 1000ull, 4099ull}) {
         std::vector<uint64_t> srbs;
-        if (algo == Algorithm::kV3) {
+        if (algo == NodeLevelDesign::kV3) {
           srbs = {128, 129, 191, 192, 256, 1000, 4096 + 7, 1u << 20};
         } else {
           const uint64_t need = MaxRemoteMessages(s) * slice;
@@ -308,7 +308,7 @@ struct Incoming {
   Put put;
 };
 
-void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t srb_bytes, uint64_t m,
+void Simulate(const GroupShape& s, NodeLevelDesign algo, uint64_t ssb_bytes, uint64_t srb_bytes, uint64_t m,
               V3Order order, Counts* counts, uint64_t min_slice = 0) {
   Result<Staging> planned = PlanGroupStaging(s, algo, ssb_bytes, srb_bytes, m, min_slice);
   ASSERT_TRUE(planned.ok()) << planned.status().message();
@@ -366,7 +366,7 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
       }
       for (uint32_t r = 0; r < s.ppn(n); ++r) {
         const uint32_t me = s.rank_at(n, r);
-        for (const CopySpan& c : PlanCopyOutLocal(s, algo, n, r, st, round)) {
+        for (const CopySpan& c : PlanCopyOutOnNode(s, algo, n, r, st, round)) {
           ASSERT_LE(c.src + c.len, used);
           ASSERT_LE(c.dst + c.len, buf);
           std::memcpy(recv[me].data() + c.dst, nb[n].ssb.data() + c.src, c.len);
@@ -395,7 +395,7 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
         nb[q].srb_writes.resize(end, 0);
       }
     }
-    if (algo == Algorithm::kV3 && chunked) ++counts->chunked;
+    if (algo == NodeLevelDesign::kV3 && chunked) ++counts->chunked;
 
     // Every sender's puts, checked against the receiver's deliveries and grouped by them.
     std::vector<std::vector<std::vector<Incoming>>> incoming(nodes);
@@ -420,7 +420,7 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
         for (const SsbPiece& piece : put.pieces) {
           ASSERT_GT(piece.bytes, 0u);
           ASSERT_LE(piece.ssb_offset + piece.bytes, ssb_round) << "put reads past the round's SSB bytes";
-          if (algo != Algorithm::kV1) {
+          if (algo != NodeLevelDesign::kV1) {
             const uint64_t block = SsbBlockOffset(s, n, put.dest, cover);
             EXPECT_GE(piece.ssb_offset, block);
             EXPECT_LE(piece.ssb_offset + piece.bytes, block + BlockBytes(s, n, put.dest, cover));
@@ -429,7 +429,7 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
         }
         ASSERT_EQ(gathered, put.bytes) << "a put's pieces do not add up to its bytes";
         // v2/v3 stage blocks contiguously; v1 gathers one piece per local rank and run.
-        if (algo != Algorithm::kV1) EXPECT_EQ(put.pieces.size(), put.bytes == 0 ? 0u : 1u);
+        if (algo != NodeLevelDesign::kV1) EXPECT_EQ(put.pieces.size(), put.bytes == 0 ? 0u : 1u);
         ASSERT_LE(put.srb_offset + put.bytes, srb_bytes) << "put writes past the receiver's SRB";
         ASSERT_GE(put.srb_offset, del.srb_offset) << "put writes before its delivery";
         ASSERT_LE(put.srb_offset + put.bytes, del.srb_offset + del.bytes) << "put writes past its delivery";
@@ -494,7 +494,7 @@ void Simulate(const GroupShape& s, Algorithm algo, uint64_t ssb_bytes, uint64_t 
         }
       };
       const uint32_t count = static_cast<uint32_t>(dels[q].size());
-      if (algo != Algorithm::kV3) {
+      if (algo != NodeLevelDesign::kV3) {
         for (uint32_t d = 0; d < count; ++d) {
           apply(d);
           if (::testing::Test::HasFatalFailure()) return;
@@ -543,7 +543,7 @@ uint64_t SweepStride() {
   return stride != nullptr && std::atoi(stride) > 1 ? static_cast<uint64_t>(std::atoi(stride)) : 1;
 }
 
-void SimulateAll(Algorithm algo, V3Order order) {
+void SimulateAll(NodeLevelDesign algo, V3Order order) {
   Counts counts;
   const uint64_t stride = SweepStride();
   uint64_t case_index = 0;
@@ -555,7 +555,7 @@ void SimulateAll(Algorithm algo, V3Order order) {
     // (SSB, SRB) pairs. SSBs of 1, 3, 65 and 1000 times the minimum fit slices of 1, 3, 64
     // (65 rounded down to a line) and M itself.
     std::vector<std::pair<uint64_t, uint64_t>> sizes;
-    if (algo == Algorithm::kV3) {
+    if (algo == NodeLevelDesign::kV3) {
       // Halves of 64, 64, 64, 128, 448 and 32 KiB: small halves chunk most blocks.
       for (uint64_t srb : {128ull, 130ull, 200ull, 256ull, 1000ull, 1ull << 16}) sizes.push_back({1000 * min_ssb, srb});
       for (uint64_t srb : {128ull, 1000ull}) sizes.push_back({65 * min_ssb, srb});
@@ -581,7 +581,7 @@ void SimulateAll(Algorithm algo, V3Order order) {
   const int often = stride == 1 ? 1000 : 100;
   EXPECT_GT(counts.single_round, often);
   EXPECT_GT(counts.multi_round, often);
-  if (algo == Algorithm::kV3) {
+  if (algo == NodeLevelDesign::kV3) {
     EXPECT_GT(counts.chunked, often);
   }
 }
@@ -609,7 +609,7 @@ std::vector<RankMap> CutMaps() {
   return maps;
 }
 
-void SimulateCuts(Algorithm algo, V3Order order) {
+void SimulateCuts(NodeLevelDesign algo, V3Order order) {
   Counts counts;
   int cut_steps = 0, cut_rows = 0, below_minimum = 0;
   const uint64_t stride = SweepStride();
@@ -628,7 +628,7 @@ void SimulateCuts(Algorithm algo, V3Order order) {
         const std::vector<uint64_t> ssbs = {MinSsbBytes(s), max_ppn * min_slice - 1, max_ppn * max_ppn * min_slice,
                                             3 * max_ppn * max_ppn * min_slice + 64};
         std::vector<uint64_t> srbs;
-        if (algo == Algorithm::kV3) {
+        if (algo == NodeLevelDesign::kV3) {
           srbs = {128, 1000, 1ull << 16};
         } else {
           srbs = {MaxRemoteMessages(s), max_ppn * max_ppn * min_slice, 1ull << 24};
@@ -643,8 +643,8 @@ void SimulateCuts(Algorithm algo, V3Order order) {
             const uint64_t wanted = std::min(min_slice, m);
             if (st->slice < wanted) {
               // Allowed only when one row to one node of `wanted`-byte slices does not fit.
-              const uint64_t ssb_cap = algo == Algorithm::kV3 ? V3SsbCap(s, ssb, srb) : ssb;
-              const bool srb_short = algo != Algorithm::kV3 && max_ppn * wanted > srb;
+              const uint64_t ssb_cap = algo == NodeLevelDesign::kV3 ? V3SsbCap(s, ssb, srb) : ssb;
+              const bool srb_short = algo != NodeLevelDesign::kV3 && max_ppn * wanted > srb;
               EXPECT_TRUE(max_ppn * wanted > ssb_cap || srb_short)
                   << "M " << m << " ssb " << ssb << " srb " << srb << ": slice " << st->slice << " below " << wanted;
               ++below_minimum;
@@ -665,15 +665,15 @@ void SimulateCuts(Algorithm algo, V3Order order) {
   EXPECT_GT(counts.multi_round, often);
 }
 
-TEST(ExchangePlan, SimulateCutRoundsV1) { SimulateCuts(Algorithm::kV1, V3Order::kSequential); }
-TEST(ExchangePlan, SimulateCutRoundsV2) { SimulateCuts(Algorithm::kV2, V3Order::kSequential); }
-TEST(ExchangePlan, SimulateCutRoundsV3Sequential) { SimulateCuts(Algorithm::kV3, V3Order::kSequential); }
-TEST(ExchangePlan, SimulateCutRoundsV3Overlapped) { SimulateCuts(Algorithm::kV3, V3Order::kOverlapped); }
+TEST(ExchangePlan, SimulateCutRoundsV1) { SimulateCuts(NodeLevelDesign::kV1, V3Order::kSequential); }
+TEST(ExchangePlan, SimulateCutRoundsV2) { SimulateCuts(NodeLevelDesign::kV2, V3Order::kSequential); }
+TEST(ExchangePlan, SimulateCutRoundsV3Sequential) { SimulateCuts(NodeLevelDesign::kV3, V3Order::kSequential); }
+TEST(ExchangePlan, SimulateCutRoundsV3Overlapped) { SimulateCuts(NodeLevelDesign::kV3, V3Order::kOverlapped); }
 
-TEST(ExchangePlan, SimulateAlltoallV1) { SimulateAll(Algorithm::kV1, V3Order::kSequential); }
-TEST(ExchangePlan, SimulateAlltoallV2) { SimulateAll(Algorithm::kV2, V3Order::kSequential); }
-TEST(ExchangePlan, SimulateAlltoallV3Sequential) { SimulateAll(Algorithm::kV3, V3Order::kSequential); }
-TEST(ExchangePlan, SimulateAlltoallV3Overlapped) { SimulateAll(Algorithm::kV3, V3Order::kOverlapped); }
+TEST(ExchangePlan, SimulateAlltoallV1) { SimulateAll(NodeLevelDesign::kV1, V3Order::kSequential); }
+TEST(ExchangePlan, SimulateAlltoallV2) { SimulateAll(NodeLevelDesign::kV2, V3Order::kSequential); }
+TEST(ExchangePlan, SimulateAlltoallV3Sequential) { SimulateAll(NodeLevelDesign::kV3, V3Order::kSequential); }
+TEST(ExchangePlan, SimulateAlltoallV3Overlapped) { SimulateAll(NodeLevelDesign::kV3, V3Order::kOverlapped); }
 
 // ---------------------------------------------------------------------------------------------
 // 4. Table III of the OHIO paper: consecutive ranks, uniform PPN, one round, no chunking.
@@ -685,12 +685,12 @@ TEST(ExchangePlan, TableThreeCounts) {
       for (uint32_t g = 0; g < map.size(); ++g) map[g] = g / ppn;
       const GroupShape s = Shape(nodes, map);
       for (uint64_t m : {1ull, 3ull, 64ull, 100ull}) {
-        for (Algorithm algo : kAlgos) {
-          SCOPED_TRACE(std::string(AlgorithmName(algo)) + " N " + std::to_string(nodes) + " PPN " +
+        for (NodeLevelDesign algo : kAlgos) {
+          SCOPED_TRACE(std::string(NodeLevelDesignName(algo)) + " N " + std::to_string(nodes) + " PPN " +
                        std::to_string(ppn) + " M " + std::to_string(m));
           const uint64_t ssb = MinSsbBytes(s) * m;
           const uint64_t block = uint64_t{ppn} * ppn * m;
-          const uint64_t srb = algo == Algorithm::kV3 ? 2 * std::max<uint64_t>(kLine, CeilDiv(block, kLine) * kLine)
+          const uint64_t srb = algo == NodeLevelDesign::kV3 ? 2 * std::max<uint64_t>(kLine, CeilDiv(block, kLine) * kLine)
                                                       : MinSrbBytes(s, algo) * m;
           Result<Staging> st = PlanGroupStaging(s, algo, ssb, srb, m, 0);
           ASSERT_TRUE(st.ok()) << st.status().message();
@@ -705,7 +705,7 @@ TEST(ExchangePlan, TableThreeCounts) {
             EXPECT_EQ(bytes, uint64_t{nodes - 1} * ppn * ppn * m) << "node " << n;
             for (const Put& put : puts) {
               EXPECT_EQ(put.bytes, block) << "node " << n;
-              EXPECT_EQ(put.pieces.size(), algo == Algorithm::kV1 ? ppn : 1u) << "node " << n;
+              EXPECT_EQ(put.pieces.size(), algo == NodeLevelDesign::kV1 ? ppn : 1u) << "node " << n;
             }
           }
         }
@@ -753,7 +753,7 @@ TEST(PlanGroupStaging, BoundsErrorsAndSingleNode) {
         Around({0, messages, 3 * messages, 64 * messages + messages - 1, 1000 * messages, 1ull << 30});
     const std::vector<uint64_t> srbs =
         Around({0, 2 * kLine, remote, 5 * remote + 3, 64 * remote, 70 * remote, 1000 * remote, 1ull << 30});
-    for (Algorithm algo : kAlgos) {
+    for (NodeLevelDesign algo : kAlgos) {
       for (uint64_t m : {0ull, 1ull, 3ull, 63ull, 64ull, 65ull, 100ull, 1000ull, 4099ull, 1ull << 40}) {
         for (uint64_t ssb : ssbs) {
           for (uint64_t srb : srbs) {
@@ -768,7 +768,7 @@ TEST(PlanGroupStaging, BoundsErrorsAndSingleNode) {
               ExpectSame(got, PlanStaging(s, LocalSsbHalfBytes(ssb), m), where);
               continue;
             }
-            if (algo == Algorithm::kV3) {
+            if (algo == NodeLevelDesign::kV3) {
               if (srb < MinSrbBytes(s, algo)) {
                 ASSERT_FALSE(got.ok()) << where();
                 EXPECT_EQ(got.status().code(), Code::kNoMemory) << where();
@@ -822,7 +822,7 @@ TEST(PlanGroupStaging, V3IgnoresTheSrbAboveItsMinimum) {
   const GroupShape s = Shape(2, {0, 1, 1, 0, 1});
   for (uint64_t srb = 0; srb < 300; ++srb) {
     for (uint64_t m : {0ull, 7ull, 4096ull}) {
-      const Result<Staging> got = PlanGroupStaging(s, Algorithm::kV3, 1000, srb, m, 0);
+      const Result<Staging> got = PlanGroupStaging(s, NodeLevelDesign::kV3, 1000, srb, m, 0);
       if (srb < 2 * kLine) {
         ASSERT_FALSE(got.ok()) << "srb " << srb;
         EXPECT_EQ(got.status().code(), Code::kNoMemory);
@@ -871,11 +871,11 @@ TEST(PlanGroupStagingLimits, DeliveriesAlwaysFitTheImmediate) {
   auto shape = GroupShape::Make(2, {0, 1});
   ASSERT_TRUE(shape.ok());
   const uint64_t ssb = (uint64_t{1} << 29) + 128, srb = 128, m = (uint64_t{1} << 28) + 64;
-  auto staging = PlanGroupStaging(shape.value(), Algorithm::kV3, ssb, srb, m, 0);
+  auto staging = PlanGroupStaging(shape.value(), NodeLevelDesign::kV3, ssb, srb, m, 0);
   ASSERT_TRUE(staging.ok());
   for (uint64_t round : {uint64_t{0}, staging->rounds - 1}) {
     for (uint32_t node = 0; node < 2; ++node) {
-      auto d = PlanDeliveries(shape.value(), Algorithm::kV3, node, staging->length(round), srb);
+      auto d = PlanDeliveries(shape.value(), NodeLevelDesign::kV3, node, staging->length(round), srb);
       EXPECT_LT(d.size(), kMaxRendezvousDeliveries) << "round " << round;
     }
   }
@@ -884,7 +884,7 @@ TEST(PlanGroupStagingLimits, DeliveriesAlwaysFitTheImmediate) {
 TEST(PlanDeliveriesLimits, TerminatesEvenForAnSrbBelowTheMinimum) {
   auto shape = GroupShape::Make(2, {0, 1});
   ASSERT_TRUE(shape.ok());
-  auto d = PlanDeliveries(shape.value(), Algorithm::kV3, 0, 3, 1);
+  auto d = PlanDeliveries(shape.value(), NodeLevelDesign::kV3, 0, 3, 1);
   EXPECT_EQ(d.size(), 3u);
 }
 

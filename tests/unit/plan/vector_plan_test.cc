@@ -165,7 +165,7 @@ TEST(VectorPlan, EveryByteLandsWhereTheReceiverExpectsIt) {
         }
         for (uint32_t l = 0; l < shape.ppn(n); ++l) {
           Rank& r = ranks[shape.rank_at(n, l)];
-          PlanVectorCopyOutLocal(shape, n, l, layout, counts, r.recv_displs.data(), &spans);
+          PlanVectorCopyOutOnNode(shape, n, l, layout, counts, r.recv_displs.data(), &spans);
           for (const CopySpan& s : spans) {
             std::memcpy(r.recv.data() + s.dst, ssb[n].data() + s.src, s.len);
           }
@@ -255,7 +255,7 @@ void SimulateStreamRounds(const GroupShape& shape, const EagerLayout& layout, st
       for (const Delivery& d : deliveries) EXPECT_EQ(d.bytes, put_bytes[d.source][n]) << d.source << " to " << n;
       for (uint32_t l = 0; l < shape.ppn(n); ++l) {
         Rank& r = ranks[shape.rank_at(n, l)];
-        PlanVectorStreamCopyOutLocal(shape, n, l, layout, counts, s, r.recv_displs.data(), &spans);
+        PlanVectorStreamCopyOutOnNode(shape, n, l, layout, counts, s, r.recv_displs.data(), &spans);
         for (const CopySpan& c : spans) std::memcpy(r.recv.data() + c.dst, ssb[n].data() + c.src, c.len);
         for (uint32_t source = 0; source < shape.nodes(); ++source) {
           if (source == n) continue;
@@ -436,7 +436,7 @@ TEST(VectorPlan, ARanksCopyPlansReuseTheRoomOfTheCallBefore) {
   for (int call = 0; call < 3; ++call) {
     PlanVectorCopyIn(shape, r.send_counts.data(), r.send_displs.data(), &spans);
     EXPECT_FALSE(spans.empty());
-    PlanVectorCopyOutLocal(shape, n, l, layout, CountsOf(shape, tables, n), r.recv_displs.data(), &spans);
+    PlanVectorCopyOutOnNode(shape, n, l, layout, CountsOf(shape, tables, n), r.recv_displs.data(), &spans);
     EXPECT_FALSE(spans.empty());
     for (uint32_t source = 1; source < shape.nodes(); ++source) {
       PlanVectorCopyOutBlock(shape, n, l, CountsOf(shape, tables, n), source, r.recv_displs.data(), &spans);

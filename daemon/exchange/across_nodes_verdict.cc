@@ -1,4 +1,4 @@
-#include "daemon/exchange/agreement.h"
+#include "daemon/exchange/across_nodes_verdict.h"
 
 #include <algorithm>
 #include <map>
@@ -9,13 +9,13 @@
 
 namespace ohio {
 
-void Agreement::Check() {
+void AcrossNodesVerdict::Check() {
   if (s_.agreed || !s_.active) return;
   for (uint32_t n = 0; n < s_.shape.nodes(); ++n) {
     if (n != s_.node && !s_.HeardOf(n, s_.round).known) return;
   }
   std::map<uint64_t, std::vector<uint32_t>> by_bytes;
-  std::vector<uint32_t> split, skipping, too_large;
+  std::vector<uint32_t> split, opted_out_nodes, too_large;
   uint64_t digest_sum = 0;
   // Alltoallv, the call's first round: which nodes' parts did not fit (they stream theirs; the
   // others' came whole in this round), and the most stream rounds any of those needs.
@@ -33,12 +33,12 @@ void Agreement::Check() {
     }
     by_bytes[h ? h->bytes_per_rank : s_.bytes_per_rank].push_back(n);
     if (h ? h->disagree : s_.local_disagree) split.push_back(n);
-    if (h ? h->skipped : s_.local_skip) skipping.push_back(n);
+    if (h ? h->opted_out : s_.local_opt_out) opted_out_nodes.push_back(n);
     if (h ? h->too_large : s_.too_large) too_large.push_back(n);
     digest_sum += h ? h->count_digest : s_.count_digest;
     all_cube_fit = all_cube_fit && (h ? h->cube_fits : call_.cube_fits);
   }
-  const bool all_run_it = by_bytes.size() == 1 && split.empty() && skipping.empty() && too_large.empty();
+  const bool all_run_it = by_bytes.size() == 1 && split.empty() && opted_out_nodes.empty() && too_large.empty();
   if (s_.vector && s_.hypercube() && all_run_it) {
     // Every node runs this alltoallv (a hypercube node hears them all only when told its M):
     // the verdict is the sums' once the last inbox lands.
@@ -52,13 +52,13 @@ void Agreement::Check() {
     }
   }
   s_.agreed = true;
-  if (!skipping.empty()) {
-    // Opting out wins over any size question: every rank falls back together.
+  if (!opted_out_nodes.empty()) {
+    // Opting out wins over any size question: every rank hands the call back together.
     std::string nodes;
-    for (uint32_t n : skipping) nodes += (nodes.empty() ? "" : ",") + s_.node_names[n];
-    s_.error_code = Code::kSkipped;
+    for (uint32_t n : opted_out_nodes) nodes += (nodes.empty() ? "" : ",") + s_.node_names[n];
+    s_.error_code = Code::kOptedOut;
     s_.error =
-        "a rank on node" + std::string(skipping.size() > 1 ? "s " : " ") + nodes + " opted out of this alltoall";
+        "a rank on node" + std::string(opted_out_nodes.size() > 1 ? "s " : " ") + nodes + " opted out of this alltoall";
     return;
   }
   s_.error_code = Code::kSizeMismatch;

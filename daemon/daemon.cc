@@ -85,8 +85,8 @@ Status Daemon::Start() {
     spdlog::info("HCA {}: {} port(s), NUMA node {}", h.name, h.ports.size(), numa.empty() ? "unknown" : numa);
   }
   if (!rdma.note.empty()) spdlog::info("RDMA: {}", rdma.note);
-  spdlog::info("per group: ssb {} B, srb {} B; memory limit {} B; timeout {} ms; algorithm {}", config_.ssb_bytes,
-               config_.srb_bytes, config_.memory_limit, config_.timeout_ms, config_.algorithm);
+  spdlog::info("per group: ssb {} B, srb {} B; memory limit {} B; timeout {} ms; design {}", config_.ssb_bytes,
+               config_.srb_bytes, config_.memory_limit, config_.timeout_ms, config_.design);
 
   auto auth = PeerAuth::Start(config_.auth, config_.munge_socket, config_.node_name);
   if (!auth.ok()) return Status(auth.status().code(), "peer authentication: " + auth.status().message());

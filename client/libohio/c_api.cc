@@ -83,8 +83,11 @@ int ohio_join(ohio_client* client, const ohio_group_spec* spec, ohio_group** out
     join.add_node_names(spec->node_names[i]);
   }
   for (uint32_t g = 0; g < spec->size; ++g) join.add_rank_node(spec->rank_node[g]);
-  // The program's choice, else the user's (OHIO_ALGORITHM), else the daemon's default.
-  const char* algorithm = spec->algorithm != nullptr ? spec->algorithm : std::getenv("OHIO_ALGORITHM");
+  // The program's choice, else the user's (OHIO_DESIGN, or its former name OHIO_ALGORITHM), else
+  // the daemon's default.
+  const char* design = std::getenv("OHIO_DESIGN");
+  if (design == nullptr || *design == '\0') design = std::getenv("OHIO_ALGORITHM");
+  const char* algorithm = spec->algorithm != nullptr ? spec->algorithm : design;
   if (algorithm != nullptr && *algorithm != '\0') join.set_algorithm(algorithm);
   // The job's inter-node algorithm among nodes (docs/PLANNER.md), else the daemons' table. Sent by
   // every rank, so every node of the group is told the same and their tables then agree.

@@ -45,7 +45,8 @@ typedef struct ohio_group_spec {
   uint32_t num_nodes;
   const char* const* node_names; /* num_nodes distinct node names, as the daemons call themselves */
   const uint32_t* rank_node;     /* size entries: node index of every rank */
-  const char* algorithm;         /* "v1", "v2" or "v3"; NULL: $OHIO_ALGORITHM, else the daemon's default */
+  const char* algorithm;         /* the node-level design, "v1", "v2" or "v3"; NULL: $OHIO_DESIGN (or its former
+                                    name $OHIO_ALGORITHM), else the daemon's default */
   /* 0: the group's shared buffers are the daemon's configured sizes, the most any call can use.
    * Else the largest bytes_per_rank the first calls are expected to pass: the buffers are sized
    * to hold one such call (a 2-rank group exchanging 64 bytes then maps kilobytes, not

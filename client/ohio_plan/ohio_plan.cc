@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   auto* bytes_opt =
       AddSizeOption(app, "--bytes", bytes, "M: bytes every rank sends to every rank (e.g. 4096, 1MiB); required but "
                                            "with --queue-pairs");
-  app.add_option("--algo", algo,
+  app.add_option("--design,--algo", algo,
                  "v1 (SSB as the ranks' buffers), v2 (coalesced per node), v3 (v2 with a two-half SRB), "
                  "flat (every rank to every rank on the other nodes, no daemon); with --explain v1, v2 or v3, default v3")
       ->check(CLI::IsMember({"v1", "v2", "v3", "flat"}));

@@ -45,7 +45,8 @@ static ohio_setting settings[] = {
     {"ialltoall_min_bytes", "OHIO_IALLTOALL_MIN_BYTES",
      "from how many bytes per rank ohiod moves an MPI_Ialltoall (and, set at all, every MPI_Ialltoallv), instead of "
      "the selection table's verdict; unset, the table decides (OHIO_IALLTOALL_MIN_BYTES)", NULL},
-    {"algorithm", "OHIO_ALGORITHM", "the cross-node algorithm asked of ohiod: v1, v2 or v3; unset, the daemon's default (OHIO_ALGORITHM)", NULL},
+    {"design", "OHIO_DESIGN", "the node-level design asked of ohiod: v1, v2 or v3; unset, the daemon's default (OHIO_DESIGN)", NULL},
+    {"algorithm", "OHIO_ALGORITHM", "the former name of coll_ohio_design (OHIO_ALGORITHM), still read", NULL},
     {"internode_algorithm", "OHIO_INTERNODE_ALGORITHM", "the inter-node algorithm every call of the job uses, instead of the daemons' inter-node table (OHIO_INTERNODE_ALGORITHM)", NULL},
     {"spin_us", "OHIO_SPIN_US", "how long a waiting rank spins before it sleeps, in microseconds; default 200, 0 never spins (OHIO_SPIN_US)",
      NULL},

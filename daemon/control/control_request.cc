@@ -61,9 +61,9 @@ Result<GroupSpec> ValidateJoin(const control::JoinGroup& join, const DaemonConfi
                         : std::string("?")) +
                    "' but asked the daemon of node '" + config.node_name + "'");
   }
-  const std::string algo = join.algorithm().empty() ? config.algorithm : join.algorithm();
+  const std::string algo = join.algorithm().empty() ? config.design : join.algorithm();
   auto parsed = ParseNodeLevelDesign(algo);
-  if (!parsed) return invalid("unknown algorithm '" + algo + "' (v1, v2 or v3)");
+  if (!parsed) return invalid("unknown design '" + algo + "' (v1, v2 or v3)");
   spec.design = *parsed;
   if (!join.internode().empty() && join.internode() != "auto") {
     spec.internode = ParseInterNodeAlgorithmName(join.internode());

@@ -80,7 +80,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     }
     if (have.design != spec->design) {
       *refusal = control::Error::GROUP_MISMATCH;
-      return Status(Code::kRefused, std::string("rank ") + std::to_string(join.rank()) + " asks for algorithm " +
+      return Status(Code::kRefused, std::string("rank ") + std::to_string(join.rank()) + " asks for design " +
                                         NodeLevelDesignName(spec->design) + " but the group uses " +
                                         NodeLevelDesignName(have.design));
     }

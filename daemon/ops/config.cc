@@ -153,7 +153,9 @@ void Bind(CLI::App& app, DaemonConfig& c, std::string& config_file) {
                  "nor the ranks spin: every wait sleeps at once. Ranks learn it when they join")
       ->check(kCpus)
       ->capture_default_str();
-  app.add_option("--algorithm", c.algorithm, "Default node-level algorithm: v1, v2 or v3")
+  app.add_option("--design", c.design,
+                 "Node-level design when the ranks ask for none: v1, v2 or v3 (also read under its former name, "
+                 "algorithm)")
       ->check(CLI::IsMember({"v1", "v2", "v3"}))
       ->capture_default_str();
   app.add_option("--internode-table", c.internode_table,
@@ -409,6 +411,7 @@ Status ReadConfigFile(const CLI::App& app, const std::string& path, std::vector<
     // Config files written before these two settings were named for the inter-node algorithm.
     if (key == "leader") key = "internode-algorithm";
     if (key == "leader-table") key = "internode-table";
+    if (key == "algorithm") key = "design";  // the node-level design's former name
     // help and version are answers, not settings: in a file they would stop ohiod with exit 0.
     if (SkippedKey(key) || app.get_option_no_throw("--" + key) == nullptr) {
       return Status(Code::kInvalidArgument, where + ": unknown key '" + key + "'");
@@ -487,6 +490,12 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
     const char* v = std::getenv(EnvName(key).c_str());
     if (v != nullptr && *v != '\0') sourced.push_back({"--" + key + "=" + v, EnvName(key) + " in the environment"});  // empty: as if unset
   }
+  // The design's former name, still read where the new one is not set.
+  const char* former = std::getenv("OHIOD_ALGORITHM");
+  const char* design = std::getenv("OHIOD_DESIGN");
+  if (former != nullptr && *former != '\0' && (design == nullptr || *design == '\0')) {
+    sourced.push_back({std::string("--design=") + former, "OHIOD_ALGORITHM in the environment"});
+  }
   // --config was resolved above; CLI11 would read an empty "--config=" as wanting the next word.
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -495,6 +504,11 @@ ConfigOutcome LoadDaemonConfig(int argc, const char* const* argv) {
       continue;
     }
     if (a.rfind("--config=", 0) == 0) continue;
+    // The node-level design's former name.
+    if (a == "--algorithm" || a.rfind("--algorithm=", 0) == 0) {
+      sourced.push_back({"--design" + a.substr(std::string("--algorithm").size()), ""});
+      continue;
+    }
     sourced.push_back({a, ""});
   }
   std::vector<std::string> args;

@@ -40,7 +40,7 @@ struct DaemonConfig {
   // common/host_cpus.h) or a number, fractional when several emulated nodes share a host.
   // Whether anything on the node spins is decided from it (common/spin_mode.h).
   std::string cpus = "auto";
-  std::string algorithm = "v3";
+  std::string design = "v3";  // the node-level design (v1, v2, v3) a group gets when its ranks ask for none
   // How the daemons of a group choose their inter-node algorithm per call (shm/tables/internode_choice.h):
   // "auto" by the table (internode_table's file, else the built-in one), or one forced for every
   // call. Every node of a group must choose alike: a node that does not refuses the group.

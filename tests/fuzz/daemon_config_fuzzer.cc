@@ -51,7 +51,7 @@ void CheckRanges(const ohio::DaemonConfig& c) {
   FUZZ_CHECK(c.rc_pool_interval_ms <= 3600000u, "rc-pool-interval-ms range");
   FUZZ_CHECK(c.rtr_retry_budget_ms <= 5000u, "rtr-retry-budget-ms range");
   FUZZ_CHECK(c.metrics_interval_s >= 1 && c.metrics_interval_s <= 3600, "metrics-interval-s range");
-  FUZZ_CHECK(c.algorithm == "v1" || c.algorithm == "v2" || c.algorithm == "v3", "a known algorithm");
+  FUZZ_CHECK(c.design == "v1" || c.design == "v2" || c.design == "v3", "a known design");
   FUZZ_CHECK(c.transport == "auto" || c.transport == "verbs" || c.transport == "tcp", "a known transport");
   for (const std::string& p : c.peers) {
     const auto eq = p.find('='), colon = p.rfind(':');

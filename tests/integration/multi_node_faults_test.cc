@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/harness/cluster.h"
 #include "tests/harness/rank_job.h"
@@ -310,20 +312,30 @@ TEST(MultiNodeCluster, PeerKilledMidPutsLeavesNoSegmentBehind) {
   }
 }
 
-TEST(MultiNodeCluster, AlgorithmFromTheEnvironmentAndRefusedWhenRanksDiffer) {
+TEST(MultiNodeCluster, DesignFromTheEnvironmentAndRefusedWhenRanksDiffer) {
   TempDir dir;
   Cluster cluster(dir, 2);
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  setenv("OHIO_ALGORITHM", "v1", 1);  // inherited by the rank processes
+  // OHIO_DESIGN, and its former name OHIO_ALGORITHM alone, inherited by the rank processes.
+  setenv("OHIO_DESIGN", "v1", 1);
+  setenv("OHIO_ALGORITHM", "v2", 1);  // the new name wins
   RankJob job(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), ConsecutivePlacement(2, 2), "env-v1",
               {"--bytes", "1", "4096", "--iterations", "20", "--stall-after"});
-  unsetenv("OHIO_ALGORITHM");
+  unsetenv("OHIO_DESIGN");
   for (uint32_t r = 0; r < job.size(); ++r) ASSERT_TRUE(job.rank(r).WaitForOutput("stalling", kDeadline)) << job.Outputs();
+  RankJob former(dir, Sockets(cluster, AllNodes(cluster)), Names(cluster, AllNodes(cluster)), ConsecutivePlacement(2, 2),
+                 "env-v2", {"--bytes", "1", "4096", "--iterations", "20", "--stall-after"});
+  unsetenv("OHIO_ALGORITHM");
+  for (uint32_t r = 0; r < former.size(); ++r) {
+    ASSERT_TRUE(former.rank(r).WaitForOutput("stalling", kDeadline)) << former.Outputs();
+  }
   for (uint32_t i = 0; i < 2; ++i) {
     StatusQuery q = QueryStatus(cluster.node(i).admin_socket());
     ASSERT_TRUE(q.ok) << q.error;
-    ASSERT_EQ(q.reply.group_size(), 1);
-    EXPECT_EQ(q.reply.group(0).algorithm(), "v1");
+    ASSERT_EQ(q.reply.group_size(), 2);
+    std::vector<std::string> designs = {q.reply.group(0).algorithm(), q.reply.group(1).algorithm()};
+    std::sort(designs.begin(), designs.end());
+    EXPECT_EQ(designs, (std::vector<std::string>{"v1", "v2"}));
   }
   // Nodes whose ranks ask for different algorithms refuse each other when they meet, and the
   // ranks are told both.

@@ -88,7 +88,7 @@ TEST_F(ConfigTest, DefaultsWithoutAnySource) {
   auto c = Load({"--config="});
   ASSERT_FALSE(c.exit_now) << c.output;
   EXPECT_EQ(c.config.socket, "/run/ohio/ohiod.sock");
-  EXPECT_EQ(c.config.algorithm, "v3");
+  EXPECT_EQ(c.config.design, "v3");
   EXPECT_FALSE(c.config.node_name.empty());  // the host name
 }
 
@@ -254,10 +254,11 @@ TEST_F(ConfigTest, BadValueNamesTheFileLineOrTheVariable) {
 }
 
 TEST_F(ConfigTest, BadValuesNameTheOption) {
+  // Given under its former name, the design's setting is named as it is now.
   auto algo = Load({"--config=", "--algorithm", "v9"});
   EXPECT_TRUE(algo.exit_now);
   EXPECT_EQ(algo.exit_code, 2);
-  EXPECT_THAT(algo.output, HasSubstr("--algorithm"));
+  EXPECT_EQ(algo.output, "ohiod: --design: v9 not in {v1,v2,v3}\n");
 
   setenv("OHIOD_TIMEOUT_MS", "soon", 1);
   auto timeout = Load({"--config="});
@@ -421,7 +422,7 @@ TEST_F(ConfigTest, HelpListsEverySettingAndItsEnvironmentName) {
   EXPECT_TRUE(c.exit_now);
   EXPECT_EQ(c.exit_code, 0);
   for (const char* key : {"--socket", "--node-name", "--ssb-bytes", "--srb-bytes", "--memory-limit",
-                          "--registered-memory-limit", "--timeout-ms", "--spin-us", "--cpus", "--algorithm",
+                          "--registered-memory-limit", "--timeout-ms", "--spin-us", "--cpus", "--design",
                           "--internode-table", "--internode-algorithm", "--direct-window", "--selection-table",
                           "--log-level", "--rtr-retry-budget-ms", "--config", "OHIOD_<KEY>"}) {
     EXPECT_THAT(c.output, HasSubstr(key));
@@ -453,6 +454,26 @@ TEST_F(ConfigTest, TestHooksAreHiddenFromHelpButStillTaken) {
 
   // Its errors still name it.
   ExpectRefused("--drop-one-datagram-in", "1000001", "not in range 0 to 1000000");
+}
+
+// The node-level design's setting, and its former name still read from each source.
+TEST_F(ConfigTest, DesignUnderItsNameAndItsFormerName) {
+  EXPECT_EQ(Load({"--config=", "--design", "v1"}).config.design, "v1");
+  EXPECT_EQ(Load({"--config=", "--algorithm", "v2"}).config.design, "v2");
+  EXPECT_EQ(Load({"--config", WriteFile("design = v1\n")}).config.design, "v1");
+  auto former_key = Load({"--config", WriteFile("algorithm = v2\n")});
+  ASSERT_FALSE(former_key.exit_now) << former_key.output;
+  EXPECT_EQ(former_key.config.design, "v2");
+  setenv("OHIOD_ALGORITHM", "v1", 1);
+  EXPECT_EQ(Load({"--config="}).config.design, "v1");
+  setenv("OHIOD_DESIGN", "v2", 1);
+  EXPECT_EQ(Load({"--config="}).config.design, "v2") << "the new name wins";
+  unsetenv("OHIOD_DESIGN");
+  unsetenv("OHIOD_ALGORITHM");
+  auto bad = Load({"--config=", "--design", "v4"});
+  EXPECT_TRUE(bad.exit_now);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("--design"));
 }
 
 }  // namespace

@@ -586,7 +586,8 @@ TEST(OhioPlanBinary, TableThreeText) {
 TEST(OhioPlanBinary, BadInputExitsTwoWithAMessage) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--nodes 4 --ppn 2 --bytes 1 --algo v3 --frobnicate", "--frobnicate"},
-      {"--nodes 4 --ppn 2 --bytes 1 --algo v4", "--algo"},
+      {"--nodes 4 --ppn 2 --bytes 1 --algo v4", "--design: v4 not in"},  // --algo: the former name
+      {"--nodes 4 --ppn 2 --bytes 1 --design v4", "--design: v4 not in"},
       {"--nodes 4 --ppn 2 --algo v3", "--bytes"},
       {"--nodes 0 --ppn 2 --bytes 1 --algo v3", "no ranks"},
       {"--nodes 4 --ppn 0 --bytes 1 --algo v3", "no ranks"},

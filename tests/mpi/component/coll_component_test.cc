@@ -265,8 +265,9 @@ TEST(CollComponentInfo, OmpiInfoListsTheComponentAndItsParameters) {
   ExpectNoComponentOpenWarning(out);
   EXPECT_NE(out.find("MCA coll: ohio"), std::string::npos) << out;
   EXPECT_NE(out.find("parameter \"coll_ohio_priority\" (current value: \"95\""), std::string::npos) << out;
-  for (const char* setting : {"disable", "stats", "quiet", "socket", "timeout_ms", "selection", "ialltoall_min_bytes", "algorithm",
-                              "internode_algorithm", "spin_us", "spin_max_us", "single_copy_bytes", "stage_times"}) {
+  for (const char* setting : {"disable", "stats", "quiet", "socket", "timeout_ms", "selection", "ialltoall_min_bytes",
+                              "design", "algorithm", "internode_algorithm", "spin_us", "spin_max_us", "single_copy_bytes",
+                              "stage_times"}) {
     std::string variable = setting;
     for (char& c : variable) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     EXPECT_NE(out.find(std::string("parameter \"coll_ohio_") + setting + "\""), std::string::npos) << setting << out;

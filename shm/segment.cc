@@ -117,8 +117,8 @@ Result<Segment> Segment::Attach(int fd) {
     return Status(Code::kProtocol, "the group segment received from ohiod is too small");
   }
   // Not populated here: a communicator whose calls the MPI library runs never touches the SSB
-  // or SRB, and populating cost each rank 30-40 us of a new communicator's first call (2 ranks,
-  // 45 KiB). The group's first call that moves data populates it (Populate).
+  // or SRB, and populating them would be part of every new communicator's first call. The
+  // group's first call that moves data populates them (Populate).
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return SystemError("mmap of the group segment", errno);
   s.base_ = static_cast<uint8_t*>(p);

@@ -333,7 +333,7 @@ int FailCall(MPI_Comm comm, const char* function, const std::string& why);
 // where a failure is found, inside a call every rank of `comm` makes (a call's start, never a
 // wait another thread may make beside a collective on `comm`), so that the duplicate is made at
 // the same point of `comm`'s collectives on every rank. A communicator whose group never fails
-// never pays for one: a dup was a fifth of a new communicator's first call.
+// never pays for one (an MPI_Comm_dup is a large part of a new communicator's first call).
 void EnsureAgreement(CommState* st, MPI_Comm comm);
 
 // The group closed or failed in this call: the agreement, then the library (`hand_back`),

@@ -78,8 +78,8 @@ SegmentPlacement PlaceSegment(const std::string& group, const std::vector<NumaNo
   const uint32_t node = *p.plan.node;
   if (nodes.size() == 1) {
     // Every page is on the only node whatever the policy says. mbind is not free: moving pages
-    // drains every CPU's LRU lists, about 0.2 ms on an idle 2-core host and 10-16 ms on a busy
-    // one, and it sits on the last rank's join, so on the first call of every communicator.
+    // drains every CPU's LRU lists, which waits for each CPU (long on a busy host), and it sits
+    // on the last rank's join, so on the first call of every communicator.
     p.bound = true;
     spdlog::debug("group {}: segment on NUMA node {} ({}), the only one; rails {}", group, node, p.plan.why,
                   RailText(p.plan.rail_order));

@@ -241,11 +241,13 @@ static std::string ReadSelection(CommState* st, uint32_t ppn) {
   const std::optional<ohio::SelectedTransport> t = ohio::ParseSelectedTransport(transport);
   if (!t) return std::string("the group's transport '") + transport + "' is not one the selection table names";
   Process& p = P();
+  bool parsed_before = false;
   {
     const std::lock_guard<std::mutex> lock(p.mu);
-    if (!p.parsed_table_text.empty() && p.parsed_table_text == text) st->table = p.parsed_table;
+    parsed_before = !p.parsed_table_text.empty() && p.parsed_table_text == text;
+    if (parsed_before) st->table = p.parsed_table;
   }
-  if (st->table.rules.empty()) {
+  if (!parsed_before) {
     auto table = ohio::ParseSelectionTable(text, "the group's selection table");
     if (!table.ok()) return table.status().message();
     st->table = std::move(table).value();
@@ -345,14 +347,11 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
   unsigned long long agreed[5] = {};
   PMPI_Allreduce(mine_agree, agreed, 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
   if (agreed[0] != 0 || agreed[1] != 0) {
-    if (!why_not.empty()) {
-      st->why = why_not;
-    } else {
-      st->why = agreed[0] != 0 ? "ohiod refused another rank of the communicator"
+    if (why_not.empty()) {
+      why_not = agreed[0] != 0 ? "ohiod refused another rank of the communicator"
                                : "another rank of the communicator could not read the group's selection table";
     }
-    st->group = nullptr;
-    if (group != nullptr) ohio_leave(group);
+    Close(st, why_not);  // leaves the group this rank joined, if it did
     return st;
   }
   st->selection_always = agreed[2] != 0;

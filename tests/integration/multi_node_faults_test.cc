@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tests/harness/cluster.h"
@@ -219,19 +221,25 @@ TEST(MultiNodeCluster, RankKilledBetweenCallsFailsTheGroupOnEveryNode) {
   }
 }
 
+// Rank r of a 3-rank group `name` over a 2-node cluster, rank 0 on n0 and ranks 1 and 2 on n1,
+// started with `more` flags; its output in DIR/NAME-R.out.
+std::unique_ptr<Process> ThreeRankGroupRank(const TempDir& dir, Cluster& cluster, const std::string& name, uint32_t r,
+                                            std::vector<std::string> more) {
+  std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket", cluster.node(r == 0 ? 0 : 1).socket(),
+                                   "--key", KeyHex(name), "--size", "3", "--rank", std::to_string(r),
+                                   "--nodes", "n0", "n1", "--rank-node", "0", "1", "1"};
+  argv.insert(argv.end(), more.begin(), more.end());
+  return std::make_unique<Process>(argv, dir.file(name + "-" + std::to_string(r) + ".out"));
+}
+
 // A node that meets a group after it failed elsewhere (a rank there died while this node's
 // rank was still on its way) is told why: group failed, naming the rank, not "refused".
 TEST(MultiNodeCluster, NodeMeetingAGroupThatFailedElsewhereIsToldWhy) {
   TempDir dir;
   Cluster cluster(dir, 2, {"--timeout-ms", "120000"});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  std::vector<std::string> placement = {"--nodes", "n0", "n1", "--rank-node", "0", "1", "1"};
   auto rank = [&](uint32_t r, std::vector<std::string> more) {
-    std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket", cluster.node(r == 0 ? 0 : 1).socket(),
-                                     "--key", KeyHex("failed-before-met"), "--size", "3", "--rank", std::to_string(r)};
-    argv.insert(argv.end(), placement.begin(), placement.end());
-    argv.insert(argv.end(), more.begin(), more.end());
-    return std::make_unique<Process>(argv, dir.file("met-late" + std::to_string(r) + ".out"));
+    return ThreeRankGroupRank(dir, cluster, "failed-before-met", r, std::move(more));
   };
   // n1's two ranks join and wait; one dies: the group fails on n1, its other rank still in it.
   auto stays = rank(1, {"--stall"});
@@ -255,13 +263,8 @@ TEST(MultiNodeCluster, NodeMeetingAGroupFailedAndClosedElsewhereIsToldWhy) {
   TempDir dir;
   Cluster cluster(dir, 2, {"--timeout-ms", "120000"});
   ASSERT_TRUE(cluster.Start()) << cluster.Logs();
-  std::vector<std::string> placement = {"--nodes", "n0", "n1", "--rank-node", "0", "1", "1"};
   auto rank = [&](uint32_t r, std::vector<std::string> more) {
-    std::vector<std::string> argv = {RunfilePath("tests/tools/alltoall_rank"), "--socket", cluster.node(r == 0 ? 0 : 1).socket(),
-                                     "--key", KeyHex("failed-and-closed"), "--size", "3", "--rank", std::to_string(r)};
-    argv.insert(argv.end(), placement.begin(), placement.end());
-    argv.insert(argv.end(), more.begin(), more.end());
-    return std::make_unique<Process>(argv, dir.file("closed-late" + std::to_string(r) + ".out"));
+    return ThreeRankGroupRank(dir, cluster, "failed-and-closed", r, std::move(more));
   };
   auto leaves = rank(1, {"--stall"});
   auto dies = rank(2, {"--stall"});

@@ -81,7 +81,9 @@ class ProgressEngine {
 
   void Post(Command c);
   void Run();
-  bool Drain();  // applies queued commands; true if any
+  // Applies queued commands; true if one may bring work at once (a group spanning nodes added,
+  // told of a peer, or removed), after which the engine spins before it sleeps.
+  bool Drain();
   bool AdvanceAll();
   bool HandleTransport();
   // Hands the group to on_failed_here_ if it has just failed for a reason of this node's own.

@@ -196,9 +196,11 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     if (outgrown != nullptr) replaced_.insert(outgrown->spec().key);
     engine_->AddGroup(group);
     if (multinode) on_new_multinode_group_(group);
-    spdlog::info("group {}: created for {} ranks, {} on this node, {} bytes of shared memory sized for {} (uid {}){}",
-                 group->key_hex(), join.size(), group->local_ranks(), group->segment_bytes(),
-                 HintText(spec->bytes_per_rank_hint), who.uid, took_cached ? ", a cached segment" : "");
+    if (std::string note; lifecycle_log_.Allow(who.uid, &note)) {
+      spdlog::info("group {}: created for {} ranks, {} on this node, {} bytes of shared memory sized for {} (uid {}){}{}",
+                   group->key_hex(), join.size(), group->local_ranks(), group->segment_bytes(),
+                   HintText(spec->bytes_per_rank_hint), who.uid, took_cached ? ", a cached segment" : "", note);
+    }
   }
   const uint32_t local = group->shape().local_index(join.rank());
   Member& m = group->members()[local];
@@ -328,7 +330,9 @@ void GroupRegistry::ForgetIfAllGone(const std::shared_ptr<Group>& group) {
     }
     Forget(it);
     engine_->RemoveGroup(group);
-    spdlog::info("group {}: closed, all local ranks gone", group->key_hex());
+    if (std::string note; lifecycle_log_.Allow(group->owner(), &note)) {
+      spdlog::info("group {}: closed, all local ranks gone{}", group->key_hex(), note);
+    }
   }
 }
 

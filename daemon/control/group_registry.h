@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "daemon/control/failed_groups.h"
+#include "daemon/control/group_lifecycle_log.h"
 #include "daemon/engine/group.h"
 #include "daemon/engine/progress_engine.h"
 #include "daemon/engine/segment_cache.h"
@@ -158,6 +159,7 @@ class GroupRegistry {
   // Failed groups spanning nodes, forgotten here, that a late node is still told of.
   FailedGroups failed_{4096};
   std::map<uid_t, UserUse> users_;
+  GroupLifecycleLog lifecycle_log_;  // guarded by mu_
   // Live groups a successor has been exempted for (OutgrownExempt).
   std::set<GroupKey> replaced_;
   uint64_t bytes_in_use_ = 0;

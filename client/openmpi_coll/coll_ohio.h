@@ -44,7 +44,7 @@ mca_coll_base_module_t *mca_coll_ohio_comm_query(struct ompi_communicator_t *com
 
 /* coll_ohio_presence.c: when the component opens, this process posts through the modex whether
  * its node's ohiod socket is there; comm_query then stands aside for a communicator of this job
- * when no rank of the job has one (Open MPI 4.x; never on 5). */
+ * when no rank of the job has one (Open MPI 4.1 and 5.0 alike). */
 void mca_coll_ohio_announce_presence(void);
 bool mca_coll_ohio_stands_aside(struct ompi_communicator_t *comm);
 

@@ -42,7 +42,9 @@ class ProgressEngine {
 
   void AddGroup(std::shared_ptr<Group> group);
   // Local rank `local` of the group went away: `clean` for a LeaveGroup, false for a
-  // connection that closed without one.
+  // connection that closed without one. A clean leave of a group on one node does not wake the
+  // engine: it is applied at the engine's next pass, which comes at its next tick (an open group
+  // on one node is watched at every tick) or with the group's removal, whichever is first.
   void MemberGone(std::shared_ptr<Group> group, uint32_t local, bool clean, std::string who);
   void RemoveGroup(std::shared_ptr<Group> group);
   // From the peer bootstrap: what node `node` said of the group, or why it could not be opened.
@@ -79,7 +81,8 @@ class ProgressEngine {
     std::shared_ptr<std::promise<void>> pong;  // kPing
   };
 
-  void Post(Command c);
+  // Queues c; `wake`: the engine is woken to apply it now, not at its next pass.
+  void Post(Command c, bool wake = true);
   void Run();
   // Applies queued commands; true if one may bring work at once (a group spanning nodes added,
   // told of a peer, or removed), after which the engine spins before it sleeps.

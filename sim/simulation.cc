@@ -72,6 +72,9 @@ struct Node {
   std::map<uint64_t, std::set<uint32_t>> landed;           // keys of puts landed, by round
   uint64_t finished = 0;   // rounds finished: complete, every rank done, every put landed
   uint32_t in_flight = 0;  // puts of any round not landed yet (direct's window)
+  // The NIC's queue pairs, used by the daemon's sends and its receiving half alike; none when the
+  // model is off.
+  std::unique_ptr<QueuePairCache> qp_cache;
   NodeCounters counters;
 };
 
@@ -108,10 +111,11 @@ class Simulation {
     }
     return *it->second;
   }
-  double MessageCost(Node& n, uint64_t g) {
-    // A message about a round this node has finished (none is expected) is charged as the next one's.
-    const NodeRound& r = RoundOf(n, std::min<uint64_t>(std::max(g, n.finished), rounds_.size() - 1));
-    return req_.calibration.daemon_message_cost + req_.qp_cache.PenaltyPerMessage(r.active_peers);
+  // The daemon's cost of posting or taking in one message on the queue pair to `peer`.
+  double MessageCost(Node& n, uint32_t peer) {
+    if (!n.qp_cache || !n.qp_cache->Use(peer)) return req_.calibration.daemon_message_cost;
+    ++n.counters.qp_misses;
+    return req_.calibration.daemon_message_cost + req_.qp_cache.penalty;
   }
   void Send(uint32_t to, Message* m, uint64_t wire_bytes);
   void SendControl(Node& from, uint32_t to, Message::Type type, uint64_t g, uint32_t delivery);
@@ -139,7 +143,7 @@ void Simulation::Send(uint32_t to, Message* m, uint64_t wire_bytes) {
 }
 
 void Simulation::SendControl(Node& from, uint32_t to, Message::Type type, uint64_t g, uint32_t delivery) {
-  s4u::this_actor::sleep_for(MessageCost(from, g));
+  s4u::this_actor::sleep_for(MessageCost(from, to));
   auto* m = new Message{type, from.index, g, 0, delivery, 0};
   ++from.counters.control_frames_sent;
   Send(to, m, kControlBytes);
@@ -218,7 +222,7 @@ void Simulation::ReceiverActor(uint32_t node) {
   n.mailbox->set_receiver(s4u::Actor::self());
   while (true) {
     std::unique_ptr<Message> m(n.mailbox->get<Message>());
-    s4u::this_actor::sleep_for(MessageCost(n, std::min<uint64_t>(m->round, rounds_.size() - 1)));
+    s4u::this_actor::sleep_for(MessageCost(n, m->from));
     switch (m->type) {
       case Message::Type::kPut: {
         ++n.counters.data_frames_received;
@@ -303,7 +307,7 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
         if (r.kind == RoundKind::kHypercube) break;
         continue;
       }
-      s4u::this_actor::sleep_for(MessageCost(n, g));
+      s4u::this_actor::sleep_for(MessageCost(n, put.dest));
       posted[i] = true;
       ++posted_count;
       ++n.in_flight;
@@ -377,6 +381,7 @@ Result<SimResult> Simulation::Run(s4u::Engine& engine, const std::vector<s4u::Ho
     n->mutex = s4u::Mutex::create();
     n->daemon_wake = s4u::ConditionVariable::create();
     n->ranks_wake = s4u::ConditionVariable::create();
+    if (req_.qp_cache.enabled()) n->qp_cache = std::make_unique<QueuePairCache>(req_.qp_cache.entries, nodes);
     nodes_.push_back(std::move(n));
   }
   for (uint32_t i = 0; i < nodes; ++i) {

@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -72,6 +73,11 @@ struct Node {
   std::map<uint64_t, std::set<uint32_t>> landed;           // keys of puts landed, by round
   uint64_t finished = 0;   // rounds finished: complete, every rank done, every put landed
   uint32_t in_flight = 0;  // puts of any round not landed yet (direct's window)
+  // What the daemon sent, oldest first, until it has seen each transfer end. Not detached: SimGrid
+  // 3.32 keeps every detached send in one list of the engine's that each completion searches, a
+  // cost that grew as the square of the messages in flight (N^2 at once with pairwise); a send
+  // that is not detached is kept by its sender only.
+  std::deque<s4u::CommPtr> sent;
   // The NIC's queue pairs, used by the daemon's sends and its receiving half alike; none when the
   // model is off.
   std::unique_ptr<QueuePairCache> qp_cache;
@@ -117,7 +123,9 @@ class Simulation {
     ++n.counters.qp_misses;
     return req_.calibration.daemon_message_cost + req_.qp_cache.penalty;
   }
-  void Send(uint32_t to, Message* m, uint64_t wire_bytes);
+  void Send(Node& from, uint32_t to, Message* m, uint64_t wire_bytes);
+  // Lets go of the sends of node n that have landed, oldest first.
+  void ForgetLanded(Node& n);
   void SendControl(Node& from, uint32_t to, Message::Type type, uint64_t g, uint32_t delivery);
   void AdvanceFinished(Node& n);
 
@@ -138,15 +146,19 @@ class Simulation {
   std::vector<std::vector<double>> slice_end_;
 };
 
-void Simulation::Send(uint32_t to, Message* m, uint64_t wire_bytes) {
-  nodes_[to]->mailbox->put_init(m, wire_bytes)->detach();
+void Simulation::Send(Node& from, uint32_t to, Message* m, uint64_t wire_bytes) {
+  from.sent.push_back(nodes_[to]->mailbox->put_async(m, wire_bytes));
+}
+
+void Simulation::ForgetLanded(Node& n) {
+  while (!n.sent.empty() && n.sent.front()->test()) n.sent.pop_front();
 }
 
 void Simulation::SendControl(Node& from, uint32_t to, Message::Type type, uint64_t g, uint32_t delivery) {
   s4u::this_actor::sleep_for(MessageCost(from, to));
   auto* m = new Message{type, from.index, g, 0, delivery, 0};
   ++from.counters.control_frames_sent;
-  Send(to, m, kControlBytes);
+  Send(from, to, m, kControlBytes);
 }
 
 void Simulation::AdvanceFinished(Node& n) {
@@ -314,7 +326,7 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
       ++p.in_flight;
       ++n.counters.data_frames_sent;
       n.counters.bytes_sent += put.payload;
-      Send(put.dest, new Message{Message::Type::kPut, n.index, g, put.key, 0, put.payload}, put.wire);
+      Send(n, put.dest, new Message{Message::Type::kPut, n.index, g, put.key, 0, put.payload}, put.wire);
       busy = true;
     }
     // v3: delivery d lands where d-2 did; granted once every rank copied d-2 out.
@@ -343,18 +355,23 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
                       (r.kind == RoundKind::kEager || p.in_flight == 0) &&
                       (r.kind != RoundKind::kAnnounced || agreed());
     if (done) break;
+    ForgetLanded(n);
     if (!busy) WaitFor(n, n.daemon_wake, [&] { return n.generation != seen; });
   }
   p.complete = true;
+  ForgetLanded(n);
   AdvanceFinished(n);  // may drop r
   return kind;
 }
 
 void Simulation::DaemonActor(uint32_t node) {
+  Node& n = *nodes_[node];
   bool after_announced = false;
   for (uint64_t g = 0; g < rounds_.size(); ++g) {
-    after_announced = PlayRound(*nodes_[node], g, after_announced) == RoundKind::kAnnounced;
+    after_announced = PlayRound(n, g, after_announced) == RoundKind::kAnnounced;
   }
+  // An actor's sends fail when it ends: its last ones must land first.
+  for (const s4u::CommPtr& c : n.sent) c->wait();
 }
 
 Result<SimResult> Simulation::Run(s4u::Engine& engine, const std::vector<s4u::Host*>& hosts) {

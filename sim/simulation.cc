@@ -9,7 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
+#include <vector>
 
 #include "daemon/exchange/exchange_message.h"
 #include "sim/vector_schedule.h"
@@ -29,6 +29,21 @@ struct Message {
   uint32_t key = 0;       // put: SimPut::key
   uint32_t delivery = 0;  // credit: the delivery granted
   uint64_t payload = 0;   // put: the ranks' bytes
+};
+
+// The keys of a round's puts that have landed on a node (SimPut::key: a sender, a delivery or a
+// step, each below the group's size or its deliveries), a flag each: a landing is taken in for
+// every put, so it must not cost a tree insertion (a set here was 5% of a 1,024-node run).
+class LandedKeys {
+ public:
+  void Add(uint32_t key) {
+    if (key >= landed_.size()) landed_.resize(key + 1, false);
+    landed_[key] = true;
+  }
+  bool Has(uint32_t key) const { return key < landed_.size() && landed_[key]; }
+
+ private:
+  std::vector<bool> landed_;
 };
 
 // One round on one node, as its ranks and daemon see it.
@@ -70,13 +85,15 @@ struct Node {
   std::map<uint64_t, RoundProgress> progress;              // by round
   std::map<uint64_t, std::shared_ptr<const NodeRound>> plans;  // rounds under way, by round
   std::map<uint64_t, std::map<uint32_t, Heard>> heard;     // by round, then peer
-  std::map<uint64_t, std::set<uint32_t>> landed;           // keys of puts landed, by round
+  std::map<uint64_t, LandedKeys> landed;                   // keys of puts landed, by round
   uint64_t finished = 0;   // rounds finished: complete, every rank done, every put landed
   uint32_t in_flight = 0;  // puts of any round not landed yet (direct's window)
   // What the daemon sent, oldest first, until it has seen each transfer end. Not detached: SimGrid
   // 3.32 keeps every detached send in one list of the engine's that each completion searches, a
-  // cost that grew as the square of the messages in flight (N^2 at once with pairwise); a send
-  // that is not detached is kept by its sender only.
+  // cost that grew as the square of the messages in flight (N^2 at once with pairwise). A send
+  // that is not detached is kept by its sender: SimGrid lets go of its side only when the sender
+  // waits for it or ends, and waiting, a blocking call, would reorder actors acting at the same
+  // simulated time (and so change results), so about 1 KB a message stays until the run ends.
   std::deque<s4u::CommPtr> sent;
   // The NIC's queue pairs, used by the daemon's sends and its receiving half alike; none when the
   // model is off.
@@ -151,6 +168,7 @@ void Simulation::Send(Node& from, uint32_t to, Message* m, uint64_t wire_bytes) 
 }
 
 void Simulation::ForgetLanded(Node& n) {
+  // Testing a transfer does not make SimGrid let go of it, but frees ours.
   while (!n.sent.empty() && n.sent.front()->test()) n.sent.pop_front();
 }
 
@@ -239,7 +257,7 @@ void Simulation::ReceiverActor(uint32_t node) {
       case Message::Type::kPut: {
         ++n.counters.data_frames_received;
         n.counters.bytes_received += m->payload;
-        n.landed[m->round].insert(m->key);
+        n.landed[m->round].Add(m->key);
         // A put has left its sender once it landed here.
         Node& from = *nodes_[m->from];
         --from.in_flight;
@@ -310,7 +328,7 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
           break;
         case RoundKind::kHypercube: {
           // Step k gathers what the inboxes of steps 0..k-1 brought.
-          for (uint32_t k = 0; k < put.step && credit; ++k) credit = n.landed[g].count(k) > 0;
+          for (uint32_t k = 0; k < put.step && credit; ++k) credit = n.landed[g].Has(k);
           credit = credit && (!after_announced || heard_ready(put.dest));
           break;
         }
@@ -342,8 +360,8 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
     // alltoallv's all at once).
     if (r.kind != RoundKind::kAnnounced || agreed()) {
       uint32_t delivered = p.delivered;
-      const std::set<uint32_t>& landed = n.landed[g];
-      while (delivered < r.deliveries.size() && landed.count(r.deliveries[delivered].key) > 0) ++delivered;
+      const LandedKeys& landed = n.landed[g];
+      while (delivered < r.deliveries.size() && landed.Has(r.deliveries[delivered].key)) ++delivered;
       if (r.publish_together && delivered < r.deliveries.size()) delivered = p.delivered;
       if (delivered != p.delivered) {
         p.delivered = delivered;

@@ -103,8 +103,9 @@ int main(int argc, char** argv) {
   run->add_option("--direct-window", direct_window, "direct's most puts in flight per node (ohiod's direct-window)")
       ->capture_default_str();
   run->add_option("--qp-cache-entries", qp_entries,
-                  "NIC queue-pair cache model: queue pairs cached (0: off); overrides the calibration file's");
-  run->add_option("--qp-miss-penalty", qp_penalty, "seconds added per message that misses the queue-pair cache");
+                  "NIC queue-pair cache model: queue pairs each node's NIC caches, least recently used "
+                  "evicted (0: off); overrides the calibration file's");
+  run->add_option("--qp-miss-penalty", qp_penalty, "seconds added to each message, sent or received, whose queue pair missed the cache");
   run->add_option("--cfg", cfg, "SimGrid setting name:value, repeatable (e.g. network/model:CM02)");
   run->add_flag("--json", json, "print JSON instead of the table");
 

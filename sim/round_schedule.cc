@@ -1,7 +1,5 @@
 #include "sim/round_schedule.h"
 
-#include <set>
-
 #include "shm/plan/bruck_plan.h"
 #include "shm/plan/copy_plan.h"
 #include "shm/plan/exchange_plan.h"
@@ -14,13 +12,6 @@ uint64_t SpanBytes(const std::vector<CopySpan>& spans) {
   uint64_t sum = 0;
   for (const CopySpan& s : spans) sum += s.len;
   return sum;
-}
-
-uint32_t ActivePeers(const NodeRound& r) {
-  std::set<uint32_t> peers;
-  for (const SimPut& p : r.puts) peers.insert(p.dest);
-  for (const SimDelivery& d : r.deliveries) peers.insert(d.source);
-  return static_cast<uint32_t>(peers.size());
 }
 
 const char* RoundKindName(RoundKind k) {
@@ -107,7 +98,6 @@ NodeRound CallSchedule::Plan(uint32_t node, uint64_t round) const {
       break;
     }
   }
-  r.active_peers = ActivePeers(r);
 
   const uint32_t ppn = shape_.ppn(node);
   r.copy_in.resize(ppn);

@@ -63,7 +63,6 @@ struct NodeRound {
   std::vector<uint64_t> copy_in;                // bytes each local rank copies into the SSB
   std::vector<uint64_t> copy_on_node;           // ... out of the SSB, from its own node
   std::vector<std::vector<uint64_t>> copy_out;  // [delivery][local rank]: out of the SRB
-  uint32_t active_peers = 0;  // nodes it sends to or receives from: queue pairs in use
   // Alltoallv: blocks are published only once every one has landed (the count digest is
   // checked over all of them first).
   bool publish_together = false;
@@ -71,8 +70,6 @@ struct NodeRound {
 
 // Bytes a copy plan moves.
 uint64_t SpanBytes(const std::vector<CopySpan>& spans);
-// The nodes a round's node sends to or receives from (NodeRound::active_peers).
-uint32_t ActivePeers(const NodeRound& r);
 
 class VectorCallSchedule;
 

@@ -50,17 +50,18 @@ std::string RenderSimText(const SimRequest& req, const SimResult& r) {
                   static_cast<unsigned long long>(s.simulated_rounds), s.median * 1e6, s.min * 1e6, s.max * 1e6);
     out += line;
   }
-  std::snprintf(line, sizeof line, "%-8s  %-12s  %12s  %12s  %16s  %16s  %10s  %10s\n", "node", "host", "data_sent",
-                "data_recv", "bytes_sent", "bytes_recv", "ctrl_sent", "ctrl_recv");
+  std::snprintf(line, sizeof line, "%-8s  %-12s  %12s  %12s  %16s  %16s  %10s  %10s  %10s\n", "node", "host",
+                "data_sent", "data_recv", "bytes_sent", "bytes_recv", "ctrl_sent", "ctrl_recv", "qp_misses");
   out += line;
   for (size_t n = 0; n < r.nodes.size(); ++n) {
     const NodeCounters& c = r.nodes[n];
-    std::snprintf(line, sizeof line, "%-8zu  %-12s  %12llu  %12llu  %16llu  %16llu  %10llu  %10llu\n", n,
+    std::snprintf(line, sizeof line, "%-8zu  %-12s  %12llu  %12llu  %16llu  %16llu  %10llu  %10llu  %10llu\n", n,
                   r.hosts[n].c_str(), static_cast<unsigned long long>(c.data_frames_sent),
                   static_cast<unsigned long long>(c.data_frames_received), static_cast<unsigned long long>(c.bytes_sent),
                   static_cast<unsigned long long>(c.bytes_received),
                   static_cast<unsigned long long>(c.control_frames_sent),
-                  static_cast<unsigned long long>(c.control_frames_received));
+                  static_cast<unsigned long long>(c.control_frames_received),
+                  static_cast<unsigned long long>(c.qp_misses));
     out += line;
   }
   out += "simulated time " + Fixed(r.simulated_seconds, "%.6f") + " s (every call, back to back)\n";
@@ -81,6 +82,7 @@ std::string RenderSimJson(const SimRequest& req, const SimResult& r) {
   j["iterations"] = req.iterations;
   j["max_slices"] = req.max_slices;
   j["qp_cache_entries"] = req.qp_cache.entries;
+  j["qp_miss_penalty_s"] = req.qp_cache.penalty;
   j["sizes"] = nlohmann::ordered_json::array();
   for (const SizeSummary& s : r.sizes) {
     if (s.vector) {
@@ -112,7 +114,8 @@ std::string RenderSimJson(const SimRequest& req, const SimResult& r) {
                              {"bytes_sent", c.bytes_sent},
                              {"bytes_received", c.bytes_received},
                              {"control_frames_sent", c.control_frames_sent},
-                             {"control_frames_received", c.control_frames_received}});
+                             {"control_frames_received", c.control_frames_received},
+                             {"qp_misses", c.qp_misses}});
   }
   j["simulated_s"] = r.simulated_seconds;
   return j.dump() + "\n";

@@ -4,11 +4,12 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
+#include <vector>
 
 #include "daemon/exchange/exchange_message.h"
 #include "sim/vector_schedule.h"
@@ -28,6 +29,21 @@ struct Message {
   uint32_t key = 0;       // put: SimPut::key
   uint32_t delivery = 0;  // credit: the delivery granted
   uint64_t payload = 0;   // put: the ranks' bytes
+};
+
+// The keys of a round's puts that have landed on a node (SimPut::key: a sender, a delivery or a
+// step, each below the group's size or its deliveries), a flag each: a landing is taken in for
+// every put, so it must not cost a tree insertion (a set here was 5% of a 1,024-node run).
+class LandedKeys {
+ public:
+  void Add(uint32_t key) {
+    if (key >= landed_.size()) landed_.resize(key + 1, false);
+    landed_[key] = true;
+  }
+  bool Has(uint32_t key) const { return key < landed_.size() && landed_[key]; }
+
+ private:
+  std::vector<bool> landed_;
 };
 
 // One round on one node, as its ranks and daemon see it.
@@ -69,9 +85,19 @@ struct Node {
   std::map<uint64_t, RoundProgress> progress;              // by round
   std::map<uint64_t, std::shared_ptr<const NodeRound>> plans;  // rounds under way, by round
   std::map<uint64_t, std::map<uint32_t, Heard>> heard;     // by round, then peer
-  std::map<uint64_t, std::set<uint32_t>> landed;           // keys of puts landed, by round
+  std::map<uint64_t, LandedKeys> landed;                   // keys of puts landed, by round
   uint64_t finished = 0;   // rounds finished: complete, every rank done, every put landed
   uint32_t in_flight = 0;  // puts of any round not landed yet (direct's window)
+  // What the daemon sent, oldest first, until it has seen each transfer end. Not detached: SimGrid
+  // 3.32 keeps every detached send in one list of the engine's that each completion searches, a
+  // cost that grew as the square of the messages in flight (N^2 at once with pairwise). A send
+  // that is not detached is kept by its sender: SimGrid lets go of its side only when the sender
+  // waits for it or ends, and waiting, a blocking call, would reorder actors acting at the same
+  // simulated time (and so change results), so about 1 KB a message stays until the run ends.
+  std::deque<s4u::CommPtr> sent;
+  // The NIC's queue pairs, used by the daemon's sends and its receiving half alike; none when the
+  // model is off.
+  std::unique_ptr<QueuePairCache> qp_cache;
   NodeCounters counters;
 };
 
@@ -108,12 +134,15 @@ class Simulation {
     }
     return *it->second;
   }
-  double MessageCost(Node& n, uint64_t g) {
-    // A message about a round this node has finished (none is expected) is charged as the next one's.
-    const NodeRound& r = RoundOf(n, std::min<uint64_t>(std::max(g, n.finished), rounds_.size() - 1));
-    return req_.calibration.daemon_message_cost + req_.qp_cache.PenaltyPerMessage(r.active_peers);
+  // The daemon's cost of posting or taking in one message on the queue pair to `peer`.
+  double MessageCost(Node& n, uint32_t peer) {
+    if (!n.qp_cache || !n.qp_cache->Use(peer)) return req_.calibration.daemon_message_cost;
+    ++n.counters.qp_misses;
+    return req_.calibration.daemon_message_cost + req_.qp_cache.penalty;
   }
-  void Send(uint32_t to, Message* m, uint64_t wire_bytes);
+  void Send(Node& from, uint32_t to, Message* m, uint64_t wire_bytes);
+  // Lets go of the sends of node n that have landed, oldest first.
+  void ForgetLanded(Node& n);
   void SendControl(Node& from, uint32_t to, Message::Type type, uint64_t g, uint32_t delivery);
   void AdvanceFinished(Node& n);
 
@@ -134,15 +163,20 @@ class Simulation {
   std::vector<std::vector<double>> slice_end_;
 };
 
-void Simulation::Send(uint32_t to, Message* m, uint64_t wire_bytes) {
-  nodes_[to]->mailbox->put_init(m, wire_bytes)->detach();
+void Simulation::Send(Node& from, uint32_t to, Message* m, uint64_t wire_bytes) {
+  from.sent.push_back(nodes_[to]->mailbox->put_async(m, wire_bytes));
+}
+
+void Simulation::ForgetLanded(Node& n) {
+  // Testing a transfer does not make SimGrid let go of it, but frees ours.
+  while (!n.sent.empty() && n.sent.front()->test()) n.sent.pop_front();
 }
 
 void Simulation::SendControl(Node& from, uint32_t to, Message::Type type, uint64_t g, uint32_t delivery) {
-  s4u::this_actor::sleep_for(MessageCost(from, g));
+  s4u::this_actor::sleep_for(MessageCost(from, to));
   auto* m = new Message{type, from.index, g, 0, delivery, 0};
   ++from.counters.control_frames_sent;
-  Send(to, m, kControlBytes);
+  Send(from, to, m, kControlBytes);
 }
 
 void Simulation::AdvanceFinished(Node& n) {
@@ -218,12 +252,12 @@ void Simulation::ReceiverActor(uint32_t node) {
   n.mailbox->set_receiver(s4u::Actor::self());
   while (true) {
     std::unique_ptr<Message> m(n.mailbox->get<Message>());
-    s4u::this_actor::sleep_for(MessageCost(n, std::min<uint64_t>(m->round, rounds_.size() - 1)));
+    s4u::this_actor::sleep_for(MessageCost(n, m->from));
     switch (m->type) {
       case Message::Type::kPut: {
         ++n.counters.data_frames_received;
         n.counters.bytes_received += m->payload;
-        n.landed[m->round].insert(m->key);
+        n.landed[m->round].Add(m->key);
         // A put has left its sender once it landed here.
         Node& from = *nodes_[m->from];
         --from.in_flight;
@@ -294,7 +328,7 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
           break;
         case RoundKind::kHypercube: {
           // Step k gathers what the inboxes of steps 0..k-1 brought.
-          for (uint32_t k = 0; k < put.step && credit; ++k) credit = n.landed[g].count(k) > 0;
+          for (uint32_t k = 0; k < put.step && credit; ++k) credit = n.landed[g].Has(k);
           credit = credit && (!after_announced || heard_ready(put.dest));
           break;
         }
@@ -303,14 +337,14 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
         if (r.kind == RoundKind::kHypercube) break;
         continue;
       }
-      s4u::this_actor::sleep_for(MessageCost(n, g));
+      s4u::this_actor::sleep_for(MessageCost(n, put.dest));
       posted[i] = true;
       ++posted_count;
       ++n.in_flight;
       ++p.in_flight;
       ++n.counters.data_frames_sent;
       n.counters.bytes_sent += put.payload;
-      Send(put.dest, new Message{Message::Type::kPut, n.index, g, put.key, 0, put.payload}, put.wire);
+      Send(n, put.dest, new Message{Message::Type::kPut, n.index, g, put.key, 0, put.payload}, put.wire);
       busy = true;
     }
     // v3: delivery d lands where d-2 did; granted once every rank copied d-2 out.
@@ -326,8 +360,8 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
     // alltoallv's all at once).
     if (r.kind != RoundKind::kAnnounced || agreed()) {
       uint32_t delivered = p.delivered;
-      const std::set<uint32_t>& landed = n.landed[g];
-      while (delivered < r.deliveries.size() && landed.count(r.deliveries[delivered].key) > 0) ++delivered;
+      const LandedKeys& landed = n.landed[g];
+      while (delivered < r.deliveries.size() && landed.Has(r.deliveries[delivered].key)) ++delivered;
       if (r.publish_together && delivered < r.deliveries.size()) delivered = p.delivered;
       if (delivered != p.delivered) {
         p.delivered = delivered;
@@ -339,18 +373,23 @@ RoundKind Simulation::PlayRound(Node& n, uint64_t g, bool after_announced) {
                       (r.kind == RoundKind::kEager || p.in_flight == 0) &&
                       (r.kind != RoundKind::kAnnounced || agreed());
     if (done) break;
+    ForgetLanded(n);
     if (!busy) WaitFor(n, n.daemon_wake, [&] { return n.generation != seen; });
   }
   p.complete = true;
+  ForgetLanded(n);
   AdvanceFinished(n);  // may drop r
   return kind;
 }
 
 void Simulation::DaemonActor(uint32_t node) {
+  Node& n = *nodes_[node];
   bool after_announced = false;
   for (uint64_t g = 0; g < rounds_.size(); ++g) {
-    after_announced = PlayRound(*nodes_[node], g, after_announced) == RoundKind::kAnnounced;
+    after_announced = PlayRound(n, g, after_announced) == RoundKind::kAnnounced;
   }
+  // An actor's sends fail when it ends: its last ones must land first.
+  for (const s4u::CommPtr& c : n.sent) c->wait();
 }
 
 Result<SimResult> Simulation::Run(s4u::Engine& engine, const std::vector<s4u::Host*>& hosts) {
@@ -377,6 +416,7 @@ Result<SimResult> Simulation::Run(s4u::Engine& engine, const std::vector<s4u::Ho
     n->mutex = s4u::Mutex::create();
     n->daemon_wake = s4u::ConditionVariable::create();
     n->ranks_wake = s4u::ConditionVariable::create();
+    if (req_.qp_cache.enabled()) n->qp_cache = std::make_unique<QueuePairCache>(req_.qp_cache.entries, nodes);
     nodes_.push_back(std::move(n));
   }
   for (uint32_t i = 0; i < nodes; ++i) {

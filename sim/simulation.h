@@ -44,6 +44,9 @@ struct NodeCounters {
   uint64_t bytes_received = 0;
   uint64_t control_frames_sent = 0;  // ROUND_READY and CREDIT
   uint64_t control_frames_received = 0;
+  // Messages (sent or received, data or control) whose queue pair missed the NIC's cache
+  // (SimRequest::qp_cache; 0 when the model is off).
+  uint64_t qp_misses = 0;
 };
 
 struct CallTiming {

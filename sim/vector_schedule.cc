@@ -131,7 +131,6 @@ NodeRound VectorCallSchedule::PlanCube(uint32_t node) const {
           {source, k, cube_again_ ? 0 : VectorRecvBlockBytes(shape_, node, CountsOf(node), source)});
     }
   }
-  r.active_peers = ActivePeers(r);
   r.copy_in.resize(ppn);
   r.copy_on_node.assign(ppn, 0);
   r.copy_out.assign(r.deliveries.size(), std::vector<uint64_t>(ppn, 0));
@@ -176,7 +175,6 @@ NodeRound VectorCallSchedule::PlanPairwise(uint32_t node, uint32_t part) const {
   }
   for (const Put& p : puts) r.puts.push_back({p.dest, node, 0, 0, p.bytes, p.bytes + kEagerHeaderBytes});
   for (const Delivery& d : deliveries) r.deliveries.push_back({d.source, d.source, d.bytes});
-  r.active_peers = ActivePeers(r);
   r.copy_in.assign(ppn, 0);
   r.copy_on_node.assign(ppn, 0);
   r.copy_out.assign(deliveries.size(), std::vector<uint64_t>(ppn, 0));

@@ -35,15 +35,14 @@ std::vector<std::pair<uint32_t, uint32_t>> RankRuns(const GroupShape& shape, uin
 
 }  // namespace
 
+Step PairwiseStep(uint32_t nodes, uint32_t node, uint32_t s) {
+  if (PowerOfTwo(nodes)) return {node ^ s, node ^ s};
+  return {(node + s) % nodes, (node + nodes - s) % nodes};
+}
+
 std::vector<Step> PairwiseSchedule(uint32_t nodes, uint32_t node) {
   std::vector<Step> steps;
-  for (uint32_t s = 1; s < nodes; ++s) {
-    if (PowerOfTwo(nodes)) {
-      steps.push_back({node ^ s, node ^ s});
-    } else {
-      steps.push_back({(node + s) % nodes, (node + nodes - s) % nodes});
-    }
-  }
+  for (uint32_t s = 1; s < nodes; ++s) steps.push_back(PairwiseStep(nodes, node, s));
   return steps;
 }
 
@@ -175,12 +174,17 @@ Result<Staging> PlanGroupStaging(const GroupShape& shape, NodeLevelDesign algo, 
   return s;
 }
 
-std::vector<Delivery> PlanDeliveries(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, const RoundCover& cover,
-                                     uint64_t srb_bytes) {
-  std::vector<Delivery> out;
+namespace {
+
+// Visits node's deliveries of a round covering `cover` in order, as visit(index, delivery),
+// until visit returns false.
+template <typename Visit>
+void VisitDeliveries(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, const RoundCover& cover,
+                     uint64_t srb_bytes, Visit visit) {
   // At least a byte, so that the chunk loop ends even for an SRB no caller should pass.
   const uint64_t half = std::max<uint64_t>(SrbHalfBytes(srb_bytes), 1);
   uint64_t srb_offset = 0;
+  uint32_t index = 0;
   auto receive = [&](uint32_t p, uint32_t s) {
     const uint64_t block = BlockBytes(shape, p, node, cover);
     if (algo == NodeLevelDesign::kV3) {
@@ -191,11 +195,11 @@ std::vector<Delivery> PlanDeliveries(const GroupShape& shape, NodeLevelDesign al
         d.step = s;
         d.block_offset = at;
         d.bytes = std::min(half, block - at);
-        d.srb_offset = (out.size() % 2) * half;
-        out.push_back(d);
+        d.srb_offset = (index % 2) * half;
+        if (!visit(index++, d)) return false;
         at += d.bytes;
       } while (at < block);
-      return;
+      return true;
     }
     Delivery d;
     d.source = p;
@@ -203,16 +207,28 @@ std::vector<Delivery> PlanDeliveries(const GroupShape& shape, NodeLevelDesign al
     d.bytes = block;
     d.srb_offset = srb_offset;
     srb_offset += block;
-    out.push_back(d);
+    return visit(index++, d);
   };
   if (cover.every_step(shape.nodes())) {
-    const auto steps = PairwiseSchedule(shape.nodes(), node);
-    for (uint32_t s = 0; s < steps.size(); ++s) receive(steps[s].recv_from, s);
-    return out;
+    for (uint32_t s = 1; s < shape.nodes(); ++s) {
+      if (!receive(PairwiseStep(shape.nodes(), node, s).recv_from, s - 1)) return;
+    }
+    return;
   }
   for (uint32_t t = std::max(cover.first_step, 1u); t < std::min(cover.end_step, shape.nodes()); ++t) {
-    receive(static_cast<uint32_t>((uint64_t{node} + shape.nodes() - t) % shape.nodes()), t - 1);
+    if (!receive(static_cast<uint32_t>((uint64_t{node} + shape.nodes() - t) % shape.nodes()), t - 1)) return;
   }
+}
+
+}  // namespace
+
+std::vector<Delivery> PlanDeliveries(const GroupShape& shape, NodeLevelDesign algo, uint32_t node, const RoundCover& cover,
+                                     uint64_t srb_bytes) {
+  std::vector<Delivery> out;
+  VisitDeliveries(shape, algo, node, cover, srb_bytes, [&](uint32_t, const Delivery& d) {
+    out.push_back(d);
+    return true;
+  });
   return out;
 }
 
@@ -220,11 +236,20 @@ std::vector<Put> PlanPuts(const GroupShape& shape, NodeLevelDesign algo, uint32_
                           uint64_t srb_bytes) {
   std::vector<Put> out;
   const uint32_t rows_end = std::min(cover.end_row, shape.ppn(node));
+  // Only q's deliveries up to the last of ours are planned: a put's index and SRB offset depend
+  // on those before it, and planning all of every receiver's would cost N^2 a node and round.
+  std::vector<std::pair<uint32_t, Delivery>> ours;
   auto send = [&](uint32_t q, uint32_t s) {
-    const auto theirs = PlanDeliveries(shape, algo, q, cover, srb_bytes);
-    for (uint32_t d = 0; d < theirs.size(); ++d) {
-      const Delivery& del = theirs[d];
-      if (del.source != node) continue;
+    ours.clear();
+    VisitDeliveries(shape, algo, q, cover, srb_bytes, [&](uint32_t d, const Delivery& del) {
+      if (del.source == node) {
+        ours.push_back({d, del});
+      } else if (!ours.empty()) {
+        return false;  // a node's deliveries to q are consecutive
+      }
+      return true;
+    });
+    for (const auto& [d, del] : ours) {
       Put p;
       p.dest = q;
       p.step = s;

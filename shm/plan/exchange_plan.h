@@ -24,6 +24,8 @@ struct Step {
 // Steps 1..N-1 for `node`: partner n XOR s when N is a power of two, else send to n+s and
 // receive from n-s (mod N). Each step pairs a send with the matching peer's receive.
 std::vector<Step> PairwiseSchedule(uint32_t nodes, uint32_t node);
+// Step s (1..N-1) of that schedule alone.
+Step PairwiseStep(uint32_t nodes, uint32_t node, uint32_t s);
 
 // v3's SRB is two halves; a half is rounded down to a cache line.
 uint64_t SrbHalfBytes(uint64_t srb_bytes);

@@ -1,7 +1,11 @@
 // The two small models ohio-sim adds to SimGrid's network: how a node's ranks share its copy
-// bandwidth (calibration.h) and the NIC queue-pair cache's penalty (qp_cache.h); and that a
-// calibration file ohio-sim writes reads back the same.
+// bandwidth (calibration.h) and the NIC queue-pair cache (qp_cache.h: exact misses of an LRU for
+// given orders of use); and that a calibration file ohio-sim writes reads back the same.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "sim/calibration.h"
 #include "sim/qp_cache.h"
@@ -20,14 +24,34 @@ TEST(SimModels, RanksShareTheCopyBandwidthOfTheCoresTheyRunOn) {
   EXPECT_DOUBLE_EQ(PerRankCopyBandwidth(c, 8, 2), 16e9 / 8);
 }
 
-TEST(SimModels, QueuePairCacheMissesInProportionBeyondItsSize) {
-  const QpCacheModel off;
-  EXPECT_FALSE(off.enabled());
-  EXPECT_EQ(off.PenaltyPerMessage(4095), 0);
-  const QpCacheModel cache{1024, 2e-6};
-  EXPECT_EQ(cache.PenaltyPerMessage(127), 0);
-  EXPECT_EQ(cache.PenaltyPerMessage(1024), 0);
-  EXPECT_DOUBLE_EQ(cache.PenaltyPerMessage(4096), 2e-6 * 0.75);
+// Uses in `order` through a cache of `entries`; the miss flags, as 'M' and '.'.
+std::string Misses(uint64_t entries, uint32_t peers, const std::vector<uint32_t>& order) {
+  QueuePairCache cache(entries, peers);
+  std::string flags;
+  for (uint32_t p : order) flags += cache.Use(p) ? 'M' : '.';
+  EXPECT_EQ(cache.uses(), order.size());
+  EXPECT_EQ(static_cast<size_t>(cache.misses()), std::count(flags.begin(), flags.end(), 'M'));
+  return flags;
+}
+
+TEST(SimModels, QueuePairCacheMissesOnlyFirstUsesWhenEveryPeerFits) {
+  EXPECT_FALSE(QpCacheModel{}.enabled());
+  EXPECT_TRUE((QpCacheModel{1, 0}.enabled()));
+  EXPECT_EQ(Misses(3, 4, {1, 2, 3, 1, 2, 3, 3, 2, 1}), "MMM......");
+  EXPECT_EQ(Misses(4, 4, {0, 1, 2, 3, 3, 2, 1, 0}), "MMMM....");
+}
+
+TEST(SimModels, QueuePairCacheOfOneMissesEveryChangeOfPeer) {
+  EXPECT_EQ(Misses(1, 3, {1, 1, 2, 2, 1, 2, 2}), "M.M.MM.");
+}
+
+TEST(SimModels, QueuePairCacheEvictsTheLeastRecentlyUsed) {
+  // Cycling through more peers than entries misses every time (round-robin defeats LRU)...
+  EXPECT_EQ(Misses(2, 3, {0, 1, 2, 0, 1, 2}), "MMMMMM");
+  // ...while a peer used again stays: 0 is used before 2 comes in, so 1 is evicted.
+  EXPECT_EQ(Misses(2, 3, {0, 1, 0, 2, 0, 1, 2}), "MM.M.MM");
+  // Cached peers are kept across any number of other hits.
+  EXPECT_EQ(Misses(2, 5, {4, 3, 4, 3, 4, 3, 0, 3, 4}), "MM....M.M");
 }
 
 TEST(SimModels, CalibrationRoundTrips) {

@@ -4,7 +4,7 @@
 # libohio-dev (headers, pkg-config file) and ohio-tools (ohioctl, ohio-plan, benchmarks), with
 # their -dbgsym packages (the debug information Bazel keeps). Prints the paths of the .debs.
 #
-# usage: deploy/build-debs.sh [--release R] [--from DIR] [--version V] [--out DIR]
+# usage: deploy/build-debs.sh [--release R] [--from DIR] [--version V] [--out DIR] [--prepare]
 #   --release R    the Debian release the packages are for: bookworm (12, the default) or
 #                  trixie (13). For trixie, ohiod, ohioctl, ohio-plan and the benchmarks are
 #                  built inside the Debian 13 root of tests/trixie/make-root.sh, with Debian 13's
@@ -17,6 +17,10 @@
 #                  build them with Bazel in this tree
 #   --version V    the packages' version (default: ohio's, common/version.h)
 #   --out DIR      where the .debs go (default: the current directory)
+#   --prepare      with --release trixie: only make (or find made) what the packages need besides
+#                  the files of --from: the Debian 13 root, its build layer, the daemon and the
+#                  tools built in it; then stop, printing nothing. tests/run.sh runs this in
+#                  the background while the groups before the Debian 13 one run
 #
 # Needs dpkg-dev and debhelper (deploy/install-deps.sh); for trixie, root and the Debian 13 root
 # (tests/trixie/make-root.sh, which has them). Then, on a node:
@@ -36,6 +40,7 @@ RELEASE=bookworm
 FROM=
 VERSION=
 OUT=.
+PREPARE=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --release) RELEASE=$2; shift 2 ;;
@@ -46,7 +51,8 @@ while [ $# -gt 0 ]; do
     --version=*) VERSION=${1#*=}; shift ;;
     --out) OUT=$2; shift 2 ;;
     --out=*) OUT=${1#*=}; shift ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --prepare) PREPARE=1; shift ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "$PROG: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -80,6 +86,16 @@ case "$RELEASE" in
     IN_ROOT=("${DAEMON_AND_TOOLS[@]}") ;;
   *) echo "$PROG: --release must be bookworm or trixie, got '$RELEASE'" >&2; exit 2 ;;
 esac
+# The tree this script's own file is in (a test runs it through a link to it), built from in the
+# Debian 13 root: the build there takes the whole source, not files Bazel staged.
+TREE=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+if [ "$PREPARE" = 1 ]; then
+  [ "$RELEASE" = trixie ] ||
+    { echo "$PROG: --prepare is for --release trixie (bookworm's packages need nothing besides --from)" >&2; exit 2; }
+  # build-in-root.sh makes the root and its layer first; all three keep what they made.
+  bash "$TREE/tests/trixie/build-in-root.sh" "$TREE" "${IN_ROOT[@]}" > /dev/null
+  exit 0
+fi
 if [ -z "$FROM" ]; then
   # shellcheck source=deploy/lib/bazel-build.sh
   source "$SRC/deploy/lib/bazel-build.sh"
@@ -98,10 +114,7 @@ for f in "${BUILT[@]}"; do
 done
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-# The tree this script's own file is in (a test runs it through a link to it), built from in the
-# Debian 13 root: the build there takes the whole source, not files Bazel staged.
 if [ ${#IN_ROOT[@]} -gt 0 ]; then
-  TREE=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
   ROOT_BUILT=$(bash "$TREE/tests/trixie/build-in-root.sh" "$TREE" "${IN_ROOT[@]}")
 fi
 

@@ -26,6 +26,10 @@ class QueuePairCache {
  public:
   // entries >= 1 (a model that is off keeps no cache).
   QueuePairCache(uint64_t entries, uint32_t peers);
+  // Not copied or moved: where_ holds iterators into recent_, and a moved list's end() is
+  // another list's.
+  QueuePairCache(const QueuePairCache&) = delete;
+  QueuePairCache& operator=(const QueuePairCache&) = delete;
 
   // A message on the queue pair to `peer` (< peers): true if it missed. The queue pair is the
   // most recently used afterwards.

@@ -10,6 +10,7 @@
 #include "shm/tables/internode_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/rank_job.h"
+#include "tests/harness/wait_until.h"
 
 namespace ohio::testing {
 namespace {
@@ -45,9 +46,17 @@ TEST(InterNodeAgreement, NodeWithAnotherTableRefusesTheGroupOnEveryRank) {
   const std::string forced_digest = InterNodeTableDigest(ForcedInterNodeTable(InterNodeAlgorithm::kPairwise));
   uint64_t forced_rounds[2] = {};
   for (uint32_t i = 0; i < 2; ++i) {
-    StatusQuery q = QueryStatus(cluster.node(i).admin_socket());
+    // A rank's call ends when its last block lands; its daemon counts the round a moment later.
+    StatusQuery q;
+    const admin::GroupSummary* g = nullptr;
+    WaitUntil(
+        [&] {
+          q = QueryStatus(cluster.node(i).admin_socket());
+          g = q.ok ? FindGroup(q.reply, KeyHex("forced")) : nullptr;
+          return g != nullptr && g->sequence() >= 40u;
+        },
+        std::chrono::seconds(10));
     ASSERT_TRUE(q.ok) << q.error;
-    const admin::GroupSummary* g = FindGroup(q.reply, KeyHex("forced"));
     ASSERT_NE(g, nullptr) << q.reply.DebugString();
     EXPECT_EQ(g->internode(), "OHIO_INTERNODE_ALGORITHM=pairwise of the job's ranks");
     EXPECT_EQ(g->internode_digest(), forced_digest);

@@ -123,6 +123,8 @@ std::string PrometheusText(const admin::CountersReply& c) {
   w.Counter("ohio_bytes_sent_total", "Payload bytes put to other nodes.", c.bytes_sent());
   w.Counter("ohio_bytes_received_total", "Payload bytes other nodes put into this node.", c.bytes_received());
   w.Counter("ohio_groups_failed_total", "Groups closed by an error.", c.groups_failed());
+  w.Counter("ohio_groups_created_total", "Groups created: communicators that ohio served a call of.",
+            c.groups_created());
   w.Counter("ohio_segments_numa_bound_total", "Groups' segments placed on the NUMA node of their ranks.",
             c.segments_numa_bound());
   w.Counter("ohio_segments_numa_refused_total",

@@ -239,6 +239,7 @@ admin::CountersReply AdminService::CountersSnapshot() {
   r.set_puts_in_flight_peak(static_cast<uint32_t>(c.puts_in_flight_peak.load()));
   r.set_bytes_received(c.bytes_received.load());
   r.set_groups_failed(c.groups_failed.load());
+  r.set_groups_created(p_.registry->groups_created());
   const GroupRegistry::NumaCounts numa = p_.registry->numa_counts();
   r.set_segments_numa_bound(numa.bound);
   r.set_segments_numa_refused(numa.refused);

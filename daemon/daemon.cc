@@ -216,7 +216,7 @@ Status Daemon::StartServers() {
   if (!admin_server_) return Status(Code::kInvalidArgument, "admin service: cannot listen on " + config_.admin_socket);
   spdlog::info("peer service on {}:{}, admin service on {}", config_.listen, peer_port, config_.admin_socket);
 
-  control_ = std::make_unique<ControlServer>(config_, registry_.get(), &control_socket_counters_);
+  control_ = std::make_unique<ControlServer>(config_, registry_.get(), &control_socket_counters_, &counters_.handed_back);
   s = control_->Start();
   if (!s.ok()) return Status(s.code(), "control socket: " + s.message());
   return Status::Ok();

@@ -173,6 +173,31 @@ static_assert(OHIO_FUNCTION_IALLTOALLV + 1 == ohio::kHandedBackFunctions, "ohio.
 static_assert(OHIO_HANDED_BACK_NOT_SUPPORTED + 1 == ohio::kHandBackReasons, "ohio.h's reasons are shm/handed_back.h's");
 static_assert(OHIO_HANDED_BACK_RANK_OPTED_OUT == static_cast<int>(ohio::HandBackReason::kRankOptedOut), "same order");
 
+int ohio_client_selection(ohio_client* client, const char** table, const char** transport, uint64_t* generation) {
+  if (client == nullptr || table == nullptr || transport == nullptr || generation == nullptr) {
+    return Fail(ohio::Code::kInvalidArgument, "ohio_client_selection: client, table, transport or generation is NULL");
+  }
+  auto offered = client->connection->Selection();
+  if (!offered.ok()) return Fail(offered.status());
+  *table = offered.value()->table().c_str();
+  *transport = offered.value()->transport().c_str();
+  *generation = offered.value()->generation();
+  return OHIO_OK;
+}
+
+int ohio_client_count_handed_back_calls(ohio_client* client, int function, int reason, uint64_t calls) {
+  if (client == nullptr) return Fail(ohio::Code::kInvalidArgument, "ohio_client_count_handed_back_calls: client is NULL");
+  if (function < 0 || static_cast<size_t>(function) >= ohio::kHandedBackFunctions || reason < 0 ||
+      static_cast<size_t>(reason) >= ohio::kHandBackReasons) {
+    return Fail(ohio::Code::kInvalidArgument, "ohio_client_count_handed_back_calls: function " +
+                                                  std::to_string(function) + " or reason " + std::to_string(reason) +
+                                                  " is out of range");
+  }
+  if (calls == 0) return OHIO_OK;
+  ohio::Status s = client->connection->SendHandedBack(static_cast<uint32_t>(function), static_cast<uint32_t>(reason), calls);
+  return s.ok() ? OHIO_OK : Fail(s);
+}
+
 int ohio_count_handed_back(ohio_group* group, int function, int reason) {
   return ohio_count_handed_back_calls(group, function, reason, 1);
 }

@@ -67,9 +67,49 @@ Result<std::unique_ptr<ControlConnection>> ControlConnection::Connect(const std:
   std::vector<int> fds;
   auto reply = c->Call(hello, &fds, "hello", c->setup_timeout_);
   if (!reply.ok()) return reply.status();
-  if (!reply->has_hello()) return Status(Code::kProtocol, "ohiod did not answer Hello");
+  if (!reply->has_hello()) {
+    for (int fd : fds) close(fd);
+    return Status(Code::kProtocol, "ohiod did not answer Hello");
+  }
   c->node_name_ = reply->hello().node_name();
+  if (reply->hello().has_selection() && fds.size() == 1) {
+    auto notice = SelectionNotice::Map(fds[0]);  // closes it
+    fds.clear();
+    if (!notice.ok()) return notice.status();
+    c->notice_ = std::move(notice).value();
+    c->has_notice_ = true;
+    const control::SelectionReply& offered = reply->hello().selection();
+    c->latest_ = &c->selections_.emplace(offered.generation(), offered).first->second;
+  }
+  for (int fd : fds) close(fd);
   return c;
+}
+
+Result<const control::SelectionReply*> ControlConnection::Selection() {
+  std::lock_guard<std::mutex> lock(selection_mu_);
+  if (!has_notice_) return Status(Code::kNotSupported, "ohiod offers no selection table before a group is joined");
+  if (notice_.generation() == latest_->generation()) return latest_;
+  control::ClientMessage m;
+  m.mutable_get_selection();
+  std::vector<int> fds;
+  auto reply = Call(m, &fds, "the selection table's request", setup_timeout_);
+  for (int fd : fds) close(fd);
+  if (!reply.ok()) return reply.status();
+  if (!reply->has_selection()) return Status(Code::kProtocol, "ohiod did not answer with its selection table");
+  const control::SelectionReply& offered = reply->selection();
+  latest_ = &selections_.emplace(offered.generation(), offered).first->second;
+  return latest_;
+}
+
+Status ControlConnection::SendHandedBack(uint32_t function, uint32_t reason, uint64_t calls) {
+  control::ClientMessage m;
+  control::HandedBack* h = m.mutable_handed_back();
+  h->set_function(function);
+  h->set_reason(reason);
+  h->set_calls(calls);
+  std::lock_guard<std::mutex> lock(mu_);  // between other calls' frames, never inside one
+  if (Status given_up = GivenUp(); !given_up.ok()) return given_up;
+  return SendFrame(fd_, m.SerializeAsString(), {}, std::chrono::steady_clock::now() + setup_timeout_);
 }
 
 Status ControlConnection::GivenUp() const {

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "common/status.h"
 #include "proto/control.pb.h"
+#include "shm/selection_notice.h"
 
 namespace ohio {
 
@@ -50,6 +52,15 @@ class ControlConnection {
   Result<JoinedGroup> Join(const control::JoinGroup& join);
   // Waits at most `within` (the group's timeout) for the answer.
   Status Leave(const std::string& key, std::chrono::milliseconds within);
+  // The selection table the daemon gives new groups now (SelectionReply), for deciding calls
+  // before any group is joined: the one the hello brought while the daemon's selection notice
+  // shows the same generation (a load, no system call), else asked for again (waiting at most
+  // SetupTimeout()). kNotSupported from a daemon that offers none (an older one). Every table
+  // offered is kept as long as the connection (one per SIGHUP that changed it).
+  Result<const control::SelectionReply*> Selection();
+  // Adds `calls` to the daemon's count of calls of `function` handed to the MPI library for
+  // `reason` (control::HandedBack): sent, not answered.
+  Status SendHandedBack(uint32_t function, uint32_t reason, uint64_t calls);
   // Gives up on the daemon (`why`: it did not do its part in time): as a call that timed out.
   void GiveUp(const Status& why);
   // True once the daemon has closed its end: it exited or was restarted, and whatever now
@@ -70,6 +81,13 @@ class ControlConnection {
   std::chrono::milliseconds setup_timeout_{0};
   std::string node_name_;
   std::mutex mu_;  // one call at a time
+  // The daemon's selection notice and the table last offered (under selection_mu_, apart from
+  // mu_ as the notice is read without a call).
+  std::mutex selection_mu_;
+  SelectionNotice notice_;
+  bool has_notice_ = false;
+  std::map<uint64_t, control::SelectionReply> selections_;  // by generation
+  const control::SelectionReply* latest_ = nullptr;
   mutable std::mutex given_up_mu_;  // not mu_: a call may hold that until its deadline
   Status given_up_;
 };

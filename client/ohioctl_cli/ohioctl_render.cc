@@ -449,6 +449,7 @@ json CountersJson(const admin::CountersReply& c) {
           {"bytes_sent", c.bytes_sent()},
           {"bytes_received", c.bytes_received()},
           {"groups_failed", c.groups_failed()},
+          {"groups_created", c.groups_created()},
           {"segments_numa_bound", c.segments_numa_bound()},
           {"segments_numa_refused", c.segments_numa_refused()},
           {"engine_sleeps", c.engine_sleeps()},
@@ -510,7 +511,8 @@ std::string CountersText(const admin::CountersReply& c) {
        {"handed back", handed_back.empty() ? "none" : handed_back},
        {"bytes", "local " + Bytes(c.bytes_local()) + ", sent " + Bytes(c.bytes_sent()) + ", received " +
                      Bytes(c.bytes_received())},
-       {"groups", std::to_string(c.groups()) + " open, " + std::to_string(c.groups_failed()) + " failed since start; " +
+       {"groups", std::to_string(c.groups()) + " open; " + std::to_string(c.groups_created()) + " created, " +
+                      std::to_string(c.groups_failed()) + " failed since start; " +
                       Bytes(c.segment_bytes_in_use()) + " of " + Bytes(c.memory_limit_bytes()) +
                       " shared memory in use, " + Bytes(c.staging_bytes_in_use()) + " staging nonblocking calls"},
        {"connections", std::to_string(c.data_connections()) + " to other nodes; " +

@@ -506,6 +506,13 @@ bool ControlServer::Reply(Client& c, const control::DaemonMessage& m, const std:
   return s.ok();
 }
 
+void ControlServer::OfferSelection(control::SelectionReply* out) {
+  GroupRegistry::SelectionOffer offer = registry_->selection_offer();
+  out->set_table(std::move(offer.table));
+  out->set_transport(registry_->transport_name());
+  out->set_generation(offer.generation);
+}
+
 bool ControlServer::ReplyError(Client& c, control::Error::Code code, const std::string& message) {
   control::DaemonMessage m;
   m.mutable_error()->set_code(code);
@@ -535,7 +542,12 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
     reply.mutable_hello()->set_protocol_version(kControlProtocolVersion);
     reply.mutable_hello()->set_daemon_version(kVersion);
     reply.mutable_hello()->set_node_name(config_.node_name);
-    return Reply(c, reply);
+    // With the selection notice only: a client that could not tell a later table from this one
+    // must not decide calls by it.
+    const int notice = registry_->selection_notice_fd();
+    if (notice < 0) return Reply(c, reply);
+    OfferSelection(reply.mutable_hello()->mutable_selection());
+    return Reply(c, reply, {notice});
   }
   if (!c.greeted) {
     ReplyError(c, control::Error::STATE, "the first message must be Hello");
@@ -565,6 +577,22 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
     j->set_transport(registry_->transport_name());
     c.memberships.push_back(m);
     if (!Reply(c, reply, {m.group->segment_fd(), m.group->doorbell_fd()})) return false;
+    return true;
+  }
+  if (msg.has_get_selection()) {
+    control::DaemonMessage reply;
+    OfferSelection(reply.mutable_selection());
+    return Reply(c, reply);
+  }
+  if (msg.has_handed_back()) {  // not answered
+    const control::HandedBack& h = msg.handed_back();
+    if (h.function() >= kHandedBackFunctions || h.reason() >= kHandBackReasons) {
+      ReplyError(c, control::Error::BAD_MESSAGE,
+                 "handed-back function " + std::to_string(h.function()) + " or reason " + std::to_string(h.reason()) +
+                     " is out of range");
+      return false;
+    }
+    (*handed_back_)[h.function()][h.reason()].fetch_add(h.calls(), std::memory_order_relaxed);
     return true;
   }
   if (msg.has_leave()) {

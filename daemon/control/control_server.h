@@ -51,16 +51,22 @@
 #include "daemon/control/group_registry.h"
 #include "daemon/control/request_bounds.h"
 #include "daemon/ops/config.h"
+#include "shm/handed_back.h"
 
 namespace ohio {
 
 class ControlServer {
  public:
-  ControlServer(const DaemonConfig& config, GroupRegistry* registry, ControlSocketCounters* counters)
+  // `handed_back`: the daemon's counts of calls handed to the MPI library (DaemonCounters), which
+  // clients add their communicators' to while these have no group (control::HandedBack).
+  using HandedBackCounts = std::array<std::array<std::atomic<uint64_t>, kHandBackReasons>, kHandedBackFunctions>;
+  ControlServer(const DaemonConfig& config, GroupRegistry* registry, ControlSocketCounters* counters,
+                HandedBackCounts* handed_back)
       : config_(config),
         node_cpus_(CpusOfSetting(config.cpus)),
         registry_(registry),
         counters_(counters),
+        handed_back_(handed_back),
         bounds_(ComputeRequestBounds(config)) {}
   ~ControlServer();
 
@@ -103,6 +109,8 @@ class ControlServer {
   bool Handle(Client& c, const std::string& payload);
   bool Reply(Client& c, const control::DaemonMessage& m, const std::vector<int>& fds = {});
   bool ReplyError(Client& c, control::Error::Code code, const std::string& message);
+  // The selection table new groups get now, for a hello's reply or a GetSelection's.
+  void OfferSelection(control::SelectionReply* out);
   // A frame announced longer than any request this daemon could admit: c is told, not read.
   void RefuseOversized(Client& c, uint32_t announced);
   void Disconnect(int fd);
@@ -135,6 +143,7 @@ class ControlServer {
   const double node_cpus_;  // told to every rank that joins
   GroupRegistry* registry_;
   ControlSocketCounters* counters_;
+  HandedBackCounts* handed_back_;
   const RequestBounds bounds_;  // the longest frame read, and why
   int listen_fd_ = -1;
   int epoll_fd_ = -1;

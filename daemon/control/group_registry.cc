@@ -9,6 +9,7 @@
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/exchange_plan.h"
 #include "shm/tables/internode_choice.h"
+#include "shm/tables/selection_table_text.h"
 #include "shm/plan/staging.h"
 
 namespace ohio {
@@ -191,6 +192,7 @@ Result<Membership> GroupRegistry::Join(const control::JoinGroup& join, const Pee
     bytes_in_use_ += group->segment_bytes();
     users_[who.uid].bytes += group->segment_bytes();
     ++users_[who.uid].groups;
+    groups_created_.fetch_add(1, std::memory_order_relaxed);
     CountSegments(who.uid);
     groups_[spec->key] = group;
     if (outgrown != nullptr) replaced_.insert(outgrown->spec().key);
@@ -455,9 +457,30 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
   return out;
 }
 
+void GroupRegistry::OpenSelectionNotice() {
+  selection_text_ = FormatSelectionTable(selection_.table);
+  auto notice = SelectionNotice::Create(selection_generation_);
+  if (!notice.ok()) {
+    spdlog::warn("no selection notice for clients ({}): every communicator joins a group at its first call",
+                 notice.status().message());
+    return;
+  }
+  notice_ = std::move(notice).value();
+}
+
 void GroupRegistry::set_selection_policy(SelectionPolicy policy) {
   std::lock_guard<std::mutex> lock(mu_);
+  const bool changed = policy.digest != selection_.digest;
   selection_ = std::move(policy);
+  if (!changed) return;
+  selection_text_ = FormatSelectionTable(selection_.table);
+  ++selection_generation_;
+  if (notice_.fd() >= 0) notice_.Publish(selection_generation_);
+}
+
+GroupRegistry::SelectionOffer GroupRegistry::selection_offer() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return SelectionOffer{selection_text_, selection_generation_};
 }
 
 SelectionPolicy GroupRegistry::selection_policy() {

@@ -27,6 +27,7 @@
 #include "daemon/ops/selection_policy.h"
 #include "proto/control.pb.h"
 #include "proto/peer.pb.h"
+#include "shm/selection_notice.h"
 
 namespace ohio {
 
@@ -81,7 +82,9 @@ class GroupRegistry {
         cache_(std::make_shared<SegmentCache>(transport, config.registered_memory_limit)),
         timeout_ms_(config.timeout_ms),
         selection_(ChooseSelectionPolicy(config)),
-        numa_(std::move(numa)) {}
+        numa_(std::move(numa)) {
+    OpenSelectionNotice();
+  }
 
   // The daemons' transport among nodes ("tcp", "verbs"), as the selection table names it.
   const char* transport_name() const { return transport_->name(); }
@@ -110,11 +113,23 @@ class GroupRegistry {
   NumaCounts numa_counts();
   // The registered segments kept for reuse (daemon/engine/segment_cache.h).
   SegmentCacheStats cache_stats() const { return cache_->stats(); }
+  // Groups created since the daemon started.
+  uint64_t groups_created() const { return groups_created_.load(std::memory_order_relaxed); }
   // The timeout given to groups created from now on (SIGHUP); open groups keep theirs.
   void set_timeout_ms(uint32_t ms) { timeout_ms_.store(ms, std::memory_order_relaxed); }
   // The selection table given to groups created from now on (SIGHUP); open groups keep theirs.
   void set_selection_policy(SelectionPolicy policy);
   SelectionPolicy selection_policy();
+  // What a client decides calls by before it joins a group: the table new groups get now, as
+  // text, with its generation (a SIGHUP that changes the table counts one more).
+  struct SelectionOffer {
+    std::string table;
+    uint64_t generation = 0;
+  };
+  SelectionOffer selection_offer();
+  // The page that tells clients the generation (shm/selection_notice.h): its descriptor, or -1
+  // where none could be made (clients then join a group at set-up to learn the table).
+  int selection_notice_fd() const { return notice_.fd(); }
 
  private:
   const DaemonConfig& config_;
@@ -125,8 +140,15 @@ class GroupRegistry {
   StagingLedger* staging_;
   std::function<void(std::shared_ptr<Group>)> on_new_multinode_group_;
   std::mutex mu_;
+  std::atomic<uint64_t> groups_created_{0};
+  // The selection table's generation and text, published on notice_ (all under mu_).
+  uint64_t selection_generation_ = 1;
+  std::string selection_text_;
+  SelectionNotice notice_;
   std::shared_ptr<TagPool> tags_;
   std::shared_ptr<SegmentCache> cache_;  // groups hold it too: they return their segments to it
+  // Makes notice_ and selection_text_ (a failure is logged: clients then do without).
+  void OpenSelectionNotice();
   // Groups whose local ranks have not all joined within the group's timeout are dropped: failed
   // (a rank that did join gets the error), their memory and key released. Caller holds mu_.
   void DropUnjoined();

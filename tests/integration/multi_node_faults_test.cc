@@ -306,11 +306,11 @@ TEST(MultiNodeCluster, PeerKilledMidPutsLeavesNoSegmentBehind) {
       return q.ok ? static_cast<int>(q.reply.segment_cache().cached_segments()) : -1;
     };
     const auto end = std::chrono::steady_clock::now() + seconds(10);
-    while (CountOpenFds(pid, "memfd:") != cached() && std::chrono::steady_clock::now() < end) {
+    while (CountOpenFds(pid, "memfd:ohio-group") != cached() && std::chrono::steady_clock::now() < end) {
       std::this_thread::sleep_for(milliseconds(20));
     }
-    EXPECT_EQ(CountOpenFds(pid, "memfd:"), cached()) << cluster.name(i) << "\n" << cluster.Logs();
-    EXPECT_EQ(CountMappings(pid, "memfd:"), cached()) << cluster.name(i);
+    EXPECT_EQ(CountOpenFds(pid, "memfd:ohio-group"), cached()) << cluster.name(i) << "\n" << cluster.Logs();
+    EXPECT_EQ(CountMappings(pid, "memfd:ohio-group"), cached()) << cluster.name(i);
     EXPECT_LE(cached(), 1) << cluster.name(i);
   }
 }

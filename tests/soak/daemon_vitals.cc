@@ -10,8 +10,8 @@ namespace ohio::soak {
 DaemonVitals SampleVitals(pid_t pid) {
   DaemonVitals v;
   v.fds = testing::CountOpenFds(pid, "");
-  v.memfds = testing::CountOpenFds(pid, "memfd:");
-  v.memfd_maps = testing::CountMappings(pid, "memfd:");
+  v.memfds = testing::CountOpenFds(pid, "memfd:ohio-group");
+  v.memfd_maps = testing::CountMappings(pid, "memfd:ohio-group");
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(status, line)) {

@@ -1,0 +1,209 @@
+// What a client decides calls by before it joins a group, against a real ohiod: the hello hands
+// every client the selection table new groups get, with a page (the selection notice) whose
+// generation a SIGHUP that changes the table moves on. Any local user may read the page and none
+// may write it. A client adds its communicators' hand-backs to ohiod's counters without a group,
+// in unanswered messages; an out-of-range one ends its connection with the reason.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <fstream>
+
+#include "client/libohio/ohio.h"
+#include "common/framed_socket.h"
+#include "common/unix_socket.h"
+#include "common/version.h"
+#include "proto/control.pb.h"
+#include "shm/tables/selection_table_text.h"
+#include "tests/harness/cluster.h"
+#include "tests/harness/daemon_fixture.h"
+#include "tests/harness/wait_until.h"
+
+namespace ohio::testing {
+namespace {
+
+constexpr auto kSettle = std::chrono::seconds(10);
+constexpr char kFirstTable[] = "alltoall any any any 1-1KiB mpi\nany any any any any ohio\n";
+constexpr char kSecondTable[] = "any any any any any mpi\n";
+
+std::string Canonical(const std::string& text) {
+  auto parsed = ParseSelectionTable(text, "test");
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  return parsed.ok() ? FormatSelectionTable(parsed.value()) : "";
+}
+
+std::string Digest(const std::string& text) {
+  auto parsed = ParseSelectionTable(text, "test");
+  return parsed.ok() ? SelectionTableDigest(parsed.value()) : "";
+}
+
+// A connection that has said hello, by hand: the reply and the descriptors it carried.
+struct RawHello {
+  int fd = -1;
+  control::HelloReply reply;
+  std::vector<int> fds;
+  ~RawHello() {
+    for (int f : fds) close(f);
+    if (fd >= 0) close(fd);
+  }
+};
+
+void SayHello(const std::string& socket, RawHello* h) {
+  auto connected = ConnectUnix(socket);
+  ASSERT_TRUE(connected.ok()) << connected.status().message();
+  h->fd = connected.value();
+  struct timeval tv = {10, 0};  // no read may hang the test
+  setsockopt(h->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  control::ClientMessage hello;
+  hello.mutable_hello()->set_protocol_version(kControlProtocolVersion);
+  ASSERT_TRUE(SendFrame(h->fd, hello.SerializeAsString()).ok());
+  std::string payload;
+  ASSERT_TRUE(ReceiveFrame(h->fd, 1 << 20, &payload, &h->fds).ok());
+  control::DaemonMessage m;
+  ASSERT_TRUE(m.ParseFromString(payload) && m.has_hello()) << m.DebugString();
+  h->reply = m.hello();
+}
+
+// The generation a mapped selection notice shows (its second word).
+uint64_t GenerationOf(const void* page) {
+  return reinterpret_cast<const std::atomic<uint64_t>*>(static_cast<const char*>(page) + 8)->load();
+}
+
+void Sighup(Daemon& daemon, const std::string& file, const std::string& text) {
+  std::ofstream(file) << text;
+  ASSERT_EQ(kill(daemon.pid(), SIGHUP), 0);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        StatusQuery q = QueryStatus(daemon.admin_socket());
+        return q.ok && q.reply.selection_table_digest() == Digest(text);
+      },
+      kSettle))
+      << daemon.Log();
+}
+
+TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
+  TempDir dir;
+  const std::string table = dir.file("selection.table");
+  std::ofstream(table) << kFirstTable;
+  Daemon daemon(dir, {"--selection-table", table});
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+
+  RawHello h;
+  SayHello(daemon.socket(), &h);
+  ASSERT_TRUE(h.reply.has_selection()) << h.reply.DebugString();
+  EXPECT_EQ(h.reply.selection().table(), Canonical(kFirstTable));
+  EXPECT_EQ(h.reply.selection().transport(), "tcp");
+  const uint64_t first = h.reply.selection().generation();
+  ASSERT_EQ(h.fds.size(), 1u);
+  const int page_fd = h.fds[0];
+
+  // A hostile client holds the descriptor itself: it may read the page, and nothing else.
+  errno = 0;
+  EXPECT_EQ(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, page_fd, 0), MAP_FAILED);
+  EXPECT_EQ(errno, EPERM);
+  const char garbage[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  errno = 0;
+  EXPECT_EQ(pwrite(page_fd, garbage, sizeof(garbage), 8), -1);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_EQ(ftruncate(page_fd, 0), -1);
+  EXPECT_EQ(fcntl(page_fd, F_ADD_SEALS, 0), -1);  // sealed against further seals too (F_SEAL_SEAL)
+  const std::string via_proc = "/proc/self/fd/" + std::to_string(page_fd);
+  const int reopened = open(via_proc.c_str(), O_RDWR);
+  if (reopened >= 0) {
+    EXPECT_EQ(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, reopened, 0), MAP_FAILED);
+    close(reopened);
+  }
+  void* page = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, page_fd, 0);
+  ASSERT_NE(page, MAP_FAILED) << errno;
+  EXPECT_EQ(mprotect(page, 4096, PROT_READ | PROT_WRITE), -1);
+  EXPECT_EQ(GenerationOf(page), first);
+
+  // libohio's view: the same table and generation, from the hello.
+  ohio_client* client = nullptr;
+  ASSERT_EQ(ohio_connect(daemon.socket().c_str(), &client), OHIO_OK) << ohio_last_error();
+  const char* text = nullptr;
+  const char* transport = nullptr;
+  uint64_t generation = 0;
+  ASSERT_EQ(ohio_client_selection(client, &text, &transport, &generation), OHIO_OK) << ohio_last_error();
+  EXPECT_EQ(text, Canonical(kFirstTable));
+  EXPECT_STREQ(transport, "tcp");
+  EXPECT_EQ(generation, first);
+
+  // A SIGHUP that reads the same table moves nothing; one that changes it moves the generation,
+  // and the client then asks for the table again.
+  Sighup(daemon, table, kFirstTable);
+  EXPECT_EQ(GenerationOf(page), first);
+  Sighup(daemon, table, kSecondTable);
+  EXPECT_EQ(GenerationOf(page), first + 1);
+  const char* old_text = text;
+  ASSERT_EQ(ohio_client_selection(client, &text, &transport, &generation), OHIO_OK) << ohio_last_error();
+  EXPECT_EQ(text, Canonical(kSecondTable));
+  EXPECT_EQ(generation, first + 1);
+  EXPECT_EQ(old_text, Canonical(kFirstTable)) << "a table once given lives as long as the client";
+  ohio_disconnect(client);
+  munmap(page, 4096);
+}
+
+long HandedBack(const admin::CountersReply& c, const std::string& function, const std::string& reason) {
+  for (const auto& h : c.handed_back()) {
+    if (h.function() == function && h.reason() == reason) return static_cast<long>(h.count());
+  }
+  return -1;
+}
+
+TEST(SelectionNotice, HandBacksWithoutAGroupAreCountedAndAnOutOfRangeOneEndsTheConnection) {
+  TempDir dir;
+  Daemon daemon(dir);
+  ASSERT_TRUE(daemon.Start()) << daemon.Log();
+  ohio_client* client = nullptr;
+  ASSERT_EQ(ohio_connect(daemon.socket().c_str(), &client), OHIO_OK) << ohio_last_error();
+  EXPECT_EQ(ohio_client_count_handed_back_calls(client, OHIO_FUNCTION_ALLTOALLV, OHIO_HANDED_BACK_NOT_SUPPORTED, 7),
+            OHIO_OK);
+  EXPECT_EQ(ohio_client_count_handed_back_calls(client, OHIO_FUNCTION_ALLTOALL, OHIO_HANDED_BACK_SELECTION_TABLE, 5),
+            OHIO_OK);
+  EXPECT_EQ(ohio_client_count_handed_back_calls(client, 5, 0, 1), OHIO_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(ohio_last_error(), "ohio_client_count_handed_back_calls: function 5 or reason 0 is out of range");
+  // Not answered: the count shows once the control thread has read it. The connection still
+  // serves requests (a selection asked for after them, which is answered).
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+        return HandedBack(c, "alltoallv", "not_supported") == 7 && HandedBack(c, "alltoall", "selection_table") == 5;
+      },
+      kSettle))
+      << QueryCounters(daemon.admin_socket()).DebugString();
+  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(c.groups_created(), 0u);
+  EXPECT_EQ(c.collectives_served(), 0u);
+  ohio_disconnect(client);
+
+  // By hand, out of range: the daemon says why and closes the connection; the counts stand.
+  RawHello h;
+  SayHello(daemon.socket(), &h);
+  control::ClientMessage m;
+  m.mutable_handed_back()->set_function(9);
+  m.mutable_handed_back()->set_reason(1);
+  m.mutable_handed_back()->set_calls(1000);
+  ASSERT_TRUE(SendFrame(h.fd, m.SerializeAsString()).ok());
+  std::string payload;
+  std::vector<int> fds;
+  ASSERT_TRUE(ReceiveFrame(h.fd, 1 << 20, &payload, &fds).ok());
+  control::DaemonMessage reply;
+  ASSERT_TRUE(reply.ParseFromString(payload) && reply.has_error()) << reply.DebugString();
+  EXPECT_EQ(reply.error().code(), control::Error::BAD_MESSAGE);
+  EXPECT_EQ(reply.error().message(), "handed-back function 9 or reason 1 is out of range");
+  char byte;
+  EXPECT_EQ(read(h.fd, &byte, 1), 0) << "the daemon closes the connection";
+  const admin::CountersReply after = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(HandedBack(after, "alltoallv", "not_supported"), 7);
+  EXPECT_EQ(HandedBack(after, "alltoallv", "rank_opted_out"), 0);
+}
+
+}  // namespace
+}  // namespace ohio::testing

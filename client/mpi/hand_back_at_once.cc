@@ -17,9 +17,33 @@ void FlushKeptVerdict(CommState* st, CommState::KeptVerdict& kept) {
   kept.handed_back->fetch_add(calls, std::memory_order_relaxed);
   kept.by_table->fetch_add(calls, std::memory_order_relaxed);
   kept.reason_count->fetch_add(calls, std::memory_order_relaxed);
-  if (st->group != nullptr && kept.ohio_function >= 0) {
-    ohio_count_handed_back_calls(st->group, kept.ohio_function, static_cast<int>(ohio::HandBackReason::kSelectionTable),
-                                 n);
+  CountInDaemon(st, kept.ohio_function, ohio::HandBackReason::kSelectionTable, n);
+}
+
+void CountInDaemon(CommState* st, int function, ohio::HandBackReason reason, uint64_t calls) {
+  if (function < 0) return;
+  if (st->group != nullptr) {
+    ohio_count_handed_back_calls(st->group, function, static_cast<int>(reason), calls);
+    return;
+  }
+  if (!st->join_deferred || !st->counts_for_node) return;
+  Process& p = P();
+  p.unjoined_handed_back[function][static_cast<size_t>(reason)].fetch_add(calls, std::memory_order_relaxed);
+  if (p.unjoined_unsent.fetch_add(calls, std::memory_order_relaxed) + calls >= kFlushEvery) SendUnjoinedHandBacks();
+}
+
+void SendUnjoinedHandBacks() {
+  Process& p = P();
+  const std::lock_guard<std::mutex> lock(p.connection_mu);
+  p.unjoined_unsent.store(0, std::memory_order_relaxed);
+  for (size_t f = 0; f < ohio::kHandedBackFunctions; ++f) {
+    for (size_t r = 0; r < ohio::kHandBackReasons; ++r) {
+      const uint64_t n = p.unjoined_handed_back[f][r].exchange(0, std::memory_order_relaxed);
+      // A daemon gone since takes no count: the communicators' new daemon did not see them.
+      if (n != 0 && p.client != nullptr) {
+        ohio_client_count_handed_back_calls(p.client, static_cast<int>(f), static_cast<int>(r), n);
+      }
+    }
   }
 }
 

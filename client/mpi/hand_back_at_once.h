@@ -6,7 +6,7 @@
 //  - the selection table handed back the last call of this function with the same bytes per
 //    rank pair (a function whose bytes are the same on every rank: MPI_Alltoall, MPI_Ialltoall);
 //  - the communicator has no group (its set-up found no ohiod, OHIO_DISABLE, or the group
-//    closed): every later call is the library's.
+//    closed) and none to join: every later call is the library's.
 // Neither takes a lock, makes a system call or sends a message: the counts are plain counters
 // of the communicator's state (its calls are one thread's at a time), added to OHIO_STATS's
 // tallies and ohiod's counters every kFlushEvery calls, when the verdict changes, and when the
@@ -29,8 +29,17 @@ namespace ohio::shim {
 constexpr uint64_t kFlushEvery = 4096;
 
 // Adds what `st` counted and has not yet added, to OHIO_STATS's tallies and (while it has a
-// group) ohiod's counters. Before the group is left, the verdicts change, and the report.
+// group, or its join is deferred) ohiod's counters. Before the group is left or joined, the
+// verdicts change, and the report.
 void FlushHandBacks(CommState* st);
+// Adds `calls` hand-backs of OHIO_FUNCTION_* `function` for `reason` to ohiod's counters: through
+// the group (which counts them once per node), or, while the join is deferred, by the node's
+// first rank of the communicator, gathered per process and sent now and then
+// (SendUnjoinedHandBacks). Nothing for a communicator without either, or a function of -1.
+void CountInDaemon(CommState* st, int function, ohio::HandBackReason reason, uint64_t calls);
+// Sends the process's gathered hand-backs of communicators without a group to ohiod (one
+// unanswered message per function and reason): once kFlushEvery have gathered, and at finalize.
+void SendUnjoinedHandBacks();
 // The same for one kept verdict.
 void FlushKeptVerdict(CommState* st, CommState::KeptVerdict& kept);
 
@@ -44,9 +53,9 @@ bool GroupStillOpen(CommState* st);
 inline bool HandsBackAtOnce(CommState* st, FunctionIndex function, ohio::SelectedFunction selected,
                             uint64_t bytes_per_pair) {
   CommState::KeptVerdict& kept = st->kept_verdicts[static_cast<size_t>(selected)];
-  if (kept.serve || kept.function_index != function || kept.bytes != bytes_per_pair || st->group == nullptr ||
+  if (kept.serve || kept.function_index != function || kept.bytes != bytes_per_pair ||
       st->calls + 1 == st->failing_call || st->nonblocking_outstanding.load(std::memory_order_relaxed) != 0 ||
-      !GroupStillOpen(st)) {
+      (st->group == nullptr ? !st->join_deferred : !GroupStillOpen(st))) {
     return false;
   }
   ++st->calls;
@@ -57,7 +66,7 @@ inline bool HandsBackAtOnce(CommState* st, FunctionIndex function, ohio::Selecte
 // True: the communicator has no group, so the call (of kFunctions[function]) is the library's,
 // counted; the caller runs the library. False: the full path decides.
 inline bool NoGroupHandsBackAtOnce(CommState* st, FunctionIndex function) {
-  if (st->group != nullptr || st->calls + 1 == st->failing_call) return false;
+  if (st->group != nullptr || st->join_deferred || st->calls + 1 == st->failing_call) return false;
   ++st->calls;
   if (++st->handed_back_pending[function] >= kFlushEvery) FlushHandBacks(st);
   return true;

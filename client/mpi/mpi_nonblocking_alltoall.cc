@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "client/mpi/call_selection.h"
+#include "client/mpi/deferred_join.h"
 #include "client/mpi/mpi_library_pack.h"
 #include "client/mpi/mpi_nonblocking_request.h"
 #include "client/mpi/mpi_shim_state.h"
@@ -37,6 +38,8 @@ int StartNonblockingAlltoall(const void* sendbuf, int sendcount, MPI_Datatype se
   } else if (HandedToLibraryByTable(st, function, SelectedFunction::kIalltoall, call_bytes)) {
     return library();
   }
+  // Every rank is here in this call: the table serves it alike on all.
+  if (!JoinedForThisCall(st, comm, FirstCallBytes(recvcount, recvtype))) return hand_back(st->why);
   const GroupInUse in_use(st);
   // A datatype without a layout is packed by the library (client/mpi/mpi_library_pack.h): a
   // rank cannot opt out of a nonblocking call alone.

@@ -11,11 +11,13 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
 
+#include "client/mpi/deferred_join.h"
 #include "client/mpi/hand_back_at_once.h"
-#include "shm/plan/buffer_sizing.h"
 #include "shm/tables/selection_table_text.h"
+#include "shm/tables/table_words.h"
 
 namespace ohio::shim {
 
@@ -105,9 +107,7 @@ int OhioFunctionNumber(const char* function) {
 }
 
 void CountHandedBack(CommState* st, const char* function, ohio::HandBackReason reason) {
-  const int number = OhioFunctionNumber(function);
-  if (st->group == nullptr || number < 0) return;
-  ohio_count_handed_back(st->group, number, static_cast<int>(reason));
+  CountInDaemon(st, OhioFunctionNumber(function), reason, 1);
 }
 
 void Release(CommState* st) {
@@ -207,9 +207,25 @@ static void ConnectToTheDaemonNowListening(Process& p) {
   Connect(p);
 }
 
+ohio_client* ClientToJoinThrough() {
+  Process& p = P();
+  const std::lock_guard<std::mutex> lock(p.connection_mu);
+  ConnectToTheDaemonNowListening(p);
+  return p.client;
+}
+
 // What each rank tells the others as a set-up begins.
 struct Greeting {
   int32_t can;                          // whether this rank can use ohio (its node's daemon answers)
+  // The selection table its daemon gives new groups (ohio_client_selection), by digest and
+  // transport; all zero where it offers none.
+  char table_digest[24];
+  char transport[8];
+  uint32_t table_bytes;
+  // The settings every call must take alike: set on any rank, they count for all.
+  int32_t selection_always;
+  int32_t ialltoall_min_set;
+  uint64_t ialltoall_min_bytes;
   char node[256];                       // its node's name, as its daemon calls it
   unsigned char key[OHIO_KEY_BYTES];    // rank 0's: the group's key
 };
@@ -229,15 +245,7 @@ static void RandomKey(unsigned char* key) {
   }
 }
 
-// The group's selection table, parsed, and the communicator's shape as the table sees it
-// (`ppn`: the most ranks on one node), into st; or why there is none. The daemons of a group
-// fail it on every node alike when their tables differ, and SetUp agrees on the outcome anyway.
-static std::string ReadSelection(CommState* st, uint32_t ppn) {
-  const char* text = nullptr;
-  const char* transport = nullptr;
-  if (ohio_group_selection(st->group, &text, &transport) != OHIO_OK) {
-    return std::string("the ohio group could not give its selection table (") + ohio_last_error() + ")";
-  }
+std::string AdoptSelection(CommState* st, const char* text, const char* transport) {
   const std::optional<ohio::SelectedTransport> t = ohio::ParseSelectedTransport(transport);
   if (!t) return std::string("the group's transport '") + transport + "' is not one the selection table names";
   Process& p = P();
@@ -255,8 +263,22 @@ static std::string ReadSelection(CommState* st, uint32_t ppn) {
     p.parsed_table_text = text;
     p.parsed_table = st->table;
   }
-  st->shape = ohio::SelectionShape{st->nodes, ppn, *t};
+  st->shape = ohio::SelectionShape{st->nodes, st->pending.ppn, *t};
   return "";
+}
+
+// The table this rank's daemon gives new groups, into the greeting (nothing where it offers
+// none); `offered` keeps its text and transport.
+static void OfferedSelection(ohio_client* client, Greeting* greeting, const char** text, const char** transport) {
+  uint64_t generation = 0;
+  if (ohio_client_selection(client, text, transport, &generation) != OHIO_OK) {
+    *text = *transport = nullptr;
+    return;
+  }
+  const std::string digest = ohio::TableDigest(*text);
+  std::strncpy(greeting->table_digest, digest.c_str(), sizeof(greeting->table_digest) - 1);
+  std::strncpy(greeting->transport, *transport, sizeof(greeting->transport) - 1);
+  greeting->table_bytes = static_cast<uint32_t>(std::strlen(*text));
 }
 
 CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(CommState*)>& keep) {
@@ -273,11 +295,14 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
     st->why = "intercommunicators are not served";
     return st;
   }
-  // The connection this set-up joins through: a thread that finds the daemon gone replaces
-  // p.client while another may still join through the old one, which stays valid (gone_clients)
+  // The connection this set-up learns the table through: a thread that finds the daemon gone
+  // replaces p.client while another may still use the old one, which stays valid (gone_clients)
   // until finalize.
   std::string mine;
   ohio_client* client = nullptr;
+  Greeting greeting = {};
+  const char* offered_text = nullptr;
+  const char* offered_transport = nullptr;
   if (p.disabled) {
     mine = "disabled by OHIO_DISABLE";
   } else {
@@ -285,78 +310,68 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
     ConnectToTheDaemonNowListening(p);
     client = p.client;
     if (client == nullptr) mine = p.no_client;
+    if (client != nullptr) OfferedSelection(client, &greeting, &offered_text, &offered_transport);
   }
-  // One collective tells every rank whether all can use ohio, each rank's node and the group's
-  // key (rank 0's): a communicator's first call pays for each collective of its set-up.
+  // One collective tells every rank whether all can use ohio, each rank's node, the group's key
+  // (rank 0's), the tables and the settings: a communicator's first call pays for each collective
+  // of its set-up.
   int size = 0, rank = 0;
   PMPI_Comm_size(comm, &size);
   PMPI_Comm_rank(comm, &rank);
-  Greeting greeting = {};
   greeting.can = mine.empty() ? 1 : 0;
+  greeting.selection_always = p.selection_always ? 1 : 0;
+  greeting.ialltoall_min_set = p.ialltoall_min_set ? 1 : 0;
+  greeting.ialltoall_min_bytes = p.ialltoall_min_set ? p.ialltoall_min_bytes : 0;
   if (greeting.can) std::strncpy(greeting.node, ohio_node_name(client), sizeof(greeting.node) - 1);
   if (rank == 0) RandomKey(greeting.key);
   std::vector<Greeting> greetings(static_cast<size_t>(size));
   PMPI_Allgather(&greeting, sizeof(Greeting), MPI_BYTE, greetings.data(), sizeof(Greeting), MPI_BYTE, comm);
-  bool all = true;
-  for (const Greeting& g : greetings) all = all && g.can != 0;
+  bool all = true, same_table = greeting.table_bytes != 0;
+  for (const Greeting& g : greetings) {
+    all = all && g.can != 0;
+    same_table = same_table && g.table_bytes == greeting.table_bytes &&
+                 std::memcmp(g.table_digest, greeting.table_digest, sizeof(g.table_digest)) == 0 &&
+                 std::memcmp(g.transport, greeting.transport, sizeof(g.transport)) == 0;
+    st->selection_always = st->selection_always || g.selection_always != 0;
+    if (g.ialltoall_min_set != 0) {
+      st->ialltoall_min_bytes = st->ialltoall_min_set ? std::max(st->ialltoall_min_bytes, g.ialltoall_min_bytes)
+                                                      : g.ialltoall_min_bytes;
+      st->ialltoall_min_set = true;
+    }
+  }
   if (!all) {
     st->why = greeting.can ? "another rank of the communicator cannot use ohio" : mine;
     return st;
   }
-  std::vector<std::string> nodes;
-  std::vector<uint32_t> rank_node(size);
+  CommState::PendingJoin& join = st->pending;
   std::map<std::string, uint32_t> index;
+  join.rank_node.resize(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) {
     std::string n(greetings[static_cast<size_t>(r)].node);
     auto it = index.find(n);
     if (it == index.end()) {
-      it = index.emplace(n, static_cast<uint32_t>(nodes.size())).first;
-      nodes.push_back(n);
+      it = index.emplace(n, static_cast<uint32_t>(join.nodes.size())).first;
+      join.nodes.push_back(n);
     }
-    rank_node[r] = it->second;
+    join.rank_node[static_cast<size_t>(r)] = it->second;
   }
-  const unsigned char* key = greetings[0].key;
-  std::vector<const char*> node_ptrs;
-  for (const auto& n : nodes) node_ptrs.push_back(n.c_str());
-  ohio_group_spec spec = {};
-  std::memcpy(spec.key, key, OHIO_KEY_BYTES);
-  spec.size = static_cast<uint32_t>(size);
-  spec.rank = static_cast<uint32_t>(rank);
-  spec.num_nodes = static_cast<uint32_t>(nodes.size());
-  spec.node_names = node_ptrs.data();
-  spec.rank_node = rank_node.data();
-  spec.bytes_per_rank_hint = ohio::HintClassFor(first_bytes);
-  ohio_group* group = nullptr;
-  // One request and its answer on the shared connection (its own lock): ohiod answers a join at
-  // once, without waiting for the group's other ranks.
-  const int rc = ohio_join(client, &spec, &group);
-  std::string why_not = rc == OHIO_OK ? "" : std::string("ohiod refused the group (") + ohio_last_error() + ")";
-  if (why_not.empty()) {
-    st->group = group;
-    st->nodes = static_cast<uint32_t>(nodes.size());
-    std::vector<uint32_t> node_ranks(nodes.size());
-    for (uint32_t n : rank_node) ++node_ranks[n];
-    why_not = ReadSelection(st, *std::max_element(node_ranks.begin(), node_ranks.end()));
-  }
-  // One collective for the outcome: whether every rank joined and has the table, and, since each
-  // call must take the same path on every rank, OHIO_SELECTION=always and OHIO_IALLTOALL_MIN_BYTES
-  // (the largest any rank set). A first call pays for each collective of its set-up.
-  unsigned long long mine_agree[5] = {rc == OHIO_OK ? 0ull : 1ull, why_not.empty() ? 0ull : 1ull,
-                                      p.selection_always ? 1ull : 0ull, p.ialltoall_min_set ? 1ull : 0ull,
-                                      p.ialltoall_min_set ? p.ialltoall_min_bytes : 0ull};
-  unsigned long long agreed[5] = {};
-  PMPI_Allreduce(mine_agree, agreed, 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
-  if (agreed[0] != 0 || agreed[1] != 0) {
-    if (why_not.empty()) {
-      why_not = agreed[0] != 0 ? "ohiod refused another rank of the communicator"
-                               : "another rank of the communicator could not read the group's selection table";
-    }
-    Close(st, why_not);  // leaves the group this rank joined, if it did
+  std::memcpy(join.key, greetings[0].key, OHIO_KEY_BYTES);
+  join.size = static_cast<uint32_t>(size);
+  join.rank = static_cast<uint32_t>(rank);
+  std::vector<uint32_t> node_ranks(join.nodes.size());
+  for (uint32_t n : join.rank_node) ++node_ranks[n];
+  join.ppn = *std::max_element(node_ranks.begin(), node_ranks.end());
+  st->nodes = static_cast<uint32_t>(join.nodes.size());
+  const uint32_t my_node = join.rank_node[static_cast<size_t>(rank)];
+  st->counts_for_node =
+      std::find(join.rank_node.begin(), join.rank_node.end(), my_node) - join.rank_node.begin() == rank;
+  // Every rank holds the same table: each decides by it alike, and the join waits for a call it
+  // serves. The same text parses alike everywhere, so a failure to parse is every rank's too.
+  if (same_table && AdoptSelection(st, offered_text, offered_transport).empty()) {
+    st->join_deferred = true;
     return st;
   }
-  st->selection_always = agreed[2] != 0;
-  st->ialltoall_min_set = agreed[3] != 0;
-  st->ialltoall_min_bytes = agreed[4];
+  JoinNow(st, comm, client, first_bytes);
   return st;
 }
 
@@ -373,6 +388,7 @@ void Close(CommState* st, const std::string& why) {
   FlushHandBacks(st);  // into the group's counters while it is there, and under the reason before
   if (st->group != nullptr) ohio_leave(st->group);
   st->group = nullptr;
+  st->join_deferred = false;
   st->why = why;
 }
 
@@ -485,6 +501,7 @@ void ReportAndLeave() {
     states = p.states;
   }
   for (CommState* st : states) FlushHandBacks(st);
+  SendUnjoinedHandBacks();  // while the connection is open
   const int kCount = kFunctionCount;
   std::vector<long> local(3 * kCount), total(3 * kCount);
   for (int f = 0; f < kCount; ++f) {

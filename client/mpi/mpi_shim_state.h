@@ -8,13 +8,20 @@
 // take PMPI in a given call, or they wait for each other forever.
 //  - Setting up a communicator is collective (it happens inside its first served call): the
 //    ranks learn in one PMPI_Allgather whether every one of them can use ohio, each rank's node
-//    name and the group key (rank 0's).
-//  - Which calls ohio serves is decided per call from the selection table the group received
-//    at set-up (client/mpi/call_selection.h), alike on every rank: every rank holds the same
-//    table and shape, and the call's bytes where they are the same everywhere. A vector call
-//    whose verdict depends on bytes that differ between ranks is the one exception: a rank whose
-//    own bytes say "library" opts out (below). Where the group cannot give the table, or the
-//    ranks disagree on OHIO_SELECTION, the set-up agrees on the answer with PMPI_Allreduce.
+//    name, the group key (rank 0's), the digest of the selection table each one's daemon gives
+//    new groups, and the OHIO_* settings every call must take alike (OHIO_SELECTION=always and
+//    OHIO_IALLTOALL_MIN_BYTES on any rank count for all).
+//  - Which calls ohio serves is decided per call from that selection table
+//    (client/mpi/call_selection.h), alike on every rank: every rank holds the same table and
+//    shape, and the call's bytes where they are the same everywhere. A vector call whose verdict
+//    depends on bytes that differ between ranks is the one exception: a rank whose own bytes say
+//    "library" opts out (below), which needs the group.
+//  - The group is joined at the first call the table serves, by every rank in that call
+//    (client/mpi/deferred_join.h): a communicator whose calls all go to the library costs ohiod
+//    nothing. From then on the group's table decides. Where the daemons offer no table before a
+//    join (an older ohiod) or the ranks' digests differ, the set-up joins at once and the ranks
+//    agree with PMPI_Allreduce that every one of them joined and holds the group's table (the
+//    daemons of a group whose tables differ fail it, naming both).
 //  - A reason to hand a call back that only one rank sees (a datatype without a layout) is resolved
 //    through ohio itself in a blocking call: that rank opts out of the call (ohio_alltoall_opt_out),
 //    every rank of every node gets OHIO_ERR_OPTED_OUT, and all of them call the PMPI_ function
@@ -71,8 +78,23 @@ struct CommState {
   // Nonblocking calls started through the group and not yet finished: while there are any, a
   // test may run from another thread, and the start of a call holds the group to look at it.
   std::atomic<int> nonblocking_outstanding{0};
-  ohio_group* group = nullptr;  // null: this communicator's calls are handed back, for `why`
-  std::string why;
+  ohio_group* group = nullptr;  // null: this communicator's calls are handed back, for `why`,
+  std::string why;              // unless its join is deferred (below)
+  // Set up without a group: every rank holds the same table (its daemon's for new groups, agreed
+  // by digest at set-up), decides every call by it alike, and joins the group at the first call
+  // it serves (client/mpi/deferred_join.h). A communicator whose calls are all handed back never
+  // joins one. `pending` describes the group to join, as agreed at set-up.
+  bool join_deferred = false;
+  struct PendingJoin {
+    unsigned char key[OHIO_KEY_BYTES] = {};
+    uint32_t size = 0, rank = 0, ppn = 0;
+    std::vector<std::string> nodes;
+    std::vector<uint32_t> rank_node;
+  };
+  PendingJoin pending;
+  // Whether this rank is the first of its node in the communicator: while there is no group, it
+  // counts the communicator's hand-backs in ohiod's counters (a group counts them once per node).
+  bool counts_for_node = false;
   // A duplicate of the communicator where the ranks agree after a failure (nothing else uses it),
   // made when the first failure is found (EnsureAgreement).
   MPI_Comm agreement = MPI_COMM_NULL;
@@ -194,6 +216,10 @@ struct Process {
     std::map<std::string, std::atomic<long>> table_reasons;
   };
   std::map<std::string, Tally> tallies;
+  // Hand-backs of communicators whose join is deferred, for ohiod's counters (by function and
+  // reason, shm/handed_back.h), not yet sent (client/mpi/hand_back_at_once.h SendUnjoinedHandBacks).
+  std::atomic<uint64_t> unjoined_handed_back[ohio::kHandedBackFunctions][ohio::kHandBackReasons] = {};
+  std::atomic<uint64_t> unjoined_unsent{0};
 };
 
 // The communicator's own call holds its group for its whole length (a wait for other ranks
@@ -253,11 +279,17 @@ void Initialise();
 // Whether a job at MPI_THREAD_MULTIPLE is served: unless OHIO_SERVE_THREAD_MULTIPLE=0.
 bool ServeThreadMultiple();
 
-// Collective over comm, in its first served call: joins a group for it, or records why every
-// rank hands its calls back. `first_bytes`: that call's bytes per rank, which size the group's buffers
-// (they grow with later calls: ohio.h). `keep` hands the new state to the binding before any
-// collective call of the set-up, which finds it there if it comes back to ohio.
+// Collective over comm, in its first served call: one PMPI_Allgather. Where every rank's daemon
+// offers the same selection table, the join waits for the first call the table serves
+// (client/mpi/deferred_join.h); otherwise the ranks join a group for it now, or record why every
+// rank hands its calls back. `first_bytes`: that call's bytes per rank, which size a group joined
+// now (they grow with later calls: ohio.h). `keep` hands the new state to the binding before
+// any collective call of the set-up, which finds it there if it comes back to ohio.
 CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(CommState*)>& keep);
+
+// The connection to this node's ohiod a join goes through now (a daemon that replaced a gone
+// one is connected to first), or null where there is none.
+ohio_client* ClientToJoinThrough();
 
 // Leaves the state's group, frees its agreement communicator, forgets it.
 void Release(CommState* st);

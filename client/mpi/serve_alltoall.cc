@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "client/mpi/call_selection.h"
+#include "client/mpi/deferred_join.h"
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
 #include "client/libohio/ohio.h"
@@ -24,6 +25,8 @@ int ServeAlltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                              PairBytes(in_place, sendcount, sendtype, recvcount, recvtype))) {
     return library();
   }
+  // Every rank is here in this call: the table serves it alike on all.
+  if (!JoinedForThisCall(st, comm, FirstCallBytes(recvcount, recvtype))) return hand_back(st->why);
   const GroupInUse in_use(st);
   const CallLayouts layouts = ServableLayouts(in_place, sendcount, sendtype, recvcount, recvtype);
   if (layouts.why != nullptr) return OptOut(st, comm, "MPI_Alltoall", layouts.why, hand_back);

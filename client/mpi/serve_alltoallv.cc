@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "client/mpi/call_selection.h"
+#include "client/mpi/deferred_join.h"
 #include "client/mpi/mpi_shim_state.h"
 #include "client/mpi/mpi_type_layout.h"
 #include "client/mpi/mpi_vector_bytes.h"
@@ -28,6 +29,8 @@ int ServeAlltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   if (GoesToLibraryByRun(*OptOutRunOf(st, "MPI_Alltoallv"))) {
     return hand_back.HandBack(st, ohio::HandBackReason::kRankOptedOut, kLibraryByOptOutRun);
   }
+  // Every rank is here in this call: the table serves it alike on all.
+  if (!JoinedForThisCall(st, comm, 0)) return hand_back(st->why);
   const GroupInUse in_use(st);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;

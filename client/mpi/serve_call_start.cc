@@ -11,6 +11,7 @@ CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, 
   CommState* st = state_for(first_bytes);
   if (CountCall(st, comm, function, rc)) return nullptr;
   if (st->group == nullptr) {
+    if (st->join_deferred) return st;  // the table decides; the group is joined at a call it serves
     *rc = hand_back(st->why);
     return nullptr;
   }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "client/mpi/call_selection.h"
+#include "client/mpi/deferred_join.h"
 #include "client/mpi/mpi_library_pack.h"
 #include "client/mpi/mpi_nonblocking_request.h"
 #include "client/mpi/mpi_shim_state.h"
@@ -39,6 +40,8 @@ int ServeIalltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
     const CallVerdict verdict = SelectNonblockingVector(*st, SelectedFunction::kIalltoallv);
     if (!verdict.serve) return hand_back.HandBack(st, ohio::HandBackReason::kSelectionTable, verdict.why);
   }
+  // Every rank is here in this call: the table serves it alike on all.
+  if (!JoinedForThisCall(st, comm, 0)) return hand_back(st->why);
   const GroupInUse in_use(st);
 
   const bool in_place = sendbuf == MPI_IN_PLACE;

@@ -1,5 +1,5 @@
 /* An unmodified MPI program for the selection table's tests: the calls named on its command
- * line, in order, on MPI_COMM_WORLD, each with every received byte checked. Knows nothing of
+ * line, in order, on MPI_COMM_WORLD (or a duplicate: dup), each with every received byte checked. Knows nothing of
  * ohio.
  *
  * usage: selection_check CALL...
@@ -8,11 +8,19 @@
  *   alltoallv:BIG:N   MPI_Alltoallv of N bytes per rank pair, except rank 0's block to itself,
  *                     BIG bytes: only rank 0 moves a block of BIG bytes, so the ranks' largest
  *                     blocks differ when BIG and N do
+ *   dup               the calls after it run on a new duplicate of MPI_COMM_WORLD (freed at the
+ *                     next dup and at the end); before the first, on MPI_COMM_WORLD itself
+ *   await:PATH        rank 0 prints "awaiting PATH", then every rank waits until PATH exists
+ *                     (at most 60 s: then the job aborts)
  * Prints "rank R: ALL OK" per rank on success; exits non-zero at the first wrong byte. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Where the calls run: MPI_COMM_WORLD, or the latest "dup". */
+static MPI_Comm comm = MPI_COMM_WORLD;
 
 static unsigned char pattern(int src, int dst, long i, int call) {
   return (unsigned char)(src * 131 + dst * 31 + i * 7 + call * 13 + (i >> 8));
@@ -38,10 +46,10 @@ static void uniform(const char* what, long n, int nonblocking, int call) {
   memset(recv, 0xEE, (size_t)n * size);
   if (nonblocking) {
     MPI_Request r;
-    MPI_Ialltoall(send, (int)n, MPI_BYTE, recv, (int)n, MPI_BYTE, MPI_COMM_WORLD, &r);
+    MPI_Ialltoall(send, (int)n, MPI_BYTE, recv, (int)n, MPI_BYTE, comm, &r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
   } else {
-    MPI_Alltoall(send, (int)n, MPI_BYTE, recv, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+    MPI_Alltoall(send, (int)n, MPI_BYTE, recv, (int)n, MPI_BYTE, comm);
   }
   for (int s = 0; s < size; ++s)
     for (long i = 0; i < n; ++i)
@@ -72,7 +80,7 @@ static void vector(long big, long n, int call) {
   for (int d = 0; d < size; ++d)
     for (long i = 0; i < scounts[d]; ++i) send[sdispls[d] + i] = pattern(rank, d, i, call);
   memset(recv, 0xEE, (size_t)received);
-  MPI_Alltoallv(send, scounts, sdispls, MPI_BYTE, recv, rcounts, rdispls, MPI_BYTE, MPI_COMM_WORLD);
+  MPI_Alltoallv(send, scounts, sdispls, MPI_BYTE, recv, rcounts, rdispls, MPI_BYTE, comm);
   for (int s = 0; s < size; ++s)
     for (long i = 0; i < rcounts[s]; ++i)
       if (recv[rdispls[s] + i] != pattern(s, rank, i, call)) wrong(rank, call, "alltoallv", s, i);
@@ -82,6 +90,20 @@ static void vector(long big, long n, int call) {
   free(sdispls);
   free(rcounts);
   free(rdispls);
+}
+
+static void await_file(int rank, const char* path) {
+  if (rank == 0) {
+    printf("awaiting %s\n", path);
+    fflush(stdout);
+  }
+  for (int waited_ms = 0; access(path, F_OK) != 0; waited_ms += 10) {
+    if (waited_ms >= 60000) {
+      fprintf(stderr, "selection_check: rank %d: %s did not appear within 60 s\n", rank, path);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    usleep(10000);
+  }
 }
 
 int main(int argc, char** argv) {
@@ -96,11 +118,17 @@ int main(int argc, char** argv) {
       uniform("ialltoall", x, 1, a);
     } else if (sscanf(argv[a], "alltoallv:%ld:%ld", &x, &y) == 2) {
       vector(x, y, a);
+    } else if (strcmp(argv[a], "dup") == 0) {
+      if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    } else if (strncmp(argv[a], "await:", 6) == 0) {
+      await_file(rank, argv[a] + 6);
     } else {
       if (rank == 0) fprintf(stderr, "selection_check: unknown call '%s'\n", argv[a]);
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
   }
+  if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
   printf("rank %d: ALL OK\n", rank);
   MPI_Finalize();
   return 0;

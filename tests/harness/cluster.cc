@@ -105,6 +105,13 @@ StatusQuery QueryStatus(const std::string& admin_socket) {
   return q;
 }
 
+long HandedBack(const admin::CountersReply& c, const std::string& function, const std::string& reason) {
+  for (const auto& h : c.handed_back()) {
+    if (h.function() == function && h.reason() == reason) return static_cast<long>(h.count());
+  }
+  return -1;
+}
+
 admin::CountersReply QueryCounters(const std::string& admin_socket) {
   auto stub = admin::Admin::NewStub(grpc::CreateChannel("unix:" + admin_socket, grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;

@@ -56,6 +56,8 @@ struct StatusQuery {
 StatusQuery QueryStatus(const std::string& admin_socket);
 // The daemon's admin Counters (empty if it does not answer within 10 s).
 admin::CountersReply QueryCounters(const std::string& admin_socket);
+// Its count of calls of `function` handed to the MPI library for `reason`; -1 if absent.
+long HandedBack(const admin::CountersReply& c, const std::string& function, const std::string& reason);
 // The daemon's admin ListPeers (empty if it does not answer within 10 s).
 admin::ListPeersReply QueryPeers(const std::string& admin_socket);
 

@@ -14,6 +14,7 @@
 #include "shm/tables/selection_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
+#include "tests/harness/selection_tables.h"
 #include "tests/harness/rank_job.h"
 #include "tests/harness/wait_until.h"
 
@@ -31,17 +32,6 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-// The canonical text of a table file's rows: what a rank must be handed.
-std::string Canonical(const std::string& text) {
-  auto parsed = ParseSelectionTable(text, "test");
-  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-  return parsed.ok() ? FormatSelectionTable(parsed.value()) : "";
-}
-
-std::string Digest(const std::string& text) {
-  auto parsed = ParseSelectionTable(text, "test");
-  return parsed.ok() ? SelectionTableDigest(parsed.value()) : "";
-}
 
 const admin::GroupSummary* FindGroup(const admin::StatusReply& reply, const std::string& key) {
   for (const auto& g : reply.group()) {
@@ -94,7 +84,7 @@ TEST(SelectionTable, EachRankIsHandedItsDaemonsTableAndTransport) {
   StatusQuery q = QueryStatus(custom.admin_socket());
   ASSERT_TRUE(q.ok) << q.error;
   EXPECT_EQ(q.reply.selection_table(), "selection-table " + table);
-  EXPECT_EQ(q.reply.selection_table_digest(), Digest(kCustomTable));
+  EXPECT_EQ(q.reply.selection_table_digest(), SelectionTableDigestOf(kCustomTable));
   q = QueryStatus(builtin.admin_socket());
   ASSERT_TRUE(q.ok) << q.error;
   EXPECT_EQ(q.reply.selection_table(), "the built-in table");
@@ -133,7 +123,7 @@ TEST(SelectionAgreement, ANodeWithOtherRowsFailsTheGroupOnEveryNode) {
   const std::string why = "the nodes of group " + KeyHex("differ") +
                           " decide differently which calls ohio serves, node n0 by the built-in table (digest " +
                           SelectionTableDigest(DefaultSelectionTable()) + "), node n1 by selection-table " + table +
-                          " (digest " + Digest(kCustomTable) +
+                          " (digest " + SelectionTableDigestOf(kCustomTable) +
                           "): every node of a group needs the same selection-table rows (spelling and comments aside)";
   const std::vector<int> codes = job.Wait(kDeadline);
   for (uint32_t r = 0; r < job.size(); ++r) {
@@ -175,7 +165,7 @@ TEST(SelectionAgreement, TheSameRowsSpeltOtherwiseAgree) {
     ASSERT_TRUE(job.rank(r).WaitForOutput("stalling", kDeadline)) << job.Outputs() << cluster.Logs();
     EXPECT_TRUE(Contains(job.rank(r).Output(), "selection transport=tcp")) << job.rank(r).Output();
     EXPECT_TRUE(Contains(job.rank(r).Output(), "ok bytes=4096 iterations=3")) << job.rank(r).Output();
-    EXPECT_EQ(HandedTo(dir, "agree", r), Canonical(kCustomTable)) << "rank " << r;
+    EXPECT_EQ(HandedTo(dir, "agree", r), CanonicalSelectionTable(kCustomTable)) << "rank " << r;
   }
   for (uint32_t i = 0; i < 2; ++i) {
     StatusQuery q = QueryStatus(cluster.node(i).admin_socket());
@@ -184,7 +174,7 @@ TEST(SelectionAgreement, TheSameRowsSpeltOtherwiseAgree) {
     ASSERT_NE(g, nullptr) << q.reply.DebugString();
     EXPECT_EQ(g->state(), "open");
     EXPECT_EQ(g->selection(), "selection-table " + (i == 0 ? t0 : t1));
-    EXPECT_EQ(g->selection_digest(), Digest(kCustomTable));
+    EXPECT_EQ(g->selection_digest(), SelectionTableDigestOf(kCustomTable));
   }
 }
 
@@ -216,12 +206,12 @@ TEST(SelectionTable, SighupGivesNewGroupsTheNewTableAndOpenGroupsKeepTheirs) {
   ASSERT_TRUE(WaitUntil(
       [&] {
         StatusQuery q = QueryStatus(daemon.admin_socket());
-        return q.ok && q.reply.selection_table_digest() == Digest(next);
+        return q.ok && q.reply.selection_table_digest() == SelectionTableDigestOf(next);
       },
       std::chrono::seconds(10)))
       << daemon.Log();
-  EXPECT_TRUE(Contains(daemon.Log(), "SIGHUP: selection-table = " + table + " (table " + Digest(next) + ") (was " +
-                                         table + " (table " + Digest(kCustomTable) +
+  EXPECT_TRUE(Contains(daemon.Log(), "SIGHUP: selection-table = " + table + " (table " + SelectionTableDigestOf(next) + ") (was " +
+                                         table + " (table " + SelectionTableDigestOf(kCustomTable) +
                                          ")); open groups keep theirs, new groups get it"))
       << daemon.Log();
 
@@ -233,16 +223,16 @@ TEST(SelectionTable, SighupGivesNewGroupsTheNewTableAndOpenGroupsKeepTheirs) {
     ASSERT_TRUE(p->WaitForOutput("stalling", kDeadline)) << p->Output() << daemon.Log();
   }
   for (uint32_t r = 0; r < 2; ++r) {
-    EXPECT_EQ(ReadFile(dir.file("older-rank" + std::to_string(r) + ".selection")), Canonical(kCustomTable)) << r;
-    EXPECT_EQ(ReadFile(dir.file("newer-rank" + std::to_string(r) + ".selection")), Canonical(next)) << r;
+    EXPECT_EQ(ReadFile(dir.file("older-rank" + std::to_string(r) + ".selection")), CanonicalSelectionTable(kCustomTable)) << r;
+    EXPECT_EQ(ReadFile(dir.file("newer-rank" + std::to_string(r) + ".selection")), CanonicalSelectionTable(next)) << r;
   }
   StatusQuery q = QueryStatus(daemon.admin_socket());
   ASSERT_TRUE(q.ok) << q.error;
   const admin::GroupSummary* older = FindGroup(q.reply, KeyHex("older"));
   const admin::GroupSummary* newer = FindGroup(q.reply, KeyHex("newer"));
   ASSERT_TRUE(older != nullptr && newer != nullptr) << q.reply.DebugString();
-  EXPECT_EQ(older->selection_digest(), Digest(kCustomTable));
-  EXPECT_EQ(newer->selection_digest(), Digest(next));
+  EXPECT_EQ(older->selection_digest(), SelectionTableDigestOf(kCustomTable));
+  EXPECT_EQ(newer->selection_digest(), SelectionTableDigestOf(next));
   EXPECT_EQ(older->sequence(), 1u);
   EXPECT_EQ(newer->sequence(), 1u);
 
@@ -259,14 +249,14 @@ TEST(SelectionTable, SighupGivesNewGroupsTheNewTableAndOpenGroupsKeepTheirs) {
   q = QueryStatus(daemon.admin_socket());
   EXPECT_TRUE(Contains(q.reply.last_reload(), "selection table " + table + ":1: unknown path 'perhaps'"))
       << q.reply.last_reload();
-  EXPECT_EQ(q.reply.selection_table_digest(), Digest(next));
+  EXPECT_EQ(q.reply.selection_table_digest(), SelectionTableDigestOf(next));
   EXPECT_TRUE(Contains(daemon.Log(), "SIGHUP: cannot reload: ohiod: selection table " + table + ":1:")) << daemon.Log();
   auto after0 = rank("after-bad", 0);
   auto after1 = rank("after-bad", 1);
   for (Process* p : {after0.get(), after1.get()}) {
     ASSERT_TRUE(p->WaitForOutput("stalling", kDeadline)) << p->Output() << daemon.Log();
   }
-  EXPECT_EQ(ReadFile(dir.file("after-bad-rank0.selection")), Canonical(next));
+  EXPECT_EQ(ReadFile(dir.file("after-bad-rank0.selection")), CanonicalSelectionTable(next));
 }
 
 }  // namespace

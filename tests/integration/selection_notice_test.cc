@@ -20,9 +20,9 @@
 #include "common/unix_socket.h"
 #include "common/version.h"
 #include "proto/control.pb.h"
-#include "shm/tables/selection_table_text.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
+#include "tests/harness/selection_tables.h"
 #include "tests/harness/wait_until.h"
 
 namespace ohio::testing {
@@ -32,16 +32,6 @@ constexpr auto kSettle = std::chrono::seconds(10);
 constexpr char kFirstTable[] = "alltoall any any any 1-1KiB mpi\nany any any any any ohio\n";
 constexpr char kSecondTable[] = "any any any any any mpi\n";
 
-std::string Canonical(const std::string& text) {
-  auto parsed = ParseSelectionTable(text, "test");
-  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-  return parsed.ok() ? FormatSelectionTable(parsed.value()) : "";
-}
-
-std::string Digest(const std::string& text) {
-  auto parsed = ParseSelectionTable(text, "test");
-  return parsed.ok() ? SelectionTableDigest(parsed.value()) : "";
-}
 
 // A connection that has said hello, by hand: the reply and the descriptors it carried.
 struct RawHello {
@@ -81,7 +71,7 @@ void Sighup(Daemon& daemon, const std::string& file, const std::string& text) {
   ASSERT_TRUE(WaitUntil(
       [&] {
         StatusQuery q = QueryStatus(daemon.admin_socket());
-        return q.ok && q.reply.selection_table_digest() == Digest(text);
+        return q.ok && q.reply.selection_table_digest() == SelectionTableDigestOf(text);
       },
       kSettle))
       << daemon.Log();
@@ -97,7 +87,7 @@ TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
   RawHello h;
   SayHello(daemon.socket(), &h);
   ASSERT_TRUE(h.reply.has_selection()) << h.reply.DebugString();
-  EXPECT_EQ(h.reply.selection().table(), Canonical(kFirstTable));
+  EXPECT_EQ(h.reply.selection().table(), CanonicalSelectionTable(kFirstTable));
   EXPECT_EQ(h.reply.selection().transport(), "tcp");
   const uint64_t first = h.reply.selection().generation();
   ASSERT_EQ(h.fds.size(), 1u);
@@ -131,7 +121,7 @@ TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
   const char* transport = nullptr;
   uint64_t generation = 0;
   ASSERT_EQ(ohio_client_selection(client, &text, &transport, &generation), OHIO_OK) << ohio_last_error();
-  EXPECT_EQ(text, Canonical(kFirstTable));
+  EXPECT_EQ(text, CanonicalSelectionTable(kFirstTable));
   EXPECT_STREQ(transport, "tcp");
   EXPECT_EQ(generation, first);
 
@@ -143,18 +133,11 @@ TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
   EXPECT_EQ(GenerationOf(page), first + 1);
   const char* old_text = text;
   ASSERT_EQ(ohio_client_selection(client, &text, &transport, &generation), OHIO_OK) << ohio_last_error();
-  EXPECT_EQ(text, Canonical(kSecondTable));
+  EXPECT_EQ(text, CanonicalSelectionTable(kSecondTable));
   EXPECT_EQ(generation, first + 1);
-  EXPECT_EQ(old_text, Canonical(kFirstTable)) << "a table once given lives as long as the client";
+  EXPECT_EQ(old_text, CanonicalSelectionTable(kFirstTable)) << "a table once given lives as long as the client";
   ohio_disconnect(client);
   munmap(page, 4096);
-}
-
-long HandedBack(const admin::CountersReply& c, const std::string& function, const std::string& reason) {
-  for (const auto& h : c.handed_back()) {
-    if (h.function() == function && h.reason() == reason) return static_cast<long>(h.count());
-  }
-  return -1;
 }
 
 TEST(SelectionNotice, HandBacksWithoutAGroupAreCountedAndAnOutOfRangeOneEndsTheConnection) {

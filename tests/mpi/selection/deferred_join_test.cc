@@ -29,13 +29,6 @@ constexpr char kSmallToLibrary[] = "alltoall any any any 1-1KiB mpi\nany any any
 constexpr char kAllToLibrary[] = "any any any any any mpi\n";
 constexpr char kAllToOhio[] = "any any any any any ohio\n";
 
-long HandedBack(const admin::CountersReply& c, const std::string& function, const std::string& reason) {
-  for (const auto& h : c.handed_back()) {
-    if (h.function() == function && h.reason() == reason) return static_cast<long>(h.count());
-  }
-  return -1;
-}
-
 size_t OpenGroups(const std::string& admin_socket) {
   const StatusQuery q = QueryStatus(admin_socket);
   EXPECT_TRUE(q.ok) << q.error;

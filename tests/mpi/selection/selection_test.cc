@@ -19,14 +19,6 @@ constexpr auto kDeadline = std::chrono::seconds(120);
 constexpr const char* kCheck = "selection/selection_check";
 using Env = std::vector<std::pair<std::string, std::string>>;
 
-// ohiod's count of calls of `function` handed to the MPI library for `reason`; -1 if absent.
-long HandedBack(const admin::CountersReply& c, const std::string& function, const std::string& reason) {
-  for (const auto& h : c.handed_back()) {
-    if (h.function() == function && h.reason() == reason) return static_cast<long>(h.count());
-  }
-  return -1;
-}
-
 // Every node's ohiod served `served` calls and counts `handed_back` calls of `function` handed
 // to the MPI library for `reason`, and none of it for any other reason.
 void ExpectEveryDaemonCounted(Cluster& cluster, uint64_t served, const std::string& function,

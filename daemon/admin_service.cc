@@ -222,6 +222,8 @@ admin::CountersReply AdminService::CountersSnapshot() {
   // Ranks of groups on one node count their calls in the segment; the engine folds them in
   // when it answers, so a sample taken after a call includes it.
   p_.engine->Ping(kEngineDeadline);
+  // And clients count the hand-backs of communicators without a group in their pages.
+  if (p_.hand_back_pages != nullptr) p_.hand_back_pages->Fold();
   const DaemonCounters& c = *p_.counters;
   admin::CountersReply r;
   r.set_node_name(p_.startup->node_name);

@@ -12,6 +12,7 @@
 
 #include "daemon/control/control_socket_counters.h"
 #include "daemon/control/group_registry.h"
+#include "daemon/control/hand_back_pages.h"
 #include "daemon/engine/counters.h"
 #include "daemon/engine/progress_engine.h"
 #include "daemon/host/rdma_devices.h"
@@ -34,6 +35,7 @@ class AdminService final : public admin::Admin::Service {
     Transport* transport = nullptr;
     DaemonCounters* counters = nullptr;
     const ControlSocketCounters* control_socket = nullptr;
+    HandBackPages* hand_back_pages = nullptr;
     const PeerAuth* auth = nullptr;
     const PeerPortGate* peer_gate = nullptr;
     ProgressEngine* engine = nullptr;

@@ -162,6 +162,7 @@ Status Daemon::Start() {
   parts.transport = transport;
   parts.counters = &counters_;
   parts.control_socket = &control_socket_counters_;
+  parts.hand_back_pages = &hand_back_pages_;
   parts.auth = auth_.get();
   parts.peer_gate = peer_gate_.get();
   parts.engine = engine;
@@ -216,7 +217,7 @@ Status Daemon::StartServers() {
   if (!admin_server_) return Status(Code::kInvalidArgument, "admin service: cannot listen on " + config_.admin_socket);
   spdlog::info("peer service on {}:{}, admin service on {}", config_.listen, peer_port, config_.admin_socket);
 
-  control_ = std::make_unique<ControlServer>(config_, registry_.get(), &control_socket_counters_, &counters_.handed_back);
+  control_ = std::make_unique<ControlServer>(config_, registry_.get(), &control_socket_counters_, &hand_back_pages_);
   s = control_->Start();
   if (!s.ok()) return Status(s.code(), "control socket: " + s.message());
   return Status::Ok();

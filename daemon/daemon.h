@@ -70,6 +70,7 @@ class Daemon {
   ChosenTransport chosen_;
   DaemonCounters counters_;
   ControlSocketCounters control_socket_counters_;
+  HandBackPages hand_back_pages_{&counters_.handed_back};
   // The nonblocking calls' staging, counted beside the groups' segments; outlives the engine.
   StagingLedger staging_{config_.memory_limit, config_.memory_limit * config_.user_memory_percent / 100};
   std::unique_ptr<ProgressEngine> engine_;

@@ -193,8 +193,8 @@ int ohio_client_count_handed_back_calls(ohio_client* client, int function, int r
                                                   std::to_string(function) + " or reason " + std::to_string(reason) +
                                                   " is out of range");
   }
-  if (calls == 0) return OHIO_OK;
-  ohio::Status s = client->connection->SendHandedBack(static_cast<uint32_t>(function), static_cast<uint32_t>(reason), calls);
+  ohio::Status s =
+      client->connection->AddHandedBack(static_cast<size_t>(function), static_cast<size_t>(reason), calls);
   return s.ok() ? OHIO_OK : Fail(s);
 }
 

@@ -72,11 +72,14 @@ Result<std::unique_ptr<ControlConnection>> ControlConnection::Connect(const std:
     return Status(Code::kProtocol, "ohiod did not answer Hello");
   }
   c->node_name_ = reply->hello().node_name();
-  if (reply->hello().has_selection() && fds.size() == 1) {
-    auto notice = SelectionNotice::Map(fds[0]);  // closes it
+  if (reply->hello().has_selection() && fds.size() == 2) {
+    auto notice = SelectionNotice::Map(fds[0]);  // each closes its descriptor
+    auto hand_backs = HandBackPage::Map(fds[1]);
     fds.clear();
     if (!notice.ok()) return notice.status();
+    if (!hand_backs.ok()) return hand_backs.status();
     c->notice_ = std::move(notice).value();
+    c->hand_backs_ = std::move(hand_backs).value();
     c->has_notice_ = true;
     const control::SelectionReply& offered = reply->hello().selection();
     c->latest_ = &c->selections_.emplace(offered.generation(), offered).first->second;
@@ -101,15 +104,11 @@ Result<const control::SelectionReply*> ControlConnection::Selection() {
   return latest_;
 }
 
-Status ControlConnection::SendHandedBack(uint32_t function, uint32_t reason, uint64_t calls) {
-  control::ClientMessage m;
-  control::HandedBack* h = m.mutable_handed_back();
-  h->set_function(function);
-  h->set_reason(reason);
-  h->set_calls(calls);
-  std::lock_guard<std::mutex> lock(mu_);  // between other calls' frames, never inside one
-  if (Status given_up = GivenUp(); !given_up.ok()) return given_up;
-  return SendFrame(fd_, m.SerializeAsString(), {}, std::chrono::steady_clock::now() + setup_timeout_);
+Status ControlConnection::AddHandedBack(size_t function, size_t reason, uint64_t calls) {
+  // Set once at connect, before any other thread has the connection.
+  if (!hand_backs_.mapped()) return Status(Code::kNotSupported, "ohiod gave no hand-back page");
+  hand_backs_.Add(function, reason, calls);
+  return Status::Ok();
 }
 
 Status ControlConnection::GivenUp() const {

@@ -20,6 +20,7 @@
 
 #include "common/status.h"
 #include "proto/control.pb.h"
+#include "shm/hand_back_page.h"
 #include "shm/selection_notice.h"
 
 namespace ohio {
@@ -59,8 +60,9 @@ class ControlConnection {
   // offered is kept as long as the connection (one per SIGHUP that changed it).
   Result<const control::SelectionReply*> Selection();
   // Adds `calls` to the daemon's count of calls of `function` handed to the MPI library for
-  // `reason` (control::HandedBack): sent, not answered.
-  Status SendHandedBack(uint32_t function, uint32_t reason, uint64_t calls);
+  // `reason` (both in range), in this connection's hand-back page: no system call. kNotSupported
+  // from a daemon that gave none.
+  Status AddHandedBack(size_t function, size_t reason, uint64_t calls);
   // Gives up on the daemon (`why`: it did not do its part in time): as a call that timed out.
   void GiveUp(const Status& why);
   // True once the daemon has closed its end: it exited or was restarted, and whatever now
@@ -86,6 +88,7 @@ class ControlConnection {
   std::mutex selection_mu_;
   SelectionNotice notice_;
   bool has_notice_ = false;
+  HandBackPage hand_backs_;  // mapped with the notice, then only added to
   std::map<uint64_t, control::SelectionReply> selections_;  // by generation
   const control::SelectionReply* latest_ = nullptr;
   mutable std::mutex given_up_mu_;  // not mu_: a call may hold that until its deadline

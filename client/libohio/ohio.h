@@ -180,8 +180,9 @@ int ohio_count_handed_back(ohio_group* group, int function, int reason);
 int ohio_client_selection(ohio_client* client, const char** table, const char** transport, uint64_t* generation);
 /* Adds `calls` to ohiod's count of calls of `function` handed to the MPI library for `reason`
  * (as ohio_count_handed_back_calls) for a communicator that has no group: its ranks decided
- * them by ohio_client_selection's table. Sent without waiting for an answer; one rank per node
- * counts, as for a group. */
+ * them by ohio_client_selection's table. Written to a page this connection shares with ohiod:
+ * no system call, no message, never waits; one rank per node counts, as for a group.
+ * OHIO_ERR_NOT_SUPPORTED from an ohiod that offers no table before a join. */
 int ohio_client_count_handed_back_calls(ohio_client* client, int function, int reason, uint64_t calls);
 /* The same for `calls` such calls at once: a binding that counts its hand-backs itself (so that
  * a handed-back call costs no call into libohio) adds them up now and then. */

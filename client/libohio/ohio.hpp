@@ -81,6 +81,19 @@ class Client {
 
   std::string node_name() const { return ohio_node_name(c_.get()); }
 
+  // The selection table groups created now get, its transport and generation, before any group
+  // is joined: ohio_client_selection.
+  CallResult Selection(std::string* table, std::string* transport, uint64_t* generation) {
+    const char* t = nullptr;
+    const char* tr = nullptr;
+    CallResult r = CallResult::From(ohio_client_selection(c_.get(), &t, &tr, generation));
+    if (r.ok()) {
+      *table = t;
+      *transport = tr;
+    }
+    return r;
+  }
+
   // Joins rank `rank` of a group whose ranks sit on `nodes` as `rank_node` says; see
   // ohio_group_spec for the hint.
   CallResult Join(const unsigned char (&key)[OHIO_KEY_BYTES], uint32_t rank,

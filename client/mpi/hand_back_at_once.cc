@@ -26,24 +26,8 @@ void CountInDaemon(CommState* st, int function, ohio::HandBackReason reason, uin
     ohio_count_handed_back_calls(st->group, function, static_cast<int>(reason), calls);
     return;
   }
-  if (!st->join_deferred || !st->counts_for_node) return;
-  Process& p = P();
-  p.unjoined_handed_back[function][static_cast<size_t>(reason)].fetch_add(calls, std::memory_order_relaxed);
-  if (p.unjoined_unsent.fetch_add(calls, std::memory_order_relaxed) + calls >= kFlushEvery) SendUnjoinedHandBacks();
-}
-
-void SendUnjoinedHandBacks() {
-  Process& p = P();
-  const std::lock_guard<std::mutex> lock(p.connection_mu);
-  p.unjoined_unsent.store(0, std::memory_order_relaxed);
-  for (size_t f = 0; f < ohio::kHandedBackFunctions; ++f) {
-    for (size_t r = 0; r < ohio::kHandBackReasons; ++r) {
-      const uint64_t n = p.unjoined_handed_back[f][r].exchange(0, std::memory_order_relaxed);
-      // A daemon gone since takes no count: the communicators' new daemon did not see them.
-      if (n != 0 && p.client != nullptr) {
-        ohio_client_count_handed_back_calls(p.client, static_cast<int>(f), static_cast<int>(r), n);
-      }
-    }
+  if (st->join_deferred && st->counts_for_node) {
+    ohio_client_count_handed_back_calls(st->client, function, static_cast<int>(reason), calls);
   }
 }
 
@@ -55,9 +39,15 @@ void FlushHandBacks(CommState* st) {
     st->handed_back_pending[f] = 0;
     Process::Tally& tally = TallyOf(kFunctions[f]);
     tally.handed_back.fetch_add(static_cast<long>(n), std::memory_order_relaxed);
-    const std::lock_guard<std::mutex> lock(P().mu);
-    tally.reasons[st->why] += static_cast<long>(n);
+    if (st->no_group_reason[f] == nullptr) RememberNoGroupReason(st, f);
+    st->no_group_reason[f]->fetch_add(static_cast<long>(n), std::memory_order_relaxed);
   }
+}
+
+void RememberNoGroupReason(CommState* st, int function) {
+  Process::Tally& tally = TallyOf(kFunctions[function]);
+  const std::lock_guard<std::mutex> lock(P().mu);  // another thread may add a reason
+  st->no_group_reason[function] = &tally.reasons[st->why];
 }
 
 }  // namespace ohio::shim

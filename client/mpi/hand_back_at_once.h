@@ -33,15 +33,16 @@ constexpr uint64_t kFlushEvery = 4096;
 // verdicts change, and the report.
 void FlushHandBacks(CommState* st);
 // Adds `calls` hand-backs of OHIO_FUNCTION_* `function` for `reason` to ohiod's counters: through
-// the group (which counts them once per node), or, while the join is deferred, by the node's
-// first rank of the communicator, gathered per process and sent now and then
-// (SendUnjoinedHandBacks). Nothing for a communicator without either, or a function of -1.
+// the group's segment (which counts them once per node), or, while the join is deferred, by the
+// node's first rank of the communicator in its connection's hand-back page
+// (ohio_client_count_handed_back_calls). Either is a few stores: no lock, no system call.
+// Nothing for a communicator without either, or a function of -1.
 void CountInDaemon(CommState* st, int function, ohio::HandBackReason reason, uint64_t calls);
-// Sends the process's gathered hand-backs of communicators without a group to ohiod (one
-// unanswered message per function and reason): once kFlushEvery have gathered, and at finalize.
-void SendUnjoinedHandBacks();
 // The same for one kept verdict.
 void FlushKeptVerdict(CommState* st, CommState::KeptVerdict& kept);
+// Finds, under the process's lock, where the calls of kFunctions[function] that `st` hands back
+// for lack of a group are counted among OHIO_STATS's reasons (CommState::no_group_reason).
+void RememberNoGroupReason(CommState* st, int function);
 
 // Whether the group is still open (ohio_group_usable): no system call while the daemon was seen
 // lately (client/libohio/group_handle.h Check).

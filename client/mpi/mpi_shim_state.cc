@@ -369,6 +369,7 @@ CommState* SetUp(MPI_Comm comm, uint64_t first_bytes, const std::function<void(C
   // serves. The same text parses alike everywhere, so a failure to parse is every rank's too.
   if (same_table && AdoptSelection(st, offered_text, offered_transport).empty()) {
     st->join_deferred = true;
+    st->client = client;
     return st;
   }
   JoinNow(st, comm, client, first_bytes);
@@ -390,6 +391,7 @@ void Close(CommState* st, const std::string& why) {
   st->group = nullptr;
   st->join_deferred = false;
   st->why = why;
+  for (std::atomic<long>*& reason : st->no_group_reason) reason = nullptr;
 }
 
 CallLayouts LayoutsOf(bool in_place, MPI_Datatype sendtype, MPI_Datatype recvtype) {
@@ -500,8 +502,7 @@ void ReportAndLeave() {
     const std::lock_guard<std::mutex> lock(p.mu);
     states = p.states;
   }
-  for (CommState* st : states) FlushHandBacks(st);
-  SendUnjoinedHandBacks();  // while the connection is open
+  for (CommState* st : states) FlushHandBacks(st);  // before the connections close
   const int kCount = kFunctionCount;
   std::vector<long> local(3 * kCount), total(3 * kCount);
   for (int f = 0; f < kCount; ++f) {

@@ -93,8 +93,11 @@ struct CommState {
   };
   PendingJoin pending;
   // Whether this rank is the first of its node in the communicator: while there is no group, it
-  // counts the communicator's hand-backs in ohiod's counters (a group counts them once per node).
+  // counts the communicator's hand-backs in ohiod's counters (a group counts them once per node),
+  // in the hand-back page of `client`, the connection its set-up went through (valid until
+  // MPI_Finalize, even once its daemon is gone).
   bool counts_for_node = false;
+  ohio_client* client = nullptr;
   // A duplicate of the communicator where the ranks agree after a failure (nothing else uses it),
   // made when the first failure is found (EnsureAgreement).
   MPI_Comm agreement = MPI_COMM_NULL;
@@ -135,6 +138,10 @@ struct CommState {
   // has no group (for `why`), not yet added to OHIO_STATS's counts (hand_back_at_once.h).
   static constexpr int kMaxFunctions = 8;
   uint64_t handed_back_pending[kMaxFunctions] = {};
+  // Where those are added in OHIO_STATS's reasons (`why`'s count for each function): found once,
+  // under the process's lock, by the call that takes the full path (RememberNoGroupReason), so
+  // that adding them takes no lock. Cleared when `why` changes.
+  std::atomic<long>* no_group_reason[kMaxFunctions] = {};
   // The blocking vector calls' runs of calls a rank opted out of (client/mpi/opt_out_run.h),
   // reached only through OptOutRunOf.
   OptOutRun opt_out_runs[2];
@@ -216,10 +223,6 @@ struct Process {
     std::map<std::string, std::atomic<long>> table_reasons;
   };
   std::map<std::string, Tally> tallies;
-  // Hand-backs of communicators whose join is deferred, for ohiod's counters (by function and
-  // reason, shm/handed_back.h), not yet sent (client/mpi/hand_back_at_once.h SendUnjoinedHandBacks).
-  std::atomic<uint64_t> unjoined_handed_back[ohio::kHandedBackFunctions][ohio::kHandBackReasons] = {};
-  std::atomic<uint64_t> unjoined_unsent{0};
 };
 
 // The communicator's own call holds its group for its whole length (a wait for other ranks

@@ -3,6 +3,8 @@
 
 #include "client/mpi/served_calls.h"
 
+#include "client/mpi/hand_back_at_once.h"
+
 namespace ohio::shim {
 
 CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, const StateFor& state_for,
@@ -12,6 +14,9 @@ CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, 
   if (CountCall(st, comm, function, rc)) return nullptr;
   if (st->group == nullptr) {
     if (st->join_deferred) return st;  // the table decides; the group is joined at a call it serves
+    // The calls after this one are handed back at once (client/mpi/hand_back_at_once.h), and
+    // counted without the lock this takes.
+    if (st->no_group_reason[IndexOf(function)] == nullptr) RememberNoGroupReason(st, IndexOf(function));
     *rc = hand_back(st->why);
     return nullptr;
   }

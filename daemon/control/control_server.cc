@@ -542,12 +542,23 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
     reply.mutable_hello()->set_protocol_version(kControlProtocolVersion);
     reply.mutable_hello()->set_daemon_version(kVersion);
     reply.mutable_hello()->set_node_name(config_.node_name);
-    // With the selection notice only: a client that could not tell a later table from this one
-    // must not decide calls by it.
+    // With the selection notice and a hand-back page only: a client that could not tell a later
+    // table from this one must not decide calls by it, nor count them without a group.
     const int notice = registry_->selection_notice_fd();
     if (notice < 0) return Reply(c, reply);
+    auto page = hand_back_pages_->Open(c.fd);
+    if (!page.ok()) {
+      std::string note;
+      if (AllowLog(kClientErrorLog, &note)) {
+        spdlog::warn("client pid {}: no hand-back page ({}): its communicators join at their first call{}", c.cred.pid,
+                     page.status().message(), note);
+      }
+      return Reply(c, reply);
+    }
     OfferSelection(reply.mutable_hello()->mutable_selection());
-    return Reply(c, reply, {notice});
+    const bool sent = Reply(c, reply, {notice, page.value()});
+    close(page.value());
+    return sent;
   }
   if (!c.greeted) {
     ReplyError(c, control::Error::STATE, "the first message must be Hello");
@@ -584,17 +595,6 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
     OfferSelection(reply.mutable_selection());
     return Reply(c, reply);
   }
-  if (msg.has_handed_back()) {  // not answered
-    const control::HandedBack& h = msg.handed_back();
-    if (h.function() >= kHandedBackFunctions || h.reason() >= kHandBackReasons) {
-      ReplyError(c, control::Error::BAD_MESSAGE,
-                 "handed-back function " + std::to_string(h.function()) + " or reason " + std::to_string(h.reason()) +
-                     " is out of range");
-      return false;
-    }
-    (*handed_back_)[h.function()][h.reason()].fetch_add(h.calls(), std::memory_order_relaxed);
-    return true;
-  }
   if (msg.has_leave()) {
     for (auto it = c.memberships.begin(); it != c.memberships.end(); ++it) {
       const GroupKey& key = it->group->spec().key;
@@ -621,6 +621,7 @@ void ControlServer::Disconnect(int fd) {
   if (it == clients_.end()) return;
   Client& c = *it->second;
   SetHeld(c, 0);  // its reader's memory goes with it
+  hand_back_pages_->Close(fd);
   for (const Membership& m : c.memberships) registry_->Depart(m, /*clean=*/false, c.cred);
   if (epoll_fd_ >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   close(fd);

@@ -50,23 +50,22 @@
 #include "daemon/control/control_socket_counters.h"
 #include "daemon/control/group_registry.h"
 #include "daemon/control/request_bounds.h"
+#include "daemon/control/hand_back_pages.h"
 #include "daemon/ops/config.h"
-#include "shm/handed_back.h"
 
 namespace ohio {
 
 class ControlServer {
  public:
-  // `handed_back`: the daemon's counts of calls handed to the MPI library (DaemonCounters), which
-  // clients add their communicators' to while these have no group (control::HandedBack).
-  using HandedBackCounts = std::array<std::array<std::atomic<uint64_t>, kHandBackReasons>, kHandedBackFunctions>;
+  // `hand_back_pages`: each client's page for its communicators' hand-backs while they have no
+  // group, made at its hello and folded when it goes.
   ControlServer(const DaemonConfig& config, GroupRegistry* registry, ControlSocketCounters* counters,
-                HandedBackCounts* handed_back)
+                HandBackPages* hand_back_pages)
       : config_(config),
         node_cpus_(CpusOfSetting(config.cpus)),
         registry_(registry),
         counters_(counters),
-        handed_back_(handed_back),
+        hand_back_pages_(hand_back_pages),
         bounds_(ComputeRequestBounds(config)) {}
   ~ControlServer();
 
@@ -143,7 +142,7 @@ class ControlServer {
   const double node_cpus_;  // told to every rank that joins
   GroupRegistry* registry_;
   ControlSocketCounters* counters_;
-  HandedBackCounts* handed_back_;
+  HandBackPages* hand_back_pages_;
   const RequestBounds bounds_;  // the longest frame read, and why
   int listen_fd_ = -1;
   int epoll_fd_ = -1;

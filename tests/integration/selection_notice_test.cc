@@ -1,8 +1,8 @@
 // What a client decides calls by before it joins a group, against a real ohiod: the hello hands
 // every client the selection table new groups get, with a page (the selection notice) whose
 // generation a SIGHUP that changes the table moves on. Any local user may read the page and none
-// may write it. A client adds its communicators' hand-backs to ohiod's counters without a group,
-// in unanswered messages; an out-of-range one ends its connection with the reason.
+// may write it. A client adds its communicators' hand-backs to ohiod's counters without a group
+// in a page of its own, which ohiod folds when asked and when the connection closes.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "client/libohio/ohio.h"
+#include "client/libohio/ohio.hpp"
 #include "common/framed_socket.h"
 #include "common/unix_socket.h"
 #include "common/version.h"
@@ -90,7 +91,7 @@ TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
   EXPECT_EQ(h.reply.selection().table(), CanonicalSelectionTable(kFirstTable));
   EXPECT_EQ(h.reply.selection().transport(), "tcp");
   const uint64_t first = h.reply.selection().generation();
-  ASSERT_EQ(h.fds.size(), 1u);
+  ASSERT_EQ(h.fds.size(), 2u) << "the selection notice and the hand-back page";
   const int page_fd = h.fds[0];
 
   // A hostile client holds the descriptor itself: it may read the page, and nothing else.
@@ -137,10 +138,20 @@ TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
   EXPECT_EQ(generation, first + 1);
   EXPECT_EQ(old_text, CanonicalSelectionTable(kFirstTable)) << "a table once given lives as long as the client";
   ohio_disconnect(client);
+
+  // The C++ layer gives the same, to a client connected after the SIGHUP.
+  ohio::Client cxx;
+  ASSERT_TRUE(ohio::Client::Connect(daemon.socket(), &cxx).ok()) << ohio_last_error();
+  std::string cxx_table, cxx_transport;
+  uint64_t cxx_generation = 0;
+  ASSERT_TRUE(cxx.Selection(&cxx_table, &cxx_transport, &cxx_generation).ok()) << ohio_last_error();
+  EXPECT_EQ(cxx_table, CanonicalSelectionTable(kSecondTable));
+  EXPECT_EQ(cxx_transport, "tcp");
+  EXPECT_EQ(cxx_generation, first + 1);
   munmap(page, 4096);
 }
 
-TEST(SelectionNotice, HandBacksWithoutAGroupAreCountedAndAnOutOfRangeOneEndsTheConnection) {
+TEST(SelectionNotice, HandBacksWithoutAGroupAreCountedFromTheClientsPage) {
   TempDir dir;
   Daemon daemon(dir);
   ASSERT_TRUE(daemon.Start()) << daemon.Log();
@@ -152,40 +163,46 @@ TEST(SelectionNotice, HandBacksWithoutAGroupAreCountedAndAnOutOfRangeOneEndsTheC
             OHIO_OK);
   EXPECT_EQ(ohio_client_count_handed_back_calls(client, 5, 0, 1), OHIO_ERR_INVALID_ARGUMENT);
   EXPECT_STREQ(ohio_last_error(), "ohio_client_count_handed_back_calls: function 5 or reason 0 is out of range");
-  // Not answered: the count shows once the control thread has read it. The connection still
-  // serves requests (a selection asked for after them, which is answered).
-  EXPECT_TRUE(WaitUntil(
-      [&] {
-        const admin::CountersReply c = QueryCounters(daemon.admin_socket());
-        return HandedBack(c, "alltoallv", "not_supported") == 7 && HandedBack(c, "alltoall", "selection_table") == 5;
-      },
-      kSettle))
-      << QueryCounters(daemon.admin_socket()).DebugString();
-  const admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  // In the page: counted by the time ohiod is asked, with no message sent.
+  admin::CountersReply c = QueryCounters(daemon.admin_socket());
+  EXPECT_EQ(HandedBack(c, "alltoallv", "not_supported"), 7) << c.DebugString();
+  EXPECT_EQ(HandedBack(c, "alltoall", "selection_table"), 5);
   EXPECT_EQ(c.groups_created(), 0u);
   EXPECT_EQ(c.collectives_served(), 0u);
+  // Counts added just before the connection closes are folded with its page, once.
+  EXPECT_EQ(ohio_client_count_handed_back_calls(client, OHIO_FUNCTION_ALLTOALL, OHIO_HANDED_BACK_SELECTION_TABLE, 2),
+            OHIO_OK);
   ohio_disconnect(client);
+  EXPECT_TRUE(WaitUntil(
+      [&] { return HandedBack(QueryCounters(daemon.admin_socket()), "alltoall", "selection_table") == 7; }, kSettle));
+  EXPECT_EQ(HandedBack(QueryCounters(daemon.admin_socket()), "alltoall", "selection_table"), 7);
+  EXPECT_EQ(HandedBack(QueryCounters(daemon.admin_socket()), "alltoallv", "not_supported"), 7);
 
-  // By hand, out of range: the daemon says why and closes the connection; the counts stand.
+  // A hostile client holds its page: it may set its counts back (which takes nothing away from
+  // the daemon's) or up, but not truncate the page under the daemon's mapping.
   RawHello h;
   SayHello(daemon.socket(), &h);
-  control::ClientMessage m;
-  m.mutable_handed_back()->set_function(9);
-  m.mutable_handed_back()->set_reason(1);
-  m.mutable_handed_back()->set_calls(1000);
-  ASSERT_TRUE(SendFrame(h.fd, m.SerializeAsString()).ok());
-  std::string payload;
-  std::vector<int> fds;
-  ASSERT_TRUE(ReceiveFrame(h.fd, 1 << 20, &payload, &fds).ok());
-  control::DaemonMessage reply;
-  ASSERT_TRUE(reply.ParseFromString(payload) && reply.has_error()) << reply.DebugString();
-  EXPECT_EQ(reply.error().code(), control::Error::BAD_MESSAGE);
-  EXPECT_EQ(reply.error().message(), "handed-back function 9 or reason 1 is out of range");
-  char byte;
-  EXPECT_EQ(read(h.fd, &byte, 1), 0) << "the daemon closes the connection";
-  const admin::CountersReply after = QueryCounters(daemon.admin_socket());
-  EXPECT_EQ(HandedBack(after, "alltoallv", "not_supported"), 7);
-  EXPECT_EQ(HandedBack(after, "alltoallv", "rank_opted_out"), 0);
+  ASSERT_EQ(h.fds.size(), 2u);
+  const int page_fd = h.fds[1];
+  EXPECT_EQ(ftruncate(page_fd, 0), -1);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_EQ(ftruncate(page_fd, 1 << 20), -1);
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, page_fd, 0);
+  ASSERT_NE(page, MAP_FAILED) << errno;
+  // Its words: the magic number, then the counts by function and reason (alltoall's first).
+  auto* counts = reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(page) + 8);
+  counts[0].store(3);  // alltoall, selection_table
+  EXPECT_EQ(HandedBack(QueryCounters(daemon.admin_socket()), "alltoall", "selection_table"), 10);
+  counts[0].store(1);  // set back: adds nothing
+  EXPECT_EQ(HandedBack(QueryCounters(daemon.admin_socket()), "alltoall", "selection_table"), 10);
+  counts[0].store(4);  // past the most it counted: adds the difference
+  EXPECT_EQ(HandedBack(QueryCounters(daemon.admin_socket()), "alltoall", "selection_table"), 11);
+  munmap(page, 4096);
+  close(h.fd);
+  h.fd = -1;
+  // ohiod folds the closed connection's page and still answers.
+  EXPECT_TRUE(WaitUntil([&] { return daemon.running() && QueryStatus(daemon.admin_socket()).ok; }, kSettle));
+  EXPECT_EQ(HandedBack(QueryCounters(daemon.admin_socket()), "alltoall", "selection_table"), 11);
 }
 
 }  // namespace

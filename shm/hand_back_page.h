@@ -16,20 +16,13 @@
 
 #include "common/status.h"
 #include "shm/handed_back.h"
+#include "shm/shared_page.h"
 
 namespace ohio {
 
 class HandBackPage {
  public:
   static constexpr uint64_t kMagic = 0x6f68696f68626b31;  // "ohiohbk1"
-  static constexpr size_t kBytes = 4096;
-
-  HandBackPage() = default;
-  ~HandBackPage();
-  HandBackPage(HandBackPage&& other) noexcept;
-  HandBackPage& operator=(HandBackPage&& other) noexcept;
-  HandBackPage(const HandBackPage&) = delete;
-  HandBackPage& operator=(const HandBackPage&) = delete;
 
   // The daemon's side: a new page, zeroed and sealed. fd() is to be handed to the client.
   static Result<HandBackPage> Create();
@@ -37,29 +30,28 @@ class HandBackPage {
   // kProtocol if it is not a hand-back page.
   static Result<HandBackPage> Map(int fd);
 
-  int fd() const { return fd_; }
-  bool mapped() const { return page_ != nullptr; }
+  int fd() const { return page_.fd(); }
+  bool mapped() const { return page_.mapped(); }
   // Closes the descriptor; the mapping stays (the daemon's, once the client has its copy).
-  void CloseDescriptor();
+  void CloseDescriptor() { page_.CloseDescriptor(); }
 
   // The client counts `calls` more of `function` handed back for `reason` (both in range).
   void Add(size_t function, size_t reason, uint64_t calls) {
-    page_->calls[function][reason].fetch_add(calls, std::memory_order_relaxed);
+    words()->calls[function][reason].fetch_add(calls, std::memory_order_relaxed);
   }
   uint64_t Read(size_t function, size_t reason) const {
-    return page_->calls[function][reason].load(std::memory_order_relaxed);
+    return words()->calls[function][reason].load(std::memory_order_relaxed);
   }
 
  private:
-  struct Page {
+  struct Words {
     uint64_t magic;
     std::atomic<uint64_t> calls[kHandedBackFunctions][kHandBackReasons];
   };
-  static_assert(sizeof(Page) <= kBytes, "one page");
-  void Reset();
+  static_assert(sizeof(Words) <= SharedPage::kBytes, "one page");
+  Words* words() const { return static_cast<Words*>(page_.data()); }
 
-  int fd_ = -1;
-  Page* page_ = nullptr;
+  SharedPage page_;
 };
 
 }  // namespace ohio

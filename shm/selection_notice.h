@@ -14,44 +14,36 @@
 #include <cstdint>
 
 #include "common/status.h"
+#include "shm/shared_page.h"
 
 namespace ohio {
 
 class SelectionNotice {
  public:
   static constexpr uint64_t kMagic = 0x6f68696f73656c31;  // "ohiosel1"
-  static constexpr size_t kBytes = 4096;
-
-  SelectionNotice() = default;
-  ~SelectionNotice();
-  SelectionNotice(SelectionNotice&& other) noexcept;
-  SelectionNotice& operator=(SelectionNotice&& other) noexcept;
-  SelectionNotice(const SelectionNotice&) = delete;
-  SelectionNotice& operator=(const SelectionNotice&) = delete;
 
   // The daemon's side: a new page at generation `generation`, sealed.
   static Result<SelectionNotice> Create(uint64_t generation);
   // Publishes a new generation (a SIGHUP that changed the table). The daemon's page only.
-  void Publish(uint64_t generation);
-  // The descriptor handed to clients with their hello. The daemon's page only.
-  int fd() const { return fd_; }
+  void Publish(uint64_t generation) { words()->generation.store(generation, std::memory_order_release); }
+  // The descriptor handed to clients with their hello (-1 on a client, or where none was made).
+  int fd() const { return page_.fd(); }
 
   // A client's side: maps the page `fd` (a descriptor from the hello, closed here either way) to
   // read. kProtocol if it is not a selection notice.
   static Result<SelectionNotice> Map(int fd);
 
   // The generation of the table new groups get now.
-  uint64_t generation() const { return page_->generation.load(std::memory_order_acquire); }
+  uint64_t generation() const { return words()->generation.load(std::memory_order_acquire); }
 
  private:
-  struct Page {
+  struct Words {
     uint64_t magic;
     std::atomic<uint64_t> generation;
   };
-  void Reset();
+  Words* words() const { return static_cast<Words*>(page_.data()); }
 
-  int fd_ = -1;
-  Page* page_ = nullptr;
+  SharedPage page_;
 };
 
 }  // namespace ohio

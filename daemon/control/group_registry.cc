@@ -310,6 +310,7 @@ void GroupRegistry::Depart(const Membership& m, bool clean, const PeerCredential
   Member& member = m.group->members()[m.local];
   member.attached = false;
   member.departed = true;
+  if (!clean) member.gone_without_leaving = m.group->Departure(m.local, false, Who(who)) + "; the group is closed";
   engine_->MemberGone(m.group, m.local, clean, Who(who));
   ForgetIfAllGone(m.group);
 }
@@ -318,16 +319,20 @@ void GroupRegistry::ForgetIfAllGone(const std::shared_ptr<Group>& group) {
   const auto& members = group->members();
   const bool anyone_left = std::any_of(members.begin(), members.end(), [](const Member& x) { return x.attached; });
   if (anyone_left) return;
+  // Failed, or failing: a rank that went without leaving fails the group in the engine, which
+  // may not have run since (the last ranks' connections closing in one pass of this thread).
+  std::string failure = group->failed() ? group->failure() : "";
+  for (size_t l = 0; failure.empty() && l < members.size(); ++l) failure = members[l].gone_without_leaving;
   // A group that failed (at setup, say) before all its local ranks joined stays until they
   // have: each is then told why at its join, where it would otherwise make a fresh group of
   // the key that waits for the other nodes until the timeout. DropUnjoined forgets it at the
   // latest.
-  if (group->failed() && !group->AllJoined()) return;
+  if (!failure.empty() && !group->AllJoined()) return;
   auto it = groups_.find(group->spec().key);
   if (it != groups_.end() && it->second == group) {
-    if (group->failed() && group->spans_nodes()) {
+    if (!failure.empty() && group->spans_nodes()) {
       failed_.Remember(group->spec().key, group->owner(),
-                       "group " + group->key_hex() + " has failed on node " + config_.node_name + ": " + group->failure(),
+                       "group " + group->key_hex() + " has failed on node " + config_.node_name + ": " + failure,
                        Group::Clock::now() + std::chrono::milliseconds(group->timeout_ms()));
     }
     Forget(it);

@@ -43,6 +43,10 @@ struct Member {
   bool attached = false;
   bool departed = false;
   pid_t pid = 0;
+  // Set when its rank's connection closed without a LeaveGroup: why the group fails. The progress
+  // engine fails it (ProgressEngine::MemberGone); the control thread, which may forget the group
+  // before the engine has run, knows it from here.
+  std::string gone_without_leaving;
 };
 
 class Group {
@@ -90,6 +94,11 @@ class Group {
   RoundDriver& rounds() { return *rounds_; }
   const RoundDriver& rounds() const { return *rounds_; }
   uint32_t group_rank(uint32_t local) const { return shape_.rank_at(spec_.node, local); }
+  // "rank R (who) left the group" or "... disconnected from ohiod without leaving the group".
+  std::string Departure(uint32_t local, bool clean, const std::string& who) const {
+    return "rank " + std::to_string(group_rank(local)) + " (" + who + ") " +
+           (clean ? "left the group" : "disconnected from ohiod without leaving the group");
+  }
   int segment_fd() const { return segment_.fd(); }
   int doorbell_fd() const { return doorbell_fd_; }
   uint64_t segment_bytes() const { return segment_.bytes(); }

@@ -199,8 +199,7 @@ bool ProgressEngine::Drain() {
         break;
       case Command::Kind::kMemberGone: {
         Group& g = *c.group;
-        const std::string why = "rank " + std::to_string(g.group_rank(c.local)) + " (" + c.who + ") " +
-                                (c.clean ? "left the group" : "disconnected from ohiod without leaving the group");
+        const std::string why = g.Departure(c.local, c.clean, c.who);
         if (auto failure = g.rounds().Depart(c.local, why, c.clean, counters_)) {
           spdlog::warn("group {}: {}", g.key_hex(), *failure);
         } else if (!c.clean) {

@@ -310,7 +310,9 @@ void GroupRegistry::Depart(const Membership& m, bool clean, const PeerCredential
   Member& member = m.group->members()[m.local];
   member.attached = false;
   member.departed = true;
-  if (!clean) member.gone_without_leaving = m.group->Departure(m.local, false, Who(who)) + "; the group is closed";
+  if (!clean && m.group->first_gone_without_leaving().empty()) {
+    m.group->first_gone_without_leaving() = m.group->Departure(m.local, false, Who(who));
+  }
   engine_->MemberGone(m.group, m.local, clean, Who(who));
   ForgetIfAllGone(m.group);
 }
@@ -321,8 +323,7 @@ void GroupRegistry::ForgetIfAllGone(const std::shared_ptr<Group>& group) {
   if (anyone_left) return;
   // Failed, or failing: a rank that went without leaving fails the group in the engine, which
   // may not have run since (the last ranks' connections closing in one pass of this thread).
-  std::string failure = group->failed() ? group->failure() : "";
-  for (size_t l = 0; failure.empty() && l < members.size(); ++l) failure = members[l].gone_without_leaving;
+  const std::string failure = group->failed() ? group->failure() : group->first_gone_without_leaving();
   // A group that failed (at setup, say) before all its local ranks joined stays until they
   // have: each is then told why at its join, where it would otherwise make a fresh group of
   // the key that waits for the other nodes until the timeout. DropUnjoined forgets it at the

@@ -43,10 +43,6 @@ struct Member {
   bool attached = false;
   bool departed = false;
   pid_t pid = 0;
-  // Set when its rank's connection closed without a LeaveGroup: why the group fails. The progress
-  // engine fails it (ProgressEngine::MemberGone); the control thread, which may forget the group
-  // before the engine has run, knows it from here.
-  std::string gone_without_leaving;
 };
 
 class Group {
@@ -113,6 +109,12 @@ class Group {
 
   // Guarded by the registry's lock.
   std::vector<Member>& members() { return members_; }
+  // The first departure of a local rank whose connection closed without a LeaveGroup (Departure's
+  // text), or empty: the group's failure as the progress engine will give it, which takes the
+  // departures in the order the control thread posts them (ProgressEngine::MemberGone). The
+  // control thread, which may forget the group before the engine has run, reads it from here.
+  // Guarded by the registry's lock.
+  std::string& first_gone_without_leaving() { return first_gone_without_leaving_; }
   // Local rank l joined: the address space the daemon moves its nonblocking calls' data from
   // and into, or why it may not (rank_memory.h).
   void Attached(uint32_t l, RankMemoryAccess memory) { rounds_->AttachRankMemory(l, std::move(memory)); }
@@ -141,6 +143,7 @@ class Group {
   int doorbell_fd_ = -1;
   std::chrono::milliseconds timeout_{0};
   Clock::time_point created_at_;
+  std::string first_gone_without_leaving_;
   std::vector<Member> members_;
   SegmentPlacement placement_;
   uint32_t tag_ = 0;

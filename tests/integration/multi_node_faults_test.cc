@@ -15,6 +15,7 @@
 
 #include "tests/harness/cluster.h"
 #include "tests/harness/rank_job.h"
+#include "tests/harness/stopped_process.h"
 #include "tests/harness/wait_until.h"
 
 namespace ohio::testing {
@@ -270,10 +271,16 @@ TEST(MultiNodeCluster, NodeMeetingAGroupFailedAndClosedElsewhereIsToldWhy) {
   auto dies = rank(2, {"--stall"});
   ASSERT_TRUE(leaves->WaitForOutput("joined", kDeadline)) << leaves->Output();
   ASSERT_TRUE(dies->WaitForOutput("joined", kDeadline)) << dies->Output();
-  dies->Signal(SIGKILL);
-  dies->Wait(kDeadline);
-  leaves->Signal(SIGKILL);
-  leaves->Wait(kDeadline);
+  {
+    // Both connections close while n1 is stopped: its control thread then finds them in one pass
+    // and forgets the group, most often before its engine has failed it for the first.
+    const StoppedForScope stopped(cluster.node(1).pid());
+    ASSERT_TRUE(stopped.stopped()) << cluster.Logs();
+    dies->Signal(SIGKILL);
+    dies->Wait(kDeadline);
+    leaves->Signal(SIGKILL);
+    leaves->Wait(kDeadline);
+  }
   ASSERT_TRUE(WaitUntil([&] { return Contains(cluster.node(1).Log(), "closed, all local ranks gone"); }, kDeadline))
       << cluster.Logs();
   const auto started = std::chrono::steady_clock::now();

@@ -173,14 +173,17 @@ static_assert(OHIO_FUNCTION_IALLTOALLV + 1 == ohio::kHandedBackFunctions, "ohio.
 static_assert(OHIO_HANDED_BACK_NOT_SUPPORTED + 1 == ohio::kHandBackReasons, "ohio.h's reasons are shm/handed_back.h's");
 static_assert(OHIO_HANDED_BACK_RANK_OPTED_OUT == static_cast<int>(ohio::HandBackReason::kRankOptedOut), "same order");
 
-int ohio_client_selection(ohio_client* client, const char** table, const char** transport, uint64_t* generation) {
-  if (client == nullptr || table == nullptr || transport == nullptr || generation == nullptr) {
-    return Fail(ohio::Code::kInvalidArgument, "ohio_client_selection: client, table, transport or generation is NULL");
+int ohio_client_selection(ohio_client* client, const char** table, const char** transport, const char** digest,
+                          uint64_t* generation) {
+  if (client == nullptr || table == nullptr || transport == nullptr || digest == nullptr || generation == nullptr) {
+    return Fail(ohio::Code::kInvalidArgument,
+                "ohio_client_selection: client, table, transport, digest or generation is NULL");
   }
   auto offered = client->connection->Selection();
   if (!offered.ok()) return Fail(offered.status());
   *table = offered.value()->table().c_str();
   *transport = offered.value()->transport().c_str();
+  *digest = offered.value()->digest().c_str();
   *generation = offered.value()->generation();
   return OHIO_OK;
 }

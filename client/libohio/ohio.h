@@ -172,12 +172,14 @@ enum {
 };
 int ohio_count_handed_back(ohio_group* group, int function, int reason);
 /* Which calls a group created now would serve, before any is joined: the selection table ohiod
- * gives new groups (as ohio_group_selection's), its transport, and its generation, which a
- * SIGHUP that changes the table moves on. Without a system call while the table is the one
+ * gives new groups (as ohio_group_selection's), its transport, its digest (as the daemons of a
+ * group compare them: ranks whose digests match hold the same table), and its generation, which
+ * a SIGHUP that changes the table moves on. Without a system call while the table is the one
  * this client last saw (a page ohiod shares tells), else asked of ohiod. The strings live as
  * long as the client. OHIO_ERR_NOT_SUPPORTED from an ohiod that offers none (an older one):
  * join a group to learn its table. */
-int ohio_client_selection(ohio_client* client, const char** table, const char** transport, uint64_t* generation);
+int ohio_client_selection(ohio_client* client, const char** table, const char** transport, const char** digest,
+                          uint64_t* generation);
 /* Adds `calls` to ohiod's count of calls of `function` handed to the MPI library for `reason`
  * (as ohio_count_handed_back_calls) for a communicator that has no group: its ranks decided
  * them by ohio_client_selection's table. Written to a page this connection shares with ohiod:

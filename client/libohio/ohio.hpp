@@ -81,15 +81,17 @@ class Client {
 
   std::string node_name() const { return ohio_node_name(c_.get()); }
 
-  // The selection table groups created now get, its transport and generation, before any group
-  // is joined: ohio_client_selection.
-  CallResult Selection(std::string* table, std::string* transport, uint64_t* generation) {
+  // The selection table groups created now get, its transport, digest and generation, before
+  // any group is joined: ohio_client_selection.
+  CallResult Selection(std::string* table, std::string* transport, std::string* digest, uint64_t* generation) {
     const char* t = nullptr;
     const char* tr = nullptr;
-    CallResult r = CallResult::From(ohio_client_selection(c_.get(), &t, &tr, generation));
+    const char* d = nullptr;
+    CallResult r = CallResult::From(ohio_client_selection(c_.get(), &t, &tr, &d, generation));
     if (r.ok()) {
       *table = t;
       *transport = tr;
+      *digest = d;
     }
     return r;
   }

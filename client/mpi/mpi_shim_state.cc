@@ -17,7 +17,6 @@
 #include "client/mpi/deferred_join.h"
 #include "client/mpi/hand_back_at_once.h"
 #include "shm/tables/selection_table_text.h"
-#include "shm/tables/table_words.h"
 
 namespace ohio::shim {
 
@@ -267,16 +266,16 @@ std::string AdoptSelection(CommState* st, const char* text, const char* transpor
   return "";
 }
 
-// The table this rank's daemon gives new groups, into the greeting (nothing where it offers
-// none); `offered` keeps its text and transport.
+// The table this rank's daemon gives new groups, by digest into the greeting (nothing where it
+// offers none); *text and *transport are its text and transport, or null.
 static void OfferedSelection(ohio_client* client, Greeting* greeting, const char** text, const char** transport) {
+  const char* digest = nullptr;
   uint64_t generation = 0;
-  if (ohio_client_selection(client, text, transport, &generation) != OHIO_OK) {
+  if (ohio_client_selection(client, text, transport, &digest, &generation) != OHIO_OK) {
     *text = *transport = nullptr;
     return;
   }
-  const std::string digest = ohio::TableDigest(*text);
-  std::strncpy(greeting->table_digest, digest.c_str(), sizeof(greeting->table_digest) - 1);
+  std::strncpy(greeting->table_digest, digest, sizeof(greeting->table_digest) - 1);
   std::strncpy(greeting->transport, *transport, sizeof(greeting->transport) - 1);
   greeting->table_bytes = static_cast<uint32_t>(std::strlen(*text));
 }

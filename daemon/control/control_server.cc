@@ -19,7 +19,6 @@
 #include "common/unix_socket.h"
 #include "common/version.h"
 #include "daemon/control/control_request.h"
-#include "shm/tables/selection_table_text.h"
 
 namespace ohio {
 namespace {
@@ -509,6 +508,7 @@ bool ControlServer::Reply(Client& c, const control::DaemonMessage& m, const std:
 void ControlServer::OfferSelection(control::SelectionReply* out) {
   GroupRegistry::SelectionOffer offer = registry_->selection_offer();
   out->set_table(std::move(offer.table));
+  out->set_digest(std::move(offer.digest));
   out->set_transport(registry_->transport_name());
   out->set_generation(offer.generation);
 }
@@ -584,7 +584,7 @@ bool ControlServer::Handle(Client& c, const std::string& payload) {
     j->set_timeout_ms(m.group->timeout_ms());
     j->set_algorithm(NodeLevelDesignName(m.group->spec().design));
     j->set_node_cpus(node_cpus_);
-    j->set_selection_table(FormatSelectionTable(m.group->selection_policy().table));
+    j->set_selection_table(m.group->selection_policy().text);
     j->set_transport(registry_->transport_name());
     c.memberships.push_back(m);
     if (!Reply(c, reply, {m.group->segment_fd(), m.group->doorbell_fd()})) return false;

@@ -9,7 +9,6 @@
 #include "shm/plan/buffer_sizing.h"
 #include "shm/plan/exchange_plan.h"
 #include "shm/tables/internode_choice.h"
-#include "shm/tables/selection_table_text.h"
 #include "shm/plan/staging.h"
 
 namespace ohio {
@@ -464,7 +463,6 @@ std::vector<GroupInfo> GroupRegistry::Snapshot() {
 }
 
 void GroupRegistry::OpenSelectionNotice() {
-  selection_text_ = FormatSelectionTable(selection_.table);
   auto notice = SelectionNotice::Create(selection_generation_);
   if (!notice.ok()) {
     spdlog::warn("no selection notice for clients ({}): every communicator joins a group at its first call",
@@ -479,14 +477,13 @@ void GroupRegistry::set_selection_policy(SelectionPolicy policy) {
   const bool changed = policy.digest != selection_.digest;
   selection_ = std::move(policy);
   if (!changed) return;
-  selection_text_ = FormatSelectionTable(selection_.table);
   ++selection_generation_;
   if (notice_.fd() >= 0) notice_.Publish(selection_generation_);
 }
 
 GroupRegistry::SelectionOffer GroupRegistry::selection_offer() {
   std::lock_guard<std::mutex> lock(mu_);
-  return SelectionOffer{selection_text_, selection_generation_};
+  return SelectionOffer{selection_.text, selection_.digest, selection_generation_};
 }
 
 SelectionPolicy GroupRegistry::selection_policy() {

@@ -123,7 +123,8 @@ class GroupRegistry {
   // What a client decides calls by before it joins a group: the table new groups get now, as
   // text, with its generation (a SIGHUP that changes the table counts one more).
   struct SelectionOffer {
-    std::string table;
+    std::string table;  // canonical text
+    std::string digest;
     uint64_t generation = 0;
   };
   SelectionOffer selection_offer();
@@ -141,13 +142,12 @@ class GroupRegistry {
   std::function<void(std::shared_ptr<Group>)> on_new_multinode_group_;
   std::mutex mu_;
   std::atomic<uint64_t> groups_created_{0};
-  // The selection table's generation and text, published on notice_ (all under mu_).
+  // The selection table's generation, published on notice_ (under mu_).
   uint64_t selection_generation_ = 1;
-  std::string selection_text_;
   SelectionNotice notice_;
   std::shared_ptr<TagPool> tags_;
   std::shared_ptr<SegmentCache> cache_;  // groups hold it too: they return their segments to it
-  // Makes notice_ and selection_text_ (a failure is logged: clients then do without).
+  // Makes notice_ (a failure is logged: clients then do without).
   void OpenSelectionNotice();
   // Groups whose local ranks have not all joined within the group's timeout are dropped: failed
   // (a rank that did join gets the error), their memory and key released. Caller holds mu_.

@@ -16,7 +16,8 @@ namespace ohio {
 struct SelectionPolicy {
   SelectionTable table;
   std::string source;  // for people: "the built-in table", "selection-table /etc/ohio/selection.table"
-  std::string digest;  // SelectionTableDigest(table)
+  std::string text;    // FormatSelectionTable(table): what ranks are handed
+  std::string digest;  // SelectionTableDigest(table), TableDigest(text)
 };
 
 SelectionPolicy ChooseSelectionPolicy(const DaemonConfig& config);

@@ -90,6 +90,7 @@ TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
   ASSERT_TRUE(h.reply.has_selection()) << h.reply.DebugString();
   EXPECT_EQ(h.reply.selection().table(), CanonicalSelectionTable(kFirstTable));
   EXPECT_EQ(h.reply.selection().transport(), "tcp");
+  EXPECT_EQ(h.reply.selection().digest(), SelectionTableDigestOf(kFirstTable));
   const uint64_t first = h.reply.selection().generation();
   ASSERT_EQ(h.fds.size(), 2u) << "the selection notice and the hand-back page";
   const int page_fd = h.fds[0];
@@ -120,10 +121,12 @@ TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
   ASSERT_EQ(ohio_connect(daemon.socket().c_str(), &client), OHIO_OK) << ohio_last_error();
   const char* text = nullptr;
   const char* transport = nullptr;
+  const char* digest = nullptr;
   uint64_t generation = 0;
-  ASSERT_EQ(ohio_client_selection(client, &text, &transport, &generation), OHIO_OK) << ohio_last_error();
+  ASSERT_EQ(ohio_client_selection(client, &text, &transport, &digest, &generation), OHIO_OK) << ohio_last_error();
   EXPECT_EQ(text, CanonicalSelectionTable(kFirstTable));
   EXPECT_STREQ(transport, "tcp");
+  EXPECT_EQ(digest, SelectionTableDigestOf(kFirstTable));
   EXPECT_EQ(generation, first);
 
   // A SIGHUP that reads the same table moves nothing; one that changes it moves the generation,
@@ -133,8 +136,9 @@ TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
   Sighup(daemon, table, kSecondTable);
   EXPECT_EQ(GenerationOf(page), first + 1);
   const char* old_text = text;
-  ASSERT_EQ(ohio_client_selection(client, &text, &transport, &generation), OHIO_OK) << ohio_last_error();
+  ASSERT_EQ(ohio_client_selection(client, &text, &transport, &digest, &generation), OHIO_OK) << ohio_last_error();
   EXPECT_EQ(text, CanonicalSelectionTable(kSecondTable));
+  EXPECT_EQ(digest, SelectionTableDigestOf(kSecondTable));
   EXPECT_EQ(generation, first + 1);
   EXPECT_EQ(old_text, CanonicalSelectionTable(kFirstTable)) << "a table once given lives as long as the client";
   ohio_disconnect(client);
@@ -142,10 +146,11 @@ TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
   // The C++ layer gives the same, to a client connected after the SIGHUP.
   ohio::Client cxx;
   ASSERT_TRUE(ohio::Client::Connect(daemon.socket(), &cxx).ok()) << ohio_last_error();
-  std::string cxx_table, cxx_transport;
+  std::string cxx_table, cxx_transport, cxx_digest;
   uint64_t cxx_generation = 0;
-  ASSERT_TRUE(cxx.Selection(&cxx_table, &cxx_transport, &cxx_generation).ok()) << ohio_last_error();
+  ASSERT_TRUE(cxx.Selection(&cxx_table, &cxx_transport, &cxx_digest, &cxx_generation).ok()) << ohio_last_error();
   EXPECT_EQ(cxx_table, CanonicalSelectionTable(kSecondTable));
+  EXPECT_EQ(cxx_digest, SelectionTableDigestOf(kSecondTable));
   EXPECT_EQ(cxx_transport, "tcp");
   EXPECT_EQ(cxx_generation, first + 1);
   munmap(page, 4096);

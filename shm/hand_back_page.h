@@ -24,16 +24,17 @@ class HandBackPage {
  public:
   static constexpr uint64_t kMagic = 0x6f68696f68626b31;  // "ohiohbk1"
 
-  // The daemon's side: a new page, zeroed and sealed. fd() is to be handed to the client.
+  // The daemon's side: a new page, zeroed and sealed; its descriptor (ReleaseDescriptor) is to
+  // be handed to the client.
   static Result<HandBackPage> Create();
   // A client's side: maps the page `fd` (a descriptor from the hello, closed here either way).
   // kProtocol if it is not a hand-back page.
   static Result<HandBackPage> Map(int fd);
 
-  int fd() const { return page_.fd(); }
   bool mapped() const { return page_.mapped(); }
-  // Closes the descriptor; the mapping stays (the daemon's, once the client has its copy).
-  void CloseDescriptor() { page_.CloseDescriptor(); }
+  // Hands the descriptor to the caller, who closes it once the client has its copy; the daemon
+  // keeps the mapping alone.
+  int ReleaseDescriptor() { return page_.ReleaseDescriptor(); }
 
   // The client counts `calls` more of `function` handed back for `reason` (both in range).
   void Add(size_t function, size_t reason, uint64_t calls) {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "common/status.h"
 
@@ -31,11 +32,13 @@ class SharedPage {
   void* data() const { return base_; }
   bool mapped() const { return base_ != nullptr; }
   int fd() const { return fd_; }
-  // Closes the descriptor; the mapping stays.
-  void CloseDescriptor();
+  // Hands the descriptor to the caller, who closes it; the mapping stays.
+  int ReleaseDescriptor() { return std::exchange(fd_, -1); }
 
  private:
   void Reset();
+  // Closes the descriptor; the mapping stays.
+  void CloseDescriptor();
 
   int fd_ = -1;
   void* base_ = nullptr;

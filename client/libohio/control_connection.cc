@@ -80,7 +80,6 @@ Result<std::unique_ptr<ControlConnection>> ControlConnection::Connect(const std:
     if (!hand_backs.ok()) return hand_backs.status();
     c->notice_ = std::move(notice).value();
     c->hand_backs_ = std::move(hand_backs).value();
-    c->has_notice_ = true;
     const control::SelectionReply& offered = reply->hello().selection();
     c->latest_ = &c->selections_.emplace(offered.generation(), offered).first->second;
   }
@@ -90,7 +89,7 @@ Result<std::unique_ptr<ControlConnection>> ControlConnection::Connect(const std:
 
 Result<const control::SelectionReply*> ControlConnection::Selection() {
   std::lock_guard<std::mutex> lock(selection_mu_);
-  if (!has_notice_) return Status(Code::kNotSupported, "ohiod offers no selection table before a group is joined");
+  if (latest_ == nullptr) return Status(Code::kNotSupported, "ohiod offers no selection table before a group is joined");
   if (notice_.generation() == latest_->generation()) return latest_;
   control::ClientMessage m;
   m.mutable_get_selection();

@@ -87,10 +87,9 @@ class ControlConnection {
   // mu_ as the notice is read without a call).
   std::mutex selection_mu_;
   SelectionNotice notice_;
-  bool has_notice_ = false;
   HandBackPage hand_backs_;  // mapped with the notice, then only added to
   std::map<uint64_t, control::SelectionReply> selections_;  // by generation
-  const control::SelectionReply* latest_ = nullptr;
+  const control::SelectionReply* latest_ = nullptr;  // null: the daemon offered no table
   mutable std::mutex given_up_mu_;  // not mu_: a call may hold that until its deadline
   Status given_up_;
 };

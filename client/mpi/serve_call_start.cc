@@ -16,7 +16,8 @@ CommState* BeginCall(MPI_Comm comm, const char* function, uint64_t first_bytes, 
     if (st->join_deferred) return st;  // the table decides; the group is joined at a call it serves
     // The calls after this one are handed back at once (client/mpi/hand_back_at_once.h), and
     // counted without the lock this takes.
-    if (st->no_group_reason[IndexOf(function)] == nullptr) RememberNoGroupReason(st, IndexOf(function));
+    const int f = IndexOf(function);
+    if (st->no_group_reason[f] == nullptr) RememberNoGroupReason(st, f);
     *rc = hand_back(st->why);
     return nullptr;
   }

@@ -1,8 +1,5 @@
 #include "daemon/control/hand_back_pages.h"
 
-#include <fcntl.h>
-
-#include <cerrno>
 #include <utility>
 
 namespace ohio {
@@ -10,9 +7,7 @@ namespace ohio {
 Result<int> HandBackPages::Open(int connection) {
   auto page = HandBackPage::Create();
   if (!page.ok()) return page.status();
-  const int fd = fcntl(page.value().fd(), F_DUPFD_CLOEXEC, 0);
-  if (fd < 0) return SystemError("dup of a hand-back page", errno);
-  page.value().CloseDescriptor();  // the daemon keeps the mapping alone
+  const int fd = page.value().ReleaseDescriptor();
   const std::lock_guard<std::mutex> lock(mu_);
   Entry& e = pages_[connection];
   FoldOne(e);  // a descriptor number reused: the old page's last counts, if any were left

@@ -201,15 +201,7 @@ TEST(SelectionTable, SighupGivesNewGroupsTheNewTableAndOpenGroupsKeepTheirs) {
   ASSERT_TRUE(older0->WaitForOutput("selection transport=tcp", kDeadline)) << older0->Output() << daemon.Log();
 
   const std::string next = "alltoall any any any any ohio\n";
-  std::ofstream(table) << next;
-  ASSERT_EQ(kill(daemon.pid(), SIGHUP), 0);
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        StatusQuery q = QueryStatus(daemon.admin_socket());
-        return q.ok && q.reply.selection_table_digest() == SelectionTableDigestOf(next);
-      },
-      std::chrono::seconds(10)))
-      << daemon.Log();
+  ASSERT_TRUE(ReloadSelectionTable(daemon, table, next)) << daemon.Log();
   EXPECT_TRUE(Contains(daemon.Log(), "SIGHUP: selection-table = " + table + " (table " + SelectionTableDigestOf(next) + ") (was " +
                                          table + " (table " + SelectionTableDigestOf(kCustomTable) +
                                          ")); open groups keep theirs, new groups get it"))

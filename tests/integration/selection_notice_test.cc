@@ -4,7 +4,6 @@
 // may write it. A client adds its communicators' hand-backs to ohiod's counters without a group
 // in a page of its own, which ohiod folds when asked and when the connection closes.
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -66,18 +65,6 @@ uint64_t GenerationOf(const void* page) {
   return reinterpret_cast<const std::atomic<uint64_t>*>(static_cast<const char*>(page) + 8)->load();
 }
 
-void Sighup(Daemon& daemon, const std::string& file, const std::string& text) {
-  std::ofstream(file) << text;
-  ASSERT_EQ(kill(daemon.pid(), SIGHUP), 0);
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        StatusQuery q = QueryStatus(daemon.admin_socket());
-        return q.ok && q.reply.selection_table_digest() == SelectionTableDigestOf(text);
-      },
-      kSettle))
-      << daemon.Log();
-}
-
 TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
   TempDir dir;
   const std::string table = dir.file("selection.table");
@@ -131,9 +118,9 @@ TEST(SelectionNotice, HelloGivesTheTableAndAPageOnlyTheDaemonWrites) {
 
   // A SIGHUP that reads the same table moves nothing; one that changes it moves the generation,
   // and the client then asks for the table again.
-  Sighup(daemon, table, kFirstTable);
+  ASSERT_TRUE(ReloadSelectionTable(daemon, table, kFirstTable)) << daemon.Log();
   EXPECT_EQ(GenerationOf(page), first);
-  Sighup(daemon, table, kSecondTable);
+  ASSERT_TRUE(ReloadSelectionTable(daemon, table, kSecondTable)) << daemon.Log();
   EXPECT_EQ(GenerationOf(page), first + 1);
   const char* old_text = text;
   ASSERT_EQ(ohio_client_selection(client, &text, &transport, &digest, &generation), OHIO_OK) << ohio_last_error();

@@ -7,10 +7,11 @@
         data = ["//tests/mpi:alltoallw_check_openmpi", "//client:libohio_mpi_openmpi.so"],
     )
 
-tests/mpi/on_node.sh (which points each rank at its node's daemon) comes along by itself.
+tests/mpi/on_node.sh (which points each rank at its node's daemon) comes along by itself, and
+so do the job and cluster harnesses; `deps` adds to them.
 """
 
-def mpi_job_test(name, data, size = "medium", shard_count = None):
+def mpi_job_test(name, data, size = "medium", shard_count = None, deps = []):
     native.cc_test(
         name = name,
         size = size,
@@ -21,7 +22,7 @@ def mpi_job_test(name, data, size = "medium", shard_count = None):
         local = True,
         # The MPI programs are not instrumented: an ASan shim cannot be preloaded into them.
         tags = ["no-asan"],
-        deps = [
+        deps = deps + [
             "//tests/mpi:mpi_job",
             "//tests/harness",
             "//tests/harness:cluster",

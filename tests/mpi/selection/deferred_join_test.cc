@@ -8,7 +8,6 @@
 //  - ranks whose daemons hold different tables join at once, and the daemons' refusal (naming
 //    both tables) hands every call back on every rank.
 #include <gtest/gtest.h>
-#include <signal.h>
 
 #include <fstream>
 #include <string>
@@ -16,7 +15,7 @@
 #include "tests/harness/cluster.h"
 #include "tests/harness/daemon_fixture.h"
 #include "tests/harness/process.h"
-#include "tests/harness/wait_until.h"
+#include "tests/harness/selection_tables.h"
 #include "tests/mpi/mpi_job.h"
 
 namespace ohio::testing {
@@ -90,11 +89,7 @@ TEST(DeferredJoin, SighupReachesCommunicatorsCreatedAfterItInARunningJob) {
                      {"alltoall:64", "await:" + go, "alltoall:64", "dup", "alltoall:64", "alltoall:64"}),
               dir.file("mpirun.out"));
   ASSERT_TRUE(run.WaitForOutput("awaiting " + go, kDeadline)) << run.Output() << daemon.Log();
-  std::ofstream(table) << kAllToOhio;
-  ASSERT_EQ(kill(daemon.pid(), SIGHUP), 0);
-  ASSERT_TRUE(WaitUntil([&] { return daemon.Log().find("SIGHUP: selection-table") != std::string::npos; },
-                        std::chrono::seconds(10)))
-      << daemon.Log();
+  ASSERT_TRUE(ReloadSelectionTable(daemon, table, kAllToOhio)) << daemon.Log();
   std::ofstream(go) << "go\n";
   ASSERT_EQ(run.Wait(kDeadline), 0) << run.Output() << daemon.Log();
   ExpectAllOk(run.Output(), 2);
